@@ -1,0 +1,66 @@
+//! The kernels' PTX, one module per architecture, embedded at build time.
+
+/// The PTX built for one architecture.
+#[derive(Debug)]
+pub struct EmbeddedPtx {
+    /// `sm_XY`.
+    pub arch: &'static str,
+    pub compute_capability: (u32, u32),
+    pub ptx: &'static str,
+}
+
+include!(concat!(env!("OUT_DIR"), "/embedded_ptx.rs"));
+
+/// The PTX for the highest architecture not above the device's compute capability: the driver
+/// compiles PTX for its own GPU, but not PTX that uses features the GPU lacks.
+pub fn for_compute_capability(major: u32, minor: u32) -> Option<&'static EmbeddedPtx> {
+    EMBEDDED
+        .iter()
+        .filter(|p| p.compute_capability <= (major, minor))
+        .max_by_key(|p| p.compute_capability)
+}
+
+/// The `.version` line of a PTX module, e.g. "8.0": the driver must support this PTX ISA.
+pub fn isa_version(ptx: &str) -> Option<&str> {
+    ptx.lines()
+        .find_map(|l| l.trim().strip_prefix(".version "))
+        .map(str::trim)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_embedded_module_targets_its_arch_and_defines_every_kernel() {
+        assert!(!EMBEDDED.is_empty());
+        for module in EMBEDDED {
+            assert!(
+                module.ptx.contains(&format!(".target {}", module.arch)),
+                "{} PTX has another .target",
+                module.arch
+            );
+            for kernel in kernels::KERNELS {
+                assert!(
+                    module.ptx.contains(&format!(".entry {}(", kernel.entry)),
+                    "{} PTX lacks the entry {}",
+                    module.arch,
+                    kernel.entry
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn device_gets_the_newest_ptx_it_can_run() {
+        assert_eq!(for_compute_capability(9, 0).map(|p| p.arch), Some("sm_90"));
+        assert_eq!(for_compute_capability(8, 9).map(|p| p.arch), Some("sm_80"));
+        assert_eq!(for_compute_capability(10, 0).map(|p| p.arch), Some("sm_90"));
+        assert!(for_compute_capability(7, 5).is_none());
+    }
+
+    #[test]
+    fn ptx_isa_version_is_read_from_the_module() {
+        assert_eq!(isa_version(EMBEDDED[0].ptx), Some("8.0"));
+    }
+}

@@ -1,0 +1,105 @@
+//! The device layer: what a kernel body calls, with CUDA's names and meaning.
+//!
+//! On nvptx64 each function is a PTX special register, instruction or intrinsic; on the host each one
+//! asks the emulator ([`crate::emu`]) about the calling thread. Kernels see no difference.
+//! `#[track_caller]` on the host lets the emulator say which barrier a thread stopped at.
+
+mod shared;
+mod word;
+
+#[cfg(target_arch = "nvptx64")]
+mod nvptx;
+#[cfg(target_arch = "nvptx64")]
+use nvptx as backend;
+
+#[cfg(not(target_arch = "nvptx64"))]
+use crate::emu::device as backend;
+
+pub use crate::launch::Dim3;
+pub use shared::{DynamicShared, MatrixLayout, SharedMatrix, SharedSlice, slice_bytes};
+pub use word::{SharedBits, SharedWord, WarpWord};
+
+/// Threads per warp on every NVIDIA GPU so far.
+pub const WARP_SIZE: u32 = 32;
+
+/// `threadIdx`: this thread's index within its block.
+#[inline(always)]
+pub fn thread_idx() -> Dim3 {
+    backend::thread_idx()
+}
+
+/// `blockIdx`: this block's index within the grid.
+#[inline(always)]
+pub fn block_idx() -> Dim3 {
+    backend::block_idx()
+}
+
+/// `blockDim`: threads per block.
+#[inline(always)]
+pub fn block_dim() -> Dim3 {
+    backend::block_dim()
+}
+
+/// `gridDim`: blocks per grid.
+#[inline(always)]
+pub fn grid_dim() -> Dim3 {
+    backend::grid_dim()
+}
+
+/// `__syncthreads()`: waits until every thread of the block has reached this barrier, and makes the
+/// shared-memory writes made before it visible to all of them. Every thread of the block must reach
+/// the same barrier; the emulator reports a thread that returned or waits elsewhere.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub fn sync_threads() {
+    backend::sync_threads()
+}
+
+/// `__syncwarp()`: waits until every lane of this thread's warp has reached this point.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub fn sync_warp() {
+    backend::sync_warp()
+}
+
+/// This thread's lane within its warp, 0..32.
+#[inline(always)]
+pub fn lane_id() -> u32 {
+    backend::lane_id()
+}
+
+/// `__shfl_xor_sync(0xffffffff, value, lane_mask)`: the value of lane `lane_id() ^ lane_mask`.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub fn shfl_xor<T: WarpWord>(value: T, lane_mask: u32) -> T {
+    T::from_bits(backend::shfl_xor(value.to_bits(), lane_mask))
+}
+
+/// `__shfl_down_sync(0xffffffff, value, delta)`: the value of lane `lane_id() + delta`, or this
+/// lane's own value where that lane is past the end of the warp.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub fn shfl_down<T: WarpWord>(value: T, delta: u32) -> T {
+    T::from_bits(backend::shfl_down(value.to_bits(), delta))
+}
+
+/// `__shfl_up_sync(0xffffffff, value, delta)`: the value of lane `lane_id() - delta`, or this lane's
+/// own value where that lane would be below 0.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub fn shfl_up<T: WarpWord>(value: T, delta: u32) -> T {
+    T::from_bits(backend::shfl_up(value.to_bits(), delta))
+}
+
+/// `__shfl_sync(0xffffffff, value, src_lane)`: the value of lane `src_lane % 32`.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub fn shfl_idx<T: WarpWord>(value: T, src_lane: u32) -> T {
+    T::from_bits(backend::shfl_idx(value.to_bits(), src_lane))
+}
+
+/// Bytes of dynamic shared memory this launch gave each block.
+#[inline(always)]
+pub fn dynamic_shared_bytes() -> u32 {
+    backend::dynamic_shared_bytes()
+}

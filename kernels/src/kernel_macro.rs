@@ -1,0 +1,73 @@
+//! `kernel!`: one kernel body, two forms.
+
+/// Defines a kernel once for both targets.
+///
+/// ```
+/// use kernels::device::{block_dim, block_idx, thread_idx};
+/// use kernels::{Dim3, LaunchShape, kernel};
+///
+/// kernel! {
+///     /// out[i] = a[i] + b[i]
+///     pub unsafe fn add(a: *const f32, b: *const f32, out: *mut f32, n: u32) {
+///         let i = block_idx().x * block_dim().x + thread_idx().x;
+///         if i < n {
+///             unsafe { *out.add(i as usize) = *a.add(i as usize) + *b.add(i as usize) };
+///         }
+///     }
+/// }
+///
+/// // On the host, the kernel runs on the emulator:
+/// let (a, b, mut out) = ([1.0f32, 2.0, 3.0], [10.0f32, 20.0, 30.0], [f32::NAN; 3]);
+/// let launch = LaunchShape { grid: Dim3::x(2), block: Dim3::x(2), shared_bytes: 0 };
+/// unsafe { add(&launch, a.as_ptr(), b.as_ptr(), out.as_mut_ptr(), 3) }.unwrap();
+/// assert_eq!(out, [11.0, 22.0, 33.0]);
+/// ```
+///
+/// * On nvptx64 this is `#[no_mangle] extern "ptx-kernel" fn add(a, b, out, n)`, the PTX entry `add`.
+/// * On the host it is `unsafe fn add(launch: &LaunchShape, a, b, out, n) -> Result<(), EmuError>`,
+///   which runs the body on the emulator over the whole grid.
+///
+/// Safety, on both: as in CUDA, the pointers must be valid for every element the launch touches,
+/// for the whole launch, and threads must not race on what they write.
+#[macro_export]
+macro_rules! kernel {
+    (
+        $(#[$meta:meta])*
+        $vis:vis unsafe fn $name:ident($($arg:ident : $ty:ty),* $(,)?) $body:block
+    ) => {
+        #[cfg(target_arch = "nvptx64")]
+        $(#[$meta])*
+        #[unsafe(no_mangle)]
+        $vis unsafe extern "ptx-kernel" fn $name($($arg: $ty),*) $body
+
+        #[cfg(not(target_arch = "nvptx64"))]
+        $(#[$meta])*
+        ///
+        /// Emulator form: runs this kernel on the CPU over `launch`'s grid.
+        ///
+        /// # Safety
+        /// The pointers must be valid for every element the launch touches, as on the GPU.
+        #[allow(clippy::too_many_arguments)]
+        $vis unsafe fn $name(
+            launch: &$crate::LaunchShape,
+            $($arg: $ty),*
+        ) -> ::core::result::Result<(), $crate::emu::EmuError> {
+            #[derive(Clone, Copy)]
+            struct Args { $($arg: $ty),* }
+            // SAFETY: the caller promises, as for a GPU launch, that the pointers stay valid for the
+            // launch and that threads do not race on the memory behind them.
+            unsafe impl Sync for Args {}
+            impl Args {
+                #[inline(always)]
+                #[allow(unused_unsafe)]
+                unsafe fn run(self) {
+                    let Args { $($arg),* } = self;
+                    $body
+                }
+            }
+            let args = Args { $($arg),* };
+            // SAFETY: forwarded from this function's contract.
+            $crate::emu::launch(::core::stringify!($name), launch, move || unsafe { args.run() })
+        }
+    };
+}

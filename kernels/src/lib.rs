@@ -1,0 +1,55 @@
+//! GPU kernels written in Rust, one source for two targets.
+//!
+//! * On `nvptx64-nvidia-cuda` the crate is `no_std`: every kernel is an `extern "ptx-kernel"` entry
+//!   point and a panic traps (the PTX builder compiles `core` with `-Cpanic=immediate-abort`).
+//! * On the host the same kernel bodies run on a CPU emulator ([`emu`]): a launch runs the grid block by
+//!   block, each block's threads as OS threads sharing that block's shared memory.
+//!
+//! Kernels are written with the [`kernel!`] macro and the device layer in [`device`]. What a launch
+//! needs to know (block shape, tile sizes, shared bytes) lives beside each kernel, in its module, and
+//! is read from there by the host, the emulator and the PTX builder.
+#![cfg_attr(target_arch = "nvptx64", no_std)]
+#![cfg_attr(
+    target_arch = "nvptx64",
+    feature(
+        abi_ptx,
+        stdarch_nvptx,
+        asm_experimental_arch,
+        core_intrinsics,
+        gpu_intrinsics,
+        gpu_launch_sized_workgroup_mem
+    )
+)]
+#![cfg_attr(target_arch = "nvptx64", allow(internal_features))]
+
+pub mod device;
+#[cfg(not(target_arch = "nvptx64"))]
+pub mod emu;
+mod kernel_macro;
+pub mod launch;
+
+pub mod matmul;
+pub mod probe;
+#[cfg(not(target_arch = "nvptx64"))]
+pub mod reference;
+pub mod shared_mem_add;
+pub mod vec_add;
+
+pub use launch::{Dim3, KernelInfo, LaunchShape};
+
+/// Every kernel entry point in the PTX, with what a launch of it needs.
+pub const KERNELS: &[KernelInfo] = &[
+    vec_add::INFO,
+    shared_mem_add::INFO,
+    matmul::naive::INFO,
+    matmul::tiled::INFO,
+    matmul::padded::INFO,
+    probe::WARP_PROBE_INFO,
+];
+
+#[cfg(target_arch = "nvptx64")]
+#[panic_handler]
+fn panic(_: &core::panic::PanicInfo) -> ! {
+    // Unreachable in practice: with -Cpanic=immediate-abort every panic site is an inline trap.
+    core::intrinsics::abort()
+}

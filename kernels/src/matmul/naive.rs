@@ -1,0 +1,36 @@
+//! Naive matmul: one thread per element of C, reading a row of A and a column of B from global memory.
+
+use crate::device::{block_dim, block_idx, thread_idx};
+use crate::kernel;
+use crate::launch::{Dim3, KernelInfo, LaunchShape};
+
+/// Threads per block along x (columns of C) and y (rows of C).
+pub const BLOCK_SIDE: u32 = 16;
+
+pub const INFO: KernelInfo = KernelInfo {
+    entry: "matmul_naive",
+    block: Dim3::xy(BLOCK_SIDE, BLOCK_SIDE),
+    shared_bytes: 0,
+};
+
+/// Covers the m×n output.
+pub const fn launch_shape(m: u32, n: u32) -> LaunchShape {
+    INFO.over(Dim3::xy(n.div_ceil(BLOCK_SIDE), m.div_ceil(BLOCK_SIDE)))
+}
+
+kernel! {
+    /// `c[row][col] = Σ_i a[row][i] · b[i][col]`.
+    pub unsafe fn matmul_naive(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32) {
+        let row = block_idx().y * block_dim().y + thread_idx().y;
+        let col = block_idx().x * block_dim().x + thread_idx().x;
+        if row < m && col < n {
+            let mut sum = 0.0f32;
+            for i in 0..k {
+                // SAFETY: row < m, i < k, col < n; the caller gives m·k, k·n and m·n elements.
+                sum += unsafe { *a.add((row * k + i) as usize) * *b.add((i * n + col) as usize) };
+            }
+            // SAFETY: as above.
+            unsafe { *c.add((row * n + col) as usize) = sum };
+        }
+    }
+}

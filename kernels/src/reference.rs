@@ -1,0 +1,141 @@
+//! f64 CPU references for every kernel, and the comparison that states each kernel's tolerance.
+//! Host-only; the tests, the host's demos and the benchmarks all check against these.
+
+/// Unit roundoff of f32 (half an ulp at 1.0).
+pub const F32_UNIT_ROUNDOFF: f64 = f32::EPSILON as f64 / 2.0;
+
+/// Expected values and, per element, the error allowed for an f32 kernel.
+pub struct Expected {
+    pub values: Vec<f64>,
+    pub tolerance: Vec<f64>,
+}
+
+/// `a[i] + b[i]`: one f32 rounding, so within one unit roundoff of the exact sum.
+pub fn vec_add(a: &[f32], b: &[f32]) -> Expected {
+    let values: Vec<f64> = a.iter().zip(b).map(|(&x, &y)| x as f64 + y as f64).collect();
+    let tolerance = values.iter().map(|v| F32_UNIT_ROUNDOFF * v.abs()).collect();
+    Expected { values, tolerance }
+}
+
+/// `shared_mem_add` with blocks of `block` threads: `s[0]` for the first thread of each block,
+/// else `s[t] + s[t-1]`, where `s[t] = a[i] + b[i]`. Three roundings at most.
+pub fn shared_mem_add(a: &[f32], b: &[f32], block: usize) -> Expected {
+    let staged: Vec<f64> = a.iter().zip(b).map(|(&x, &y)| x as f64 + y as f64).collect();
+    let magnitude: Vec<f64> = a
+        .iter()
+        .zip(b)
+        .map(|(&x, &y)| (x as f64).abs() + (y as f64).abs())
+        .collect();
+    let mut expected = Expected {
+        values: Vec::with_capacity(a.len()),
+        tolerance: Vec::with_capacity(a.len()),
+    };
+    for i in 0..a.len() {
+        let (value, size) = if i % block == 0 {
+            (staged[i], magnitude[i])
+        } else {
+            (staged[i] + staged[i - 1], magnitude[i] + magnitude[i - 1])
+        };
+        expected.values.push(value);
+        expected.tolerance.push(3.0 * F32_UNIT_ROUNDOFF * size);
+    }
+    expected
+}
+
+/// `C = A·B` (row-major, A m×k, B k×n). An f32 dot product of length k in any order (FMA or not)
+/// is within about k unit roundoffs of `Σ|a||b|`; the tolerance allows k + 2.
+pub fn matmul(a: &[f32], b: &[f32], m: usize, n: usize, k: usize) -> Expected {
+    assert_eq!(a.len(), m * k, "A must be m×k");
+    assert_eq!(b.len(), k * n, "B must be k×n");
+    let mut values = vec![0.0f64; m * n];
+    let mut magnitude = vec![0.0f64; m * n];
+    for row in 0..m {
+        for i in 0..k {
+            let x = a[row * k + i] as f64;
+            let b_row = &b[i * n..(i + 1) * n];
+            let out = row * n;
+            for (col, &y) in b_row.iter().enumerate() {
+                values[out + col] += x * y as f64;
+                magnitude[out + col] += (x * y as f64).abs();
+            }
+        }
+    }
+    let allowance = (k as f64 + 2.0) * F32_UNIT_ROUNDOFF;
+    let tolerance = magnitude.iter().map(|s| allowance * s).collect();
+    Expected { values, tolerance }
+}
+
+/// How a result differs from its reference.
+#[derive(Debug)]
+pub struct Mismatch {
+    pub wrong: usize,
+    pub first_index: usize,
+    pub first_value: f32,
+    pub first_expected: f64,
+    pub max_error: f64,
+}
+
+impl std::fmt::Display for Mismatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} elements out of tolerance; first at index {}: got {}, expected {} (largest error {:.3e}; NaN means never written)",
+            self.wrong, self.first_index, self.first_value, self.first_expected, self.max_error
+        )
+    }
+}
+
+/// Checks `out` against `expected` element by element; NaN (an unwritten, poisoned element) fails.
+pub fn check(out: &[f32], expected: &Expected) -> Result<(), Mismatch> {
+    assert_eq!(out.len(), expected.values.len(), "output and reference lengths differ");
+    let mut mismatch: Option<Mismatch> = None;
+    for (i, ((&got, &want), &tol)) in out.iter().zip(&expected.values).zip(&expected.tolerance).enumerate() {
+        let error = (got as f64 - want).abs();
+        // Written so that NaN compares as a failure.
+        if error <= tol + f64::MIN_POSITIVE {
+            continue;
+        }
+        let m = mismatch.get_or_insert(Mismatch {
+            wrong: 0,
+            first_index: i,
+            first_value: got,
+            first_expected: want,
+            max_error: 0.0,
+        });
+        m.wrong += 1;
+        m.max_error = if error.is_nan() {
+            f64::NAN
+        } else {
+            m.max_error.max(error)
+        };
+    }
+    mismatch.map_or(Ok(()), Err)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn check_rejects_nan_and_errors_beyond_tolerance() {
+        let expected = vec_add(&[1.0, 2.0, 3.0], &[0.5, 0.25, 0.125]);
+        assert!(check(&[1.5, 2.25, 3.125], &expected).is_ok());
+        let nan = check(&[1.5, f32::NAN, 3.125], &expected).unwrap_err();
+        assert_eq!((nan.wrong, nan.first_index), (1, 1));
+        let off = check(&[1.5, 2.25, 3.126], &expected).unwrap_err();
+        assert_eq!(off.first_index, 2);
+    }
+
+    #[test]
+    fn matmul_reference_multiplies_rectangular_matrices() {
+        // [1 2 3] · [[1, 0], [0, 1], [1, 1]] = [4, 5]
+        let expected = matmul(&[1.0, 2.0, 3.0], &[1.0, 0.0, 0.0, 1.0, 1.0, 1.0], 1, 2, 3);
+        assert_eq!(expected.values, [4.0, 5.0]);
+    }
+
+    #[test]
+    fn shared_mem_add_reference_restarts_at_each_block() {
+        let expected = shared_mem_add(&[1.0, 2.0, 3.0, 4.0], &[0.0; 4], 2);
+        assert_eq!(expected.values, [1.0, 3.0, 3.0, 7.0]);
+    }
+}

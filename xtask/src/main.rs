@@ -1,0 +1,349 @@
+//! `cargo xtask <verb>`: project automation in Rust (see `cargo xtask --help`).
+
+use clap::{Parser, Subcommand};
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+use xtask::ptx_build::{entry_names, ptx_path};
+use xtask::{Arch, DEFAULT_ARCHS, PtxBuild, ptxas};
+
+#[derive(Parser)]
+#[command(about = "Project automation for the Rust GPU kernels workspace")]
+struct Cli {
+    #[command(subcommand)]
+    verb: Verb,
+}
+
+#[derive(Subcommand)]
+enum Verb {
+    /// Compile the kernels to PTX (target/ptx/<arch>/kernels.ptx), assemble each with ptxas and print
+    /// registers, shared memory, stack and spills per kernel; fails on any spill.
+    BuildPtx {
+        /// Architectures, comma-separated.
+        #[arg(long, value_delimiter = ',', default_values_t = DEFAULT_ARCHS.to_vec())]
+        arch: Vec<Arch>,
+        /// Only write the PTX; do not look for ptxas.
+        #[arg(long)]
+        no_ptxas: bool,
+    },
+    /// Fetch ptxas (the PyPI wheel nvidia-cuda-nvcc-cu12) into target/tools, for machines without CUDA.
+    Setup {
+        /// Fetch and unpack again even if ptxas is already there.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Print what builds and runs depend on: toolchain, rust-src, ptxas, NVIDIA driver and GPU.
+    Doctor,
+}
+
+#[derive(Debug)]
+struct Failure(String);
+
+impl<E: std::fmt::Display> From<E> for Failure {
+    fn from(error: E) -> Self {
+        Failure(error.to_string())
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.verb {
+        Verb::BuildPtx { arch, no_ptxas } => build_ptx(&arch, no_ptxas),
+        Verb::Setup { force } => setup(force),
+        Verb::Doctor => doctor(),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Failure(message)) => {
+            eprintln!("error: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask lives inside the workspace")
+        .to_path_buf()
+}
+
+fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace_root().join("target"))
+}
+
+fn build_ptx(archs: &[Arch], no_ptxas: bool) -> Result<(), Failure> {
+    let out_dir = target_dir().join("ptx");
+    eprintln!("building PTX for {} ...", join(archs));
+    let paths = PtxBuild::for_workspace(&workspace_root(), &target_dir()).build_all(archs, &out_dir)?;
+    for path in &paths {
+        check_entries(path)?;
+        println!("wrote {}", path.display());
+    }
+    if no_ptxas {
+        return Ok(());
+    }
+    let Some((ptxas, origin)) = ptxas::find_ptxas(&target_dir()) else {
+        return Err(Failure(
+            "ptxas not found (looked at $PTXAS, PATH, $CUDA_PATH/bin, /usr/local/cuda/bin and target/tools): \
+             run `cargo xtask setup` to fetch it from PyPI, or pass --no-ptxas to only write the PTX"
+                .into(),
+        ));
+    };
+    println!("ptxas: {} ({origin}), {}", ptxas.display(), ptxas::version(&ptxas)?);
+    let mut rows = Vec::new();
+    for (&arch, ptx) in archs.iter().zip(&paths) {
+        let cubin = ptx.with_extension("cubin");
+        for resources in ptxas::assemble(&ptxas, ptx, arch, &cubin)? {
+            rows.push((arch, resources));
+        }
+    }
+    print_resource_table(&rows);
+    let spilling: Vec<String> = rows
+        .iter()
+        .filter(|(_, r)| r.spill_store_bytes > 0 || r.spill_load_bytes > 0)
+        .map(|(arch, r)| format!("{} ({arch})", r.entry))
+        .collect();
+    if !spilling.is_empty() {
+        return Err(Failure(format!(
+            "registers spill to local memory in: {}",
+            spilling.join(", ")
+        )));
+    }
+    Ok(())
+}
+
+/// Every entry in the PTX is a kernel in `kernels::KERNELS`, and every one of those is in the PTX.
+fn check_entries(ptx: &Path) -> Result<(), Failure> {
+    let text = std::fs::read_to_string(ptx).map_err(|e| format!("cannot read {}: {e}", ptx.display()))?;
+    let entries = entry_names(&text);
+    let missing: Vec<&str> = kernels::KERNELS
+        .iter()
+        .map(|k| k.entry)
+        .filter(|e| !entries.iter().any(|x| x == e))
+        .collect();
+    let unlisted: Vec<&String> = entries
+        .iter()
+        .filter(|e| !kernels::KERNELS.iter().any(|k| k.entry == *e))
+        .collect();
+    if !missing.is_empty() {
+        return Err(Failure(format!(
+            "{} lacks the entries {missing:?} that kernels::KERNELS lists",
+            ptx.display()
+        )));
+    }
+    if !unlisted.is_empty() {
+        return Err(Failure(format!(
+            "{} has entries {unlisted:?} that kernels::KERNELS does not list: add their KernelInfo there",
+            ptx.display()
+        )));
+    }
+    Ok(())
+}
+
+fn print_resource_table(rows: &[(Arch, ptxas::KernelResources)]) {
+    println!();
+    println!(
+        "| {:<20} | {:<5} | {:>4} | {:>11} | {:>12} | {:>11} | {:>11} | {:>11} |",
+        "kernel", "arch", "regs", "block", "shared/block", "static smem", "stack bytes", "spill st/ld"
+    );
+    println!(
+        "|{:-<22}|{:-<7}|{:->6}|{:->13}|{:->14}|{:->13}|{:->13}|{:->13}|",
+        "", "", "", "", "", "", "", ""
+    );
+    for (arch, r) in rows {
+        let info = kernels::KERNELS.iter().find(|k| k.entry == r.entry);
+        let block = info
+            .map(|k| format!("{}x{}x{}", k.block.x, k.block.y, k.block.z))
+            .unwrap_or_default();
+        let shared = info.map(|k| k.shared_bytes.to_string()).unwrap_or_default();
+        println!(
+            "| {:<20} | {:<5} | {:>4} | {:>11} | {:>12} | {:>11} | {:>11} | {:>11} |",
+            r.entry,
+            arch.to_string(),
+            r.registers,
+            block,
+            shared,
+            r.static_shared_bytes,
+            r.stack_bytes,
+            format!("{}/{}", r.spill_store_bytes, r.spill_load_bytes)
+        );
+    }
+    println!();
+}
+
+fn setup(force: bool) -> Result<(), Failure> {
+    let target = target_dir();
+    let ptxas = ptxas::wheel_ptxas(&target);
+    if ptxas.is_file() && !force {
+        println!(
+            "ptxas already at {} ({}); --force fetches it again",
+            ptxas.display(),
+            ptxas::version(&ptxas)?
+        );
+        return Ok(());
+    }
+    let tools = ptxas::tools_dir(&target);
+    let wheels = tools.with_file_name("wheels");
+    std::fs::create_dir_all(&wheels).map_err(|e| format!("cannot create {}: {e}", wheels.display()))?;
+    println!("fetching {} from PyPI into {} ...", ptxas::NVCC_WHEEL, wheels.display());
+    run(Command::new("python3")
+        .args([
+            "-m",
+            "pip",
+            "download",
+            "--quiet",
+            "--no-deps",
+            "--only-binary=:all:",
+            "-d",
+        ])
+        .arg(&wheels)
+        .arg(ptxas::NVCC_WHEEL))?;
+    let version = ptxas::NVCC_WHEEL.split("==").nth(1).unwrap_or_default();
+    let wheel = std::fs::read_dir(&wheels)
+        .map_err(|e| format!("cannot list {}: {e}", wheels.display()))?
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .find(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.contains(version) && n.ends_with(".whl"))
+        })
+        .ok_or_else(|| format!("pip reported success but no {version} wheel is in {}", wheels.display()))?;
+    println!("unpacking {} ...", wheel.display());
+    run(Command::new("python3")
+        .args(["-m", "zipfile", "-e"])
+        .arg(&wheel)
+        .arg(&tools))?;
+    make_executable(&ptxas)?;
+    println!("ptxas ready at {} ({})", ptxas.display(), ptxas::version(&ptxas)?);
+    Ok(())
+}
+
+#[cfg(unix)]
+fn make_executable(path: &Path) -> Result<(), Failure> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))
+        .map_err(|e| Failure(format!("cannot make {} executable: {e}", path.display())))
+}
+
+#[cfg(not(unix))]
+fn make_executable(_: &Path) -> Result<(), Failure> {
+    Ok(())
+}
+
+fn run(command: &mut Command) -> Result<(), Failure> {
+    let status = command.status().map_err(|e| format!("cannot run {command:?}: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(Failure(format!("{command:?} failed ({status})")))
+    }
+}
+
+/// The first line a command prints, or why there is none.
+fn first_line(program: &str, args: &[&str]) -> Result<String, String> {
+    let output = Command::new(program)
+        .args(args)
+        .output()
+        .map_err(|e| format!("{program}: {e}"))?;
+    if !output.status.success() {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        return Err(format!(
+            "{program} failed: {}",
+            stderr.lines().next().unwrap_or("no message")
+        ));
+    }
+    Ok(String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_string())
+}
+
+fn doctor() -> Result<(), Failure> {
+    let mut problems = Vec::new();
+    let row = |what: &str, text: &str| println!("{what:<14} {text}");
+    let toolchain = std::env::var("RUSTUP_TOOLCHAIN").unwrap_or_else(|_| "(not under rustup)".into());
+    row("toolchain", &toolchain);
+    match first_line("rustc", &["--version"]) {
+        Ok(version) => row("rustc", &version),
+        Err(e) => {
+            row("rustc", &format!("MISSING ({e})"));
+            problems.push("rustc");
+        }
+    }
+    match first_line("rustc", &["--print", "sysroot"]) {
+        Ok(sysroot) => {
+            let core = Path::new(&sysroot).join("lib/rustlib/src/rust/library/core");
+            if core.is_dir() {
+                row("rust-src", &format!("present ({})", core.display()));
+            } else {
+                row(
+                    "rust-src",
+                    "MISSING: run `rustup component add rust-src` (-Zbuild-std=core needs it)",
+                );
+                problems.push("rust-src");
+            }
+        }
+        Err(e) => row("rust-src", &format!("unknown ({e})")),
+    }
+    for arch in DEFAULT_ARCHS {
+        let ptx = ptx_path(&target_dir().join("ptx"), *arch);
+        let state = if ptx.is_file() {
+            "built"
+        } else {
+            "not built yet (cargo xtask build-ptx)"
+        };
+        row(&format!("ptx {arch}"), &format!("{} {state}", ptx.display()));
+    }
+    match ptxas::find_ptxas(&target_dir()) {
+        Some((path, origin)) => {
+            let version = ptxas::version(&path).unwrap_or_else(|e| e);
+            row("ptxas", &format!("{} ({origin}): {version}", path.display()));
+        }
+        None => row(
+            "ptxas",
+            "not found: `cargo xtask setup` fetches it (needs python3 with pip)",
+        ),
+    }
+    match first_line("python3", &["-m", "pip", "--version"]) {
+        Ok(pip) => row("pip", &pip),
+        Err(e) => row(
+            "pip",
+            &format!("not available ({e}); only `cargo xtask setup` needs it"),
+        ),
+    }
+    match first_line(
+        "nvidia-smi",
+        &[
+            "--query-gpu=name,driver_version,compute_cap,memory.total",
+            "--format=csv,noheader",
+        ],
+    ) {
+        Ok(gpu) => row("GPU", &gpu),
+        Err(_) => row(
+            "GPU",
+            "none found (no nvidia-smi): GPU runs need the runner; tests use the CPU emulator",
+        ),
+    }
+    let libcuda = first_line("sh", &["-c", "ldconfig -p | grep -m1 'libcuda.so.1 '"])
+        .ok()
+        .filter(|l| !l.is_empty());
+    row(
+        "libcuda",
+        libcuda
+            .as_deref()
+            .unwrap_or("not found (no NVIDIA driver on this machine)"),
+    );
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(Failure(format!("missing: {}", problems.join(", "))))
+    }
+}
+
+fn join(archs: &[Arch]) -> String {
+    archs.iter().map(Arch::to_string).collect::<Vec<_>>().join(", ")
+}

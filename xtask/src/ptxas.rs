@@ -1,0 +1,155 @@
+//! Finding ptxas, assembling PTX with it, and reading its resource report.
+
+use crate::arch::Arch;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The wheel that carries ptxas for machines without a CUDA install (`cargo xtask setup`).
+pub const NVCC_WHEEL: &str = "nvidia-cuda-nvcc-cu12==12.9.86";
+
+/// Where `cargo xtask setup` unpacks the wheel, under the target folder.
+pub fn tools_dir(target_dir: &Path) -> PathBuf {
+    target_dir.join("tools").join("cuda-nvcc")
+}
+
+/// ptxas inside the unpacked wheel.
+pub fn wheel_ptxas(target_dir: &Path) -> PathBuf {
+    tools_dir(target_dir).join("nvidia/cuda_nvcc/bin/ptxas")
+}
+
+/// ptxas from, in order: `$PTXAS`, `PATH`, `$CUDA_PATH/bin`, `/usr/local/cuda/bin`, the wheel that
+/// `cargo xtask setup` unpacked. Each candidate found, with where it came from.
+pub fn find_ptxas(target_dir: &Path) -> Option<(PathBuf, &'static str)> {
+    let from_env = |var: &str, suffix: &str| std::env::var_os(var).map(|v| PathBuf::from(v).join(suffix));
+    let on_path = std::env::var_os("PATH").and_then(|path| {
+        std::env::split_paths(&path)
+            .map(|dir| dir.join("ptxas"))
+            .find(|p| p.is_file())
+    });
+    [
+        (from_env("PTXAS", ""), "$PTXAS"),
+        (on_path, "PATH"),
+        (from_env("CUDA_PATH", "bin/ptxas"), "$CUDA_PATH"),
+        (Some(PathBuf::from("/usr/local/cuda/bin/ptxas")), "/usr/local/cuda"),
+        (Some(wheel_ptxas(target_dir)), "cargo xtask setup"),
+    ]
+    .into_iter()
+    .find_map(|(path, origin)| path.filter(|p| p.is_file()).map(|p| (p, origin)))
+}
+
+/// `ptxas --version`'s last line, e.g. "Cuda compilation tools, release 12.9, V12.9.86".
+pub fn version(ptxas: &Path) -> Result<String, String> {
+    let output = Command::new(ptxas)
+        .arg("--version")
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", ptxas.display()))?;
+    let text = String::from_utf8_lossy(&output.stdout);
+    text.lines()
+        .rev()
+        .find(|l| l.contains("release"))
+        .map(str::to_string)
+        .ok_or_else(|| format!("{} --version printed no release line", ptxas.display()))
+}
+
+/// What ptxas reports for one entry point.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct KernelResources {
+    pub entry: String,
+    pub registers: u32,
+    /// Static shared memory; dynamic shared memory is the launch's and is not in the report.
+    pub static_shared_bytes: u32,
+    pub stack_bytes: u32,
+    pub spill_store_bytes: u32,
+    pub spill_load_bytes: u32,
+}
+
+/// Assembles `ptx` for `arch` into `cubin` with `-v`, returning the per-entry report.
+pub fn assemble(ptxas: &Path, ptx: &Path, arch: Arch, cubin: &Path) -> Result<Vec<KernelResources>, String> {
+    let output = Command::new(ptxas)
+        .arg(format!("-arch={arch}"))
+        .arg("-v")
+        .arg("-o")
+        .arg(cubin)
+        .arg(ptx)
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", ptxas.display()))?;
+    let report = String::from_utf8_lossy(&output.stderr);
+    if !output.status.success() {
+        return Err(format!("ptxas rejected {} for {arch}:\n{report}", ptx.display()));
+    }
+    Ok(parse_report(&report))
+}
+
+/// Reads ptxas `-v` output: an "Compiling entry function 'NAME'" line opens each entry, followed by
+/// "N bytes stack frame, N bytes spill stores, N bytes spill loads" and "Used N registers, ... N bytes smem".
+pub fn parse_report(report: &str) -> Vec<KernelResources> {
+    let mut kernels: Vec<KernelResources> = Vec::new();
+    for line in report.lines() {
+        if let Some(rest) = line.split("Compiling entry function '").nth(1) {
+            let entry = rest.split('\'').next().unwrap_or_default().to_string();
+            kernels.push(KernelResources {
+                entry,
+                ..Default::default()
+            });
+            continue;
+        }
+        let Some(current) = kernels.last_mut() else { continue };
+        let line = line.split(" : ").last().unwrap_or(line);
+        for part in line.split(',').map(str::trim) {
+            let mut words = part.split_whitespace();
+            let (Some(first), Some(second)) = (words.next(), words.next()) else {
+                continue;
+            };
+            let rest: Vec<&str> = words.collect();
+            let number = |text: &str| text.parse::<u32>().ok();
+            match (first, second, rest.as_slice()) {
+                ("Used", n, ["registers"]) => current.registers = number(n).unwrap_or(0),
+                (n, "bytes", ["smem"]) => current.static_shared_bytes = number(n).unwrap_or(0),
+                (n, "bytes", ["stack", "frame"]) => current.stack_bytes = number(n).unwrap_or(0),
+                (n, "bytes", ["spill", "stores"]) => current.spill_store_bytes = number(n).unwrap_or(0),
+                (n, "bytes", ["spill", "loads"]) => current.spill_load_bytes = number(n).unwrap_or(0),
+                _ => {}
+            }
+        }
+    }
+    kernels
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn report_gives_registers_shared_stack_and_spills_per_entry() {
+        let report = "\
+ptxas info    : 0 bytes gmem
+ptxas info    : Compiling entry function 'matmul_tiled' for 'sm_90'
+ptxas info    : Function properties for matmul_tiled
+    8 bytes stack frame, 4 bytes spill stores, 12 bytes spill loads
+ptxas info    : Used 32 registers, used 1 barriers, 1024 bytes smem, 400 bytes cmem[0]
+ptxas info    : Compiling entry function 'vec_add' for 'sm_90'
+ptxas info    : Function properties for vec_add
+    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Used 8 registers, 380 bytes cmem[0]
+";
+        let kernels = parse_report(report);
+        assert_eq!(
+            kernels,
+            [
+                KernelResources {
+                    entry: "matmul_tiled".into(),
+                    registers: 32,
+                    static_shared_bytes: 1024,
+                    stack_bytes: 8,
+                    spill_store_bytes: 4,
+                    spill_load_bytes: 12,
+                },
+                KernelResources {
+                    entry: "vec_add".into(),
+                    registers: 8,
+                    ..Default::default()
+                },
+            ]
+        );
+    }
+}
