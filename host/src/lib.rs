@@ -1,4 +1,11 @@
-//! The host side of the project. For now: the kernels' PTX, built by `build.rs` and embedded here.
-//! The GPU runtime (context, launches, managed memory) builds on this.
+//! The host side: launches the Rust kernels on the GPU (through cudarc) or on the CPU emulator,
+//! with device and managed memory, CUDA-event timing, and the demos behind the `host` binary.
 
+pub mod demos;
+pub mod emu;
+pub mod error;
+pub mod gpu;
 pub mod ptx;
+pub mod validate;
+
+pub use error::{HostError, Result};

@@ -33,6 +33,8 @@ pub mod probe;
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod reference;
 pub mod shared_mem_add;
+#[cfg(not(target_arch = "nvptx64"))]
+pub mod testing;
 pub mod vec_add;
 
 pub use launch::{Dim3, KernelInfo, LaunchShape};

@@ -65,6 +65,46 @@ pub fn matmul(a: &[f32], b: &[f32], m: usize, n: usize, k: usize) -> Expected {
     Expected { values, tolerance }
 }
 
+/// `C = A·B` at the given (row, col) positions only: for shapes whose full f64 product would take
+/// too long on the CPU. Same tolerance as [`matmul`].
+pub fn matmul_at(a: &[f32], b: &[f32], n: usize, k: usize, positions: &[(usize, usize)]) -> Expected {
+    let allowance = (k as f64 + 2.0) * F32_UNIT_ROUNDOFF;
+    let mut expected = Expected {
+        values: Vec::with_capacity(positions.len()),
+        tolerance: Vec::with_capacity(positions.len()),
+    };
+    for &(row, col) in positions {
+        let (mut value, mut magnitude) = (0.0f64, 0.0f64);
+        for i in 0..k {
+            let product = a[row * k + i] as f64 * b[i * n + col] as f64;
+            value += product;
+            magnitude += product.abs();
+        }
+        expected.values.push(value);
+        expected.tolerance.push(allowance * magnitude);
+    }
+    expected
+}
+
+/// What `kernels::probe::warp_probe` writes for `threads` threads (whole blocks): per thread, its
+/// lane, `shfl_xor(g, 1)`, `shfl_down(g, 3)`, `shfl_up(g, 2)`, `shfl_idx(g, 5)` and its warp's sum of `g`.
+pub fn warp_probe(threads: u32) -> Vec<u32> {
+    let mut words = Vec::with_capacity(threads as usize * crate::probe::WARP_PROBE_WORDS as usize);
+    for g in 0..threads {
+        let lane = g % 32;
+        let warp_base = g - lane;
+        words.extend([
+            lane,
+            g ^ 1,
+            if lane + 3 < 32 { g + 3 } else { g },
+            if lane >= 2 { g - 2 } else { g },
+            warp_base + 5,
+            (warp_base..warp_base + 32).sum(),
+        ]);
+    }
+    words
+}
+
 /// How a result differs from its reference.
 #[derive(Debug)]
 pub struct Mismatch {

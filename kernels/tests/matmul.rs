@@ -1,30 +1,13 @@
-mod common;
-
-use common::{GUARD, assert_matches, guarded_random_vec, poisoned, rng};
 use kernels::LaunchShape;
 use kernels::emu::EmuError;
 use kernels::matmul::{naive, padded, tiled};
-
-/// (m, n, k): single elements, one below, at and above the 32-wide tile, K = 1, long and thin in
-/// each dimension, and rectangular shapes that are multiples of nothing in particular.
-const SHAPES: &[(usize, usize, usize)] = &[
-    (1, 1, 1),
-    (31, 31, 31),
-    (32, 32, 32),
-    (33, 33, 33),
-    (33, 31, 1),
-    (1000, 33, 31),
-    (31, 1000, 3),
-    (2, 3, 1000),
-    (64, 96, 48),
-    (17, 65, 130),
-];
+use kernels::testing::{GUARD, MATMUL_EDGE_SHAPES, assert_matches, guarded_random_vec, poisoned, rng};
 
 type Kernel = unsafe fn(&LaunchShape, *const f32, *const f32, *mut f32, u32, u32, u32) -> Result<(), EmuError>;
 
 fn check_variant(name: &str, kernel: Kernel, launch_shape: fn(u32, u32) -> LaunchShape) {
     let mut rng = rng();
-    for &(m, n, k) in SHAPES {
+    for &(m, n, k) in MATMUL_EDGE_SHAPES {
         let (a, b) = (guarded_random_vec(&mut rng, m * k), guarded_random_vec(&mut rng, k * n));
         let mut c = poisoned(m * n + GUARD);
         let (m32, n32, k32) = (m as u32, n as u32, k as u32);

@@ -1,12 +1,10 @@
-mod common;
-
-use common::{GUARD, assert_matches, guarded_random_vec, poisoned, rng};
 use kernels::shared_mem_add::{BLOCK, launch_shape, shared_mem_add};
+use kernels::testing::{ELEMENTWISE_EDGE_LENGTHS, GUARD, assert_matches, guarded_random_vec, poisoned, rng};
 
 #[test]
 fn shared_mem_add_matches_reference_on_edge_lengths() {
     let mut rng = rng();
-    for n in [1, 2, 31, 32, 33, 255, 256, 257, 1000, 20_001] {
+    for &n in ELEMENTWISE_EDGE_LENGTHS {
         let (a, b) = (guarded_random_vec(&mut rng, n), guarded_random_vec(&mut rng, n));
         let mut out = poisoned(n + GUARD);
         // SAFETY: a, b and out hold n + GUARD elements.

@@ -1,15 +1,10 @@
-mod common;
-
-use common::{GUARD, assert_matches, guarded_random_vec, poisoned, rng};
+use kernels::testing::{ELEMENTWISE_EDGE_LENGTHS, GUARD, assert_matches, guarded_random_vec, poisoned, rng};
 use kernels::vec_add::{launch_shape, vec_add};
-
-/// Lengths around the block size (256) and the warp size, and one spanning many blocks.
-const LENGTHS: &[usize] = &[1, 31, 32, 33, 255, 256, 257, 1000, 100_003];
 
 #[test]
 fn vec_add_matches_reference_on_edge_lengths() {
     let mut rng = rng();
-    for &n in LENGTHS {
+    for &n in ELEMENTWISE_EDGE_LENGTHS {
         let (a, b) = (guarded_random_vec(&mut rng, n), guarded_random_vec(&mut rng, n));
         let mut out = poisoned(n + GUARD);
         // SAFETY: a, b and out hold n + GUARD elements.

@@ -1,5 +1,7 @@
 //! `cargo xtask <verb>`: project automation in Rust (see `cargo xtask --help`).
 
+mod bundle;
+
 use clap::{Parser, Subcommand};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -33,6 +35,13 @@ enum Verb {
     },
     /// Print what builds and runs depend on: toolchain, rust-src, ptxas, NVIDIA driver and GPU.
     Doctor,
+    /// Build the folder the GPU runner needs (release host, test executables, PTX, run.sh); on the
+    /// runner, `<folder>/run.sh OUT_DIR` runs the GPU suite and every demo without cargo.
+    GpuBundle {
+        /// Where to write the bundle.
+        #[arg(long, default_value = "target/gpu-bundle")]
+        out: PathBuf,
+    },
 }
 
 #[derive(Debug)]
@@ -50,6 +59,7 @@ fn main() -> ExitCode {
         Verb::BuildPtx { arch, no_ptxas } => build_ptx(&arch, no_ptxas),
         Verb::Setup { force } => setup(force),
         Verb::Doctor => doctor(),
+        Verb::GpuBundle { out } => gpu_bundle(&out),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -173,6 +183,16 @@ fn print_resource_table(rows: &[(Arch, ptxas::KernelResources)]) {
     println!();
 }
 
+fn gpu_bundle(out: &Path) -> Result<(), Failure> {
+    build_ptx(DEFAULT_ARCHS, false)?;
+    let out = if out.is_absolute() {
+        out.to_path_buf()
+    } else {
+        workspace_root().join(out)
+    };
+    bundle::build(&workspace_root(), &target_dir(), &out).map_err(Failure)
+}
+
 fn setup(force: bool) -> Result<(), Failure> {
     let target = target_dir();
     let ptxas = ptxas::wheel_ptxas(&target);
@@ -215,20 +235,8 @@ fn setup(force: bool) -> Result<(), Failure> {
         .args(["-m", "zipfile", "-e"])
         .arg(&wheel)
         .arg(&tools))?;
-    make_executable(&ptxas)?;
+    bundle::make_executable(&ptxas)?;
     println!("ptxas ready at {} ({})", ptxas.display(), ptxas::version(&ptxas)?);
-    Ok(())
-}
-
-#[cfg(unix)]
-fn make_executable(path: &Path) -> Result<(), Failure> {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))
-        .map_err(|e| Failure(format!("cannot make {} executable: {e}", path.display())))
-}
-
-#[cfg(not(unix))]
-fn make_executable(_: &Path) -> Result<(), Failure> {
     Ok(())
 }
 

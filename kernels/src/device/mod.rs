@@ -98,6 +98,14 @@ pub fn shfl_idx<T: WarpWord>(value: T, src_lane: u32) -> T {
     T::from_bits(backend::shfl_idx(value.to_bits(), src_lane))
 }
 
+/// `fmaf(a, b, c)`: `a·b + c` with a single rounding, one `fma.rn.f32` instruction. nvcc contracts
+/// `sum += a * b` into this by default (`--fmad=true`); Rust never contracts floating-point
+/// expressions, so a kernel that wants the fused instruction asks for it here.
+#[inline(always)]
+pub fn fma(a: f32, b: f32, c: f32) -> f32 {
+    backend::fma(a, b, c)
+}
+
 /// Bytes of dynamic shared memory this launch gave each block.
 #[inline(always)]
 pub fn dynamic_shared_bytes() -> u32 {

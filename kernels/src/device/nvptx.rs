@@ -75,6 +75,11 @@ shuffle!(shfl_up, "up", "0x0");
 shuffle!(shfl_idx, "idx", "0x1f");
 
 #[inline(always)]
+pub fn fma(a: f32, b: f32, c: f32) -> f32 {
+    core::intrinsics::fmaf32(a, b, c)
+}
+
+#[inline(always)]
 pub fn dynamic_shared_bytes() -> u32 {
     let bytes: u32;
     // SAFETY: reads a special register (PTX ISA 4.1+).

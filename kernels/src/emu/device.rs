@@ -84,6 +84,10 @@ fn shuffle(bits: u32, source_lane: impl Fn(u32) -> Option<u32>) -> u32 {
     value
 }
 
+pub fn fma(a: f32, b: f32, c: f32) -> f32 {
+    a.mul_add(b, c)
+}
+
 pub fn dynamic_shared_bytes() -> u32 {
     current().block.shared_bytes()
 }

@@ -1,6 +1,6 @@
 //! Naive matmul: one thread per element of C, reading a row of A and a column of B from global memory.
 
-use crate::device::{block_dim, block_idx, thread_idx};
+use crate::device::{block_dim, block_idx, fma, thread_idx};
 use crate::kernel;
 use crate::launch::{Dim3, KernelInfo, LaunchShape};
 
@@ -27,7 +27,8 @@ kernel! {
             let mut sum = 0.0f32;
             for i in 0..k {
                 // SAFETY: row < m, i < k, col < n; the caller gives m·k, k·n and m·n elements.
-                sum += unsafe { *a.add((row * k + i) as usize) * *b.add((i * n + col) as usize) };
+                let (x, y) = unsafe { (*a.add((row * k + i) as usize), *b.add((i * n + col) as usize)) };
+                sum = fma(x, y, sum);
             }
             // SAFETY: as above.
             unsafe { *c.add((row * n + col) as usize) = sum };

@@ -2,7 +2,7 @@
 //! TILE×TILE tile of A and one of B in shared memory, meets at a barrier, and every thread takes its
 //! dot-product slice from shared memory: each global element is read once per block, not TILE times.
 
-use crate::device::{DynamicShared, MatrixLayout, block_idx, sync_threads, thread_idx};
+use crate::device::{DynamicShared, MatrixLayout, block_idx, fma, sync_threads, thread_idx};
 use crate::kernel;
 use crate::launch::{Dim3, KernelInfo, LaunchShape};
 
@@ -72,7 +72,7 @@ pub(super) unsafe fn tiled_body(
         // The tiles are complete before anyone reads them...
         sync_threads();
         for i in 0..TILE {
-            sum += a_tile.get(ty, i) * b_tile.get(i, tx);
+            sum = fma(a_tile.get(ty, i), b_tile.get(i, tx), sum);
         }
         // ...and everyone has read them before the next step overwrites them.
         sync_threads();

@@ -1,7 +1,7 @@
-//! What every emulator test shares: seeded random inputs, poisoned outputs, checks that name the seed.
-#![allow(dead_code)]
+//! What the emulator tests and the GPU tests share: seeded random inputs, poisoned outputs and
+//! guards, edge shapes, and checks that name the seed. Host-only.
 
-use kernels::reference::{Expected, check};
+use crate::reference::{Expected, check};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -56,3 +56,22 @@ pub fn assert_matches(what: &str, out: &[f32], expected: &Expected) {
         );
     }
 }
+
+/// Matmul shapes (m, n, k) every test suite runs: single elements, one below, at and above the
+/// 32-wide tile, K = 1, long and thin in each dimension, and rectangular shapes.
+pub const MATMUL_EDGE_SHAPES: &[(usize, usize, usize)] = &[
+    (1, 1, 1),
+    (31, 31, 31),
+    (32, 32, 32),
+    (33, 33, 33),
+    (33, 31, 1),
+    (1000, 33, 31),
+    (31, 1000, 3),
+    (2, 3, 1000),
+    (64, 96, 48),
+    (17, 65, 130),
+];
+
+/// Element-wise lengths every test suite runs: around the warp and the 256-thread block, and one
+/// spanning many blocks.
+pub const ELEMENTWISE_EDGE_LENGTHS: &[usize] = &[1, 2, 31, 32, 33, 255, 256, 257, 1000, 100_003];

@@ -1,0 +1,157 @@
+//! The GPU: a context on one device, the embedded PTX loaded for its architecture, and a stream.
+
+mod array;
+mod cublas;
+mod info;
+mod launch;
+mod managed;
+mod reference;
+mod timing;
+
+pub use array::GpuArray;
+pub use cublas::Cublas;
+pub use info::{DeviceInfo, KernelOccupancy};
+pub use launch::*;
+pub use managed::{ManagedBuffer, MemoryLocation};
+pub use reference::CudaReference;
+pub use timing::{Timing, time_gpu};
+
+use crate::error::{Doing, HostError, Result};
+use crate::ptx::{self, EmbeddedPtx};
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DeviceRepr, ValidAsZeroBits};
+use std::sync::Arc;
+
+/// Environment variable choosing the device when no `--device` is given.
+pub const DEVICE_ENV: &str = "KERNELS_DEVICE";
+
+/// An open GPU with the kernels loaded.
+pub struct Gpu {
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    functions: Vec<(&'static str, CudaFunction)>,
+    info: DeviceInfo,
+    ptx: &'static EmbeddedPtx,
+    _module: Arc<CudaModule>,
+}
+
+/// Whether this machine has a usable NVIDIA driver and at least one device.
+pub fn is_available() -> bool {
+    // SAFETY: only tries to load the library.
+    if !unsafe { cudarc::driver::sys::is_culib_present() } {
+        return false;
+    }
+    CudaContext::device_count().map(|n| n > 0).unwrap_or(false)
+}
+
+impl Gpu {
+    /// Opens device `ordinal`, or the one `$KERNELS_DEVICE` names, or device 0.
+    pub fn open(ordinal: Option<usize>) -> Result<Gpu> {
+        let ordinal = match ordinal {
+            Some(o) => o,
+            None => match std::env::var(DEVICE_ENV) {
+                Ok(value) => value.trim().parse().map_err(|_| HostError::BadDeviceSelection {
+                    value,
+                    source_name: DEVICE_ENV,
+                })?,
+                Err(_) => 0,
+            },
+        };
+        // SAFETY: only tries to load the library.
+        if !unsafe { cudarc::driver::sys::is_culib_present() } {
+            return Err(HostError::NoDriver);
+        }
+        let available = CudaContext::device_count().doing(|| "counting devices".into())? as usize;
+        if ordinal >= available {
+            return Err(HostError::NoSuchDevice {
+                requested: ordinal,
+                available,
+            });
+        }
+        let ctx = CudaContext::new(ordinal).doing(|| format!("creating a context on device {ordinal}"))?;
+        // One stream orders all work; cudarc's per-buffer event tracking is for several streams.
+        // SAFETY: no buffers exist yet.
+        unsafe { ctx.disable_event_tracking() };
+        let stream = ctx.new_stream().doing(|| "creating a stream".into())?;
+        let info = DeviceInfo::query(&ctx)?;
+        let (major, minor) = info.compute_capability;
+        let ptx = ptx::for_compute_capability(major as u32, minor as u32).ok_or_else(|| HostError::NoPtxForDevice {
+            major,
+            minor,
+            built: ptx::EMBEDDED.iter().map(|p| p.arch).collect::<Vec<_>>().join(", "),
+        })?;
+        let module = ctx
+            .load_module(cudarc::nvrtc::Ptx::from_src(ptx.ptx))
+            .map_err(|source| HostError::PtxLoad {
+                arch: ptx.arch,
+                isa: ptx::isa_version(ptx.ptx).unwrap_or("?").to_string(),
+                source,
+            })?;
+        let mut functions = Vec::new();
+        for kernel in kernels::KERNELS {
+            let function = module
+                .load_function(kernel.entry)
+                .doing(|| format!("loading kernel {}", kernel.entry))?;
+            functions.push((kernel.entry, function));
+        }
+        Ok(Gpu {
+            ctx,
+            stream,
+            functions,
+            info,
+            ptx,
+            _module: module,
+        })
+    }
+
+    pub fn info(&self) -> &DeviceInfo {
+        &self.info
+    }
+
+    /// The architecture of the PTX the driver loaded, e.g. "sm_90".
+    pub fn ptx_arch(&self) -> &'static str {
+        self.ptx.arch
+    }
+
+    pub fn context(&self) -> &Arc<CudaContext> {
+        &self.ctx
+    }
+
+    pub fn stream(&self) -> &Arc<CudaStream> {
+        &self.stream
+    }
+
+    pub(crate) fn function(&self, entry: &str) -> &CudaFunction {
+        &self
+            .functions
+            .iter()
+            .find(|(e, _)| *e == entry)
+            .expect("every KERNELS entry is loaded at open")
+            .1
+    }
+
+    /// Waits for all work on the stream, reporting any error a kernel raised.
+    pub fn synchronize(&self) -> Result<()> {
+        self.stream.synchronize().doing(|| "waiting for the GPU".into())
+    }
+
+    /// Copies `host` into a new device buffer.
+    pub fn upload<T: DeviceRepr>(&self, host: &[T]) -> Result<CudaSlice<T>> {
+        self.stream
+            .clone_htod(host)
+            .doing(|| format!("copying {} elements to the GPU", host.len()))
+    }
+
+    /// Copies a device buffer back.
+    pub fn download<T: DeviceRepr + Default + Clone>(&self, device: &CudaSlice<T>) -> Result<Vec<T>> {
+        self.stream
+            .clone_dtoh(device)
+            .doing(|| format!("copying {} elements from the GPU", device.len()))
+    }
+
+    /// A device buffer of `len` zeros.
+    pub fn zeros<T: DeviceRepr + ValidAsZeroBits>(&self, len: usize) -> Result<CudaSlice<T>> {
+        self.stream
+            .alloc_zeros(len)
+            .doing(|| format!("allocating {len} elements on the GPU"))
+    }
+}

@@ -1,0 +1,199 @@
+//! `cargo xtask gpu-bundle`: everything the GPU runner needs, built here, in one folder: the release
+//! `host`, every test executable, the PTX, and `run.sh`, which runs them there without cargo.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// What may travel to the runner with the working tree.
+const SIZE_LIMIT: u64 = 64 << 20;
+
+/// The script the runner executes: the GPU suite (ignored tests included) and the demos, logs and
+/// JSON into the folder it is given. Kept to sequencing; all logic is in the Rust binaries.
+const RUN_SCRIPT: &str = r#"#!/usr/bin/env bash
+# Runs the GPU suite and the demos on the runner, which has no cargo. Usage: run.sh OUT_DIR
+set -u
+out=${1:?usage: run.sh OUT_DIR}
+here=$(cd "$(dirname "$0")" && pwd)
+mkdir -p "$out" "$here/cuda-c"
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+export PATH=/usr/local/cuda/bin:$PATH
+status=0
+env_log="$out/environment.txt"
+{ date -u; nvidia-smi --query-gpu=name,driver_version,compute_cap,memory.total --format=csv,noheader; nvcc --version | tail -1; } > "$env_log" 2>&1
+# The CUDA C references, compiled as the benchmarks compare them; SASS of both sides for reading.
+for cu in "$here"/cuda-c-src/*.cu; do
+  name=$(basename "$cu" .cu)
+  nvcc -arch=sm_90 -O3 -ptx "$cu" -o "$here/cuda-c/$name.ptx" >> "$env_log" 2>&1 || status=1
+  ptxas -arch=sm_90 -v "$here/cuda-c/$name.ptx" -o "$here/cuda-c/$name.cubin" >> "$env_log" 2>&1 &&
+    cuobjdump -sass "$here/cuda-c/$name.cubin" >> "$out/sass-cuda-c.txt" 2>&1
+done
+ptxas -arch=sm_90 -v "$here/ptx/sm_90/kernels.ptx" -o "$here/rust.cubin" >> "$env_log" 2>&1 &&
+  cuobjdump -sass "$here/rust.cubin" > "$out/sass-rust.txt" 2>&1
+for test in "$here"/tests/*; do
+  echo "== $(basename "$test")" >> "$out/tests.log"
+  "$test" --include-ignored >> "$out/tests.log" 2>&1 || status=1
+done
+grep -E "^== |^test result|FAILED|panicked" "$out/tests.log"
+"$here/host" --backend gpu info > "$out/info.txt" 2>&1 || status=1
+"$here/host" --backend gpu --cuda-c "$here/cuda-c" all --json-out "$out/all.json" 2>&1 | tee "$out/all.txt"
+[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+echo "run.sh: exit $status"
+exit $status
+"#;
+
+pub fn build(workspace: &Path, target_dir: &Path, out: &Path) -> Result<(), String> {
+    let cargo = std::env::var_os("CARGO")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| "cargo".into());
+    if out.exists() {
+        std::fs::remove_dir_all(out).map_err(|e| format!("cannot clear {}: {e}", out.display()))?;
+    }
+    let tests_dir = out.join("tests");
+    std::fs::create_dir_all(&tests_dir).map_err(|e| format!("cannot create {}: {e}", tests_dir.display()))?;
+
+    eprintln!("building the release host ...");
+    run(Command::new(&cargo)
+        .current_dir(workspace)
+        .args(["build", "--release", "--locked", "--bin", "host"]))?;
+    copy(&target_dir.join("release/host"), &out.join("host"))?;
+
+    eprintln!("building the test executables ...");
+    let output = Command::new(&cargo)
+        .current_dir(workspace)
+        .args([
+            "test",
+            "--release",
+            "--locked",
+            "--workspace",
+            "--no-run",
+            "--message-format=json-render-diagnostics",
+        ])
+        .output()
+        .map_err(|e| format!("cannot run cargo: {e}"))?;
+    if !output.status.success() {
+        return Err(format!(
+            "cargo test --no-run failed:\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        ));
+    }
+    for (name, executable) in test_executables(&String::from_utf8_lossy(&output.stdout)) {
+        copy(&executable, &tests_dir.join(name))?;
+    }
+
+    for arch in built_archs(target_dir)? {
+        let ptx = target_dir.join("ptx").join(&arch).join("kernels.ptx");
+        copy(&ptx, &out.join("ptx").join(&arch).join("kernels.ptx"))?;
+    }
+    let sources = workspace.join("benches/reference");
+    for entry in std::fs::read_dir(&sources).map_err(|e| format!("cannot list {}: {e}", sources.display()))? {
+        let path = entry.map_err(|e| e.to_string())?.path();
+        if path.extension().is_some_and(|x| x == "cu" || x == "cuh") {
+            copy(
+                &path,
+                &out.join("cuda-c-src").join(path.file_name().unwrap_or_default()),
+            )?;
+        }
+    }
+    let script = out.join("run.sh");
+    std::fs::write(&script, RUN_SCRIPT).map_err(|e| format!("cannot write {}: {e}", script.display()))?;
+    make_executable(&script)?;
+
+    let size = folder_size(out)?;
+    println!("wrote {} ({:.1} MiB)", out.display(), size as f64 / (1 << 20) as f64);
+    if size > SIZE_LIMIT {
+        return Err(format!("the bundle is {size} bytes, over the runner's 64 MiB limit"));
+    }
+    Ok(())
+}
+
+/// Test executables from cargo's JSON messages, each named `<package>-<target>`
+/// (`kernels-matmul`, `host-gpu`, `host-host` for host's unit tests).
+fn test_executables(messages: &str) -> Vec<(String, PathBuf)> {
+    messages
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter(|m| m["reason"] == "compiler-artifact" && m["profile"]["test"] == true)
+        .filter_map(|m| {
+            let executable = PathBuf::from(m["executable"].as_str()?);
+            let package = package_name(m["package_id"].as_str()?);
+            let kind = m["target"]["kind"][0].as_str()?;
+            let target = m["target"]["name"].as_str()?;
+            Some((format!("{package}-{target}-{kind}"), executable))
+        })
+        .collect()
+}
+
+/// A package's name from its id: `path+file:///w/host#0.1.0` (folder named as the package) or
+/// `path+file:///w/dir#name@0.1.0`.
+fn package_name(id: &str) -> &str {
+    let (path, fragment) = id.rsplit_once('#').unwrap_or((id, ""));
+    match fragment.split_once('@') {
+        Some((name, _)) => name,
+        None => path.rsplit('/').next().unwrap_or(path),
+    }
+}
+
+/// The archs `cargo xtask build-ptx` wrote (it runs first).
+fn built_archs(target_dir: &Path) -> Result<Vec<String>, String> {
+    let ptx_dir = target_dir.join("ptx");
+    let entries = std::fs::read_dir(&ptx_dir).map_err(|e| format!("cannot list {}: {e}", ptx_dir.display()))?;
+    Ok(entries
+        .filter_map(|e| e.ok())
+        .filter_map(|e| e.file_name().to_str().map(str::to_string))
+        .collect())
+}
+
+fn copy(from: &Path, to: &Path) -> Result<(), String> {
+    if let Some(parent) = to.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+    }
+    std::fs::copy(from, to)
+        .map(|_| ())
+        .map_err(|e| format!("cannot copy {} to {}: {e}", from.display(), to.display()))
+}
+
+fn run(command: &mut Command) -> Result<(), String> {
+    let status = command.status().map_err(|e| format!("cannot run {command:?}: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("{command:?} failed ({status})"))
+    }
+}
+
+fn folder_size(path: &Path) -> Result<u64, String> {
+    let mut total = 0;
+    for entry in std::fs::read_dir(path).map_err(|e| format!("cannot list {}: {e}", path.display()))? {
+        let entry = entry.map_err(|e| e.to_string())?;
+        let meta = entry.metadata().map_err(|e| e.to_string())?;
+        total += if meta.is_dir() {
+            folder_size(&entry.path())?
+        } else {
+            meta.len()
+        };
+    }
+    Ok(total)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::package_name;
+
+    #[test]
+    fn package_names_come_from_cargo_package_ids() {
+        assert_eq!(package_name("path+file:///work/main/host#0.1.0"), "host");
+        assert_eq!(package_name("path+file:///work/main/dir#kernels@0.1.0"), "kernels");
+    }
+}
+
+#[cfg(unix)]
+pub fn make_executable(path: &Path) -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))
+        .map_err(|e| format!("cannot make {} executable: {e}", path.display()))
+}
+
+#[cfg(not(unix))]
+pub fn make_executable(_: &Path) -> Result<(), String> {
+    Ok(())
+}
