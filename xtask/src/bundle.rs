@@ -175,17 +175,6 @@ fn folder_size(path: &Path) -> Result<u64, String> {
     Ok(total)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::package_name;
-
-    #[test]
-    fn package_names_come_from_cargo_package_ids() {
-        assert_eq!(package_name("path+file:///work/main/host#0.1.0"), "host");
-        assert_eq!(package_name("path+file:///work/main/dir#kernels@0.1.0"), "kernels");
-    }
-}
-
 #[cfg(unix)]
 pub fn make_executable(path: &Path) -> Result<(), String> {
     use std::os::unix::fs::PermissionsExt;
@@ -196,4 +185,15 @@ pub fn make_executable(path: &Path) -> Result<(), String> {
 #[cfg(not(unix))]
 pub fn make_executable(_: &Path) -> Result<(), String> {
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::package_name;
+
+    #[test]
+    fn package_names_come_from_cargo_package_ids() {
+        assert_eq!(package_name("path+file:///work/main/host#0.1.0"), "host");
+        assert_eq!(package_name("path+file:///work/main/dir#kernels@0.1.0"), "kernels");
+    }
 }
