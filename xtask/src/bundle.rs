@@ -34,6 +34,14 @@ for test in "$here"/tests/*; do
   "$test" --include-ignored >> "$out/tests.log" 2>&1 || status=1
 done
 grep -E "^== |^test result|FAILED|panicked" "$out/tests.log"
+# compute-sanitizer on small launches of every kernel: out-of-bounds accesses and shared-memory races.
+for tool in memcheck racecheck; do
+  for demo in "matmul --m 70 --n 33 --k 45" "shared-add --n 1000" "vec-add --n 1000"; do
+    echo "== $tool: $demo" >> "$out/sanitizer.txt"
+    compute-sanitizer --tool $tool --error-exitcode 3 "$here/host" --backend gpu --runs 1 --warmup 0 $demo >> "$out/sanitizer.txt" 2>&1 || status=1
+  done
+done
+grep -E "^== |ERROR SUMMARY|RACECHECK SUMMARY" "$out/sanitizer.txt"
 "$here/host" --backend gpu info > "$out/info.txt" 2>&1 || status=1
 "$here/host" --backend gpu --cuda-c "$here/cuda-c" all --json-out "$out/all.json" 2>&1 | tee "$out/all.txt"
 [ "${PIPESTATUS[0]}" -eq 0 ] || status=1

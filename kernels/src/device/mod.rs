@@ -5,6 +5,7 @@
 //! `#[track_caller]` on the host lets the emulator say which barrier a thread stopped at.
 
 mod shared;
+mod unroll;
 mod word;
 
 #[cfg(target_arch = "nvptx64")]
@@ -17,6 +18,7 @@ use crate::emu::device as backend;
 
 pub use crate::launch::Dim3;
 pub use shared::{DynamicShared, MatrixLayout, SharedMatrix, SharedSlice, slice_bytes};
+pub use unroll::unrolled;
 pub use word::{SharedBits, SharedWord, WarpWord};
 
 /// Threads per warp on every NVIDIA GPU so far.

@@ -2,7 +2,7 @@
 //! TILE×TILE tile of A and one of B in shared memory, meets at a barrier, and every thread takes its
 //! dot-product slice from shared memory: each global element is read once per block, not TILE times.
 
-use crate::device::{DynamicShared, MatrixLayout, block_idx, fma, sync_threads, thread_idx};
+use crate::device::{DynamicShared, MatrixLayout, block_idx, fma, sync_threads, thread_idx, unrolled};
 use crate::kernel;
 use crate::launch::{Dim3, KernelInfo, LaunchShape};
 
@@ -71,9 +71,7 @@ pub(super) unsafe fn tiled_body(
         b_tile.set(ty, tx, b_value);
         // The tiles are complete before anyone reads them...
         sync_threads();
-        for i in 0..TILE {
-            sum = fma(a_tile.get(ty, i), b_tile.get(i, tx), sum);
-        }
+        unrolled::<TILE>(|i| sum = fma(a_tile.get(ty, i), b_tile.get(i, tx), sum));
         // ...and everyone has read them before the next step overwrites them.
         sync_threads();
     }
