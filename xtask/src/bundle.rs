@@ -10,9 +10,12 @@ const SIZE_LIMIT: u64 = 64 << 20;
 /// The script the runner executes: the GPU suite (ignored tests included) and the demos, logs and
 /// JSON into the folder it is given. Kept to sequencing; all logic is in the Rust binaries.
 const RUN_SCRIPT: &str = r#"#!/usr/bin/env bash
-# Runs the GPU suite and the demos on the runner, which has no cargo. Usage: run.sh OUT_DIR
+# Runs on the GPU runner, which has no cargo. Usage: run.sh OUT_DIR [check|bench|all]
+#   check (default): every test with --include-ignored, compute-sanitizer, `host info`, `host all`
+#   bench:           the criterion benches, writing OUT_DIR/bench.json for `cargo xtask bench-report`
 set -u
-out=${1:?usage: run.sh OUT_DIR}
+out=${1:?usage: run.sh OUT_DIR [check|bench|all]}
+mode=${2:-check}
 here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$out" "$here/cuda-c"
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
@@ -20,7 +23,7 @@ export PATH=/usr/local/cuda/bin:$PATH
 status=0
 env_log="$out/environment.txt"
 { date -u; nvidia-smi --query-gpu=name,driver_version,compute_cap,memory.total --format=csv,noheader; nvcc --version | tail -1; } > "$env_log" 2>&1
-# The CUDA C references, compiled as the benchmarks compare them; SASS of both sides for reading.
+# The CUDA C references, compiled as the comparisons use them; SASS of both sides for reading.
 for cu in "$here"/cuda-c-src/*.cu; do
   name=$(basename "$cu" .cu)
   nvcc -arch=sm_90 -O3 -ptx "$cu" -o "$here/cuda-c/$name.ptx" >> "$env_log" 2>&1 || status=1
@@ -29,22 +32,28 @@ for cu in "$here"/cuda-c-src/*.cu; do
 done
 ptxas -arch=sm_90 -v "$here/ptx/sm_90/kernels.ptx" -o "$here/rust.cubin" >> "$env_log" 2>&1 &&
   cuobjdump -sass "$here/rust.cubin" > "$out/sass-rust.txt" 2>&1
-for test in "$here"/tests/*; do
-  echo "== $(basename "$test")" >> "$out/tests.log"
-  "$test" --include-ignored >> "$out/tests.log" 2>&1 || status=1
-done
-grep -E "^== |^test result|FAILED|panicked" "$out/tests.log"
-# compute-sanitizer on small launches of every kernel: out-of-bounds accesses and shared-memory races.
-for tool in memcheck racecheck; do
-  for demo in "matmul --m 70 --n 33 --k 45" "shared-add --n 1000" "vec-add --n 1000"; do
-    echo "== $tool: $demo" >> "$out/sanitizer.txt"
-    compute-sanitizer --tool $tool --error-exitcode 3 "$here/host" --backend gpu --runs 1 --warmup 0 $demo >> "$out/sanitizer.txt" 2>&1 || status=1
+if [ "$mode" = check ] || [ "$mode" = all ]; then
+  for test in "$here"/tests/*; do
+    echo "== $(basename "$test")" >> "$out/tests.log"
+    "$test" --include-ignored >> "$out/tests.log" 2>&1 || status=1
   done
-done
-grep -E "^== |ERROR SUMMARY|RACECHECK SUMMARY" "$out/sanitizer.txt"
-"$here/host" --backend gpu info > "$out/info.txt" 2>&1 || status=1
-"$here/host" --backend gpu --cuda-c "$here/cuda-c" all --json-out "$out/all.json" 2>&1 | tee "$out/all.txt"
-[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+  grep -E "^== |^test result|FAILED|panicked" "$out/tests.log"
+  # compute-sanitizer on small launches of every kernel: out-of-bounds accesses and shared-memory races.
+  for tool in memcheck racecheck; do
+    for demo in "matmul --m 70 --n 33 --k 45" "shared-add --n 1000" "vec-add --n 1000"; do
+      echo "== $tool: $demo" >> "$out/sanitizer.txt"
+      compute-sanitizer --tool $tool --error-exitcode 3 "$here/host" --backend gpu --runs 1 --warmup 0 $demo >> "$out/sanitizer.txt" 2>&1 || status=1
+    done
+  done
+  grep -E "^== |ERROR SUMMARY|RACECHECK SUMMARY" "$out/sanitizer.txt"
+  "$here/host" --backend gpu info > "$out/info.txt" 2>&1 || status=1
+  "$here/host" --backend gpu --cuda-c "$here/cuda-c" all --json-out "$out/all.json" 2>&1 | tee "$out/all.txt"
+  [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+fi
+if [ "$mode" = bench ] || [ "$mode" = all ]; then
+  CUDA_C_PTX="$here/cuda-c" BENCH_JSON="$out/bench.json" "$here/bench-kernels" --bench > "$out/bench.log" 2>&1 || status=1
+  tail -n 5 "$out/bench.log"
+fi
 echo "run.sh: exit $status"
 exit $status
 "#;
@@ -84,9 +93,36 @@ pub fn build(workspace: &Path, target_dir: &Path, out: &Path) -> Result<(), Stri
             String::from_utf8_lossy(&output.stderr)
         ));
     }
-    for (name, executable) in test_executables(&String::from_utf8_lossy(&output.stdout)) {
+    for (name, executable) in artifacts(&String::from_utf8_lossy(&output.stdout), "test") {
         copy(&executable, &tests_dir.join(name))?;
     }
+
+    eprintln!("building the benches ...");
+    let output = Command::new(&cargo)
+        .current_dir(workspace)
+        .args([
+            "bench",
+            "--locked",
+            "-p",
+            "benches",
+            "--bench",
+            "kernels",
+            "--no-run",
+            "--message-format=json-render-diagnostics",
+        ])
+        .output()
+        .map_err(|e| format!("cannot run cargo: {e}"))?;
+    if !output.status.success() {
+        return Err(format!(
+            "cargo bench --no-run failed:\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        ));
+    }
+    let (_, bench) = artifacts(&String::from_utf8_lossy(&output.stdout), "bench")
+        .into_iter()
+        .next()
+        .ok_or("cargo bench --no-run listed no bench executable")?;
+    copy(&bench, &out.join("bench-kernels"))?;
 
     for arch in built_archs(target_dir)? {
         let ptx = target_dir.join("ptx").join(&arch).join("kernels.ptx");
@@ -114,13 +150,14 @@ pub fn build(workspace: &Path, target_dir: &Path, out: &Path) -> Result<(), Stri
     Ok(())
 }
 
-/// Test executables from cargo's JSON messages, each named `<package>-<target>`
-/// (`kernels-matmul`, `host-gpu`, `host-host` for host's unit tests).
-fn test_executables(messages: &str) -> Vec<(String, PathBuf)> {
+/// Executables of `profile` ("test": test harnesses, "bench": benches) from cargo's JSON messages,
+/// each named `<package>-<target>-<kind>` (`kernels-matmul-test`, `host-host-lib`).
+fn artifacts(messages: &str, profile: &str) -> Vec<(String, PathBuf)> {
     messages
         .lines()
         .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
         .filter(|m| m["reason"] == "compiler-artifact" && m["profile"]["test"] == true)
+        .filter(|m| profile == "test" || m["target"]["kind"][0] == profile)
         .filter_map(|m| {
             let executable = PathBuf::from(m["executable"].as_str()?);
             let package = package_name(m["package_id"].as_str()?);

@@ -1,6 +1,7 @@
 //! The PTX builder and the ptxas checks, shared by `cargo xtask` and `host/build.rs`.
 
 pub mod arch;
+pub mod bench_results;
 pub mod ptx_build;
 pub mod ptxas;
 

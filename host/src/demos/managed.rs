@@ -17,8 +17,9 @@ pub const DEFAULT_N: usize = 1 << 26;
 /// Repetitions of each scenario (each moves every page at least twice).
 const REPETITIONS: usize = 5;
 
+/// How the data gets to the GPU and back.
 #[derive(Clone, Copy, Debug)]
-enum Scenario {
+pub enum Scenario {
     PageableCopies,
     PinnedCopies,
     ManagedOnDemand,
@@ -27,7 +28,7 @@ enum Scenario {
 }
 
 impl Scenario {
-    const ALL: [Scenario; 5] = [
+    pub const ALL: [Scenario; 5] = [
         Scenario::PageableCopies,
         Scenario::PinnedCopies,
         Scenario::ManagedOnDemand,
@@ -35,7 +36,7 @@ impl Scenario {
         Scenario::ManagedReadMostly,
     ];
 
-    fn name(self) -> &'static str {
+    pub fn name(self) -> &'static str {
         match self {
             Scenario::PageableCopies => "pageable copies",
             Scenario::PinnedCopies => "pinned copies",
@@ -47,9 +48,9 @@ impl Scenario {
 }
 
 /// One repetition: end to end and kernel alone, in ms.
-struct Sample {
-    end_to_end_ms: f64,
-    kernel_ms: f64,
+pub struct Sample {
+    pub end_to_end_ms: f64,
+    pub kernel_ms: f64,
 }
 
 pub fn run(backend: &Backend, settings: &Settings, n: usize) -> Result<Vec<Row>> {
@@ -93,7 +94,9 @@ pub fn run(backend: &Backend, settings: &Settings, n: usize) -> Result<Vec<Row>>
     Ok(rows)
 }
 
-fn run_once(
+/// One repetition of `scenario` on vec_add of `a` and `b`: the sample, and the check of what the CPU
+/// read back against `expected`.
+pub fn run_once(
     gpu: &Gpu,
     scenario: Scenario,
     a: &[f32],

@@ -1,7 +1,7 @@
 //! `matmul`: the three matmul kernels against cuBLAS SGEMM on the same shape, in the same run.
 
 use super::report::Ceiling;
-use super::{Backend, EMU_RUNS, Rate, Row, Settings, check_against, emu_size, random_inputs, source_label, time_emu};
+use super::{Backend, EMU_RUNS, Rate, Row, Settings, check_against, emu_size, random_inputs, time_emu};
 use crate::error::Result;
 use crate::gpu::{self, Cublas, MatmulVariant, time_gpu};
 use kernels::reference::{self, Expected};
@@ -63,7 +63,7 @@ pub fn run(
             let check = oracle.check(&gpu.download(&c)?);
             rows.push(
                 Row::new("matmul", entry, size.clone(), "gpu", timing, flops)
-                    .from_source(entry, source_label(source))
+                    .from_source(entry, source.label())
                     .with_ceiling(Some(&ceiling))
                     .with_check(check),
             );

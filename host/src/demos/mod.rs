@@ -1,7 +1,7 @@
 //! The demos behind the `host` binary: each runs kernels on the chosen backend, checks every result
 //! against the f64 CPU reference, and returns one [`Row`] per variant.
 
-mod ceiling;
+pub mod ceiling;
 pub mod managed;
 pub mod matmul;
 pub mod report;
@@ -72,19 +72,7 @@ pub struct Settings<'a> {
 impl<'a> Settings<'a> {
     /// The sources to measure a kernel from: Rust, and CUDA C where a reference for it is loaded.
     pub(crate) fn sources(&self, entry: &str) -> Vec<Source<'a>> {
-        let mut sources = vec![Source::Rust];
-        if let Some(reference) = self.cuda_c.filter(|r| r.has(entry)) {
-            sources.push(Source::CudaC(reference));
-        }
-        sources
-    }
-}
-
-/// How a row names where its kernel came from.
-pub(crate) fn source_label(source: Source) -> &'static str {
-    match source {
-        Source::Rust => "rust",
-        Source::CudaC(_) => "cuda_c",
+        Source::for_kernel(entry, self.cuda_c)
     }
 }
 
@@ -96,7 +84,8 @@ pub const EMU_RUNS: usize = 1;
 /// Largest matrix side the emulator runs in the matmul demo.
 pub const EMU_MAX_SIDE: usize = 128;
 
-pub(crate) fn random_inputs(seed: u64, len: usize) -> Vec<f32> {
+/// `len` values uniform in [-1, 1) from `seed`.
+pub fn random_inputs(seed: u64, len: usize) -> Vec<f32> {
     let mut rng = StdRng::seed_from_u64(seed);
     (0..len).map(|_| rng.random_range(-1.0f32..1.0)).collect()
 }

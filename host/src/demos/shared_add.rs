@@ -1,9 +1,7 @@
 //! `shared-add`: the seed's shared-memory example (stage, barrier, read the neighbour), from Rust and
 //! from CUDA C where `--cuda-c` loaded it, against the device-to-device copy ceiling.
 
-use super::{
-    Backend, EMU_RUNS, Rate, Row, Settings, ceiling, check_against, emu_size, random_inputs, source_label, time_emu,
-};
+use super::{Backend, EMU_RUNS, Rate, Row, Settings, ceiling, check_against, emu_size, random_inputs, time_emu};
 use crate::error::Result;
 use crate::gpu::{self, time_gpu};
 use kernels::reference;
@@ -37,7 +35,7 @@ pub fn run(backend: &Backend, settings: &Settings, n: usize) -> Result<Vec<Row>>
         let check = check_against(&gpu.download(&out)?, &expected);
         rows.push(
             Row::new("shared-add", "device memory", size.clone(), "gpu", timing, bytes)
-                .from_source(ENTRY, source_label(source))
+                .from_source(ENTRY, source.label())
                 .with_ceiling(Some(&copy))
                 .with_check(check),
         );

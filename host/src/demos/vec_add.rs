@@ -1,9 +1,7 @@
 //! `vec-add`: the memory-bound baseline, on plain device memory (from Rust, and from CUDA C where
 //! `--cuda-c` loaded it) and on prefetched managed memory, against the device-to-device copy ceiling.
 
-use super::{
-    Backend, EMU_RUNS, Rate, Row, Settings, ceiling, check_against, emu_size, random_inputs, source_label, time_emu,
-};
+use super::{Backend, EMU_RUNS, Rate, Row, Settings, ceiling, check_against, emu_size, random_inputs, time_emu};
 use crate::error::Result;
 use crate::gpu::{self, Gpu, ManagedBuffer, Source, Timing, time_gpu};
 use kernels::reference::{self, Expected};
@@ -32,7 +30,7 @@ pub fn run(backend: &Backend, settings: &Settings, n: usize) -> Result<Vec<Row>>
         let (timing, check) = device_memory(gpu, settings, source, &a, &b, &expected)?;
         rows.push(
             Row::new("vec-add", "device memory", size.clone(), "gpu", timing, bytes)
-                .from_source(ENTRY, source_label(source))
+                .from_source(ENTRY, source.label())
                 .with_ceiling(Some(&copy))
                 .with_check(check),
         );

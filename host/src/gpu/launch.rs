@@ -52,6 +52,25 @@ pub enum Source<'a> {
     CudaC(&'a CudaReference),
 }
 
+impl<'a> Source<'a> {
+    /// The sources to measure `entry` from: Rust, and CUDA C where `cuda_c` has a reference for it.
+    pub fn for_kernel(entry: &str, cuda_c: Option<&'a CudaReference>) -> Vec<Source<'a>> {
+        let mut sources = vec![Source::Rust];
+        if let Some(reference) = cuda_c.filter(|r| r.has(entry)) {
+            sources.push(Source::CudaC(reference));
+        }
+        sources
+    }
+
+    /// "rust" or "cuda_c", as reports name them.
+    pub fn label(self) -> &'static str {
+        match self {
+            Source::Rust => "rust",
+            Source::CudaC(_) => "cuda_c",
+        }
+    }
+}
+
 impl Gpu {
     /// The kernel's function, with its dynamic shared-memory limit raised where it needs more than 48 KB.
     fn prepare<'a>(&'a self, source: Source<'a>, kernel: &KernelInfo, shape: &LaunchShape) -> Result<&'a CudaFunction> {

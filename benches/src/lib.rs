@@ -1,0 +1,151 @@
+//! Shared pieces of the kernel benchmarks: GPU time per iteration from CUDA events inside criterion,
+//! input sets rotated past the L2, and the results file `cargo xtask bench-report` reads.
+
+use criterion::{Criterion, SamplingMode};
+use cudarc::driver::sys::CUevent_flags;
+use host::gpu::Gpu;
+use std::cell::RefCell;
+use std::time::Duration;
+
+/// Input sets for data of `set_bytes`, enough that one pass over them is four times the L2: each
+/// iteration then reads memory, not cache. At most 32.
+pub fn input_sets(gpu: &Gpu, set_bytes: f64) -> usize {
+    let l2 = gpu.info().l2_bytes as f64;
+    ((4.0 * l2 / set_bytes).ceil() as usize).clamp(1, 32)
+}
+
+/// Runs `launch(iteration)` under criterion as benchmark `group/id`, timing each sample's iterations
+/// with CUDA events, and returns the median time of one iteration over all samples, in ms.
+/// Flat sampling: every sample has the same iteration count, so a 200 ms case takes 10 iterations,
+/// not the 55 of criterion's linear mode.
+pub fn time_case(
+    criterion: &mut Criterion,
+    gpu: &Gpu,
+    (group, id): (&str, &str),
+    mut launch: impl FnMut(usize) -> host::Result<()>,
+) -> host::Result<f64> {
+    let per_iteration = RefCell::new(Vec::new());
+    let failure = RefCell::new(None);
+    let mut group = criterion.benchmark_group(group);
+    group.sampling_mode(SamplingMode::Flat);
+    group.bench_function(id, |bencher| {
+        bencher.iter_custom(|iterations| {
+            if failure.borrow().is_some() {
+                return Duration::from_nanos(1);
+            }
+            match time_iterations(gpu, iterations as usize, &mut launch) {
+                Ok(ms) => {
+                    per_iteration.borrow_mut().push(ms / iterations as f64);
+                    Duration::from_secs_f64(ms / 1e3)
+                }
+                Err(error) => {
+                    *failure.borrow_mut() = Some(error);
+                    Duration::from_nanos(1)
+                }
+            }
+        })
+    });
+    group.finish();
+    if let Some(error) = failure.into_inner() {
+        return Err(error);
+    }
+    Ok(median(per_iteration.into_inner()))
+}
+
+/// As [`time_case`] for work timed on the host (end-to-end cases): `run` returns its own ms.
+pub fn time_host_case(
+    criterion: &mut Criterion,
+    (group, id): (&str, &str),
+    mut run: impl FnMut() -> host::Result<f64>,
+) -> host::Result<f64> {
+    let per_iteration = RefCell::new(Vec::new());
+    let failure = RefCell::new(None);
+    let mut group = criterion.benchmark_group(group);
+    group.sampling_mode(SamplingMode::Flat);
+    group.bench_function(id, |bencher| {
+        bencher.iter_custom(|iterations| {
+            let mut total = 0.0;
+            for _ in 0..iterations {
+                if failure.borrow().is_some() {
+                    break;
+                }
+                match run() {
+                    Ok(ms) => {
+                        per_iteration.borrow_mut().push(ms);
+                        total += ms;
+                    }
+                    Err(error) => *failure.borrow_mut() = Some(error),
+                }
+            }
+            Duration::from_secs_f64(total / 1e3)
+        })
+    });
+    group.finish();
+    if let Some(error) = failure.into_inner() {
+        return Err(error);
+    }
+    Ok(median(per_iteration.into_inner()))
+}
+
+fn time_iterations(
+    gpu: &Gpu,
+    iterations: usize,
+    launch: &mut impl FnMut(usize) -> host::Result<()>,
+) -> host::Result<f64> {
+    let driver = |e| host::HostError::Driver {
+        doing: "timing with events".into(),
+        source: e,
+    };
+    let ctx = gpu.context();
+    let start = ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).map_err(driver)?;
+    let end = ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).map_err(driver)?;
+    start.record(gpu.stream()).map_err(driver)?;
+    for iteration in 0..iterations {
+        launch(iteration)?;
+    }
+    end.record(gpu.stream()).map_err(driver)?;
+    Ok(start.elapsed_ms(&end).map_err(driver)? as f64)
+}
+
+pub fn median(mut values: Vec<f64>) -> f64 {
+    if values.is_empty() {
+        return f64::NAN;
+    }
+    values.sort_by(f64::total_cmp);
+    let mid = values.len() / 2;
+    if values.len() % 2 == 1 {
+        values[mid]
+    } else {
+        (values[mid - 1] + values[mid]) / 2.0
+    }
+}
+
+/// Checks every `stride`-th element of `out` against `expected` (large outputs: a full f64 check per
+/// case would take longer than the measurement).
+pub fn spot_check(out: &[f32], expected: impl Fn(usize) -> (f64, f64), stride: usize) -> Result<(), String> {
+    for i in (0..out.len()).step_by(stride.max(1)).chain([out.len() - 1]) {
+        let (want, tolerance) = expected(i);
+        let error = (out[i] as f64 - want).abs();
+        if error.is_nan() || error > tolerance + f64::MIN_POSITIVE {
+            return Err(format!(
+                "element {i}: got {}, expected {want} (tolerance {tolerance:.3e})",
+                out[i]
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn median_and_spot_check() {
+        assert_eq!(median(vec![3.0, 1.0, 2.0]), 2.0);
+        assert!(median(Vec::new()).is_nan());
+        let out = [1.0f32, 2.0, 3.0, 4.0];
+        assert!(spot_check(&out, |i| ((i + 1) as f64, 1e-6), 2).is_ok());
+        assert!(spot_check(&[1.0, 2.0, 3.0, f32::NAN], |i| ((i + 1) as f64, 1e-6), 2).is_err());
+    }
+}
