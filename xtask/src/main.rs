@@ -1,6 +1,8 @@
 //! `cargo xtask <verb>`: project automation in Rust (see `cargo xtask --help`).
 
 mod bundle;
+mod plots;
+mod report;
 
 use clap::{Parser, Subcommand};
 use std::path::{Path, PathBuf};
@@ -42,6 +44,15 @@ enum Verb {
         #[arg(long, default_value = "target/gpu-bundle")]
         out: PathBuf,
     },
+    /// Turn the benches' results JSON into docs/bench: a Markdown table and plots (SVG and PNG).
+    BenchReport {
+        /// The results file the benches wrote; on the GPU runner, `run.sh OUT bench` writes OUT/bench.json.
+        #[arg(long, default_value = "target/bench/results.json")]
+        input: PathBuf,
+        /// Where to write README.md, results.json (a copy of the input) and the plots.
+        #[arg(long, default_value = "docs/bench")]
+        out: PathBuf,
+    },
 }
 
 #[derive(Debug)]
@@ -60,6 +71,7 @@ fn main() -> ExitCode {
         Verb::Setup { force } => setup(force),
         Verb::Doctor => doctor(),
         Verb::GpuBundle { out } => gpu_bundle(&out),
+        Verb::BenchReport { input, out } => bench_report(&input, &out),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -191,6 +203,15 @@ fn gpu_bundle(out: &Path) -> Result<(), Failure> {
         workspace_root().join(out)
     };
     bundle::build(&workspace_root(), &target_dir(), &out).map_err(Failure)
+}
+
+fn bench_report(input: &Path, out: &Path) -> Result<(), Failure> {
+    // Relative to the workspace root, not the working directory (joining an absolute path keeps it).
+    let root = workspace_root();
+    for path in report::write(&root.join(input), &root.join(out)).map_err(Failure)? {
+        println!("wrote {}", path.display());
+    }
+    Ok(())
 }
 
 fn setup(force: bool) -> Result<(), Failure> {

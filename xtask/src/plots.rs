@@ -1,0 +1,546 @@
+//! The plots of `cargo xtask bench-report`. Each is drawn twice from the same code: SVG for the
+//! docs (sharp at any zoom), PNG for viewers that do not render SVG.
+
+use plotters::coord::Shift;
+use plotters::element::DashedPathElement;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+use std::path::Path;
+use std::sync::OnceLock;
+use xtask::bench_results::{BenchCase, BenchRun, Family, Source};
+
+/// Tableau 10, less its gray: colours that stay apart for most colour vision.
+const PALETTE: [RGBColor; 9] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(188, 189, 34),
+    RGBColor(23, 190, 207),
+];
+/// Ceilings (cuBLAS, the copy bandwidth, parity) are near-black so that no kernel is mistaken for one.
+const CEILING: RGBColor = RGBColor(30, 30, 30);
+const WIDTH: u32 = 1100;
+const HEIGHT: u32 = 640;
+/// Room right of the chart for the legend, so that it never covers a line.
+const LEGEND_WIDTH: u32 = 290;
+const FONT: &str = "sans-serif";
+
+/// A drawing area in pixels, e.g. the whole image.
+type Area<DB> = DrawingArea<DB, Shift>;
+
+/// One of the report's plots.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Plot {
+    /// TFLOP/s against the matrix side, square shapes, cuBLAS as the ceiling.
+    Matmul,
+    /// Elementwise GB/s against elements, the copy bandwidth as the ceiling.
+    Memory,
+    /// Rust over CUDA C rate for every kernel and size measured both ways.
+    Ratios,
+}
+
+impl Plot {
+    pub const ALL: [Plot; 3] = [Plot::Matmul, Plot::Memory, Plot::Ratios];
+
+    /// The file name without extension; the README links `<stem>.svg`.
+    pub fn stem(self) -> &'static str {
+        match self {
+            Plot::Matmul => "matmul",
+            Plot::Memory => "memory",
+            Plot::Ratios => "ratios",
+        }
+    }
+
+    /// Alt text for the README's image link.
+    pub fn alt(self) -> &'static str {
+        match self {
+            Plot::Matmul => "Matmul TFLOP/s against matrix side, with cuBLAS as the ceiling",
+            Plot::Memory => "Elementwise GB/s against elements, with the copy bandwidth as the ceiling",
+            Plot::Ratios => "Rust over CUDA C rate per kernel and size",
+        }
+    }
+
+    /// Why this run has nothing to draw, or `None` when it has.
+    pub fn missing(self, run: &BenchRun) -> Option<&'static str> {
+        let empty = match self {
+            Plot::Matmul => square_matmul(run).next().is_none(),
+            Plot::Memory => of_family(run, Family::Elementwise).next().is_none(),
+            Plot::Ratios => ratio_bars(run).is_empty(),
+        };
+        empty.then_some(match self {
+            Plot::Matmul => "no square matmul shapes (m = n = k) to plot",
+            Plot::Memory => "no elementwise cases to plot",
+            Plot::Ratios => "no kernel measured both in Rust and in CUDA C",
+        })
+    }
+
+    pub fn write_svg(self, run: &BenchRun, path: &Path) -> Result<(), String> {
+        embed_font()?;
+        let root = SVGBackend::new(path, self.size(run)).into_drawing_area();
+        self.draw(run, &root)?;
+        root.present()
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))
+    }
+
+    pub fn write_png(self, run: &BenchRun, path: &Path) -> Result<(), String> {
+        embed_font()?;
+        let root = BitMapBackend::new(path, self.size(run)).into_drawing_area();
+        self.draw(run, &root)?;
+        root.present()
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))
+    }
+
+    fn size(self, run: &BenchRun) -> (u32, u32) {
+        match self {
+            // One row per bar: the height grows with the bars so the labels stay readable.
+            Plot::Ratios => (WIDTH, 170 + 30 * ratio_bars(run).len() as u32),
+            _ => (WIDTH, HEIGHT),
+        }
+    }
+
+    fn draw<DB: DrawingBackend>(self, run: &BenchRun, root: &Area<DB>) -> Result<(), String> {
+        root.fill(&WHITE).map_err(err)?;
+        match self {
+            Plot::Matmul => draw_matmul(run, root),
+            Plot::Memory => draw_memory(run, root),
+            Plot::Ratios => draw_ratios(run, root),
+        }
+    }
+}
+
+/// plotters' text needs a font; the embedded DejaVu Sans spares CI system fonts and fontconfig.
+fn embed_font() -> Result<(), String> {
+    static REGISTERED: OnceLock<bool> = OnceLock::new();
+    let ok = *REGISTERED
+        .get_or_init(|| plotters::style::register_font(FONT, FontStyle::Normal, dejavu::sans::regular()).is_ok());
+    if ok {
+        Ok(())
+    } else {
+        Err("the embedded DejaVu Sans font did not load".into())
+    }
+}
+
+fn err(error: impl std::fmt::Display) -> String {
+    format!("cannot draw the plot: {error}")
+}
+
+fn of_family(run: &BenchRun, family: Family) -> impl Iterator<Item = &BenchCase> {
+    run.cases.iter().filter(move |c| c.family == family)
+}
+
+/// The side of an "m x n x k" shape when m = n = k.
+fn square_side(size: &str) -> Option<u64> {
+    let sides: Vec<u64> = size.split('x').map(|s| s.trim().parse().ok()).collect::<Option<_>>()?;
+    match sides[..] {
+        [m, n, k] if m == n && n == k => Some(m),
+        _ => None,
+    }
+}
+
+fn square_matmul(run: &BenchRun) -> impl Iterator<Item = &BenchCase> {
+    of_family(run, Family::Matmul).filter(|c| square_side(&c.size).is_some())
+}
+
+/// "2²⁰" for powers of two, else the number: elements read better as exponents.
+pub fn power_of_two(x: f64) -> Option<String> {
+    const SUPERSCRIPT: [char; 10] = ['⁰', '¹', '²', '³', '⁴', '⁵', '⁶', '⁷', '⁸', '⁹'];
+    if !(x >= 1.0 && x < 2f64.powi(63) && x.fract() == 0.0) || !(x as u64).is_power_of_two() {
+        return None;
+    }
+    let exponent = (x as u64).trailing_zeros().to_string();
+    Some(format!(
+        "2{}",
+        exponent
+            .chars()
+            .map(|d| SUPERSCRIPT[d.to_digit(10).unwrap_or(0) as usize])
+            .collect::<String>()
+    ))
+}
+
+pub fn source_label(source: Source) -> &'static str {
+    match source {
+        Source::Rust => "Rust",
+        Source::CudaC => "CUDA C",
+        Source::Library => "library",
+    }
+}
+
+/// How one line is drawn, in the chart and in the legend alike.
+#[derive(Clone, Copy)]
+struct Look {
+    color: RGBColor,
+    width: u32,
+    dashed: bool,
+    /// Filled circles for Rust, hollow for CUDA C, none for a ceiling.
+    marker: Option<bool>,
+}
+
+impl Look {
+    /// Colour by kernel, line and marker by source, so Rust and CUDA C of one kernel pair up.
+    fn of(color: RGBColor, source: Source) -> Look {
+        match source {
+            Source::Library => Look {
+                color: CEILING,
+                width: 3,
+                dashed: false,
+                marker: Some(true),
+            },
+            _ => Look {
+                color,
+                width: 2,
+                dashed: source == Source::CudaC,
+                marker: Some(source == Source::Rust),
+            },
+        }
+    }
+
+    /// Hollow circles are larger than filled ones, so that where Rust and CUDA C coincide both show.
+    fn marker(&self) -> Option<(u32, ShapeStyle)> {
+        self.marker.map(|filled| {
+            if filled {
+                (4, self.color.filled())
+            } else {
+                (6, self.color.stroke_width(2))
+            }
+        })
+    }
+
+    fn ceiling() -> Look {
+        Look {
+            color: CEILING,
+            width: 2,
+            dashed: true,
+            marker: None,
+        }
+    }
+}
+
+/// A kernel from one source: its points, sorted by x, without non-finite or non-positive values
+/// (the x axes are logarithmic).
+struct Line {
+    label: String,
+    source: Source,
+    look: Look,
+    points: Vec<(f64, f64)>,
+}
+
+/// One line per (kernel, source) in the order the run measured them, the library (the ceiling) first.
+fn lines<'a>(run: &BenchRun, cases: impl Iterator<Item = &'a BenchCase>) -> Vec<Line> {
+    let mut keys: Vec<(&str, Source)> = Vec::new();
+    let mut points: Vec<Vec<(f64, f64)>> = Vec::new();
+    for case in cases {
+        if !(case.x.is_finite() && case.x > 0.0 && case.rate.is_finite()) {
+            continue;
+        }
+        let key = (case.kernel.as_str(), case.source);
+        let index = keys.iter().position(|k| *k == key).unwrap_or_else(|| {
+            keys.push(key);
+            points.push(Vec::new());
+            keys.len() - 1
+        });
+        points[index].push((case.x, case.rate));
+    }
+    let mut out: Vec<Line> = keys
+        .iter()
+        .zip(points)
+        .map(|(&(kernel, source), mut points)| {
+            points.sort_by(|a, b| a.0.total_cmp(&b.0));
+            let label = match source {
+                Source::Library => format!("{} (ceiling)", library_name(kernel)),
+                _ => format!("{kernel} ({})", source_label(source)),
+            };
+            Line {
+                label,
+                source,
+                look: Look::of(kernel_color(run, kernel), source),
+                points,
+            }
+        })
+        .collect();
+    out.sort_by_key(|line| line.source != Source::Library);
+    out
+}
+
+/// One colour per kernel across all plots, in the order the run first measured each.
+fn kernel_color(run: &BenchRun, kernel: &str) -> RGBColor {
+    let mut seen: Vec<&str> = Vec::new();
+    for case in run.cases.iter().filter(|c| c.source != Source::Library) {
+        if case.kernel == kernel {
+            break;
+        }
+        if !seen.contains(&case.kernel.as_str()) {
+            seen.push(&case.kernel);
+        }
+    }
+    PALETTE[seen.len() % PALETTE.len()]
+}
+
+/// The name readers know a library call by.
+fn library_name(kernel: &str) -> &str {
+    match kernel {
+        "cublas_sgemm" => "cuBLAS SGEMM",
+        other => other,
+    }
+}
+
+/// Distinct x values, ascending: the tick marks of the line plots.
+fn distinct_x(lines: &[Line]) -> Vec<f64> {
+    let mut xs: Vec<f64> = lines.iter().flat_map(|l| l.points.iter().map(|p| p.0)).collect();
+    xs.sort_by(f64::total_cmp);
+    xs.dedup();
+    xs
+}
+
+/// The y axis' top: a tenth above the highest point or the ceiling, whichever is higher.
+fn max_y(lines: &[Line], floor: f64) -> f64 {
+    let top = lines
+        .iter()
+        .flat_map(|l| l.points.iter().map(|p| p.1))
+        .fold(floor, f64::max);
+    if top.is_finite() && top > 0.0 { top * 1.1 } else { 1.0 }
+}
+
+/// The title across the top, then the chart area and, right of it, the legend's column.
+fn layout<DB: DrawingBackend>(root: &Area<DB>, title: &str) -> Result<(Area<DB>, Area<DB>), String> {
+    let body = root.titled(title, (FONT, 24)).map_err(err)?;
+    let width = body.dim_in_pixel().0;
+    Ok(body.split_horizontally(width.saturating_sub(LEGEND_WIDTH)))
+}
+
+fn draw_line<DB, X, Y>(chart: &mut ChartContext<DB, Cartesian2d<X, Y>>, line: &Line) -> Result<(), String>
+where
+    DB: DrawingBackend,
+    X: Ranged<ValueType = f64>,
+    Y: Ranged<ValueType = f64>,
+{
+    let style = line.look.color.stroke_width(line.look.width);
+    let points = line.points.iter().copied();
+    if line.look.dashed {
+        chart.draw_series(DashedLineSeries::new(points, 10, 6, style))
+    } else {
+        chart.draw_series(LineSeries::new(points, style))
+    }
+    .map_err(err)?;
+    if let Some((radius, style)) = line.look.marker() {
+        chart
+            .draw_series(line.points.iter().map(|&p| Circle::new(p, radius, style)))
+            .map_err(err)?;
+    }
+    Ok(())
+}
+
+/// Legend entries drawn by hand in their own column: plotters' built-in legend sits inside the chart.
+fn draw_legend<DB: DrawingBackend>(area: &Area<DB>, entries: &[(String, Look)]) -> Result<(), String> {
+    let text = TextStyle::from((FONT, 15).into_font()).pos(Pos::new(HPos::Left, VPos::Center));
+    for (i, (label, look)) in entries.iter().enumerate() {
+        let y = 40 + 26 * i as i32;
+        let style = look.color.stroke_width(look.width);
+        let ends = [(8, y), (48, y)];
+        if look.dashed {
+            area.draw(&DashedPathElement::new(ends, 8, 5, style)).map_err(err)?;
+        } else {
+            area.draw(&PathElement::new(ends.to_vec(), style)).map_err(err)?;
+        }
+        if let Some((radius, style)) = look.marker() {
+            area.draw(&Circle::new((28, y), radius, style)).map_err(err)?;
+        }
+        area.draw(&Text::new(label.clone(), (58, y), text.clone()))
+            .map_err(err)?;
+    }
+    Ok(())
+}
+
+/// What a line chart shows besides its lines.
+struct Axes<'a> {
+    x_desc: &'a str,
+    y_desc: &'a str,
+    x_label: &'a dyn Fn(&f64) -> String,
+    /// A horizontal ceiling drawn under the lines, e.g. the copy bandwidth.
+    ceiling: Option<f64>,
+}
+
+/// A line chart over a logarithmic x axis with a tick at every measured x, y from 0.
+fn line_chart<DB: DrawingBackend>(area: &Area<DB>, lines: &[Line], axes: &Axes) -> Result<(), String> {
+    let xs = distinct_x(lines);
+    let (lo, hi) = (xs.first().copied().unwrap_or(1.0), xs.last().copied().unwrap_or(2.0));
+    let y_top = max_y(lines, axes.ceiling.unwrap_or(0.0));
+    // Some room either side so that the end markers are not cut by the axes.
+    let x_range = (lo / 1.25..hi * 1.25).log_scale().with_key_points(xs);
+    let mut chart = ChartBuilder::on(area)
+        .margin(16)
+        .x_label_area_size(56)
+        .y_label_area_size(72)
+        .build_cartesian_2d(x_range, 0.0..y_top)
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .x_desc(axes.x_desc)
+        .y_desc(axes.y_desc)
+        .x_label_formatter(axes.x_label)
+        .y_label_formatter(&|y| format!("{y}"))
+        .label_style((FONT, 15))
+        .axis_desc_style((FONT, 17))
+        .max_light_lines(0)
+        .bold_line_style(RGBColor(215, 215, 215))
+        .draw()
+        .map_err(err)?;
+    if let Some(ceiling) = axes.ceiling {
+        let look = Look::ceiling();
+        let ends = [(lo / 1.25, ceiling), (hi * 1.25, ceiling)];
+        chart
+            .draw_series(DashedLineSeries::new(ends, 10, 6, look.color.stroke_width(look.width)))
+            .map_err(err)?;
+    }
+    for line in lines {
+        draw_line(&mut chart, line)?;
+    }
+    Ok(())
+}
+
+fn draw_matmul<DB: DrawingBackend>(run: &BenchRun, root: &Area<DB>) -> Result<(), String> {
+    let lines = lines(run, square_matmul(run));
+    let (chart, legend) = layout(root, "Matmul: FP32 throughput, square matrices")?;
+    let axes = Axes {
+        x_desc: "matrix side n (C = A·B, all n × n)",
+        y_desc: "TFLOP/s",
+        x_label: &|x| format!("{}", x.round()),
+        ceiling: None,
+    };
+    line_chart(&chart, &lines, &axes)?;
+    let entries: Vec<(String, Look)> = lines.iter().map(|l| (l.label.clone(), l.look)).collect();
+    draw_legend(&legend, &entries)
+}
+
+fn draw_memory<DB: DrawingBackend>(run: &BenchRun, root: &Area<DB>) -> Result<(), String> {
+    let lines = lines(run, of_family(run, Family::Elementwise));
+    let (chart, legend) = layout(root, "Elementwise: memory throughput")?;
+    let ceiling = (run.copy_gbs.is_finite() && run.copy_gbs > 0.0).then_some(run.copy_gbs);
+    let axes = Axes {
+        x_desc: "elements (f32)",
+        y_desc: "GB/s (bytes read + written)",
+        x_label: &|x| power_of_two(*x).unwrap_or_else(|| format!("{x:.0}")),
+        ceiling,
+    };
+    line_chart(&chart, &lines, &axes)?;
+    let mut entries: Vec<(String, Look)> = Vec::new();
+    if let Some(copy) = ceiling {
+        entries.push((format!("copy ceiling ({copy:.0} GB/s)"), Look::ceiling()));
+    }
+    entries.extend(lines.iter().map(|l| (l.label.clone(), l.look)));
+    draw_legend(&legend, &entries)
+}
+
+/// One bar of the ratio plot.
+struct Bar {
+    label: String,
+    kernel: String,
+    ratio: f64,
+}
+
+/// Every kernel and size measured both ways, in the README table's order.
+fn ratio_bars(run: &BenchRun) -> Vec<Bar> {
+    crate::report::ratios(run)
+        .into_iter()
+        .filter(|(_, ratio)| ratio.is_finite())
+        .map(|(case, ratio)| Bar {
+            label: format!("{} {}", case.kernel, short_size(case)),
+            kernel: case.kernel.clone(),
+            ratio,
+        })
+        .collect()
+}
+
+/// "4096³" for square matmuls, "n=2²⁰" for powers of two, else the size as the run wrote it.
+fn short_size(case: &BenchCase) -> String {
+    if let Some(side) = square_side(&case.size) {
+        return format!("{side}³");
+    }
+    if case.size.starts_with("n=")
+        && let Some(power) = power_of_two(case.x)
+    {
+        return format!("n={power}");
+    }
+    case.size.clone()
+}
+
+/// Bars start at parity (1.0) and go right where Rust is faster, left where it is slower: the
+/// differences are a few percent, invisible on bars drawn from zero.
+fn draw_ratios<DB: DrawingBackend>(run: &BenchRun, root: &Area<DB>) -> Result<(), String> {
+    let bars = ratio_bars(run);
+    let body = root
+        .titled("Rust / CUDA C rate, per kernel and size", (FONT, 24))
+        .map_err(err)?;
+    let label_style = TextStyle::from((FONT, 15).into_font());
+    let mut label_width = 0;
+    for bar in &bars {
+        label_width = label_width.max(body.estimate_text_size(&bar.label, &label_style).map_err(err)?.0);
+    }
+    let lo = bars.iter().map(|b| b.ratio).fold(1.0, f64::min);
+    let hi = bars.iter().map(|b| b.ratio).fold(1.0, f64::max);
+    // Room past the longest bars for their value labels.
+    let pad = (hi - lo).max(0.02) * 0.18;
+    let n = bars.len();
+    let y_range = -0.6..n as f64 - 0.4;
+    let mut chart = ChartBuilder::on(&body)
+        .margin(16)
+        .margin_right(40)
+        .x_label_area_size(56)
+        .y_label_area_size(label_width + 24)
+        .build_cartesian_2d((lo - pad).max(0.0)..hi + pad, y_range.clone())
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .disable_y_mesh()
+        // The bar labels are drawn below, one per bar: plotters would pick its own y ticks.
+        .y_labels(0)
+        .x_desc("Rust rate / CUDA C rate (1.0: parity; right of it, Rust is faster)")
+        .label_style((FONT, 15))
+        .axis_desc_style((FONT, 17))
+        .max_light_lines(0)
+        .bold_line_style(RGBColor(215, 215, 215))
+        .draw()
+        .map_err(err)?;
+    // Row 0 at the top: the first kernel reads first.
+    let row = |i: usize| (n - 1 - i) as f64;
+    let left = chart.x_range().start;
+    let label_anchor = label_style.pos(Pos::new(HPos::Right, VPos::Center));
+    for (i, bar) in bars.iter().enumerate() {
+        let (x, y) = chart.backend_coord(&(left, row(i)));
+        root.draw(&Text::new(bar.label.clone(), (x - 8, y), label_anchor.clone()))
+            .map_err(err)?;
+    }
+    for (i, bar) in bars.iter().enumerate() {
+        let color = kernel_color(run, &bar.kernel);
+        let y = row(i);
+        chart
+            .draw_series(std::iter::once(Rectangle::new(
+                [(1.0, y - 0.32), (bar.ratio, y + 0.32)],
+                color.filled(),
+            )))
+            .map_err(err)?;
+        let (anchor, offset) = if bar.ratio >= 1.0 {
+            (HPos::Left, 6)
+        } else {
+            (HPos::Right, -6)
+        };
+        let value = Text::new(
+            format!("{:.3}", bar.ratio),
+            (offset, 0),
+            label_style.pos(Pos::new(anchor, VPos::Center)),
+        );
+        chart
+            .draw_series(std::iter::once(EmptyElement::at((bar.ratio, y)) + value))
+            .map_err(err)?;
+    }
+    chart
+        .draw_series(LineSeries::new(
+            [(1.0, y_range.start), (1.0, y_range.end)],
+            CEILING.stroke_width(2),
+        ))
+        .map_err(err)?;
+    Ok(())
+}
