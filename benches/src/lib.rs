@@ -2,8 +2,7 @@
 //! input sets rotated past the L2, and the results file `cargo xtask bench-report` reads.
 
 use criterion::{Criterion, SamplingMode};
-use cudarc::driver::sys::CUevent_flags;
-use host::gpu::Gpu;
+use host::gpu::{Gpu, time_once};
 use std::cell::RefCell;
 use std::time::Duration;
 
@@ -92,19 +91,7 @@ fn time_iterations(
     iterations: usize,
     launch: &mut impl FnMut(usize) -> host::Result<()>,
 ) -> host::Result<f64> {
-    let driver = |e| host::HostError::Driver {
-        doing: "timing with events".into(),
-        source: e,
-    };
-    let ctx = gpu.context();
-    let start = ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).map_err(driver)?;
-    let end = ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).map_err(driver)?;
-    start.record(gpu.stream()).map_err(driver)?;
-    for iteration in 0..iterations {
-        launch(iteration)?;
-    }
-    end.record(gpu.stream()).map_err(driver)?;
-    Ok(start.elapsed_ms(&end).map_err(driver)? as f64)
+    time_once(gpu, || (0..iterations).try_for_each(&mut *launch))
 }
 
 pub fn median(mut values: Vec<f64>) -> f64 {

@@ -75,53 +75,21 @@ pub fn build(workspace: &Path, target_dir: &Path, out: &Path) -> Result<(), Stri
     copy(&target_dir.join("release/host"), &out.join("host"))?;
 
     eprintln!("building the test executables ...");
-    let output = Command::new(&cargo)
-        .current_dir(workspace)
-        .args([
-            "test",
-            "--release",
-            "--locked",
-            "--workspace",
-            "--no-run",
-            "--message-format=json-render-diagnostics",
-        ])
-        .output()
-        .map_err(|e| format!("cannot run cargo: {e}"))?;
-    if !output.status.success() {
-        return Err(format!(
-            "cargo test --no-run failed:\n{}",
-            String::from_utf8_lossy(&output.stderr)
-        ));
-    }
-    for (name, executable) in artifacts(&String::from_utf8_lossy(&output.stdout), "test") {
+    let tests = cargo_no_run(&cargo, workspace, &["test", "--release", "--workspace"], "test")?;
+    for (name, executable) in tests {
         copy(&executable, &tests_dir.join(name))?;
     }
 
     eprintln!("building the benches ...");
-    let output = Command::new(&cargo)
-        .current_dir(workspace)
-        .args([
-            "bench",
-            "--locked",
-            "-p",
-            "benches",
-            "--bench",
-            "kernels",
-            "--no-run",
-            "--message-format=json-render-diagnostics",
-        ])
-        .output()
-        .map_err(|e| format!("cannot run cargo: {e}"))?;
-    if !output.status.success() {
-        return Err(format!(
-            "cargo bench --no-run failed:\n{}",
-            String::from_utf8_lossy(&output.stderr)
-        ));
-    }
-    let (_, bench) = artifacts(&String::from_utf8_lossy(&output.stdout), "bench")
-        .into_iter()
-        .next()
-        .ok_or("cargo bench --no-run listed no bench executable")?;
+    let (_, bench) = cargo_no_run(
+        &cargo,
+        workspace,
+        &["bench", "-p", "benches", "--bench", "kernels"],
+        "bench",
+    )?
+    .into_iter()
+    .next()
+    .ok_or("cargo bench --no-run listed no bench executable")?;
     copy(&bench, &out.join("bench-kernels"))?;
 
     for arch in built_archs(target_dir)? {
@@ -148,6 +116,29 @@ pub fn build(workspace: &Path, target_dir: &Path, out: &Path) -> Result<(), Stri
         return Err(format!("the bundle is {size} bytes, over the runner's 64 MiB limit"));
     }
     Ok(())
+}
+
+/// Builds `cargo <args> --locked --no-run` and returns the executables of `profile` it made.
+fn cargo_no_run(
+    cargo: &Path,
+    workspace: &Path,
+    args: &[&str],
+    profile: &str,
+) -> Result<Vec<(String, PathBuf)>, String> {
+    let output = Command::new(cargo)
+        .current_dir(workspace)
+        .args(args)
+        .args(["--locked", "--no-run", "--message-format=json-render-diagnostics"])
+        .output()
+        .map_err(|e| format!("cannot run cargo: {e}"))?;
+    if !output.status.success() {
+        return Err(format!(
+            "cargo {} --no-run failed:\n{}",
+            args.join(" "),
+            String::from_utf8_lossy(&output.stderr)
+        ));
+    }
+    Ok(artifacts(&String::from_utf8_lossy(&output.stdout), profile))
 }
 
 /// Executables of `profile` ("test": test harnesses, "bench": benches) from cargo's JSON messages,

@@ -7,8 +7,7 @@
 use super::report::Row;
 use super::{Backend, Rate, Settings, check_against, random_inputs};
 use crate::error::{Doing, HostError, Result};
-use crate::gpu::{self, Gpu, ManagedBuffer, Timing};
-use cudarc::driver::sys::CUevent_flags;
+use crate::gpu::{self, Gpu, ManagedBuffer, Timing, time_once};
 use kernels::reference::{self, Expected};
 use std::time::Instant;
 
@@ -162,7 +161,7 @@ where
     stream
         .memcpy_htod(&b, &mut b_dev)
         .doing(|| "copying B to the GPU".into())?;
-    let kernel_ms = time_kernel(gpu, || gpu::vec_add(gpu, &a_dev, &b_dev, &mut out_dev, n))?;
+    let kernel_ms = time_once(gpu, || gpu::vec_add(gpu, &a_dev, &b_dev, &mut out_dev, n))?;
     stream
         .memcpy_dtoh(&out_dev, &mut out)
         .doing(|| "copying the result to the host".into())?;
@@ -204,7 +203,7 @@ fn managed(
             buffer.prefetch_to_device(gpu)?;
         }
     }
-    let kernel_ms = time_kernel(gpu, || gpu::vec_add(gpu, &a_managed, &b_managed, &mut out, n))?;
+    let kernel_ms = time_once(gpu, || gpu::vec_add(gpu, &a_managed, &b_managed, &mut out, n))?;
     if prefetch {
         out.prefetch_to_host(gpu)?;
     }
@@ -227,19 +226,4 @@ fn managed(
 /// For managed memory this is where pages fault back to the host unless they were prefetched.
 fn read_back(values: &[f32]) -> f32 {
     std::hint::black_box(values.iter().sum())
-}
-
-/// Events around one launch; waits for it.
-fn time_kernel(gpu: &Gpu, launch: impl FnOnce() -> Result<()>) -> Result<f64> {
-    let ctx = gpu.context();
-    let start = ctx
-        .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
-        .doing(|| "creating an event".into())?;
-    let end = ctx
-        .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
-        .doing(|| "creating an event".into())?;
-    start.record(gpu.stream()).doing(|| "recording an event".into())?;
-    launch()?;
-    end.record(gpu.stream()).doing(|| "recording an event".into())?;
-    Ok(start.elapsed_ms(&end).doing(|| "reading event times".into())? as f64)
 }

@@ -14,7 +14,7 @@ pub use info::{DeviceInfo, KernelOccupancy};
 pub use launch::*;
 pub use managed::{ManagedBuffer, MemoryLocation};
 pub use reference::CudaReference;
-pub use timing::{Timing, time_gpu};
+pub use timing::{Timing, time_gpu, time_once};
 
 use crate::error::{Doing, HostError, Result};
 use crate::ptx::{self, EmbeddedPtx};

@@ -2,6 +2,7 @@
 
 use super::Gpu;
 use crate::error::{Doing, Result};
+use cudarc::driver::CudaEvent;
 use cudarc::driver::sys::CUevent_flags;
 
 /// Milliseconds per run over the timed repetitions.
@@ -39,31 +40,43 @@ pub fn time_gpu(gpu: &Gpu, warmup: usize, runs: usize, mut work: impl FnMut() ->
         work()?;
     }
     gpu.synchronize()?;
-    let ctx = gpu.context();
     let mut pairs = Vec::with_capacity(runs.max(1));
     for _ in 0..runs.max(1) {
-        let start = ctx
-            .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
-            .doing(|| "creating an event".into())?;
-        let end = ctx
-            .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
-            .doing(|| "creating an event".into())?;
-        start.record(gpu.stream()).doing(|| "recording an event".into())?;
-        work()?;
-        end.record(gpu.stream()).doing(|| "recording an event".into())?;
-        pairs.push((start, end));
+        pairs.push(record_around(gpu, &mut work)?);
     }
     gpu.synchronize()?;
     let samples = pairs
         .iter()
-        .map(|(start, end)| {
-            start
-                .elapsed_ms(end)
-                .map(f64::from)
-                .doing(|| "reading event times".into())
-        })
+        .map(|(start, end)| elapsed_ms(start, end))
         .collect::<Result<Vec<f64>>>()?;
     Ok(Timing::from_samples(samples))
+}
+
+/// GPU time of the work `work` puts on the stream, in ms; waits for it.
+pub fn time_once(gpu: &Gpu, mut work: impl FnMut() -> Result<()>) -> Result<f64> {
+    let (start, end) = record_around(gpu, &mut work)?;
+    elapsed_ms(&start, &end)
+}
+
+/// Events recorded on the GPU's stream before and after the work `work` enqueues.
+fn record_around(gpu: &Gpu, work: &mut impl FnMut() -> Result<()>) -> Result<(CudaEvent, CudaEvent)> {
+    let event = || {
+        gpu.context()
+            .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
+            .doing(|| "creating an event".into())
+    };
+    let (start, end) = (event()?, event()?);
+    start.record(gpu.stream()).doing(|| "recording an event".into())?;
+    work()?;
+    end.record(gpu.stream()).doing(|| "recording an event".into())?;
+    Ok((start, end))
+}
+
+fn elapsed_ms(start: &CudaEvent, end: &CudaEvent) -> Result<f64> {
+    start
+        .elapsed_ms(end)
+        .map(f64::from)
+        .doing(|| "reading event times".into())
 }
 
 #[cfg(test)]
