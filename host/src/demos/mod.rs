@@ -29,7 +29,9 @@ pub enum Backend {
 pub enum BackendChoice {
     /// The GPU when there is one, else the CPU emulator.
     Auto,
+    /// The GPU; an error when there is none.
     Gpu,
+    /// The CPU emulator, at capped sizes.
     Emu,
 }
 

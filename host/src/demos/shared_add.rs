@@ -21,7 +21,9 @@ pub fn run(backend: &Backend, settings: &Settings, n: usize) -> Result<Vec<Row>>
         let mut out = vec![f32::NAN; n];
         let timing = time_emu(EMU_RUNS, || crate::emu::shared_mem_add(&a, &b, &mut out, n))?;
         return Ok(vec![
-            Row::new("shared-add", "emulator", size, "emu", timing, bytes).with_check(check_against(&out, &expected)),
+            Row::new("shared-add", "emulator", size, "emu", timing, bytes)
+                .from_source(ENTRY, "rust")
+                .with_check(check_against(&out, &expected)),
         ]);
     };
     let copy = ceiling::copy_bandwidth(gpu, settings.warmup, settings.runs)?;
