@@ -8,7 +8,7 @@ use benches::{input_sets, median, spot_check, time_case, time_host_case};
 use criterion::Criterion;
 use host::demos::managed::{Scenario, run_once};
 use host::demos::{ceiling, random_inputs};
-use host::gpu::{self, CudaReference, Gpu, MatmulVariant, Source};
+use host::gpu::{self, CudaReference, Elementwise, Gpu, MatmulVariant, Source};
 use indicatif::{ProgressBar, ProgressStyle};
 use kernels::reference;
 use std::time::Duration;
@@ -107,7 +107,8 @@ impl<'a> Bench<'a> {
             let inputs = (0..sets)
                 .map(|_| Ok((self.gpu.upload(&a)?, self.gpu.upload(&b)?)))
                 .collect::<host::Result<Vec<_>>>()?;
-            for kernel in [&kernels::vec_add::INFO, &kernels::shared_mem_add::INFO] {
+            for kind in Elementwise::ALL {
+                let kernel = kind.info();
                 for source in self.sources(kernel.entry) {
                     let mut outputs = (0..sets)
                         .map(|_| self.gpu.upload(&vec![f32::NAN; n]))
@@ -118,17 +119,13 @@ impl<'a> Bench<'a> {
                     let median_ms = time_case(&mut self.criterion, gpu, ("elementwise", &id), |i| {
                         let (a, b) = &inputs[i % sets];
                         let out = &mut outputs[i % sets];
-                        if kernel.entry == kernels::vec_add::INFO.entry {
-                            gpu::vec_add_from(gpu, source, a, b, out, n)
-                        } else {
-                            gpu::shared_mem_add_from(gpu, source, a, b, out, n)
-                        }
+                        gpu::elementwise_from(gpu, source, kind, a, b, out, n)
                     })?;
                     let out = gpu.download(&outputs[0])?;
                     let block = kernels::shared_mem_add::BLOCK as usize;
                     let expected = |i: usize| {
                         let staged = |j: usize| a[j] as f64 + b[j] as f64;
-                        let value = if kernel.entry == kernels::vec_add::INFO.entry || i.is_multiple_of(block) {
+                        let value = if kind == Elementwise::VecAdd || i.is_multiple_of(block) {
                             staged(i)
                         } else {
                             staged(i) + staged(i - 1)

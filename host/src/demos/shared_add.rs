@@ -3,7 +3,7 @@
 
 use super::{Backend, EMU_RUNS, Rate, Row, Settings, ceiling, check_against, emu_size, random_inputs, time_emu};
 use crate::error::Result;
-use crate::gpu::{self, time_gpu};
+use crate::gpu::{self, Elementwise, time_gpu};
 use kernels::reference;
 
 pub const DEFAULT_N: usize = 1 << 26;
@@ -32,7 +32,7 @@ pub fn run(backend: &Backend, settings: &Settings, n: usize) -> Result<Vec<Row>>
     for source in settings.sources(ENTRY) {
         let mut out = gpu.upload(&vec![f32::NAN; n])?;
         let timing = time_gpu(gpu, settings.warmup, settings.runs, || {
-            gpu::shared_mem_add_from(gpu, source, &a_dev, &b_dev, &mut out, n)
+            gpu::elementwise_from(gpu, source, Elementwise::SharedMemAdd, &a_dev, &b_dev, &mut out, n)
         })?;
         let check = check_against(&gpu.download(&out)?, &expected);
         rows.push(

@@ -3,7 +3,7 @@
 
 use super::{Backend, EMU_RUNS, Rate, Row, Settings, ceiling, check_against, emu_size, random_inputs, time_emu};
 use crate::error::Result;
-use crate::gpu::{self, Gpu, ManagedBuffer, Source, Timing, time_gpu};
+use crate::gpu::{self, Elementwise, Gpu, ManagedBuffer, Source, Timing, time_gpu};
 use kernels::reference::{self, Expected};
 
 pub const DEFAULT_N: usize = 1 << 26;
@@ -60,7 +60,7 @@ fn device_memory(
     let (a_dev, b_dev) = (gpu.upload(a)?, gpu.upload(b)?);
     let mut out = gpu.upload(&vec![f32::NAN; n])?;
     let timing = time_gpu(gpu, settings.warmup, settings.runs, || {
-        gpu::vec_add_from(gpu, source, &a_dev, &b_dev, &mut out, n)
+        gpu::elementwise_from(gpu, source, Elementwise::VecAdd, &a_dev, &b_dev, &mut out, n)
     })?;
     Ok((timing, check_against(&gpu.download(&out)?, expected)))
 }

@@ -111,6 +111,33 @@ fn config(shape: &LaunchShape) -> LaunchConfig {
     }
 }
 
+/// The element-wise kernels: the same arguments `(a, b, out, n)`, one thread per element.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Elementwise {
+    /// `out[i] = a[i] + b[i]`.
+    VecAdd,
+    /// The seed's shared-memory example (see `kernels::shared_mem_add`).
+    SharedMemAdd,
+}
+
+impl Elementwise {
+    pub const ALL: [Elementwise; 2] = [Elementwise::VecAdd, Elementwise::SharedMemAdd];
+
+    pub fn info(self) -> &'static KernelInfo {
+        match self {
+            Elementwise::VecAdd => &kernels::vec_add::INFO,
+            Elementwise::SharedMemAdd => &kernels::shared_mem_add::INFO,
+        }
+    }
+
+    pub fn launch_shape(self, n: u32) -> LaunchShape {
+        match self {
+            Elementwise::VecAdd => kernels::vec_add::launch_shape(n),
+            Elementwise::SharedMemAdd => kernels::shared_mem_add::launch_shape(n),
+        }
+    }
+}
+
 /// `out[i] = a[i] + b[i]` for `i < n`.
 pub fn vec_add(
     gpu: &Gpu,
@@ -119,21 +146,7 @@ pub fn vec_add(
     out: &mut impl GpuArray<f32>,
     n: usize,
 ) -> Result<()> {
-    vec_add_from(gpu, Source::Rust, a, b, out, n)
-}
-
-/// [`vec_add`] from either source.
-pub fn vec_add_from(
-    gpu: &Gpu,
-    source: Source,
-    a: &impl GpuArray<f32>,
-    b: &impl GpuArray<f32>,
-    out: &mut impl GpuArray<f32>,
-    n: usize,
-) -> Result<()> {
-    let kernel = &kernels::vec_add::INFO;
-    let n = validate::elementwise(kernel.entry, n, &[a.len(), b.len()], out.len())?;
-    elementwise(gpu, source, kernel, &kernels::vec_add::launch_shape(n), a, b, out, n)
+    elementwise_from(gpu, Source::Rust, Elementwise::VecAdd, a, b, out, n)
 }
 
 /// The seed's shared-memory example (see `kernels::shared_mem_add`).
@@ -144,50 +157,29 @@ pub fn shared_mem_add(
     out: &mut impl GpuArray<f32>,
     n: usize,
 ) -> Result<()> {
-    shared_mem_add_from(gpu, Source::Rust, a, b, out, n)
+    elementwise_from(gpu, Source::Rust, Elementwise::SharedMemAdd, a, b, out, n)
 }
 
-/// [`shared_mem_add`] from either source.
-pub fn shared_mem_add_from(
+/// An element-wise kernel from either source.
+pub fn elementwise_from(
     gpu: &Gpu,
     source: Source,
+    kernel: Elementwise,
     a: &impl GpuArray<f32>,
     b: &impl GpuArray<f32>,
     out: &mut impl GpuArray<f32>,
     n: usize,
 ) -> Result<()> {
-    let kernel = &kernels::shared_mem_add::INFO;
-    let n = validate::elementwise(kernel.entry, n, &[a.len(), b.len()], out.len())?;
-    elementwise(
-        gpu,
-        source,
-        kernel,
-        &kernels::shared_mem_add::launch_shape(n),
-        a,
-        b,
-        out,
-        n,
-    )
-}
-
-#[allow(clippy::too_many_arguments)]
-fn elementwise(
-    gpu: &Gpu,
-    source: Source,
-    kernel: &KernelInfo,
-    shape: &LaunchShape,
-    a: &impl GpuArray<f32>,
-    b: &impl GpuArray<f32>,
-    out: &mut impl GpuArray<f32>,
-    n: u32,
-) -> Result<()> {
-    let function = gpu.prepare(source, kernel, shape)?;
+    let info = kernel.info();
+    let n = validate::elementwise(info.entry, n, &[a.len(), b.len()], out.len())?;
+    let shape = kernel.launch_shape(n);
+    let function = gpu.prepare(source, info, &shape)?;
     let stream = gpu.stream();
     let (a_address, b_address, out_address) = (a.address(stream), b.address(stream), out.address(stream));
     let mut launch = stream.launch_builder(function);
     launch.arg(&a_address).arg(&b_address).arg(&out_address).arg(&n);
     // SAFETY: the kernel reads n elements of a and b and writes n of out, all checked above.
-    unsafe { launch.launch(config(shape)) }.doing(|| format!("launching {}", kernel.entry))?;
+    unsafe { launch.launch(config(&shape)) }.doing(|| format!("launching {}", info.entry))?;
     a.launched(stream)?;
     b.launched(stream)?;
     out.launched(stream)
