@@ -1,33 +1,28 @@
-//! The kernel benchmarks: every kernel family on the GPU, with cuBLAS, the CUDA C references and the
-//! copy ceiling measured in the same run. Writes `$BENCH_JSON` (default `target/bench/results.json`),
-//! which `cargo xtask bench-report` turns into tables and plots. Without a GPU it says so and exits.
+//! The kernel benchmarks: every registered family at its bench sizes on the GPU, every kernel from
+//! Rust and (where `CUDA_C_PTX` has it) from CUDA C, with the family's library baseline and the copy
+//! ceiling measured in the same run, then the managed-memory scenarios. Writes `$BENCH_JSON`
+//! (default `target/bench/results.json`), which `cargo xtask bench-report` turns into tables and
+//! plots. Without a GPU it says so and exits.
 //!
-//! `CUDA_C_PTX=<dir>`: nvcc-made PTX of `benches/reference/*.cu` (the GPU bundle's run.sh builds it).
+//! `CUDA_C_PTX=<dir>`: nvcc-made PTX of `benches/cuda_c/*.cu` (the GPU bundle's run.sh builds it).
 
-use benches::{input_sets, median, spot_check, time_case, time_host_case};
+use benches::{input_sets, median, time_case, time_host_case};
 use criterion::Criterion;
-use host::demos::managed::{Scenario, run_once};
-use host::demos::{ceiling, random_inputs};
-use host::gpu::{self, CudaReference, Elementwise, Gpu, MatmulVariant, Source};
+use host::Backend;
+use host::demos::ceiling;
+use host::demos::managed::{self, Scenario, run_once};
+use host::families::{self, Bound, FamilyDemo};
+use host::gpu::Gpu;
 use indicatif::{ProgressBar, ProgressStyle};
-use kernels::reference;
+use kernels::Source;
 use std::time::Duration;
-use xtask::bench_results::{BenchCase, BenchRun, Family, Source as CaseSource};
+use xtask::bench_results::{self, BenchCase, BenchRun};
 
-const ELEMENTWISE_SIZES: [usize; 5] = [1 << 20, 1 << 22, 1 << 24, 1 << 26, 1 << 28];
-const MATMUL_SHAPES: [(usize, usize, usize); 5] = [
-    (1024, 1024, 1024),
-    (2048, 2048, 2048),
-    (4096, 4096, 4096),
-    (8192, 8192, 8192),
-    (8192, 2048, 4096),
-];
-const MANAGED_N: usize = 1 << 26;
-const SEED: u64 = 2026;
+/// The random stream of every case's inputs.
+const RNG: u64 = 2026;
 
-struct Bench<'a> {
-    gpu: &'a Gpu,
-    cuda_c: Option<&'a CudaReference>,
+struct Bench {
+    backend: Backend,
     criterion: Criterion,
     progress: ProgressBar,
     copy_gbs: f64,
@@ -35,7 +30,7 @@ struct Bench<'a> {
 }
 
 fn main() {
-    let gpu = match Gpu::open(None) {
+    let mut gpu = match Gpu::open(None) {
         Ok(gpu) => gpu,
         Err(why) => {
             eprintln!(
@@ -44,19 +39,17 @@ fn main() {
             return;
         }
     };
-    let cuda_c = match std::env::var_os("CUDA_C_PTX") {
-        Some(dir) => match gpu.load_cuda_reference(std::path::Path::new(&dir)) {
-            Ok(reference) => Some(reference),
-            Err(why) => fail(&format!("cannot load the CUDA C references: {why}")),
-        },
-        None => {
-            eprintln!("benches: CUDA_C_PTX is not set: measuring without the CUDA C references");
-            None
+    match std::env::var_os("CUDA_C_PTX") {
+        Some(dir) => {
+            if let Err(why) = gpu.load_cuda_c(std::path::Path::new(&dir)) {
+                fail(&format!("cannot load the CUDA C twins: {why}"));
+            }
         }
-    };
+        None => eprintln!("benches: CUDA_C_PTX is not set: measuring without the CUDA C twins"),
+    }
     let copy = ceiling::copy_bandwidth(&gpu, 3, 20).unwrap_or_else(|e| fail(&e.to_string()));
-    let total = ELEMENTWISE_SIZES.len() * 2 * 2 + MATMUL_SHAPES.len() * 7 + Scenario::ALL.len();
-    let progress = ProgressBar::new(total as u64);
+    let backend = Backend::Gpu(Box::new(gpu));
+    let progress = ProgressBar::new(planned_cases(&backend) as u64);
     progress.set_style(
         ProgressStyle::with_template("{bar:40} {pos}/{len} {msg}").unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
@@ -67,15 +60,15 @@ fn main() {
         .sample_size(10)
         .without_plots();
     let mut bench = Bench {
-        gpu: &gpu,
-        cuda_c: cuda_c.as_ref(),
+        backend,
         criterion,
         progress,
         copy_gbs: copy.rate,
         cases: Vec::new(),
     };
-    bench.elementwise().unwrap_or_else(|e| fail(&e.to_string()));
-    bench.matmul().unwrap_or_else(|e| fail(&e.to_string()));
+    for family in families::FAMILIES {
+        bench.family(*family).unwrap_or_else(|e| fail(&e.to_string()));
+    }
     bench.managed().unwrap_or_else(|e| fail(&e.to_string()));
     bench.progress.finish_and_clear();
     bench.write();
@@ -87,133 +80,93 @@ fn fail(message: &str) -> ! {
     std::process::exit(1)
 }
 
-impl<'a> Bench<'a> {
-    fn sources(&self, entry: &str) -> Vec<Source<'a>> {
-        Source::for_kernel(entry, self.cuda_c)
+/// Cases the run will measure, for the progress bar: from the registry, as the run itself counts.
+fn planned_cases(backend: &Backend) -> usize {
+    let kernels = families::FAMILIES.iter().map(|family| {
+        let rated = family.bench_sizes().len();
+        let sources: usize = family
+            .kernels()
+            .iter()
+            .map(|k| Source::ALL.iter().filter(|&&s| backend.has(k.entry, s)).count())
+            .sum();
+        // The baseline, where the family has one, is one more case per size.
+        rated * (sources + usize::from(family.baseline().is_some()))
+    });
+    kernels.sum::<usize>() + Scenario::ALL.len()
+}
+
+impl Bench {
+    fn gpu(&self) -> &Gpu {
+        self.backend.gpu().expect("the benches run on a GPU")
     }
 
-    fn record(&mut self, case: BenchCase) {
-        self.progress.inc(1);
-        self.cases.push(case);
-    }
-
-    /// vec_add and shared_mem_add from 2^20 to 2^28 elements, against the copy bandwidth.
-    fn elementwise(&mut self) -> host::Result<()> {
-        for n in ELEMENTWISE_SIZES {
-            let a = random_inputs(SEED, n);
-            let b = random_inputs(SEED + 1, n);
-            let bytes = 12.0 * n as f64;
-            let sets = input_sets(self.gpu, bytes);
-            let inputs = (0..sets)
-                .map(|_| Ok((self.gpu.upload(&a)?, self.gpu.upload(&b)?)))
-                .collect::<host::Result<Vec<_>>>()?;
-            for kind in Elementwise::ALL {
-                let kernel = kind.info();
-                for source in self.sources(kernel.entry) {
-                    let mut outputs = (0..sets)
-                        .map(|_| self.gpu.upload(&vec![f32::NAN; n]))
-                        .collect::<host::Result<Vec<_>>>()?;
-                    let id = format!("{}/{}/n={n}", kernel.entry, source.label());
-                    self.progress.set_message(id.clone());
-                    let gpu = self.gpu;
-                    let median_ms = time_case(&mut self.criterion, gpu, ("elementwise", &id), |i| {
-                        let (a, b) = &inputs[i % sets];
-                        let out = &mut outputs[i % sets];
-                        gpu::elementwise_from(gpu, source, kind, a, b, out, n)
-                    })?;
-                    let out = gpu.download(&outputs[0])?;
-                    let block = kernels::shared_mem_add::BLOCK as usize;
-                    let expected = |i: usize| {
-                        let staged = |j: usize| a[j] as f64 + b[j] as f64;
-                        let value = if kind == Elementwise::VecAdd || i.is_multiple_of(block) {
-                            staged(i)
-                        } else {
-                            staged(i) + staged(i - 1)
-                        };
-                        (value, 4.0 * reference::F32_UNIT_ROUNDOFF * (value.abs() + 4.0))
-                    };
-                    spot_check(&out, expected, 997).map_err(|why| check_failed(&id, why))?;
-                    let rate = bytes / (median_ms * 1e-3) / 1e9;
-                    self.record(BenchCase {
-                        family: Family::Elementwise,
-                        kernel: kernel.entry.into(),
-                        source: case_source(source),
-                        size: format!("n={n}"),
-                        x: n as f64,
-                        bytes,
-                        flops: n as f64,
-                        median_ms,
-                        rate,
-                        percent_of_ceiling: Some(100.0 * rate / self.copy_gbs),
-                        kernel_ms: None,
-                        input_sets: sets,
-                    });
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// cuBLAS and the three matmul kernels from 1024 to 8192 and one rectangular shape.
-    fn matmul(&mut self) -> host::Result<()> {
-        for (m, n, k) in MATMUL_SHAPES {
-            let a = random_inputs(SEED + 4, m * k);
-            let b = random_inputs(SEED + 5, k * n);
-            let flops = 2.0 * m as f64 * n as f64 * k as f64;
-            let bytes = 4.0 * (m * k + k * n + m * n) as f64;
-            let sets = input_sets(self.gpu, bytes);
-            let inputs = (0..sets)
-                .map(|_| Ok((self.gpu.upload(&a)?, self.gpu.upload(&b)?)))
-                .collect::<host::Result<Vec<_>>>()?;
-            let oracle = host::demos::matmul::Oracle::new(&a, &b, (m, n, k), SEED);
-            let size = format!("{m}x{n}x{k}");
-            let cublas = gpu::Cublas::new(self.gpu)?;
-            let mut cublas_rate = f64::NAN;
-            let mut runs = vec![MatmulRun::Cublas];
-            for variant in MatmulVariant::ALL {
-                runs.extend(
-                    self.sources(variant.info().entry)
-                        .into_iter()
-                        .map(|source| MatmulRun::Kernel(variant, source)),
-                );
-            }
-            for launch in runs {
-                let (kernel, case_source) = match launch {
-                    MatmulRun::Cublas => ("cublas_sgemm".to_string(), CaseSource::Library),
-                    MatmulRun::Kernel(variant, source) => (variant.info().entry.to_string(), case_source(source)),
-                };
-                let mut c = self.gpu.upload(&vec![f32::NAN; m * n])?;
-                let id = format!("{kernel}/{}/{size}", source_name(case_source));
-                self.progress.set_message(id.clone());
-                let gpu = self.gpu;
-                let median_ms = time_case(&mut self.criterion, gpu, ("matmul", &id), |i| {
-                    let (a, b) = &inputs[i % sets];
-                    match launch {
-                        MatmulRun::Cublas => cublas.sgemm(gpu, a, b, &mut c, m, n, k),
-                        MatmulRun::Kernel(variant, source) => {
-                            gpu::matmul_from(gpu, source, variant, a, b, &mut c, m, n, k)
-                        }
-                    }
-                })?;
-                oracle.check(&gpu.download(&c)?).map_err(|why| check_failed(&id, why))?;
-                let rate = flops / (median_ms * 1e-3) / 1e12;
-                if matches!(launch, MatmulRun::Cublas) {
-                    cublas_rate = rate;
-                }
-                self.record(BenchCase {
-                    family: Family::Matmul,
-                    kernel,
-                    source: case_source,
-                    size: size.clone(),
-                    x: m as f64,
-                    bytes,
-                    flops,
+    /// Every kernel of `family` at each bench size, each from every source the GPU has, after the
+    /// family's library baseline where it has one.
+    fn family(&mut self, family: &dyn FamilyDemo) -> host::Result<()> {
+        let Bench {
+            backend,
+            criterion,
+            progress,
+            copy_gbs,
+            cases,
+        } = self;
+        let gpu = backend.gpu().expect("the benches run on a GPU");
+        for size in family.bench_sizes() {
+            let plan = family.plan(size)?;
+            let bound = match plan.work.bound {
+                Bound::Memory => bench_results::Bound::Memory,
+                Bound::Compute => bench_results::Bound::Compute,
+                Bound::Check => continue,
+            };
+            let sets = input_sets(gpu, plan.work.bytes);
+            family.check(backend, size, sets)?;
+            let label = family.label(size);
+            let mut case = family.prepare(backend, size, RNG, sets)?;
+            let measured = |kernel: &str, source: Option<Source>, median_ms: f64, ceiling: Option<f64>| {
+                let rate = plan.work.rate(median_ms).map_or(f64::NAN, |(rate, _)| rate);
+                BenchCase {
+                    family: family.name().to_string(),
+                    bound,
+                    kernel: kernel.to_string(),
+                    source,
+                    size: label.clone(),
+                    x: plan.x,
+                    bytes: plan.work.bytes,
+                    flops: plan.work.flops,
                     median_ms,
                     rate,
-                    percent_of_ceiling: Some(100.0 * rate / cublas_rate),
+                    percent_of_ceiling: ceiling.map(|c| 100.0 * rate / c),
                     kernel_ms: None,
                     input_sets: sets,
+                }
+            };
+            let mut ceiling = (bound == bench_results::Bound::Memory).then_some(*copy_gbs);
+            if let Some(baseline) = case.baseline() {
+                let id = format!("{baseline}/library/{label}");
+                progress.set_message(id.clone());
+                case.poison()?;
+                let median_ms = time_case(criterion, gpu, (family.name(), &id), |i| case.launch_baseline(i % sets))?;
+                case.check(0).map_err(|why| check_failed(&id, why))?;
+                let library = measured(baseline, None, median_ms, None);
+                ceiling = Some(library.rate);
+                cases.push(BenchCase {
+                    percent_of_ceiling: Some(100.0),
+                    ..library
                 });
+                progress.inc(1);
+            }
+            for (index, kernel) in family.kernels().iter().enumerate() {
+                for source in Source::ALL.into_iter().filter(|&s| backend.has(kernel.entry, s)) {
+                    let id = format!("{}/{}/{label}", kernel.entry, source.label());
+                    progress.set_message(id.clone());
+                    case.poison()?;
+                    let median_ms = time_case(criterion, gpu, (family.name(), &id), |i| {
+                        case.launch(index, source, i % sets)
+                    })?;
+                    case.check(0).map_err(|why| check_failed(&id, why))?;
+                    cases.push(measured(kernel.entry, Some(source), median_ms, ceiling));
+                    progress.inc(1);
+                }
             }
         }
         Ok(())
@@ -221,29 +174,33 @@ impl<'a> Bench<'a> {
 
     /// The ways to get vec_add's data to the GPU and back: end to end and kernel time.
     fn managed(&mut self) -> host::Result<()> {
-        let a = random_inputs(SEED + 6, MANAGED_N);
-        let b = random_inputs(SEED + 7, MANAGED_N);
-        let expected = reference::vec_add(&a, &b);
+        let n = managed::DEFAULT_N;
+        managed::check(&self.backend, n)?;
+        let a = families::guarded_inputs(families::substream(RNG, 6), n)[..n].to_vec();
+        let b = families::guarded_inputs(families::substream(RNG, 7), n)[..n].to_vec();
+        let expected = kernels::reference::vec_add(&a, &b);
         for scenario in Scenario::ALL {
-            let id = format!("{}/n={MANAGED_N}", scenario.name());
+            let id = format!("{}/n={n}", scenario.name());
             self.progress.set_message(id.clone());
             let mut kernel_ms = Vec::new();
-            let gpu = self.gpu;
+            let backend = &self.backend;
             let median_ms = time_host_case(&mut self.criterion, ("managed", &id), || {
-                let (sample, check) = run_once(gpu, scenario, &a, &b, &expected)?;
+                let (sample, check) = run_once(backend, scenario, &a, &b, &expected)?;
                 check.map_err(|why| check_failed(&id, why))?;
                 kernel_ms.push(sample.kernel_ms);
                 Ok(sample.end_to_end_ms)
             })?;
-            let bytes = 12.0 * MANAGED_N as f64;
-            self.record(BenchCase {
-                family: Family::Managed,
+            let bytes = 12.0 * n as f64;
+            self.progress.inc(1);
+            self.cases.push(BenchCase {
+                family: "managed".into(),
+                bound: bench_results::Bound::Transfer,
                 kernel: scenario.name().into(),
-                source: CaseSource::Rust,
-                size: format!("n={MANAGED_N}"),
-                x: MANAGED_N as f64,
+                source: None,
+                size: format!("n={n}"),
+                x: n as f64,
                 bytes,
-                flops: MANAGED_N as f64,
+                flops: n as f64,
                 median_ms,
                 rate: bytes / (median_ms * 1e-3) / 1e9,
                 percent_of_ceiling: None,
@@ -255,13 +212,14 @@ impl<'a> Bench<'a> {
     }
 
     fn write(&self) {
-        let info = self.gpu.info();
+        let gpu = self.gpu();
+        let info = gpu.info();
         let run = BenchRun {
             date: host::demos::report::utc_date(),
             gpu: info.name.clone(),
             compute_capability: format!("{}.{}", info.compute_capability.0, info.compute_capability.1),
             driver_cuda: info.driver_cuda_version.clone(),
-            ptx_arch: self.gpu.ptx_arch().into(),
+            ptx_arch: gpu.ptx_arch().into(),
             copy_gbs: self.copy_gbs,
             cases: self.cases.clone(),
         };
@@ -278,31 +236,9 @@ impl<'a> Bench<'a> {
     }
 }
 
-/// What one matmul case launches: cuBLAS (first: it is the ceiling) or one kernel from one source.
-#[derive(Clone, Copy)]
-enum MatmulRun<'a> {
-    Cublas,
-    Kernel(MatmulVariant, Source<'a>),
-}
-
 fn check_failed(id: &str, why: String) -> host::HostError {
     host::HostError::InvalidInput {
-        kernel: "bench",
-        reason: format!("{id} computed a wrong result: {why}"),
-    }
-}
-
-fn case_source(source: Source) -> CaseSource {
-    match source {
-        Source::Rust => CaseSource::Rust,
-        Source::CudaC(_) => CaseSource::CudaC,
-    }
-}
-
-fn source_name(source: CaseSource) -> &'static str {
-    match source {
-        CaseSource::Rust => "rust",
-        CaseSource::CudaC => "cuda_c",
-        CaseSource::Library => "library",
+        what: format!("bench case {id}"),
+        reason: format!("it computed a wrong result: {why}"),
     }
 }

@@ -107,32 +107,14 @@ pub fn median(mut values: Vec<f64>) -> f64 {
     }
 }
 
-/// Checks every `stride`-th element of `out` against `expected` (large outputs: a full f64 check per
-/// case would take longer than the measurement).
-pub fn spot_check(out: &[f32], expected: impl Fn(usize) -> (f64, f64), stride: usize) -> Result<(), String> {
-    for i in (0..out.len()).step_by(stride.max(1)).chain([out.len() - 1]) {
-        let (want, tolerance) = expected(i);
-        let error = (out[i] as f64 - want).abs();
-        if error.is_nan() || error > tolerance + f64::MIN_POSITIVE {
-            return Err(format!(
-                "element {i}: got {}, expected {want} (tolerance {tolerance:.3e})",
-                out[i]
-            ));
-        }
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn median_and_spot_check() {
+    fn median_of_odd_even_and_no_values() {
         assert_eq!(median(vec![3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(vec![4.0, 1.0, 2.0, 3.0]), 2.5);
         assert!(median(Vec::new()).is_nan());
-        let out = [1.0f32, 2.0, 3.0, 4.0];
-        assert!(spot_check(&out, |i| ((i + 1) as f64, 1e-6), 2).is_ok());
-        assert!(spot_check(&[1.0, 2.0, 3.0, f32::NAN], |i| ((i + 1) as f64, 1e-6), 2).is_err());
     }
 }

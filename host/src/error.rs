@@ -1,6 +1,7 @@
 //! The host's one error type: every message says what was wrong, with which value, and what to do.
 
 use cudarc::driver::DriverError;
+use kernels::Source;
 
 #[derive(Debug, thiserror::Error)]
 pub enum HostError {
@@ -8,7 +9,7 @@ pub enum HostError {
         "no NVIDIA driver found (libcuda could not be loaded): run on a machine with an NVIDIA GPU, or use --backend emu"
     )]
     NoDriver,
-    #[error("no CUDA device {requested}: this machine has {available}")]
+    #[error("no CUDA device {requested}: this machine has {available}; pick one with --device or $KERNELS_DEVICE")]
     NoSuchDevice { requested: usize, available: usize },
     #[error("device selection '{value}' (from {source_name}) is not a device number")]
     BadDeviceSelection { value: String, source_name: &'static str },
@@ -28,8 +29,27 @@ pub enum HostError {
     Driver { doing: String, source: DriverError },
     #[error("cuBLAS failed while {doing}: {message}")]
     Cublas { doing: String, message: String },
-    #[error("invalid input to {kernel}: {reason}")]
-    InvalidInput { kernel: &'static str, reason: String },
+    #[error(transparent)]
+    InvalidSize(#[from] kernels::InvalidSize),
+    #[error("invalid input to {what}: {reason}")]
+    InvalidInput { what: String, reason: String },
+    #[error("{reason}")]
+    WrongMemory { reason: String },
+    #[error(
+        "{entry} from {compiled_from} is not available on this backend: CUDA C runs only on a GPU, with --cuda-c DIR pointing at nvcc-made PTX of benches/cuda_c"
+    )]
+    SourceUnavailable { entry: &'static str, compiled_from: Source },
+    #[error("{what} needs a GPU: {why}. Run it on a machine with an NVIDIA GPU (--backend gpu)")]
+    NeedsGpu { what: String, why: &'static str },
+    #[error(
+        "{what} needs about {needed_mib} MiB of {memory}, but only {available_mib} MiB is available: choose a smaller size"
+    )]
+    TooLarge {
+        what: String,
+        memory: &'static str,
+        needed_mib: u64,
+        available_mib: u64,
+    },
     #[error("{kernel} needs {needed} bytes of shared memory per block, but this device allows at most {limit}")]
     SharedMemoryTooLarge {
         kernel: &'static str,

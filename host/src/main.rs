@@ -1,19 +1,19 @@
 //! `host`: runs the Rust kernels on the GPU (or the CPU emulator), checks every result against the
-//! f64 CPU reference and prints what each variant achieved. `host --help` lists the commands.
+//! f64 CPU reference and prints what each variant achieved. `host --help` lists the commands; one
+//! command per registered kernel family comes from the registry.
 
-use clap::{Parser, Subcommand};
-use host::demos::{self, Backend, BackendChoice, Row, Settings};
-use host::gpu::MatmulVariant;
+use clap::{Arg, ArgMatches, Args, Command, FromArgMatches, value_parser};
+use host::backend::{Backend, BackendChoice};
+use host::demos::{self, Row, Settings, managed};
+use host::families::{self, FamilyDemo, Size};
 use host::{HostError, Result};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-#[derive(Parser)]
-#[command(
-    about = "Rust GPU kernels: shared-memory and managed-memory demos, each checked against an f64 CPU reference"
-)]
-struct Cli {
-    #[command(subcommand)]
-    command: Command,
+// Options every command takes.
+#[derive(Args, Debug)]
+#[command(next_help_heading = "Options of every command")]
+struct Globals {
     /// Where kernels run: the GPU, the CPU emulator (at capped sizes), or the GPU when there is one.
     #[arg(long, value_enum, default_value_t = BackendChoice::Auto, global = true)]
     backend: BackendChoice,
@@ -23,81 +23,98 @@ struct Cli {
     /// Print the results as JSON instead of a table.
     #[arg(long, global = true)]
     json: bool,
-    /// Also write the results as JSON to this file (the table still goes to stdout).
+    /// Also write the results as JSON to this file (checked before the run starts).
     #[arg(long, global = true, value_name = "FILE")]
-    json_out: Option<std::path::PathBuf>,
+    json_out: Option<PathBuf>,
     /// Untimed runs before timing.
-    #[arg(long, default_value_t = 3, global = true)]
-    warmup: usize,
+    #[arg(long, default_value_t = 3, global = true, value_parser = value_parser!(u32).range(0..=1000))]
+    warmup: u32,
     /// Timed runs; the median is reported.
-    #[arg(long, default_value_t = 20, global = true)]
-    runs: usize,
-    /// Folder of nvcc-made PTX of the CUDA C references (benches/reference): each demo also times
-    /// the CUDA C version of its kernels, launched the same way.
+    #[arg(long, default_value_t = 20, global = true, value_parser = value_parser!(u32).range(1..=10_000))]
+    runs: u32,
+    /// Folder of nvcc-made PTX of the CUDA C twins (benches/cuda_c): each kernel is also timed from
+    /// CUDA C, launched the same way.
     #[arg(long, global = true, value_name = "DIR")]
-    cuda_c: Option<std::path::PathBuf>,
-    /// Seed of the random inputs.
+    cuda_c: Option<PathBuf>,
+    /// Random stream the inputs are drawn from.
     #[arg(long, default_value_t = 2026, global = true)]
-    seed: u64,
+    rng: u64,
 }
 
-#[derive(Subcommand)]
-enum Command {
-    /// The device, its limits, and how many blocks of each kernel fit on an SM.
+/// What the command line asked for, checked before any backend is opened.
+enum Job {
     Info,
-    /// vec_add on device memory and on prefetched managed memory, against the copy ceiling.
-    VecAdd {
-        #[arg(long, default_value_t = demos::vec_add::DEFAULT_N)]
-        n: usize,
+    Family {
+        demo: &'static dyn FamilyDemo,
+        size: Size,
+        kernels: Vec<usize>,
     },
-    /// The seed's shared-memory example: stage, barrier, add the neighbour.
-    SharedAdd {
-        #[arg(long, default_value_t = demos::shared_add::DEFAULT_N)]
-        n: usize,
-    },
-    /// C = A·B (row-major, A m×k, B k×n) with each variant, against cuBLAS SGEMM.
-    Matmul {
-        #[arg(long, default_value_t = demos::matmul::DEFAULT_SIDE)]
-        m: usize,
-        #[arg(long, default_value_t = demos::matmul::DEFAULT_SIDE)]
-        n: usize,
-        #[arg(long, default_value_t = demos::matmul::DEFAULT_SIDE)]
-        k: usize,
-        #[arg(long, value_enum, default_value_t = VariantChoice::All)]
-        variant: VariantChoice,
-    },
-    /// Pageable copies, pinned copies, managed memory without and with prefetch, with read-mostly
-    /// advice: end-to-end and kernel time of vec_add, and the CPU reading the result back.
     Managed {
-        #[arg(long, default_value_t = demos::managed::DEFAULT_N)]
         n: usize,
     },
-    /// Every demo at its default size.
     All,
+    Smoke,
 }
 
-#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-enum VariantChoice {
-    Naive,
-    Tiled,
-    Padded,
-    All,
-}
-
-impl VariantChoice {
-    fn variants(self) -> Vec<MatmulVariant> {
-        match self {
-            VariantChoice::Naive => vec![MatmulVariant::Naive],
-            VariantChoice::Tiled => vec![MatmulVariant::Tiled],
-            VariantChoice::Padded => vec![MatmulVariant::Padded],
-            VariantChoice::All => MatmulVariant::ALL.to_vec(),
-        }
+fn cli() -> Command {
+    let mut command = Globals::augment_args(
+        Command::new("host")
+            .about("Rust GPU kernels: shared-memory and managed-memory demos, each checked against an f64 CPU reference")
+            .after_help(
+                "Exit status: 0 when every check passes, 1 when one fails, 2 on an error (bad input, no GPU, a CUDA failure).",
+            )
+            .subcommand_required(true)
+            .arg_required_else_help(true),
+    )
+    .subcommand(Command::new("info").about("The device, its limits, and how many blocks of each kernel fit on an SM"));
+    for family in families::FAMILIES {
+        command = command.subcommand(family_command(*family));
     }
+    command
+        .subcommand(
+            Command::new("managed")
+                .about(
+                    "Pageable copies, pinned copies, managed memory without and with prefetch, with read-mostly advice: \
+                     end-to-end and kernel time of vec_add, and the CPU reading the result back (GPU only)",
+                )
+                .arg(
+                    Arg::new("n")
+                        .long("n")
+                        .value_parser(value_parser!(usize))
+                        .default_value(managed::DEFAULT_N.to_string())
+                        .help("Elements per array"),
+                ),
+        )
+        .subcommand(Command::new("all").about("Every family at its default size, and the managed demo"))
+        .subcommand(
+            Command::new("smoke")
+                .about("One small checked launch of every registered kernel (what the runner runs compute-sanitizer on)"),
+        )
+}
+
+/// `host <family>`: one flag per extent of the size, and `--variant`.
+fn family_command(family: &'static dyn FamilyDemo) -> Command {
+    let default = family.default_size();
+    let mut command = Command::new(family.name().replace('_', "-")).about(family.about());
+    for (i, extent) in family.extents().iter().enumerate() {
+        command = command.arg(
+            Arg::new(*extent)
+                .long(*extent)
+                .value_parser(value_parser!(usize))
+                .default_value(default.0[i].to_string())
+                .help(format!("Problem size: {extent} (see the command's description)")),
+        );
+    }
+    let names: Vec<&str> = family.kernels().iter().map(|k| k.entry).collect();
+    command.arg(Arg::new("variant").long("variant").default_value("all").help(format!(
+        "Which kernel: {}, or all (the family prefix may be left out)",
+        names.join(", ")
+    )))
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
-    match run(&cli) {
+    let matches = cli().get_matches();
+    match run(&matches) {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::from(1),
         Err(error) => {
@@ -108,64 +125,151 @@ fn main() -> ExitCode {
 }
 
 /// Whether every check passed.
-fn run(cli: &Cli) -> Result<bool> {
-    let (backend, notice) = Backend::choose(cli.backend, cli.device)?;
+fn run(matches: &ArgMatches) -> Result<bool> {
+    let globals = Globals::from_arg_matches(matches).map_err(|e| HostError::InvalidInput {
+        what: "the command line".into(),
+        reason: e.to_string(),
+    })?;
+    let job = parse_job(matches)?;
+    if let Some(path) = &globals.json_out {
+        check_writable(path)?;
+    }
+    let (mut backend, notice) = Backend::choose(globals.backend, globals.device)?;
     if let Some(notice) = notice {
         eprintln!("{notice}");
     }
-    let cuda_c = match (&backend, &cli.cuda_c) {
-        (Backend::Gpu(gpu), Some(dir)) => Some(gpu.load_cuda_reference(dir)?),
-        (Backend::Emu, Some(_)) => {
-            eprintln!("note: --cuda-c needs a GPU; ignored on the emulator");
-            None
-        }
-        (_, None) => None,
-    };
-    let settings = Settings {
-        warmup: cli.warmup,
-        runs: cli.runs.max(1),
-        seed: cli.seed,
-        cuda_c: cuda_c.as_ref(),
-    };
-    let rows = match cli.command {
-        Command::Info => return info(&backend, cli.json).map(|()| true),
-        Command::VecAdd { n } => demos::vec_add::run(&backend, &settings, n)?,
-        Command::SharedAdd { n } => demos::shared_add::run(&backend, &settings, n)?,
-        Command::Matmul { m, n, k, variant } => {
-            demos::matmul::run(&backend, &settings, (m, n, k), &variant.variants())?
-        }
-        Command::Managed { n } => demos::managed::run(&backend, &settings, n)?,
-        Command::All => {
-            let side = demos::matmul::DEFAULT_SIDE;
-            let mut rows = demos::vec_add::run(&backend, &settings, demos::vec_add::DEFAULT_N)?;
-            rows.extend(demos::shared_add::run(
-                &backend,
-                &settings,
-                demos::shared_add::DEFAULT_N,
-            )?);
-            rows.extend(demos::matmul::run(
-                &backend,
-                &settings,
-                (side, side, side),
-                &MatmulVariant::ALL,
-            )?);
-            rows.extend(demos::managed::run(&backend, &settings, demos::managed::DEFAULT_N)?);
-            rows
-        }
-    };
-    let document = results_json(&backend, &rows);
-    if let Some(path) = &cli.json_out {
-        std::fs::write(path, &document).map_err(|source| HostError::Output {
-            path: path.clone(),
-            source,
-        })?;
+    match (&mut backend, &globals.cuda_c) {
+        (Backend::Gpu(gpu), Some(dir)) => gpu.load_cuda_c(dir)?,
+        (Backend::Emu, Some(_)) => eprintln!("note: --cuda-c needs a GPU; ignored on the emulator"),
+        (_, None) => {}
     }
-    if cli.json {
+    let settings = Settings {
+        warmup: globals.warmup,
+        runs: globals.runs,
+        rng: globals.rng,
+    };
+    if let Job::Info = job {
+        let document = info_json(&backend)?;
+        if let Some(path) = &globals.json_out {
+            write_json(path, &document)?;
+        }
+        if globals.json {
+            println!("{document}");
+        } else {
+            print_info(&backend)?;
+        }
+        return Ok(true);
+    }
+    let rows = run_job(&backend, &settings, &job)?;
+    let document = results_json(&backend, &rows);
+    if globals.json {
         println!("{document}");
     } else {
-        print_table(&backend, &rows);
+        print_header(&backend);
+        demos::report::print_table(&rows);
     }
-    Ok(rows.iter().all(|r| r.check_passed))
+    // After printing: a file that cannot be written never loses the results.
+    if let Some(path) = &globals.json_out {
+        write_json(path, &document)?;
+    }
+    Ok(!rows.iter().any(Row::failed))
+}
+
+/// The job, with every size and variant checked (no backend needed for that).
+fn parse_job(matches: &ArgMatches) -> Result<Job> {
+    let (name, sub) = matches.subcommand().expect("clap requires a subcommand");
+    match name {
+        "info" => Ok(Job::Info),
+        "all" => Ok(Job::All),
+        "smoke" => Ok(Job::Smoke),
+        "managed" => {
+            let n = *sub.get_one::<usize>("n").expect("n has a default");
+            kernels::elementwise::Elementwise::new(n)?;
+            Ok(Job::Managed { n })
+        }
+        family_name => {
+            let demo = families::find(family_name).expect("every family subcommand comes from FAMILIES");
+            let mut size = Size([1; 3]);
+            for (i, extent) in demo.extents().iter().enumerate() {
+                size.0[i] = *sub.get_one::<usize>(extent).expect("every extent has a default");
+            }
+            demo.plan(size)?;
+            let variant = sub.get_one::<String>("variant").expect("variant has a default");
+            let kernels = if variant == "all" {
+                (0..demo.kernels().len()).collect()
+            } else {
+                let index = families::kernel_index(demo, variant).ok_or_else(|| HostError::InvalidInput {
+                    what: "--variant".into(),
+                    reason: format!(
+                        "'{variant}' is not a {} kernel; choose one of {} or all",
+                        demo.name(),
+                        demo.kernels().iter().map(|k| k.entry).collect::<Vec<_>>().join(", ")
+                    ),
+                })?;
+                vec![index]
+            };
+            Ok(Job::Family { demo, size, kernels })
+        }
+    }
+}
+
+fn run_job(backend: &Backend, settings: &Settings, job: &Job) -> Result<Vec<Row>> {
+    match job {
+        Job::Info => Ok(Vec::new()),
+        Job::Family { demo, size, kernels } => {
+            let size = demos::emulator_size(backend, *demo, *size);
+            demo.check(backend, size, 1)?;
+            demos::run_family(backend, settings, *demo, size, kernels)
+        }
+        Job::Managed { n } => managed::run(backend, settings, *n),
+        Job::Smoke => demos::smoke(backend, families::FAMILIES, settings.rng),
+        Job::All => {
+            // Every size is checked before the first kernel runs.
+            let sizes = families::FAMILIES
+                .iter()
+                .map(|demo| {
+                    let size = demos::emulator_size(backend, *demo, demo.default_size());
+                    demo.check(backend, size, 1).map(|_| size)
+                })
+                .collect::<Result<Vec<Size>>>()?;
+            let run_managed = matches!(backend, Backend::Gpu(_));
+            if run_managed {
+                managed::check(backend, managed::DEFAULT_N)?;
+            }
+            let mut rows = Vec::new();
+            for (demo, size) in families::FAMILIES.iter().zip(sizes) {
+                let all: Vec<usize> = (0..demo.kernels().len()).collect();
+                rows.extend(demos::run_family(backend, settings, *demo, size, &all)?);
+            }
+            if run_managed {
+                rows.extend(managed::run(backend, settings, managed::DEFAULT_N)?);
+            } else {
+                rows.push(Row::skipped("managed", backend, managed::NEEDS_GPU));
+            }
+            Ok(rows)
+        }
+    }
+}
+
+/// Fails now, not after the run, when `path` cannot be written. Leaves no file behind.
+fn check_writable(path: &Path) -> Result<()> {
+    let existed = path.exists();
+    let opened = std::fs::OpenOptions::new().append(true).create(true).open(path);
+    let result = opened.map(|_| ()).map_err(|source| HostError::Output {
+        path: path.to_path_buf(),
+        source,
+    });
+    if result.is_ok() && !existed {
+        let _ = std::fs::remove_file(path);
+    }
+    result
+}
+
+fn write_json(path: &Path, document: &str) -> Result<()> {
+    std::fs::write(path, document).map_err(|source| HostError::Output {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 fn results_json(backend: &Backend, rows: &[Row]) -> String {
@@ -183,7 +287,7 @@ fn results_json(backend: &Backend, rows: &[Row]) -> String {
     serde_json::to_string_pretty(&document).unwrap_or_default()
 }
 
-fn print_table(backend: &Backend, rows: &[Row]) {
+fn print_header(backend: &Backend) {
     if let Backend::Gpu(gpu) = backend {
         let info = gpu.info();
         println!(
@@ -195,29 +299,56 @@ fn print_table(backend: &Backend, rows: &[Row]) {
             gpu.ptx_arch()
         );
     }
-    demos::report::print_table(rows);
 }
 
-fn info(backend: &Backend, json: bool) -> Result<()> {
+/// Every registered kernel with its launch geometry; on a GPU, also its registers and occupancy.
+fn info_json(backend: &Backend) -> Result<String> {
+    let kernels = kernels::registry::kernels();
+    let document = match backend {
+        Backend::Gpu(gpu) => {
+            let occupancy = kernels.iter().map(|k| gpu.occupancy(k)).collect::<Result<Vec<_>>>()?;
+            serde_json::json!({ "backend": "gpu", "device": gpu.info(), "ptx_arch": gpu.ptx_arch(), "kernels": occupancy })
+        }
+        Backend::Emu => {
+            let kernels: Vec<_> = kernels
+                .iter()
+                .map(|k| {
+                    serde_json::json!({
+                        "entry": k.entry,
+                        "family": k.family,
+                        "threads_per_block": k.block.volume(),
+                        "block": [k.block.x, k.block.y, k.block.z],
+                        "shared_bytes_per_block": k.shared_bytes,
+                    })
+                })
+                .collect();
+            serde_json::json!({ "backend": "emu", "kernels": kernels })
+        }
+    };
+    Ok(serde_json::to_string_pretty(&document).unwrap_or_default())
+}
+
+fn print_info(backend: &Backend) -> Result<()> {
     let Backend::Gpu(gpu) = backend else {
-        println!("backend: CPU emulator (no GPU). Kernels and their launch shapes:");
-        for kernel in kernels::KERNELS {
+        println!("backend: CPU emulator (no GPU). Registered kernels and their launch shapes:");
+        println!(
+            "| {:<16} | {:<22} | {:>11} | {:>12} |",
+            "family", "kernel", "block", "shared/block"
+        );
+        println!("|{:-<18}|{:-<24}|{:->13}|{:->14}|", "", "", "", "");
+        for k in kernels::registry::kernels() {
+            let block = format!("{}x{}x{}", k.block.x, k.block.y, k.block.z);
             println!(
-                "  {:<20} block {}, {} bytes of shared memory",
-                kernel.entry, kernel.block, kernel.shared_bytes
+                "| {:<16} | {:<22} | {:>11} | {:>12} |",
+                k.family, k.entry, block, k.shared_bytes
             );
         }
         return Ok(());
     };
-    let occupancy = kernels::KERNELS
+    let occupancy = kernels::registry::kernels()
         .iter()
         .map(|k| gpu.occupancy(k))
         .collect::<Result<Vec<_>>>()?;
-    if json {
-        let document = serde_json::json!({ "device": gpu.info(), "ptx_arch": gpu.ptx_arch(), "kernels": occupancy });
-        println!("{}", serde_json::to_string_pretty(&document).unwrap_or_default());
-        return Ok(());
-    }
     let i = gpu.info();
     let mib = |bytes: usize| bytes as f64 / (1 << 20) as f64;
     println!(
@@ -254,16 +385,16 @@ fn info(backend: &Backend, json: bool) -> Result<()> {
     );
     println!();
     println!(
-        "| {:<20} | {:>7} | {:>12} | {:>9} | {:>13} | {:>9} |",
+        "| {:<22} | {:>7} | {:>12} | {:>9} | {:>13} | {:>9} |",
         "kernel", "threads", "shared/block", "registers", "blocks per SM", "occupancy"
     );
     println!(
-        "|{:-<22}|{:->9}|{:->14}|{:->11}|{:->15}|{:->11}|",
+        "|{:-<24}|{:->9}|{:->14}|{:->11}|{:->15}|{:->11}|",
         "", "", "", "", "", ""
     );
     for o in &occupancy {
         println!(
-            "| {:<20} | {:>7} | {:>12} | {:>9} | {:>13} | {:>8.0}% |",
+            "| {:<22} | {:>7} | {:>12} | {:>9} | {:>13} | {:>8.0}% |",
             o.entry,
             o.threads_per_block,
             o.shared_bytes_per_block,

@@ -40,7 +40,7 @@ mod tests {
                 "{} PTX has another .target",
                 module.arch
             );
-            for kernel in kernels::KERNELS {
+            for kernel in kernels::registry::kernels() {
                 assert!(
                     module.ptx.contains(&format!(".entry {}(", kernel.entry)),
                     "{} PTX lacks the entry {}",

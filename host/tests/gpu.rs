@@ -1,138 +1,56 @@
-//! The GPU suite: every kernel on the GPU against the f64 CPU reference, over the emulator tests'
-//! edge shapes plus large ones, and `ManagedBuffer` behaviour. Without a GPU these show as ignored;
-//! the runner runs them with `--include-ignored`.
+//! The GPU suite: every registered kernel on the GPU against the f64 CPU reference, over the
+//! emulator suite's edge sizes plus large ones, and `ManagedBuffer` behaviour. Without a GPU these
+//! show as ignored; the runner runs them with `--include-ignored`.
 
-use host::HostError;
-use host::demos::matmul::Oracle;
-use host::gpu::{self, Gpu, ManagedBuffer, MatmulVariant, MemoryLocation};
-use kernels::testing::{
-    ELEMENTWISE_EDGE_LENGTHS, GUARD, MATMUL_EDGE_SHAPES, assert_matches, guarded_random_vec, poisoned, rng,
-};
+mod common;
 
-fn open() -> Gpu {
-    Gpu::open(None).unwrap_or_else(|e| panic!("the GPU suite needs a GPU: {e}"))
+use host::families::{elementwise, matmul};
+use host::gpu::{Gpu, ManagedBuffer, MemoryLocation};
+use host::{Backend, HostError};
+use kernels::elementwise::Elementwise;
+use kernels::matmul::Matmul;
+use kernels::testing::{guarded_random_vec, rng};
+use kernels::{Source, vec_add};
+
+fn open() -> Backend {
+    Backend::Gpu(Box::new(
+        Gpu::open(None).unwrap_or_else(|e| panic!("the GPU suite needs a GPU: {e}")),
+    ))
 }
 
-/// Large element-wise length: 2^26 floats, 256 MiB per buffer.
-const LARGE_N: usize = 1 << 26;
-
-type Elementwise = fn(
-    &Gpu,
-    &cudarc::driver::CudaSlice<f32>,
-    &cudarc::driver::CudaSlice<f32>,
-    &mut cudarc::driver::CudaSlice<f32>,
-    usize,
-) -> host::Result<()>;
-
-fn check_elementwise(
-    name: &str,
-    launch: Elementwise,
-    reference: impl Fn(&[f32], &[f32]) -> kernels::reference::Expected,
-) {
-    let gpu = open();
-    let mut rng = rng();
-    for &n in ELEMENTWISE_EDGE_LENGTHS.iter().chain(&[LARGE_N]) {
-        let (a, b) = (guarded_random_vec(&mut rng, n), guarded_random_vec(&mut rng, n));
-        let (a_dev, b_dev) = (gpu.upload(&a).unwrap(), gpu.upload(&b).unwrap());
-        let mut out_dev = gpu.upload(&poisoned(n + GUARD)).unwrap();
-        launch(&gpu, &a_dev, &b_dev, &mut out_dev, n).unwrap_or_else(|e| panic!("{name}, n = {n}: {e}"));
-        let out = gpu.download(&out_dev).unwrap();
-        assert_matches(
-            &format!("{name} on the GPU, n = {n}"),
-            &out,
-            &reference(&a[..n], &b[..n]),
-        );
-    }
+fn gpu(backend: &Backend) -> &Gpu {
+    backend.gpu().expect("opened on a GPU")
 }
 
 #[test]
 #[ignore = "needs an NVIDIA GPU; the runner runs it with --include-ignored"]
-fn gpu_vec_add_matches_reference_on_edge_and_large_lengths() {
-    check_elementwise("vec_add", gpu::vec_add, kernels::reference::vec_add);
-}
-
-#[test]
-#[ignore = "needs an NVIDIA GPU; the runner runs it with --include-ignored"]
-fn gpu_shared_mem_add_matches_reference_on_edge_and_large_lengths() {
-    let block = kernels::shared_mem_add::BLOCK as usize;
-    check_elementwise("shared_mem_add", gpu::shared_mem_add, |a, b| {
-        kernels::reference::shared_mem_add(a, b, block)
+fn every_registered_kernel_matches_its_reference_on_edge_and_large_sizes_on_the_gpu() {
+    common::check_every_kernel(&open(), |family| {
+        family.edge_sizes().into_iter().chain(family.large_sizes()).collect()
     });
 }
 
-fn check_matmul(variant: MatmulVariant) {
-    let gpu = open();
-    let mut rng = rng();
-    let name = variant.info().entry;
-    for &(m, n, k) in MATMUL_EDGE_SHAPES
-        .iter()
-        .chain(&[(4096, 4096, 4096), (4096, 1000, 333)])
-    {
-        let (a, b) = (guarded_random_vec(&mut rng, m * k), guarded_random_vec(&mut rng, k * n));
-        let (a_dev, b_dev) = (gpu.upload(&a).unwrap(), gpu.upload(&b).unwrap());
-        let mut c_dev = gpu.upload(&poisoned(m * n + GUARD)).unwrap();
-        gpu::matmul(&gpu, variant, &a_dev, &b_dev, &mut c_dev, m, n, k)
-            .unwrap_or_else(|e| panic!("{name} {m}x{n}x{k}: {e}"));
-        let c = gpu.download(&c_dev).unwrap();
-        assert!(
-            c[m * n..].iter().all(|v| v.is_nan()),
-            "{name} {m}x{n}x{k} wrote past the end of C"
-        );
-        let oracle = Oracle::new(&a[..m * k], &b[..k * n], (m, n, k), kernels::testing::seed());
-        if let Err(why) = oracle.check(&c[..m * n]) {
-            panic!(
-                "{name} on the GPU, {m}x{n}x{k}: {why} (seed {})",
-                kernels::testing::seed()
-            );
-        }
-    }
-}
-
-#[test]
-#[ignore = "needs an NVIDIA GPU; the runner runs it with --include-ignored"]
-fn gpu_matmul_naive_matches_reference_on_edge_and_large_shapes() {
-    check_matmul(MatmulVariant::Naive);
-}
-
-#[test]
-#[ignore = "needs an NVIDIA GPU; the runner runs it with --include-ignored"]
-fn gpu_matmul_tiled_matches_reference_on_edge_and_large_shapes() {
-    check_matmul(MatmulVariant::Tiled);
-}
-
-#[test]
-#[ignore = "needs an NVIDIA GPU; the runner runs it with --include-ignored"]
-fn gpu_matmul_tiled_padded_matches_reference_on_edge_and_large_shapes() {
-    check_matmul(MatmulVariant::Padded);
-}
-
-#[test]
-#[ignore = "needs an NVIDIA GPU; the runner runs it with --include-ignored"]
-fn gpu_warp_probe_gives_the_same_lanes_and_shuffles_as_the_emulator() {
-    let gpu = open();
-    let blocks = 5;
-    let threads = blocks * kernels::probe::WARP_PROBE_BLOCK;
-    let mut out = gpu
-        .upload(&vec![u32::MAX; (threads * kernels::probe::WARP_PROBE_WORDS) as usize])
-        .unwrap();
-    gpu::warp_probe(&gpu, &mut out, blocks).unwrap();
-    assert_eq!(gpu.download(&out).unwrap(), kernels::reference::warp_probe(threads));
+/// vec_add of `n` elements on managed buffers, with the registry's kernel.
+fn managed_vec_add(backend: &Backend, a: &ManagedBuffer<f32>, b: &ManagedBuffer<f32>, out: &mut ManagedBuffer<f32>) {
+    let problem = Elementwise::new(out.len()).unwrap();
+    elementwise::launch(backend, &vec_add::KERNEL, Source::Rust, &problem, a, b, out).unwrap();
 }
 
 #[test]
 #[ignore = "needs an NVIDIA GPU; the runner runs it with --include-ignored"]
 fn managed_buffer_is_read_by_the_cpu_after_a_gpu_write() {
-    let gpu = open();
+    let backend = open();
+    let gpu = gpu(&backend);
     let mut rng = rng();
     let n = 1 << 22;
     let (a, b) = (guarded_random_vec(&mut rng, n), guarded_random_vec(&mut rng, n));
-    let mut a_managed = ManagedBuffer::new(&gpu, n, 0.0f32).unwrap();
-    let mut b_managed = ManagedBuffer::new(&gpu, n, 0.0f32).unwrap();
+    let mut a_managed = ManagedBuffer::new(gpu, n, 0.0f32).unwrap();
+    let mut b_managed = ManagedBuffer::new(gpu, n, 0.0f32).unwrap();
     a_managed.write().unwrap().copy_from_slice(&a[..n]);
     b_managed.write().unwrap().copy_from_slice(&b[..n]);
-    let mut out = ManagedBuffer::new(&gpu, n, f32::NAN).unwrap();
+    let mut out = ManagedBuffer::new(gpu, n, f32::NAN).unwrap();
     // No prefetch: pages migrate on demand both ways.
-    gpu::vec_add(&gpu, &a_managed, &b_managed, &mut out, n).unwrap();
+    managed_vec_add(&backend, &a_managed, &b_managed, &mut out);
     let result = out.read().unwrap().to_vec();
     let expected = kernels::reference::vec_add(&a[..n], &b[..n]);
     kernels::reference::check(&result, &expected).unwrap_or_else(|m| panic!("managed vec_add: {m}"));
@@ -140,14 +58,32 @@ fn managed_buffer_is_read_by_the_cpu_after_a_gpu_write() {
 
 #[test]
 #[ignore = "needs an NVIDIA GPU; the runner runs it with --include-ignored"]
+fn managed_buffer_is_usable_by_the_emulator_once_the_gpu_is_done() {
+    let backend = open();
+    let gpu = gpu(&backend);
+    let n = 4096;
+    let a = ManagedBuffer::new(gpu, n, 1.5f32).unwrap();
+    let b = ManagedBuffer::new(gpu, n, 2.0f32).unwrap();
+    let mut out = ManagedBuffer::new(gpu, n, f32::NAN).unwrap();
+    managed_vec_add(&backend, &a, &b, &mut out);
+    out.wait().unwrap();
+    // The same memory, launched on the CPU emulator: one pointer valid on both.
+    let mut doubled = ManagedBuffer::new(gpu, n, f32::NAN).unwrap();
+    managed_vec_add(&Backend::Emu, &out, &out, &mut doubled);
+    assert!(doubled.read().unwrap().iter().all(|&v| v == 7.0));
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU; the runner runs it with --include-ignored"]
 fn managed_buffer_prefetches_both_ways() {
-    let gpu = open();
+    let backend = open();
+    let gpu = gpu(&backend);
     let ordinal = gpu.info().ordinal as i32;
-    let buffer = ManagedBuffer::new(&gpu, 1 << 20, 1.5f32).unwrap();
-    buffer.prefetch_to_device(&gpu).unwrap();
+    let buffer = ManagedBuffer::new(gpu, 1 << 20, 1.5f32).unwrap();
+    buffer.prefetch_to_device(gpu).unwrap();
     buffer.wait().unwrap();
     assert_eq!(buffer.last_prefetch_location_id().unwrap(), ordinal);
-    buffer.prefetch_to_host(&gpu).unwrap();
+    buffer.prefetch_to_host(gpu).unwrap();
     buffer.wait().unwrap();
     assert_eq!(buffer.last_prefetch_location_id().unwrap(), -1, "-1 is the CPU");
     assert!(buffer.as_slice().unwrap().iter().all(|&v| v == 1.5));
@@ -156,9 +92,10 @@ fn managed_buffer_prefetches_both_ways() {
 #[test]
 #[ignore = "needs an NVIDIA GPU; the runner runs it with --include-ignored"]
 fn managed_buffer_advice_takes_effect() {
-    let gpu = open();
+    let backend = open();
+    let gpu = gpu(&backend);
     let ordinal = gpu.info().ordinal as i32;
-    let buffer = ManagedBuffer::new(&gpu, 1 << 20, 2.0f32).unwrap();
+    let buffer = ManagedBuffer::new(gpu, 1 << 20, 2.0f32).unwrap();
     assert!(!buffer.is_read_mostly().unwrap());
     buffer.advise_read_mostly().unwrap();
     assert!(buffer.is_read_mostly().unwrap());
@@ -175,16 +112,34 @@ fn managed_buffer_advice_takes_effect() {
 #[test]
 #[ignore = "needs an NVIDIA GPU; the runner runs it with --include-ignored"]
 fn managed_buffer_refuses_host_access_while_gpu_work_is_pending() {
-    let gpu = open();
+    let backend = open();
+    let gpu = gpu(&backend);
     let side = 4096;
-    let a = ManagedBuffer::new(&gpu, side * side, 1.0f32).unwrap();
-    let b = ManagedBuffer::new(&gpu, side * side, 1.0f32).unwrap();
-    let mut c = ManagedBuffer::new(&gpu, side * side, f32::NAN).unwrap();
+    let a = ManagedBuffer::new(gpu, side * side, 1.0f32).unwrap();
+    let b = ManagedBuffer::new(gpu, side * side, 1.0f32).unwrap();
+    let mut c = ManagedBuffer::new(gpu, side * side, f32::NAN).unwrap();
+    let problem = Matmul::new(side, side, side).unwrap();
     // Tens of milliseconds of work (page migration included): far longer than the check below.
-    gpu::matmul(&gpu, MatmulVariant::Naive, &a, &b, &mut c, side, side, side).unwrap();
+    let naive = &kernels::matmul::naive::KERNEL;
+    matmul::launch(&backend, naive, Source::Rust, &problem, &a, &b, &mut c).unwrap();
     assert!(
         matches!(c.as_slice(), Err(HostError::ManagedBusy)),
         "host access while the kernel runs must be refused"
+    );
+    assert!(
+        matches!(
+            elementwise::launch(
+                &Backend::Emu,
+                &vec_add::KERNEL,
+                Source::Rust,
+                &Elementwise::new(16).unwrap(),
+                &a,
+                &b,
+                &mut c
+            ),
+            Err(HostError::ManagedBusy)
+        ),
+        "the emulator must not touch memory the GPU is using"
     );
     assert!(c.read().unwrap().iter().all(|&v| v == side as f32));
     assert!(c.as_slice().is_ok());
@@ -193,10 +148,11 @@ fn managed_buffer_refuses_host_access_while_gpu_work_is_pending() {
 #[test]
 #[ignore = "needs an NVIDIA GPU; the runner runs it with --include-ignored"]
 fn managed_allocation_beyond_free_memory_is_refused() {
-    let gpu = open();
+    let backend = open();
+    let gpu = gpu(&backend);
     let (free, _) = gpu.context().mem_get_info().unwrap();
     let too_many_floats = free / 4 + (1 << 28);
-    match ManagedBuffer::new(&gpu, too_many_floats, 0.0f32) {
+    match ManagedBuffer::new(gpu, too_many_floats, 0.0f32) {
         Err(HostError::ManagedOversubscription {
             requested,
             free: reported,
@@ -208,30 +164,43 @@ fn managed_allocation_beyond_free_memory_is_refused() {
 
 #[test]
 #[ignore = "needs an NVIDIA GPU; the runner runs it with --include-ignored"]
-fn gpu_launches_reject_mismatched_shapes_before_launching() {
-    let gpu = open();
+fn gpu_launches_reject_short_arrays_and_host_memory_before_launching() {
+    let backend = open();
+    let gpu = gpu(&backend);
     let a = gpu.upload(&[1.0f32; 8]).unwrap();
     let mut c = gpu.upload(&[0.0f32; 8]).unwrap();
+    let kernel = &vec_add::KERNEL;
+    let nine = Elementwise::new(9).unwrap();
     assert!(matches!(
-        gpu::vec_add(&gpu, &a, &a, &mut c, 9),
+        elementwise::launch(&backend, kernel, Source::Rust, &nine, &a, &a, &mut c),
         Err(HostError::InvalidInput { .. })
     ));
+    let three = Matmul::new(3, 3, 3).unwrap();
+    let tiled = &kernels::matmul::tiled::KERNEL;
     assert!(matches!(
-        gpu::matmul(&gpu, MatmulVariant::Tiled, &a, &a, &mut c, 3, 3, 3),
+        matmul::launch(&backend, tiled, Source::Rust, &three, &a, &a, &mut c),
         Err(HostError::InvalidInput { .. })
     ));
+    let host = vec![1.0f32; 8];
+    let eight = Elementwise::new(8).unwrap();
     assert!(matches!(
-        gpu::vec_add(&gpu, &a, &a, &mut c, 0),
-        Err(HostError::InvalidInput { .. })
+        elementwise::launch(&backend, kernel, Source::Rust, &eight, &host, &a, &mut c),
+        Err(HostError::WrongMemory { .. })
+    ));
+    // The CUDA C twins are not loaded: asking for one is an error, not a wrong launch.
+    assert!(matches!(
+        elementwise::launch(&backend, kernel, Source::CudaC, &eight, &a, &a, &mut c),
+        Err(HostError::SourceUnavailable { .. })
     ));
 }
 
 #[test]
 #[ignore = "needs an NVIDIA GPU; the runner runs it with --include-ignored"]
-fn every_kernel_fits_at_least_one_block_per_sm() {
-    let gpu = open();
-    for kernel in kernels::KERNELS {
-        let occupancy = gpu.occupancy(kernel).unwrap();
+fn every_registered_kernel_fits_at_least_one_block_per_sm() {
+    let backend = open();
+    let gpu = gpu(&backend);
+    for kernel in kernels::registry::kernels() {
+        let occupancy = gpu.occupancy(&kernel).unwrap();
         assert!(occupancy.resident_blocks_per_sm >= 1, "{}: {occupancy:?}", kernel.entry);
     }
 }

@@ -16,16 +16,19 @@
 ///     }
 /// }
 ///
+/// assert_eq!(add.entry(), "add");
 /// // On the host, the kernel runs on the emulator:
 /// let (a, b, mut out) = ([1.0f32, 2.0, 3.0], [10.0f32, 20.0, 30.0], [f32::NAN; 3]);
 /// let launch = LaunchShape { grid: Dim3::x(2), block: Dim3::x(2), shared_bytes: 0 };
-/// unsafe { add(&launch, a.as_ptr(), b.as_ptr(), out.as_mut_ptr(), 3) }.unwrap();
+/// unsafe { add.emulate(&launch, (a.as_ptr(), b.as_ptr(), out.as_mut_ptr(), 3)) }.unwrap();
 /// assert_eq!(out, [11.0, 22.0, 33.0]);
 /// ```
 ///
-/// * On nvptx64 this is `#[no_mangle] extern "ptx-kernel" fn add(a, b, out, n)`, the PTX entry `add`.
-/// * On the host it is `unsafe fn add(launch: &LaunchShape, a, b, out, n) -> Result<(), EmuError>`,
-///   which runs the body on the emulator over the whole grid.
+/// `add` is a [`KernelFn`](crate::KernelFn) whose parameter list is the tuple of the function's
+/// parameter types: its entry name is the function's name, written once.
+/// * On nvptx64 the function itself becomes `#[no_mangle] extern "ptx-kernel" fn add(a, b, out, n)`,
+///   the PTX entry `add`.
+/// * On the host, `add.emulate(&launch, (a, b, out, n))` runs the body on the emulator over the grid.
 ///
 /// Safety, on both: as in CUDA, the pointers must be valid for every element the launch touches,
 /// for the whole launch, and threads must not race on what they write.
@@ -37,37 +40,44 @@ macro_rules! kernel {
     ) => {
         #[cfg(target_arch = "nvptx64")]
         $(#[$meta])*
-        #[unsafe(no_mangle)]
-        $vis unsafe extern "ptx-kernel" fn $name($($arg: $ty),*) $body
+        #[allow(non_upper_case_globals)]
+        $vis const $name: $crate::KernelFn<($($ty,)*)> = {
+            // Inside the const's block the function's name does not clash with the const's; the
+            // PTX entry keeps it.
+            #[unsafe(no_mangle)]
+            unsafe extern "ptx-kernel" fn $name($($arg: $ty),*) $body
+            $crate::KernelFn::new(::core::stringify!($name))
+        };
 
         #[cfg(not(target_arch = "nvptx64"))]
         $(#[$meta])*
-        ///
-        /// Emulator form: runs this kernel on the CPU over `launch`'s grid.
-        ///
-        /// # Safety
-        /// The pointers must be valid for every element the launch touches, as on the GPU.
-        #[allow(clippy::too_many_arguments)]
-        $vis unsafe fn $name(
-            launch: &$crate::LaunchShape,
-            $($arg: $ty),*
-        ) -> ::core::result::Result<(), $crate::emu::EmuError> {
-            #[derive(Clone, Copy)]
-            struct Args { $($arg: $ty),* }
-            // SAFETY: the caller promises, as for a GPU launch, that the pointers stay valid for the
-            // launch and that threads do not race on the memory behind them.
-            unsafe impl Sync for Args {}
-            impl Args {
-                #[inline(always)]
-                #[allow(unused_unsafe)]
-                unsafe fn run(self) {
-                    let Args { $($arg),* } = self;
-                    $body
+        #[allow(non_upper_case_globals)]
+        $vis const $name: $crate::KernelFn<($($ty,)*)> = {
+            /// # Safety
+            /// The pointers must be valid for every element the launch touches, as on the GPU.
+            #[allow(clippy::too_many_arguments)]
+            unsafe fn emulate(
+                launch: &$crate::LaunchShape,
+                ($($arg,)*): ($($ty,)*),
+            ) -> ::core::result::Result<(), $crate::emu::EmuError> {
+                #[derive(Clone, Copy)]
+                struct Args { $($arg: $ty),* }
+                // SAFETY: the caller promises, as for a GPU launch, that the pointers stay valid for
+                // the launch and that threads do not race on the memory behind them.
+                unsafe impl Sync for Args {}
+                impl Args {
+                    #[inline(always)]
+                    #[allow(unused_unsafe)]
+                    unsafe fn run(self) {
+                        let Args { $($arg),* } = self;
+                        $body
+                    }
                 }
+                let args = Args { $($arg),* };
+                // SAFETY: forwarded from this function's contract.
+                $crate::emu::launch(::core::stringify!($name), launch, move || unsafe { args.run() })
             }
-            let args = Args { $($arg),* };
-            // SAFETY: forwarded from this function's contract.
-            $crate::emu::launch(::core::stringify!($name), launch, move || unsafe { args.run() })
-        }
+            $crate::KernelFn::new(::core::stringify!($name), emulate)
+        };
     };
 }

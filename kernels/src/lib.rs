@@ -5,9 +5,10 @@
 //! * On the host the same kernel bodies run on a CPU emulator ([`emu`]): a launch runs the grid block by
 //!   block, each block's threads as OS threads sharing that block's shared memory.
 //!
-//! Kernels are written with the [`kernel!`] macro and the device layer in [`device`]. What a launch
-//! needs to know (block shape, tile sizes, shared bytes) lives beside each kernel, in its module, and
-//! is read from there by the host, the emulator and the PTX builder.
+//! Kernels are written with the [`kernel!`] macro and the device layer in [`device`]. Each kernel
+//! module declares one [`Kernel`] value (its code, block shape, shared memory and grid), each family
+//! lists its kernels, and the [`registry`] lists the families: the host, the emulator, the tests, the
+//! benches and the PTX builder all read them from there.
 #![cfg_attr(target_arch = "nvptx64", no_std)]
 #![cfg_attr(
     target_arch = "nvptx64",
@@ -25,9 +26,14 @@
 pub mod device;
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod emu;
+pub mod family;
 mod kernel_macro;
 pub mod launch;
+pub mod params;
+#[cfg(not(target_arch = "nvptx64"))]
+pub mod registry;
 
+pub mod elementwise;
 pub mod matmul;
 pub mod probe;
 #[cfg(not(target_arch = "nvptx64"))]
@@ -37,17 +43,11 @@ pub mod shared_mem_add;
 pub mod testing;
 pub mod vec_add;
 
-pub use launch::{Dim3, KernelInfo, LaunchShape};
-
-/// Every kernel entry point in the PTX, with what a launch of it needs.
-pub const KERNELS: &[KernelInfo] = &[
-    vec_add::INFO,
-    shared_mem_add::INFO,
-    matmul::naive::INFO,
-    matmul::tiled::INFO,
-    matmul::padded::INFO,
-    probe::WARP_PROBE_INFO,
-];
+#[cfg(not(target_arch = "nvptx64"))]
+pub use family::{AnyFamily, InvalidSize};
+pub use family::{Family, Kernel, KernelFn, KernelInfo, Problem, SharedMemory, Source};
+pub use launch::{Dim3, LaunchShape};
+pub use params::Params;
 
 #[cfg(target_arch = "nvptx64")]
 #[panic_handler]

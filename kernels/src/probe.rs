@@ -4,22 +4,55 @@
 use crate::device::{
     WARP_SIZE, block_dim, block_idx, lane_id, shfl_down, shfl_idx, shfl_up, shfl_xor, sync_warp, thread_idx,
 };
-use crate::kernel;
-use crate::launch::{Dim3, KernelInfo, LaunchShape};
+use crate::family::{Family, Problem};
+use crate::{Dim3, Kernel, SharedMemory, kernel};
 
 /// Words each thread writes.
-pub const WARP_PROBE_WORDS: u32 = 6;
+pub const WORDS_PER_THREAD: u32 = 6;
 
-pub const WARP_PROBE_BLOCK: u32 = 2 * WARP_SIZE;
+/// Two warps per block.
+pub const BLOCK: u32 = 2 * WARP_SIZE;
 
-pub const WARP_PROBE_INFO: KernelInfo = KernelInfo {
-    entry: "warp_probe",
-    block: Dim3::x(WARP_PROBE_BLOCK),
-    shared_bytes: 0,
-};
+/// A launch of `blocks` blocks of [`BLOCK`] threads, each writing [`WORDS_PER_THREAD`] words.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WarpProbe {
+    pub blocks: u32,
+}
 
-pub const fn warp_probe_launch(blocks: u32) -> LaunchShape {
-    WARP_PROBE_INFO.over(Dim3::x(blocks))
+impl Problem for WarpProbe {
+    /// `(out,)`.
+    type Args = (*mut u32,);
+}
+
+#[cfg(not(target_arch = "nvptx64"))]
+impl WarpProbe {
+    /// At least one block, and an output within the 32-bit index range.
+    pub fn new(blocks: usize) -> Result<Self, crate::InvalidSize> {
+        let words = (blocks as u64).checked_mul((BLOCK * WORDS_PER_THREAD) as u64);
+        match words {
+            Some(words) if blocks >= 1 && words <= u32::MAX as u64 => Ok(WarpProbe { blocks: blocks as u32 }),
+            _ => Err(crate::InvalidSize {
+                problem: "warp probe",
+                reason: format!(
+                    "blocks = {blocks}: at least 1, and at most {} (a 32-bit index over the output)",
+                    u32::MAX / (BLOCK * WORDS_PER_THREAD)
+                ),
+            }),
+        }
+    }
+
+    pub fn threads(&self) -> u32 {
+        self.blocks * BLOCK
+    }
+
+    /// Words of output.
+    pub fn len(&self) -> usize {
+        (self.threads() * WORDS_PER_THREAD) as usize
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.blocks == 0
+    }
 }
 
 kernel! {
@@ -37,8 +70,19 @@ kernel! {
         let words = [lane_id(), shfl_xor(g, 1), shfl_down(g, 3), shfl_up(g, 2), shfl_idx(g, 5), sum];
         sync_warp();
         for (j, word) in words.into_iter().enumerate() {
-            // SAFETY: the caller gives WARP_PROBE_WORDS words per launched thread.
-            unsafe { *out.add((g * WARP_PROBE_WORDS) as usize + j) = word };
+            // SAFETY: the caller gives WORDS_PER_THREAD words per launched thread.
+            unsafe { *out.add((g * WORDS_PER_THREAD) as usize + j) = word };
         }
     }
 }
+
+/// [`BLOCK`] threads per block, `blocks` blocks.
+pub const KERNEL: Kernel<WarpProbe> = Kernel {
+    code: warp_probe,
+    block: Dim3::x(BLOCK),
+    shared: SharedMemory::NONE,
+    grid: |p| Dim3::x(p.blocks),
+};
+
+/// The warp-level device layer, checked: the registry's list.
+pub const FAMILY: Family<WarpProbe> = Family::new("warp_probe", &[KERNEL]);

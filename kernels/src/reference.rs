@@ -10,36 +10,42 @@ pub struct Expected {
     pub tolerance: Vec<f64>,
 }
 
-/// `a[i] + b[i]`: one f32 rounding, so within one unit roundoff of the exact sum.
-pub fn vec_add(a: &[f32], b: &[f32]) -> Expected {
-    let values: Vec<f64> = a.iter().zip(b).map(|(&x, &y)| x as f64 + y as f64).collect();
-    let tolerance = values.iter().map(|v| F32_UNIT_ROUNDOFF * v.abs()).collect();
-    Expected { values, tolerance }
+impl Expected {
+    /// `len` elements, each `(value, tolerance)` from `element(i)`.
+    pub fn from_fn(len: usize, element: impl Fn(usize) -> (f64, f64)) -> Expected {
+        let (values, tolerance) = (0..len).map(element).unzip();
+        Expected { values, tolerance }
+    }
 }
 
-/// `shared_mem_add` with blocks of `block` threads: `s[0]` for the first thread of each block,
-/// else `s[t] + s[t-1]`, where `s[t] = a[i] + b[i]`. Three roundings at most.
-pub fn shared_mem_add(a: &[f32], b: &[f32], block: usize) -> Expected {
-    let staged: Vec<f64> = a.iter().zip(b).map(|(&x, &y)| x as f64 + y as f64).collect();
-    let magnitude: Vec<f64> = a
-        .iter()
-        .zip(b)
-        .map(|(&x, &y)| (x as f64).abs() + (y as f64).abs())
-        .collect();
-    let mut expected = Expected {
-        values: Vec::with_capacity(a.len()),
-        tolerance: Vec::with_capacity(a.len()),
+/// Element `i` of `a + b`, and the error allowed: one f32 rounding, so within one unit roundoff of
+/// the exact sum.
+pub fn vec_add_at(a: &[f32], b: &[f32], i: usize) -> (f64, f64) {
+    let value = a[i] as f64 + b[i] as f64;
+    (value, F32_UNIT_ROUNDOFF * value.abs())
+}
+
+/// `a[i] + b[i]` for every element.
+pub fn vec_add(a: &[f32], b: &[f32]) -> Expected {
+    Expected::from_fn(a.len(), |i| vec_add_at(a, b, i))
+}
+
+/// Element `i` of `shared_mem_add` with blocks of `block` threads: `s[i]` for the first thread of
+/// each block, else `s[i] + s[i-1]`, where `s[i] = a[i] + b[i]`. Three roundings at most.
+pub fn shared_mem_add_at(a: &[f32], b: &[f32], block: usize, i: usize) -> (f64, f64) {
+    let staged = |j: usize| a[j] as f64 + b[j] as f64;
+    let magnitude = |j: usize| (a[j] as f64).abs() + (b[j] as f64).abs();
+    let (value, size) = if i.is_multiple_of(block) {
+        (staged(i), magnitude(i))
+    } else {
+        (staged(i) + staged(i - 1), magnitude(i) + magnitude(i - 1))
     };
-    for i in 0..a.len() {
-        let (value, size) = if i % block == 0 {
-            (staged[i], magnitude[i])
-        } else {
-            (staged[i] + staged[i - 1], magnitude[i] + magnitude[i - 1])
-        };
-        expected.values.push(value);
-        expected.tolerance.push(3.0 * F32_UNIT_ROUNDOFF * size);
-    }
-    expected
+    (value, 3.0 * F32_UNIT_ROUNDOFF * size)
+}
+
+/// `shared_mem_add` for every element.
+pub fn shared_mem_add(a: &[f32], b: &[f32], block: usize) -> Expected {
+    Expected::from_fn(a.len(), |i| shared_mem_add_at(a, b, block, i))
 }
 
 /// `C = A·B` (row-major, A m×k, B k×n). An f32 dot product of length k in any order (FMA or not)
@@ -89,7 +95,7 @@ pub fn matmul_at(a: &[f32], b: &[f32], n: usize, k: usize, positions: &[(usize, 
 /// What `kernels::probe::warp_probe` writes for `threads` threads (whole blocks): per thread, its
 /// lane, `shfl_xor(g, 1)`, `shfl_down(g, 3)`, `shfl_up(g, 2)`, `shfl_idx(g, 5)` and its warp's sum of `g`.
 pub fn warp_probe(threads: u32) -> Vec<u32> {
-    let mut words = Vec::with_capacity(threads as usize * crate::probe::WARP_PROBE_WORDS as usize);
+    let mut words = Vec::with_capacity(threads as usize * crate::probe::WORDS_PER_THREAD as usize);
     for g in 0..threads {
         let lane = g % 32;
         let warp_base = g - lane;
@@ -128,8 +134,15 @@ impl std::fmt::Display for Mismatch {
 /// Checks `out` against `expected` element by element; NaN (an unwritten, poisoned element) fails.
 pub fn check(out: &[f32], expected: &Expected) -> Result<(), Mismatch> {
     assert_eq!(out.len(), expected.values.len(), "output and reference lengths differ");
+    check_each(out, |i| (expected.values[i], expected.tolerance[i]))
+}
+
+/// Checks `out[i]` against `expected(i) = (value, tolerance)` for every `i`, without storing the
+/// reference: for element-wise references over large arrays.
+pub fn check_each(out: &[f32], expected: impl Fn(usize) -> (f64, f64)) -> Result<(), Mismatch> {
     let mut mismatch: Option<Mismatch> = None;
-    for (i, ((&got, &want), &tol)) in out.iter().zip(&expected.values).zip(&expected.tolerance).enumerate() {
+    for (i, &got) in out.iter().enumerate() {
+        let (want, tol) = expected(i);
         let error = (got as f64 - want).abs();
         // Written so that NaN compares as a failure.
         if error <= tol + f64::MIN_POSITIVE {

@@ -1,20 +1,24 @@
-//! What the emulator tests and the GPU tests share: seeded random inputs, poisoned outputs and
-//! guards, edge shapes, and checks that name the seed. Host-only.
+//! What the emulator tests and the GPU tests share: random inputs from a numbered stream, poisoned
+//! outputs and guards, and checks that name the stream. Host-only.
 
 use crate::reference::{Expected, check};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-/// Seed of every test's inputs; `KERNELS_TEST_SEED=<n>` replays or varies a run.
-pub fn seed() -> u64 {
-    std::env::var("KERNELS_TEST_SEED")
+/// Environment variable that picks the random stream of the tests' inputs.
+pub const RNG_ENV: &str = "KERNELS_TEST_RNG";
+
+/// The random stream every test draws its inputs from: `KERNELS_TEST_RNG=<n>` replays or varies a
+/// run (failure messages print it).
+pub fn rng_stream() -> u64 {
+    std::env::var(RNG_ENV)
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(0x5EED_2026)
+        .unwrap_or(0x2026_1130)
 }
 
 pub fn rng() -> StdRng {
-    StdRng::seed_from_u64(seed())
+    StdRng::seed_from_u64(rng_stream())
 }
 
 /// Uniform in [-1, 1): signs mixed, magnitudes spread, never all zeros.
@@ -43,35 +47,15 @@ pub fn assert_matches(what: &str, out: &[f32], expected: &Expected) {
     let len = expected.values.len();
     if let Err(mismatch) = check(&out[..len], expected) {
         panic!(
-            "{what}: {mismatch} (seed {}; rerun with KERNELS_TEST_SEED={})",
-            seed(),
-            seed()
+            "{what}: {mismatch} (random stream {stream}; rerun with {RNG_ENV}={stream})",
+            stream = rng_stream()
         );
     }
     if let Some(i) = out[len..].iter().position(|v| !v.is_nan()) {
         panic!(
-            "{what}: wrote past the end of the output, at index {} (seed {})",
+            "{what}: wrote past the end of the output, at index {} (random stream {})",
             len + i,
-            seed()
+            rng_stream()
         );
     }
 }
-
-/// Matmul shapes (m, n, k) every test suite runs: single elements, one below, at and above the
-/// 32-wide tile, K = 1, long and thin in each dimension, and rectangular shapes.
-pub const MATMUL_EDGE_SHAPES: &[(usize, usize, usize)] = &[
-    (1, 1, 1),
-    (31, 31, 31),
-    (32, 32, 32),
-    (33, 33, 33),
-    (33, 31, 1),
-    (1000, 33, 31),
-    (31, 1000, 3),
-    (2, 3, 1000),
-    (64, 96, 48),
-    (17, 65, 130),
-];
-
-/// Element-wise lengths every test suite runs: around the warp and the 256-thread block, and one
-/// spanning many blocks.
-pub const ELEMENTWISE_EDGE_LENGTHS: &[usize] = &[1, 2, 31, 32, 33, 255, 256, 257, 1000, 100_003];

@@ -1,24 +1,14 @@
 //! `out[i] = a[i] + b[i]`: the memory-bound baseline, one element per thread.
 
 use crate::device::{block_dim, block_idx, thread_idx};
-use crate::kernel;
-use crate::launch::{Dim3, KernelInfo, LaunchShape};
+use crate::elementwise::Elementwise;
+use crate::{Dim3, Family, Kernel, SharedMemory, kernel};
 
+/// Threads per block.
 pub const BLOCK: u32 = 256;
 
-pub const INFO: KernelInfo = KernelInfo {
-    entry: "vec_add",
-    block: Dim3::x(BLOCK),
-    shared_bytes: 0,
-};
-
-/// One thread per element.
-pub const fn launch_shape(n: u32) -> LaunchShape {
-    INFO.over(Dim3::x(n.div_ceil(BLOCK)))
-}
-
 kernel! {
-    /// `out[i] = a[i] + b[i]` for `i < n`.
+    /// `out[i] = a[i] + b[i]` for `i < n`; thread `i` of the grid computes element `i`.
     pub unsafe fn vec_add(a: *const f32, b: *const f32, out: *mut f32, n: u32) {
         let i = block_idx().x * block_dim().x + thread_idx().x;
         if i < n {
@@ -28,3 +18,14 @@ kernel! {
         }
     }
 }
+
+/// One thread per element, [`BLOCK`] threads per block.
+pub const KERNEL: Kernel<Elementwise> = Kernel {
+    code: vec_add,
+    block: Dim3::x(BLOCK),
+    shared: SharedMemory::NONE,
+    grid: |p| Dim3::x(p.n.div_ceil(BLOCK)),
+};
+
+/// `out = a + b`: the registry's list of its kernels.
+pub const FAMILY: Family<Elementwise> = Family::new("vec_add", &[KERNEL]);

@@ -19,35 +19,33 @@ pub struct BenchRun {
     pub cases: Vec<BenchCase>,
 }
 
-/// Which group a case belongs to, and so which ceiling bounds it.
+/// What bounds a case, and so which rate and ceiling it is reported against.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Family {
-    /// Arithmetic-bound: TFLOP/s against cuBLAS SGEMM on the same shape.
-    Matmul,
-    /// Memory-bound: GB/s against the copy bandwidth.
-    Elementwise,
+pub enum Bound {
+    /// Arithmetic: TFLOP/s against the library that solves the same problem (cuBLAS for matmul).
+    Compute,
+    /// Bytes moved on the GPU: GB/s against the device-to-device copy.
+    Memory,
     /// Data movement between host and GPU: end-to-end and kernel time.
-    Managed,
+    Transfer,
 }
 
-/// Who compiled the kernel.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Source {
-    Rust,
-    CudaC,
-    /// cuBLAS, the copy engines.
-    Library,
-}
+/// Which compilation of a registered kernel a case measured; absent for library baselines and
+/// managed-memory scenarios.
+pub use kernels::Source;
 
 /// One measured case.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct BenchCase {
-    pub family: Family,
-    /// The kernel's entry name (the same for its Rust and CUDA C versions), or the library call.
+    /// The registry's family ("matmul", "vec_add"), or "managed" for the scenarios.
+    pub family: String,
+    pub bound: Bound,
+    /// The kernel's entry name (the same for its Rust and CUDA C versions), the library call, or
+    /// the scenario.
     pub kernel: String,
-    pub source: Source,
+    /// The compilation of a registered kernel; `None` for a library baseline or a scenario.
+    pub source: Option<Source>,
     /// Human-readable size: "n=1048576", "4096x4096x4096".
     pub size: String,
     /// What the plots put on the x axis: elements, or the matrix side (m for rectangular shapes).
@@ -58,11 +56,11 @@ pub struct BenchCase {
     pub flops: f64,
     /// Median time of one iteration over all criterion samples, ms.
     pub median_ms: f64,
-    /// GB/s for elementwise and managed cases, TFLOP/s for matmul.
+    /// GB/s for memory-bound and transfer cases, TFLOP/s for compute-bound ones.
     pub rate: f64,
-    /// The rate over the family's ceiling in this run, in %.
+    /// The rate over the case's ceiling in this run, in %.
     pub percent_of_ceiling: Option<f64>,
-    /// Managed cases: the kernel alone, ms (median); `median_ms` is then end to end.
+    /// Transfer cases: the kernel alone, ms (median); `median_ms` is then end to end.
     pub kernel_ms: Option<f64>,
     /// Input sets the case rotated through so that each iteration misses the L2.
     pub input_sets: usize,
@@ -73,12 +71,12 @@ impl BenchRun {
     pub fn rust_over_cuda_c(&self) -> Vec<(&BenchCase, f64)> {
         self.cases
             .iter()
-            .filter(|c| c.source == Source::Rust)
+            .filter(|c| c.source == Some(Source::Rust))
             .filter_map(|rust| {
                 let cuda = self
                     .cases
                     .iter()
-                    .find(|c| c.source == Source::CudaC && c.kernel == rust.kernel && c.size == rust.size)?;
+                    .find(|c| c.source == Some(Source::CudaC) && c.kernel == rust.kernel && c.size == rust.size)?;
                 Some((rust, rust.rate / cuda.rate))
             })
             .collect()

@@ -11,7 +11,8 @@ const SIZE_LIMIT: u64 = 64 << 20;
 /// JSON into the folder it is given. Kept to sequencing; all logic is in the Rust binaries.
 const RUN_SCRIPT: &str = r#"#!/usr/bin/env bash
 # Runs on the GPU runner, which has no cargo. Usage: run.sh OUT_DIR [check|bench|all]
-#   check (default): every test with --include-ignored, compute-sanitizer, `host info`, `host all`
+#   check (default): every test with --include-ignored, the four compute-sanitizer tools on one small
+#                    launch of every registered kernel (`host smoke`), `host info`, `host all`
 #   bench:           the criterion benches, writing OUT_DIR/bench.json for `cargo xtask bench-report`
 set -u
 out=${1:?usage: run.sh OUT_DIR [check|bench|all]}
@@ -22,15 +23,18 @@ export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 export PATH=/usr/local/cuda/bin:$PATH
 status=0
 env_log="$out/environment.txt"
-{ date -u; nvidia-smi --query-gpu=name,driver_version,compute_cap,memory.total --format=csv,noheader; nvcc --version | tail -1; } > "$env_log" 2>&1
-# The CUDA C references, compiled as the comparisons use them; SASS of both sides for reading.
+# The device's own architecture, e.g. sm_90 for compute capability 9.0.
+arch=sm_$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -n 1 | tr -d ' .')
+{ date -u; nvidia-smi --query-gpu=name,driver_version,compute_cap,memory.total --format=csv,noheader; nvcc --version | tail -1; echo "arch: $arch"; } > "$env_log" 2>&1
+# The CUDA C twins, compiled as the comparisons use them; SASS of both sides for reading.
 for cu in "$here"/cuda-c-src/*.cu; do
   name=$(basename "$cu" .cu)
-  nvcc -arch=sm_90 -O3 -ptx "$cu" -o "$here/cuda-c/$name.ptx" >> "$env_log" 2>&1 || status=1
-  ptxas -arch=sm_90 -v "$here/cuda-c/$name.ptx" -o "$here/cuda-c/$name.cubin" >> "$env_log" 2>&1 &&
+  nvcc -arch="$arch" -O3 -ptx "$cu" -o "$here/cuda-c/$name.ptx" >> "$env_log" 2>&1 || status=1
+  ptxas -arch="$arch" -v "$here/cuda-c/$name.ptx" -o "$here/cuda-c/$name.cubin" >> "$env_log" 2>&1 &&
     cuobjdump -sass "$here/cuda-c/$name.cubin" >> "$out/sass-cuda-c.txt" 2>&1
 done
-ptxas -arch=sm_90 -v "$here/ptx/sm_90/kernels.ptx" -o "$here/rust.cubin" >> "$env_log" 2>&1 &&
+rust_ptx=$(ls -d "$here"/ptx/sm_* | sort -V | tail -n 1)/kernels.ptx
+ptxas -arch="$arch" -v "$rust_ptx" -o "$here/rust.cubin" >> "$env_log" 2>&1 &&
   cuobjdump -sass "$here/rust.cubin" > "$out/sass-rust.txt" 2>&1
 if [ "$mode" = check ] || [ "$mode" = all ]; then
   for test in "$here"/tests/*; do
@@ -38,12 +42,11 @@ if [ "$mode" = check ] || [ "$mode" = all ]; then
     "$test" --include-ignored >> "$out/tests.log" 2>&1 || status=1
   done
   grep -E "^== |^test result|FAILED|panicked" "$out/tests.log"
-  # compute-sanitizer on small launches of every kernel: out-of-bounds accesses and shared-memory races.
-  for tool in memcheck racecheck; do
-    for demo in "matmul --m 70 --n 33 --k 45" "shared-add --n 1000" "vec-add --n 1000"; do
-      echo "== $tool: $demo" >> "$out/sanitizer.txt"
-      compute-sanitizer --tool $tool --error-exitcode 3 "$here/host" --backend gpu --runs 1 --warmup 0 $demo >> "$out/sanitizer.txt" 2>&1 || status=1
-    done
+  # Every registered kernel, one small checked launch each, under each compute-sanitizer tool:
+  # out-of-bounds and misaligned accesses, shared-memory races, barrier misuse, uninitialised reads.
+  for tool in memcheck racecheck synccheck initcheck; do
+    echo "== $tool" >> "$out/sanitizer.txt"
+    compute-sanitizer --tool $tool --error-exitcode 3 "$here/host" --backend gpu smoke >> "$out/sanitizer.txt" 2>&1 || status=1
   done
   grep -E "^== |ERROR SUMMARY|RACECHECK SUMMARY" "$out/sanitizer.txt"
   "$here/host" --backend gpu info > "$out/info.txt" 2>&1 || status=1
@@ -96,7 +99,7 @@ pub fn build(workspace: &Path, target_dir: &Path, out: &Path) -> Result<(), Stri
         let ptx = target_dir.join("ptx").join(&arch).join("kernels.ptx");
         copy(&ptx, &out.join("ptx").join(&arch).join("kernels.ptx"))?;
     }
-    let sources = workspace.join("benches/reference");
+    let sources = workspace.join("benches/cuda_c");
     for entry in std::fs::read_dir(&sources).map_err(|e| format!("cannot list {}: {e}", sources.display()))? {
         let path = entry.map_err(|e| e.to_string())?.path();
         if path.extension().is_some_and(|x| x == "cu" || x == "cuh") {

@@ -46,12 +46,14 @@ enum Verb {
     },
     /// Turn the benches' results JSON into docs/bench: a Markdown table and plots (SVG and PNG).
     BenchReport {
-        /// The results file the benches wrote; on the GPU runner, `run.sh OUT bench` writes OUT/bench.json.
-        #[arg(long, default_value = "target/bench/results.json")]
-        input: PathBuf,
-        /// Where to write README.md, results.json (a copy of the input) and the plots.
-        #[arg(long, default_value = "docs/bench")]
-        out: PathBuf,
+        /// The results file the benches wrote (relative paths from the current directory); on the GPU
+        /// runner, `run.sh OUT bench` writes OUT/bench.json. Default: <workspace>/target/bench/results.json.
+        #[arg(long)]
+        input: Option<PathBuf>,
+        /// Where to write README.md, results.json (a copy of the input) and the plots; files are
+        /// staged and moved in only when all were written. Default: <workspace>/docs/bench.
+        #[arg(long)]
+        out: Option<PathBuf>,
     },
 }
 
@@ -71,13 +73,13 @@ fn main() -> ExitCode {
         Verb::Setup { force } => setup(force),
         Verb::Doctor => doctor(),
         Verb::GpuBundle { out } => gpu_bundle(&out),
-        Verb::BenchReport { input, out } => bench_report(&input, &out),
+        Verb::BenchReport { input, out } => bench_report(input, out),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(Failure(message)) => {
             eprintln!("error: {message}");
-            ExitCode::FAILURE
+            ExitCode::from(2)
         }
     }
 }
@@ -140,24 +142,25 @@ fn build_ptx(archs: &[Arch], no_ptxas: bool) -> Result<(), Failure> {
 fn check_entries(ptx: &Path) -> Result<(), Failure> {
     let text = std::fs::read_to_string(ptx).map_err(|e| format!("cannot read {}: {e}", ptx.display()))?;
     let entries = entry_names(&text);
-    let missing: Vec<&str> = kernels::KERNELS
+    let registered = kernels::registry::kernels();
+    let missing: Vec<&str> = registered
         .iter()
         .map(|k| k.entry)
         .filter(|e| !entries.iter().any(|x| x == e))
         .collect();
     let unlisted: Vec<&String> = entries
         .iter()
-        .filter(|e| !kernels::KERNELS.iter().any(|k| k.entry == *e))
+        .filter(|e| !registered.iter().any(|k| k.entry == *e))
         .collect();
     if !missing.is_empty() {
         return Err(Failure(format!(
-            "{} lacks the entries {missing:?} that kernels::KERNELS lists",
+            "{} lacks the entries {missing:?} that the registry (kernels::registry) lists",
             ptx.display()
         )));
     }
     if !unlisted.is_empty() {
         return Err(Failure(format!(
-            "{} has entries {unlisted:?} that kernels::KERNELS does not list: add their KernelInfo there",
+            "{} has entries {unlisted:?} that no family lists: add each kernel's KERNEL to its family's FAMILY list (kernels::registry)",
             ptx.display()
         )));
     }
@@ -175,7 +178,7 @@ fn print_resource_table(rows: &[(Arch, ptxas::KernelResources)]) {
         "", "", "", "", "", "", "", ""
     );
     for (arch, r) in rows {
-        let info = kernels::KERNELS.iter().find(|k| k.entry == r.entry);
+        let info = kernels::registry::find(&r.entry);
         let block = info
             .map(|k| format!("{}x{}x{}", k.block.x, k.block.y, k.block.z))
             .unwrap_or_default();
@@ -205,10 +208,11 @@ fn gpu_bundle(out: &Path) -> Result<(), Failure> {
     bundle::build(&workspace_root(), &target_dir(), &out).map_err(Failure)
 }
 
-fn bench_report(input: &Path, out: &Path) -> Result<(), Failure> {
-    // Relative to the workspace root, not the working directory (joining an absolute path keeps it).
-    let root = workspace_root();
-    for path in report::write(&root.join(input), &root.join(out)).map_err(Failure)? {
+fn bench_report(input: Option<PathBuf>, out: Option<PathBuf>) -> Result<(), Failure> {
+    // Paths given are the user's, from where they are; the defaults are the workspace's.
+    let input = input.unwrap_or_else(|| target_dir().join("bench/results.json"));
+    let out = out.unwrap_or_else(|| workspace_root().join("docs/bench"));
+    for path in report::write(&input, &out).map_err(Failure)? {
         println!("wrote {}", path.display());
     }
     Ok(())

@@ -7,7 +7,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::path::Path;
 use std::sync::OnceLock;
-use xtask::bench_results::{BenchCase, BenchRun, Family, Source};
+use xtask::bench_results::{BenchCase, BenchRun, Bound, Source};
 
 /// Tableau 10, less its gray: colours that stay apart for most colour vision.
 const PALETTE: [RGBColor; 9] = [
@@ -27,58 +27,81 @@ const WIDTH: u32 = 1100;
 const HEIGHT: u32 = 640;
 /// Room right of the chart for the legend, so that it never covers a line.
 const LEGEND_WIDTH: u32 = 290;
+/// Legend rows that fit beside a chart of HEIGHT; more are summarised in one last row.
+const MAX_LEGEND_ROWS: usize = 22;
+/// Bars the ratio plot draws at most (its height grows with them): about 3.8k pixels.
+const MAX_BARS: usize = 120;
 const FONT: &str = "sans-serif";
 
 /// A drawing area in pixels, e.g. the whole image.
 type Area<DB> = DrawingArea<DB, Shift>;
 
 /// One of the report's plots.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Plot {
-    /// TFLOP/s against the matrix side, square shapes, cuBLAS as the ceiling.
-    Matmul,
-    /// Elementwise GB/s against elements, the copy bandwidth as the ceiling.
+    /// One compute-bound family: TFLOP/s against the matrix side, square shapes, the library as the
+    /// ceiling.
+    Compute(String),
+    /// Every memory-bound kernel: GB/s against elements, the copy bandwidth as the ceiling.
     Memory,
     /// Rust over CUDA C rate for every kernel and size measured both ways.
     Ratios,
 }
 
 impl Plot {
-    pub const ALL: [Plot; 3] = [Plot::Matmul, Plot::Memory, Plot::Ratios];
+    /// The plots this run has something to draw for.
+    pub fn all(run: &BenchRun) -> Vec<Plot> {
+        let candidates = crate::report::compute_families(run)
+            .into_iter()
+            .map(Plot::Compute)
+            .chain([Plot::Memory, Plot::Ratios]);
+        candidates.filter(|plot| plot.missing(run).is_none()).collect()
+    }
 
     /// The file name without extension; the README links `<stem>.svg`.
-    pub fn stem(self) -> &'static str {
+    pub fn stem(&self) -> String {
         match self {
-            Plot::Matmul => "matmul",
-            Plot::Memory => "memory",
-            Plot::Ratios => "ratios",
+            Plot::Compute(family) => family
+                .chars()
+                .map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' })
+                .collect(),
+            Plot::Memory => "memory".into(),
+            Plot::Ratios => "ratios".into(),
         }
     }
 
     /// Alt text for the README's image link.
-    pub fn alt(self) -> &'static str {
+    pub fn alt(&self) -> String {
         match self {
-            Plot::Matmul => "Matmul TFLOP/s against matrix side, with cuBLAS as the ceiling",
-            Plot::Memory => "Elementwise GB/s against elements, with the copy bandwidth as the ceiling",
-            Plot::Ratios => "Rust over CUDA C rate per kernel and size",
+            Plot::Compute(family) => format!(
+                "{} TFLOP/s against matrix side, with the library as the ceiling",
+                crate::report::text(family)
+            ),
+            Plot::Memory => {
+                "GB/s of the memory-bound kernels against elements, with the copy bandwidth as the ceiling".into()
+            }
+            Plot::Ratios => "Rust over CUDA C rate per kernel and size".into(),
         }
     }
 
     /// Why this run has nothing to draw, or `None` when it has.
-    pub fn missing(self, run: &BenchRun) -> Option<&'static str> {
-        let empty = match self {
-            Plot::Matmul => square_matmul(run).next().is_none(),
-            Plot::Memory => of_family(run, Family::Elementwise).next().is_none(),
-            Plot::Ratios => ratio_bars(run).is_empty(),
-        };
-        empty.then_some(match self {
-            Plot::Matmul => "no square matmul shapes (m = n = k) to plot",
-            Plot::Memory => "no elementwise cases to plot",
-            Plot::Ratios => "no kernel measured both in Rust and in CUDA C",
-        })
+    pub fn missing(&self, run: &BenchRun) -> Option<&'static str> {
+        match self {
+            Plot::Compute(family) => square(run, family)
+                .next()
+                .is_none()
+                .then_some("no square shapes (m = n = k) to plot"),
+            Plot::Memory => of_bound(run, Bound::Memory)
+                .next()
+                .is_none()
+                .then_some("no memory-bound cases to plot"),
+            Plot::Ratios => ratio_bars(run)
+                .is_empty()
+                .then_some("no kernel measured both in Rust and in CUDA C"),
+        }
     }
 
-    pub fn write_svg(self, run: &BenchRun, path: &Path) -> Result<(), String> {
+    pub fn write_svg(&self, run: &BenchRun, path: &Path) -> Result<(), String> {
         embed_font()?;
         let root = SVGBackend::new(path, self.size(run)).into_drawing_area();
         self.draw(run, &root)?;
@@ -86,7 +109,7 @@ impl Plot {
             .map_err(|e| format!("cannot write {}: {e}", path.display()))
     }
 
-    pub fn write_png(self, run: &BenchRun, path: &Path) -> Result<(), String> {
+    pub fn write_png(&self, run: &BenchRun, path: &Path) -> Result<(), String> {
         embed_font()?;
         let root = BitMapBackend::new(path, self.size(run)).into_drawing_area();
         self.draw(run, &root)?;
@@ -94,7 +117,7 @@ impl Plot {
             .map_err(|e| format!("cannot write {}: {e}", path.display()))
     }
 
-    fn size(self, run: &BenchRun) -> (u32, u32) {
+    fn size(&self, run: &BenchRun) -> (u32, u32) {
         match self {
             // One row per bar: the height grows with the bars so the labels stay readable.
             Plot::Ratios => (WIDTH, 170 + 30 * ratio_bars(run).len() as u32),
@@ -102,10 +125,10 @@ impl Plot {
         }
     }
 
-    fn draw<DB: DrawingBackend>(self, run: &BenchRun, root: &Area<DB>) -> Result<(), String> {
+    fn draw<DB: DrawingBackend>(&self, run: &BenchRun, root: &Area<DB>) -> Result<(), String> {
         root.fill(&WHITE).map_err(err)?;
         match self {
-            Plot::Matmul => draw_matmul(run, root),
+            Plot::Compute(family) => draw_compute(run, family, root),
             Plot::Memory => draw_memory(run, root),
             Plot::Ratios => draw_ratios(run, root),
         }
@@ -128,8 +151,8 @@ fn err(error: impl std::fmt::Display) -> String {
     format!("cannot draw the plot: {error}")
 }
 
-fn of_family(run: &BenchRun, family: Family) -> impl Iterator<Item = &BenchCase> {
-    run.cases.iter().filter(move |c| c.family == family)
+fn of_bound(run: &BenchRun, bound: Bound) -> impl Iterator<Item = &BenchCase> {
+    run.cases.iter().filter(move |c| c.bound == bound)
 }
 
 /// The side of an "m x n x k" shape when m = n = k.
@@ -141,8 +164,9 @@ fn square_side(size: &str) -> Option<u64> {
     }
 }
 
-fn square_matmul(run: &BenchRun) -> impl Iterator<Item = &BenchCase> {
-    of_family(run, Family::Matmul).filter(|c| square_side(&c.size).is_some())
+/// A compute-bound family's square shapes.
+fn square<'a>(run: &'a BenchRun, family: &'a str) -> impl Iterator<Item = &'a BenchCase> {
+    of_bound(run, Bound::Compute).filter(move |c| c.family == family && square_side(&c.size).is_some())
 }
 
 /// "2²⁰" for powers of two, else the number: elements read better as exponents.
@@ -161,11 +185,12 @@ pub fn power_of_two(x: f64) -> Option<String> {
     ))
 }
 
-pub fn source_label(source: Source) -> &'static str {
+/// "Rust", "CUDA C", or "library" for a baseline.
+pub fn source_label(source: Option<Source>) -> &'static str {
     match source {
-        Source::Rust => "Rust",
-        Source::CudaC => "CUDA C",
-        Source::Library => "library",
+        Some(Source::Rust) => "Rust",
+        Some(Source::CudaC) => "CUDA C",
+        None => "library",
     }
 }
 
@@ -181,15 +206,15 @@ struct Look {
 
 impl Look {
     /// Colour by kernel, line and marker by source, so Rust and CUDA C of one kernel pair up.
-    fn of(color: RGBColor, source: Source) -> Look {
+    fn of(color: RGBColor, source: Option<Source>) -> Look {
         match source {
-            Source::Library => Look {
+            None => Look {
                 color: CEILING,
                 width: 3,
                 dashed: false,
                 marker: Some(true),
             },
-            _ => Look {
+            Some(source) => Look {
                 color,
                 width: 2,
                 dashed: source == Source::CudaC,
@@ -223,14 +248,14 @@ impl Look {
 /// (the x axes are logarithmic).
 struct Line {
     label: String,
-    source: Source,
+    source: Option<Source>,
     look: Look,
     points: Vec<(f64, f64)>,
 }
 
 /// One line per (kernel, source) in the order the run measured them, the library (the ceiling) first.
 fn lines<'a>(run: &BenchRun, cases: impl Iterator<Item = &'a BenchCase>) -> Vec<Line> {
-    let mut keys: Vec<(&str, Source)> = Vec::new();
+    let mut keys: Vec<(&str, Option<Source>)> = Vec::new();
     let mut points: Vec<Vec<(f64, f64)>> = Vec::new();
     for case in cases {
         if !(case.x.is_finite() && case.x > 0.0 && case.rate.is_finite()) {
@@ -250,8 +275,8 @@ fn lines<'a>(run: &BenchRun, cases: impl Iterator<Item = &'a BenchCase>) -> Vec<
         .map(|(&(kernel, source), mut points)| {
             points.sort_by(|a, b| a.0.total_cmp(&b.0));
             let label = match source {
-                Source::Library => format!("{} (ceiling)", library_name(kernel)),
-                _ => format!("{kernel} ({})", source_label(source)),
+                None => format!("{} (ceiling)", library_name(kernel)),
+                Some(_) => format!("{kernel} ({})", source_label(source)),
             };
             Line {
                 label,
@@ -261,14 +286,14 @@ fn lines<'a>(run: &BenchRun, cases: impl Iterator<Item = &'a BenchCase>) -> Vec<
             }
         })
         .collect();
-    out.sort_by_key(|line| line.source != Source::Library);
+    out.sort_by_key(|line| line.source.is_some());
     out
 }
 
 /// One colour per kernel across all plots, in the order the run first measured each.
 fn kernel_color(run: &BenchRun, kernel: &str) -> RGBColor {
     let mut seen: Vec<&str> = Vec::new();
-    for case in run.cases.iter().filter(|c| c.source != Source::Library) {
+    for case in run.cases.iter().filter(|c| c.source.is_some()) {
         if case.kernel == kernel {
             break;
         }
@@ -336,7 +361,18 @@ where
 /// Legend entries drawn by hand in their own column: plotters' built-in legend sits inside the chart.
 fn draw_legend<DB: DrawingBackend>(area: &Area<DB>, entries: &[(String, Look)]) -> Result<(), String> {
     let text = TextStyle::from((FONT, 15).into_font()).pos(Pos::new(HPos::Left, VPos::Center));
-    for (i, (label, look)) in entries.iter().enumerate() {
+    // Rows past what fits become one "… and N more" row.
+    let shown = if entries.len() > MAX_LEGEND_ROWS {
+        MAX_LEGEND_ROWS - 1
+    } else {
+        entries.len()
+    };
+    if shown < entries.len() {
+        let more = format!("… and {} more lines", entries.len() - shown);
+        area.draw(&Text::new(more, (8, 40 + 26 * shown as i32), text.clone()))
+            .map_err(err)?;
+    }
+    for (i, (label, look)) in entries.iter().take(shown).enumerate() {
         let y = 40 + 26 * i as i32;
         let style = look.color.stroke_width(look.width);
         let ends = [(8, y), (48, y)];
@@ -401,9 +437,9 @@ fn line_chart<DB: DrawingBackend>(area: &Area<DB>, lines: &[Line], axes: &Axes) 
     Ok(())
 }
 
-fn draw_matmul<DB: DrawingBackend>(run: &BenchRun, root: &Area<DB>) -> Result<(), String> {
-    let lines = lines(run, square_matmul(run));
-    let (chart, legend) = layout(root, "Matmul: FP32 throughput, square matrices")?;
+fn draw_compute<DB: DrawingBackend>(run: &BenchRun, family: &str, root: &Area<DB>) -> Result<(), String> {
+    let lines = lines(run, square(run, family));
+    let (chart, legend) = layout(root, &format!("{family}: throughput, square matrices"))?;
     let axes = Axes {
         x_desc: "matrix side n (C = A·B, all n × n)",
         y_desc: "TFLOP/s",
@@ -416,8 +452,8 @@ fn draw_matmul<DB: DrawingBackend>(run: &BenchRun, root: &Area<DB>) -> Result<()
 }
 
 fn draw_memory<DB: DrawingBackend>(run: &BenchRun, root: &Area<DB>) -> Result<(), String> {
-    let lines = lines(run, of_family(run, Family::Elementwise));
-    let (chart, legend) = layout(root, "Elementwise: memory throughput")?;
+    let lines = lines(run, of_bound(run, Bound::Memory));
+    let (chart, legend) = layout(root, "Memory-bound kernels: throughput")?;
     let ceiling = (run.copy_gbs.is_finite() && run.copy_gbs > 0.0).then_some(run.copy_gbs);
     let axes = Axes {
         x_desc: "elements (f32)",
@@ -446,6 +482,7 @@ fn ratio_bars(run: &BenchRun) -> Vec<Bar> {
     crate::report::ratios(run)
         .into_iter()
         .filter(|(_, ratio)| ratio.is_finite())
+        .take(MAX_BARS)
         .map(|(case, ratio)| Bar {
             label: format!("{} {}", case.kernel, short_size(case)),
             kernel: case.kernel.clone(),

@@ -1,16 +1,22 @@
 //! `cargo xtask bench-report`: the benches' results file turned into the committed docs (README.md
 //! with tables, the plots, and the raw data beside them), so that numbers in the docs always come
 //! from one run of the benches and can be regenerated.
+//!
+//! Every file is first written into a staging folder beside the output; only when all of them
+//! exist are they moved into place, so a failed report leaves the old one whole.
 
 use crate::plots::{self, Plot};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use xtask::bench_results::{BenchCase, BenchRun, Family, Source};
+use xtask::bench_results::{BenchCase, BenchRun, Bound, Source};
 
 /// Where results files come from: the benches need the GPU runner.
 const HOW_TO_RUN: &str = "run the benches on the GPU runner with `target/gpu-bundle/run.sh OUT bench` \
      (the bundle comes from `cargo xtask gpu-bundle`) and pass `--input OUT/bench.json`";
+
+/// Results files larger than this are refused: a run has hundreds of cases, a few hundred KiB.
+const MAX_INPUT_BYTES: u64 = 64 << 20;
 
 /// One file the report writes.
 enum Step {
@@ -33,65 +39,102 @@ impl Step {
 
 /// Reads `input` and writes the report into `out`; returns the files written.
 pub fn write(input: &Path, out: &Path) -> Result<Vec<PathBuf>, String> {
-    let text = std::fs::read_to_string(input).map_err(|e| match e.kind() {
+    let size = std::fs::metadata(input).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => format!("{} does not exist: {HOW_TO_RUN}", input.display()),
         _ => format!("cannot read {}: {e}", input.display()),
     })?;
+    if size.len() > MAX_INPUT_BYTES {
+        return Err(format!(
+            "{} is {} bytes, far more than a bench results file: {HOW_TO_RUN}",
+            input.display(),
+            size.len()
+        ));
+    }
+    let text = std::fs::read_to_string(input).map_err(|e| format!("cannot read {}: {e}", input.display()))?;
     let run: BenchRun = serde_json::from_str(&text)
         .map_err(|e| format!("{} is not a bench results file ({e}); {HOW_TO_RUN}", input.display()))?;
-    std::fs::create_dir_all(out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
 
+    let plots = Plot::all(&run);
     let mut steps = vec![Step::Data, Step::Readme];
-    for plot in Plot::ALL {
-        if plot.missing(&run).is_none() {
-            steps.extend([Step::Svg(plot), Step::Png(plot)]);
-        } else {
-            // A plot from an earlier run would sit beside a README that no longer shows it.
-            for stale in [Step::Svg(plot), Step::Png(plot)] {
-                let _ = std::fs::remove_file(out.join(stale.file()));
-            }
-        }
+    for plot in &plots {
+        steps.extend([Step::Svg(plot.clone()), Step::Png(plot.clone())]);
     }
+    let staging = staging_dir(out);
+    std::fs::create_dir_all(&staging).map_err(|e| format!("cannot create {}: {e}", staging.display()))?;
     let progress = ProgressBar::new(steps.len() as u64);
     progress.set_style(
         ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}").unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
-    let mut written = Vec::new();
-    let mut result = Ok(());
-    for step in &steps {
-        let path = out.join(step.file());
-        progress.set_message(step.file());
-        result = match step {
-            // The text already read, not a file copy: the input may be this very file.
-            Step::Data => std::fs::write(&path, &text).map_err(|e| format!("cannot write {}: {e}", path.display())),
-            Step::Readme => {
-                std::fs::write(&path, markdown(&run)).map_err(|e| format!("cannot write {}: {e}", path.display()))
-            }
-            Step::Svg(plot) => plot.write_svg(&run, &path),
-            Step::Png(plot) => plot.write_png(&run, &path),
-        };
-        if result.is_err() {
-            break;
-        }
-        written.push(path);
-        progress.inc(1);
-    }
+    let staged = stage(&run, &text, &steps, &staging, &progress);
     progress.finish_and_clear();
-    result.map(|()| written)
+    let result = staged.and_then(|()| publish(&steps, &staging, out));
+    let _ = std::fs::remove_dir_all(&staging);
+    result
 }
 
-/// The README: the run's machine, then one section per family, each with its plot and table.
+/// Writes every step's file into `staging`.
+fn stage(run: &BenchRun, text: &str, steps: &[Step], staging: &Path, progress: &ProgressBar) -> Result<(), String> {
+    for step in steps {
+        let path = staging.join(step.file());
+        progress.set_message(step.file());
+        let cannot = |e: std::io::Error| format!("cannot write {}: {e}", path.display());
+        match step {
+            // The text already read, not a file copy: the input may be the output's own copy.
+            Step::Data => std::fs::write(&path, text).map_err(cannot)?,
+            Step::Readme => std::fs::write(&path, markdown(run)).map_err(cannot)?,
+            Step::Svg(plot) => plot.write_svg(run, &path)?,
+            Step::Png(plot) => plot.write_png(run, &path)?,
+        }
+        progress.inc(1);
+    }
+    Ok(())
+}
+
+/// Moves the staged files into `out` and removes plots an earlier run left that this one did not
+/// draw (they would sit beside a README that no longer shows them).
+fn publish(steps: &[Step], staging: &Path, out: &Path) -> Result<Vec<PathBuf>, String> {
+    std::fs::create_dir_all(out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
+    let keep: Vec<String> = steps.iter().map(Step::file).collect();
+    if let Ok(entries) = std::fs::read_dir(out) {
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let is_plot = name.ends_with(".svg") || name.ends_with(".png");
+            if is_plot && !keep.contains(&name) {
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
+    }
+    let mut written = Vec::new();
+    for file in keep {
+        let target = out.join(&file);
+        std::fs::rename(staging.join(&file), &target)
+            .map_err(|e| format!("cannot move {file} into {}: {e}", out.display()))?;
+        written.push(target);
+    }
+    Ok(written)
+}
+
+/// A fresh folder beside `out` (same file system, so the final moves are renames).
+fn staging_dir(out: &Path) -> PathBuf {
+    let name = out
+        .file_name()
+        .map_or_else(|| "report".into(), |n| n.to_string_lossy().into_owned());
+    out.with_file_name(format!(".{name}.staging-{}", std::process::id()))
+}
+
+/// The README: the run's machine, then the compute-bound families one by one, the memory-bound
+/// kernels together, the managed-memory scenarios, and Rust against CUDA C.
 pub fn markdown(run: &BenchRun) -> String {
     let mut md = String::new();
     let _ = writeln!(md, "# Benchmarks\n");
     let _ = writeln!(
         md,
         "Run of {} on {} (compute capability {}), driver CUDA {}, Rust PTX for {}; copy ceiling {} GB/s.\n",
-        cell(&run.date),
-        cell(&run.gpu),
-        cell(&run.compute_capability),
-        cell(&run.driver_cuda),
-        cell(&run.ptx_arch),
+        text(&run.date),
+        text(&run.gpu),
+        text(&run.compute_capability),
+        text(&run.driver_cuda),
+        text(&run.ptx_arch),
         fixed(run.copy_gbs, 1)
     );
     let _ = writeln!(
@@ -100,35 +143,43 @@ pub fn markdown(run: &BenchRun) -> String {
          medians over all criterion samples; each case rotates through enough input sets that every \
          iteration misses the L2.\n"
     );
-    matmul_section(&mut md, run);
-    elementwise_section(&mut md, run);
-    managed_section(&mut md, run);
+    for family in compute_families(run) {
+        compute_section(&mut md, run, &family);
+    }
+    memory_section(&mut md, run);
+    transfer_section(&mut md, run);
     ratio_section(&mut md, run);
     md
 }
 
-fn matmul_section(md: &mut String, run: &BenchRun) {
-    let _ = writeln!(md, "## Matmul\n");
-    let cases = sorted(run, Family::Matmul);
-    if cases.is_empty() {
-        let _ = writeln!(md, "_No matmul cases in this run._\n");
-        return;
+/// The compute-bound families, in the order the run measured them.
+pub fn compute_families(run: &BenchRun) -> Vec<String> {
+    let mut families: Vec<String> = Vec::new();
+    for case in run.cases.iter().filter(|c| c.bound == Bound::Compute) {
+        if !families.contains(&case.family) {
+            families.push(case.family.clone());
+        }
     }
+    families
+}
+
+fn compute_section(md: &mut String, run: &BenchRun, family: &str) {
+    let _ = writeln!(md, "## {}\n", text(family));
+    let cases = sorted(run, |c| c.bound == Bound::Compute && c.family == family);
     let _ = writeln!(
         md,
-        "FP32, 2·m·n·k floating-point operations per product; % of cuBLAS compares with cuBLAS SGEMM on the \
-         same shape in this run.\n"
+        "TFLOP/s; % of ceiling compares with the library (source \"library\") on the same shape in this run.\n"
     );
-    embed(md, run, Plot::Matmul);
-    let _ = writeln!(md, "| kernel | source | size | median ms | TFLOP/s | % of cuBLAS |");
+    embed(md, run, &Plot::Compute(family.to_string()));
+    let _ = writeln!(md, "| kernel | source | size | median ms | TFLOP/s | % of ceiling |");
     let _ = writeln!(md, "| --- | --- | --- | ---: | ---: | ---: |");
     for c in cases {
         let _ = writeln!(
             md,
             "| {} | {} | {} | {} | {} | {} |",
-            cell(&c.kernel),
+            text(&c.kernel),
             plots::source_label(c.source),
-            cell(&c.size),
+            text(&c.size),
             ms(c.median_ms),
             fixed(c.rate, 2),
             percent(c.percent_of_ceiling)
@@ -137,29 +188,30 @@ fn matmul_section(md: &mut String, run: &BenchRun) {
     md.push('\n');
 }
 
-fn elementwise_section(md: &mut String, run: &BenchRun) {
-    let _ = writeln!(md, "## Elementwise\n");
-    let cases = sorted(run, Family::Elementwise);
+fn memory_section(md: &mut String, run: &BenchRun) {
+    let _ = writeln!(md, "## Memory-bound kernels\n");
+    let cases = sorted(run, |c| c.bound == Bound::Memory);
     if cases.is_empty() {
-        let _ = writeln!(md, "_No elementwise cases in this run._\n");
+        let _ = writeln!(md, "_No memory-bound cases in this run._\n");
         return;
     }
     let _ = writeln!(
         md,
-        "Memory-bound: GB/s counts each input read once and each output written once; % of copy compares \
-         with the device-to-device copy bandwidth measured in this run ({} GB/s).\n",
+        "GB/s counts each input read once and each output written once; % of copy compares with the \
+         device-to-device copy bandwidth measured in this run ({} GB/s).\n",
         fixed(run.copy_gbs, 1)
     );
-    embed(md, run, Plot::Memory);
-    let _ = writeln!(md, "| kernel | source | elements | median ms | GB/s | % of copy |");
-    let _ = writeln!(md, "| --- | --- | ---: | ---: | ---: | ---: |");
+    embed(md, run, &Plot::Memory);
+    let _ = writeln!(md, "| family | kernel | source | size | median ms | GB/s | % of copy |");
+    let _ = writeln!(md, "| --- | --- | --- | --- | ---: | ---: | ---: |");
     for c in cases {
         let _ = writeln!(
             md,
-            "| {} | {} | {} | {} | {} | {} |",
-            cell(&c.kernel),
+            "| {} | {} | {} | {} | {} | {} | {} |",
+            text(&c.family),
+            text(&c.kernel),
             plots::source_label(c.source),
-            elements(c.x),
+            size_cell(c),
             ms(c.median_ms),
             fixed(c.rate, 1),
             percent(c.percent_of_ceiling)
@@ -168,9 +220,9 @@ fn elementwise_section(md: &mut String, run: &BenchRun) {
     md.push('\n');
 }
 
-fn managed_section(md: &mut String, run: &BenchRun) {
+fn transfer_section(md: &mut String, run: &BenchRun) {
     let _ = writeln!(md, "## Managed memory and copies\n");
-    let cases: Vec<&BenchCase> = run.cases.iter().filter(|c| c.family == Family::Managed).collect();
+    let cases: Vec<&BenchCase> = run.cases.iter().filter(|c| c.bound == Bound::Transfer).collect();
     let Some(first) = cases.first() else {
         let _ = writeln!(md, "_No managed-memory cases in this run._\n");
         return;
@@ -191,9 +243,9 @@ fn managed_section(md: &mut String, run: &BenchRun) {
     let _ = writeln!(md, "| --- | ---: | ---: | ---: |");
     for c in cases {
         let scenario = if one_size {
-            cell(&c.kernel)
+            text(&c.kernel)
         } else {
-            format!("{} ({})", cell(&c.kernel), cell(&c.size))
+            format!("{} ({})", text(&c.kernel), text(&c.size))
         };
         let kernel_ms = c.kernel_ms.map_or_else(|| "—".into(), ms);
         let _ = writeln!(
@@ -217,20 +269,20 @@ fn ratio_section(md: &mut String, run: &BenchRun) {
         md,
         "The same kernel compiled from Rust and from CUDA C, same launch and inputs: above 1, Rust is faster.\n"
     );
-    embed(md, run, Plot::Ratios);
+    embed(md, run, &Plot::Ratios);
     let _ = writeln!(md, "| kernel | size | Rust rate | CUDA C rate | ratio |");
     let _ = writeln!(md, "| --- | --- | ---: | ---: | ---: |");
     for (rust, ratio) in pairs {
         let cuda = run
             .cases
             .iter()
-            .find(|c| c.source == Source::CudaC && c.kernel == rust.kernel && c.size == rust.size)
+            .find(|c| c.source == Some(Source::CudaC) && c.kernel == rust.kernel && c.size == rust.size)
             .map_or_else(|| "—".into(), rate_with_unit);
         let _ = writeln!(
             md,
             "| {} | {} | {} | {cuda} | {} |",
-            cell(&rust.kernel),
-            cell(&rust.size),
+            text(&rust.kernel),
+            text(&rust.size),
             rate_with_unit(rust),
             fixed(ratio, 3)
         );
@@ -239,7 +291,7 @@ fn ratio_section(md: &mut String, run: &BenchRun) {
 }
 
 /// The plot's image link, or why there is none.
-fn embed(md: &mut String, run: &BenchRun, plot: Plot) {
+fn embed(md: &mut String, run: &BenchRun, plot: &Plot) {
     let _ = match plot.missing(run) {
         None => writeln!(md, "![{}]({stem}.svg)\n", plot.alt(), stem = plot.stem()),
         Some(why) => writeln!(md, "_No plot: {why}._\n"),
@@ -251,18 +303,22 @@ pub fn kernel_rank(run: &BenchRun, kernel: &str) -> usize {
     run.cases.iter().position(|c| c.kernel == kernel).unwrap_or(usize::MAX)
 }
 
-/// A family's cases grouped by kernel (libraries, the ceilings, first), then Rust before CUDA C, then
-/// by size.
-fn sorted(run: &BenchRun, family: Family) -> Vec<&BenchCase> {
-    let mut cases: Vec<&BenchCase> = run.cases.iter().filter(|c| c.family == family).collect();
-    let source_rank = |s: Source| match s {
-        Source::Library => 0,
-        Source::Rust => 1,
-        Source::CudaC => 2,
-    };
+/// Where a source sorts: libraries (the ceilings) first, then Rust, then CUDA C.
+fn source_rank(source: Option<Source>) -> u8 {
+    match source {
+        None => 0,
+        Some(Source::Rust) => 1,
+        Some(Source::CudaC) => 2,
+    }
+}
+
+/// The cases `keep` selects, grouped by kernel (libraries first), then Rust before CUDA C, then by
+/// size.
+fn sorted(run: &BenchRun, keep: impl Fn(&BenchCase) -> bool) -> Vec<&BenchCase> {
+    let mut cases: Vec<&BenchCase> = run.cases.iter().filter(|c| keep(c)).collect();
     cases.sort_by(|a, b| {
-        (a.source != Source::Library)
-            .cmp(&(b.source != Source::Library))
+        (a.source.is_some())
+            .cmp(&b.source.is_some())
             .then(kernel_rank(run, &a.kernel).cmp(&kernel_rank(run, &b.kernel)))
             .then(source_rank(a.source).cmp(&source_rank(b.source)))
             .then(a.x.total_cmp(&b.x))
@@ -281,9 +337,21 @@ pub fn ratios(run: &BenchRun) -> Vec<(&BenchCase, f64)> {
     pairs
 }
 
-/// A table cell from run data: a `|` would end the cell.
-fn cell(text: &str) -> String {
-    text.replace('|', "\\|")
+/// Text from the run data, escaped so that Markdown shows it as written: no character of it can
+/// end a table cell, start a link, emphasis or code, or break the line.
+pub fn text(raw: &str) -> String {
+    let mut escaped = String::with_capacity(raw.len());
+    for ch in raw.chars() {
+        match ch {
+            '\\' | '|' | '*' | '_' | '`' | '[' | ']' | '<' | '>' | '#' | '!' | '~' => {
+                escaped.push('\\');
+                escaped.push(ch);
+            }
+            '\n' | '\r' | '\t' => escaped.push(' '),
+            _ => escaped.push(ch),
+        }
+    }
+    escaped
 }
 
 /// Three significant digits: 0.0123, 1.23, 123.
@@ -311,9 +379,18 @@ fn percent(value: Option<f64>) -> String {
 }
 
 fn rate_with_unit(case: &BenchCase) -> String {
-    match case.family {
-        Family::Matmul => format!("{} TFLOP/s", fixed(case.rate, 2)),
-        Family::Elementwise | Family::Managed => format!("{} GB/s", fixed(case.rate, 1)),
+    match case.bound {
+        Bound::Compute => format!("{} TFLOP/s", fixed(case.rate, 2)),
+        Bound::Memory | Bound::Transfer => format!("{} GB/s", fixed(case.rate, 1)),
+    }
+}
+
+/// Element counts as "1048576 (2²⁰)"; other sizes as the run wrote them.
+fn size_cell(case: &BenchCase) -> String {
+    if case.size.starts_with("n=") {
+        elements(case.x)
+    } else {
+        text(&case.size)
     }
 }
 
@@ -329,9 +406,17 @@ fn elements(x: f64) -> String {
 mod tests {
     use super::*;
 
-    fn case(family: Family, kernel: &str, source: Source, size: &str, x: f64, median_ms: f64, rate: f64) -> BenchCase {
+    fn case(
+        (family, bound): (&str, Bound),
+        kernel: &str,
+        source: Option<Source>,
+        size: &str,
+        x: f64,
+        (median_ms, rate): (f64, f64),
+    ) -> BenchCase {
         BenchCase {
-            family,
+            family: family.into(),
+            bound,
             kernel: kernel.into(),
             source,
             size: size.into(),
@@ -340,92 +425,33 @@ mod tests {
             flops: x,
             median_ms,
             rate,
-            percent_of_ceiling: (family != Family::Managed).then_some(rate),
-            kernel_ms: (family == Family::Managed).then_some(0.5),
+            percent_of_ceiling: (bound != Bound::Transfer).then_some(rate),
+            kernel_ms: (bound == Bound::Transfer).then_some(0.5),
             input_sets: 1,
         }
     }
 
+    const MATMUL: (&str, Bound) = ("matmul", Bound::Compute);
+    const VEC_ADD: (&str, Bound) = ("vec_add", Bound::Memory);
+    const MANAGED: (&str, Bound) = ("managed", Bound::Transfer);
+
     fn sample() -> BenchRun {
+        let (rust, cuda_c) = (Some(Source::Rust), Some(Source::CudaC));
         let mut cases = Vec::new();
         for side in [1024.0, 2048.0] {
             let size = format!("{side}x{side}x{side}");
-            cases.push(case(
-                Family::Matmul,
-                "cublas_sgemm",
-                Source::Library,
-                &size,
-                side,
-                0.1,
-                40.0,
-            ));
-            cases.push(case(
-                Family::Matmul,
-                "matmul_tiled",
-                Source::Rust,
-                &size,
-                side,
-                0.2,
-                20.0,
-            ));
-            cases.push(case(
-                Family::Matmul,
-                "matmul_tiled",
-                Source::CudaC,
-                &size,
-                side,
-                0.16,
-                25.0,
-            ));
+            cases.push(case(MATMUL, "cublas_sgemm", None, &size, side, (0.1, 40.0)));
+            cases.push(case(MATMUL, "matmul_tiled", rust, &size, side, (0.2, 20.0)));
+            cases.push(case(MATMUL, "matmul_tiled", cuda_c, &size, side, (0.16, 25.0)));
         }
-        cases.push(case(
-            Family::Matmul,
-            "matmul_tiled",
-            Source::Rust,
-            "2048x512x1024",
-            2048.0,
-            0.3,
-            10.0,
-        ));
+        cases.push(case(MATMUL, "matmul_tiled", rust, "2048x512x1024", 2048.0, (0.3, 10.0)));
         for n in [1u64 << 20, 1 << 22] {
             let size = format!("n={n}");
-            cases.push(case(
-                Family::Elementwise,
-                "vec_add",
-                Source::Rust,
-                &size,
-                n as f64,
-                0.01,
-                3000.0,
-            ));
-            cases.push(case(
-                Family::Elementwise,
-                "vec_add",
-                Source::CudaC,
-                &size,
-                n as f64,
-                0.01,
-                2900.0,
-            ));
+            cases.push(case(VEC_ADD, "vec_add", rust, &size, n as f64, (0.01, 3000.0)));
+            cases.push(case(VEC_ADD, "vec_add", cuda_c, &size, n as f64, (0.01, 2900.0)));
         }
-        cases.push(case(
-            Family::Managed,
-            "pinned copies",
-            Source::Rust,
-            "n=1024",
-            1024.0,
-            12.5,
-            1.0,
-        ));
-        cases.push(case(
-            Family::Managed,
-            "managed, prefetch",
-            Source::Rust,
-            "n=1024",
-            1024.0,
-            9.0,
-            1.4,
-        ));
+        cases.push(case(MANAGED, "pinned copies", None, "n=1024", 1024.0, (12.5, 1.0)));
+        cases.push(case(MANAGED, "managed, prefetch", None, "n=1024", 1024.0, (9.0, 1.4)));
         BenchRun {
             date: "2026-01-02".into(),
             gpu: "Test GPU".into(),
@@ -451,33 +477,47 @@ mod tests {
         assert!(md.starts_with("# Benchmarks\n"));
         assert!(md.contains("Run of 2026-01-02 on Test GPU (compute capability 9.0), driver CUDA 13.0"));
         assert!(md.contains("copy ceiling 3500.0 GB/s"));
-        assert!(md.contains("| cublas_sgemm | library | 1024x1024x1024 | 0.100 | 40.00 | 40.0 |"));
-        assert!(md.contains("| vec_add | CUDA C | 4194304 (2²²) | 0.0100 | 2900.0 | 2900.0 |"));
+        assert!(md.contains("## matmul\n"));
+        assert!(md.contains("| cublas\\_sgemm | library | 1024x1024x1024 | 0.100 | 40.00 | 40.0 |"));
+        assert!(md.contains("| vec\\_add | vec\\_add | CUDA C | 4194304 (2²²) | 0.0100 | 2900.0 | 2900.0 |"));
         assert!(md.contains("| pinned copies | 12.5 | 0.500 | 1.0 |"));
-        assert!(md.contains("| matmul_tiled | 2048x2048x2048 | 20.00 TFLOP/s | 25.00 TFLOP/s | 0.800 |"));
-        assert!(md.contains("| vec_add | n=1048576 | 3000.0 GB/s | 2900.0 GB/s | 1.034 |"));
+        assert!(md.contains("| matmul\\_tiled | 2048x2048x2048 | 20.00 TFLOP/s | 25.00 TFLOP/s | 0.800 |"));
+        assert!(md.contains("| vec\\_add | n=1048576 | 3000.0 GB/s | 2900.0 GB/s | 1.034 |"));
         // The rectangular shape has no CUDA C twin: it is in the matmul table, not among the ratios.
-        assert!(md.contains("| matmul_tiled | Rust | 2048x512x1024 |"));
-        assert!(!md.contains("| matmul_tiled | 2048x512x1024 |"));
+        assert!(md.contains("| matmul\\_tiled | Rust | 2048x512x1024 |"));
+        assert!(!md.contains("| matmul\\_tiled | 2048x512x1024 |"));
         for plot in ["matmul", "memory", "ratios"] {
             assert!(md.contains(&format!("]({plot}.svg)")), "{plot} is not embedded");
         }
         // cuBLAS leads the matmul table.
-        let cublas = md.find("| cublas_sgemm |").unwrap();
-        let tiled = md.find("| matmul_tiled | Rust |").unwrap();
+        let cublas = md.find("| cublas\\_sgemm |").unwrap();
+        let tiled = md.find("| matmul\\_tiled | Rust |").unwrap();
         assert!(cublas < tiled);
     }
 
     #[test]
-    fn empty_families_get_a_note_instead_of_a_table() {
+    fn empty_groups_get_a_note_instead_of_a_table() {
         let mut run = sample();
-        run.cases.retain(|c| c.family == Family::Managed);
+        run.cases.retain(|c| c.bound == Bound::Transfer);
         let md = markdown(&run);
-        assert!(md.contains("_No matmul cases in this run._"));
-        assert!(md.contains("_No elementwise cases in this run._"));
+        assert!(!md.contains("## matmul"));
+        assert!(md.contains("_No memory-bound cases in this run._"));
         assert!(md.contains("_No kernel was measured both in Rust and in CUDA C in this run._"));
         assert!(!md.contains(".svg)"));
         assert!(md.contains("| managed, prefetch | 9.00 | 0.500 | 1.4 |"));
+    }
+
+    #[test]
+    fn text_from_the_run_cannot_break_the_markdown() {
+        assert_eq!(text("a|b"), "a\\|b");
+        assert_eq!(text("[x](y)"), "\\[x\\](y)");
+        assert_eq!(text("<img src=x>"), "\\<img src=x\\>");
+        assert_eq!(text("two\nlines"), "two lines");
+        assert_eq!(text("*bold* `code` _em_"), "\\*bold\\* \\`code\\` \\_em\\_");
+        let mut run = sample();
+        run.gpu = "GPU | [evil](x)\n# heading".into();
+        let md = markdown(&run);
+        assert!(md.contains("on GPU \\| \\[evil\\](x) \\# heading (compute"), "{md}");
     }
 
     #[test]
@@ -487,6 +527,9 @@ mod tests {
         let input = dir.join("bench.json");
         std::fs::write(&input, serde_json::to_string(&sample()).unwrap()).unwrap();
         let out = dir.join("out");
+        // A plot an earlier run drew and this one does not: removed with the new report.
+        std::fs::create_dir_all(&out).unwrap();
+        std::fs::write(out.join("stale.svg"), "<svg/>").unwrap();
         let written = write(&input, &out).unwrap();
         assert_eq!(written.len(), 8);
         for plot in ["matmul", "memory", "ratios"] {
@@ -500,6 +543,26 @@ mod tests {
             std::fs::read_to_string(&input).unwrap()
         );
         assert!(out.join("README.md").is_file());
+        assert!(!out.join("stale.svg").exists());
+        let leftovers: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().contains("staging"))
+            .collect();
+        assert!(leftovers.is_empty(), "the staging folder was left behind");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_failed_report_leaves_the_old_one_whole() {
+        let dir = scratch("bench-report-all-or-none");
+        let out = dir.join("out");
+        std::fs::create_dir_all(&out).unwrap();
+        std::fs::write(out.join("README.md"), "old").unwrap();
+        let input = dir.join("bench.json");
+        std::fs::write(&input, "{\"date\": 3}").unwrap();
+        assert!(write(&input, &out).is_err());
+        assert_eq!(std::fs::read_to_string(out.join("README.md")).unwrap(), "old");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

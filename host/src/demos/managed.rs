@@ -4,11 +4,15 @@
 //! kernel and that read-back; kernel time is CUDA events around the launch alone. The check against
 //! the f64 reference comes after the clock stops.
 
+use super::Settings;
 use super::report::Row;
-use super::{Backend, Rate, Settings, check_against, random_inputs};
+use crate::backend::Backend;
 use crate::error::{Doing, HostError, Result};
-use crate::gpu::{self, Gpu, ManagedBuffer, Timing, time_once};
+use crate::families::{Bound, Work, elementwise, substream};
+use crate::gpu::{Gpu, ManagedBuffer, Timing, time_once};
+use kernels::elementwise::Elementwise;
 use kernels::reference::{self, Expected};
+use kernels::{Source, vec_add};
 use std::time::Instant;
 
 pub const DEFAULT_N: usize = 1 << 26;
@@ -52,13 +56,47 @@ pub struct Sample {
     pub kernel_ms: f64,
 }
 
-pub fn run(backend: &Backend, settings: &Settings, n: usize) -> Result<Vec<Row>> {
+/// Why the managed demo needs a GPU, for the error and the skipped row.
+pub const NEEDS_GPU: &str = "unified memory lives on a GPU; the emulator has none";
+
+/// Checks `n` before anything is allocated: a valid vec_add size whose three managed arrays, and
+/// the host copies of the inputs and the reference, fit in memory.
+pub fn check(backend: &Backend, n: usize) -> Result<Elementwise> {
     let Backend::Gpu(gpu) = backend else {
-        eprintln!("note: managed: unified memory needs a GPU; skipped on the emulator");
-        return Ok(Vec::new());
+        return Err(HostError::NeedsGpu {
+            what: "the managed demo".into(),
+            why: NEEDS_GPU,
+        });
     };
-    let a = random_inputs(settings.seed + 6, n);
-    let b = random_inputs(settings.seed + 7, n);
+    let problem = Elementwise::new(n)?;
+    let what = format!("managed at n={n}");
+    let managed = 12 * n as u64;
+    if managed > gpu.info().memory_free as u64 {
+        return Err(HostError::TooLarge {
+            what,
+            memory: "GPU memory",
+            needed_mib: managed >> 20,
+            available_mib: gpu.info().memory_free as u64 >> 20,
+        });
+    }
+    // Managed arrays, pinned or pageable copies, the inputs and the f64 reference.
+    let host = 12 * n as u64 + 12 * n as u64 + 8 * n as u64 + 16 * n as u64;
+    let available = crate::families::available_host_memory();
+    if host > available {
+        return Err(HostError::TooLarge {
+            what,
+            memory: "host memory",
+            needed_mib: host >> 20,
+            available_mib: available >> 20,
+        });
+    }
+    Ok(problem)
+}
+
+pub fn run(backend: &Backend, settings: &Settings, n: usize) -> Result<Vec<Row>> {
+    check(backend, n)?;
+    let a = crate::families::guarded_inputs(substream(settings.rng, 6), n)[..n].to_vec();
+    let b = crate::families::guarded_inputs(substream(settings.rng, 7), n)[..n].to_vec();
     let expected = reference::vec_add(&a, &b);
     let mut rows = Vec::new();
     for scenario in Scenario::ALL {
@@ -66,7 +104,7 @@ pub fn run(backend: &Backend, settings: &Settings, n: usize) -> Result<Vec<Row>>
         let mut check = Ok(String::new());
         // The first repetition is the warm-up (module load, pool growth, first-touch mappings).
         for repetition in 0..=REPETITIONS {
-            let (sample, outcome) = run_once(gpu, scenario, &a, &b, &expected)?;
+            let (sample, outcome) = run_once(backend, scenario, &a, &b, &expected)?;
             if repetition > 0 {
                 samples.push(sample);
             }
@@ -77,13 +115,18 @@ pub fn run(backend: &Backend, settings: &Settings, n: usize) -> Result<Vec<Row>>
         }
         let end_to_end = Timing::from_samples(samples.iter().map(|s| s.end_to_end_ms).collect());
         let kernel = Timing::from_samples(samples.iter().map(|s| s.kernel_ms).collect());
-        let mut row = Row::new(
+        let work = Work {
+            bytes: 12.0 * n as f64,
+            flops: n as f64,
+            bound: Bound::Memory,
+        };
+        let mut row = Row::measured(
             "managed",
             scenario.name(),
-            format!("n={n}"),
-            "gpu",
+            &format!("n={n}"),
+            backend,
             end_to_end,
-            Rate::Bytes(12.0 * n as f64),
+            &work,
         )
         .with_check(check.map(|detail| format!("CPU read-back: {detail}")));
         row.kernel_ms = Some(kernel.median_ms);
@@ -96,14 +139,20 @@ pub fn run(backend: &Backend, settings: &Settings, n: usize) -> Result<Vec<Row>>
 /// One repetition of `scenario` on vec_add of `a` and `b`: the sample, and the check of what the CPU
 /// read back against `expected`.
 pub fn run_once(
-    gpu: &Gpu,
+    backend: &Backend,
     scenario: Scenario,
     a: &[f32],
     b: &[f32],
     expected: &Expected,
 ) -> Result<(Sample, std::result::Result<String, String>)> {
+    let gpu = backend.gpu().ok_or_else(|| HostError::NeedsGpu {
+        what: "the managed demo".into(),
+        why: NEEDS_GPU,
+    })?;
     match scenario {
-        Scenario::PageableCopies => explicit_copies(gpu, a.to_vec(), b.to_vec(), vec![f32::NAN; a.len()], expected),
+        Scenario::PageableCopies => {
+            explicit_copies(backend, gpu, a.to_vec(), b.to_vec(), vec![f32::NAN; a.len()], expected)
+        }
         Scenario::PinnedCopies => {
             let pinned = |values: &[f32]| -> Result<cudarc::driver::PinnedHostSlice<f32>> {
                 // SAFETY: filled right away; flags 0 = ordinary (cached) pinned memory.
@@ -115,10 +164,17 @@ pub fn run_once(
                     .copy_from_slice(values);
                 Ok(slice)
             };
-            explicit_copies(gpu, pinned(a)?, pinned(b)?, pinned(&vec![f32::NAN; a.len()])?, expected)
+            explicit_copies(
+                backend,
+                gpu,
+                pinned(a)?,
+                pinned(b)?,
+                pinned(&vec![f32::NAN; a.len()])?,
+                expected,
+            )
         }
         Scenario::ManagedOnDemand | Scenario::ManagedPrefetched | Scenario::ManagedReadMostly => {
-            managed(gpu, scenario, a, b, expected)
+            managed(backend, gpu, scenario, a, b, expected)
         }
     }
 }
@@ -140,7 +196,27 @@ impl HostArray for cudarc::driver::PinnedHostSlice<f32> {
     }
 }
 
+/// vec_add on `n` elements with the registry's vec_add kernel.
+fn vec_add_on(
+    backend: &Backend,
+    a: &impl crate::array::Array<f32>,
+    b: &impl crate::array::Array<f32>,
+    out: &mut impl crate::array::Array<f32>,
+    n: usize,
+) -> Result<()> {
+    elementwise::launch(
+        backend,
+        &vec_add::KERNEL,
+        Source::Rust,
+        &Elementwise::new(n)?,
+        a,
+        b,
+        out,
+    )
+}
+
 fn explicit_copies<H>(
+    backend: &Backend,
     gpu: &Gpu,
     a: H,
     b: H,
@@ -161,7 +237,7 @@ where
     stream
         .memcpy_htod(&b, &mut b_dev)
         .doing(|| "copying B to the GPU".into())?;
-    let kernel_ms = time_once(gpu, || gpu::vec_add(gpu, &a_dev, &b_dev, &mut out_dev, n))?;
+    let kernel_ms = time_once(gpu, || vec_add_on(backend, &a_dev, &b_dev, &mut out_dev, n))?;
     stream
         .memcpy_dtoh(&out_dev, &mut out)
         .doing(|| "copying the result to the host".into())?;
@@ -179,6 +255,7 @@ where
 }
 
 fn managed(
+    backend: &Backend,
     gpu: &Gpu,
     scenario: Scenario,
     a: &[f32],
@@ -203,7 +280,7 @@ fn managed(
             buffer.prefetch_to_device(gpu)?;
         }
     }
-    let kernel_ms = time_once(gpu, || gpu::vec_add(gpu, &a_managed, &b_managed, &mut out, n))?;
+    let kernel_ms = time_once(gpu, || vec_add_on(backend, &a_managed, &b_managed, &mut out, n))?;
     if prefetch {
         out.prefetch_to_host(gpu)?;
     }
@@ -226,4 +303,12 @@ fn managed(
 /// For managed memory this is where pages fault back to the host unless they were prefetched.
 fn read_back(values: &[f32]) -> f32 {
     std::hint::black_box(values.iter().sum())
+}
+
+/// The check's outcome as a row shows it.
+fn check_against(out: &[f32], expected: &Expected) -> std::result::Result<String, String> {
+    match reference::check(out, expected) {
+        Ok(()) => Ok(format!("{} elements within tolerance of the f64 reference", out.len())),
+        Err(mismatch) => Err(mismatch.to_string()),
+    }
 }

@@ -1,122 +1,156 @@
-//! The demos behind the `host` binary: each runs kernels on the chosen backend, checks every result
-//! against the f64 CPU reference, and returns one [`Row`] per variant.
+//! What the `host` binary runs: any registered family at a size (every kernel of it, from Rust and
+//! from CUDA C where loaded, beside its ceiling), the smoke sweep, and the managed-memory scenarios.
+//! Every result is checked against the f64 CPU reference and becomes one [`Row`].
 
 pub mod ceiling;
 pub mod managed;
-pub mod matmul;
 pub mod report;
-pub mod shared_add;
-pub mod vec_add;
 
-pub use report::{Rate, Row};
+pub use report::{Ceiling, Row, Status};
 
+use crate::backend::Backend;
 use crate::error::Result;
-use crate::gpu::{CudaReference, Gpu, Source, Timing};
-use kernels::reference::{Expected, check};
-use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
+use crate::families::{Bound, Case, FamilyDemo, Size};
+use crate::gpu::{Timing, time_gpu};
+use kernels::Source;
+use std::io::IsTerminal;
 use std::time::Instant;
 
-/// Where kernels run.
-pub enum Backend {
-    Gpu(Box<Gpu>),
-    /// The CPU emulator, at sizes capped so that a demo takes seconds.
-    Emu,
-}
-
-/// `--backend`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum BackendChoice {
-    /// The GPU when there is one, else the CPU emulator.
-    Auto,
-    /// The GPU; an error when there is none.
-    Gpu,
-    /// The CPU emulator, at capped sizes.
-    Emu,
-}
-
-impl Backend {
-    /// The backend `choice` asks for; with `Auto`, also the notice to print when it falls back.
-    pub fn choose(choice: BackendChoice, device: Option<usize>) -> Result<(Backend, Option<String>)> {
-        match choice {
-            BackendChoice::Gpu => Ok((Backend::Gpu(Box::new(Gpu::open(device)?)), None)),
-            BackendChoice::Emu => Ok((Backend::Emu, None)),
-            BackendChoice::Auto => match Gpu::open(device) {
-                Ok(gpu) => Ok((Backend::Gpu(Box::new(gpu)), None)),
-                Err(why) => Ok((
-                    Backend::Emu,
-                    Some(format!(
-                        "note: no GPU ({why}); running on the CPU emulator at reduced sizes. Times are the emulator's, not a GPU's."
-                    )),
-                )),
-            },
-        }
-    }
-
-    pub fn name(&self) -> &'static str {
-        match self {
-            Backend::Gpu(_) => "gpu",
-            Backend::Emu => "emu",
-        }
-    }
-}
-
 /// How each demo measures.
-#[derive(Clone, Copy)]
-pub struct Settings<'a> {
-    pub warmup: usize,
-    pub runs: usize,
-    pub seed: u64,
-    /// CUDA C references to time beside the Rust kernels (`--cuda-c`).
-    pub cuda_c: Option<&'a CudaReference>,
+#[derive(Clone, Copy, Debug)]
+pub struct Settings {
+    /// Untimed runs before timing.
+    pub warmup: u32,
+    /// Timed runs; the median is reported.
+    pub runs: u32,
+    /// The random stream the inputs are drawn from.
+    pub rng: u64,
 }
 
-impl<'a> Settings<'a> {
-    /// The sources to measure a kernel from: Rust, and CUDA C where a reference for it is loaded.
-    pub(crate) fn sources(&self, entry: &str) -> Vec<Source<'a>> {
-        Source::for_kernel(entry, self.cuda_c)
-    }
-}
-
-/// Largest element count the emulator runs in the element-wise demos. The emulator switches
-/// between all of a block's OS threads for each block: about a millisecond per block.
-pub const EMU_MAX_ELEMENTS: usize = 1 << 16;
 /// Timed runs on the emulator: its times only show that it ran, so one is enough.
-pub const EMU_RUNS: usize = 1;
-/// Largest matrix side the emulator runs in the matmul demo.
-pub const EMU_MAX_SIDE: usize = 128;
+pub const EMU_RUNS: u32 = 1;
 
-/// `len` values uniform in [-1, 1) from `seed`.
-pub fn random_inputs(seed: u64, len: usize) -> Vec<f32> {
-    let mut rng = StdRng::seed_from_u64(seed);
-    (0..len).map(|_| rng.random_range(-1.0f32..1.0)).collect()
-}
-
-/// Wall-clock timing for the emulator (it has no events): `runs` runs, median.
-pub(crate) fn time_emu(runs: usize, mut work: impl FnMut() -> Result<()>) -> Result<Timing> {
-    let mut samples = Vec::with_capacity(runs.max(1));
-    for _ in 0..runs.max(1) {
-        let start = Instant::now();
-        work()?;
-        samples.push(start.elapsed().as_secs_f64() * 1e3);
+/// `size` capped to what the emulator runs in a demo; says so when it caps.
+pub fn emulator_size(backend: &Backend, family: &dyn FamilyDemo, size: Size) -> Size {
+    if !matches!(backend, Backend::Emu) {
+        return size;
     }
-    Ok(Timing::from_samples(samples))
+    let cap = family.emulator_cap();
+    let capped = Size(std::array::from_fn(|i| size.0[i].min(cap.0[i])));
+    if capped != size {
+        eprintln!(
+            "note: {} capped from {} to {} on the emulator",
+            family.name(),
+            family.label(size),
+            family.label(capped)
+        );
+    }
+    capped
 }
 
-/// The check's outcome as a row shows it.
-pub(crate) fn check_against(out: &[f32], expected: &Expected) -> std::result::Result<String, String> {
-    match check(out, expected) {
-        Ok(()) => Ok(format!("{} elements within tolerance of the f64 reference", out.len())),
-        Err(mismatch) => Err(mismatch.to_string()),
+/// Runs kernels `kernels` (indices into the family) of `family` at `size`, each from every source
+/// the backend has, beside the family's ceiling; one row each. `size` must have passed
+/// [`FamilyDemo::check`].
+pub fn run_family(
+    backend: &Backend,
+    settings: &Settings,
+    family: &dyn FamilyDemo,
+    size: Size,
+    kernels: &[usize],
+) -> Result<Vec<Row>> {
+    let plan = family.plan(size)?;
+    let label = family.label(size);
+    let infos = family.kernels();
+    let mut case = family.prepare(backend, size, settings.rng, 1)?;
+    let mut rows = Vec::new();
+    let mut ceiling = None;
+    if let Backend::Gpu(gpu) = backend {
+        match plan.work.bound {
+            Bound::Memory => {
+                ceiling = Some(ceiling::copy_bandwidth(
+                    gpu,
+                    settings.warmup as usize,
+                    settings.runs as usize,
+                )?)
+            }
+            Bound::Compute => {
+                if let Some(baseline) = case.baseline() {
+                    progress(family.name(), baseline, "library", &label);
+                    case.poison()?;
+                    let timing = time(backend, settings, || case.launch_baseline(0))?;
+                    let row = Row::measured(family.name(), baseline, &label, backend, timing, &plan.work)
+                        .with_check(case.check(0));
+                    ceiling = row.rate.map(|rate| Ceiling {
+                        name: format!("{baseline} {label}, {}", row.unit.unwrap_or_default()),
+                        rate,
+                    });
+                    rows.push(row.with_ceiling(ceiling.as_ref()));
+                }
+            }
+            Bound::Check => {}
+        }
+    }
+    for &index in kernels {
+        let entry = infos[index].entry;
+        for source in Source::ALL.into_iter().filter(|&s| backend.has(entry, s)) {
+            progress(family.name(), entry, source.label(), &label);
+            case.poison()?;
+            let timing = time(backend, settings, || case.launch(index, source, 0))?;
+            rows.push(
+                Row::measured(family.name(), entry, &label, backend, timing, &plan.work)
+                    .from_kernel(entry, source)
+                    .with_ceiling(ceiling.as_ref())
+                    .with_check(case.check(0)),
+            );
+        }
+    }
+    Ok(rows)
+}
+
+/// One checked launch of every kernel of every family at its smoke size, from every source the
+/// backend has: what compute-sanitizer runs under.
+pub fn smoke(backend: &Backend, families: &[&dyn FamilyDemo], rng: u64) -> Result<Vec<Row>> {
+    let mut rows = Vec::new();
+    for family in families {
+        let size = family.smoke_size();
+        family.check(backend, size, 1)?;
+        let label = family.label(size);
+        let mut case: Box<dyn Case> = family.prepare(backend, size, rng, 1)?;
+        for (index, kernel) in family.kernels().iter().enumerate() {
+            for source in Source::ALL.into_iter().filter(|&s| backend.has(kernel.entry, s)) {
+                case.poison()?;
+                case.launch(index, source, 0)?;
+                rows.push(
+                    Row::unmeasured(family.name(), kernel.entry, &label, backend)
+                        .from_kernel(kernel.entry, source)
+                        .with_check(case.check(0)),
+                );
+            }
+        }
+    }
+    Ok(rows)
+}
+
+/// Times `work` on the backend: CUDA events on the GPU (warm-up, then the median of the runs),
+/// the wall clock on the emulator (one run).
+pub fn time(backend: &Backend, settings: &Settings, mut work: impl FnMut() -> Result<()>) -> Result<Timing> {
+    match backend {
+        Backend::Gpu(gpu) => time_gpu(gpu, settings.warmup as usize, settings.runs as usize, work),
+        Backend::Emu => {
+            let mut samples = Vec::new();
+            for _ in 0..EMU_RUNS {
+                let start = Instant::now();
+                work()?;
+                samples.push(start.elapsed().as_secs_f64() * 1e3);
+            }
+            Ok(Timing::from_samples(samples))
+        }
     }
 }
 
-/// Caps `n` for the emulator, saying so.
-pub(crate) fn emu_size(backend: &Backend, n: usize, cap: usize, what: &str) -> usize {
-    if matches!(backend, Backend::Emu) && n > cap {
-        eprintln!("note: {what} capped from {n} to {cap} on the emulator");
-        cap
-    } else {
-        n
+/// One line on stderr per measurement, where a person is watching.
+fn progress(family: &str, variant: &str, source: &str, size: &str) {
+    if std::io::stderr().is_terminal() {
+        eprintln!("{family}: {variant} ({source}) at {size} ...");
     }
 }

@@ -1,6 +1,9 @@
 //! One row per measured variant, printed as a table or as JSON.
 
+use crate::backend::Backend;
+use crate::families::Work;
 use crate::gpu::Timing;
+use kernels::Source;
 
 /// A measured rate's ceiling, measured in the same run.
 #[derive(Clone, Debug, serde::Serialize)]
@@ -9,25 +12,40 @@ pub struct Ceiling {
     pub rate: f64,
 }
 
+/// Whether a row's result was checked and passed, failed, or was not run here.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    Passed,
+    Failed,
+    /// Not run on this backend (the reason is in the row's `check`).
+    Skipped,
+}
+
+/// One measured (or skipped) variant.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct Row {
-    pub demo: &'static str,
+    /// The family (or "managed").
+    pub demo: String,
+    /// What was run: a kernel's entry name, a library call, a managed-memory scenario.
     pub variant: String,
+    /// The registered kernel, where the row measures one.
+    pub kernel: Option<String>,
+    /// Its compilation; absent for library baselines (cuBLAS, the copy engines) and scenarios.
+    pub source: Option<Source>,
     pub size: String,
     /// "gpu" or "emu".
     pub backend: &'static str,
-    /// The kernel's entry name, the same for its Rust and CUDA C versions.
-    pub kernel: String,
-    /// "rust", "cuda_c" or "library" (cuBLAS, the copy engine).
-    pub source: &'static str,
-    /// The time the rate is computed from (kernel time, or end-to-end where `end_to_end_ms` says so).
-    pub timing: Timing,
-    pub rate: f64,
+    /// The time the rate is computed from (kernel time, or end to end where `end_to_end_ms` says
+    /// so); absent where nothing was timed.
+    pub timing: Option<Timing>,
+    pub rate: Option<f64>,
     /// "GB/s" or "TFLOP/s".
-    pub unit: &'static str,
+    pub unit: Option<&'static str>,
     pub ceiling: Option<Ceiling>,
     pub percent_of_ceiling: Option<f64>,
-    pub check_passed: bool,
+    pub status: Status,
+    /// What the check found, or why the row was skipped.
     pub check: String,
     /// Managed-memory demo: kernel time alone, and end to end (transfers, kernel, CPU read-back).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -37,132 +55,132 @@ pub struct Row {
 }
 
 impl Row {
-    /// A row whose rate is `work / time`: bytes → GB/s, flops → TFLOP/s.
-    pub fn new(
-        demo: &'static str,
-        variant: impl Into<String>,
-        size: impl Into<String>,
-        backend: &'static str,
-        timing: Timing,
-        rate: Rate,
-    ) -> Row {
-        let (rate, unit) = rate.per_ms(timing.median_ms);
-        let variant = variant.into();
+    /// A row for `timing` of `variant`, its rate from the work a run does (none for probes).
+    pub fn measured(demo: &str, variant: &str, size: &str, backend: &Backend, timing: Timing, work: &Work) -> Row {
+        let rate = work.rate(timing.median_ms);
         Row {
-            demo,
-            kernel: variant.clone(),
-            source: "rust",
-            variant,
-            size: size.into(),
-            backend,
-            timing,
-            rate,
-            unit,
+            timing: Some(timing),
+            rate: rate.map(|(rate, _)| rate),
+            unit: rate.map(|(_, unit)| unit),
+            ..Row::unmeasured(demo, variant, size, backend)
+        }
+    }
+
+    /// A row for a run that was checked but not timed.
+    pub fn unmeasured(demo: &str, variant: &str, size: &str, backend: &Backend) -> Row {
+        Row {
+            demo: demo.to_string(),
+            variant: variant.to_string(),
+            kernel: None,
+            source: None,
+            size: size.to_string(),
+            backend: backend.name(),
+            timing: None,
+            rate: None,
+            unit: None,
             ceiling: None,
             percent_of_ceiling: None,
-            check_passed: false,
+            status: Status::Failed,
             check: "not checked".into(),
             kernel_ms: None,
             end_to_end_ms: None,
         }
     }
 
+    /// A row for a demo that cannot run on this backend, and why.
+    pub fn skipped(demo: &str, backend: &Backend, why: &str) -> Row {
+        Row {
+            status: Status::Skipped,
+            check: why.to_string(),
+            ..Row::unmeasured(demo, "-", "-", backend)
+        }
+    }
+
     pub fn with_ceiling(mut self, ceiling: Option<&Ceiling>) -> Row {
-        if let Some(ceiling) = ceiling {
-            self.percent_of_ceiling = Some(100.0 * self.rate / ceiling.rate);
+        if let (Some(ceiling), Some(rate)) = (ceiling, self.rate) {
+            self.percent_of_ceiling = Some(100.0 * rate / ceiling.rate);
             self.ceiling = Some(ceiling.clone());
         }
         self
     }
 
-    /// Marks the row as measuring `kernel` compiled from `source`.
-    pub fn from_source(mut self, kernel: &str, source: &'static str) -> Row {
-        self.kernel = kernel.to_string();
-        self.source = source;
-        if source == "cuda_c" {
-            self.variant = format!("{kernel} (CUDA C)");
+    /// Marks the row as measuring the registered kernel `entry` compiled from `source`.
+    pub fn from_kernel(mut self, entry: &str, source: Source) -> Row {
+        self.kernel = Some(entry.to_string());
+        self.source = Some(source);
+        if source == Source::CudaC {
+            self.variant = format!("{entry} (CUDA C)");
         }
         self
     }
 
     pub fn with_check(mut self, check: std::result::Result<String, String>) -> Row {
-        (self.check_passed, self.check) = match check {
-            Ok(detail) => (true, detail),
-            Err(detail) => (false, detail),
+        (self.status, self.check) = match check {
+            Ok(detail) => (Status::Passed, detail),
+            Err(detail) => (Status::Failed, detail),
         };
         self
     }
-}
 
-/// The work a run does, to turn its time into a rate.
-#[derive(Clone, Copy, Debug)]
-pub enum Rate {
-    Bytes(f64),
-    Flops(f64),
-}
-
-impl Rate {
-    fn per_ms(self, ms: f64) -> (f64, &'static str) {
-        match self {
-            Rate::Bytes(bytes) => (bytes / (ms * 1e-3) / 1e9, "GB/s"),
-            Rate::Flops(flops) => (flops / (ms * 1e-3) / 1e12, "TFLOP/s"),
-        }
+    pub fn failed(&self) -> bool {
+        self.status == Status::Failed
     }
 }
 
 pub fn print_table(rows: &[Row]) {
     println!(
-        "| {:<10} | {:<22} | {:<16} | {:>10} | {:>16} | {:>9} | {:<5} |",
+        "| {:<14} | {:<28} | {:<16} | {:>10} | {:>16} | {:>9} | {:<5} |",
         "demo", "variant", "size", "median ms", "rate", "% ceiling", "check"
     );
     println!(
-        "|{:-<12}|{:-<24}|{:-<18}|{:->12}|{:->18}|{:->11}|{:-<7}|",
+        "|{:-<16}|{:-<30}|{:-<18}|{:->12}|{:->18}|{:->11}|{:-<7}|",
         "", "", "", "", "", "", ""
     );
+    let dash = || "-".to_string();
     for row in rows {
-        let percent = row
-            .percent_of_ceiling
-            .map(|p| format!("{p:.1}"))
-            .unwrap_or_else(|| "-".into());
+        let median = row.timing.map_or_else(dash, |t| format!("{:.4}", t.median_ms));
+        let rate = match (row.rate, row.unit) {
+            (Some(rate), Some(unit)) => format!("{rate:>8.2} {unit:<7}"),
+            _ => dash(),
+        };
+        let percent = row.percent_of_ceiling.map_or_else(dash, |p| format!("{p:.1}"));
+        let status = match row.status {
+            Status::Passed => "pass",
+            Status::Failed => "FAIL",
+            Status::Skipped => "skip",
+        };
         println!(
-            "| {:<10} | {:<22} | {:<16} | {:>10.4} | {:>8.2} {:<7} | {:>9} | {:<5} |",
-            row.demo,
-            row.variant,
-            row.size,
-            row.timing.median_ms,
-            row.rate,
-            row.unit,
-            percent,
-            if row.check_passed { "pass" } else { "FAIL" }
+            "| {:<14} | {:<28} | {:<16} | {:>10} | {:>16} | {:>9} | {:<5} |",
+            row.demo, row.variant, row.size, median, rate, percent, status
         );
     }
-    let ceilings: Vec<String> = {
-        let mut seen: Vec<String> = Vec::new();
-        for c in rows.iter().filter_map(|r| r.ceiling.as_ref()) {
-            let text = format!("{}: {:.1}", c.name, c.rate);
-            if !seen.contains(&text) {
-                seen.push(text);
-            }
+    let mut ceilings: Vec<String> = Vec::new();
+    for c in rows.iter().filter_map(|r| r.ceiling.as_ref()) {
+        let text = format!("{}: {:.1}", c.name, c.rate);
+        if !ceilings.contains(&text) {
+            ceilings.push(text);
         }
-        seen
-    };
+    }
     if !ceilings.is_empty() {
         println!("ceilings measured in this run: {}", ceilings.join("; "));
     }
-    for (rust, cuda) in rust_cuda_pairs(rows) {
+    for (rust, cuda, ratio) in rust_cuda_pairs(rows) {
         println!(
-            "{} {}: Rust {:.2} {}, CUDA C {:.2} {}: Rust/CUDA C = {:.3}",
-            rust.kernel,
+            "{} {}: Rust {:.2} {unit}, CUDA C {:.2} {unit}: Rust/CUDA C = {ratio:.3}",
+            rust.variant,
             rust.size,
-            rust.rate,
-            rust.unit,
-            cuda.rate,
-            cuda.unit,
-            rust.rate / cuda.rate
+            rust.rate.unwrap_or(f64::NAN),
+            cuda.rate.unwrap_or(f64::NAN),
+            unit = rust.unit.unwrap_or_default(),
         );
     }
-    for row in rows.iter().filter(|r| !r.check_passed) {
-        println!("FAILED {} {}: {}", row.demo, row.variant, row.check);
+    for row in rows.iter().filter(|r| r.status != Status::Passed) {
+        let what = if row.status == Status::Skipped {
+            "SKIPPED"
+        } else {
+            "FAILED"
+        };
+        println!("{what} {} {}: {}", row.demo, row.variant, row.check);
     }
     for row in rows.iter().filter(|r| r.kernel_ms.is_some()) {
         println!(
@@ -195,14 +213,16 @@ pub fn utc_date() -> String {
     format!("{year:04}-{month:02}-{day:02}")
 }
 
-/// Rows of the same kernel and size measured from Rust and from CUDA C.
-pub fn rust_cuda_pairs(rows: &[Row]) -> Vec<(&Row, &Row)> {
+/// Rows of the same kernel and size measured from Rust and from CUDA C, with Rust's rate over CUDA
+/// C's.
+pub fn rust_cuda_pairs(rows: &[Row]) -> Vec<(&Row, &Row, f64)> {
     rows.iter()
-        .filter(|r| r.source == "rust")
+        .filter(|r| r.source == Some(Source::Rust))
         .filter_map(|rust| {
-            rows.iter()
-                .find(|c| c.source == "cuda_c" && c.kernel == rust.kernel && c.size == rust.size && c.demo == rust.demo)
-                .map(|cuda| (rust, cuda))
+            let cuda = rows.iter().find(|c| {
+                c.source == Some(Source::CudaC) && c.kernel == rust.kernel && c.size == rust.size && c.demo == rust.demo
+            })?;
+            Some((rust, cuda, rust.rate? / cuda.rate?))
         })
         .collect()
 }

@@ -1,6 +1,8 @@
 //! cuBLAS SGEMM on row-major matrices: the ceiling the matmul kernels are measured against.
 
-use super::{Gpu, GpuArray};
+use super::Gpu;
+use crate::array::Array;
+use crate::backend::Backend;
 use crate::error::{HostError, Result};
 use cudarc::cublas::CudaBlas;
 use cudarc::cublas::sys::cublasOperation_t::CUBLAS_OP_N;
@@ -26,34 +28,32 @@ impl Cublas {
         Ok(Cublas { blas })
     }
 
-    /// `C = A·B` with row-major A (m×k), B (k×n), C (m×n). cuBLAS is column-major, so this computes
-    /// `Cᵀ = Bᵀ·Aᵀ`, which has the same memory layout.
-    #[allow(clippy::too_many_arguments)]
+    /// `C = A·B` for `problem` with row-major A (m×k), B (k×n), C (m×n), on `backend`'s GPU.
+    /// cuBLAS is column-major, so this computes `Cᵀ = Bᵀ·Aᵀ`, which has the same memory layout.
     pub fn sgemm(
         &self,
-        gpu: &Gpu,
-        a: &impl GpuArray<f32>,
-        b: &impl GpuArray<f32>,
-        c: &mut impl GpuArray<f32>,
-        m: usize,
-        n: usize,
-        k: usize,
+        backend: &Backend,
+        problem: &kernels::matmul::Matmul,
+        a: &impl Array<f32>,
+        b: &impl Array<f32>,
+        c: &mut impl Array<f32>,
     ) -> Result<()> {
-        let (m, n, k) =
-            crate::validate::matmul("cublas_sgemm", (m, n, k), (a.len(), b.len(), c.len())).and_then(|(m, n, k)| {
-                let fits = |x: u32| i32::try_from(x).is_ok();
-                if fits(m) && fits(n) && fits(k) {
-                    Ok((m as i32, n as i32, k as i32))
-                } else {
-                    Err(HostError::InvalidInput {
-                        kernel: "cublas_sgemm",
-                        reason: "dimensions beyond i32".into(),
-                    })
-                }
-            })?;
-        let stream = gpu.stream();
+        let invalid = |reason: String| HostError::InvalidInput {
+            what: "cublas_sgemm".into(),
+            reason,
+        };
+        let (a_len, b_len, c_len) = problem.lengths();
+        crate::families::check_len("A", a.len(), a_len)?;
+        crate::families::check_len("B", b.len(), b_len)?;
+        crate::families::check_len("C", c.len(), c_len)?;
+        let dims = [problem.m, problem.n, problem.k].map(i32::try_from);
+        let [Ok(m), Ok(n), Ok(k)] = dims else {
+            return Err(invalid(format!("{problem:?} has a dimension beyond cuBLAS's i32")));
+        };
+        let (a_address, b_address, c_address) = (a.address(backend)?, b.address(backend)?, c.address_mut(backend)?);
         let (alpha, beta) = (1.0f32, 0.0f32);
-        // SAFETY: the sizes were checked above; the handle works on the GPU's stream.
+        // SAFETY: the lengths were checked above and the addresses are on this GPU; the handle
+        // works on the GPU's stream.
         unsafe {
             cudarc::cublas::result::sgemm(
                 *self.blas.handle(),
@@ -63,12 +63,12 @@ impl Cublas {
                 m,
                 k,
                 &alpha,
-                b.address(stream) as *const f32,
+                b_address as *const f32,
                 n,
-                a.address(stream) as *const f32,
+                a_address as *const f32,
                 k,
                 &beta,
-                c.address(stream) as *mut f32,
+                c_address as *mut f32,
                 n,
             )
         }
@@ -76,8 +76,9 @@ impl Cublas {
             doing: "running SGEMM".into(),
             message: e.to_string(),
         })?;
-        a.launched(stream)?;
-        b.launched(stream)?;
-        c.launched(stream)
+        for array in [a as &dyn crate::array::Tracked, b, &*c] {
+            array.launched(backend)?;
+        }
+        Ok(())
     }
 }

@@ -4,7 +4,7 @@ use super::Gpu;
 use crate::error::{Doing, Result};
 use cudarc::driver::CudaContext;
 use cudarc::driver::sys::CUdevice_attribute as Attr;
-use kernels::KernelInfo;
+use kernels::{KernelInfo, Source};
 use std::sync::Arc;
 
 #[derive(Clone, Debug, serde::Serialize)]
@@ -81,7 +81,7 @@ impl Gpu {
     /// Resident blocks per SM for `kernel` at its block size and shared bytes. The seed's advice:
     /// pick tiles so that two or three blocks fit on an SM.
     pub fn occupancy(&self, kernel: &KernelInfo) -> Result<KernelOccupancy> {
-        let function = self.function(kernel.entry);
+        let function = self.function(kernel.entry, Source::Rust)?;
         let threads = kernel.block.volume() as u32;
         let blocks = function
             .occupancy_max_active_blocks_per_multiprocessor(threads, kernel.shared_bytes as usize, None)

@@ -2,12 +2,14 @@
 //! migrate on demand (a page fault each), or ahead of time with prefetch, and advice tells the driver
 //! where pages should live and who reads them.
 
-use super::{Gpu, GpuArray};
+use super::Gpu;
+use crate::array::{Array, Element, Tracked};
+use crate::backend::Backend;
 use crate::error::{Doing, HostError, Result};
 use cudarc::driver::sys::{
     self, CUmem_advise, CUmem_range_attribute, CUmemAttach_flags, CUmemLocation, CUmemLocationType,
 };
-use cudarc::driver::{CudaContext, CudaEvent, CudaStream, DeviceRepr};
+use cudarc::driver::{CudaContext, CudaEvent};
 use std::marker::PhantomData;
 use std::sync::Arc;
 
@@ -22,21 +24,26 @@ pub enum MemoryLocation {
 
 /// A managed allocation of `len` elements of `T`. The CPU may touch it only when no GPU work that
 /// uses it is pending: every launch, prefetch and copy on it records an event, and host access
-/// checks (`as_slice`, `as_mut_slice`) or waits for (`read`, `write`) that event.
+/// checks (`as_slice`, `as_mut_slice`) or waits for (`read`, `write`) that event. On a device
+/// without concurrent managed access (the attribute `DeviceInfo::concurrent_managed_access`), the
+/// CPU may not touch any managed memory while any kernel runs, so host access there first waits
+/// for all of the context's work.
 pub struct ManagedBuffer<T> {
     address: sys::CUdeviceptr,
     len: usize,
     ctx: Arc<CudaContext>,
     ordinal: i32,
+    concurrent_access: bool,
     last_use: CudaEvent,
     _t: PhantomData<T>,
 }
 
-// SAFETY: the buffer owns its allocation; host access goes through &self / &mut self.
-unsafe impl<T: Send> Send for ManagedBuffer<T> {}
-unsafe impl<T: Sync> Sync for ManagedBuffer<T> {}
+// SAFETY: the buffer owns its allocation; host access goes through &self / &mut self, and T is
+// plain data.
+unsafe impl<T: Element> Send for ManagedBuffer<T> {}
+unsafe impl<T: Element> Sync for ManagedBuffer<T> {}
 
-impl<T: DeviceRepr + Copy> ManagedBuffer<T> {
+impl<T: Element> ManagedBuffer<T> {
     /// `len` copies of `value`, written by the CPU (so the pages start on the host). Refused when
     /// larger than the device's free memory: oversubscribing managed memory can hang the GPU.
     pub fn new(gpu: &Gpu, len: usize, value: T) -> Result<Self> {
@@ -59,7 +66,7 @@ impl<T: DeviceRepr + Copy> ManagedBuffer<T> {
         len.checked_mul(size_of::<T>())
             .filter(|&b| b > 0 && b <= isize::MAX as usize)
             .ok_or_else(|| HostError::InvalidInput {
-                kernel: "ManagedBuffer",
+                what: "ManagedBuffer".into(),
                 reason: format!(
                     "{len} elements of {} bytes is not a valid allocation size",
                     size_of::<T>()
@@ -75,20 +82,28 @@ impl<T: DeviceRepr + Copy> ManagedBuffer<T> {
         let address = unsafe { cudarc::driver::result::malloc_managed(bytes, CUmemAttach_flags::CU_MEM_ATTACH_GLOBAL) }
             .doing(|| format!("allocating {bytes} bytes of managed memory"))?;
         let last_use = ctx.new_event(None).doing(|| "creating an event".into())?;
-        let mut buffer = ManagedBuffer {
+        let buffer = ManagedBuffer {
             address,
             len,
             ctx,
             ordinal: gpu.info().ordinal as i32,
+            concurrent_access: gpu.info().concurrent_managed_access,
             last_use,
             _t: PhantomData,
         };
-        buffer.as_mut_slice()?.fill(value);
+        // Written through the raw pointer: no reference to the memory exists before it holds values.
+        buffer.wait_for_host_access()?;
+        let start = buffer.address as *mut T;
+        for i in 0..len {
+            // SAFETY: i < len, inside the fresh allocation of len elements, aligned (cuMemAllocManaged
+            // aligns to at least 256 bytes), and no GPU work uses it yet.
+            unsafe { start.add(i).write(value) };
+        }
         Ok(buffer)
     }
 }
 
-impl<T> ManagedBuffer<T> {
+impl<T: Element> ManagedBuffer<T> {
     pub fn len(&self) -> usize {
         self.len
     }
@@ -113,33 +128,54 @@ impl<T> ManagedBuffer<T> {
             .doing(|| "waiting for GPU work on a managed buffer".into())
     }
 
-    /// The contents, if no GPU work on the buffer is pending; `ManagedBusy` otherwise.
-    pub fn as_slice(&self) -> Result<&[T]> {
+    /// `ManagedBusy` while GPU work on the buffer is pending. On a device without concurrent
+    /// managed access, waits for all of the context's work instead: the CPU may touch no managed
+    /// memory there while any kernel runs.
+    fn host_access(&self) -> Result<()> {
+        if !self.concurrent_access {
+            return self.wait_for_host_access();
+        }
         if self.is_busy() {
             return Err(HostError::ManagedBusy);
         }
-        // SAFETY: no GPU work on the buffer is pending; the allocation holds len elements.
+        Ok(())
+    }
+
+    /// Waits until the CPU may touch the buffer.
+    fn wait_for_host_access(&self) -> Result<()> {
+        if self.concurrent_access {
+            self.wait()
+        } else {
+            self.ctx
+                .synchronize()
+                .doing(|| "waiting for all GPU work before touching managed memory".into())
+        }
+    }
+
+    /// The contents, if no GPU work on the buffer is pending; `ManagedBusy` otherwise.
+    pub fn as_slice(&self) -> Result<&[T]> {
+        self.host_access()?;
+        // SAFETY: the CPU may touch the buffer now; the allocation holds len initialised elements
+        // (written at allocation), and T is plain data, so whatever a kernel wrote is a valid T.
         Ok(unsafe { std::slice::from_raw_parts(self.address as *const T, self.len) })
     }
 
     /// The contents for writing, if no GPU work on the buffer is pending.
     pub fn as_mut_slice(&mut self) -> Result<&mut [T]> {
-        if self.is_busy() {
-            return Err(HostError::ManagedBusy);
-        }
+        self.host_access()?;
         // SAFETY: as in `as_slice`, and `&mut self` excludes other host access.
         Ok(unsafe { std::slice::from_raw_parts_mut(self.address as *mut T, self.len) })
     }
 
     /// Waits for pending GPU work, then gives the contents.
     pub fn read(&self) -> Result<&[T]> {
-        self.wait()?;
+        self.wait_for_host_access()?;
         self.as_slice()
     }
 
     /// Waits for pending GPU work, then gives the contents for writing.
     pub fn write(&mut self) -> Result<&mut [T]> {
-        self.wait()?;
+        self.wait_for_host_access()?;
         self.as_mut_slice()
     }
 
@@ -169,7 +205,14 @@ impl<T> ManagedBuffer<T> {
             )
         }
         .doing(|| format!("prefetching {} bytes to the {location:?}", self.bytes()))?;
-        self.launched(stream)
+        self.record_use(gpu)
+    }
+
+    /// Records that work just queued on the GPU's stream uses the buffer.
+    fn record_use(&self, gpu: &Gpu) -> Result<()> {
+        self.last_use
+            .record(gpu.stream())
+            .doing(|| "recording a managed buffer's last use".into())
     }
 
     pub fn prefetch_to_device(&self, gpu: &Gpu) -> Result<()> {
@@ -237,19 +280,34 @@ impl<T> ManagedBuffer<T> {
     }
 }
 
-impl<T> GpuArray<T> for ManagedBuffer<T> {
-    fn address(&self, _stream: &CudaStream) -> u64 {
-        self.address
+impl<T: Element> Tracked for ManagedBuffer<T> {
+    fn launched(&self, backend: &Backend) -> Result<()> {
+        match backend {
+            Backend::Gpu(gpu) => self.record_use(gpu),
+            // The emulator has finished with it when the launch returns.
+            Backend::Emu => Ok(()),
+        }
     }
+}
 
+// SAFETY: one allocation of len elements, valid on the GPU of its context and on the CPU (that is
+// managed memory); on the emulator only when the CPU may touch it now (no pending GPU work).
+unsafe impl<T: Element> Array<T> for ManagedBuffer<T> {
     fn len(&self) -> usize {
         self.len
     }
 
-    fn launched(&self, stream: &CudaStream) -> Result<()> {
-        self.last_use
-            .record(stream)
-            .doing(|| "recording a managed buffer's last use".into())
+    fn address(&self, backend: &Backend) -> Result<u64> {
+        match backend {
+            Backend::Gpu(gpu) if gpu.context().cu_ctx() == self.ctx.cu_ctx() => Ok(self.address),
+            Backend::Gpu(_) => Err(HostError::WrongMemory {
+                reason: "a managed buffer of another GPU's context cannot be launched on this one".into(),
+            }),
+            Backend::Emu => {
+                self.host_access()?;
+                Ok(self.address)
+            }
+        }
     }
 }
 

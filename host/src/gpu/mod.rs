@@ -1,19 +1,16 @@
 //! The GPU: a context on one device, the embedded PTX loaded for its architecture, and a stream.
 
-mod array;
 mod cublas;
+mod cuda_c;
 mod info;
 mod launch;
 mod managed;
-mod reference;
 mod timing;
 
-pub use array::GpuArray;
 pub use cublas::Cublas;
+pub use cuda_c::{CudaC, ENTRY_SUFFIX};
 pub use info::{DeviceInfo, KernelOccupancy};
-pub use launch::*;
 pub use managed::{ManagedBuffer, MemoryLocation};
-pub use reference::CudaReference;
 pub use timing::{Timing, time_gpu, time_once};
 
 use crate::error::{Doing, HostError, Result};
@@ -24,11 +21,13 @@ use std::sync::Arc;
 /// Environment variable choosing the device when no `--device` is given.
 pub const DEVICE_ENV: &str = "KERNELS_DEVICE";
 
-/// An open GPU with the kernels loaded.
+/// An open GPU with every registered kernel loaded (and, after [`Gpu::load_cuda_c`], their CUDA C
+/// twins). All work runs on one stream, so launches, copies and library calls are ordered.
 pub struct Gpu {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
     functions: Vec<(&'static str, CudaFunction)>,
+    cuda_c: Option<CudaC>,
     info: DeviceInfo,
     ptx: &'static EmbeddedPtx,
     _module: Arc<CudaModule>,
@@ -87,7 +86,7 @@ impl Gpu {
                 source,
             })?;
         let mut functions = Vec::new();
-        for kernel in kernels::KERNELS {
+        for kernel in kernels::registry::kernels() {
             let function = module
                 .load_function(kernel.entry)
                 .doing(|| format!("loading kernel {}", kernel.entry))?;
@@ -97,6 +96,7 @@ impl Gpu {
             ctx,
             stream,
             functions,
+            cuda_c: None,
             info,
             ptx,
             _module: module,
@@ -120,13 +120,9 @@ impl Gpu {
         &self.stream
     }
 
-    pub(crate) fn function(&self, entry: &str) -> &CudaFunction {
-        &self
-            .functions
-            .iter()
-            .find(|(e, _)| *e == entry)
-            .expect("every KERNELS entry is loaded at open")
-            .1
+    /// The CUDA C twins, once [`Gpu::load_cuda_c`] loaded them.
+    pub fn cuda_c(&self) -> Option<&CudaC> {
+        self.cuda_c.as_ref()
     }
 
     /// Waits for all work on the stream, reporting any error a kernel raised.
@@ -146,6 +142,13 @@ impl Gpu {
         self.stream
             .clone_dtoh(device)
             .doing(|| format!("copying {} elements from the GPU", device.len()))
+    }
+
+    /// Copies `host` into an existing device buffer of the same length.
+    pub fn copy_into<T: DeviceRepr>(&self, host: &[T], device: &mut CudaSlice<T>) -> Result<()> {
+        self.stream
+            .memcpy_htod(host, device)
+            .doing(|| format!("copying {} elements to the GPU", host.len()))
     }
 
     /// A device buffer of `len` zeros.

@@ -17,7 +17,7 @@ use nvptx as backend;
 use crate::emu::device as backend;
 
 pub use crate::launch::Dim3;
-pub use shared::{DynamicShared, MatrixLayout, SharedMatrix, SharedSlice, slice_bytes};
+pub use shared::{DynamicShared, MatrixLayout, SharedMatrix, SharedSlice, region};
 pub use unroll::unrolled;
 pub use word::{SharedBits, SharedWord, WarpWord};
 

@@ -98,6 +98,12 @@ pub fn dynamic_shared_base() -> *mut u8 {
 
 #[inline(always)]
 pub fn shared_overflow(_end: u64, _limit: u32) -> ! {
+    trap()
+}
+
+/// Ends the kernel with an error the host sees at its next synchronisation (`trap`).
+#[inline(always)]
+pub fn trap() -> ! {
     core::intrinsics::abort()
 }
 

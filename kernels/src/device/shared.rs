@@ -1,12 +1,27 @@
 //! Dynamic shared memory carved into typed views whose bounds are known.
 //!
-//! All of a kernel's shared memory is dynamic (sized at launch). A kernel carves it in order with
-//! [`DynamicShared`]; the same [`MatrixLayout`] constants give the bytes the host must launch with, so
-//! the size is written once. Carving past what the launch gave, and element access out of bounds,
-//! fail the launch with a message on the emulator. On the GPU neither is checked: a check per access
-//! would cost as much as the access, and even the one carve check at kernel start cost 2.7 % of
-//! shared_mem_add on the H200 (it delays every warp's first loads; docs/perf-log.md). There, the
-//! launch shape built from the kernel's own constants is the guarantee, and the emulator tests it.
+//! All of a kernel's shared memory is dynamic (sized at launch). A kernel declares what it keeps
+//! there once, with [`shared_memory!`](crate::shared_memory): the same declaration gives the bytes
+//! the registry launches with (`BYTES`) and carves the views in the kernel (`carve()`), so the two
+//! cannot disagree.
+//!
+//! Element access comes in two forms:
+//! * `get` / `set` check the index on both targets: on the emulator a bad index fails the launch
+//!   with the index and the view's size; on the GPU it traps (a compare and a branch per access).
+//! * `get_unchecked` / `set_unchecked` are `unsafe`: the caller promises the index is in bounds.
+//!   The emulator still checks and reports a bad index; the GPU does not check (an out-of-bounds
+//!   access there reads or writes another part of the block's shared memory, or faults). Hot loops
+//!   whose indices are in bounds by construction use these, as CUDA C does.
+//!
+//! Carving past what the launch gave fails the launch on the emulator; on the GPU it is not checked
+//! (even that one check at kernel start cost 2.7 % of shared_mem_add on the H200: it delays every
+//! warp's first loads; docs/perf-log.md): there the launch shape built from the kernel's own
+//! `BYTES` is the guarantee, and the emulator tests it.
+//!
+//! Accesses by different threads are ordered by [`sync_threads`](super::sync_threads), as in CUDA.
+//! A race (two threads touching one word between barriers, one of them writing) gives unspecified
+//! values on the GPU; on the emulator each access is a relaxed atomic, so it gives wrong numbers,
+//! never undefined behaviour of the emulator itself.
 
 use super::word::SharedWord;
 use core::marker::PhantomData;
@@ -50,12 +65,16 @@ impl MatrixLayout {
     }
 }
 
-/// The bytes `len` elements of `T` take in shared memory.
-pub const fn slice_bytes<T>(len: u32) -> u32 {
-    len * core::mem::size_of::<T>() as u32
+/// Where `len` elements of `T` go when carved after `offset` bytes: `(start, end)`, the start aligned
+/// for `T`. The one piece of arithmetic behind both `BYTES` and `carve()`.
+pub const fn region<T>(offset: u32, len: u32) -> (u32, u32) {
+    let start = offset.next_multiple_of(core::mem::align_of::<T>() as u32);
+    (start, start + len * core::mem::size_of::<T>() as u32)
 }
 
 /// Hands out consecutive, aligned regions of this block's dynamic shared memory.
+/// [`shared_memory!`](crate::shared_memory) uses it; kernels may too, for layouts known only at run
+/// time.
 pub struct DynamicShared {
     base: *mut u8,
     offset: u32,
@@ -98,15 +117,14 @@ impl DynamicShared {
     #[inline(always)]
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     fn carve<T>(&mut self, len: u32) -> *mut T {
-        let align = core::mem::align_of::<T>() as u32;
-        let start = self.offset.next_multiple_of(align);
-        let end = start as u64 + len as u64 * core::mem::size_of::<T>() as u64;
+        let (start, end) = region::<T>(self.offset, len);
         // Emulator only: see the module documentation.
-        if cfg!(not(target_arch = "nvptx64")) && end > self.limit as u64 {
-            super::backend::shared_overflow(end, self.limit);
+        if cfg!(not(target_arch = "nvptx64")) && end > self.limit {
+            super::backend::shared_overflow(end as u64, self.limit);
         }
-        self.offset = end as u32;
-        // SAFETY: start..end lies inside the block's dynamic shared memory, checked above.
+        self.offset = end;
+        // SAFETY: start..end lies inside the block's dynamic shared memory: checked above on the
+        // emulator; on the GPU, the launch gives the BYTES computed from this same layout.
         unsafe { self.base.add(start as usize).cast::<T>() }
     }
 }
@@ -117,8 +135,58 @@ impl Default for DynamicShared {
     }
 }
 
-/// `len` elements of `T` in shared memory. Threads of the block order their accesses with
-/// [`sync_threads`](super::sync_threads), as in CUDA.
+/// Declares what a kernel keeps in shared memory, once: a struct of views with `BYTES` (what the
+/// launch must give, for the registry's `SharedMemory::of`) and `carve()` (the views, in the
+/// kernel), both from the same list.
+///
+/// ```
+/// use kernels::device::{MatrixLayout, SharedMatrix, SharedSlice};
+/// kernels::shared_memory! {
+///     /// A 32×33 tile and a row of sums.
+///     pub struct Staging {
+///         pub tile: SharedMatrix<f32> = MatrixLayout::padded(32, 32),
+///         pub sums: SharedSlice<u32> = 32,
+///     }
+/// }
+/// assert_eq!(Staging::BYTES, (32 * 33 + 32) * 4);
+/// ```
+#[macro_export]
+macro_rules! shared_memory {
+    (
+        $(#[$meta:meta])*
+        $vis:vis struct $name:ident {
+            $($field_vis:vis $field:ident : $view:ty = $shape:expr),+ $(,)?
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Clone, Copy)]
+        $vis struct $name {
+            $($field_vis $field: $view),+
+        }
+
+        impl $name {
+            /// Bytes of dynamic shared memory the views take, alignment included: launch with this.
+            #[allow(unused_assignments)]
+            pub const BYTES: u32 = {
+                let mut end = 0u32;
+                $(end = <$view>::region_end(end, $shape);)+
+                end
+            };
+
+            /// This block's dynamic shared memory, carved into the views in order.
+            #[inline(always)]
+            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+            pub fn carve() -> Self {
+                let mut shared = $crate::device::DynamicShared::new();
+                $name {
+                    $($field: <$view>::carve_from(&mut shared, $shape)),+
+                }
+            }
+        }
+    };
+}
+
+/// `len` elements of `T` in shared memory.
 #[derive(Clone, Copy)]
 pub struct SharedSlice<T> {
     ptr: *mut T,
@@ -127,6 +195,18 @@ pub struct SharedSlice<T> {
 }
 
 impl<T: SharedWord> SharedSlice<T> {
+    /// Where a slice of `len` elements carved after `offset` bytes ends (for `shared_memory!`).
+    pub const fn region_end(offset: u32, len: u32) -> u32 {
+        region::<T>(offset, len).1
+    }
+
+    /// The next `len` elements of `shared` (for `shared_memory!`).
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    pub fn carve_from(shared: &mut DynamicShared, len: u32) -> Self {
+        shared.slice(len)
+    }
+
     pub fn len(&self) -> u32 {
         self.len
     }
@@ -135,13 +215,13 @@ impl<T: SharedWord> SharedSlice<T> {
         self.len == 0
     }
 
+    /// Element `i`; a bad index fails the launch (emulator) or traps (GPU).
     #[inline(always)]
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub fn get(&self, i: u32) -> T {
         check_index(i, self.len, "slice");
-        // SAFETY: i < len within the carved region (checked on the emulator; the kernel's contract
-        // on the GPU).
-        unsafe { super::backend::shared_load(self.ptr.add(i as usize)) }
+        // SAFETY: i < len, checked above on both targets.
+        unsafe { self.get_unchecked(i) }
     }
 
     #[inline(always)]
@@ -149,6 +229,28 @@ impl<T: SharedWord> SharedSlice<T> {
     pub fn set(&self, i: u32, value: T) {
         check_index(i, self.len, "slice");
         // SAFETY: as in `get`.
+        unsafe { self.set_unchecked(i, value) }
+    }
+
+    /// Element `i`, without a check on the GPU.
+    ///
+    /// # Safety
+    /// `i < self.len()`. (The emulator checks it anyway and fails the launch; the GPU does not.)
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    pub unsafe fn get_unchecked(&self, i: u32) -> T {
+        emulator_check_index(i, self.len, "slice");
+        // SAFETY: i < len by the caller's promise, inside the carved region.
+        unsafe { super::backend::shared_load(self.ptr.add(i as usize)) }
+    }
+
+    /// # Safety
+    /// As for [`SharedSlice::get_unchecked`].
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    pub unsafe fn set_unchecked(&self, i: u32, value: T) {
+        emulator_check_index(i, self.len, "slice");
+        // SAFETY: as in `get_unchecked`.
         unsafe { super::backend::shared_store(self.ptr.add(i as usize), value) }
     }
 }
@@ -162,17 +264,30 @@ pub struct SharedMatrix<T> {
 }
 
 impl<T: SharedWord> SharedMatrix<T> {
+    /// Where a matrix laid out as `layout` carved after `offset` bytes ends (for `shared_memory!`).
+    pub const fn region_end(offset: u32, layout: MatrixLayout) -> u32 {
+        region::<T>(offset, layout.elements()).1
+    }
+
+    /// The next matrix of `shared` (for `shared_memory!`).
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    pub fn carve_from(shared: &mut DynamicShared, layout: MatrixLayout) -> Self {
+        shared.matrix(layout)
+    }
+
     pub fn layout(&self) -> MatrixLayout {
         self.layout
     }
 
+    /// Element `(row, col)`; a bad index fails the launch (emulator) or traps (GPU).
     #[inline(always)]
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub fn get(&self, row: u32, col: u32) -> T {
         check_index(row, self.layout.rows, "matrix row");
         check_index(col, self.layout.cols, "matrix column");
-        // SAFETY: row < rows and col < cols (checked on the emulator; the kernel's contract on the GPU).
-        unsafe { super::backend::shared_load(self.ptr.add((row * self.layout.pitch + col) as usize)) }
+        // SAFETY: row < rows and col < cols, checked above on both targets.
+        unsafe { self.get_unchecked(row, col) }
     }
 
     #[inline(always)]
@@ -181,13 +296,54 @@ impl<T: SharedWord> SharedMatrix<T> {
         check_index(row, self.layout.rows, "matrix row");
         check_index(col, self.layout.cols, "matrix column");
         // SAFETY: as in `get`.
+        unsafe { self.set_unchecked(row, col, value) }
+    }
+
+    /// Element `(row, col)`, without a check on the GPU.
+    ///
+    /// # Safety
+    /// `row < rows` and `col < cols` of the layout. (The emulator checks it anyway and fails the
+    /// launch; the GPU does not.)
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    pub unsafe fn get_unchecked(&self, row: u32, col: u32) -> T {
+        emulator_check_index(row, self.layout.rows, "matrix row");
+        emulator_check_index(col, self.layout.cols, "matrix column");
+        // SAFETY: in bounds by the caller's promise, inside the carved region.
+        unsafe { super::backend::shared_load(self.ptr.add((row * self.layout.pitch + col) as usize)) }
+    }
+
+    /// # Safety
+    /// As for [`SharedMatrix::get_unchecked`].
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    pub unsafe fn set_unchecked(&self, row: u32, col: u32, value: T) {
+        emulator_check_index(row, self.layout.rows, "matrix row");
+        emulator_check_index(col, self.layout.cols, "matrix column");
+        // SAFETY: as in `get_unchecked`.
         unsafe { super::backend::shared_store(self.ptr.add((row * self.layout.pitch + col) as usize), value) }
     }
 }
 
+/// The checked accessors' test: on both targets.
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 fn check_index(index: u32, len: u32, what: &str) {
+    #[cfg(not(target_arch = "nvptx64"))]
+    emulator_check_index(index, len, what);
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let _ = what;
+        if index >= len {
+            super::backend::trap();
+        }
+    }
+}
+
+/// The unchecked accessors' test: on the emulator only.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+fn emulator_check_index(index: u32, len: u32, what: &str) {
     #[cfg(not(target_arch = "nvptx64"))]
     if index >= len {
         panic!("shared memory out of bounds: {what} index {index}, but the view has {len}");

@@ -15,6 +15,8 @@ pub(crate) struct ThreadContext<'a> {
     /// Linear thread index within the block: x + y·blockDim.x + z·blockDim.x·blockDim.y.
     pub tid: u32,
     pub block: &'a Block,
+    /// The stack address where the worker entered the kernel, to measure the kernel's stack use.
+    pub stack_base: usize,
 }
 
 thread_local! {
@@ -37,9 +39,32 @@ pub(crate) fn leave() {
 /// The calling thread's context; device functions are only meaningful inside a launch.
 #[track_caller]
 pub(crate) fn current() -> ThreadContext<'static> {
-    CONTEXT.with(|c| c.get()).unwrap_or_else(|| {
+    let context = CONTEXT.with(|c| c.get()).unwrap_or_else(|| {
         panic!("a device function was called outside a kernel launch: run kernels through their launch function")
-    })
+    });
+    check_stack(context.stack_base);
+    context
+}
+
+/// An address on the calling thread's stack, as deep as the caller's frame.
+#[inline(always)]
+pub(crate) fn stack_address() -> usize {
+    let marker = 0u8;
+    std::hint::black_box(&marker) as *const u8 as usize
+}
+
+/// Fails the kernel when its frames have gone past CUDA's per-thread local memory: the emulator's
+/// threads have room for more (so that they do not overflow first), but the GPU would not.
+#[track_caller]
+fn check_stack(base: usize) {
+    let used = base.saturating_sub(stack_address());
+    if used > super::LOCAL_MEMORY_LIMIT {
+        panic!(
+            "the kernel uses about {} KiB of stack per thread, more than the {} KiB of local memory a CUDA thread may have: keep large arrays in shared or global memory",
+            used >> 10,
+            super::LOCAL_MEMORY_LIMIT >> 10
+        );
+    }
 }
 
 fn in_kernel() -> bool {

@@ -45,11 +45,14 @@ pub fn shfl_xor(bits: u32, lane_mask: u32) -> u32 {
 
 #[track_caller]
 pub fn shfl_down(bits: u32, delta: u32) -> u32 {
-    shuffle(bits, |lane| lane.checked_add(delta).filter(|&src| src < WARP_SIZE))
+    // PTX reads only the low 5 bits of the lane offset.
+    let delta = delta & (WARP_SIZE - 1);
+    shuffle(bits, |lane| Some(lane + delta).filter(|&src| src < WARP_SIZE))
 }
 
 #[track_caller]
 pub fn shfl_up(bits: u32, delta: u32) -> u32 {
+    let delta = delta & (WARP_SIZE - 1);
     shuffle(bits, |lane| lane.checked_sub(delta))
 }
 

@@ -15,16 +15,14 @@ use crate::launch::{Dim3, LaunchShape};
 use block::{Abort, Block};
 use std::panic::{self, AssertUnwindSafe};
 
-/// Most threads in one block (every CUDA GPU since compute capability 2.0).
-pub const MAX_THREADS_PER_BLOCK: u64 = 1024;
-/// Most dynamic shared memory one block may ask for: compute capability 9.0's opt-in maximum.
-pub const MAX_SHARED_BYTES_PER_BLOCK: u32 = 227 * 1024;
-/// Largest `blockDim.z`.
-pub const MAX_BLOCK_DIM_Z: u32 = 64;
-/// Largest `gridDim.y` and `gridDim.z`.
-pub const MAX_GRID_DIM_YZ: u32 = 65535;
+/// Stack of each emulator thread. Far more than the 512 KiB of local memory a CUDA thread may have,
+/// so that every kernel the GPU can run fits; kernels whose locals pass [`LOCAL_MEMORY_LIMIT`] fail
+/// the launch with an error instead of overflowing it (up to this size; beyond it the process stops
+/// with Rust's stack-overflow message). Only the pages a kernel touches take memory.
+pub const WORKER_STACK_BYTES: usize = 8 << 20;
 
-const WORKER_STACK_BYTES: usize = 256 * 1024;
+/// Local memory (stack) a kernel thread may use on the emulator: CUDA's per-thread limit.
+pub const LOCAL_MEMORY_LIMIT: usize = 512 << 10;
 
 /// Why an emulated launch did not complete.
 #[derive(Debug, thiserror::Error)]
@@ -49,7 +47,9 @@ pub enum EmuError {
 /// Runs `body` as kernel `kernel` over `shape`: every thread of every block calls it once, with the
 /// device layer answering for that thread. Blocks run one after another.
 pub fn launch(kernel: &'static str, shape: &LaunchShape, body: impl Fn() + Sync) -> Result<(), EmuError> {
-    check_shape(shape).map_err(|reason| EmuError::InvalidLaunch { kernel, reason })?;
+    shape
+        .check()
+        .map_err(|reason| EmuError::InvalidLaunch { kernel, reason })?;
     context::install_panic_capture();
     let block = Block::new(shape);
     let threads = shape.block.volume();
@@ -96,6 +96,7 @@ pub fn launch(kernel: &'static str, shape: &LaunchShape, body: impl Fn() + Sync)
 /// One thread of the block, run for every block of the grid in turn.
 fn run_worker(block: &Block, shape: &LaunchShape, tid: u32, body: &(impl Fn() + Sync)) {
     let thread_idx = unlinearize(tid as u64, shape.block);
+    let stack_base = context::stack_address();
     for linear_block in 0..shape.grid.volume() {
         let block_idx = unlinearize(linear_block, shape.grid);
         context::enter(context::ThreadContext {
@@ -105,6 +106,7 @@ fn run_worker(block: &Block, shape: &LaunchShape, tid: u32, body: &(impl Fn() + 
             grid_dim: shape.grid,
             tid,
             block,
+            stack_base,
         });
         let outcome = panic::catch_unwind(AssertUnwindSafe(body));
         context::leave();
@@ -126,35 +128,4 @@ fn run_worker(block: &Block, shape: &LaunchShape, tid: u32, body: &(impl Fn() + 
 fn unlinearize(linear: u64, extent: Dim3) -> Dim3 {
     let (x, y) = (extent.x as u64, extent.y as u64);
     Dim3::new((linear % x) as u32, (linear / x % y) as u32, (linear / (x * y)) as u32)
-}
-
-fn check_shape(shape: &LaunchShape) -> Result<(), String> {
-    let LaunchShape {
-        grid,
-        block,
-        shared_bytes,
-    } = *shape;
-    if block.volume() == 0 || grid.volume() == 0 {
-        return Err(format!("grid {grid} and block {block} must have no zero extent"));
-    }
-    if block.volume() > MAX_THREADS_PER_BLOCK {
-        return Err(format!(
-            "block {block} has {} threads; at most {MAX_THREADS_PER_BLOCK} are allowed",
-            block.volume()
-        ));
-    }
-    if block.z > MAX_BLOCK_DIM_Z {
-        return Err(format!("block {block}: blockDim.z is at most {MAX_BLOCK_DIM_Z}"));
-    }
-    if grid.y > MAX_GRID_DIM_YZ || grid.z > MAX_GRID_DIM_YZ || grid.x > i32::MAX as u32 {
-        return Err(format!(
-            "grid {grid}: gridDim.x is at most 2^31-1 and gridDim.y, .z at most {MAX_GRID_DIM_YZ}"
-        ));
-    }
-    if shared_bytes > MAX_SHARED_BYTES_PER_BLOCK {
-        return Err(format!(
-            "{shared_bytes} bytes of shared memory per block; at most {MAX_SHARED_BYTES_PER_BLOCK} are allowed"
-        ));
-    }
-    Ok(())
 }

@@ -3,7 +3,71 @@
 //! * [`naive`]: one thread per output element, every operand read from global memory;
 //! * [`tiled`]: 32×32 tiles of A and B staged in shared memory and reused by the whole block;
 //! * [`padded`]: the same with each tile row padded by one element against bank conflicts.
+//!
+//! A new variant is a file here, its line in [`FAMILY`], and its CUDA C twin in `benches/cuda_c/`.
 
 pub mod naive;
 pub mod padded;
 pub mod tiled;
+
+use crate::family::{Family, Problem};
+
+/// The sizes of one product: A is m×k, B k×n, C m×n.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Matmul {
+    pub m: u32,
+    pub n: u32,
+    pub k: u32,
+}
+
+impl Problem for Matmul {
+    /// `(a, b, c, m, n, k)`.
+    type Args = (*const f32, *const f32, *mut f32, u32, u32, u32);
+}
+
+/// Every matmul kernel, in ladder order: the registry's list.
+pub const FAMILY: Family<Matmul> = Family::new("matmul", &[naive::KERNEL, tiled::KERNEL, padded::KERNEL]);
+
+#[cfg(not(target_arch = "nvptx64"))]
+impl Matmul {
+    /// m, n, k at least 1, and each matrix within the kernels' 32-bit index range.
+    pub fn new(m: usize, n: usize, k: usize) -> Result<Self, crate::InvalidSize> {
+        let invalid = |reason: String| crate::InvalidSize {
+            problem: "matmul",
+            reason,
+        };
+        if m == 0 || n == 0 || k == 0 {
+            return Err(invalid(format!(
+                "m, n and k must be at least 1 (got m = {m}, n = {n}, k = {k})"
+            )));
+        }
+        for (what, rows, cols) in [("A", m, k), ("B", k, n), ("C", m, n)] {
+            let fits = (rows as u64)
+                .checked_mul(cols as u64)
+                .is_some_and(|elements| elements <= u32::MAX as u64);
+            if !fits {
+                return Err(invalid(format!(
+                    "{what} would be {rows}×{cols} elements, beyond the kernels' 32-bit index range (at most {} elements)",
+                    u32::MAX
+                )));
+            }
+        }
+        // Each fits in u32: its products with 1 ≤ the other dimension fit.
+        Ok(Matmul {
+            m: m as u32,
+            n: n as u32,
+            k: k as u32,
+        })
+    }
+
+    /// Elements of A, B and C.
+    pub fn lengths(&self) -> (usize, usize, usize) {
+        let (m, n, k) = (self.m as usize, self.n as usize, self.k as usize);
+        (m * k, k * n, m * n)
+    }
+
+    /// Floating-point operations of the product: one multiply and one add per term.
+    pub fn flops(&self) -> f64 {
+        2.0 * self.m as f64 * self.n as f64 * self.k as f64
+    }
+}

@@ -1,25 +1,16 @@
 //! Naive matmul: one thread per element of C, reading a row of A and a column of B from global memory.
 
+use super::Matmul;
 use crate::device::{block_dim, block_idx, fma, thread_idx};
-use crate::kernel;
-use crate::launch::{Dim3, KernelInfo, LaunchShape};
+use crate::{Dim3, Kernel, SharedMemory, kernel};
 
 /// Threads per block along x (columns of C) and y (rows of C).
 pub const BLOCK_SIDE: u32 = 16;
 
-pub const INFO: KernelInfo = KernelInfo {
-    entry: "matmul_naive",
-    block: Dim3::xy(BLOCK_SIDE, BLOCK_SIDE),
-    shared_bytes: 0,
-};
-
-/// Covers the m×n output.
-pub const fn launch_shape(m: u32, n: u32) -> LaunchShape {
-    INFO.over(Dim3::xy(n.div_ceil(BLOCK_SIDE), m.div_ceil(BLOCK_SIDE)))
-}
-
 kernel! {
-    /// `c[row][col] = Σ_i a[row][i] · b[i][col]`.
+    /// `c[row][col] = Σ_i a[row][i] · b[i][col]`: thread (x, y) of block (bx, by) computes
+    /// `row = by·16 + y`, `col = bx·16 + x`. Consecutive threads of a warp read consecutive elements
+    /// of B's row (coalesced) and the same element of A (a broadcast).
     pub unsafe fn matmul_naive(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32) {
         let row = block_idx().y * block_dim().y + thread_idx().y;
         let col = block_idx().x * block_dim().x + thread_idx().x;
@@ -35,3 +26,11 @@ kernel! {
         }
     }
 }
+
+/// 16×16 threads per block, one per element of C.
+pub const KERNEL: Kernel<Matmul> = Kernel {
+    code: matmul_naive,
+    block: Dim3::xy(BLOCK_SIDE, BLOCK_SIDE),
+    shared: SharedMemory::NONE,
+    grid: |p| Dim3::xy(p.n.div_ceil(BLOCK_SIDE), p.m.div_ceil(BLOCK_SIDE)),
+};

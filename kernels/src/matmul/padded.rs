@@ -1,31 +1,32 @@
 //! Tiled matmul with padded tiles: the tiled algorithm, with each shared tile row one element longer
 //! (pitch TILE+1), so that threads walking down a tile column hit 32 different banks.
 
+use super::Matmul;
 use super::tiled::{TILE, grid, tiled_body};
-use crate::device::MatrixLayout;
-use crate::kernel;
-use crate::launch::{Dim3, KernelInfo, LaunchShape};
+use crate::device::{MatrixLayout, SharedMatrix};
+use crate::{Dim3, Kernel, SharedMemory, kernel, shared_memory};
 
-pub const TILE_LAYOUT: MatrixLayout = MatrixLayout::padded(TILE, TILE);
-
-/// One padded tile of A and one of B.
-pub const SHARED_BYTES: u32 = 2 * TILE_LAYOUT.bytes::<f32>();
-
-pub const INFO: KernelInfo = KernelInfo {
-    entry: "matmul_tiled_padded",
-    block: Dim3::xy(TILE, TILE),
-    shared_bytes: SHARED_BYTES,
-};
-
-pub const fn launch_shape(m: u32, n: u32) -> LaunchShape {
-    INFO.over(grid(m, n))
+shared_memory! {
+    /// One 32×33 tile of A and one of B: each row padded by one float.
+    pub struct PaddedTiles {
+        pub a: SharedMatrix<f32> = MatrixLayout::padded(TILE, TILE),
+        pub b: SharedMatrix<f32> = MatrixLayout::padded(TILE, TILE),
+    }
 }
 
 kernel! {
     /// `C = A·B` with 32×33 (padded) shared-memory tiles.
     pub unsafe fn matmul_tiled_padded(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32) {
-        // SAFETY: forwarded from the kernel's contract; INFO launches TILE×TILE threads with
-        // SHARED_BYTES of shared memory.
-        unsafe { tiled_body(TILE_LAYOUT, a, b, c, m, n, k) }
+        let PaddedTiles { a: a_tile, b: b_tile } = PaddedTiles::carve();
+        // SAFETY: forwarded from the kernel's contract; KERNEL launches TILE×TILE threads.
+        unsafe { tiled_body(a_tile, b_tile, a, b, c, m, n, k) }
     }
 }
+
+/// As the tiled kernel, with the padded tiles' shared memory.
+pub const KERNEL: Kernel<Matmul> = Kernel {
+    code: matmul_tiled_padded,
+    block: Dim3::xy(TILE, TILE),
+    shared: SharedMemory::of(PaddedTiles::BYTES),
+    grid,
+};

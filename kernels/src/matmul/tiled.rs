@@ -2,43 +2,39 @@
 //! TILE×TILE tile of A and one of B in shared memory, meets at a barrier, and every thread takes its
 //! dot-product slice from shared memory: each global element is read once per block, not TILE times.
 
-use crate::device::{DynamicShared, MatrixLayout, block_idx, fma, sync_threads, thread_idx, unrolled};
-use crate::kernel;
-use crate::launch::{Dim3, KernelInfo, LaunchShape};
+use super::Matmul;
+use crate::device::{MatrixLayout, SharedMatrix, block_idx, fma, sync_threads, thread_idx, unrolled};
+use crate::{Dim3, Kernel, SharedMemory, kernel, shared_memory};
 
 /// Tile side: one thread per element of a tile, so a block is TILE×TILE = 1024 threads.
 pub const TILE: u32 = 32;
 
-pub const TILE_LAYOUT: MatrixLayout = MatrixLayout::dense(TILE, TILE);
-
-/// One tile of A and one of B.
-pub const SHARED_BYTES: u32 = 2 * TILE_LAYOUT.bytes::<f32>();
-
-pub const INFO: KernelInfo = KernelInfo {
-    entry: "matmul_tiled",
-    block: Dim3::xy(TILE, TILE),
-    shared_bytes: SHARED_BYTES,
-};
-
-/// One block per TILE×TILE tile of the m×n output; the same shape serves the padded variant.
-pub const fn launch_shape(m: u32, n: u32) -> LaunchShape {
-    INFO.over(grid(m, n))
+shared_memory! {
+    /// One 32×32 tile of A and one of B, rows back to back.
+    pub struct Tiles {
+        pub a: SharedMatrix<f32> = MatrixLayout::dense(TILE, TILE),
+        pub b: SharedMatrix<f32> = MatrixLayout::dense(TILE, TILE),
+    }
 }
 
-pub(super) const fn grid(m: u32, n: u32) -> Dim3 {
-    Dim3::xy(n.div_ceil(TILE), m.div_ceil(TILE))
+/// One block per TILE×TILE tile of the m×n output; the same grid serves the padded variant.
+pub(super) const fn grid(p: &Matmul) -> Dim3 {
+    Dim3::xy(p.n.div_ceil(TILE), p.m.div_ceil(TILE))
 }
 
-/// The tiled algorithm over tiles stored as `layout` says (dense here, padded in `padded`).
-/// Elements outside A or B are staged as zeros, so edge tiles need no special case in the inner loop.
+/// The tiled algorithm over two tiles of any layout (dense here, padded in `padded`). Thread
+/// (tx, ty) loads A[row][step·TILE + tx] and B[step·TILE + ty][col] and accumulates
+/// C[row][col], with row = by·TILE + ty and col = bx·TILE + tx. Elements outside A or B are staged
+/// as zeros, so edge tiles need no special case in the inner loop.
 ///
 /// # Safety
-/// `a`, `b` and `c` hold m·k, k·n and m·n elements; the block is TILE×TILE threads and has
-/// `2 * layout.bytes::<f32>()` bytes of dynamic shared memory.
+/// `a`, `b` and `c` hold m·k, k·n and m·n elements; the block is TILE×TILE threads; both tiles are
+/// TILE×TILE.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 pub(super) unsafe fn tiled_body(
-    layout: MatrixLayout,
+    a_tile: SharedMatrix<f32>,
+    b_tile: SharedMatrix<f32>,
     a: *const f32,
     b: *const f32,
     c: *mut f32,
@@ -46,9 +42,6 @@ pub(super) unsafe fn tiled_body(
     n: u32,
     k: u32,
 ) {
-    let mut shared = DynamicShared::new();
-    let a_tile = shared.matrix::<f32>(layout);
-    let b_tile = shared.matrix::<f32>(layout);
     let (tx, ty) = (thread_idx().x, thread_idx().y);
     let row = block_idx().y * TILE + ty;
     let col = block_idx().x * TILE + tx;
@@ -67,11 +60,20 @@ pub(super) unsafe fn tiled_body(
         } else {
             0.0
         };
-        a_tile.set(ty, tx, a_value);
-        b_tile.set(ty, tx, b_value);
+        // SAFETY (every tile access below): tx, ty and i are below TILE, the tiles' sides.
+        unsafe {
+            a_tile.set_unchecked(ty, tx, a_value);
+            b_tile.set_unchecked(ty, tx, b_value);
+        }
         // The tiles are complete before anyone reads them...
         sync_threads();
-        unrolled::<TILE>(|i| sum = fma(a_tile.get(ty, i), b_tile.get(i, tx), sum));
+        unrolled::<TILE>(|i| {
+            sum = fma(
+                unsafe { a_tile.get_unchecked(ty, i) },
+                unsafe { b_tile.get_unchecked(i, tx) },
+                sum,
+            )
+        });
         // ...and everyone has read them before the next step overwrites them.
         sync_threads();
     }
@@ -84,8 +86,16 @@ pub(super) unsafe fn tiled_body(
 kernel! {
     /// `C = A·B` with dense 32×32 shared-memory tiles.
     pub unsafe fn matmul_tiled(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32) {
-        // SAFETY: forwarded from the kernel's contract; INFO launches TILE×TILE threads with
-        // SHARED_BYTES of shared memory.
-        unsafe { tiled_body(TILE_LAYOUT, a, b, c, m, n, k) }
+        let Tiles { a: a_tile, b: b_tile } = Tiles::carve();
+        // SAFETY: forwarded from the kernel's contract; KERNEL launches TILE×TILE threads.
+        unsafe { tiled_body(a_tile, b_tile, a, b, c, m, n, k) }
     }
 }
+
+/// TILE×TILE threads, one per element of a C tile; two dense tiles of shared memory.
+pub const KERNEL: Kernel<Matmul> = Kernel {
+    code: matmul_tiled,
+    block: Dim3::xy(TILE, TILE),
+    shared: SharedMemory::of(Tiles::BYTES),
+    grid,
+};

@@ -1,5 +1,5 @@
-//! CUDA C references of the Rust kernels (`benches/reference/*.cu`), compiled by nvcc to PTX and
-//! launched through the same host code, so that Rust and CUDA C are timed like for like.
+//! The CUDA C twins of the Rust kernels (`benches/cuda_c/*.cu`), compiled by nvcc to PTX on the GPU
+//! runner and launched through the same host code, so that Rust and CUDA C are timed like for like.
 
 use super::Gpu;
 use crate::error::{Doing, HostError, Result};
@@ -7,38 +7,40 @@ use cudarc::driver::{CudaFunction, CudaModule};
 use std::path::Path;
 use std::sync::Arc;
 
-/// Suffix of a CUDA C reference's entry name: `vec_add` in Rust is `vec_add_cuda` in CUDA C.
+/// Suffix of a CUDA C twin's entry name: `vec_add` in Rust is `vec_add_cuda` in CUDA C.
 pub const ENTRY_SUFFIX: &str = "_cuda";
 
-pub struct CudaReference {
+/// The CUDA C twins loaded on one GPU, by the Rust entry name they stand beside.
+pub struct CudaC {
     functions: Vec<(String, CudaFunction)>,
     _modules: Vec<Arc<CudaModule>>,
 }
 
-impl CudaReference {
-    /// The CUDA C counterpart of the Rust kernel `rust_entry`.
-    pub fn function(&self, rust_entry: &str) -> Result<&CudaFunction> {
-        let name = format!("{rust_entry}{ENTRY_SUFFIX}");
+impl CudaC {
+    /// The CUDA C twin of the Rust kernel `rust_entry`.
+    pub fn function(&self, rust_entry: &str) -> Option<&CudaFunction> {
         self.functions
             .iter()
-            .find(|(entry, _)| *entry == name)
+            .find(|(entry, _)| entry == rust_entry)
             .map(|(_, f)| f)
-            .ok_or_else(|| HostError::InvalidInput {
-                kernel: "cuda-c",
-                reason: format!("no CUDA C reference named {name} was loaded"),
-            })
     }
 
     pub fn has(&self, rust_entry: &str) -> bool {
-        self.function(rust_entry).is_ok()
+        self.function(rust_entry).is_some()
+    }
+
+    /// The Rust entry names that have a twin.
+    pub fn entries(&self) -> impl Iterator<Item = &str> {
+        self.functions.iter().map(|(entry, _)| entry.as_str())
     }
 }
 
 impl Gpu {
-    /// Loads every `*.ptx` in `dir` and each `<kernel>_cuda` entry in it.
-    pub fn load_cuda_reference(&self, dir: &Path) -> Result<CudaReference> {
+    /// Loads every `*.ptx` in `dir` and each `<kernel>_cuda` entry in it; from then on kernels can be
+    /// launched from [`Source::CudaC`](kernels::Source::CudaC).
+    pub fn load_cuda_c(&mut self, dir: &Path) -> Result<()> {
         let unreadable = |e: std::io::Error| HostError::InvalidInput {
-            kernel: "cuda-c",
+            what: "--cuda-c".into(),
             reason: format!("cannot read the CUDA C PTX folder {}: {e}", dir.display()),
         };
         let mut functions = Vec::new();
@@ -55,31 +57,27 @@ impl Gpu {
                 .context()
                 .load_module(cudarc::nvrtc::Ptx::from_src(text.clone()))
                 .doing(|| format!("loading {}", path.display()))?;
-            for entry in entry_names(&text).filter(|e| e.ends_with(ENTRY_SUFFIX)) {
+            for entry in xtask::ptx_build::entry_names(&text) {
+                let Some(rust_entry) = entry.strip_suffix(ENTRY_SUFFIX) else {
+                    continue;
+                };
                 let function = module
-                    .load_function(entry)
+                    .load_function(&entry)
                     .doing(|| format!("loading {entry} from {}", path.display()))?;
-                functions.push((entry.to_string(), function));
+                functions.push((rust_entry.to_string(), function));
             }
             modules.push(module);
         }
         if functions.is_empty() {
             return Err(HostError::InvalidInput {
-                kernel: "cuda-c",
+                what: "--cuda-c".into(),
                 reason: format!("{} holds no PTX with *{ENTRY_SUFFIX} entries", dir.display()),
             });
         }
-        Ok(CudaReference {
+        self.cuda_c = Some(CudaC {
             functions,
             _modules: modules,
-        })
+        });
+        Ok(())
     }
-}
-
-/// `.entry NAME(` lines of a PTX module, as nvcc writes them.
-fn entry_names(ptx: &str) -> impl Iterator<Item = &str> {
-    ptx.lines().filter_map(|line| {
-        let rest = line.trim_start().strip_prefix(".visible .entry ")?;
-        rest.split(['(', ' ']).next()
-    })
 }

@@ -1,0 +1,275 @@
+//! The matmul family's host side: its safe launch, cuBLAS SGEMM as the baseline, and the f64 check
+//! (every element for small products, sampled elements and a NaN scan for large ones).
+
+use super::elementwise::check_shape;
+use super::{Bound, Case, FamilyDemo, GUARD, Plan, Size, Work, check_guard, check_len, guarded_inputs, substream};
+use crate::array::{Array, Buffer};
+use crate::backend::Backend;
+use crate::error::{HostError, Result};
+use crate::gpu::Cublas;
+use kernels::matmul::{FAMILY, Matmul};
+use kernels::reference::{self, Expected};
+use kernels::{AnyFamily, Kernel, Source};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+/// `C = A·B` with `kernel`, any matmul kernel: checks that A, B and C hold m·k, k·n and m·n
+/// elements and live where `backend` can reach them, then launches.
+pub fn launch(
+    backend: &Backend,
+    kernel: &Kernel<Matmul>,
+    source: Source,
+    problem: &Matmul,
+    a: &impl Array<f32>,
+    b: &impl Array<f32>,
+    c: &mut impl Array<f32>,
+) -> Result<()> {
+    let (a_len, b_len, c_len) = problem.lengths();
+    check_len("A", a.len(), a_len)?;
+    check_len("B", b.len(), b_len)?;
+    check_len("C", c.len(), c_len)?;
+    let args = (
+        a.address(backend)? as *const f32,
+        b.address(backend)? as *const f32,
+        c.address_mut(backend)? as *mut f32,
+        problem.m,
+        problem.n,
+        problem.k,
+    );
+    // SAFETY: each pointer is its array's address on this backend, and A, B and C hold the m·k,
+    // k·n and m·n elements every matmul kernel reads or writes for this problem.
+    unsafe { backend.launch(kernel, source, problem, args, &[a, b, &*c]) }
+}
+
+/// The host side of the matmul family.
+pub struct MatmulDemo;
+
+/// The baseline: cuBLAS SGEMM in its default math mode (plain FP32, no TF32).
+const CUBLAS: &str = "cublas_sgemm";
+
+/// Above this many multiply-adds the f64 reference checks sampled elements instead of all of them.
+const FULL_CHECK_MAX_MACS: u64 = 1 << 28;
+/// Elements checked when sampling, besides the four corners.
+const SAMPLES: usize = 4096;
+
+/// Single elements, one below, at and above the 32-wide tile, K = 1, long and thin in each
+/// dimension, and rectangular shapes.
+const EDGE_SHAPES: [[usize; 3]; 10] = [
+    [1, 1, 1],
+    [31, 31, 31],
+    [32, 32, 32],
+    [33, 33, 33],
+    [33, 31, 1],
+    [1000, 33, 31],
+    [31, 1000, 3],
+    [2, 3, 1000],
+    [64, 96, 48],
+    [17, 65, 130],
+];
+
+impl FamilyDemo for MatmulDemo {
+    fn family(&self) -> &'static dyn AnyFamily {
+        &FAMILY
+    }
+
+    fn about(&self) -> &'static str {
+        "C = A·B (row-major, A m×k, B k×n) with each variant, against cuBLAS SGEMM"
+    }
+
+    fn extents(&self) -> &'static [&'static str] {
+        &["m", "n", "k"]
+    }
+
+    fn default_size(&self) -> Size {
+        Size([4096, 4096, 4096])
+    }
+
+    fn emulator_cap(&self) -> Size {
+        Size([128, 128, 128])
+    }
+
+    fn edge_sizes(&self) -> Vec<Size> {
+        EDGE_SHAPES.iter().map(|&s| Size(s)).collect()
+    }
+
+    fn large_sizes(&self) -> Vec<Size> {
+        vec![Size([4096, 4096, 4096]), Size([4096, 1000, 333])]
+    }
+
+    fn bench_sizes(&self) -> Vec<Size> {
+        let square = [1024, 2048, 4096, 8192].map(|s| Size([s, s, s]));
+        square.into_iter().chain([Size([8192, 2048, 4096])]).collect()
+    }
+
+    fn smoke_size(&self) -> Size {
+        Size([70, 33, 45])
+    }
+
+    fn baseline(&self) -> Option<&'static str> {
+        Some(CUBLAS)
+    }
+
+    fn plan(&self, size: Size) -> Result<Plan> {
+        let [m, n, k] = size.0;
+        let problem = Matmul::new(m, n, k)?;
+        for kernel in FAMILY.kernels {
+            check_shape(kernel, &problem)?;
+        }
+        let (a_len, b_len, c_len) = problem.lengths();
+        let arrays = 4 * (a_len + b_len + c_len + 3 * GUARD) as u64;
+        let reference = if macs(&problem) <= FULL_CHECK_MAX_MACS {
+            16 * c_len as u64
+        } else {
+            16 * SAMPLES as u64
+        };
+        Ok(Plan {
+            work: Work {
+                bytes: 4.0 * (a_len + b_len + c_len) as f64,
+                flops: problem.flops(),
+                bound: Bound::Compute,
+            },
+            x: m as f64,
+            // The inputs, the read-back C and its poison, the reference.
+            host_bytes: arrays + 8 * c_len as u64 + reference,
+            // A set's A and B, and its C; the baseline writes into the same C.
+            device_bytes: arrays,
+        })
+    }
+
+    fn prepare<'a>(&self, backend: &'a Backend, size: Size, rng: u64, sets: usize) -> Result<Box<dyn Case + 'a>> {
+        let [m, n, k] = size.0;
+        let problem = Matmul::new(m, n, k)?;
+        let (a_len, b_len, c_len) = problem.lengths();
+        let a = guarded_inputs(substream(rng, 4), a_len);
+        let b = guarded_inputs(substream(rng, 5), b_len);
+        let oracle = Oracle::new(&a[..a_len], &b[..b_len], &problem, substream(rng, 6));
+        let poison = vec![f32::NAN; c_len + GUARD];
+        let mut inputs = Vec::with_capacity(sets);
+        let mut outputs = Vec::with_capacity(sets);
+        for _ in 0..sets.max(1) {
+            inputs.push((Buffer::upload(backend, &a)?, Buffer::upload(backend, &b)?));
+            outputs.push(Buffer::upload(backend, &poison)?);
+        }
+        let cublas = match backend {
+            Backend::Gpu(gpu) => Some(Cublas::new(gpu)?),
+            Backend::Emu => None,
+        };
+        Ok(Box::new(MatmulCase {
+            backend,
+            problem,
+            oracle,
+            poison,
+            inputs,
+            outputs,
+            cublas,
+        }))
+    }
+}
+
+fn macs(problem: &Matmul) -> u64 {
+    problem.m as u64 * problem.n as u64 * problem.k as u64
+}
+
+struct MatmulCase<'a> {
+    backend: &'a Backend,
+    problem: Matmul,
+    oracle: Oracle,
+    poison: Vec<f32>,
+    inputs: Vec<(Buffer<f32>, Buffer<f32>)>,
+    outputs: Vec<Buffer<f32>>,
+    cublas: Option<Cublas>,
+}
+
+impl Case for MatmulCase<'_> {
+    fn launch(&mut self, kernel: usize, source: Source, set: usize) -> Result<()> {
+        let (a, b) = &self.inputs[set];
+        launch(
+            self.backend,
+            &FAMILY.kernels[kernel],
+            source,
+            &self.problem,
+            a,
+            b,
+            &mut self.outputs[set],
+        )
+    }
+
+    fn baseline(&self) -> Option<&'static str> {
+        self.cublas.as_ref().map(|_| CUBLAS)
+    }
+
+    fn launch_baseline(&mut self, set: usize) -> Result<()> {
+        let cublas = self.cublas.as_ref().ok_or_else(|| HostError::NeedsGpu {
+            what: "cuBLAS".into(),
+            why: "it is a GPU library",
+        })?;
+        let (a, b) = &self.inputs[set];
+        cublas.sgemm(self.backend, &self.problem, a, b, &mut self.outputs[set])
+    }
+
+    fn poison(&mut self) -> Result<()> {
+        for out in &mut self.outputs {
+            out.write(self.backend, &self.poison)?;
+        }
+        Ok(())
+    }
+
+    fn check(&self, set: usize) -> std::result::Result<String, String> {
+        let c_len = self.problem.lengths().2;
+        let c = self.outputs[set].read(self.backend).map_err(|e| e.to_string())?;
+        let summary = self.oracle.check(&c[..c_len])?;
+        check_guard(&c, c_len)?;
+        Ok(summary)
+    }
+}
+
+/// The f64 reference: every element for small shapes, sampled elements (and a scan for unwritten
+/// NaNs everywhere) for large ones.
+pub struct Oracle {
+    n: usize,
+    positions: Option<Vec<(usize, usize)>>,
+    expected: Expected,
+}
+
+impl Oracle {
+    /// The reference for `problem` on `a` and `b`; samples drawn from stream `rng`.
+    pub fn new(a: &[f32], b: &[f32], problem: &Matmul, rng: u64) -> Oracle {
+        let (m, n, k) = (problem.m as usize, problem.n as usize, problem.k as usize);
+        if macs(problem) <= FULL_CHECK_MAX_MACS {
+            return Oracle {
+                n,
+                positions: None,
+                expected: reference::matmul(a, b, m, n, k),
+            };
+        }
+        let mut rng = StdRng::seed_from_u64(rng);
+        let mut positions = vec![(0, 0), (0, n - 1), (m - 1, 0), (m - 1, n - 1)];
+        positions.extend((0..SAMPLES).map(|_| (rng.random_range(0..m), rng.random_range(0..n))));
+        let expected = reference::matmul_at(a, b, n, k, &positions);
+        Oracle {
+            n,
+            positions: Some(positions),
+            expected,
+        }
+    }
+
+    pub fn check(&self, c: &[f32]) -> std::result::Result<String, String> {
+        let Some(positions) = &self.positions else {
+            reference::check(c, &self.expected).map_err(|m| m.to_string())?;
+            return Ok(format!("{} elements within tolerance of the f64 reference", c.len()));
+        };
+        if let Some(i) = c.iter().position(|v| v.is_nan()) {
+            return Err(format!(
+                "element ({}, {}) is NaN: never written",
+                i / self.n,
+                i % self.n
+            ));
+        }
+        let sampled: Vec<f32> = positions.iter().map(|&(row, col)| c[row * self.n + col]).collect();
+        reference::check(&sampled, &self.expected).map_err(|m| m.to_string())?;
+        Ok(format!(
+            "{} sampled elements within tolerance of the f64 reference, none NaN",
+            positions.len()
+        ))
+    }
+}

@@ -1,0 +1,265 @@
+//! The host side of each kernel family: its safe launch (the problem's argument checks), its random
+//! inputs, its check against the f64 reference, and the sizes it runs at. The CLI, the test suites,
+//! the benches and the sanitizer sweep drive every family through [`FamilyDemo`] and [`FAMILIES`];
+//! none of them names a kernel.
+//!
+//! A new family adds its module here and its line in [`FAMILIES`]; a new kernel of an existing
+//! family needs nothing here.
+
+pub mod elementwise;
+pub mod matmul;
+pub mod warp_probe;
+
+use crate::backend::Backend;
+use crate::error::{HostError, Result};
+use kernels::{AnyFamily, KernelInfo, Source};
+
+/// Every family's host side, in the registry's order.
+pub static FAMILIES: &[&dyn FamilyDemo] = &[
+    &elementwise::VEC_ADD,
+    &elementwise::SHARED_MEM_ADD,
+    &matmul::MatmulDemo,
+    &warp_probe::WarpProbeDemo,
+];
+
+/// The family named `name` (its registry name, or the same with `-` for `_`).
+pub fn find(name: &str) -> Option<&'static dyn FamilyDemo> {
+    let name = name.replace('-', "_");
+    FAMILIES.iter().copied().find(|f| f.name() == name)
+}
+
+/// A problem size: up to three extents, which the family names (`n`; `m n k`; `blocks`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Size(pub [usize; 3]);
+
+/// What bounds a family's kernels, and so how their time becomes a rate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Bound {
+    /// Bytes moved: GB/s, against the device-to-device copy.
+    Memory,
+    /// Arithmetic: TFLOP/s, against the library that solves the same problem.
+    Compute,
+    /// A probe of the device layer: checked, not rated.
+    Check,
+}
+
+/// What one run of a case must do.
+#[derive(Clone, Copy, Debug)]
+pub struct Work {
+    /// Bytes that must move: each input read once, each output written once.
+    pub bytes: f64,
+    /// Floating-point operations.
+    pub flops: f64,
+    pub bound: Bound,
+}
+
+impl Work {
+    /// The rate a run of `ms` achieves, and its unit; `None` for probes.
+    pub fn rate(&self, ms: f64) -> Option<(f64, &'static str)> {
+        match self.bound {
+            Bound::Memory => Some((self.bytes / (ms * 1e-3) / 1e9, "GB/s")),
+            Bound::Compute => Some((self.flops / (ms * 1e-3) / 1e12, "TFLOP/s")),
+            Bound::Check => None,
+        }
+    }
+}
+
+/// The host side of one kernel family.
+pub trait FamilyDemo: Sync {
+    /// The registry's family: its name and its kernels.
+    fn family(&self) -> &'static dyn AnyFamily;
+
+    /// One line for `host --help`.
+    fn about(&self) -> &'static str;
+
+    /// The names of the size's extents, as CLI flags (`--n`; `--m --n --k`).
+    fn extents(&self) -> &'static [&'static str];
+
+    /// The size `host <family>` and `host all` run at.
+    fn default_size(&self) -> Size;
+
+    /// The largest size the emulator runs in a demo: each extent at most this.
+    fn emulator_cap(&self) -> Size;
+
+    /// Sizes both test suites run every kernel at: ones, warp and tile edges, primes, rectangles.
+    fn edge_sizes(&self) -> Vec<Size>;
+
+    /// Sizes the GPU suite adds: large enough to fill the chip.
+    fn large_sizes(&self) -> Vec<Size>;
+
+    /// Sizes the benches run, each several times the L2 where the problem allows.
+    fn bench_sizes(&self) -> Vec<Size>;
+
+    /// A small size for one checked launch of each kernel under compute-sanitizer.
+    fn smoke_size(&self) -> Size;
+
+    /// The library that solves the same problem, timed beside the kernels as their ceiling (on a
+    /// GPU): its name as reports show it.
+    fn baseline(&self) -> Option<&'static str> {
+        None
+    }
+
+    /// Whether `size` is one every kernel of the family can run, and how much memory a case of it
+    /// takes (host bytes, device bytes per input set): checked before anything is allocated.
+    fn plan(&self, size: Size) -> Result<Plan>;
+
+    /// A case of `size` on `backend`: random inputs from `rng` (`sets` copies, so that timed runs
+    /// can rotate past the L2), poisoned outputs, and what the check compares with.
+    fn prepare<'a>(&self, backend: &'a Backend, size: Size, rng: u64, sets: usize) -> Result<Box<dyn Case + 'a>>;
+
+    /// The registry name, e.g. "matmul".
+    fn name(&self) -> &'static str {
+        self.family().name()
+    }
+
+    /// The family's kernels, in ladder order.
+    fn kernels(&self) -> Vec<KernelInfo> {
+        self.family().kernel_infos()
+    }
+
+    /// The size written the way reports show it.
+    fn label(&self, size: Size) -> String {
+        let extents = self.extents();
+        if extents.len() == 1 {
+            return format!("{}={}", extents[0], size.0[0]);
+        }
+        size.0[..extents.len()]
+            .iter()
+            .map(usize::to_string)
+            .collect::<Vec<_>>()
+            .join("x")
+    }
+
+    /// Checks `size` for `sets` input sets on `backend` before any work: the problem's own limits,
+    /// every kernel's launch shape, and the memory the case needs against what is free.
+    fn check(&self, backend: &Backend, size: Size, sets: usize) -> Result<Plan> {
+        let plan = self.plan(size)?;
+        let what = format!("{} at {}", self.name(), self.label(size));
+        let device = plan.device_bytes.saturating_mul(sets as u64);
+        match backend {
+            Backend::Gpu(gpu) => {
+                fits(&what, "GPU memory", device, gpu.info().memory_free as u64)?;
+                fits(&what, "host memory", plan.host_bytes, available_host_memory())?;
+            }
+            Backend::Emu => fits(
+                &what,
+                "host memory",
+                plan.host_bytes.saturating_add(device),
+                available_host_memory(),
+            )?,
+        }
+        Ok(plan)
+    }
+}
+
+/// What a size needs, known before anything is allocated.
+#[derive(Clone, Copy, Debug)]
+pub struct Plan {
+    pub work: Work,
+    /// The plot's x value: elements, or the matrix side.
+    pub x: f64,
+    /// Host memory for inputs, the reference and the read-back output.
+    pub host_bytes: u64,
+    /// Device memory for one input set and its output.
+    pub device_bytes: u64,
+}
+
+/// One prepared problem on one backend: inputs, outputs and the reference, ready to launch any
+/// kernel of the family.
+pub trait Case {
+    /// Launches registered kernel `kernel` (its index in the family) compiled from `source`, on
+    /// input set `set`, writing that set's output.
+    fn launch(&mut self, kernel: usize, source: Source, set: usize) -> Result<()>;
+
+    /// The family's baseline library, where this case can run it (the GPU has it).
+    fn baseline(&self) -> Option<&'static str> {
+        None
+    }
+
+    /// Runs the baseline on input set `set`, writing that set's output.
+    fn launch_baseline(&mut self, _set: usize) -> Result<()> {
+        Err(HostError::InvalidInput {
+            what: "baseline".into(),
+            reason: "this family has no library baseline".into(),
+        })
+    }
+
+    /// Fills every output with NaN, so that an element no kernel writes fails the check.
+    fn poison(&mut self) -> Result<()>;
+
+    /// Checks output set `set` against the f64 reference, and the guard past its end: a summary,
+    /// or what was wrong.
+    fn check(&self, set: usize) -> std::result::Result<String, String>;
+}
+
+/// `len` ≥ `needed`, or an error naming the array.
+pub fn check_len(what: &str, len: usize, needed: usize) -> Result<()> {
+    if len < needed {
+        return Err(HostError::InvalidInput {
+            what: what.to_string(),
+            reason: format!("it has {len} elements, but the problem needs {needed}"),
+        });
+    }
+    Ok(())
+}
+
+/// Extra poisoned elements past the end of every input and output: a kernel that reads past an
+/// input's end gets NaN, one that writes past an output's end is caught by the check.
+pub use kernels::testing::GUARD;
+
+/// The index of `kernel` (entry name, or the name without its family's prefix) in `family`.
+pub fn kernel_index(family: &dyn FamilyDemo, name: &str) -> Option<usize> {
+    let kernels = family.kernels();
+    let prefixed = format!("{}_{name}", family.name());
+    kernels
+        .iter()
+        .position(|k| k.entry == name)
+        .or_else(|| kernels.iter().position(|k| k.entry == prefixed))
+}
+
+fn fits(what: &str, memory: &'static str, needed: u64, available: u64) -> Result<()> {
+    if needed > available {
+        return Err(HostError::TooLarge {
+            what: what.to_string(),
+            memory,
+            needed_mib: needed.div_ceil(1 << 20),
+            available_mib: available >> 20,
+        });
+    }
+    Ok(())
+}
+
+/// Host memory available to this process: `MemAvailable` from /proc/meminfo, or no limit where it
+/// cannot be read.
+pub fn available_host_memory() -> u64 {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|text| {
+            text.lines()
+                .find_map(|l| l.strip_prefix("MemAvailable:"))
+                .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        })
+        .map_or(u64::MAX, |kib| kib.saturating_mul(1024))
+}
+
+/// The random stream for part `part` of a case drawn from stream `rng`: distinct streams for
+/// distinct parts, with no overflow for any `rng`.
+pub fn substream(rng: u64, part: u64) -> u64 {
+    rng.wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(part)
+}
+
+/// `len` values uniform in [-1, 1) from stream `rng`, then [`GUARD`] NaNs.
+pub fn guarded_inputs(rng: u64, len: usize) -> Vec<f32> {
+    use rand::SeedableRng;
+    let mut values = kernels::testing::random_vec(&mut rand::rngs::StdRng::seed_from_u64(rng), len);
+    values.resize(len + GUARD, f32::NAN);
+    values
+}
+
+/// The guard past `len` elements of a read-back output: untouched (NaN), or where it was written.
+pub fn check_guard(out: &[f32], len: usize) -> std::result::Result<(), String> {
+    match out[len..].iter().position(|v| !v.is_nan()) {
+        None => Ok(()),
+        Some(i) => Err(format!("wrote past the end of the output, at index {}", len + i)),
+    }
+}

@@ -1,0 +1,259 @@
+//! The `host` binary as a new user meets it: bad input gets a clear message naming the value, exit
+//! status 2, within a second, before any work; good input on the emulator gives tables and JSON.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+/// Bad input is refused within this long: it must fail before generating inputs or allocating.
+const PROMPT: Duration = Duration::from_secs(1);
+
+fn host(args: &[&str], env: &[(&str, &str)]) -> (Output, Duration) {
+    let start = Instant::now();
+    let output = Command::new(env!("CARGO_BIN_EXE_host"))
+        .args(args)
+        .env_remove("KERNELS_DEVICE")
+        .envs(env.iter().copied())
+        .output()
+        .expect("the host binary runs");
+    (output, start.elapsed())
+}
+
+fn text(output: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// A scratch path of this test process.
+fn scratch(name: &str) -> PathBuf {
+    std::env::temp_dir().join(format!("host-cli-{}-{name}", std::process::id()))
+}
+
+/// Variables set for one invocation.
+type Environment<'a> = Vec<(&'a str, &'a str)>;
+
+#[test]
+fn bad_invocations_exit_2_at_once_with_a_message_naming_the_value() {
+    let missing_dir = scratch("no-such-dir").join("out.json");
+    let missing = missing_dir.to_string_lossy().into_owned();
+    // (arguments, environment, what the message must contain)
+    let table: Vec<(Vec<&str>, Environment, &str)> = vec![
+        (vec!["vec-add", "--n", "5000000000"], vec![], "n = 5000000000"),
+        (vec!["shared-mem-add", "--n", "4294967296"], vec![], "n = 4294967296"),
+        (
+            vec!["matmul", "--m", "3", "--n", "3", "--k", "4294967297"],
+            vec![],
+            "3×4294967297",
+        ),
+        (
+            vec!["matmul", "--m", "100000", "--n", "100000", "--k", "1"],
+            vec![],
+            "100000×100000",
+        ),
+        (vec!["matmul", "--m", "0"], vec![], "m = 0"),
+        (
+            vec!["matmul", "--variant", "bogus"],
+            vec![],
+            "'bogus' is not a matmul kernel",
+        ),
+        (vec!["warp-probe", "--blocks", "0"], vec![], "blocks = 0"),
+        (vec!["vec-add", "--n", "abc"], vec![], "'abc'"),
+        (vec!["vec-add", "--n", "-5"], vec![], "-5"),
+        (vec!["--runs", "99999999999", "vec-add"], vec![], "99999999999"),
+        (vec!["--runs", "0", "vec-add"], vec![], "--runs"),
+        (vec!["--warmup", "100000000", "vec-add"], vec![], "100000000"),
+        (vec!["--backend", "emu", "managed"], vec![], "needs a GPU"),
+        (
+            vec!["--backend", "emu", "managed", "--n", "0"],
+            vec![],
+            "n must be at least 1",
+        ),
+        (
+            vec!["--json-out", &missing, "vec-add", "--n", "10"],
+            vec![],
+            "cannot write",
+        ),
+        (vec!["info"], vec![("KERNELS_DEVICE", "abc")], "'abc'"),
+        (vec!["frobnicate"], vec![], "frobnicate"),
+    ];
+    let mut failures = Vec::new();
+    for (args, env, needle) in &table {
+        let mut args = args.clone();
+        // The emulator where neither a backend nor a device is named, so that the table means the
+        // same on every machine.
+        if !args.contains(&"--backend") && env.is_empty() {
+            args.splice(0..0, ["--backend", "emu"]);
+        }
+        let (output, took) = host(&args, env);
+        let (stdout, stderr) = text(&output);
+        let code = output.status.code();
+        if code != Some(2) || !stderr.contains(needle) || took > PROMPT || stderr.contains("panicked") {
+            failures.push(format!(
+                "host {} ({env:?}): exit {code:?} after {took:?}, expected 2 within {PROMPT:?} and a message containing {needle:?}\n  stderr: {}\n  stdout: {}",
+                args.join(" "),
+                stderr.trim(),
+                stdout.trim()
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn a_device_number_is_never_silently_replaced_by_the_emulator() {
+    for (args, env) in [
+        (vec!["--device", "7", "info"], vec![]),
+        (vec!["info"], vec![("KERNELS_DEVICE", "7")]),
+    ] {
+        let (output, took) = host(&args, &env);
+        let (_, stderr) = text(&output);
+        // No machine this runs on has eight GPUs: either there is no GPU or device 7 is missing.
+        assert_eq!(output.status.code(), Some(2), "host {args:?} {env:?}: {stderr}");
+        assert!(
+            stderr.contains("no CUDA device 7") || stderr.contains("no NVIDIA driver"),
+            "{stderr}"
+        );
+        assert!(took < PROMPT, "took {took:?}");
+    }
+}
+
+#[test]
+fn without_a_gpu_the_gpu_backend_says_so_and_auto_falls_back_to_the_emulator() {
+    let has_gpu = host::gpu::is_available();
+    let (gpu, _) = host(&["--backend", "gpu", "info"], &[]);
+    let (auto, _) = host(&["info"], &[]);
+    let (auto_out, auto_err) = text(&auto);
+    if has_gpu {
+        assert_eq!(gpu.status.code(), Some(0));
+        assert!(auto_out.contains("compute capability"), "{auto_out}");
+    } else {
+        assert_eq!(gpu.status.code(), Some(2));
+        assert!(text(&gpu).1.contains("no NVIDIA driver"));
+        assert_eq!(auto.status.code(), Some(0), "{auto_err}");
+        assert!(auto_err.contains("running on the CPU emulator"), "{auto_err}");
+        assert!(auto_out.contains("matmul_tiled"), "{auto_out}");
+    }
+}
+
+#[test]
+fn the_random_stream_can_be_any_u64() {
+    let (output, _) = host(
+        &[
+            "--backend",
+            "emu",
+            "--rng",
+            "18446744073709551615",
+            "vec-add",
+            "--n",
+            "100",
+        ],
+        &[],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output).1);
+}
+
+#[test]
+fn json_and_json_out_carry_the_same_results_on_the_emulator() {
+    let path = scratch("vec-add.json");
+    let path_text = path.to_string_lossy().into_owned();
+    let (output, _) = host(
+        &[
+            "--backend",
+            "emu",
+            "--json",
+            "--json-out",
+            &path_text,
+            "vec-add",
+            "--n",
+            "1000",
+        ],
+        &[],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output).1);
+    let printed: serde_json::Value = serde_json::from_slice(&output.stdout).expect("--json prints JSON");
+    let written: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).expect("--json-out writes the file")).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    assert_eq!(printed["results"], written["results"]);
+    let row = &printed["results"][0];
+    assert_eq!(row["kernel"], "vec_add");
+    assert_eq!(row["source"], "rust");
+    assert_eq!(row["status"], "passed");
+    assert_eq!(printed["backend"], "emu");
+}
+
+#[test]
+fn info_works_as_json_on_the_emulator() {
+    let path = scratch("info.json");
+    let path_text = path.to_string_lossy().into_owned();
+    let (output, _) = host(&["--backend", "emu", "--json", "--json-out", &path_text, "info"], &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output).1);
+    let printed: serde_json::Value = serde_json::from_slice(&output.stdout).expect("info --json prints JSON");
+    let written = std::fs::read_to_string(&path).expect("info --json-out writes the file");
+    std::fs::remove_file(&path).unwrap();
+    assert_eq!(printed, serde_json::from_str::<serde_json::Value>(&written).unwrap());
+    let entries: Vec<&str> = printed["kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k["entry"].as_str().unwrap())
+        .collect();
+    let registered: Vec<&str> = kernels::registry::kernels().iter().map(|k| k.entry).collect();
+    assert_eq!(entries, registered);
+}
+
+#[test]
+fn a_json_out_that_cannot_be_written_leaves_no_file_and_an_unwritten_one_is_not_created_early() {
+    let path = scratch("never-written.json");
+    let path_text = path.to_string_lossy().into_owned();
+    // A bad size fails after the --json-out check: the file must not be left behind empty.
+    let (output, _) = host(
+        &["--backend", "emu", "--json-out", &path_text, "vec-add", "--n", "0"],
+        &[],
+    );
+    assert_eq!(output.status.code(), Some(2));
+    assert!(!path.exists(), "{} was left behind", path.display());
+}
+
+#[test]
+fn every_family_has_a_command_and_the_variant_names_come_from_the_registry() {
+    let (output, _) = host(&["--help"], &[]);
+    let (help, _) = text(&output);
+    for family in kernels::registry::FAMILIES {
+        let command = family.name().replace('_', "-");
+        assert!(help.contains(&command), "host --help lacks {command}");
+    }
+    let (output, _) = host(&["matmul", "--help"], &[]);
+    let (help, _) = text(&output);
+    for kernel in kernels::matmul::FAMILY.kernels {
+        assert!(
+            help.contains(kernel.entry()),
+            "host matmul --help lacks {}",
+            kernel.entry()
+        );
+    }
+    // The short name (without the family prefix) selects the same kernel.
+    let (output, _) = host(
+        &[
+            "--backend",
+            "emu",
+            "--json",
+            "matmul",
+            "--variant",
+            "tiled",
+            "--m",
+            "33",
+            "--n",
+            "17",
+            "--k",
+            "5",
+        ],
+        &[],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output).1);
+    let printed: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(printed["results"][0]["kernel"], "matmul_tiled");
+    assert_eq!(printed["results"].as_array().unwrap().len(), 1);
+}

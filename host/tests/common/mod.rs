@@ -1,0 +1,49 @@
+//! What the emulator suite and the GPU suite share: every registered kernel of every family, run
+//! over a family's sizes and checked against its f64 reference.
+
+use host::Backend;
+use host::families::{FAMILIES, FamilyDemo, Size};
+use kernels::Source;
+use kernels::testing::{RNG_ENV, rng_stream};
+
+/// Runs every kernel of every family at the sizes `sizes` gives each family, on `backend`, with
+/// outputs poisoned before each launch and guards checked after; fails with every failure listed.
+pub fn check_every_kernel(backend: &Backend, sizes: impl Fn(&dyn FamilyDemo) -> Vec<Size>) {
+    let stream = rng_stream();
+    let mut failures = Vec::new();
+    let mut launches = 0;
+    for family in FAMILIES {
+        for size in sizes(*family) {
+            let label = format!("{} at {}", family.name(), family.label(size));
+            if let Err(e) = family.check(backend, size, 1) {
+                failures.push(format!("{label}: {e}"));
+                continue;
+            }
+            let mut case = match family.prepare(backend, size, stream, 1) {
+                Ok(case) => case,
+                Err(e) => {
+                    failures.push(format!("{label}: preparing the inputs failed: {e}"));
+                    continue;
+                }
+            };
+            for (index, kernel) in family.kernels().iter().enumerate() {
+                let outcome = case
+                    .poison()
+                    .and_then(|()| case.launch(index, Source::Rust, 0))
+                    .map_err(|e| e.to_string())
+                    .and_then(|()| case.check(0));
+                launches += 1;
+                if let Err(why) = outcome {
+                    failures.push(format!("{} at {}: {why}", kernel.entry, family.label(size)));
+                }
+            }
+        }
+    }
+    assert!(launches > 0, "no kernel was run");
+    assert!(
+        failures.is_empty(),
+        "{} of {launches} launches failed (random stream {stream}; rerun with {RNG_ENV}={stream}):\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}

@@ -1,0 +1,37 @@
+//! Every registered kernel on the CPU emulator, over each family's edge sizes. A kernel is tested
+//! here by being registered.
+
+mod common;
+
+use host::Backend;
+
+#[test]
+fn every_registered_kernel_matches_its_reference_on_edge_sizes_on_the_emulator() {
+    common::check_every_kernel(&Backend::Emu, |family| family.edge_sizes());
+}
+
+#[test]
+fn every_family_has_edge_sizes_and_a_smoke_size_its_kernels_accept() {
+    for family in host::families::FAMILIES {
+        assert!(!family.edge_sizes().is_empty(), "{} has no edge sizes", family.name());
+        for size in family
+            .edge_sizes()
+            .into_iter()
+            .chain([family.smoke_size(), family.default_size()])
+        {
+            family
+                .plan(size)
+                .unwrap_or_else(|e| panic!("{} rejects its own size {size:?}: {e}", family.name()));
+        }
+    }
+}
+
+#[test]
+fn every_registry_family_has_a_host_side_and_back() {
+    let registry: Vec<&str> = kernels::registry::FAMILIES.iter().map(|f| f.name()).collect();
+    let host: Vec<&str> = host::families::FAMILIES.iter().map(|f| f.name()).collect();
+    assert_eq!(
+        registry, host,
+        "kernels::registry::FAMILIES and host::families::FAMILIES must list the same families"
+    );
+}

@@ -1,0 +1,254 @@
+//! What the registry holds: kernels grouped into families by the problem they solve.
+//!
+//! * [`KernelFn`]: what [`kernel!`](crate::kernel) makes of a kernel function: its PTX entry name,
+//!   its parameter list as a type, and (on the host) its emulator form.
+//! * [`Problem`]: what a family of kernels computes, with the parameter list all of them take.
+//! * [`Kernel`]: one registered kernel: its code, block shape, shared memory and how its grid follows
+//!   from the problem. Each kernel module declares one (`pub const KERNEL`).
+//! * [`Family`]: the kernels that solve one problem, in order (the ladder a reader follows).
+//!
+//! Every value here is a `const`, and the limits CUDA puts on a launch are checked when the family
+//! is built, at compile time.
+
+use crate::launch::{DEFAULT_SHARED_BYTES_PER_BLOCK, Dim3, LaunchShape, MAX_BLOCK_DIM_Z, MAX_SHARED_BYTES_PER_BLOCK};
+use crate::params::Params;
+
+/// A kernel function as [`kernel!`](crate::kernel) defines it: the PTX entry `entry`, taking the
+/// parameters `A`; on the host, also the same body on the emulator.
+pub struct KernelFn<A> {
+    entry: &'static str,
+    #[cfg(not(target_arch = "nvptx64"))]
+    emulate: unsafe fn(&LaunchShape, A) -> Result<(), crate::emu::EmuError>,
+    #[cfg(target_arch = "nvptx64")]
+    _args: core::marker::PhantomData<fn() -> A>,
+}
+
+impl<A> Clone for KernelFn<A> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<A> Copy for KernelFn<A> {}
+
+impl<A> KernelFn<A> {
+    /// Made by `kernel!`: `entry` is the function's own name.
+    #[doc(hidden)]
+    #[cfg(not(target_arch = "nvptx64"))]
+    pub const fn new(
+        entry: &'static str,
+        emulate: unsafe fn(&LaunchShape, A) -> Result<(), crate::emu::EmuError>,
+    ) -> Self {
+        KernelFn { entry, emulate }
+    }
+
+    #[doc(hidden)]
+    #[cfg(target_arch = "nvptx64")]
+    pub const fn new(entry: &'static str) -> Self {
+        KernelFn {
+            entry,
+            _args: core::marker::PhantomData,
+        }
+    }
+
+    /// The `.entry` name in the PTX: the kernel function's name.
+    pub const fn entry(&self) -> &'static str {
+        self.entry
+    }
+
+    /// Runs the kernel on the CPU emulator over `shape`'s grid.
+    ///
+    /// # Safety
+    /// As for a GPU launch: the pointers in `args` are valid for every element the launch touches,
+    /// for the whole launch, and threads do not race on what they write.
+    #[cfg(not(target_arch = "nvptx64"))]
+    pub unsafe fn emulate(&self, shape: &LaunchShape, args: A) -> Result<(), crate::emu::EmuError> {
+        // SAFETY: forwarded from this function's contract.
+        unsafe { (self.emulate)(shape, args) }
+    }
+}
+
+/// What a family of kernels computes: the problem's sizes (the implementing type), and the
+/// parameter list every kernel of the family takes.
+pub trait Problem: Copy + 'static {
+    /// The kernels' parameters, in order: pointers first, then sizes, as the kernels declare them.
+    type Args: Params;
+}
+
+/// Dynamic shared memory per block. Sizes above the 48 KiB every GPU gives by default must be asked
+/// for with [`SharedMemory::opt_in`], so that a kernel never needs it by accident.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SharedMemory {
+    bytes: u32,
+}
+
+impl SharedMemory {
+    pub const NONE: SharedMemory = SharedMemory { bytes: 0 };
+
+    /// `bytes` of dynamic shared memory, at most 48 KiB (checked at compile time).
+    pub const fn of(bytes: u32) -> Self {
+        assert!(
+            bytes <= DEFAULT_SHARED_BYTES_PER_BLOCK,
+            "more than 48 KiB of shared memory per block: use SharedMemory::opt_in"
+        );
+        SharedMemory { bytes }
+    }
+
+    /// More than 48 KiB, up to compute capability 9.0's 227 KiB: the host raises the kernel's limit
+    /// before launching, and refuses devices that allow less.
+    pub const fn opt_in(bytes: u32) -> Self {
+        assert!(
+            bytes <= MAX_SHARED_BYTES_PER_BLOCK,
+            "more shared memory per block than any GPU allows (227 KiB)"
+        );
+        SharedMemory { bytes }
+    }
+
+    pub const fn bytes(self) -> u32 {
+        self.bytes
+    }
+}
+
+/// One registered kernel: everything a launch of it needs besides its arguments.
+pub struct Kernel<P: Problem> {
+    /// The function, as `kernel!` made it.
+    pub code: KernelFn<P::Args>,
+    /// Threads per block.
+    pub block: Dim3,
+    /// Dynamic shared memory per block: the `BYTES` of the kernel's
+    /// [`shared_memory!`](crate::shared_memory) layout, so that launch and kernel cannot disagree.
+    pub shared: SharedMemory,
+    /// Blocks for a problem.
+    pub grid: fn(&P) -> Dim3,
+}
+
+impl<P: Problem> Kernel<P> {
+    pub const fn entry(&self) -> &'static str {
+        self.code.entry()
+    }
+
+    /// Grid, block and shared bytes for `problem`.
+    pub fn launch_shape(&self, problem: &P) -> LaunchShape {
+        LaunchShape {
+            grid: (self.grid)(problem),
+            block: self.block,
+            shared_bytes: self.shared.bytes(),
+        }
+    }
+
+    /// What the PTX checks, `host info` and the emulator's reports need to know of it.
+    pub const fn info(&self, family: &'static str) -> KernelInfo {
+        KernelInfo {
+            entry: self.entry(),
+            family,
+            block: self.block,
+            shared_bytes: self.shared.bytes(),
+        }
+    }
+
+    /// CUDA's limits on the block, checked at compile time by [`Family::new`].
+    const fn check_block(&self) {
+        let b = self.block;
+        assert!(b.x >= 1 && b.y >= 1 && b.z >= 1, "a block extent is zero");
+        assert!(
+            b.volume() <= crate::launch::MAX_THREADS_PER_BLOCK,
+            "more than 1024 threads per block"
+        );
+        assert!(b.z <= MAX_BLOCK_DIM_Z, "blockDim.z above 64");
+    }
+}
+
+/// The kernels that solve one problem: the variants a reader compares, in ladder order.
+pub struct Family<P: Problem> {
+    /// The family's name: `host <name>` runs it, reports group by it.
+    pub name: &'static str,
+    pub kernels: &'static [Kernel<P>],
+}
+
+impl<P: Problem> Family<P> {
+    /// Checks every kernel's block against CUDA's limits; used in a `const`, so at compile time.
+    pub const fn new(name: &'static str, kernels: &'static [Kernel<P>]) -> Self {
+        assert!(!kernels.is_empty(), "a family needs at least one kernel");
+        let mut i = 0;
+        while i < kernels.len() {
+            kernels[i].check_block();
+            i += 1;
+        }
+        Family { name, kernels }
+    }
+}
+
+/// A kernel as the PTX checks, `host info` and reports see it, whatever its problem.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KernelInfo {
+    /// The `.entry` name in the PTX.
+    pub entry: &'static str,
+    /// The family it belongs to.
+    pub family: &'static str,
+    pub block: Dim3,
+    /// Dynamic shared memory per block (all of a kernel's shared memory is dynamic).
+    pub shared_bytes: u32,
+}
+
+/// A family seen without its problem type, so that the registry can list families of all problems.
+#[cfg(not(target_arch = "nvptx64"))]
+pub trait AnyFamily: Sync {
+    fn name(&self) -> &'static str;
+    fn kernel_infos(&self) -> Vec<KernelInfo>;
+}
+
+#[cfg(not(target_arch = "nvptx64"))]
+impl<P: Problem> AnyFamily for Family<P> {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn kernel_infos(&self) -> Vec<KernelInfo> {
+        self.kernels.iter().map(|k| k.info(self.name)).collect()
+    }
+}
+
+/// Which compilation of a registered kernel: the Rust kernel, or its CUDA C twin in
+/// `benches/cuda_c/` (named `<entry>_cuda`), compiled by nvcc.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(
+    not(target_arch = "nvptx64"),
+    derive(serde::Serialize, serde::Deserialize),
+    serde(rename_all = "snake_case")
+)]
+pub enum Source {
+    Rust,
+    CudaC,
+}
+
+#[cfg(not(target_arch = "nvptx64"))]
+impl Source {
+    pub const ALL: [Source; 2] = [Source::Rust, Source::CudaC];
+
+    /// "rust" or "cuda_c", as files and JSON name it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Source::Rust => "rust",
+            Source::CudaC => "cuda_c",
+        }
+    }
+}
+
+#[cfg(not(target_arch = "nvptx64"))]
+impl core::fmt::Display for Source {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(match self {
+            Source::Rust => "Rust",
+            Source::CudaC => "CUDA C",
+        })
+    }
+}
+
+/// A problem size no kernel of the family can run: zero, or beyond the kernels' 32-bit indices.
+#[cfg(not(target_arch = "nvptx64"))]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("invalid {problem} size: {reason}")]
+pub struct InvalidSize {
+    pub problem: &'static str,
+    pub reason: String,
+}

@@ -1,0 +1,88 @@
+//! A kernel's parameter list as one typed value: a tuple of pointers and scalars in the order of the
+//! PTX entry's parameters, as cudarc's examples pass them. One generic launch then serves every
+//! kernel with that signature, on the GPU (each field's bytes become one `.param`) and on the
+//! emulator (the tuple is the kernel function's arguments).
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// One kernel parameter: a pointer (`.param .u64`) or a 4- or 8-byte scalar. Sealed: these are the
+/// types whose host bytes are exactly what the PTX parameter holds.
+pub trait Param: Copy + sealed::Sealed {}
+
+macro_rules! params {
+    ($($t:ty),*) => {$(
+        impl sealed::Sealed for $t {}
+        impl Param for $t {}
+    )*};
+}
+params!(u32, i32, f32, u64, i64, f64);
+impl<T> sealed::Sealed for *const T {}
+impl<T> Param for *const T {}
+impl<T> sealed::Sealed for *mut T {}
+impl<T> Param for *mut T {}
+
+/// Most parameters a kernel of this project takes.
+pub const MAX_PARAMS: usize = 12;
+
+/// A kernel's parameters: a tuple of [`Param`]s.
+///
+/// # Safety
+/// `pointers` returns one pointer per field, in order, each to that field's bytes: `cuLaunchKernel`
+/// reads each parameter's bytes through them.
+pub unsafe trait Params: Copy {
+    /// Pointers to the fields, in order, as `cuLaunchKernel` takes them; the first `len` are valid.
+    #[cfg(not(target_arch = "nvptx64"))]
+    fn pointers(&mut self) -> ([*mut core::ffi::c_void; MAX_PARAMS], usize);
+}
+
+macro_rules! tuple_params {
+    ($($name:ident : $index:tt),+) => {
+        // SAFETY: one pointer per field, in order, each to the field itself.
+        unsafe impl<$($name: Param),+> Params for ($($name,)+) {
+            #[cfg(not(target_arch = "nvptx64"))]
+            fn pointers(&mut self) -> ([*mut core::ffi::c_void; MAX_PARAMS], usize) {
+                let mut pointers = [core::ptr::null_mut(); MAX_PARAMS];
+                let mut len = 0;
+                $(
+                    pointers[len] = (&mut self.$index as *mut $name).cast();
+                    len += 1;
+                )+
+                (pointers, len)
+            }
+        }
+    };
+}
+
+tuple_params!(A: 0);
+tuple_params!(A: 0, B: 1);
+tuple_params!(A: 0, B: 1, C: 2);
+tuple_params!(A: 0, B: 1, C: 2, D: 3);
+tuple_params!(A: 0, B: 1, C: 2, D: 3, E: 4);
+tuple_params!(A: 0, B: 1, C: 2, D: 3, E: 4, F: 5);
+tuple_params!(A: 0, B: 1, C: 2, D: 3, E: 4, F: 5, G: 6);
+tuple_params!(A: 0, B: 1, C: 2, D: 3, E: 4, F: 5, G: 6, H: 7);
+tuple_params!(A: 0, B: 1, C: 2, D: 3, E: 4, F: 5, G: 6, H: 7, I: 8);
+tuple_params!(A: 0, B: 1, C: 2, D: 3, E: 4, F: 5, G: 6, H: 7, I: 8, J: 9);
+tuple_params!(A: 0, B: 1, C: 2, D: 3, E: 4, F: 5, G: 6, H: 7, I: 8, J: 9, K: 10);
+tuple_params!(A: 0, B: 1, C: 2, D: 3, E: 4, F: 5, G: 6, H: 7, I: 8, J: 9, K: 10, L: 11);
+
+#[cfg(all(test, not(target_arch = "nvptx64")))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pointers_point_at_each_field_in_order() {
+        let mut args = (7u32, 2.5f32, core::ptr::null::<f32>(), 9u64);
+        let (pointers, len) = args.pointers();
+        assert_eq!(len, 4);
+        // SAFETY: each pointer points at the field of that type.
+        unsafe {
+            assert_eq!(*pointers[0].cast::<u32>(), 7);
+            assert_eq!(*pointers[1].cast::<f32>(), 2.5);
+            assert!((*pointers[2].cast::<*const f32>()).is_null());
+            assert_eq!(*pointers[3].cast::<u64>(), 9);
+        }
+    }
+}

@@ -1,0 +1,66 @@
+//! The registry: every kernel family, and through them every kernel. The PTX checks, `host info`,
+//! the tests, the benches and the sanitizer sweep iterate this list; nothing else names kernels.
+//!
+//! A new variant of a family goes into that family's `FAMILY` list (e.g. [`crate::matmul::FAMILY`]);
+//! a new family goes here.
+
+use crate::family::{AnyFamily, KernelInfo};
+use crate::{matmul, probe, shared_mem_add, vec_add};
+
+/// Every family, in the order demos and reports show them.
+pub static FAMILIES: &[&dyn AnyFamily] = &[
+    &vec_add::FAMILY,
+    &shared_mem_add::FAMILY,
+    &matmul::FAMILY,
+    &probe::FAMILY,
+];
+
+/// Every registered kernel, family by family.
+pub fn kernels() -> Vec<KernelInfo> {
+    FAMILIES.iter().flat_map(|family| family.kernel_infos()).collect()
+}
+
+/// The registered kernel whose PTX entry is `entry`.
+pub fn find(entry: &str) -> Option<KernelInfo> {
+    kernels().into_iter().find(|k| k.entry == entry)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entry_and_family_names_are_unique() {
+        let kernels = kernels();
+        for (i, kernel) in kernels.iter().enumerate() {
+            assert!(
+                kernels[i + 1..].iter().all(|k| k.entry != kernel.entry),
+                "{} is registered twice",
+                kernel.entry
+            );
+        }
+        for (i, family) in FAMILIES.iter().enumerate() {
+            assert!(
+                FAMILIES[i + 1..].iter().all(|f| f.name() != family.name()),
+                "family {} is registered twice",
+                family.name()
+            );
+        }
+    }
+
+    #[test]
+    fn shared_memory_layouts_give_the_registered_bytes() {
+        use crate::device::MatrixLayout;
+        // Dense 32×32 tiles: 2 · 32 · 32 floats; padded: one more column per row.
+        assert_eq!(crate::matmul::tiled::Tiles::BYTES, 2 * 32 * 32 * 4);
+        assert_eq!(
+            crate::matmul::padded::PaddedTiles::BYTES,
+            2 * MatrixLayout::padded(32, 32).bytes::<f32>()
+        );
+        assert_eq!(
+            find("matmul_tiled_padded").map(|k| k.shared_bytes),
+            Some(2 * 32 * 33 * 4)
+        );
+        assert_eq!(find("shared_mem_add").map(|k| k.shared_bytes), Some(256 * 4));
+    }
+}
