@@ -37,6 +37,8 @@ rust_ptx=$(ls -d "$here"/ptx/sm_* | sort -V | tail -n 1)/kernels.ptx
 ptxas -arch="$arch" -v "$rust_ptx" -o "$here/rust.cubin" >> "$env_log" 2>&1 &&
   cuobjdump -sass "$here/rust.cubin" > "$out/sass-rust.txt" 2>&1
 if [ "$mode" = check ] || [ "$mode" = all ]; then
+  # The CLI tests run the bundle's host binary (cargo's path to it does not exist here).
+  export HOST_BIN="$here/host"
   for test in "$here"/tests/*; do
     echo "== $(basename "$test")" >> "$out/tests.log"
     "$test" --include-ignored >> "$out/tests.log" 2>&1 || status=1

@@ -11,7 +11,7 @@ pub use report::{Ceiling, Row, Status};
 use crate::backend::Backend;
 use crate::error::Result;
 use crate::families::{Bound, Case, FamilyDemo, Size};
-use crate::gpu::{Timing, time_gpu};
+use crate::gpu::{Timing, time_gpu_interleaved};
 use kernels::Source;
 use std::io::IsTerminal;
 use std::time::Instant;
@@ -77,9 +77,11 @@ pub fn run_family(
                 if let Some(baseline) = case.baseline() {
                     progress(family.name(), baseline, "library", &label);
                     case.poison()?;
+                    case.launch_baseline(0)?;
+                    let check = case.check(0);
                     let timing = time(backend, settings, || case.launch_baseline(0))?;
-                    let row = Row::measured(family.name(), baseline, &label, backend, timing, &plan.work)
-                        .with_check(case.check(0));
+                    let row =
+                        Row::measured(family.name(), baseline, &label, backend, timing, &plan.work).with_check(check);
                     ceiling = row.rate.map(|rate| Ceiling {
                         name: format!("{baseline} {label}, {}", row.unit.unwrap_or_default()),
                         rate,
@@ -92,15 +94,23 @@ pub fn run_family(
     }
     for &index in kernels {
         let entry = infos[index].entry;
-        for source in Source::ALL.into_iter().filter(|&s| backend.has(entry, s)) {
-            progress(family.name(), entry, source.label(), &label);
+        let sources: Vec<Source> = Source::ALL.into_iter().filter(|&s| backend.has(entry, s)).collect();
+        // Each source is checked on its own output first; then the sources are timed interleaved,
+        // so that Rust and CUDA C see the same clocks.
+        let mut checks = Vec::with_capacity(sources.len());
+        for &source in &sources {
             case.poison()?;
-            let timing = time(backend, settings, || case.launch(index, source, 0))?;
+            case.launch(index, source, 0)?;
+            checks.push(case.check(0));
+        }
+        progress(family.name(), entry, &format!("{} source(s)", sources.len()), &label);
+        let timings = time_interleaved(backend, settings, sources.len(), |v| case.launch(index, sources[v], 0))?;
+        for ((source, timing), check) in sources.into_iter().zip(timings).zip(checks) {
             rows.push(
                 Row::measured(family.name(), entry, &label, backend, timing, &plan.work)
                     .from_kernel(entry, source)
                     .with_ceiling(ceiling.as_ref())
-                    .with_check(case.check(0)),
+                    .with_check(check),
             );
         }
     }
@@ -134,17 +144,33 @@ pub fn smoke(backend: &Backend, families: &[&dyn FamilyDemo], rng: u64) -> Resul
 /// Times `work` on the backend: CUDA events on the GPU (warm-up, then the median of the runs),
 /// the wall clock on the emulator (one run).
 pub fn time(backend: &Backend, settings: &Settings, mut work: impl FnMut() -> Result<()>) -> Result<Timing> {
+    let mut timings = time_interleaved(backend, settings, 1, |_| work())?;
+    Ok(timings.remove(0))
+}
+
+/// Times `variants` pieces of work against each other ([`time_gpu_interleaved`] on the GPU; one
+/// wall-clock run each on the emulator).
+pub fn time_interleaved(
+    backend: &Backend,
+    settings: &Settings,
+    variants: usize,
+    mut work: impl FnMut(usize) -> Result<()>,
+) -> Result<Vec<Timing>> {
     match backend {
-        Backend::Gpu(gpu) => time_gpu(gpu, settings.warmup as usize, settings.runs as usize, work),
-        Backend::Emu => {
-            let mut samples = Vec::new();
-            for _ in 0..EMU_RUNS {
-                let start = Instant::now();
-                work()?;
-                samples.push(start.elapsed().as_secs_f64() * 1e3);
-            }
-            Ok(Timing::from_samples(samples))
+        Backend::Gpu(gpu) => {
+            time_gpu_interleaved(gpu, settings.warmup as usize, settings.runs as usize, variants, work)
         }
+        Backend::Emu => (0..variants)
+            .map(|variant| {
+                let mut samples = Vec::new();
+                for _ in 0..EMU_RUNS {
+                    let start = Instant::now();
+                    work(variant)?;
+                    samples.push(start.elapsed().as_secs_f64() * 1e3);
+                }
+                Ok(Timing::from_samples(samples))
+            })
+            .collect(),
     }
 }
 

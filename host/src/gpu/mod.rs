@@ -11,7 +11,7 @@ pub use cublas::Cublas;
 pub use cuda_c::{CudaC, ENTRY_SUFFIX};
 pub use info::{DeviceInfo, KernelOccupancy};
 pub use managed::{ManagedBuffer, MemoryLocation};
-pub use timing::{Timing, time_gpu, time_once};
+pub use timing::{MIN_WARMUP_MS, Timing, time_gpu, time_gpu_interleaved, time_once};
 
 use crate::error::{Doing, HostError, Result};
 use crate::ptx::{self, EmbeddedPtx};

@@ -46,8 +46,10 @@ pub(crate) fn current() -> ThreadContext<'static> {
     context
 }
 
-/// An address on the calling thread's stack, as deep as the caller's frame.
-#[inline(always)]
+/// An address on the calling thread's stack, below the caller's whole frame: never inlined, so that
+/// its local lies in a frame of its own under the caller's (a local in an inlined copy could sit
+/// anywhere in the caller's frame, which may be megabytes deep).
+#[inline(never)]
 pub(crate) fn stack_address() -> usize {
     let marker = 0u8;
     std::hint::black_box(&marker) as *const u8 as usize

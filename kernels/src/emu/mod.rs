@@ -61,7 +61,9 @@ pub fn launch(kernel: &'static str, shape: &LaunchShape, body: impl Fn() + Sync)
                 .stack_size(WORKER_STACK_BYTES)
                 .spawn_scoped(scope, {
                     let (block, body) = (&block, &body);
-                    move || run_worker(block, shape, tid, body)
+                    // The stack's top as the kernel sees it: taken here, above run_worker's frame,
+                    // which holds the kernel's locals once the body is inlined into it.
+                    move || run_worker(block, shape, tid, body, context::stack_address())
                 });
             match worker {
                 Ok(handle) => workers.push(handle),
@@ -93,10 +95,11 @@ pub fn launch(kernel: &'static str, shape: &LaunchShape, body: impl Fn() + Sync)
     }
 }
 
-/// One thread of the block, run for every block of the grid in turn.
-fn run_worker(block: &Block, shape: &LaunchShape, tid: u32, body: &(impl Fn() + Sync)) {
+/// One thread of the block, run for every block of the grid in turn. Never inlined, so that its
+/// frame (and the kernel's, inlined into it) lies below `stack_base`.
+#[inline(never)]
+fn run_worker(block: &Block, shape: &LaunchShape, tid: u32, body: &(impl Fn() + Sync), stack_base: usize) {
     let thread_idx = unlinearize(tid as u64, shape.block);
-    let stack_base = context::stack_address();
     for linear_block in 0..shape.grid.volume() {
         let block_idx = unlinearize(linear_block, shape.grid);
         context::enter(context::ThreadContext {
