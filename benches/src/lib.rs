@@ -20,8 +20,33 @@ pub fn input_sets(gpu: &Gpu, set_bytes: f64) -> usize {
 pub fn time_case(
     criterion: &mut Criterion,
     gpu: &Gpu,
-    (group, id): (&str, &str),
+    id: (&str, &str),
     mut launch: impl FnMut(usize) -> host::Result<()>,
+) -> host::Result<f64> {
+    measure_case(criterion, id, |iterations| {
+        let ms = time_iterations(gpu, iterations as usize, &mut launch)?;
+        Ok((ms, vec![ms / iterations as f64]))
+    })
+}
+
+/// As [`time_case`] for work timed on the host (end-to-end cases): `run` returns its own ms.
+pub fn time_host_case(
+    criterion: &mut Criterion,
+    id: (&str, &str),
+    mut run: impl FnMut() -> host::Result<f64>,
+) -> host::Result<f64> {
+    measure_case(criterion, id, |iterations| {
+        let times = (0..iterations).map(|_| run()).collect::<host::Result<Vec<f64>>>()?;
+        Ok((times.iter().sum(), times))
+    })
+}
+
+/// Criterion's loop around `sample(iterations)`, which returns the sample's total ms and the
+/// per-iteration ms it measured; the median of all of those, or the first error.
+fn measure_case(
+    criterion: &mut Criterion,
+    (group, id): (&str, &str),
+    mut sample: impl FnMut(u64) -> host::Result<(f64, Vec<f64>)>,
 ) -> host::Result<f64> {
     let per_iteration = RefCell::new(Vec::new());
     let failure = RefCell::new(None);
@@ -29,54 +54,20 @@ pub fn time_case(
     group.sampling_mode(SamplingMode::Flat);
     group.bench_function(id, |bencher| {
         bencher.iter_custom(|iterations| {
+            // After a failure, criterion still asks for samples: answer at once.
             if failure.borrow().is_some() {
                 return Duration::from_nanos(1);
             }
-            match time_iterations(gpu, iterations as usize, &mut launch) {
-                Ok(ms) => {
-                    per_iteration.borrow_mut().push(ms / iterations as f64);
-                    Duration::from_secs_f64(ms / 1e3)
+            match sample(iterations) {
+                Ok((total_ms, times)) => {
+                    per_iteration.borrow_mut().extend(times);
+                    Duration::from_secs_f64(total_ms / 1e3)
                 }
                 Err(error) => {
                     *failure.borrow_mut() = Some(error);
                     Duration::from_nanos(1)
                 }
             }
-        })
-    });
-    group.finish();
-    if let Some(error) = failure.into_inner() {
-        return Err(error);
-    }
-    Ok(median(per_iteration.into_inner()))
-}
-
-/// As [`time_case`] for work timed on the host (end-to-end cases): `run` returns its own ms.
-pub fn time_host_case(
-    criterion: &mut Criterion,
-    (group, id): (&str, &str),
-    mut run: impl FnMut() -> host::Result<f64>,
-) -> host::Result<f64> {
-    let per_iteration = RefCell::new(Vec::new());
-    let failure = RefCell::new(None);
-    let mut group = criterion.benchmark_group(group);
-    group.sampling_mode(SamplingMode::Flat);
-    group.bench_function(id, |bencher| {
-        bencher.iter_custom(|iterations| {
-            let mut total = 0.0;
-            for _ in 0..iterations {
-                if failure.borrow().is_some() {
-                    break;
-                }
-                match run() {
-                    Ok(ms) => {
-                        per_iteration.borrow_mut().push(ms);
-                        total += ms;
-                    }
-                    Err(error) => *failure.borrow_mut() = Some(error),
-                }
-            }
-            Duration::from_secs_f64(total / 1e3)
         })
     });
     group.finish();

@@ -1,7 +1,9 @@
 //! The element-wise problem's host side: its safe launch, and the demo its two families share
 //! (`vec_add` and `shared_mem_add`, which differ only in what they compute per element).
 
-use super::{Bound, Case, FamilyDemo, GUARD, Plan, Size, Work, check_guard, check_len, guarded_inputs, substream};
+use super::{
+    Bound, Case, FamilyDemo, GUARD, Outputs, Plan, Size, Work, check_guard, check_len, guarded_inputs, substream,
+};
 use crate::array::{Array, Buffer};
 use crate::backend::Backend;
 use crate::error::Result;
@@ -123,13 +125,10 @@ impl FamilyDemo for ElementwiseDemo {
         let n = problem.len();
         let a = guarded_inputs(substream(rng, 1), n);
         let b = guarded_inputs(substream(rng, 2), n);
-        let poison = vec![f32::NAN; n + GUARD];
-        let mut inputs = Vec::with_capacity(sets);
-        let mut outputs = Vec::with_capacity(sets);
-        for _ in 0..sets.max(1) {
-            inputs.push((Buffer::upload(backend, &a)?, Buffer::upload(backend, &b)?));
-            outputs.push(Buffer::upload(backend, &poison)?);
-        }
+        let inputs = (0..sets.max(1))
+            .map(|_| Ok((Buffer::upload(backend, &a)?, Buffer::upload(backend, &b)?)))
+            .collect::<Result<Vec<_>>>()?;
+        let outputs = Outputs::new(backend, n, GUARD, f32::NAN, sets)?;
         Ok(Box::new(ElementwiseCase {
             backend,
             family: self.family,
@@ -137,7 +136,6 @@ impl FamilyDemo for ElementwiseDemo {
             problem,
             a,
             b,
-            poison,
             inputs,
             outputs,
         }))
@@ -163,9 +161,8 @@ struct ElementwiseCase<'a> {
     /// The inputs on the host, guards included, for the reference.
     a: Vec<f32>,
     b: Vec<f32>,
-    poison: Vec<f32>,
     inputs: Vec<(Buffer<f32>, Buffer<f32>)>,
-    outputs: Vec<Buffer<f32>>,
+    outputs: Outputs<f32>,
 }
 
 impl Case for ElementwiseCase<'_> {
@@ -178,20 +175,17 @@ impl Case for ElementwiseCase<'_> {
             &self.problem,
             a,
             b,
-            &mut self.outputs[set],
+            self.outputs.get_mut(set),
         )
     }
 
     fn poison(&mut self) -> Result<()> {
-        for out in &mut self.outputs {
-            out.write(self.backend, &self.poison)?;
-        }
-        Ok(())
+        self.outputs.poison(self.backend)
     }
 
     fn check(&self, set: usize) -> std::result::Result<String, String> {
         let n = self.problem.len();
-        let out = self.outputs[set].read(self.backend).map_err(|e| e.to_string())?;
+        let out = self.outputs.read(self.backend, set)?;
         let (a, b) = (&self.a[..n], &self.b[..n]);
         kernels::reference::check_each(&out[..n], |i| (self.reference)(a, b, i)).map_err(|m| m.to_string())?;
         check_guard(&out, n)?;

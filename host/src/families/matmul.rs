@@ -2,7 +2,9 @@
 //! (every element for small products, sampled elements and a NaN scan for large ones).
 
 use super::elementwise::check_shape;
-use super::{Bound, Case, FamilyDemo, GUARD, Plan, Size, Work, check_guard, check_len, guarded_inputs, substream};
+use super::{
+    Bound, Case, FamilyDemo, GUARD, Outputs, Plan, Size, Work, check_guard, check_len, guarded_inputs, substream,
+};
 use crate::array::{Array, Buffer};
 use crate::backend::Backend;
 use crate::error::{HostError, Result};
@@ -143,13 +145,10 @@ impl FamilyDemo for MatmulDemo {
         let a = guarded_inputs(substream(rng, 4), a_len);
         let b = guarded_inputs(substream(rng, 5), b_len);
         let oracle = Oracle::new(&a[..a_len], &b[..b_len], &problem, substream(rng, 6));
-        let poison = vec![f32::NAN; c_len + GUARD];
-        let mut inputs = Vec::with_capacity(sets);
-        let mut outputs = Vec::with_capacity(sets);
-        for _ in 0..sets.max(1) {
-            inputs.push((Buffer::upload(backend, &a)?, Buffer::upload(backend, &b)?));
-            outputs.push(Buffer::upload(backend, &poison)?);
-        }
+        let inputs = (0..sets.max(1))
+            .map(|_| Ok((Buffer::upload(backend, &a)?, Buffer::upload(backend, &b)?)))
+            .collect::<Result<Vec<_>>>()?;
+        let outputs = Outputs::new(backend, c_len, GUARD, f32::NAN, sets)?;
         let cublas = match backend {
             Backend::Gpu(gpu) => Some(Cublas::new(gpu)?),
             Backend::Emu => None,
@@ -158,7 +157,6 @@ impl FamilyDemo for MatmulDemo {
             backend,
             problem,
             oracle,
-            poison,
             inputs,
             outputs,
             cublas,
@@ -174,9 +172,8 @@ struct MatmulCase<'a> {
     backend: &'a Backend,
     problem: Matmul,
     oracle: Oracle,
-    poison: Vec<f32>,
     inputs: Vec<(Buffer<f32>, Buffer<f32>)>,
-    outputs: Vec<Buffer<f32>>,
+    outputs: Outputs<f32>,
     cublas: Option<Cublas>,
 }
 
@@ -190,7 +187,7 @@ impl Case for MatmulCase<'_> {
             &self.problem,
             a,
             b,
-            &mut self.outputs[set],
+            self.outputs.get_mut(set),
         )
     }
 
@@ -204,19 +201,16 @@ impl Case for MatmulCase<'_> {
             why: "it is a GPU library",
         })?;
         let (a, b) = &self.inputs[set];
-        cublas.sgemm(self.backend, &self.problem, a, b, &mut self.outputs[set])
+        cublas.sgemm(self.backend, &self.problem, a, b, self.outputs.get_mut(set))
     }
 
     fn poison(&mut self) -> Result<()> {
-        for out in &mut self.outputs {
-            out.write(self.backend, &self.poison)?;
-        }
-        Ok(())
+        self.outputs.poison(self.backend)
     }
 
     fn check(&self, set: usize) -> std::result::Result<String, String> {
         let c_len = self.problem.lengths().2;
-        let c = self.outputs[set].read(self.backend).map_err(|e| e.to_string())?;
+        let c = self.outputs.read(self.backend, set)?;
         let summary = self.oracle.check(&c[..c_len])?;
         check_guard(&c, c_len)?;
         Ok(summary)

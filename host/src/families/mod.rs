@@ -263,3 +263,39 @@ pub fn check_guard(out: &[f32], len: usize) -> std::result::Result<(), String> {
         Some(i) => Err(format!("wrote past the end of the output, at index {}", len + i)),
     }
 }
+
+/// A case's outputs, one per input set, each with a guard past its end, and the poison that resets
+/// them: what every family's case keeps the same way.
+pub struct Outputs<T> {
+    buffers: Vec<crate::array::Buffer<T>>,
+    poison: Vec<T>,
+}
+
+impl<T: crate::array::Element + cudarc::driver::DeviceRepr + Default> Outputs<T> {
+    /// `sets` outputs of `len` elements plus `guard`, all `poison`, on `backend`.
+    pub fn new(backend: &Backend, len: usize, guard: usize, poison: T, sets: usize) -> Result<Self> {
+        let poison = vec![poison; len + guard];
+        let buffers = (0..sets.max(1))
+            .map(|_| crate::array::Buffer::upload(backend, &poison))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Outputs { buffers, poison })
+    }
+
+    /// Output set `set`, for a launch to write.
+    pub fn get_mut(&mut self, set: usize) -> &mut crate::array::Buffer<T> {
+        &mut self.buffers[set]
+    }
+
+    /// Every output back to poison.
+    pub fn poison(&mut self, backend: &Backend) -> Result<()> {
+        for buffer in &mut self.buffers {
+            buffer.write(backend, &self.poison)?;
+        }
+        Ok(())
+    }
+
+    /// Output set `set`, guard included, read back to the host (as the check's error text).
+    pub fn read(&self, backend: &Backend, set: usize) -> std::result::Result<Vec<T>, String> {
+        self.buffers[set].read(backend).map_err(|e| e.to_string())
+    }
+}

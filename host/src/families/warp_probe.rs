@@ -2,8 +2,8 @@
 //! device layer promises.
 
 use super::elementwise::check_shape;
-use super::{Bound, Case, FamilyDemo, Plan, Size, Work, check_len};
-use crate::array::{Array, Buffer};
+use super::{Bound, Case, FamilyDemo, Outputs, Plan, Size, Work, check_len};
+use crate::array::Array;
 use crate::backend::Backend;
 use crate::error::Result;
 use kernels::probe::{FAMILY, WarpProbe};
@@ -89,14 +89,10 @@ impl FamilyDemo for WarpProbeDemo {
 
     fn prepare<'a>(&self, backend: &'a Backend, size: Size, _rng: u64, sets: usize) -> Result<Box<dyn Case + 'a>> {
         let problem = WarpProbe::new(size.0[0])?;
-        let poison = vec![POISON; problem.len() + GUARD_WORDS];
-        let outputs = (0..sets.max(1))
-            .map(|_| Buffer::upload(backend, &poison))
-            .collect::<Result<Vec<_>>>()?;
+        let outputs = Outputs::new(backend, problem.len(), GUARD_WORDS, POISON, sets)?;
         Ok(Box::new(WarpProbeCase {
             backend,
             problem,
-            poison,
             outputs,
         }))
     }
@@ -105,8 +101,7 @@ impl FamilyDemo for WarpProbeDemo {
 struct WarpProbeCase<'a> {
     backend: &'a Backend,
     problem: WarpProbe,
-    poison: Vec<u32>,
-    outputs: Vec<Buffer<u32>>,
+    outputs: Outputs<u32>,
 }
 
 impl Case for WarpProbeCase<'_> {
@@ -116,20 +111,17 @@ impl Case for WarpProbeCase<'_> {
             &FAMILY.kernels[kernel],
             source,
             &self.problem,
-            &mut self.outputs[set],
+            self.outputs.get_mut(set),
         )
     }
 
     fn poison(&mut self) -> Result<()> {
-        for out in &mut self.outputs {
-            out.write(self.backend, &self.poison)?;
-        }
-        Ok(())
+        self.outputs.poison(self.backend)
     }
 
     fn check(&self, set: usize) -> std::result::Result<String, String> {
         let len = self.problem.len();
-        let out = self.outputs[set].read(self.backend).map_err(|e| e.to_string())?;
+        let out = self.outputs.read(self.backend, set)?;
         let expected = kernels::reference::warp_probe(self.problem.threads());
         if let Some(i) = (0..len).find(|&i| out[i] != expected[i]) {
             let words = kernels::probe::WORDS_PER_THREAD as usize;
