@@ -2,7 +2,8 @@
 //! that the emulator and the GPU can be checked against the same expected values.
 
 use crate::device::{
-    WARP_SIZE, block_dim, block_idx, lane_id, shfl_down, shfl_idx, shfl_up, shfl_xor, sync_warp, thread_idx,
+    WARP_SIZE, block_dim, block_idx, global_store, lane_id, shfl_down, shfl_idx, shfl_up, shfl_xor, sync_warp,
+    thread_idx,
 };
 use crate::family::{Family, Problem};
 use crate::{Dim3, Kernel, SharedMemory, kernel};
@@ -71,7 +72,7 @@ kernel! {
         sync_warp();
         for (j, word) in words.into_iter().enumerate() {
             // SAFETY: the caller gives WORDS_PER_THREAD words per launched thread.
-            unsafe { *out.add((g * WORDS_PER_THREAD) as usize + j) = word };
+            unsafe { global_store(out.add((g * WORDS_PER_THREAD) as usize + j), word) };
         }
     }
 }

@@ -1,7 +1,7 @@
 //! The seed's shared-memory example: each thread stages `a[i] + b[i]` in shared memory, the block
 //! meets at a barrier, then each thread adds its left neighbour's staged value to its own.
 
-use crate::device::{SharedSlice, block_dim, block_idx, sync_threads, thread_idx};
+use crate::device::{SharedSlice, block_dim, block_idx, global_store, sync_threads, thread_idx};
 use crate::elementwise::Elementwise;
 use crate::{Dim3, Family, Kernel, SharedMemory, kernel, shared_memory};
 
@@ -34,7 +34,7 @@ kernel! {
             // SAFETY: t and t - 1 are below BLOCK.
             let value = unsafe { if t == 0 { sums.get_unchecked(0) } else { sums.get_unchecked(t) + sums.get_unchecked(t - 1) } };
             // SAFETY: i < n.
-            unsafe { *out.add(i as usize) = value };
+            unsafe { global_store(out.add(i as usize), value) };
         }
     }
 }

@@ -1,6 +1,6 @@
 //! `out[i] = a[i] + b[i]`: the memory-bound baseline, one element per thread.
 
-use crate::device::{block_dim, block_idx, thread_idx};
+use crate::device::{block_dim, block_idx, global_store, thread_idx};
 use crate::elementwise::Elementwise;
 use crate::{Dim3, Family, Kernel, SharedMemory, kernel};
 
@@ -14,7 +14,7 @@ kernel! {
         if i < n {
             let i = i as usize;
             // SAFETY: i < n, and the caller gives n elements behind each pointer.
-            unsafe { *out.add(i) = *a.add(i) + *b.add(i) };
+            unsafe { global_store(out.add(i), *a.add(i) + *b.add(i)) };
         }
     }
 }

@@ -1,8 +1,8 @@
 //! The device layer and the emulator: indices, warp operations, and misuse reported as errors.
 
 use kernels::device::{
-    DynamicShared, MatrixLayout, SharedMatrix, SharedSlice, block_dim, block_idx, grid_dim, lane_id, shfl_down,
-    shfl_up, sync_threads, sync_warp, thread_idx,
+    MatrixLayout, SharedMatrix, SharedSlice, block_dim, block_idx, grid_dim, lane_id, shfl_down, shfl_up, sync_threads,
+    sync_warp, thread_idx,
 };
 use kernels::emu::EmuError;
 use kernels::{Dim3, LaunchShape, kernel};
@@ -119,42 +119,6 @@ fn a_deadlock_between_warp_and_block_barriers_is_reported() {
 }
 
 kernel! {
-    unsafe fn index_past_a_shared_slice() {
-        let slice = DynamicShared::new().slice::<f32>(8);
-        slice.set(thread_idx().x, 1.0);
-    }
-}
-
-#[test]
-fn shared_memory_out_of_bounds_names_the_block_and_thread() {
-    // SAFETY: no pointers.
-    let result = unsafe { index_past_a_shared_slice.emulate(&launch(Dim3::x(1), Dim3::x(9), 64), ()) };
-    let (block, thread, message) = failure(result);
-    assert_eq!((block, thread), (Dim3::new(0, 0, 0), Dim3::new(8, 0, 0)));
-    assert!(
-        message.contains("out of bounds") && message.contains("index 8"),
-        "{message}"
-    );
-}
-
-kernel! {
-    /// Reads a shared word that no thread wrote.
-    unsafe fn read_unwritten_shared(out: *mut f32) {
-        let slice = DynamicShared::new().slice::<f32>(4);
-        // SAFETY: one output per thread.
-        unsafe { *out.add(thread_idx().x as usize) = slice.get(thread_idx().x) };
-    }
-}
-
-#[test]
-fn unwritten_shared_memory_reads_as_nan() {
-    let mut out = vec![0.0f32; 4];
-    // SAFETY: one output per thread.
-    unsafe { read_unwritten_shared.emulate(&launch(Dim3::x(1), Dim3::x(4), 16), (out.as_mut_ptr(),)) }.unwrap();
-    assert!(out.iter().all(|v| v.is_nan()), "{out:?}");
-}
-
-kernel! {
     unsafe fn panics_in_one_thread() {
         if block_idx().x == 1 && thread_idx().x == 3 {
             panic!("planted failure");
@@ -266,31 +230,6 @@ fn a_kernel_whose_locals_pass_local_memory_fails_the_launch_instead_of_the_proce
     let result = unsafe { locals_beyond_local_memory.emulate(&launch(Dim3::x(1), Dim3::x(4), 0), (out.as_mut_ptr(),)) };
     let (_, _, message) = failure(result);
     assert!(message.contains("512 KiB of local memory"), "{message}");
-}
-
-kernel! {
-    /// Reads one element past a slice with the unchecked accessor.
-    unsafe fn unchecked_read_past_a_slice(out: *mut f32) {
-        let slice = DynamicShared::new().slice::<f32>(4);
-        slice.set(thread_idx().x % 4, 2.0);
-        sync_threads();
-        // SAFETY: deliberately broken: index 4 of a slice of 4. The emulator must catch it.
-        let value = unsafe { slice.get_unchecked(thread_idx().x + 1) };
-        // SAFETY: one output per thread.
-        unsafe { *out.add(thread_idx().x as usize) = value };
-    }
-}
-
-#[test]
-fn unchecked_shared_access_is_still_checked_on_the_emulator() {
-    let mut out = vec![0.0f32; 4];
-    // SAFETY: one output per thread; the out-of-bounds read is in shared memory, which the
-    // emulator checks.
-    let result =
-        unsafe { unchecked_read_past_a_slice.emulate(&launch(Dim3::x(1), Dim3::x(4), 16), (out.as_mut_ptr(),)) };
-    let (_, thread, message) = failure(result);
-    assert_eq!(thread, Dim3::new(3, 0, 0));
-    assert!(message.contains("index 4") && message.contains("has 4"), "{message}");
 }
 
 kernels::shared_memory! {

@@ -60,8 +60,9 @@ pub static SHARED_MEM_ADD: ElementwiseDemo = ElementwiseDemo {
     reference: |a, b, i| kernels::reference::shared_mem_add_at(a, b, kernels::shared_mem_add::BLOCK as usize, i),
 };
 
-/// Lengths around the warp and the 256-thread block, a prime, and one spanning hundreds of blocks.
-const EDGE_LENGTHS: [usize; 10] = [1, 2, 31, 32, 33, 255, 256, 257, 1000, 100_003];
+/// Lengths around the warp and the 256-thread block, primes, and grids of hundreds and thousands
+/// of blocks.
+const EDGE_LENGTHS: [usize; 11] = [1, 2, 31, 32, 33, 255, 256, 257, 1000, 100_003, 1_000_003];
 
 impl FamilyDemo for ElementwiseDemo {
     fn family(&self) -> &'static dyn AnyFamily {
@@ -81,7 +82,7 @@ impl FamilyDemo for ElementwiseDemo {
     }
 
     fn emulator_cap(&self) -> Size {
-        Size([1 << 16, 1, 1])
+        Size([1 << 20, 1, 1])
     }
 
     fn edge_sizes(&self) -> Vec<Size> {

@@ -55,8 +55,8 @@ const FULL_CHECK_MAX_MACS: u64 = 1 << 28;
 const SAMPLES: usize = 4096;
 
 /// Single elements, one below, at and above the 32-wide tile, K = 1, long and thin in each
-/// dimension, and rectangular shapes.
-const EDGE_SHAPES: [[usize; 3]; 10] = [
+/// dimension, rectangular shapes, and a grid of 144 blocks with no side a multiple of any tile.
+const EDGE_SHAPES: [[usize; 3]; 11] = [
     [1, 1, 1],
     [31, 31, 31],
     [32, 32, 32],
@@ -67,6 +67,7 @@ const EDGE_SHAPES: [[usize; 3]; 10] = [
     [2, 3, 1000],
     [64, 96, 48],
     [17, 65, 130],
+    [509, 257, 131],
 ];
 
 impl FamilyDemo for MatmulDemo {
@@ -87,7 +88,7 @@ impl FamilyDemo for MatmulDemo {
     }
 
     fn emulator_cap(&self) -> Size {
-        Size([128, 128, 128])
+        Size([512, 512, 512])
     }
 
     fn edge_sizes(&self) -> Vec<Size> {

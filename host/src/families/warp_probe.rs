@@ -50,11 +50,11 @@ impl FamilyDemo for WarpProbeDemo {
     }
 
     fn emulator_cap(&self) -> Size {
-        Size([16, 1, 1])
+        Size([256, 1, 1])
     }
 
     fn edge_sizes(&self) -> Vec<Size> {
-        [1, 2, 3, 5].iter().map(|&b| Size([b, 1, 1])).collect()
+        [1, 2, 3, 5, 257].iter().map(|&b| Size([b, 1, 1])).collect()
     }
 
     fn large_sizes(&self) -> Vec<Size> {

@@ -19,7 +19,7 @@ use crate::emu::device as backend;
 pub use crate::launch::Dim3;
 pub use shared::{DynamicShared, MatrixLayout, SharedMatrix, SharedSlice, region};
 pub use unroll::unrolled;
-pub use word::{SharedBits, SharedWord, WarpWord};
+pub use word::{SharedWord, WarpWord};
 
 /// Threads per warp on every NVIDIA GPU so far.
 pub const WARP_SIZE: u32 = 32;
@@ -106,6 +106,19 @@ pub fn shfl_idx<T: WarpWord>(value: T, src_lane: u32) -> T {
 #[inline(always)]
 pub fn fma(a: f32, b: f32, c: f32) -> f32 {
     backend::fma(a, b, c)
+}
+
+/// Stores `value` at `ptr`, an element of global memory: on the GPU a plain store; on the emulator
+/// the store is also recorded, so that two threads of a launch storing to one element (what a
+/// reduction without atomics does) fail the launch with both threads and source lines.
+///
+/// # Safety
+/// `ptr` is valid for a write of `T`, as for `ptr.write(value)`.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub unsafe fn global_store<T: Copy>(ptr: *mut T, value: T) {
+    // SAFETY: forwarded from the caller.
+    unsafe { backend::global_store(ptr, value) }
 }
 
 /// Bytes of dynamic shared memory this launch gave each block.

@@ -114,6 +114,12 @@ pub unsafe fn shared_load<T: SharedWord>(ptr: *const T) -> T {
 }
 
 #[inline(always)]
+pub unsafe fn global_store<T: Copy>(ptr: *mut T, value: T) {
+    // SAFETY: the caller passes a pointer valid for the write.
+    unsafe { ptr.write(value) }
+}
+
+#[inline(always)]
 pub unsafe fn shared_store<T: SharedWord>(ptr: *mut T, value: T) {
     // SAFETY: as in `shared_load`.
     unsafe { ptr.write(value) }

@@ -20,8 +20,8 @@
 //!
 //! Accesses by different threads are ordered by [`sync_threads`](super::sync_threads), as in CUDA.
 //! A race (two threads touching one word between barriers, one of them writing) gives unspecified
-//! values on the GPU; on the emulator each access is a relaxed atomic, so it gives wrong numbers,
-//! never undefined behaviour of the emulator itself.
+//! values on the GPU; the emulator reports it, and a read of a word no thread of the block has
+//! written, with the element and both source lines.
 
 use super::word::SharedWord;
 use core::marker::PhantomData;
@@ -96,19 +96,33 @@ impl DynamicShared {
     #[inline(always)]
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub fn slice<T: SharedWord>(&mut self, len: u32) -> SharedSlice<T> {
-        SharedSlice {
-            ptr: self.carve::<T>(len),
-            len,
-            _t: PhantomData,
-        }
+        self.named_slice("slice", len)
     }
 
     /// The next matrix laid out as `layout` says.
     #[inline(always)]
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub fn matrix<T: SharedWord>(&mut self, layout: MatrixLayout) -> SharedMatrix<T> {
+        self.named_matrix("matrix", layout)
+    }
+
+    /// [`DynamicShared::slice`], named `name` in the emulator's reports.
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    pub fn named_slice<T: SharedWord>(&mut self, name: &'static str, len: u32) -> SharedSlice<T> {
+        SharedSlice {
+            ptr: self.carve::<T>(name, len, None),
+            len,
+            _t: PhantomData,
+        }
+    }
+
+    /// [`DynamicShared::matrix`], named `name` in the emulator's reports.
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    pub fn named_matrix<T: SharedWord>(&mut self, name: &'static str, layout: MatrixLayout) -> SharedMatrix<T> {
         SharedMatrix {
-            ptr: self.carve::<T>(layout.elements()),
+            ptr: self.carve::<T>(name, layout.elements(), Some((layout.cols, layout.pitch))),
             layout,
             _t: PhantomData,
         }
@@ -116,12 +130,18 @@ impl DynamicShared {
 
     #[inline(always)]
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-    fn carve<T>(&mut self, len: u32) -> *mut T {
+    fn carve<T>(&mut self, name: &'static str, len: u32, matrix: Option<(u32, u32)>) -> *mut T {
         let (start, end) = region::<T>(self.offset, len);
         // Emulator only: see the module documentation.
-        if cfg!(not(target_arch = "nvptx64")) && end > self.limit {
-            super::backend::shared_overflow(end as u64, self.limit);
+        #[cfg(not(target_arch = "nvptx64"))]
+        {
+            if end > self.limit {
+                super::backend::shared_overflow(end as u64, self.limit);
+            }
+            super::backend::shared_carved(name, (start, end), core::mem::size_of::<T>() as u32, matrix);
         }
+        #[cfg(target_arch = "nvptx64")]
+        let _ = (name, matrix);
         self.offset = end;
         // SAFETY: start..end lies inside the block's dynamic shared memory: checked above on the
         // emulator; on the GPU, the launch gives the BYTES computed from this same layout.
@@ -179,7 +199,7 @@ macro_rules! shared_memory {
             pub fn carve() -> Self {
                 let mut shared = $crate::device::DynamicShared::new();
                 $name {
-                    $($field: <$view>::carve_from(&mut shared, $shape)),+
+                    $($field: <$view>::carve_from(&mut shared, ::core::stringify!($field), $shape)),+
                 }
             }
         }
@@ -200,11 +220,11 @@ impl<T: SharedWord> SharedSlice<T> {
         region::<T>(offset, len).1
     }
 
-    /// The next `len` elements of `shared` (for `shared_memory!`).
+    /// The next `len` elements of `shared`, named `name` (for `shared_memory!`).
     #[inline(always)]
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-    pub fn carve_from(shared: &mut DynamicShared, len: u32) -> Self {
-        shared.slice(len)
+    pub fn carve_from(shared: &mut DynamicShared, name: &'static str, len: u32) -> Self {
+        shared.named_slice(name, len)
     }
 
     pub fn len(&self) -> u32 {
@@ -269,11 +289,11 @@ impl<T: SharedWord> SharedMatrix<T> {
         region::<T>(offset, layout.elements()).1
     }
 
-    /// The next matrix of `shared` (for `shared_memory!`).
+    /// The next matrix of `shared`, named `name` (for `shared_memory!`).
     #[inline(always)]
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-    pub fn carve_from(shared: &mut DynamicShared, layout: MatrixLayout) -> Self {
-        shared.matrix(layout)
+    pub fn carve_from(shared: &mut DynamicShared, name: &'static str, layout: MatrixLayout) -> Self {
+        shared.named_matrix(name, layout)
     }
 
     pub fn layout(&self) -> MatrixLayout {

@@ -1,100 +1,185 @@
-//! One block's shared state on the emulator: shared memory, the block barrier, the warp barriers
-//! and the bookkeeping that turns a would-be hang into an error.
+//! One block on the emulator: its threads as coroutines on one OS thread, its shared memory and
+//! shadow, its barriers and warps, and the bookkeeping that turns a would-be hang or a silent race
+//! into an error.
+//!
+//! The scheduler resumes every runnable thread in order (thread 0, 1, …); each runs until it reaches
+//! a barrier, a warp-level call or the end of the kernel, then yields. When no thread can run:
+//! a warp whose lanes all wait at one warp-level call goes on; else, if every thread that has not
+//! returned waits at one `sync_threads` (the same call site, the same count of barriers, and in the
+//! launch's first block the same call path), the block goes on; else the block is stuck, and the
+//! launch fails with what each thread waits for.
 
+use super::context::{Current, set_current, stack_address, take_panic_message};
+use super::shadow::{self, Kind, Ordering, SharedMemory, Site, View};
+use super::stack::{Stacks, ThreadStack};
 use crate::device::WARP_SIZE;
 use crate::launch::{Dim3, LaunchShape};
+use corosensei::{Coroutine, CoroutineResult};
+use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
-use std::panic::Location;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
-use std::sync::{Condvar, Mutex, MutexGuard};
+use std::panic::{self, AssertUnwindSafe};
+
+/// What a suspended thread waits for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Wait {
+    /// `sync_threads`.
+    Barrier,
+    /// `sync_warp`, or the exchange of a shuffle.
+    Warp,
+}
+
+/// What the scheduler tells a thread it resumes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Resume {
+    Go,
+    /// Another thread failed: unwind out of the kernel.
+    Abort,
+}
 
 /// Unwinding payload for threads stopped because another thread of the launch failed.
 pub(crate) struct Abort;
 
-/// The first thing that went wrong in a launch.
+/// How a thread's coroutine ended.
+enum Outcome {
+    Returned,
+    Aborted,
+    Panicked(String),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Status {
+    Runnable,
+    Waiting(Wait),
+    Returned,
+}
+
+/// One thread's scheduling state.
+struct Thread {
+    status: Status,
+    /// Where it waits.
+    site: Option<Site>,
+    /// Block barriers it has reached, this one included: threads at one barrier agree.
+    barriers: u64,
+    /// Return addresses at its barrier, in the launch's first block only.
+    path: Vec<usize>,
+}
+
+struct Warp {
+    /// Lanes waiting at a warp-level call, and lanes that have returned.
+    waiting: u32,
+    returned: u32,
+    /// Bumped at each warp-level sync: orders the lanes' accesses around it.
+    epoch: u32,
+    /// What each lane offers to the shuffle in progress.
+    offered: [u32; WARP_SIZE as usize],
+    /// What the lanes offered to the last shuffle, read after it.
+    exchanged: [u32; WARP_SIZE as usize],
+}
+
+/// The block's mutable state, borrowed by the device layer while a thread runs and by the
+/// scheduler between threads (one OS thread: the borrows never overlap).
+struct State {
+    threads: Vec<Thread>,
+    /// Threads waiting at a block barrier, and threads that have returned.
+    at_barrier: u32,
+    returned: u32,
+    warps: Vec<Warp>,
+    warp_epochs: Vec<u32>,
+    shared: SharedMemory,
+    /// Bumped at each block barrier.
+    block_epoch: u32,
+    /// The first thing that went wrong: thread and message.
+    failure: Option<(u32, String)>,
+}
+
+/// A failed block: which thread, and what happened.
 pub(crate) struct Failure {
     pub block: Dim3,
     pub thread: Dim3,
     pub message: String,
 }
 
-type Site = &'static Location<'static>;
+/// Frames of a call path compared at barriers; deeper frames are the emulator's own.
+const PATH_FRAMES: usize = 24;
 
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Status {
-    Running,
-    AtBarrier(Site),
-    AtWarpSync(Site),
-    Returned,
-}
+/// Barriers of the launch's first block at which call paths are compared: a trace costs about a
+/// microsecond per thread, twenty times the barrier itself, and a barrier reached through one
+/// helper from two branches shows at its first pass.
+const TRACED_BARRIERS: u64 = 16;
 
-struct SyncState {
-    status: Vec<Status>,
-    running: u32,
-    at_barrier: u32,
-    returned: u32,
-    /// Bumped when the block barrier opens or the block completes.
-    block_generation: u64,
-    warp_waiting: Vec<u32>,
-    warp_returned: Vec<u32>,
-    warp_generation: Vec<u64>,
-    failure: Option<Failure>,
-}
+type Thread_ = Coroutine<Resume, Wait, Outcome, ThreadStack>;
 
-pub(crate) struct Block {
-    block_dim: Dim3,
+/// A worker's block: the same object runs block after block of a launch.
+pub(crate) struct BlockRun {
+    /// The launch's record of global stores; outlives the run.
+    global_writes: *const super::global::GlobalWrites,
+    shape: LaunchShape,
     threads: u32,
-    shared: Box<[AtomicU64]>,
-    shared_bytes: u32,
-    warp_slots: Box<[AtomicU32]>,
-    sync: Mutex<SyncState>,
-    block_ready: Condvar,
-    warp_ready: Box<[Condvar]>,
+    /// What the device layer answers for each thread.
+    currents: Vec<Current>,
+    /// Whether to compare call paths at barriers (the launch's first block).
+    trace_paths: Cell<bool>,
+    state: RefCell<State>,
 }
 
-/// Shared memory starts each block as all-ones bytes (NaN as f32 or f64): a read of a word no
-/// thread wrote shows up in the results instead of passing as zero.
-const SHARED_POISON: u64 = u64::MAX;
-
-impl Block {
-    pub fn new(shape: &LaunchShape) -> Block {
+impl BlockRun {
+    /// A block runner for `shape`, boxed so that the threads' `Current`s can point at it.
+    pub fn new(shape: &LaunchShape, global_writes: &super::global::GlobalWrites) -> Box<BlockRun> {
         let threads = shape.block.volume() as u32;
         let warps = threads.div_ceil(WARP_SIZE) as usize;
-        let words = (shape.shared_bytes as usize).div_ceil(8);
-        Block {
-            block_dim: shape.block,
+        let mut run = Box::new(BlockRun {
+            global_writes,
+            shape: *shape,
             threads,
-            shared: (0..words).map(|_| AtomicU64::new(SHARED_POISON)).collect(),
-            shared_bytes: shape.shared_bytes,
-            warp_slots: (0..warps * WARP_SIZE as usize).map(|_| AtomicU32::new(0)).collect(),
-            sync: Mutex::new(SyncState {
-                status: vec![Status::Running; threads as usize],
-                running: threads,
+            currents: Vec::with_capacity(threads as usize),
+            trace_paths: Cell::new(false),
+            state: RefCell::new(State {
+                threads: (0..threads)
+                    .map(|_| Thread {
+                        status: Status::Runnable,
+                        site: None,
+                        barriers: 0,
+                        path: Vec::new(),
+                    })
+                    .collect(),
                 at_barrier: 0,
                 returned: 0,
-                block_generation: 0,
-                warp_waiting: vec![0; warps],
-                warp_returned: vec![0; warps],
-                warp_generation: vec![0; warps],
+                warps: (0..warps)
+                    .map(|_| Warp {
+                        waiting: 0,
+                        returned: 0,
+                        epoch: 0,
+                        offered: [0; WARP_SIZE as usize],
+                        exchanged: [0; WARP_SIZE as usize],
+                    })
+                    .collect(),
+                warp_epochs: vec![0; warps],
+                shared: SharedMemory::new(),
+                block_epoch: 0,
                 failure: None,
             }),
-            block_ready: Condvar::new(),
-            warp_ready: (0..warps).map(|_| Condvar::new()).collect(),
+        });
+        let block: *const BlockRun = &*run;
+        for tid in 0..threads {
+            run.currents.push(Current {
+                tid,
+                thread_idx: shadow::thread(tid, shape.block),
+                block_idx: Cell::new(Dim3::new(0, 0, 0)),
+                block_dim: shape.block,
+                grid_dim: shape.grid,
+                block,
+                yielder: Cell::new(std::ptr::null()),
+                stack_base: Cell::new(0),
+            });
         }
+        run
     }
 
-    pub fn shared_base(&self) -> *mut u8 {
-        // Atomics have interior mutability: writing through this pointer (atomically) is allowed.
-        self.shared.as_ptr().cast::<u8>().cast_mut()
-    }
-
-    pub fn shared_bytes(&self) -> u32 {
-        self.shared_bytes
-    }
-
-    /// The exchange slot of lane `lane` of warp `warp`.
-    pub fn warp_slot(&self, warp: u32, lane: u32) -> &AtomicU32 {
-        &self.warp_slots[(warp * WARP_SIZE + lane) as usize]
+    /// The launch's record of global stores.
+    pub fn global_writes(&self) -> Option<&super::global::GlobalWrites> {
+        // SAFETY: owned by the launch, which joins every worker (and so drops every BlockRun)
+        // before it returns.
+        unsafe { self.global_writes.as_ref() }
     }
 
     /// Threads in warp `warp`: 32, or fewer in the last warp of a block that is not a multiple of 32.
@@ -102,256 +187,440 @@ impl Block {
         (self.threads - warp * WARP_SIZE).min(WARP_SIZE)
     }
 
-    /// `__syncthreads()`: returns when every thread of the block has arrived at `site`.
-    pub fn barrier(&self, tid: u32, block_idx: Dim3, site: Site) -> Result<(), Abort> {
-        let mut s = self.lock()?;
-        s.set(tid, Status::AtBarrier(site));
-        s.at_barrier += 1;
-        if s.at_barrier == self.threads {
-            let sites = s.sites(|st| matches!(st, Status::AtBarrier(_)), 0..self.threads);
-            if sites.len() > 1 {
-                let message = format!(
-                    "threads of one block wait at different sync_threads calls ({}): a barrier must be reached by all threads at the same place",
-                    describe_sites(&sites)
-                );
-                return Err(self.fail_locked(s, tid, block_idx, message));
-            }
-            s.status.fill(Status::Running);
-            s.running = self.threads;
-            s.at_barrier = 0;
-            s.block_generation += 1;
-            self.block_ready.notify_all();
-            return Ok(());
+    /// Runs block `block_idx` with `body` as every thread's kernel, taking stacks from `stacks` and
+    /// giving them back.
+    pub fn run(
+        &self,
+        block_idx: Dim3,
+        trace_paths: bool,
+        body: &'static (dyn Fn() + Sync),
+        stacks: &mut Stacks,
+    ) -> Result<(), Failure> {
+        for current in &self.currents {
+            current.block_idx.set(block_idx);
         }
-        if s.at_barrier + s.returned == self.threads {
-            let message = format!(
-                "sync_threads at {} was reached by {} threads, but {} threads of the block had already returned from the kernel (first: thread {}): every thread must reach each barrier",
-                fmt_site(site),
-                s.at_barrier,
-                s.returned,
-                self.first_returned(&s),
-            );
-            return Err(self.fail_locked(s, tid, block_idx, message));
+        self.trace_paths.set(trace_paths);
+        self.reset();
+        let mut threads = Vec::with_capacity(self.threads as usize);
+        for current in &self.currents {
+            let stack = stacks.get().map_err(|e| Failure {
+                block: block_idx,
+                thread: current.thread_idx,
+                message: format!("the emulator cannot allocate a thread's stack: {e}"),
+            })?;
+            let current: *const Current = current;
+            threads.push(Coroutine::with_stack(stack, move |yielder, first: Resume| {
+                // SAFETY: the `Current` lives in this BlockRun, which outlives the coroutine.
+                let current = unsafe { &*current };
+                current.yielder.set(yielder);
+                current.stack_base.set(stack_address());
+                if first == Resume::Abort {
+                    return Outcome::Aborted;
+                }
+                match panic::catch_unwind(AssertUnwindSafe(body)) {
+                    Ok(()) => Outcome::Returned,
+                    Err(payload) if payload.is::<Abort>() => Outcome::Aborted,
+                    Err(payload) => Outcome::Panicked(take_panic_message(payload.as_ref())),
+                }
+            }));
         }
-        if s.running == 0 {
-            return Err(self.deadlock(s, tid, block_idx));
+        let result = self.schedule(&mut threads);
+        if result.is_err() {
+            self.abort(&mut threads);
         }
-        let generation = s.block_generation;
-        self.wait_block(s, generation)
+        for thread in threads {
+            // Every coroutine has finished (or never started): its stack is free again.
+            stacks.put(thread.into_stack());
+        }
+        result.map_err(|(tid, message)| Failure {
+            block: block_idx,
+            thread: self.currents[tid as usize].thread_idx,
+            message,
+        })
     }
 
-    /// `__syncwarp()`, and the two steps of every shuffle: returns when every lane of the calling
-    /// thread's warp has arrived at `site`.
-    pub fn warp_barrier(&self, tid: u32, block_idx: Dim3, site: Site) -> Result<(), Abort> {
-        let warp = tid / WARP_SIZE;
-        let lanes = self.warp_len(warp);
-        let w = warp as usize;
-        let mut s = self.lock()?;
-        s.set(tid, Status::AtWarpSync(site));
-        s.warp_waiting[w] += 1;
-        if s.warp_waiting[w] == lanes {
-            let range = warp * WARP_SIZE..warp * WARP_SIZE + lanes;
-            let sites = s.sites(|st| matches!(st, Status::AtWarpSync(_)), range.clone());
-            if sites.len() > 1 {
-                let message = format!(
-                    "lanes of warp {warp} wait at different warp-level calls ({}): shuffles and sync_warp must be reached by all 32 lanes together",
-                    describe_sites(&sites)
-                );
-                return Err(self.fail_locked(s, tid, block_idx, message));
-            }
-            for t in range {
-                s.status[t as usize] = Status::Running;
-            }
-            s.running += lanes;
-            s.warp_waiting[w] = 0;
-            s.warp_generation[w] += 1;
-            self.warp_ready[w].notify_all();
-            return Ok(());
+    fn reset(&self) {
+        let mut s = self.state.borrow_mut();
+        for thread in &mut s.threads {
+            thread.status = Status::Runnable;
+            thread.site = None;
+            thread.barriers = 0;
+            thread.path.clear();
         }
-        if s.warp_waiting[w] + s.warp_returned[w] == lanes {
-            let message = format!(
-                "the warp-level call at {} was reached by {} lanes of warp {warp}, but {} lanes had returned from the kernel: shuffles and sync_warp need every lane",
-                fmt_site(site),
-                s.warp_waiting[w],
-                s.warp_returned[w],
-            );
-            return Err(self.fail_locked(s, tid, block_idx, message));
+        s.at_barrier = 0;
+        s.returned = 0;
+        for warp in &mut s.warps {
+            warp.waiting = 0;
+            warp.returned = 0;
+            warp.epoch = 0;
         }
-        if s.running == 0 {
-            return Err(self.deadlock(s, tid, block_idx));
-        }
-        let generation = s.warp_generation[w];
+        s.warp_epochs.fill(0);
+        s.block_epoch = 0;
+        s.failure = None;
+        s.shared.reset(self.shape.shared_bytes);
+    }
+
+    /// Resumes threads until all have returned, or one failed.
+    fn schedule(&self, threads: &mut [Thread_]) -> Result<(), (u32, String)> {
         loop {
-            s = self.warp_ready[w].wait(s).unwrap_or_else(|e| e.into_inner());
-            if s.failure.is_some() {
-                return Err(Abort);
+            for tid in 0..self.threads {
+                if self.state.borrow().threads[tid as usize].status != Status::Runnable {
+                    continue;
+                }
+                if let Some(failure) = self.resume(threads, tid, Resume::Go) {
+                    return Err(failure);
+                }
             }
-            if s.warp_generation[w] != generation {
+            if self.release()? {
                 return Ok(());
             }
         }
     }
 
-    /// The thread has returned from the kernel body; waits until the whole block has, so that the
-    /// next block starts on fresh shared memory.
-    pub fn exit(&self, tid: u32, block_idx: Dim3) -> Result<(), Abort> {
-        let warp = tid / WARP_SIZE;
-        let w = warp as usize;
-        let mut s = self.lock()?;
-        s.set(tid, Status::Returned);
-        s.returned += 1;
-        s.warp_returned[w] += 1;
+    /// Resumes thread `tid` until it waits or ends, and records which; the launch's failure, once
+    /// there is one.
+    fn resume(&self, threads: &mut [Thread_], tid: u32, how: Resume) -> Option<(u32, String)> {
+        set_current(&self.currents[tid as usize]);
+        let result = threads[tid as usize].resume(how);
+        set_current(std::ptr::null());
+        let mut s = self.state.borrow_mut();
+        let s = &mut *s;
+        let warp = &mut s.warps[(tid / WARP_SIZE) as usize];
+        s.threads[tid as usize].status = match result {
+            CoroutineResult::Yield(Wait::Barrier) => {
+                s.at_barrier += 1;
+                Status::Waiting(Wait::Barrier)
+            }
+            CoroutineResult::Yield(Wait::Warp) => {
+                warp.waiting += 1;
+                Status::Waiting(Wait::Warp)
+            }
+            CoroutineResult::Return(outcome) => {
+                warp.returned += 1;
+                s.returned += 1;
+                if let Outcome::Panicked(message) = outcome {
+                    s.failure.get_or_insert((tid, message));
+                }
+                Status::Returned
+            }
+        };
+        s.failure.take()
+    }
+
+    /// Ends every thread that has not ended: a waiting one unwinds out of the kernel, one that never
+    /// started returns at once. Then every stack can be reused.
+    fn abort(&self, threads: &mut [Thread_]) {
+        for tid in 0..self.threads {
+            if !threads[tid as usize].done() {
+                // The launch has failed already: a second failure while unwinding adds nothing.
+                let _ = self.resume(threads, tid, Resume::Abort);
+            }
+        }
+    }
+
+    /// With no thread runnable: lets a warp or the block go on (`Ok(false)`), reports that every
+    /// thread has returned (`Ok(true)`), or says why the block is stuck. Works from the running
+    /// counts, so a barrier costs a pass over the warps, not over the threads, until it opens.
+    fn release(&self) -> Result<bool, (u32, String)> {
+        let mut s = self.state.borrow_mut();
         if s.returned == self.threads {
-            for word in self.shared.iter() {
-                word.store(SHARED_POISON, Ordering::Relaxed);
+            return Ok(true);
+        }
+        let mut released = false;
+        for warp in 0..self.threads.div_ceil(WARP_SIZE) {
+            let w = warp as usize;
+            let (waiting, returned) = (s.warps[w].waiting, s.warps[w].returned);
+            if waiting == 0 {
+                continue;
             }
-            s.status.fill(Status::Running);
-            s.running = self.threads;
-            s.returned = 0;
-            s.warp_returned.fill(0);
-            s.block_generation += 1;
-            self.block_ready.notify_all();
-            return Ok(());
-        }
-        if s.at_barrier > 0 && s.at_barrier + s.returned == self.threads {
-            let site = s
-                .sites(|st| matches!(st, Status::AtBarrier(_)), 0..self.threads)
-                .into_keys()
-                .next()
-                .unwrap_or_else(|| Location::caller());
-            let message = format!(
-                "thread {} returned from the kernel while {} threads wait at sync_threads at {}: every thread must reach each barrier",
-                self.thread_idx(tid),
-                s.at_barrier,
-                fmt_site(site)
-            );
-            return Err(self.fail_locked(s, tid, block_idx, message));
-        }
-        let lanes = self.warp_len(warp);
-        if s.warp_waiting[w] > 0 && s.warp_waiting[w] + s.warp_returned[w] == lanes {
-            let message = format!(
-                "thread {} returned from the kernel while {} lanes of its warp wait at a shuffle or sync_warp: they need every lane",
-                self.thread_idx(tid),
-                s.warp_waiting[w]
-            );
-            return Err(self.fail_locked(s, tid, block_idx, message));
-        }
-        if s.running == 0 {
-            return Err(self.deadlock(s, tid, block_idx));
-        }
-        let generation = s.block_generation;
-        self.wait_block(s, generation)
-    }
-
-    /// Records a failure of thread `tid` and wakes every waiting thread so that the launch ends.
-    pub fn fail(&self, tid: u32, message: String) {
-        if let Ok(s) = self.lock() {
-            let _ = self.fail_locked(s, tid, Dim3::new(0, 0, 0), message);
-        }
-    }
-
-    /// As [`Block::fail`], for a thread that knows its block.
-    pub fn fail_at(&self, tid: u32, block_idx: Dim3, thread_idx: Dim3, message: String) {
-        debug_assert_eq!(thread_idx, self.thread_idx(tid));
-        if let Ok(s) = self.lock() {
-            let _ = self.fail_locked(s, tid, block_idx, message);
-        }
-    }
-
-    pub fn failure(&self) -> Option<Failure> {
-        self.sync.lock().unwrap_or_else(|e| e.into_inner()).failure.take()
-    }
-
-    fn lock(&self) -> Result<MutexGuard<'_, SyncState>, Abort> {
-        let s = self.sync.lock().unwrap_or_else(|e| e.into_inner());
-        if s.failure.is_some() { Err(Abort) } else { Ok(s) }
-    }
-
-    fn wait_block(&self, mut s: MutexGuard<'_, SyncState>, generation: u64) -> Result<(), Abort> {
-        loop {
-            s = self.block_ready.wait(s).unwrap_or_else(|e| e.into_inner());
-            if s.failure.is_some() {
-                return Err(Abort);
+            let lanes = warp * WARP_SIZE..warp * WARP_SIZE + self.warp_len(warp);
+            let first = lanes.start
+                + s.threads[lanes.start as usize..lanes.end as usize]
+                    .iter()
+                    .position(|t| t.status == Status::Waiting(Wait::Warp))
+                    .unwrap_or(0) as u32;
+            if waiting + returned == lanes.len() as u32 && returned > 0 {
+                return Err((
+                    first,
+                    format!(
+                        "the warp-level call at {} was reached by {waiting} lanes of warp {warp}, but {returned} lanes had returned from the kernel: shuffles and sync_warp need every lane",
+                        site_of(&s, first)
+                    ),
+                ));
             }
-            if s.block_generation != generation {
-                return Ok(());
+            if waiting < lanes.len() as u32 {
+                continue;
+            }
+            if !same_site(&s, lanes.clone()) {
+                return Err((
+                    first,
+                    format!(
+                        "lanes of warp {warp} wait at different warp-level calls ({}): shuffles and sync_warp must be reached by all 32 lanes together",
+                        describe(&sites(&s, lanes))
+                    ),
+                ));
+            }
+            let State {
+                warps,
+                warp_epochs,
+                threads,
+                ..
+            } = &mut *s;
+            let warp_state = &mut warps[w];
+            warp_state.exchanged = warp_state.offered;
+            warp_state.epoch += 1;
+            warp_state.waiting = 0;
+            warp_epochs[w] = warp_state.epoch;
+            for thread in &mut threads[lanes.start as usize..lanes.end as usize] {
+                thread.status = Status::Runnable;
+            }
+            released = true;
+        }
+        if released {
+            return Ok(false);
+        }
+        let first = s
+            .threads
+            .iter()
+            .position(|t| t.status == Status::Waiting(Wait::Barrier))
+            .unwrap_or(0) as u32;
+        if s.at_barrier + s.returned < self.threads {
+            return Err((first, deadlock(&s)));
+        }
+        if s.returned > 0 {
+            let gone = s.threads.iter().position(|t| t.status == Status::Returned).unwrap_or(0) as u32;
+            return Err((
+                first,
+                format!(
+                    "sync_threads at {} was reached by {} threads, but {} threads of the block had already returned from the kernel (first: thread {}): every thread must reach each barrier",
+                    site_of(&s, first),
+                    s.at_barrier,
+                    s.returned,
+                    shadow::thread(gone, self.shape.block)
+                ),
+            ));
+        }
+        self.check_barrier(&s)?;
+        s.block_epoch += 1;
+        s.at_barrier = 0;
+        for thread in &mut s.threads {
+            thread.status = Status::Runnable;
+        }
+        Ok(false)
+    }
+
+    /// Every thread waits at the same barrier: the same call site, the same count, the same path.
+    fn check_barrier(&self, s: &State) -> Result<(), (u32, String)> {
+        if !same_site(s, 0..self.threads) {
+            return Err((
+                0,
+                format!(
+                    "threads of one block wait at different sync_threads calls ({}): a barrier must be reached by all threads at the same place",
+                    describe(&sites(s, 0..self.threads))
+                ),
+            ));
+        }
+        let first = &s.threads[0];
+        if let Some(t) = (1..self.threads).find(|&t| s.threads[t as usize].barriers != first.barriers) {
+            return Err((
+                t,
+                format!(
+                    "threads wait at sync_threads at {} on different passes: thread {} at its barrier number {}, thread {} at number {}; every thread must reach each barrier the same number of times",
+                    site_of(s, 0),
+                    shadow::thread(0, self.shape.block),
+                    first.barriers,
+                    shadow::thread(t, self.shape.block),
+                    s.threads[t as usize].barriers
+                ),
+            ));
+        }
+        if self.trace_paths.get() && first.barriers <= TRACED_BARRIERS {
+            // Equal return addresses are one path. Different ones may still be one path in the
+            // source: the optimiser can copy a call into both arms of an earlier branch. So where
+            // the addresses differ, the source lines decide (in builds without line tables, they
+            // cannot, and the check passes).
+            for t in 1..self.threads {
+                let path = &s.threads[t as usize].path;
+                if *path == first.path {
+                    continue;
+                }
+                if let Some((mine, theirs)) = first_difference(&first.path, path) {
+                    return Err((
+                        t,
+                        format!(
+                            "threads reach sync_threads at {} through different calls: thread {} through {mine}, thread {} through {theirs}; a barrier in a function called from both sides of a branch is two barriers on the GPU",
+                            site_of(s, 0),
+                            shadow::thread(0, self.shape.block),
+                            shadow::thread(t, self.shape.block),
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Thread `tid` has reached a barrier or warp-level call at `site`; for a barrier in the
+    /// launch's first block, `stack_base` bounds the call path recorded (the frames on the
+    /// thread's own stack).
+    pub fn arrive(&self, tid: u32, wait: Wait, site: Site, stack_base: usize) {
+        let mut s = self.state.borrow_mut();
+        let thread = &mut s.threads[tid as usize];
+        thread.site = Some(site);
+        if wait == Wait::Barrier {
+            thread.barriers += 1;
+            if self.trace_paths.get() && thread.barriers <= TRACED_BARRIERS {
+                thread.path.clear();
+                let path = &mut thread.path;
+                // SAFETY: the trace is taken on this thread's own stack, with no other unwinder
+                // running on this OS thread (the worker runs one coroutine at a time).
+                unsafe {
+                    backtrace::trace_unsynchronized(|frame| {
+                        // Frames above the coroutine's entry are the scheduler's, the same for all.
+                        if frame.sp() as usize >= stack_base {
+                            return false;
+                        }
+                        path.push(frame.ip() as usize);
+                        path.len() < PATH_FRAMES
+                    })
+                };
             }
         }
     }
 
-    fn fail_locked(&self, mut s: MutexGuard<'_, SyncState>, tid: u32, block: Dim3, message: String) -> Abort {
-        if s.failure.is_none() {
-            s.failure = Some(Failure {
-                block,
-                thread: self.thread_idx(tid),
-                message,
-            });
-        }
-        drop(s);
-        self.block_ready.notify_all();
-        for ready in self.warp_ready.iter() {
-            ready.notify_all();
-        }
-        Abort
+    /// Thread `tid` offers `bits` to its warp's shuffle.
+    pub fn offer(&self, tid: u32, bits: u32) {
+        let mut s = self.state.borrow_mut();
+        s.warps[(tid / WARP_SIZE) as usize].offered[(tid % WARP_SIZE) as usize] = bits;
     }
 
-    fn deadlock(&self, s: MutexGuard<'_, SyncState>, tid: u32, block_idx: Dim3) -> Abort {
-        let mut waits: BTreeMap<String, u32> = BTreeMap::new();
-        for status in &s.status {
-            let what = match status {
-                Status::Running => continue,
-                Status::AtBarrier(site) => format!("sync_threads at {}", fmt_site(site)),
-                Status::AtWarpSync(site) => format!("a warp-level call at {}", fmt_site(site)),
-                Status::Returned => "returned from the kernel".to_string(),
-            };
-            *waits.entry(what).or_default() += 1;
-        }
-        let waits: Vec<String> = waits.iter().map(|(what, n)| format!("{n} threads {what}")).collect();
-        let message = format!("deadlock: no thread can go on ({})", waits.join("; "));
-        self.fail_locked(s, tid, block_idx, message)
+    /// What lane `lane` of thread `tid`'s warp offered to the shuffle just completed.
+    pub fn exchanged(&self, tid: u32, lane: u32) -> u32 {
+        self.state.borrow().warps[(tid / WARP_SIZE) as usize].exchanged[lane as usize]
     }
 
-    fn first_returned(&self, s: &SyncState) -> Dim3 {
-        let tid = s.status.iter().position(|st| *st == Status::Returned).unwrap_or(0);
-        self.thread_idx(tid as u32)
+    pub fn shared_base(&self) -> *mut u8 {
+        self.state.borrow().shared.base()
     }
 
-    fn thread_idx(&self, tid: u32) -> Dim3 {
-        let (x, y) = (self.block_dim.x, self.block_dim.y);
-        Dim3::new(tid % x, tid / x % y, tid / (x * y))
+    pub fn shared_bytes(&self) -> u32 {
+        self.shape.shared_bytes
+    }
+
+    pub fn carved(&self, view: View) {
+        self.state.borrow_mut().shared.carved(view);
+    }
+
+    /// Checks and records thread `tid`'s access to `size` bytes at shared address `address`; the
+    /// report of a race, an uninitialised read or an access outside shared memory.
+    pub fn shared_access(&self, address: usize, size: u32, kind: Kind, tid: u32, site: Site) -> Result<(), String> {
+        let mut s = self.state.borrow_mut();
+        let offset = address.wrapping_sub(s.shared.base() as usize);
+        let Ok(offset) = u32::try_from(offset) else {
+            return Err(format!("address {address:#x} is not in the block's shared memory"));
+        };
+        let State {
+            shared,
+            warp_epochs,
+            block_epoch,
+            ..
+        } = &mut *s;
+        let order = Ordering {
+            block_epoch: *block_epoch,
+            warp_epochs,
+            block_dim: self.shape.block,
+        };
+        shared.access((offset, size), kind, tid, site, &order)
     }
 }
 
-impl SyncState {
-    fn set(&mut self, tid: u32, status: Status) {
-        let slot = &mut self.status[tid as usize];
-        debug_assert!(*slot == Status::Running, "a thread can wait at one place at a time");
-        *slot = status;
-        self.running -= 1;
-    }
+/// Whether the threads in `range` wait at one call site (checked without building the map).
+fn same_site(s: &State, range: std::ops::Range<u32>) -> bool {
+    let threads = &s.threads[range.start as usize..range.end as usize];
+    let first = threads[0].site;
+    // Call sites are static: one site is one address, and comparing addresses spares comparing
+    // file names.
+    let same = |a: Option<Site>, b: Option<Site>| match (a, b) {
+        (Some(a), Some(b)) => std::ptr::eq(a, b) || a == b,
+        (a, b) => a == b,
+    };
+    threads.iter().all(|t| same(t.site, first))
+}
 
-    /// Threads in `range` whose status `is_wait` accepts, counted by the call site they wait at.
-    fn sites(&self, is_wait: impl Fn(&Status) -> bool, range: std::ops::Range<u32>) -> BTreeMap<Site, u32> {
-        let mut sites = BTreeMap::new();
-        for status in &self.status[range.start as usize..range.end as usize] {
-            if let Status::AtBarrier(site) | Status::AtWarpSync(site) = status
-                && is_wait(status)
-            {
-                *sites.entry(*site).or_default() += 1;
-            }
+/// Threads in `range` waiting somewhere, counted by the call site they wait at.
+fn sites(s: &State, range: std::ops::Range<u32>) -> BTreeMap<Site, u32> {
+    let mut sites = BTreeMap::new();
+    for thread in &s.threads[range.start as usize..range.end as usize] {
+        if let (Status::Waiting(_), Some(site)) = (thread.status, thread.site) {
+            *sites.entry(site).or_default() += 1;
         }
-        sites
     }
+    sites
 }
 
-fn fmt_site(site: Site) -> String {
-    format!("{}:{}", site.file(), site.line())
-}
-
-fn describe_sites(sites: &BTreeMap<Site, u32>) -> String {
+fn describe(sites: &BTreeMap<Site, u32>) -> String {
     let parts: Vec<String> = sites
         .iter()
-        .map(|(site, n)| format!("{n} at {}", fmt_site(site)))
+        .map(|(site, n)| format!("{n} at {}", shadow::site(site)))
         .collect();
     parts.join(", ")
+}
+
+fn site_of(s: &State, tid: u32) -> String {
+    s.threads[tid as usize].site.map_or_else(|| "?".into(), shadow::site)
+}
+
+/// What every thread waits for, when none can go on.
+fn deadlock(s: &State) -> String {
+    let mut waits: BTreeMap<String, u32> = BTreeMap::new();
+    for thread in &s.threads {
+        let what = match (thread.status, thread.site) {
+            (Status::Waiting(Wait::Barrier), Some(site)) => format!("sync_threads at {}", shadow::site(site)),
+            (Status::Waiting(Wait::Warp), Some(site)) => format!("a warp-level call at {}", shadow::site(site)),
+            (Status::Returned, _) => "returned from the kernel".to_string(),
+            _ => "running".to_string(),
+        };
+        *waits.entry(what).or_default() += 1;
+    }
+    let waits: Vec<String> = waits.iter().map(|(what, n)| format!("{n} threads {what}")).collect();
+    format!("deadlock: no thread can go on ({})", waits.join("; "))
+}
+
+/// The first source line (from the coroutine's start inwards) where two call paths part, one for
+/// each; `None` when they are the same in the source or cannot be told apart without line tables.
+fn first_difference(a: &[usize], b: &[usize]) -> Option<(String, String)> {
+    let (a, b) = (source_path(a)?, source_path(b)?);
+    let common = a.iter().rev().zip(b.iter().rev()).take_while(|(x, y)| x == y).count();
+    match (a.iter().rev().nth(common), b.iter().rev().nth(common)) {
+        (None, None) => None,
+        (x, y) => {
+            let show = |line: Option<&String>| line.cloned().unwrap_or_else(|| "no further call".into());
+            Some((show(x), show(y)))
+        }
+    }
+}
+
+/// The source lines of a call path, innermost first, inlined frames included; `None` where a
+/// frame has no line table.
+fn source_path(path: &[usize]) -> Option<Vec<String>> {
+    static LINES: std::sync::Mutex<BTreeMap<usize, Vec<String>>> = std::sync::Mutex::new(BTreeMap::new());
+    let mut cache = LINES.lock().unwrap_or_else(|e| e.into_inner());
+    let mut lines = Vec::new();
+    for &ip in path {
+        let frame = cache.entry(ip).or_insert_with(|| {
+            let mut frame = Vec::new();
+            // The return address is one past the call: resolve the call itself.
+            backtrace::resolve((ip - 1) as *mut std::ffi::c_void, |symbol| {
+                if let (Some(file), Some(line)) = (symbol.filename(), symbol.lineno()) {
+                    frame.push(format!("{}:{line}:{}", file.display(), symbol.colno().unwrap_or(0)));
+                }
+            });
+            frame
+        });
+        if frame.is_empty() {
+            return None;
+        }
+        lines.extend(frame.iter().cloned());
+    }
+    Some(lines)
 }

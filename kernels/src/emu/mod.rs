@@ -1,28 +1,51 @@
-//! The CPU emulator: runs a kernel's body, unchanged, over a grid of blocks on the host.
+//! The CPU emulator: runs a kernel's body, unchanged, over a grid of blocks on the host, and checks
+//! what the GPU does not.
 //!
-//! A launch spawns one OS thread per thread of a block and reuses that pool for every block of the
-//! grid, one block at a time. The threads share the block's shared memory, meet at barriers, and
-//! exchange values through warp shuffles as on the GPU. Misuse that would hang or corrupt a GPU
-//! launch (a barrier some threads never reach, a shared-memory access out of bounds, carving more
-//! shared memory than the launch gave) fails the launch with an [`EmuError`] that says which block
-//! and thread, instead of hanging.
+//! **How it runs.** A launch starts one worker per core (at most one per block). Each worker takes
+//! blocks in order from a shared counter and runs each block's threads as stackful coroutines on its
+//! own OS thread: thread 0 runs until it reaches a barrier, a warp-level call or its end, then thread
+//! 1, and so on; when every thread waits, the barrier opens (see [`block`] for the rules). A barrier
+//! costs a switch per thread, not a wake-up of every OS thread.
+//!
+//! **What it checks**, failing the launch with the kernel, block, thread(s), the shared-memory
+//! element and the source lines, where the GPU would hang, corrupt memory or silently compute
+//! something else:
+//! * races in shared memory: two threads touching a word between barriers, one of them writing
+//!   (lanes of one warp separated by a `sync_warp` or a shuffle are ordered);
+//! * reads of shared memory no thread of the block has written, whatever the element type;
+//! * barriers: threads at different `sync_threads` calls, on different passes (counts), reaching it
+//!   through different calls of one helper (call paths, compared at the first 16 barriers of the
+//!   launch's first block, in builds with line tables),
+//!   threads returning while others wait, deadlocks between warp and block barriers;
+//! * warps: a lane missing from a shuffle or `sync_warp`, a shuffle from a lane past a partial warp;
+//! * shared-memory views indexed out of bounds, more shared memory carved than launched;
+//! * two threads of the launch storing to one global element through `global_store`;
+//! * kernels whose locals pass CUDA's 512 KiB of local memory per thread; launch shapes beyond
+//!   CUDA's limits.
+//!
+//! **What it does not model.** Memory consistency beyond barriers (it runs one thread at a time, so
+//! a kernel that relies on an unsynchronised write becoming visible sees it at once), timing, warp
+//! scheduling (lanes of a warp run one after another between warp-level calls, not in lock-step),
+//! and plain `*ptr = value` stores to global memory (not seen by the race check).
 
 mod block;
 mod context;
 pub(crate) mod device;
+mod global;
+mod shadow;
+mod stack;
 
 use crate::launch::{Dim3, LaunchShape};
-use block::{Abort, Block};
-use std::panic::{self, AssertUnwindSafe};
-
-/// Stack of each emulator thread. Far more than the 512 KiB of local memory a CUDA thread may have,
-/// so that every kernel the GPU can run fits; kernels whose locals pass [`LOCAL_MEMORY_LIMIT`] fail
-/// the launch with an error instead of overflowing it (up to this size; beyond it the process stops
-/// with Rust's stack-overflow message). Only the pages a kernel touches take memory.
-pub const WORKER_STACK_BYTES: usize = 8 << 20;
+use block::BlockRun;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// Local memory (stack) a kernel thread may use on the emulator: CUDA's per-thread limit.
 pub const LOCAL_MEMORY_LIMIT: usize = 512 << 10;
+
+/// Stack of each emulated thread, of which only the pages a kernel touches take memory: locals
+/// past [`LOCAL_MEMORY_LIMIT`] fail the launch with an error; locals past this stop the process.
+pub const STACK_BYTES: usize = stack::STACK_BYTES;
 
 /// Why an emulated launch did not complete.
 #[derive(Debug, thiserror::Error)]
@@ -36,95 +59,80 @@ pub enum EmuError {
         thread: Dim3,
         message: String,
     },
-    #[error("cannot start {threads} emulator threads for {kernel}: {source}")]
+    #[error("cannot start the emulator's workers for {kernel}: {source}")]
     Spawn {
         kernel: &'static str,
-        threads: u64,
         source: std::io::Error,
     },
 }
 
 /// Runs `body` as kernel `kernel` over `shape`: every thread of every block calls it once, with the
-/// device layer answering for that thread. Blocks run one after another.
+/// device layer answering for that thread.
 pub fn launch(kernel: &'static str, shape: &LaunchShape, body: impl Fn() + Sync) -> Result<(), EmuError> {
     shape
         .check()
         .map_err(|reason| EmuError::InvalidLaunch { kernel, reason })?;
     context::install_panic_capture();
-    let block = Block::new(shape);
-    let threads = shape.block.volume();
-    std::thread::scope(|scope| {
-        let mut workers = Vec::with_capacity(threads as usize);
-        for tid in 0..threads as u32 {
-            let worker = std::thread::Builder::new()
-                .name(format!("{kernel}:{tid}"))
-                .stack_size(WORKER_STACK_BYTES)
-                .spawn_scoped(scope, {
-                    let (block, body) = (&block, &body);
-                    // The stack's top as the kernel sees it: taken here, above run_worker's frame,
-                    // which holds the kernel's locals once the body is inlined into it.
-                    move || run_worker(block, shape, tid, body, context::stack_address())
+    let body: &(dyn Fn() + Sync) = &body;
+    // SAFETY: only the lifetime changes. Every coroutine that calls `body` runs to its end (or is
+    // unwound) inside `BlockRun::run`, and every worker is joined before this function returns.
+    let body: &'static (dyn Fn() + Sync) = unsafe { std::mem::transmute(body) };
+    let blocks = shape.grid.volume();
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get() as u64)
+        .min(blocks) as usize;
+    let next = AtomicU64::new(0);
+    let stop = AtomicBool::new(false);
+    let failures: Mutex<Vec<(u64, block::Failure)>> = Mutex::new(Vec::new());
+    let global_writes = global::GlobalWrites::default();
+    let spawned = std::thread::scope(|scope| {
+        let mut handles = Vec::with_capacity(workers);
+        for worker in 0..workers {
+            let spawned = std::thread::Builder::new()
+                .name(format!("{kernel}:worker{worker}"))
+                .spawn_scoped(scope, || {
+                    let run = BlockRun::new(shape, &global_writes);
+                    let mut stacks = stack::Stacks::take(shape.block.volume() as usize);
+                    while !stop.load(Ordering::Relaxed) {
+                        let linear = next.fetch_add(1, Ordering::Relaxed);
+                        if linear >= blocks {
+                            break;
+                        }
+                        let block_idx = unlinearize(linear, shape.grid);
+                        if let Err(failure) = run.run(block_idx, linear == 0, body, &mut stacks) {
+                            failures
+                                .lock()
+                                .unwrap_or_else(|e| e.into_inner())
+                                .push((linear, failure));
+                            stop.store(true, Ordering::Relaxed);
+                        }
+                    }
                 });
-            match worker {
-                Ok(handle) => workers.push(handle),
+            match spawned {
+                Ok(handle) => handles.push(handle),
                 Err(source) => {
-                    // The threads already started would wait for this one forever: stop them.
-                    block.fail(0, "the emulator could not start all of the block's threads".into());
-                    return Err(EmuError::Spawn {
-                        kernel,
-                        threads,
-                        source,
-                    });
+                    stop.store(true, Ordering::Relaxed);
+                    return Err(source);
                 }
             }
         }
-        for worker in workers {
+        for handle in handles {
             // Workers catch every panic of the kernel body themselves.
-            let _ = worker.join();
+            let _ = handle.join();
         }
         Ok(())
-    })?;
-    match block.failure() {
+    });
+    spawned.map_err(|source| EmuError::Spawn { kernel, source })?;
+    // Several blocks may fail before the others stop: report the first in grid order.
+    let failures = failures.into_inner().unwrap_or_else(|e| e.into_inner());
+    match failures.into_iter().min_by_key(|(linear, _)| *linear) {
         None => Ok(()),
-        Some(failure) => Err(EmuError::KernelFailed {
+        Some((_, failure)) => Err(EmuError::KernelFailed {
             kernel,
             block: failure.block,
             thread: failure.thread,
             message: failure.message,
         }),
-    }
-}
-
-/// One thread of the block, run for every block of the grid in turn. Never inlined, so that its
-/// frame (and the kernel's, inlined into it) lies below `stack_base`.
-#[inline(never)]
-fn run_worker(block: &Block, shape: &LaunchShape, tid: u32, body: &(impl Fn() + Sync), stack_base: usize) {
-    let thread_idx = unlinearize(tid as u64, shape.block);
-    for linear_block in 0..shape.grid.volume() {
-        let block_idx = unlinearize(linear_block, shape.grid);
-        context::enter(context::ThreadContext {
-            thread_idx,
-            block_idx,
-            block_dim: shape.block,
-            grid_dim: shape.grid,
-            tid,
-            block,
-            stack_base,
-        });
-        let outcome = panic::catch_unwind(AssertUnwindSafe(body));
-        context::leave();
-        match outcome {
-            Ok(()) => {}
-            Err(payload) if payload.is::<Abort>() => return,
-            Err(payload) => {
-                let message = context::take_panic_message(payload.as_ref());
-                block.fail_at(tid, block_idx, thread_idx, message);
-                return;
-            }
-        }
-        if block.exit(tid, block_idx).is_err() {
-            return;
-        }
     }
 }
 

@@ -1,7 +1,7 @@
 //! Naive matmul: one thread per element of C, reading a row of A and a column of B from global memory.
 
 use super::Matmul;
-use crate::device::{block_dim, block_idx, fma, thread_idx};
+use crate::device::{block_dim, block_idx, fma, global_store, thread_idx};
 use crate::{Dim3, Kernel, SharedMemory, kernel};
 
 /// Threads per block along x (columns of C) and y (rows of C).
@@ -22,7 +22,7 @@ kernel! {
                 sum = fma(x, y, sum);
             }
             // SAFETY: as above.
-            unsafe { *c.add((row * n + col) as usize) = sum };
+            unsafe { global_store(c.add((row * n + col) as usize), sum) };
         }
     }
 }

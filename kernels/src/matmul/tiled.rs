@@ -3,7 +3,7 @@
 //! dot-product slice from shared memory: each global element is read once per block, not TILE times.
 
 use super::Matmul;
-use crate::device::{MatrixLayout, SharedMatrix, block_idx, fma, sync_threads, thread_idx, unrolled};
+use crate::device::{MatrixLayout, SharedMatrix, block_idx, fma, global_store, sync_threads, thread_idx, unrolled};
 use crate::{Dim3, Kernel, SharedMemory, kernel, shared_memory};
 
 /// Tile side: one thread per element of a tile, so a block is TILE×TILE = 1024 threads.
@@ -79,7 +79,7 @@ pub(super) unsafe fn tiled_body(
     }
     if row < m && col < n {
         // SAFETY: row < m, col < n.
-        unsafe { *c.add((row * n + col) as usize) = sum };
+        unsafe { global_store(c.add((row * n + col) as usize), sum) };
     }
 }
 

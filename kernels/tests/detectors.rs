@@ -1,0 +1,329 @@
+//! Deliberately broken kernels: each bug that shared-memory kernels actually have, and the report
+//! the emulator must give for it, naming the kernel, the block, the thread(s), the element and the
+//! source lines. Every real kernel of the project runs clean under the same detectors (the family
+//! suite, `host/tests/families.rs`).
+
+use kernels::device::{DynamicShared, block_idx, global_store, lane_id, shfl_idx, sync_threads, sync_warp, thread_idx};
+use kernels::emu::EmuError;
+use kernels::{Dim3, LaunchShape, kernel};
+
+fn launch(grid: Dim3, block: Dim3, shared_bytes: u32) -> LaunchShape {
+    LaunchShape {
+        grid,
+        block,
+        shared_bytes,
+    }
+}
+
+/// The failed launch's kernel, block, thread and message.
+fn failure(result: Result<(), EmuError>) -> (&'static str, Dim3, Dim3, String) {
+    match result {
+        Err(EmuError::KernelFailed {
+            kernel,
+            block,
+            thread,
+            message,
+        }) => (kernel, block, thread, message),
+        other => panic!("expected the launch to fail, got {other:?}"),
+    }
+}
+
+/// Where in this file a report must point: the line of `needle`.
+fn line_of(needle: &str) -> String {
+    let source = include_str!("detectors.rs");
+    let line = source
+        .lines()
+        .position(|l| l.contains(needle) && !l.contains("line_of"))
+        .unwrap_or_else(|| panic!("{needle} is not in detectors.rs"));
+    format!("detectors.rs:{}", line + 1)
+}
+
+kernel! {
+    /// Stages a value per thread and reads the left neighbour's with no barrier between: the
+    /// neighbour may not have written yet.
+    unsafe fn neighbour_read_without_a_barrier(out: *mut f32) {
+        let staged = DynamicShared::new().named_slice::<f32>("staged", 64);
+        let t = thread_idx().x;
+        staged.set(t, t as f32); // STAGE
+        let left = if t > 0 { staged.get(t - 1) } else { 0.0 }; // READ LEFT
+        // SAFETY: one output per thread.
+        unsafe { *out.add(t as usize) = left };
+    }
+}
+
+#[test]
+fn a_missing_barrier_is_a_read_after_write_race() {
+    let mut out = vec![0.0f32; 64];
+    // SAFETY: one output per thread.
+    let result =
+        unsafe { neighbour_read_without_a_barrier.emulate(&launch(Dim3::x(2), Dim3::x(64), 256), (out.as_mut_ptr(),)) };
+    let (kernel, block, thread, message) = failure(result);
+    assert_eq!(kernel, "neighbour_read_without_a_barrier");
+    assert_eq!((block, thread), (Dim3::new(0, 0, 0), Dim3::new(1, 0, 0)));
+    assert!(
+        message.contains("shared-memory race on view `staged`, element 0"),
+        "{message}"
+    );
+    assert!(message.contains("thread (0, 0, 0) wrote it at"), "{message}");
+    assert!(message.contains("thread (1, 0, 0) reads it at"), "{message}");
+    assert!(message.contains(&line_of("// STAGE")), "{message}");
+    assert!(message.contains(&line_of("// READ LEFT")), "{message}");
+}
+
+kernel! {
+    /// Shifts a staged row left in place: thread t reads element t + 1, which thread t + 1
+    /// overwrites in the same barrier interval.
+    unsafe fn shift_in_place_without_a_barrier(out: *mut f32) {
+        let row = DynamicShared::new().named_slice::<f32>("row", 33);
+        let t = thread_idx().x;
+        row.set(t, t as f32);
+        if t == 0 {
+            row.set(32, 32.0);
+        }
+        sync_threads();
+        let next = row.get(t + 1); // READ NEXT
+        row.set(t, next); // OVERWRITE
+        // SAFETY: one output per thread.
+        unsafe { *out.add(t as usize) = next };
+    }
+}
+
+#[test]
+fn overwriting_what_another_thread_reads_is_a_write_after_read_race() {
+    let mut out = vec![0.0f32; 32];
+    // SAFETY: one output per thread.
+    let result = unsafe {
+        shift_in_place_without_a_barrier.emulate(&launch(Dim3::x(1), Dim3::x(32), 33 * 4), (out.as_mut_ptr(),))
+    };
+    let (_, _, thread, message) = failure(result);
+    assert_eq!(thread, Dim3::new(1, 0, 0));
+    assert!(message.contains("race on view `row`, element 1"), "{message}");
+    assert!(message.contains("thread (0, 0, 0) read it at"), "{message}");
+    assert!(message.contains("thread (1, 0, 0) writes it at"), "{message}");
+    assert!(message.contains(&line_of("// READ NEXT")), "{message}");
+    assert!(message.contains(&line_of("// OVERWRITE")), "{message}");
+}
+
+kernel! {
+    /// Lanes pass values through shared memory within their warp, ordered by `sync_warp` when
+    /// `ordered` is 1: legal warp-synchronous code then, a race without it.
+    unsafe fn warp_exchange_through_shared_memory(out: *mut u32, ordered: u32) {
+        let slots = DynamicShared::new().named_slice::<u32>("slots", 64);
+        let t = thread_idx().x;
+        slots.set(t, t * 10);
+        if ordered == 1 {
+            sync_warp();
+        }
+        let partner = (t & !31) | ((t + 1) & 31);
+        let value = slots.get(partner);
+        // SAFETY: one output per thread.
+        unsafe { *out.add(t as usize) = value };
+    }
+}
+
+#[test]
+fn lanes_ordered_by_sync_warp_do_not_race_and_unordered_lanes_do() {
+    let mut out = vec![0u32; 64];
+    let shape = launch(Dim3::x(1), Dim3::x(64), 256);
+    // SAFETY: one output per thread.
+    unsafe { warp_exchange_through_shared_memory.emulate(&shape, (out.as_mut_ptr(), 1)) }.unwrap();
+    let expected: Vec<u32> = (0..64u32).map(|t| ((t & !31) | ((t + 1) & 31)) * 10).collect();
+    assert_eq!(out, expected);
+    // SAFETY: as above.
+    let result = unsafe { warp_exchange_through_shared_memory.emulate(&shape, (out.as_mut_ptr(), 0)) };
+    let (_, _, thread, message) = failure(result);
+    // Lane 0 reads lane 1's slot before lane 1 has run: unwritten in this block, caught first.
+    assert_eq!(thread, Dim3::new(0, 0, 0));
+    assert!(message.contains("view `slots`, element 1"), "{message}");
+}
+
+kernel! {
+    /// Reads a neighbour's slot written in the same warp, the reader running after the writer, with
+    /// no warp-level sync: a race the GPU may or may not show.
+    unsafe fn warp_read_after_write_without_sync(out: *mut u32) {
+        let slots = DynamicShared::new().named_slice::<u32>("slots", 32);
+        let t = thread_idx().x;
+        slots.set(t, t + 100);
+        let value = if t > 0 { slots.get(t - 1) } else { 0 };
+        // SAFETY: one output per thread.
+        unsafe { *out.add(t as usize) = value };
+    }
+}
+
+#[test]
+fn lanes_of_one_warp_without_a_warp_level_sync_race() {
+    let mut out = vec![0u32; 32];
+    // SAFETY: one output per thread.
+    let result = unsafe {
+        warp_read_after_write_without_sync.emulate(&launch(Dim3::x(1), Dim3::x(32), 128), (out.as_mut_ptr(),))
+    };
+    let (_, _, thread, message) = failure(result);
+    assert_eq!(thread, Dim3::new(1, 0, 0));
+    assert!(
+        message.contains("nor a sync_warp or shuffle of their warp"),
+        "{message}"
+    );
+}
+
+kernel! {
+    /// Every thread adds its value to one global sum with a plain load and store: the updates of
+    /// all but one thread are lost on the GPU.
+    unsafe fn non_atomic_global_sum(values: *const f32, sum: *mut f32) {
+        let i = block_idx().x * 32 + thread_idx().x;
+        // SAFETY: one value per thread; one sum.
+        unsafe {
+            let total = *sum + *values.add(i as usize);
+            global_store(sum, total); // ACCUMULATE
+        }
+    }
+}
+
+#[test]
+fn two_threads_storing_to_one_global_element_is_a_race() {
+    let values = vec![1.0f32; 64];
+    let mut sum = 0.0f32;
+    // SAFETY: 64 values for 2 × 32 threads, one sum.
+    let result = unsafe {
+        non_atomic_global_sum.emulate(
+            &launch(Dim3::x(2), Dim3::x(32), 0),
+            (values.as_ptr(), &mut sum as *mut f32),
+        )
+    };
+    let (_, block, thread, message) = failure(result);
+    assert_eq!((block, thread), (Dim3::new(0, 0, 0), Dim3::new(1, 0, 0)));
+    assert!(message.contains("global-memory race"), "{message}");
+    assert!(
+        message.contains("thread (0, 0, 0) of block (0, 0, 0) wrote it"),
+        "{message}"
+    );
+    assert!(message.contains("need an atomic"), "{message}");
+    assert!(message.contains(&line_of("// ACCUMULATE")), "{message}");
+}
+
+kernel! {
+    /// Reads lane 40 of a 48-thread block's second warp, which has 16 lanes.
+    unsafe fn shuffle_past_a_partial_warp(out: *mut u32) {
+        let value = shfl_idx(lane_id(), 20); // SHUFFLE
+        // SAFETY: one output per thread.
+        unsafe { *out.add(thread_idx().x as usize) = value };
+    }
+}
+
+#[test]
+fn a_shuffle_from_a_lane_past_a_partial_warp_fails_the_launch() {
+    let mut out = vec![0u32; 48];
+    // SAFETY: one output per thread.
+    let result =
+        unsafe { shuffle_past_a_partial_warp.emulate(&launch(Dim3::x(1), Dim3::x(48), 0), (out.as_mut_ptr(),)) };
+    let (_, _, thread, message) = failure(result);
+    assert_eq!(thread, Dim3::new(32, 0, 0));
+    assert!(
+        message.contains("reads lane 20 of warp 1, which has only 16 threads"),
+        "{message}"
+    );
+    assert!(message.contains(&line_of("// SHUFFLE")), "{message}");
+}
+
+kernel! {
+    unsafe fn index_past_a_shared_slice() {
+        let slice = DynamicShared::new().slice::<f32>(8);
+        slice.set(thread_idx().x, 1.0);
+    }
+}
+
+#[test]
+fn shared_memory_out_of_bounds_names_the_block_and_thread() {
+    // SAFETY: no pointers.
+    let result = unsafe { index_past_a_shared_slice.emulate(&launch(Dim3::x(1), Dim3::x(9), 64), ()) };
+    let (_, block, thread, message) = failure(result);
+    assert_eq!((block, thread), (Dim3::new(0, 0, 0), Dim3::new(8, 0, 0)));
+    assert!(
+        message.contains("out of bounds") && message.contains("index 8"),
+        "{message}"
+    );
+}
+
+kernel! {
+    /// Reads one element past a slice with the unchecked accessor.
+    unsafe fn unchecked_read_past_a_slice(out: *mut f32) {
+        let slice = DynamicShared::new().slice::<f32>(4);
+        slice.set(thread_idx().x % 4, 2.0);
+        sync_threads();
+        // SAFETY: deliberately broken: index 4 of a slice of 4. The emulator must catch it.
+        let value = unsafe { slice.get_unchecked(thread_idx().x + 1) };
+        // SAFETY: one output per thread.
+        unsafe { *out.add(thread_idx().x as usize) = value };
+    }
+}
+
+#[test]
+fn unchecked_shared_access_is_still_checked_on_the_emulator() {
+    let mut out = vec![0.0f32; 4];
+    // SAFETY: one output per thread; the out-of-bounds read is in shared memory, which the
+    // emulator checks.
+    let result =
+        unsafe { unchecked_read_past_a_slice.emulate(&launch(Dim3::x(1), Dim3::x(4), 16), (out.as_mut_ptr(),)) };
+    let (_, _, thread, message) = failure(result);
+    assert_eq!(thread, Dim3::new(3, 0, 0));
+    assert!(message.contains("index 4") && message.contains("has 4"), "{message}");
+}
+
+kernel! {
+    /// Reads a shared word that no thread wrote.
+    unsafe fn read_unwritten_shared(out: *mut u32) {
+        let slice = DynamicShared::new().named_slice::<u32>("flags", 4);
+        if thread_idx().x < 3 {
+            slice.set(thread_idx().x, 7);
+        }
+        sync_threads();
+        // SAFETY: one output per thread.
+        unsafe { *out.add(thread_idx().x as usize) = slice.get(3) };
+    }
+}
+
+#[test]
+fn a_read_of_unwritten_shared_memory_fails_whatever_its_type() {
+    let mut out = vec![0u32; 4];
+    // SAFETY: one output per thread.
+    let result = unsafe { read_unwritten_shared.emulate(&launch(Dim3::x(1), Dim3::x(4), 16), (out.as_mut_ptr(),)) };
+    let (_, block, thread, message) = failure(result);
+    assert_eq!((block, thread), (Dim3::new(0, 0, 0), Dim3::new(0, 0, 0)));
+    assert!(message.contains("view `flags`, element 3"), "{message}");
+    assert!(message.contains("no thread of this block has written"), "{message}");
+    assert!(message.contains("detectors.rs:"), "{message}");
+}
+
+/// Waits at a barrier: a helper, as kernels have them.
+fn wait_for_the_block() {
+    sync_threads();
+}
+
+kernel! {
+    /// Half the block reaches the helper's barrier from one branch, half from the other: one
+    /// source line for the barrier, two barriers on the GPU.
+    unsafe fn barrier_in_a_helper_on_both_sides_of_a_branch(out: *mut u32) {
+        let t = thread_idx().x;
+        if t < 16 {
+            wait_for_the_block();
+            // SAFETY: one output per thread.
+            unsafe { *out.add(t as usize) = 1 };
+        } else {
+            // SAFETY: one output per thread.
+            unsafe { *out.add(t as usize) = 2 };
+            wait_for_the_block();
+        }
+    }
+}
+
+#[test]
+fn a_barrier_reached_through_one_helper_from_divergent_branches_fails_the_launch() {
+    let mut out = vec![0u32; 32];
+    // SAFETY: one output per thread.
+    let result = unsafe {
+        barrier_in_a_helper_on_both_sides_of_a_branch.emulate(&launch(Dim3::x(1), Dim3::x(32), 0), (out.as_mut_ptr(),))
+    };
+    let (_, _, thread, message) = failure(result);
+    assert_eq!(thread, Dim3::new(16, 0, 0));
+    assert!(message.contains("through different calls"), "{message}");
+    assert!(message.contains("detectors.rs:"), "{message}");
+}
