@@ -5,6 +5,9 @@
 //! plots. Without a GPU it says so and exits.
 //!
 //! `CUDA_C_PTX=<dir>`: nvcc-made PTX of `benches/cuda_c/*.cu` (the GPU bundle's run.sh builds it).
+//! `PYTORCH_JSON=<file>`: PyTorch's own operations on the same shapes (`benches/pytorch/anchors.py`),
+//! merged in as library baselines. `BENCH_FAMILIES=transpose,conv2d,…`: only these families (and
+//! `managed` for the scenarios), so that a run fits a time limit; default: everything.
 
 use benches::{input_sets, median, time_case, time_host_case};
 use criterion::Criterion;
@@ -16,7 +19,7 @@ use host::gpu::Gpu;
 use indicatif::{ProgressBar, ProgressStyle};
 use kernels::Source;
 use std::time::Duration;
-use xtask::bench_results::{self, BenchCase, BenchRun};
+use xtask::bench_results::{self, BenchCase, BenchRun, ChoiceCase};
 
 /// The random stream of every case's inputs.
 const RNG: u64 = 2026;
@@ -27,6 +30,7 @@ struct Bench {
     progress: ProgressBar,
     copy_gbs: f64,
     cases: Vec<BenchCase>,
+    choices: Vec<ChoiceCase>,
 }
 
 fn main() {
@@ -49,7 +53,8 @@ fn main() {
     }
     let copy = ceiling::copy_bandwidth(&gpu, 3, 20).unwrap_or_else(|e| fail(&e.to_string()));
     let backend = Backend::Gpu(Box::new(gpu));
-    let progress = ProgressBar::new(planned_cases(&backend) as u64);
+    let wanted = Wanted::from_env();
+    let progress = ProgressBar::new(planned_cases(&backend, &wanted) as u64);
     progress.set_style(
         ProgressStyle::with_template("{bar:40} {pos}/{len} {msg}").unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
@@ -65,11 +70,15 @@ fn main() {
         progress,
         copy_gbs: copy.rate,
         cases: Vec::new(),
+        choices: Vec::new(),
     };
-    for family in families::FAMILIES {
+    for family in families::FAMILIES.iter().filter(|f| wanted.has(f.name())) {
         bench.family(*family).unwrap_or_else(|e| fail(&e.to_string()));
     }
-    bench.managed().unwrap_or_else(|e| fail(&e.to_string()));
+    if wanted.has("managed") {
+        bench.managed().unwrap_or_else(|e| fail(&e.to_string()));
+    }
+    bench.pytorch();
     bench.progress.finish_and_clear();
     bench.write();
     bench.criterion.final_summary();
@@ -80,19 +89,47 @@ fn fail(message: &str) -> ! {
     std::process::exit(1)
 }
 
+/// Which families `BENCH_FAMILIES` asks for.
+struct Wanted(Option<Vec<String>>);
+
+impl Wanted {
+    fn from_env() -> Wanted {
+        Wanted(std::env::var("BENCH_FAMILIES").ok().map(|list| {
+            let names: Vec<String> = list.split(',').map(|n| n.trim().replace('-', "_")).collect();
+            for name in &names {
+                if name != "managed" && families::find(name).is_none() {
+                    let known: Vec<&str> = families::FAMILIES.iter().map(|f| f.name()).collect();
+                    fail(&format!(
+                        "BENCH_FAMILIES names {name}, which is none of {} or managed",
+                        known.join(", ")
+                    ));
+                }
+            }
+            names
+        }))
+    }
+
+    fn has(&self, name: &str) -> bool {
+        self.0.as_ref().is_none_or(|names| names.iter().any(|n| n == name))
+    }
+}
+
 /// Cases the run will measure, for the progress bar: from the registry, as the run itself counts.
-fn planned_cases(backend: &Backend) -> usize {
-    let kernels = families::FAMILIES.iter().map(|family| {
-        let rated = family.bench_sizes().len();
-        let sources: usize = family
-            .kernels()
-            .iter()
-            .map(|k| Source::ALL.iter().filter(|&&s| backend.has(k.entry, s)).count())
-            .sum();
-        // The baseline, where the family has one, is one more case per size.
-        rated * (sources + usize::from(family.baseline().is_some()))
-    });
-    kernels.sum::<usize>() + Scenario::ALL.len()
+fn planned_cases(backend: &Backend, wanted: &Wanted) -> usize {
+    let kernels = families::FAMILIES
+        .iter()
+        .filter(|f| wanted.has(f.name()))
+        .map(|family| {
+            let rated = family.bench_sizes().len();
+            let sources: usize = family
+                .kernels()
+                .iter()
+                .map(|k| Source::ALL.iter().filter(|&&s| backend.has(k.entry, s)).count())
+                .sum();
+            // The baseline, where the family has one, is one more case per size.
+            rated * (sources + usize::from(family.baseline().is_some()))
+        });
+    kernels.sum::<usize>() + if wanted.has("managed") { Scenario::ALL.len() } else { 0 }
 }
 
 impl Bench {
@@ -109,6 +146,7 @@ impl Bench {
             progress,
             copy_gbs,
             cases,
+            choices,
         } = self;
         let gpu = backend.gpu().expect("the benches run on a GPU");
         for size in family.bench_sizes() {
@@ -168,6 +206,9 @@ impl Bench {
                     progress.inc(1);
                 }
             }
+            if let Some(choice) = host::families::choice::choose(gpu, family, size)? {
+                choices.push(compare_choice(family, &label, choice, cases));
+            }
         }
         Ok(())
     }
@@ -211,6 +252,28 @@ impl Bench {
         Ok(())
     }
 
+    /// PyTorch's cases, where the runner timed them, as library baselines against the copy.
+    fn pytorch(&mut self) {
+        let Some(path) = std::env::var_os("PYTORCH_JSON") else {
+            eprintln!("benches: PYTORCH_JSON is not set: no PyTorch baselines in this run");
+            return;
+        };
+        let text = std::fs::read_to_string(&path)
+            .unwrap_or_else(|e| fail(&format!("cannot read {}: {e}", std::path::Path::new(&path).display())));
+        let cases: Vec<BenchCase> = serde_json::from_str(&text).unwrap_or_else(|e| {
+            fail(&format!(
+                "{} is not a list of bench cases: {e}",
+                std::path::Path::new(&path).display()
+            ))
+        });
+        for mut case in cases {
+            if case.bound == bench_results::Bound::Memory {
+                case.percent_of_ceiling = Some(100.0 * case.rate / self.copy_gbs);
+            }
+            self.cases.push(case);
+        }
+    }
+
     fn write(&self) {
         let gpu = self.gpu();
         let info = gpu.info();
@@ -222,6 +285,7 @@ impl Bench {
             ptx_arch: gpu.ptx_arch().into(),
             copy_gbs: self.copy_gbs,
             cases: self.cases.clone(),
+            choices: self.choices.clone(),
         };
         let path = std::env::var_os("BENCH_JSON")
             .map(std::path::PathBuf::from)
@@ -233,6 +297,36 @@ impl Bench {
             serde_json::to_string_pretty(&run).unwrap_or_else(|e| fail(&format!("cannot encode the results: {e}")));
         std::fs::write(&path, text).unwrap_or_else(|e| fail(&format!("cannot write {}: {e}", path.display())));
         eprintln!("benches: wrote {} ({} cases)", path.display(), self.cases.len());
+    }
+}
+
+/// The chosen configuration's Rust rate at `size` against the fastest configuration's.
+fn compare_choice(
+    family: &dyn FamilyDemo,
+    size: &str,
+    choice: host::families::choice::Choice,
+    cases: &[BenchCase],
+) -> ChoiceCase {
+    let rate = |entry: &str| {
+        cases
+            .iter()
+            .find(|c| c.kernel == entry && c.size == size && c.source == Some(Source::Rust))
+            .map_or(f64::NAN, |c| c.rate)
+    };
+    let fastest = family
+        .configurations()
+        .iter()
+        .copied()
+        .max_by(|a, b| rate(a).total_cmp(&rate(b)))
+        .unwrap_or(choice.entry);
+    ChoiceCase {
+        family: family.name().to_string(),
+        size: size.to_string(),
+        chosen: choice.entry.to_string(),
+        why: choice.why,
+        chosen_rate: rate(choice.entry),
+        fastest: fastest.to_string(),
+        fastest_rate: rate(fastest),
     }
 }
 

@@ -47,11 +47,13 @@ enum Job {
     Family {
         demo: &'static dyn FamilyDemo,
         size: Size,
+        /// The kernels asked for; empty for `--variant auto`, resolved on the backend.
         kernels: Vec<usize>,
     },
     Managed {
         n: usize,
     },
+    BankConflicts,
     All,
     Smoke,
 }
@@ -85,6 +87,9 @@ fn cli() -> Command {
                         .help("Elements per array"),
                 ),
         )
+        .subcommand(Command::new("bank-conflicts").about(
+            "The bank rule against the hardware: predicted and measured conflict degree for strides 1 to 64 of 4-, 8- and 16-byte shared-memory reads",
+        ))
         .subcommand(Command::new("all").about("Every family at its default size, and the managed demo"))
         .subcommand(
             Command::new("smoke")
@@ -106,8 +111,16 @@ fn family_command(family: &'static dyn FamilyDemo) -> Command {
         );
     }
     let names: Vec<&str> = family.kernels().iter().map(|k| k.entry).collect();
+    let auto = if family.configurations().is_empty() {
+        String::new()
+    } else {
+        format!(
+            ", or auto (the tile configuration chosen for the device among {})",
+            family.configurations().join(", ")
+        )
+    };
     command.arg(Arg::new("variant").long("variant").default_value("all").help(format!(
-        "Which kernel: {}, or all (the family prefix may be left out)",
+        "Which kernel: {}, or all{auto} (the family prefix may be left out)",
         names.join(", ")
     )))
 }
@@ -182,6 +195,7 @@ fn parse_job(matches: &ArgMatches) -> Result<Job> {
         "info" => Ok(Job::Info),
         "all" => Ok(Job::All),
         "smoke" => Ok(Job::Smoke),
+        "bank-conflicts" => Ok(Job::BankConflicts),
         "managed" => {
             let n = *sub.get_one::<usize>("n").expect("n has a default");
             kernels::elementwise::Elementwise::new(n)?;
@@ -197,6 +211,8 @@ fn parse_job(matches: &ArgMatches) -> Result<Job> {
             let variant = sub.get_one::<String>("variant").expect("variant has a default");
             let kernels = if variant == "all" {
                 (0..demo.kernels().len()).collect()
+            } else if variant == "auto" && !demo.configurations().is_empty() {
+                Vec::new()
             } else {
                 let index = families::kernel_index(demo, variant).ok_or_else(|| HostError::InvalidInput {
                     what: "--variant".into(),
@@ -219,9 +235,15 @@ fn run_job(backend: &Backend, settings: &Settings, job: &Job) -> Result<Vec<Row>
         Job::Family { demo, size, kernels } => {
             let size = demos::emulator_size(backend, *demo, *size);
             demo.check(backend, size, 1)?;
-            demos::run_family(backend, settings, *demo, size, kernels)
+            let kernels = if kernels.is_empty() {
+                vec![auto_kernel(backend, *demo, size)?]
+            } else {
+                kernels.clone()
+            };
+            demos::run_family(backend, settings, *demo, size, &kernels)
         }
         Job::Managed { n } => managed::run(backend, settings, *n),
+        Job::BankConflicts => demos::banks::run(backend),
         Job::Smoke => demos::smoke(backend, families::FAMILIES, settings.rng),
         Job::All => {
             // Every size is checked before the first kernel runs.
@@ -249,6 +271,40 @@ fn run_job(backend: &Backend, settings: &Settings, job: &Job) -> Result<Vec<Row>
             Ok(rows)
         }
     }
+}
+
+/// `--variant auto`: the configuration the device gets, said on stderr with the reason.
+fn auto_kernel(backend: &Backend, demo: &dyn FamilyDemo, size: Size) -> Result<usize> {
+    let first = || {
+        let entry = demo.configurations()[0];
+        families::kernel_index(demo, entry).expect("configurations name kernels of the family (tested)")
+    };
+    match backend {
+        Backend::Gpu(gpu) => match families::choice::choose(gpu, demo, size)? {
+            Some(choice) => {
+                eprintln!("note: --variant auto: {} ({})", choice.entry, choice.why);
+                Ok(choice.kernel)
+            }
+            None => Ok(first()),
+        },
+        Backend::Emu => {
+            eprintln!("note: --variant auto needs a GPU's occupancy figures; the emulator runs the smallest tile");
+            Ok(first())
+        }
+    }
+}
+
+/// For each family with several tile configurations, the one this GPU gets at the family's
+/// default size.
+fn choices(gpu: &host::gpu::Gpu) -> Result<Vec<(&'static str, String, families::choice::Choice)>> {
+    let mut choices = Vec::new();
+    for demo in families::FAMILIES {
+        let size = demo.default_size();
+        if let Some(choice) = families::choice::choose(gpu, *demo, size)? {
+            choices.push((demo.name(), demo.label(size), choice));
+        }
+    }
+    Ok(choices)
 }
 
 /// Fails now, not after the run, when `path` cannot be written. Leaves no file behind.
@@ -307,7 +363,11 @@ fn info_json(backend: &Backend) -> Result<String> {
     let document = match backend {
         Backend::Gpu(gpu) => {
             let occupancy = kernels.iter().map(|k| gpu.occupancy(k)).collect::<Result<Vec<_>>>()?;
-            serde_json::json!({ "backend": "gpu", "device": gpu.info(), "ptx_arch": gpu.ptx_arch(), "kernels": occupancy })
+            let choices: Vec<_> = choices(gpu)?
+                .into_iter()
+                .map(|(family, size, choice)| serde_json::json!({ "family": family, "size": size, "choice": choice }))
+                .collect();
+            serde_json::json!({ "backend": "gpu", "device": gpu.info(), "ptx_arch": gpu.ptx_arch(), "kernels": occupancy, "choices": choices })
         }
         Backend::Emu => {
             let kernels: Vec<_> = kernels
@@ -349,6 +409,7 @@ fn print_info(backend: &Backend) -> Result<()> {
         .iter()
         .map(|k| gpu.occupancy(k))
         .collect::<Result<Vec<_>>>()?;
+    let choices = choices(gpu)?;
     let i = gpu.info();
     let mib = |bytes: usize| bytes as f64 / (1 << 20) as f64;
     println!(
@@ -402,6 +463,13 @@ fn print_info(backend: &Backend) -> Result<()> {
             o.resident_blocks_per_sm,
             o.occupancy * 100.0
         );
+    }
+    if !choices.is_empty() {
+        println!();
+        println!("Tile configurations chosen for this device (`--variant auto`):");
+        for (family, size, choice) in &choices {
+            println!("  {family} at {size}: {} because {}", choice.entry, choice.why);
+        }
     }
     Ok(())
 }

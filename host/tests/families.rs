@@ -35,3 +35,17 @@ fn every_registry_family_has_a_host_side_and_back() {
         "kernels::registry::FAMILIES and host::families::FAMILIES must list the same families"
     );
 }
+
+#[test]
+fn every_configuration_a_family_names_is_one_of_its_kernels() {
+    for family in host::families::FAMILIES {
+        let entries: Vec<&str> = family.kernels().iter().map(|k| k.entry).collect();
+        for configuration in family.configurations() {
+            assert!(
+                entries.contains(configuration),
+                "{} names {configuration} as a configuration, but has no such kernel",
+                family.name()
+            );
+        }
+    }
+}

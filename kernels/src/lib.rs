@@ -23,6 +23,7 @@
 )]
 #![cfg_attr(target_arch = "nvptx64", allow(internal_features))]
 
+pub mod banks;
 pub mod device;
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod emu;
@@ -33,6 +34,7 @@ pub mod params;
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod registry;
 
+pub mod conv2d;
 pub mod elementwise;
 pub mod matmul;
 pub mod probe;
@@ -41,6 +43,7 @@ pub mod reference;
 pub mod shared_mem_add;
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod testing;
+pub mod transpose;
 pub mod vec_add;
 
 #[cfg(not(target_arch = "nvptx64"))]

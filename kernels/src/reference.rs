@@ -48,6 +48,39 @@ pub fn shared_mem_add(a: &[f32], b: &[f32], block: usize) -> Expected {
     Expected::from_fn(a.len(), |i| shared_mem_add_at(a, b, block, i))
 }
 
+/// Element `i` of the transpose of the row-major `rows × cols` matrix `input` (the output is
+/// `cols × rows`): exact, a copy moves no bits.
+pub fn transpose_at(input: &[f32], rows: usize, cols: usize, i: usize) -> (f64, f64) {
+    let (out_row, out_col) = (i / rows, i % rows);
+    (input[out_col * cols + out_row] as f64, 0.0)
+}
+
+/// Output pixel `i` of the zero-padded, same-size 2D cross-correlation of the row-major
+/// `height × width` `image` with the `(2r+1)²` `filter` (as PyTorch's `conv2d`). A sum of
+/// (2r+1)² products in any order is within about that many unit roundoffs of `Σ|w||x|`; the
+/// tolerance allows (2r+1)² + 2.
+pub fn conv2d_at(
+    image: &[f32],
+    filter: &[f32],
+    (height, width, radius): (usize, usize, usize),
+    i: usize,
+) -> (f64, f64) {
+    let (y, x) = (i / width, i % width);
+    let side = 2 * radius + 1;
+    let (mut value, mut magnitude) = (0.0f64, 0.0f64);
+    for fy in 0..side {
+        for fx in 0..side {
+            let (row, col) = ((y + fy).wrapping_sub(radius), (x + fx).wrapping_sub(radius));
+            if row < height && col < width {
+                let product = filter[fy * side + fx] as f64 * image[row * width + col] as f64;
+                value += product;
+                magnitude += product.abs();
+            }
+        }
+    }
+    (value, (side * side + 2) as f64 * F32_UNIT_ROUNDOFF * magnitude)
+}
+
 /// `C = A·B` (row-major, A m×k, B k×n). An f32 dot product of length k in any order (FMA or not)
 /// is within about k unit roundoffs of `Σ|a||b|`; the tolerance allows k + 2.
 pub fn matmul(a: &[f32], b: &[f32], m: usize, n: usize, k: usize) -> Expected {

@@ -5,14 +5,17 @@
 //! a new family goes here.
 
 use crate::family::{AnyFamily, KernelInfo};
-use crate::{matmul, probe, shared_mem_add, vec_add};
+use crate::{banks, conv2d, matmul, probe, shared_mem_add, transpose, vec_add};
 
 /// Every family, in the order demos and reports show them.
 pub static FAMILIES: &[&dyn AnyFamily] = &[
     &vec_add::FAMILY,
     &shared_mem_add::FAMILY,
     &matmul::FAMILY,
+    &transpose::FAMILY,
+    &conv2d::FAMILY,
     &probe::FAMILY,
+    &banks::FAMILY,
 ];
 
 /// Every registered kernel, family by family.

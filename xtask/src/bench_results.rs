@@ -17,6 +17,23 @@ pub struct BenchRun {
     /// Device-to-device copy bandwidth (bytes read + written), GB/s, measured in this run.
     pub copy_gbs: f64,
     pub cases: Vec<BenchCase>,
+    /// Families registered at several tile sizes: the one the host chose for the device, against
+    /// the fastest measured.
+    #[serde(default)]
+    pub choices: Vec<ChoiceCase>,
+}
+
+/// The tile configuration chosen for the device at one size, and how it measured.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ChoiceCase {
+    pub family: String,
+    pub size: String,
+    pub chosen: String,
+    /// The chooser's reasoning.
+    pub why: String,
+    pub chosen_rate: f64,
+    pub fastest: String,
+    pub fastest_rate: f64,
 }
 
 /// What bounds a case, and so which rate and ceiling it is reported against.

@@ -12,8 +12,10 @@ const SIZE_LIMIT: u64 = 64 << 20;
 const RUN_SCRIPT: &str = r#"#!/usr/bin/env bash
 # Runs on the GPU runner, which has no cargo. Usage: run.sh OUT_DIR [check|bench|all]
 #   check (default): every test with --include-ignored, the four compute-sanitizer tools on one small
-#                    launch of every registered kernel (`host smoke`), `host info`, `host all`
-#   bench:           the criterion benches, writing OUT_DIR/bench.json for `cargo xtask bench-report`
+#                    launch of every registered kernel (`host smoke`), `host info`, the bank-conflict
+#                    study, `host all`
+#   bench:           PyTorch's anchors, then the criterion benches, writing OUT_DIR/bench.json for
+#                    `cargo xtask bench-report` (BENCH_FAMILIES=a,b limits them to some families)
 set -u
 out=${1:?usage: run.sh OUT_DIR [check|bench|all]}
 mode=${2:-check}
@@ -31,11 +33,13 @@ for cu in "$here"/cuda-c-src/*.cu; do
   name=$(basename "$cu" .cu)
   nvcc -arch="$arch" -O3 -ptx "$cu" -o "$here/cuda-c/$name.ptx" >> "$env_log" 2>&1 || status=1
   ptxas -arch="$arch" -v "$here/cuda-c/$name.ptx" -o "$here/cuda-c/$name.cubin" >> "$env_log" 2>&1 &&
-    cuobjdump -sass "$here/cuda-c/$name.cubin" >> "$out/sass-cuda-c.txt" 2>&1
+    cuobjdump -sass "$here/cuda-c/$name.cubin" >> "$here/sass-cuda-c.txt" 2>&1
 done
 rust_ptx=$(ls -d "$here"/ptx/sm_* | sort -V | tail -n 1)/kernels.ptx
 ptxas -arch="$arch" -v "$rust_ptx" -o "$here/rust.cubin" >> "$env_log" 2>&1 &&
-  cuobjdump -sass "$here/rust.cubin" > "$out/sass-rust.txt" 2>&1
+  cuobjdump -sass "$here/rust.cubin" > "$here/sass-rust.txt" 2>&1
+# One file for both sides' SASS (the runner returns few files).
+cat "$here/sass-rust.txt" "$here/sass-cuda-c.txt" > "$out/sass.txt" 2>/dev/null
 if [ "$mode" = check ] || [ "$mode" = all ]; then
   # The CLI tests run the bundle's host binary (cargo's path to it does not exist here).
   export HOST_BIN="$here/host"
@@ -52,11 +56,15 @@ if [ "$mode" = check ] || [ "$mode" = all ]; then
   done
   grep -E "^== |ERROR SUMMARY|RACECHECK SUMMARY" "$out/sanitizer.txt"
   "$here/host" --backend gpu info > "$out/info.txt" 2>&1 || status=1
+  "$here/host" --backend gpu bank-conflicts > "$out/banks.txt" 2>&1 || status=1
+  tail -n 12 "$out/banks.txt"
   "$here/host" --backend gpu --cuda-c "$here/cuda-c" all --json-out "$out/all.json" 2>&1 | tee "$out/all.txt"
   [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 fi
 if [ "$mode" = bench ] || [ "$mode" = all ]; then
-  CUDA_C_PTX="$here/cuda-c" BENCH_JSON="$out/bench.json" "$here/bench-kernels" --bench > "$out/bench.log" 2>&1 || status=1
+  # PyTorch's own operations on the same shapes, as baselines (the runner's PyTorch).
+  python3 "$here/pytorch/anchors.py" > "$out/pytorch.json" 2>> "$out/bench.log" || status=1
+  CUDA_C_PTX="$here/cuda-c" PYTORCH_JSON="$out/pytorch.json" BENCH_JSON="$out/bench.json" "$here/bench-kernels" --bench >> "$out/bench.log" 2>&1 || status=1
   tail -n 5 "$out/bench.log"
 fi
 echo "run.sh: exit $status"
@@ -101,6 +109,8 @@ pub fn build(workspace: &Path, target_dir: &Path, out: &Path) -> Result<(), Stri
         let ptx = target_dir.join("ptx").join(&arch).join("kernels.ptx");
         copy(&ptx, &out.join("ptx").join(&arch).join("kernels.ptx"))?;
     }
+    let anchors = workspace.join("benches/pytorch/anchors.py");
+    copy(&anchors, &out.join("pytorch/anchors.py"))?;
     let sources = workspace.join("benches/cuda_c");
     for entry in std::fs::read_dir(&sources).map_err(|e| format!("cannot list {}: {e}", sources.display()))? {
         let path = entry.map_err(|e| e.to_string())?.path();

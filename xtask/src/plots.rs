@@ -275,7 +275,7 @@ fn lines<'a>(run: &BenchRun, cases: impl Iterator<Item = &'a BenchCase>) -> Vec<
         .map(|(&(kernel, source), mut points)| {
             points.sort_by(|a, b| a.0.total_cmp(&b.0));
             let label = match source {
-                None => format!("{} (ceiling)", library_name(kernel)),
+                None => format!("{} (library)", library_name(kernel)),
                 Some(_) => format!("{kernel} ({})", source_label(source)),
             };
             Line {
@@ -308,6 +308,8 @@ fn kernel_color(run: &BenchRun, kernel: &str) -> RGBColor {
 fn library_name(kernel: &str) -> &str {
     match kernel {
         "cublas_sgemm" => "cuBLAS SGEMM",
+        "torch_transpose" => "PyTorch t().contiguous()",
+        "torch_conv2d" => "PyTorch conv2d (cuDNN)",
         other => other,
     }
 }

@@ -147,6 +147,7 @@ pub fn markdown(run: &BenchRun) -> String {
         compute_section(&mut md, run, &family);
     }
     memory_section(&mut md, run);
+    choice_section(&mut md, run);
     transfer_section(&mut md, run);
     ratio_section(&mut md, run);
     md
@@ -215,6 +216,37 @@ fn memory_section(md: &mut String, run: &BenchRun) {
             ms(c.median_ms),
             fixed(c.rate, 1),
             percent(c.percent_of_ceiling)
+        );
+    }
+    md.push('\n');
+}
+
+fn choice_section(md: &mut String, run: &BenchRun) {
+    if run.choices.is_empty() {
+        return;
+    }
+    let _ = writeln!(md, "## Tile configurations chosen from the device\n");
+    let _ = writeln!(
+        md,
+        "For families registered at several tile sizes, the one `host` chooses for this GPU (at least two \
+         resident blocks per SM, then the largest tile with two full waves) against the fastest one measured.\n"
+    );
+    let _ = writeln!(
+        md,
+        "| family | size | chosen | rate | fastest | rate | chosen / fastest |"
+    );
+    let _ = writeln!(md, "| --- | --- | --- | ---: | --- | ---: | ---: |");
+    for c in &run.choices {
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {} | {} | {} | {} |",
+            text(&c.family),
+            text(&c.size),
+            text(&c.chosen),
+            fixed(c.chosen_rate, 1),
+            text(&c.fastest),
+            fixed(c.fastest_rate, 1),
+            fixed(c.chosen_rate / c.fastest_rate, 3)
         );
     }
     md.push('\n');
@@ -460,6 +492,7 @@ mod tests {
             ptx_arch: "sm_90".into(),
             copy_gbs: 3500.0,
             cases,
+            choices: Vec::new(),
         }
     }
 

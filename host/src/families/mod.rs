@@ -6,8 +6,12 @@
 //! A new family adds its module here and its line in [`FAMILIES`]; a new kernel of an existing
 //! family needs nothing here.
 
+pub mod bank_probe;
+pub mod choice;
+pub mod conv2d;
 pub mod elementwise;
 pub mod matmul;
+pub mod transpose;
 pub mod warp_probe;
 
 use crate::backend::Backend;
@@ -19,7 +23,10 @@ pub static FAMILIES: &[&dyn FamilyDemo] = &[
     &elementwise::VEC_ADD,
     &elementwise::SHARED_MEM_ADD,
     &matmul::MatmulDemo,
+    &transpose::TransposeDemo,
+    &conv2d::Conv2dDemo,
     &warp_probe::WarpProbeDemo,
+    &bank_probe::BankProbeDemo,
 ];
 
 /// The family named `name` (its registry name, or the same with `-` for `_`).
@@ -106,6 +113,17 @@ pub trait FamilyDemo: Sync {
     /// A case of `size` on `backend`: random inputs from `rng` (`sets` copies, so that timed runs
     /// can rotate past the L2), poisoned outputs, and what the check compares with.
     fn prepare<'a>(&self, backend: &'a Backend, size: Size, rng: u64, sets: usize) -> Result<Box<dyn Case + 'a>>;
+
+    /// Kernels (entry names, smallest tile first) that are one algorithm at several tile sizes,
+    /// among which the host chooses for the device ([`choice`]).
+    fn configurations(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    /// Blocks kernel `kernel`'s grid has for `size` (for the choice of a configuration).
+    fn launch_blocks(&self, _size: Size, _kernel: usize) -> Result<u64> {
+        Ok(1)
+    }
 
     /// The registry name, e.g. "matmul".
     fn name(&self) -> &'static str {

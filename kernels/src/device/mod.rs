@@ -6,6 +6,7 @@
 
 mod shared;
 mod unroll;
+mod vector;
 mod word;
 
 #[cfg(target_arch = "nvptx64")]
@@ -19,6 +20,7 @@ use crate::emu::device as backend;
 pub use crate::launch::Dim3;
 pub use shared::{DynamicShared, MatrixLayout, SharedMatrix, SharedSlice, region};
 pub use unroll::unrolled;
+pub use vector::{Float4, is_aligned4, load4, store4};
 pub use word::{SharedWord, WarpWord};
 
 /// Threads per warp on every NVIDIA GPU so far.
@@ -119,6 +121,13 @@ pub fn fma(a: f32, b: f32, c: f32) -> f32 {
 pub unsafe fn global_store<T: Copy>(ptr: *mut T, value: T) {
     // SAFETY: forwarded from the caller.
     unsafe { backend::global_store(ptr, value) }
+}
+
+/// `clock64()`: this SM's cycle counter, for timing code inside a kernel (the bank-conflict probe).
+/// On the emulator, a counter that every call advances by one.
+#[inline(always)]
+pub fn clock64() -> u64 {
+    backend::clock64()
 }
 
 /// Bytes of dynamic shared memory this launch gave each block.

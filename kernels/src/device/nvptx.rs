@@ -80,6 +80,14 @@ pub fn fma(a: f32, b: f32, c: f32) -> f32 {
 }
 
 #[inline(always)]
+pub fn clock64() -> u64 {
+    let clock: u64;
+    // SAFETY: reads a special register. Volatile (no `pure`): two reads must not be merged.
+    unsafe { asm!("mov.u64 {}, %clock64;", out(reg64) clock, options(nomem, nostack)) };
+    clock
+}
+
+#[inline(always)]
 pub fn dynamic_shared_bytes() -> u32 {
     let bytes: u32;
     // SAFETY: reads a special register (PTX ISA 4.1+).
@@ -111,6 +119,12 @@ pub fn trap() -> ! {
 pub unsafe fn shared_load<T: SharedWord>(ptr: *const T) -> T {
     // SAFETY: the caller passes a pointer into this block's dynamic shared memory.
     unsafe { ptr.read() }
+}
+
+#[inline(always)]
+pub unsafe fn shared_load_volatile<T: SharedWord>(ptr: *const T) -> T {
+    // SAFETY: as in `shared_load`.
+    unsafe { ptr.read_volatile() }
 }
 
 #[inline(always)]

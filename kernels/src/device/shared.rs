@@ -264,6 +264,19 @@ impl<T: SharedWord> SharedSlice<T> {
         unsafe { super::backend::shared_load(self.ptr.add(i as usize)) }
     }
 
+    /// Element `i`, read every time it is asked for (`ld.volatile.shared`): for probes that time
+    /// the reads themselves, which the compiler would otherwise merge.
+    ///
+    /// # Safety
+    /// As for [`SharedSlice::get_unchecked`].
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    pub unsafe fn get_volatile(&self, i: u32) -> T {
+        emulator_check_index(i, self.len, "slice");
+        // SAFETY: as in `get_unchecked`.
+        unsafe { super::backend::shared_load_volatile(self.ptr.add(i as usize)) }
+    }
+
     /// # Safety
     /// As for [`SharedSlice::get_unchecked`].
     #[inline(always)]

@@ -43,7 +43,7 @@ impl WarpWord for f32 {
     }
 }
 
-/// A value that shared-memory views hold: 4 or 8 bytes, naturally aligned. (Sealed: the
+/// A value that shared-memory views hold: 4, 8 or 16 bytes, naturally aligned. (Sealed: the
 /// emulator's shadow tracks shared memory in 4-byte words.)
 pub trait SharedWord: Copy + sealed::Sealed {}
 
@@ -54,4 +54,4 @@ macro_rules! shared_word {
     )*};
 }
 
-shared_word!(u32, i32, f32, u64, i64, f64);
+shared_word!(u32, i32, f32, u64, i64, f64, super::Float4);

@@ -100,6 +100,16 @@ pub fn fma(a: f32, b: f32, c: f32) -> f32 {
     a.mul_add(b, c)
 }
 
+pub fn clock64() -> u64 {
+    thread_local! {
+        static CLOCK: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    }
+    CLOCK.with(|c| {
+        c.set(c.get() + 1);
+        c.get()
+    })
+}
+
 pub fn dynamic_shared_bytes() -> u32 {
     current().block().shared_bytes()
 }
@@ -134,6 +144,14 @@ pub unsafe fn shared_load<T: SharedWord>(ptr: *const T) -> T {
     // SAFETY: inside the block's shared memory (checked above), aligned by the caller's promise;
     // only this OS thread touches the block's memory, one coroutine at a time.
     unsafe { ptr.read() }
+}
+
+/// # Safety
+/// As for [`shared_load`]. (The emulator runs each read anyway.)
+#[track_caller]
+pub unsafe fn shared_load_volatile<T: SharedWord>(ptr: *const T) -> T {
+    // SAFETY: forwarded from the caller.
+    unsafe { shared_load(ptr) }
 }
 
 /// # Safety

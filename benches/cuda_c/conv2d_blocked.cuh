@@ -1,0 +1,49 @@
+// The register-blocked convolution of kernels::conv2d::blocked: each of 32×8 threads computes V
+// consecutive outputs of one column, the filter in registers, each input row it loads from the
+// shared tile used by every output it feeds.
+#pragma once
+#include "conv2d.cuh"
+
+#define WIDTH 32u
+#define THREAD_ROWS 8u
+
+template <unsigned V, unsigned R>
+__device__ void strip_body(const float* image, const float* filter, float* output, unsigned height, unsigned width) {
+    extern __shared__ float input[];
+    const unsigned pitch = WIDTH + 2 * MAX_RADIUS;
+    unsigned tx = threadIdx.x, ty = threadIdx.y;
+    unsigned t = ty * WIDTH + tx;
+    const unsigned side = 2 * R + 1, tall = THREAD_ROWS * V + 2 * R, wide = WIDTH + 2 * R;
+    unsigned y0 = blockIdx.y * THREAD_ROWS * V, x0 = blockIdx.x * WIDTH;
+    float weights[side][side];
+#pragma unroll
+    for (unsigned i = 0; i < side; ++i)
+#pragma unroll
+        for (unsigned j = 0; j < side; ++j) weights[i][j] = filter[i * side + j];
+    for (unsigned i = t; i < tall * wide; i += WIDTH * THREAD_ROWS) {
+        unsigned r = i / wide, c = i % wide;
+        unsigned row = y0 + r - R, col = x0 + c - R;
+        input[r * pitch + c] = (row < height && col < width) ? image[row * width + col] : 0.0f;
+    }
+    __syncthreads();
+    unsigned first = ty * V;
+    float sums[V];
+#pragma unroll
+    for (unsigned o = 0; o < V; ++o) sums[o] = 0.0f;
+#pragma unroll
+    for (unsigned r = 0; r < V + 2 * R; ++r) {
+        float values[side];
+#pragma unroll
+        for (unsigned j = 0; j < side; ++j) values[j] = input[(first + r) * pitch + tx + j];
+#pragma unroll
+        for (unsigned o = 0; o < V; ++o)
+            if (r >= o && r - o < side)
+#pragma unroll
+                for (unsigned j = 0; j < side; ++j) sums[o] += weights[r - o][j] * values[j];
+    }
+#pragma unroll
+    for (unsigned o = 0; o < V; ++o) {
+        unsigned y = y0 + first + o, x = x0 + tx;
+        if (y < height && x < width) output[y * width + x] = sums[o];
+    }
+}

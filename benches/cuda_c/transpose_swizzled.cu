@@ -1,0 +1,6 @@
+// Transpose through a dense 32×32 tile with XOR-swizzled columns (kernels::transpose::swizzled).
+#include "transpose_tiles.cuh"
+
+extern "C" __global__ void transpose_swizzled_cuda(const float* input, float* output, unsigned rows, unsigned cols) {
+    tiled_transpose<TILE, true>(input, output, rows, cols);
+}

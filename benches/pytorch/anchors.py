@@ -1,0 +1,99 @@
+"""PyTorch's own operations on the shapes the Rust benches run, timed the same way (CUDA events,
+warm-up, median, inputs rotated past the L2), written as bench cases (JSON, one list) that the
+benches merge into their results as library baselines beside Rust and CUDA C.
+
+Run by the GPU bundle's run.sh (`python3 anchors.py > OUT/pytorch.json`); PyTorch is the runner's,
+not a project dependency. TF32 is off, so that convolutions compute in FP32 like the Rust kernels.
+"""
+
+import json
+import math
+import statistics
+import sys
+
+import torch
+import torch.nn.functional as F
+
+torch.backends.cudnn.allow_tf32 = False
+torch.backends.cuda.matmul.allow_tf32 = False
+
+L2_BYTES = torch.cuda.get_device_properties(0).L2_cache_size
+WARMUP_MS = 50.0
+RUNS = 50
+
+
+def input_sets(set_bytes):
+    """Enough copies that one pass over them is four times the L2, at most 32 (as the benches)."""
+    return max(1, min(32, math.ceil(4 * L2_BYTES / set_bytes)))
+
+
+def median_ms(run, sets):
+    """Warm up for WARMUP_MS of GPU time, then the median of RUNS runs, each between two events."""
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    warm, i = 0.0, 0
+    while warm < WARMUP_MS:
+        start.record()
+        run(i % sets)
+        end.record()
+        end.synchronize()
+        warm += start.elapsed_time(end)
+        i += 1
+    times = []
+    for i in range(RUNS):
+        start.record()
+        run(i % sets)
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    return statistics.median(times)
+
+
+def case(family, kernel, size, x, bytes_, flops, ms, sets):
+    return {
+        "family": family,
+        "bound": "memory",
+        "kernel": kernel,
+        "source": None,
+        "size": size,
+        "x": float(x),
+        "bytes": float(bytes_),
+        "flops": float(flops),
+        "median_ms": ms,
+        "rate": bytes_ / (ms * 1e-3) / 1e9,
+        "percent_of_ceiling": None,
+        "kernel_ms": None,
+        "input_sets": sets,
+    }
+
+
+def transposes():
+    for rows, cols in [(4096, 4096), (8192, 8192), (16384, 16384), (8191, 4097)]:
+        elements = rows * cols
+        sets = input_sets(8 * elements)
+        inputs = [torch.randn(rows, cols, device="cuda") for _ in range(sets)]
+        ms = median_ms(lambda i: inputs[i].t().contiguous(), sets)
+        yield case("transpose", "torch_transpose", f"{rows}x{cols}", elements, 8 * elements, 0, ms, sets)
+        del inputs
+
+
+def convolutions():
+    for height, width, side in [(4096, 4096, 5), (8192, 8192, 3), (8192, 8192, 5), (8192, 8192, 7)]:
+        pixels = height * width
+        sets = input_sets(8 * pixels)
+        images = [torch.randn(1, 1, height, width, device="cuda") for _ in range(sets)]
+        weight = torch.randn(1, 1, side, side, device="cuda")
+        ms = median_ms(lambda i: F.conv2d(images[i], weight, padding=side // 2), sets)
+        size = f"{height}x{width}, {side}x{side}"
+        yield case("conv2d", "torch_conv2d", size, pixels, 8 * pixels, 2 * side * side * pixels, ms, sets)
+        del images
+
+
+def main():
+    cases = list(transposes()) + list(convolutions())
+    json.dump(cases, sys.stdout, indent=1)
+    for c in cases:
+        print(f"{c['kernel']} {c['size']}: {c['median_ms']:.4f} ms, {c['rate']:.1f} GB/s", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,95 @@
+//! Out-of-place transpose of a row-major `rows × cols` f32 matrix into `cols × rows`, any shape:
+//! one idea per file, from the seed's claim that padding a tile removes its bank conflicts.
+//!
+//! * [`naive`]: reads coalesced, writes a column at a time (each warp's store touches 32 lines);
+//! * [`tiled`]: a 32×32 tile staged in shared memory, so that reads and writes are both
+//!   coalesced, but the tile is read down a column: 32 threads on one bank;
+//! * [`padded`]: the tile's rows padded to 33 floats: the column read hits 32 banks;
+//! * [`swizzled`]: the dense tile with each row's columns XOR-ed with the row: 32 banks too, and
+//!   not a byte of padding;
+//! * [`vectorized`]: 64×64 tiles, 16-byte global loads and stores where the shape allows, 16
+//!   elements per thread; two tile sizes, one of which the host chooses from the device.
+//!
+//! A new variant is a file here, its line in [`FAMILY`], and its CUDA C twin in `benches/cuda_c/`.
+
+pub mod naive;
+pub mod padded;
+pub mod swizzled;
+pub mod tiled;
+pub mod vectorized;
+
+use crate::Dim3;
+use crate::family::{Family, Problem};
+
+/// One transpose: the input is `rows × cols`, the output `cols × rows`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Transpose {
+    pub rows: u32,
+    pub cols: u32,
+}
+
+impl Problem for Transpose {
+    /// `(input, output, rows, cols)`.
+    type Args = (*const f32, *mut f32, u32, u32);
+}
+
+/// Every transpose kernel, in ladder order: the registry's list.
+pub const FAMILY: Family<Transpose> = Family::new(
+    "transpose",
+    &[
+        naive::KERNEL,
+        tiled::KERNEL,
+        padded::KERNEL,
+        swizzled::KERNEL,
+        vectorized::KERNEL_32,
+        vectorized::KERNEL_64,
+    ],
+);
+
+/// Side of the tile the 32×8-thread variants move per block; each thread moves TILE / ROWS_PER_PASS.
+pub const TILE: u32 = 32;
+/// Rows of the tile a block covers per pass (its y extent).
+pub const ROWS_PER_PASS: u32 = 8;
+
+/// One block per `tile × tile` tile of the input.
+pub(crate) const fn grid(p: &Transpose, tile: u32) -> Dim3 {
+    Dim3::xy(p.cols.div_ceil(tile), p.rows.div_ceil(tile))
+}
+
+#[cfg(not(target_arch = "nvptx64"))]
+impl Transpose {
+    /// At least one row and column, and within the kernels' 32-bit index range.
+    pub fn new(rows: usize, cols: usize) -> Result<Self, crate::InvalidSize> {
+        let invalid = |reason: String| crate::InvalidSize {
+            problem: "transpose",
+            reason,
+        };
+        if rows == 0 || cols == 0 {
+            return Err(invalid(format!(
+                "rows and cols must be at least 1 (got {rows} × {cols})"
+            )));
+        }
+        let fits = (rows as u64)
+            .checked_mul(cols as u64)
+            .is_some_and(|elements| elements <= u32::MAX as u64);
+        if !fits {
+            return Err(invalid(format!(
+                "{rows} × {cols} elements is beyond the kernels' 32-bit index range (at most {})",
+                u32::MAX
+            )));
+        }
+        Ok(Transpose {
+            rows: rows as u32,
+            cols: cols as u32,
+        })
+    }
+
+    /// Elements of the input (and of the output).
+    pub fn len(&self) -> usize {
+        self.rows as usize * self.cols as usize
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
