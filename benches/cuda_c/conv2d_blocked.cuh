@@ -1,6 +1,6 @@
 // The register-blocked convolution of kernels::conv2d::blocked: each of 32×8 threads computes V
-// consecutive outputs of one column, the filter in registers, each input row it loads from the
-// shared tile used by every output it feeds.
+// consecutive outputs of one column, the filter in registers (up to 5×5), each input row it loads
+// from the shared tile used by every output it feeds.
 #pragma once
 #include "conv2d.cuh"
 
@@ -15,11 +15,15 @@ __device__ void strip_body(const float* image, const float* filter, float* outpu
     unsigned t = ty * WIDTH + tx;
     const unsigned side = 2 * R + 1, tall = THREAD_ROWS * V + 2 * R, wide = WIDTH + 2 * R;
     unsigned y0 = blockIdx.y * THREAD_ROWS * V, x0 = blockIdx.x * WIDTH;
-    float weights[side][side];
+    // The filter in registers up to 5×5; a 7×7 filter is read where it is used (from the L1).
+    const bool in_registers = R <= 2;
+    float weights[in_registers ? side : 1][in_registers ? side : 1];
+    if (in_registers) {
 #pragma unroll
-    for (unsigned i = 0; i < side; ++i)
+        for (unsigned i = 0; i < side; ++i)
 #pragma unroll
-        for (unsigned j = 0; j < side; ++j) weights[i][j] = filter[i * side + j];
+            for (unsigned j = 0; j < side; ++j) weights[in_registers ? i : 0][in_registers ? j : 0] = filter[i * side + j];
+    }
     for (unsigned i = t; i < tall * wide; i += WIDTH * THREAD_ROWS) {
         unsigned r = i / wide, c = i % wide;
         unsigned row = y0 + r - R, col = x0 + c - R;
@@ -39,7 +43,9 @@ __device__ void strip_body(const float* image, const float* filter, float* outpu
         for (unsigned o = 0; o < V; ++o)
             if (r >= o && r - o < side)
 #pragma unroll
-                for (unsigned j = 0; j < side; ++j) sums[o] += weights[r - o][j] * values[j];
+                for (unsigned j = 0; j < side; ++j)
+                    sums[o] += (in_registers ? weights[in_registers ? r - o : 0][in_registers ? j : 0]
+                                             : filter[(r - o) * side + j]) * values[j];
     }
 #pragma unroll
     for (unsigned o = 0; o < V; ++o) {

@@ -8,7 +8,7 @@
 
 use crate::device::{DynamicShared, Float4, block_idx, clock64, global_store, sync_threads, thread_idx};
 use crate::family::{Family, Problem};
-use crate::{Dim3, Kernel, SharedMemory, kernel};
+use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel};
 
 /// Banks, and bytes per bank per wavefront.
 pub const BANKS: u32 = 32;
@@ -166,6 +166,7 @@ pub const KERNEL: Kernel<BankProbe> = Kernel {
     block: Dim3::x(PROBE_WARPS * 32),
     shared: SharedMemory::of(PROBE_BYTES),
     grid: |_| Dim3::x(PROBE_BLOCKS),
+    bounds: LaunchBounds::NONE,
 };
 
 /// The bank-conflict probe: the registry's list.

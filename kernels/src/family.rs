@@ -120,6 +120,37 @@ pub struct Kernel<P: Problem> {
     pub shared: SharedMemory,
     /// Blocks for a problem.
     pub grid: fn(&P) -> Dim3,
+    /// CUDA's `__launch_bounds__`: the PTX builder writes `.maxntid` and `.minnctapersm`, and
+    /// ptxas caps registers so that this many blocks fit on an SM.
+    pub bounds: LaunchBounds,
+}
+
+/// How many blocks of a kernel ptxas must fit on one SM, capping registers to get there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LaunchBounds {
+    min_blocks_per_sm: u32,
+}
+
+impl LaunchBounds {
+    /// No bound: ptxas chooses the registers.
+    pub const NONE: LaunchBounds = LaunchBounds { min_blocks_per_sm: 0 };
+
+    /// At least `blocks` resident blocks per SM.
+    pub const fn min_blocks_per_sm(blocks: u32) -> Self {
+        assert!(blocks >= 1, "at least one block per SM");
+        LaunchBounds {
+            min_blocks_per_sm: blocks,
+        }
+    }
+
+    /// The bound, if any.
+    pub const fn blocks(self) -> Option<u32> {
+        if self.min_blocks_per_sm == 0 {
+            None
+        } else {
+            Some(self.min_blocks_per_sm)
+        }
+    }
 }
 
 impl<P: Problem> Kernel<P> {
@@ -143,6 +174,7 @@ impl<P: Problem> Kernel<P> {
             family,
             block: self.block,
             shared_bytes: self.shared.bytes(),
+            min_blocks_per_sm: self.bounds.blocks(),
         }
     }
 
@@ -188,6 +220,8 @@ pub struct KernelInfo {
     pub block: Dim3,
     /// Dynamic shared memory per block (all of a kernel's shared memory is dynamic).
     pub shared_bytes: u32,
+    /// Its launch bound, where it has one.
+    pub min_blocks_per_sm: Option<u32>,
 }
 
 /// A family seen without its problem type, so that the registry can list families of all problems.

@@ -48,7 +48,7 @@ pub mod vec_add;
 
 #[cfg(not(target_arch = "nvptx64"))]
 pub use family::{AnyFamily, InvalidSize};
-pub use family::{Family, Kernel, KernelFn, KernelInfo, Problem, SharedMemory, Source};
+pub use family::{Family, Kernel, KernelFn, KernelInfo, LaunchBounds, Problem, SharedMemory, Source};
 pub use launch::{Dim3, LaunchShape};
 pub use params::Params;
 

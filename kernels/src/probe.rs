@@ -6,7 +6,7 @@ use crate::device::{
     thread_idx,
 };
 use crate::family::{Family, Problem};
-use crate::{Dim3, Kernel, SharedMemory, kernel};
+use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel};
 
 /// Words each thread writes.
 pub const WORDS_PER_THREAD: u32 = 6;
@@ -83,6 +83,7 @@ pub const KERNEL: Kernel<WarpProbe> = Kernel {
     block: Dim3::x(BLOCK),
     shared: SharedMemory::NONE,
     grid: |p| Dim3::x(p.blocks),
+    bounds: LaunchBounds::NONE,
 };
 
 /// The warp-level device layer, checked: the registry's list.

@@ -3,7 +3,7 @@
 
 use crate::device::{SharedSlice, block_dim, block_idx, global_store, sync_threads, thread_idx};
 use crate::elementwise::Elementwise;
-use crate::{Dim3, Family, Kernel, SharedMemory, kernel, shared_memory};
+use crate::{Dim3, Family, Kernel, LaunchBounds, SharedMemory, kernel, shared_memory};
 
 /// Threads per block; the neighbour sum restarts at each block.
 pub const BLOCK: u32 = 256;
@@ -45,6 +45,7 @@ pub const KERNEL: Kernel<Elementwise> = Kernel {
     block: Dim3::x(BLOCK),
     shared: SharedMemory::of(Staged::BYTES),
     grid: |p| Dim3::x(p.n.div_ceil(BLOCK)),
+    bounds: LaunchBounds::NONE,
 };
 
 /// The seed's neighbour sum: the registry's list of its kernels.

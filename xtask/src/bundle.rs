@@ -41,8 +41,8 @@ ptxas -arch="$arch" -v "$rust_ptx" -o "$here/rust.cubin" >> "$env_log" 2>&1 &&
 # One file for both sides' SASS (the runner returns few files).
 cat "$here/sass-rust.txt" "$here/sass-cuda-c.txt" > "$out/sass.txt" 2>/dev/null
 if [ "$mode" = check ] || [ "$mode" = all ]; then
-  # The CLI tests run the bundle's host binary (cargo's path to it does not exist here).
-  export HOST_BIN="$here/host"
+  # The CLI tests run the bundle's binaries (cargo's paths to them do not exist here).
+  export HOST_BIN="$here/host" XTASK_BIN="$here/xtask"
   for test in "$here"/tests/*; do
     echo "== $(basename "$test")" >> "$out/tests.log"
     "$test" --include-ignored >> "$out/tests.log" 2>&1 || status=1
@@ -81,12 +81,21 @@ pub fn build(workspace: &Path, target_dir: &Path, out: &Path) -> Result<(), Stri
     let tests_dir = out.join("tests");
     std::fs::create_dir_all(&tests_dir).map_err(|e| format!("cannot create {}: {e}", tests_dir.display()))?;
 
-    eprintln!("building the release host ...");
-    run(Command::new(&cargo)
-        .current_dir(workspace)
-        .args(["build", "--release", "--locked", "--bin", "host"]))?;
+    eprintln!("building the release host and xtask ...");
+    run(Command::new(&cargo).current_dir(workspace).args([
+        "build",
+        "--release",
+        "--locked",
+        "--bin",
+        "host",
+        "--bin",
+        "xtask",
+    ]))?;
     copy(&target_dir.join("release/host"), &out.join("host"))?;
+    copy(&target_dir.join("release/xtask"), &out.join("xtask"))?;
 
+    // With line tables, as `cargo test` builds them: the emulator compares call paths at barriers
+    // by source line, and its tests check that.
     eprintln!("building the test executables ...");
     let tests = cargo_no_run(&cargo, workspace, &["test", "--release", "--workspace"], "test")?;
     for (name, executable) in tests {
@@ -142,6 +151,7 @@ fn cargo_no_run(
 ) -> Result<Vec<(String, PathBuf)>, String> {
     let output = Command::new(cargo)
         .current_dir(workspace)
+        .env("CARGO_PROFILE_RELEASE_DEBUG", "line-tables-only")
         .args(args)
         .args(["--locked", "--no-run", "--message-format=json-render-diagnostics"])
         .output()

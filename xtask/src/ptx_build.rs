@@ -123,9 +123,15 @@ impl PtxBuild {
                 source,
             })?;
         }
-        std::fs::copy(&emitted, out).map_err(|source| PtxBuildError::Copy {
-            path: out.into(),
+        let ptx = std::fs::read_to_string(&emitted).map_err(|source| PtxBuildError::Copy {
+            path: emitted.clone(),
             source,
+        })?;
+        std::fs::write(out, with_launch_bounds(&ptx, &kernels::registry::kernels())).map_err(|source| {
+            PtxBuildError::Copy {
+                path: out.into(),
+                source,
+            }
         })?;
         Ok(())
     }
@@ -153,6 +159,32 @@ pub fn ptx_path(out_dir: &Path, arch: Arch) -> PathBuf {
     out_dir.join(arch.to_string()).join("kernels.ptx")
 }
 
+/// `ptx` with CUDA's `__launch_bounds__` written in for every kernel that declares them: after an
+/// entry's parameter list, `.maxntid x, y, z` (its block) and `.minnctapersm n`, which ptxas reads
+/// as a cap on registers. Rust has no attribute for these; the registry is their one home.
+pub fn with_launch_bounds(ptx: &str, kernels: &[kernels::KernelInfo]) -> String {
+    let mut out = String::with_capacity(ptx.len() + 256);
+    let mut bounds_due: Option<String> = None;
+    for line in ptx.lines() {
+        if let Some(rest) = line.trim_start().strip_prefix(".visible .entry ") {
+            let entry = rest.split(['(', ' ']).next().unwrap_or(rest);
+            bounds_due = kernels
+                .iter()
+                .find(|k| k.entry == entry)
+                .and_then(|k| k.min_blocks_per_sm.map(|n| (k.block, n)))
+                .map(|(b, n)| format!(".maxntid {}, {}, {}\n.minnctapersm {n}\n", b.x, b.y, b.z));
+        }
+        if line.trim() == "{"
+            && let Some(bounds) = bounds_due.take()
+        {
+            out.push_str(&bounds);
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
+
 /// The `.entry` names a PTX module defines.
 pub fn entry_names(ptx: &str) -> Vec<String> {
     ptx.lines()
@@ -164,6 +196,32 @@ pub fn entry_names(ptx: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn launch_bounds_go_between_the_parameters_and_the_body() {
+        let ptx =
+            ".visible .entry bounded(\n\t.param .u64 p\n)\n{\n\tret;\n}\n.visible .entry free(\n)\n{\n\tret;\n}\n";
+        let kernels = [
+            kernels::KernelInfo {
+                entry: "bounded",
+                family: "f",
+                block: kernels::Dim3::xy(32, 8),
+                shared_bytes: 0,
+                min_blocks_per_sm: Some(3),
+            },
+            kernels::KernelInfo {
+                entry: "free",
+                family: "f",
+                block: kernels::Dim3::x(64),
+                shared_bytes: 0,
+                min_blocks_per_sm: None,
+            },
+        ];
+        assert_eq!(
+            with_launch_bounds(ptx, &kernels),
+            ".visible .entry bounded(\n\t.param .u64 p\n)\n.maxntid 32, 8, 1\n.minnctapersm 3\n{\n\tret;\n}\n.visible .entry free(\n)\n{\n\tret;\n}\n"
+        );
+    }
 
     #[test]
     fn entry_names_are_read_from_visible_entries_only() {

@@ -4,7 +4,9 @@
 use std::process::Command;
 
 fn xtask(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_xtask"))
+    // The runner has no cargo: run.sh points XTASK_BIN at the bundle's binary.
+    let binary = std::env::var_os("XTASK_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_xtask").into());
+    Command::new(binary)
         .current_dir(dir)
         .args(args)
         .output()

@@ -6,13 +6,19 @@
 
 use super::{Conv2d, MAX_RADIUS};
 use crate::device::{MatrixLayout, SharedMatrix, block_idx, fma, global_store, sync_threads, thread_idx, unrolled};
-use crate::{Dim3, Kernel, SharedMemory, kernel, shared_memory};
+use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel, shared_memory};
 
 /// Output columns per block: one per thread of a row of threads.
 pub const WIDTH: u32 = 32;
 /// Rows of threads per block.
 pub const THREAD_ROWS: u32 = 8;
 const THREADS: u32 = WIDTH * THREAD_ROWS;
+/// Largest radius whose filter is held in registers.
+const REGISTER_RADIUS: u32 = 2;
+/// Blocks per SM the registers must allow (`__launch_bounds__(256, 3)`): left alone, LLVM's
+/// schedule keeps 114 registers live, two blocks per SM, where nvcc's keeps 72, three (measured on
+/// the H200, run 2026-11-30-e; docs/perf-log.md).
+pub const BLOCKS_PER_SM: u32 = 3;
 
 shared_memory! {
     /// The input tile with its halo for 4 outputs per thread (sized for 7×7 filters).
@@ -46,19 +52,31 @@ unsafe fn strip_body<const V: u32, const R: u32>(
     let side = 2 * R + 1;
     let (tall, wide) = (THREAD_ROWS * V + 2 * R, WIDTH + 2 * R);
     let (y0, x0) = (block_idx().y * THREAD_ROWS * V, block_idx().x * WIDTH);
-    // The filter, in registers: every thread reads the same values, which the L1 broadcasts.
-    // Every loop over the filter and the strip is written out (`unrolled`, with the bounds of the
-    // largest filter and tests on constants that fold away), so that every index is a constant and
-    // the arrays stay in registers.
-    let mut weights = [[0.0f32; 7]; 7];
-    unrolled::<7>(|i| {
-        unrolled::<7>(|j| {
-            if i < side && j < side {
-                // SAFETY: the filter has side² values.
-                weights[i as usize][j as usize] = unsafe { *filter.add((i * side + j) as usize) };
-            }
-        })
-    });
+    // The filter, in registers up to 5×5: every thread reads the same values, which the L1
+    // broadcasts. A 7×7 filter's 49 would not fit beside the rest in the registers three blocks
+    // per SM leave, so it is read where it is used (from the L1). Every loop over the filter and
+    // the strip is written out (`unrolled`, with the bounds of the largest filter and tests on
+    // constants that fold away), so that every index is a constant and the arrays stay in
+    // registers.
+    let mut weights = [[0.0f32; 5]; 5];
+    if R <= REGISTER_RADIUS {
+        unrolled::<5>(|i| {
+            unrolled::<5>(|j| {
+                if i < side && j < side {
+                    // SAFETY: the filter has side² values.
+                    weights[i as usize][j as usize] = unsafe { *filter.add((i * side + j) as usize) };
+                }
+            })
+        });
+    }
+    let weight = |i: u32, j: u32| {
+        if R <= REGISTER_RADIUS {
+            weights[i as usize][j as usize]
+        } else {
+            // SAFETY: i, j < side: inside the filter.
+            unsafe { *filter.add((i * side + j) as usize) }
+        }
+    };
     let mut i = t;
     while i < tall * wide {
         let (r, c) = (i / wide, i % wide);
@@ -95,7 +113,7 @@ unsafe fn strip_body<const V: u32, const R: u32>(
                 unrolled::<7>(|j| {
                     if j < side {
                         let sum = &mut sums[o as usize];
-                        *sum = fma(weights[(r - o) as usize][j as usize], values[j as usize], *sum);
+                        *sum = fma(weight(r - o, j), values[j as usize], *sum);
                     }
                 })
             }
@@ -128,12 +146,14 @@ kernel! {
     }
 }
 
-/// 32×8 threads, 32×32 outputs per block.
+/// 32×8 threads, 32×32 outputs per block. No launch bound: at three blocks per SM (80 registers)
+/// ptxas spills; left alone it takes 110 registers, two blocks per SM.
 pub const KERNEL_V4: Kernel<Conv2d> = Kernel {
     code: conv2d_blocked_v4,
     block: Dim3::xy(WIDTH, THREAD_ROWS),
     shared: SharedMemory::of(TileV4::BYTES),
     grid: |p| Dim3::xy(p.width.div_ceil(WIDTH), p.height.div_ceil(THREAD_ROWS * 4)),
+    bounds: LaunchBounds::NONE,
 };
 
 /// 32×8 threads, 32×64 outputs per block.
@@ -142,4 +162,5 @@ pub const KERNEL_V8: Kernel<Conv2d> = Kernel {
     block: Dim3::xy(WIDTH, THREAD_ROWS),
     shared: SharedMemory::of(TileV8::BYTES),
     grid: |p| Dim3::xy(p.width.div_ceil(WIDTH), p.height.div_ceil(THREAD_ROWS * 8)),
+    bounds: LaunchBounds::min_blocks_per_sm(BLOCKS_PER_SM),
 };

@@ -2,8 +2,8 @@
 //! memory. Neighbouring threads read overlapping windows, which the L1 cache catches in part.
 
 use super::Conv2d;
-use crate::device::{block_dim, block_idx, fma, global_store, thread_idx};
-use crate::{Dim3, Kernel, SharedMemory, kernel};
+use crate::device::{block_dim, block_idx, fma, global_store, thread_idx, unrolled};
+use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel};
 
 /// 32×8 threads per block.
 pub const BLOCK: Dim3 = Dim3::xy(32, 8);
@@ -21,17 +21,19 @@ unsafe fn pixel<const R: u32>(
 ) -> f32 {
     let side = 2 * R + 1;
     let mut sum = 0.0f32;
-    for i in 0..side {
-        let row = y + i;
+    // Written out for the largest filter, with tests on constants that fold away (`unrolled`):
+    // LLVM leaves loops with early exits rolled, where nvcc's `#pragma unroll` does not.
+    unrolled::<7>(|i| {
         // The window's row is y + i - R: outside the image (zero padding) when below R or past
         // height + R - 1; compared unsigned, shifted by R.
-        if row < R || row >= height + R {
-            continue;
+        let row = y + i;
+        if i >= side || row < R || row >= height + R {
+            return;
         }
-        for j in 0..side {
+        unrolled::<7>(|j| {
             let col = x + j;
-            if col < R || col >= width + R {
-                continue;
+            if j >= side || col < R || col >= width + R {
+                return;
             }
             // SAFETY: (row - R, col - R) is inside the image; i, j < side.
             let (value, weight) = unsafe {
@@ -41,8 +43,8 @@ unsafe fn pixel<const R: u32>(
                 )
             };
             sum = fma(weight, value, sum);
-        }
-    }
+        });
+    });
     sum
 }
 
@@ -66,4 +68,5 @@ pub const KERNEL: Kernel<Conv2d> = Kernel {
     block: BLOCK,
     shared: SharedMemory::NONE,
     grid: |p| Dim3::xy(p.width.div_ceil(BLOCK.x), p.height.div_ceil(BLOCK.y)),
+    bounds: LaunchBounds::NONE,
 };

@@ -4,8 +4,10 @@
 //! once per filter tap.
 
 use super::{Conv2d, MAX_RADIUS};
-use crate::device::{MatrixLayout, SharedMatrix, SharedSlice, block_idx, fma, global_store, sync_threads, thread_idx};
-use crate::{Dim3, Kernel, SharedMemory, kernel, shared_memory};
+use crate::device::{
+    MatrixLayout, SharedMatrix, SharedSlice, block_idx, fma, global_store, sync_threads, thread_idx, unrolled,
+};
+use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel, shared_memory};
 
 /// Output tile side; 32×8 threads, each computing TILE / 8 outputs down a column.
 pub const TILE: u32 = 32;
@@ -65,18 +67,21 @@ unsafe fn tile_body<const R: u32>(
         let r = ty + pass * ROWS_PER_PASS;
         let (y, x) = (y0 + r, x0 + tx);
         let mut sum = 0.0f32;
-        for i in 0..side {
-            for j in 0..side {
-                // SAFETY: r + i < 32 + 2R and tx + j likewise; i·side + j < side².
-                unsafe {
-                    sum = fma(
-                        weights.get_unchecked(i * side + j),
-                        input.get_unchecked(r + i, tx + j),
-                        sum,
-                    )
-                };
-            }
-        }
+        // Written out as in `direct`.
+        unrolled::<7>(|i| {
+            unrolled::<7>(|j| {
+                if i < side && j < side {
+                    // SAFETY: r + i < 32 + 2R and tx + j likewise; i·side + j < side².
+                    unsafe {
+                        sum = fma(
+                            weights.get_unchecked(i * side + j),
+                            input.get_unchecked(r + i, tx + j),
+                            sum,
+                        )
+                    };
+                }
+            })
+        });
         if y < height && x < width {
             // SAFETY: inside the output.
             unsafe { global_store(output.add((y * width + x) as usize), sum) };
@@ -99,4 +104,5 @@ pub const KERNEL: Kernel<Conv2d> = Kernel {
     block: Dim3::xy(TILE, ROWS_PER_PASS),
     shared: SharedMemory::of(Staged::BYTES),
     grid: |p| Dim3::xy(p.width.div_ceil(TILE), p.height.div_ceil(TILE)),
+    bounds: LaunchBounds::NONE,
 };

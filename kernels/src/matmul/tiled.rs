@@ -4,7 +4,7 @@
 
 use super::Matmul;
 use crate::device::{MatrixLayout, SharedMatrix, block_idx, fma, global_store, sync_threads, thread_idx, unrolled};
-use crate::{Dim3, Kernel, SharedMemory, kernel, shared_memory};
+use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel, shared_memory};
 
 /// Tile side: one thread per element of a tile, so a block is TILE×TILE = 1024 threads.
 pub const TILE: u32 = 32;
@@ -98,4 +98,5 @@ pub const KERNEL: Kernel<Matmul> = Kernel {
     block: Dim3::xy(TILE, TILE),
     shared: SharedMemory::of(Tiles::BYTES),
     grid,
+    bounds: LaunchBounds::NONE,
 };

@@ -3,7 +3,7 @@
 
 use super::{ROWS_PER_PASS, TILE, Transpose, grid};
 use crate::device::{block_idx, global_store, thread_idx};
-use crate::{Dim3, Kernel, SharedMemory, kernel};
+use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel};
 
 kernel! {
     /// `output[c][r] = input[r][c]`: thread (x, y) of block (bx, by) moves column `bx·32 + x` of
@@ -29,4 +29,5 @@ pub const KERNEL: Kernel<Transpose> = Kernel {
     block: Dim3::xy(TILE, ROWS_PER_PASS),
     shared: SharedMemory::NONE,
     grid: |p| grid(p, TILE),
+    bounds: LaunchBounds::NONE,
 };
