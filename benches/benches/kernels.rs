@@ -4,10 +4,11 @@
 //! (default `target/bench/results.json`), which `cargo xtask bench-report` turns into tables and
 //! plots. Without a GPU it says so and exits.
 //!
-//! `CUDA_C_PTX=<dir>`: nvcc-made PTX of `benches/cuda_c/*.cu` (the GPU bundle's run.sh builds it).
-//! `PYTORCH_JSON=<file>`: PyTorch's own operations on the same shapes (`benches/pytorch/anchors.py`),
+//! `CUDA_C_PTX=<dir>`: nvcc-made PTX of `benches/reference/cuda_c/*.cu` (the GPU bundle's run.sh builds it).
+//! `PYTORCH_JSON=<file>`: PyTorch's own operations on the same shapes (`benches/reference/pytorch/anchors.py`),
 //! merged in as library baselines. `BENCH_FAMILIES=transpose,conv2d,…`: only these families (and
-//! `managed` for the scenarios), so that a run fits a time limit; default: everything.
+//! `managed` for the scenarios, `bank_probe` for the bank-conflict study), so that a run fits a
+//! time limit; default: everything.
 
 use benches::{input_sets, median, time_case, time_host_case};
 use criterion::Criterion;
@@ -19,7 +20,7 @@ use host::gpu::Gpu;
 use indicatif::{ProgressBar, ProgressStyle};
 use kernels::Source;
 use std::time::Duration;
-use xtask::bench_results::{self, BenchCase, BenchRun, ChoiceCase};
+use xtask::bench_results::{self, BankReading, BenchCase, BenchRun, ChoiceCase};
 
 /// The random stream of every case's inputs.
 const RNG: u64 = 2026;
@@ -31,6 +32,7 @@ struct Bench {
     copy_gbs: f64,
     cases: Vec<BenchCase>,
     choices: Vec<ChoiceCase>,
+    banks: Vec<BankReading>,
 }
 
 fn main() {
@@ -71,12 +73,16 @@ fn main() {
         copy_gbs: copy.rate,
         cases: Vec::new(),
         choices: Vec::new(),
+        banks: Vec::new(),
     };
     for family in families::FAMILIES.iter().filter(|f| wanted.has(f.name())) {
         bench.family(*family).unwrap_or_else(|e| fail(&e.to_string()));
     }
     if wanted.has("managed") {
         bench.managed().unwrap_or_else(|e| fail(&e.to_string()));
+    }
+    if wanted.has(kernels::banks::FAMILY.name) {
+        bench.bank_study().unwrap_or_else(|e| fail(&e.to_string()));
     }
     bench.pytorch();
     bench.progress.finish_and_clear();
@@ -147,6 +153,7 @@ impl Bench {
             copy_gbs,
             cases,
             choices,
+            banks: _,
         } = self;
         let gpu = backend.gpu().expect("the benches run on a GPU");
         for size in family.bench_sizes() {
@@ -274,6 +281,18 @@ impl Bench {
         }
     }
 
+    /// The bank-conflict study (`host bank-conflicts`): its readings go into the report's plot. A
+    /// pattern that measures off its prediction is reported, not fatal: the plot shows it.
+    fn bank_study(&mut self) -> host::Result<()> {
+        self.progress.set_message("bank-conflict study");
+        let rows = host::demos::banks::run(&self.backend)?;
+        for row in rows.iter().filter(|r| r.failed()) {
+            eprintln!("benches: bank study: {} {}: {}", row.variant, row.size, row.check);
+        }
+        self.banks = rows.into_iter().filter_map(|r| r.bank).collect();
+        Ok(())
+    }
+
     fn write(&self) {
         let gpu = self.gpu();
         let info = gpu.info();
@@ -286,6 +305,7 @@ impl Bench {
             copy_gbs: self.copy_gbs,
             cases: self.cases.clone(),
             choices: self.choices.clone(),
+            banks: self.banks.clone(),
         };
         let path = std::env::var_os("BENCH_JSON")
             .map(std::path::PathBuf::from)

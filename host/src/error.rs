@@ -36,7 +36,7 @@ pub enum HostError {
     #[error("{reason}")]
     WrongMemory { reason: String },
     #[error(
-        "{entry} from {compiled_from} is not available on this backend: CUDA C runs only on a GPU, with --cuda-c DIR pointing at nvcc-made PTX of benches/cuda_c"
+        "{entry} from {compiled_from} is not available on this backend: CUDA C runs only on a GPU, with --cuda-c DIR pointing at nvcc-made PTX of benches/reference/cuda_c"
     )]
     SourceUnavailable { entry: &'static str, compiled_from: Source },
     #[error("{what} needs a GPU: {why}. Run it on a machine with an NVIDIA GPU (--backend gpu)")]

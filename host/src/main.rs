@@ -32,7 +32,7 @@ struct Globals {
     /// Timed runs; the median is reported.
     #[arg(long, default_value_t = 20, global = true, value_parser = value_parser!(u32).range(1..=10_000))]
     runs: u32,
-    /// Folder of nvcc-made PTX of the CUDA C twins (benches/cuda_c): each kernel is also timed from
+    /// Folder of nvcc-made PTX of the CUDA C twins (benches/reference/cuda_c): each kernel is also timed from
     /// CUDA C, launched the same way.
     #[arg(long, global = true, value_name = "DIR")]
     cuda_c: Option<PathBuf>,
@@ -126,6 +126,12 @@ fn family_command(family: &'static dyn FamilyDemo) -> Command {
 }
 
 fn main() -> ExitCode {
+    // `host ... | head` should end quietly, as other command-line tools do, not panic in println!.
+    #[cfg(unix)]
+    // SAFETY: at the start of main, before any thread exists; SIG_DFL is a valid disposition.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let matches = cli().get_matches();
     match run(&matches) {
         Ok(true) => ExitCode::SUCCESS,
@@ -179,7 +185,10 @@ fn run(matches: &ArgMatches) -> Result<bool> {
         println!("{document}");
     } else {
         print_header(&backend);
-        demos::report::print_table(&rows);
+        match job {
+            Job::BankConflicts => demos::banks::print_study(&rows),
+            _ => demos::report::print_table(&rows),
+        }
     }
     // After printing: a file that cannot be written never loses the results.
     if let Some(path) = &globals.json_out {

@@ -243,7 +243,7 @@ impl<P: Problem> AnyFamily for Family<P> {
 }
 
 /// Which compilation of a registered kernel: the Rust kernel, or its CUDA C twin in
-/// `benches/cuda_c/` (named `<entry>_cuda`), compiled by nvcc.
+/// `benches/reference/cuda_c/` (named `<entry>_cuda`), compiled by nvcc.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[cfg_attr(
     not(target_arch = "nvptx64"),

@@ -180,12 +180,13 @@ kernel! {
 
 #[test]
 fn two_threads_storing_to_one_global_element_is_a_race() {
-    let values = vec![1.0f32; 64];
+    let values = [1.0f32; 32];
     let mut sum = 0.0f32;
-    // SAFETY: 64 values for 2 × 32 threads, one sum.
+    // SAFETY: 32 values for 32 threads, one sum. One block: its threads run in order, so thread 1
+    // is the one that finds thread 0's store.
     let result = unsafe {
         non_atomic_global_sum.emulate(
-            &launch(Dim3::x(2), Dim3::x(32), 0),
+            &launch(Dim3::x(1), Dim3::x(32), 0),
             (values.as_ptr(), &mut sum as *mut f32),
         )
     };
@@ -198,6 +199,33 @@ fn two_threads_storing_to_one_global_element_is_a_race() {
     );
     assert!(message.contains("need an atomic"), "{message}");
     assert!(message.contains(&line_of("// ACCUMULATE")), "{message}");
+}
+
+kernel! {
+    /// The first thread of every block stores its block's index into one element.
+    unsafe fn one_store_per_block(out: *mut f32) {
+        if thread_idx().x == 0 {
+            // SAFETY: one element, written by every block.
+            unsafe { global_store(out, block_idx().x as f32) }; // BLOCK STORE
+        }
+    }
+}
+
+#[test]
+fn stores_from_two_blocks_to_one_global_element_are_a_race() {
+    let mut out = 0.0f32;
+    // SAFETY: one element.
+    let result = unsafe { one_store_per_block.emulate(&launch(Dim3::x(2), Dim3::x(32), 0), (&mut out as *mut f32,)) };
+    let (_, block, thread, message) = failure(result);
+    // The blocks run on different workers: either may be the one that finds the other's store.
+    assert!(block.x < 2 && thread == Dim3::new(0, 0, 0), "{block:?} {thread:?}");
+    let other = 1 - block.x;
+    assert!(message.contains("global-memory race"), "{message}");
+    assert!(
+        message.contains(&format!("thread (0, 0, 0) of block ({other}, 0, 0) wrote it")),
+        "{message}"
+    );
+    assert!(message.contains(&line_of("// BLOCK STORE")), "{message}");
 }
 
 kernel! {

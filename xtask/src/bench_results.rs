@@ -21,6 +21,39 @@ pub struct BenchRun {
     /// the fastest measured.
     #[serde(default)]
     pub choices: Vec<ChoiceCase>,
+    /// The bank-conflict study (`host bank-conflicts`), when the run included it.
+    #[serde(default)]
+    pub banks: Vec<BankReading>,
+}
+
+/// One access pattern of the bank-conflict study: a warp's 32 lanes reading `width`-byte elements
+/// `stride` elements apart, the conflict degree the bank rule predicts beside the one measured.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BankReading {
+    /// Bytes per access: 4, 8 or 16.
+    pub width: u32,
+    /// Elements between neighbouring lanes.
+    pub stride: u32,
+    /// Shared-memory wavefronts per request over the conflict-free request's
+    /// (`kernels::banks::conflict_degree`).
+    pub predicted: f64,
+    /// Cycles per request over the stride-1 request's of the same width.
+    pub measured: f64,
+    /// The probe's cycles per warp request (median over its blocks).
+    pub cycles_per_request: f64,
+    /// The seeds' name for this access, where they name it ("s_data[threadIdx.x * 2]").
+    pub example: Option<String>,
+}
+
+impl BankReading {
+    /// How far a measured degree may be from the predicted one and still match: the probe's loop
+    /// and clock reads add a little to every request.
+    pub const TOLERANCE: f64 = 0.15;
+
+    /// Whether the hardware did what the bank rule predicts.
+    pub fn matches(&self) -> bool {
+        (self.measured - self.predicted).abs() <= Self::TOLERANCE * self.predicted
+    }
 }
 
 /// The tile configuration chosen for the device at one size, and how it measured.

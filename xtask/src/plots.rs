@@ -7,7 +7,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::path::Path;
 use std::sync::OnceLock;
-use xtask::bench_results::{BenchCase, BenchRun, Bound, Source};
+use xtask::bench_results::{BankReading, BenchCase, BenchRun, Bound, Source};
 
 /// Tableau 10, less its gray: colours that stay apart for most colour vision.
 const PALETTE: [RGBColor; 9] = [
@@ -42,8 +42,11 @@ pub enum Plot {
     /// One compute-bound family: TFLOP/s against the matrix side, square shapes, the library as the
     /// ceiling.
     Compute(String),
-    /// Every memory-bound kernel: GB/s against elements, the copy bandwidth as the ceiling.
-    Memory,
+    /// One memory-bound family: GB/s against elements (against the filter side, at the largest
+    /// image, for a family with filters), the copy bandwidth as the ceiling.
+    Memory(String),
+    /// The bank-conflict study: the conflict degree predicted and measured against the stride.
+    Banks,
     /// Rust over CUDA C rate for every kernel and size measured both ways.
     Ratios,
 }
@@ -51,35 +54,47 @@ pub enum Plot {
 impl Plot {
     /// The plots this run has something to draw for.
     pub fn all(run: &BenchRun) -> Vec<Plot> {
-        let candidates = crate::report::compute_families(run)
+        let candidates = crate::report::families(run, Bound::Compute)
             .into_iter()
             .map(Plot::Compute)
-            .chain([Plot::Memory, Plot::Ratios]);
+            .chain(
+                crate::report::families(run, Bound::Memory)
+                    .into_iter()
+                    .map(Plot::Memory),
+            )
+            .chain([Plot::Banks, Plot::Ratios]);
         candidates.filter(|plot| plot.missing(run).is_none()).collect()
     }
 
     /// The file name without extension; the README links `<stem>.svg`.
     pub fn stem(&self) -> String {
         match self {
-            Plot::Compute(family) => family
+            Plot::Compute(family) | Plot::Memory(family) => family
                 .chars()
                 .map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' })
                 .collect(),
-            Plot::Memory => "memory".into(),
+            Plot::Banks => "banks".into(),
             Plot::Ratios => "ratios".into(),
         }
     }
 
     /// Alt text for the README's image link.
-    pub fn alt(&self) -> String {
+    pub fn alt(&self, run: &BenchRun) -> String {
         match self {
             Plot::Compute(family) => format!(
                 "{} TFLOP/s against matrix side, with the library as the ceiling",
                 crate::report::text(family)
             ),
-            Plot::Memory => {
-                "GB/s of the memory-bound kernels against elements, with the copy bandwidth as the ceiling".into()
-            }
+            Plot::Memory(family) => format!(
+                "{} GB/s against {}, with the copy bandwidth as the ceiling",
+                crate::report::text(family),
+                if memory_cases(run, family).any(|c| filter_side(&c.size).is_some()) {
+                    "the filter side"
+                } else {
+                    "elements"
+                }
+            ),
+            Plot::Banks => "bank conflict degree, predicted and measured, against the stride, per access width".into(),
             Plot::Ratios => "Rust over CUDA C rate per kernel and size".into(),
         }
     }
@@ -91,10 +106,14 @@ impl Plot {
                 .next()
                 .is_none()
                 .then_some("no square shapes (m = n = k) to plot"),
-            Plot::Memory => of_bound(run, Bound::Memory)
+            Plot::Memory(family) => memory_cases(run, family)
                 .next()
                 .is_none()
-                .then_some("no memory-bound cases to plot"),
+                .then_some("no cases of this family to plot"),
+            Plot::Banks => run
+                .banks
+                .is_empty()
+                .then_some("the run did not include the bank-conflict study"),
             Plot::Ratios => ratio_bars(run)
                 .is_empty()
                 .then_some("no kernel measured both in Rust and in CUDA C"),
@@ -129,7 +148,8 @@ impl Plot {
         root.fill(&WHITE).map_err(err)?;
         match self {
             Plot::Compute(family) => draw_compute(run, family, root),
-            Plot::Memory => draw_memory(run, root),
+            Plot::Memory(family) => draw_memory(run, family, root),
+            Plot::Banks => draw_banks(run, root),
             Plot::Ratios => draw_ratios(run, root),
         }
     }
@@ -162,6 +182,24 @@ fn square_side(size: &str) -> Option<u64> {
         [m, n, k] if m == n && n == k => Some(m),
         _ => None,
     }
+}
+
+/// A memory-bound family's cases.
+fn memory_cases<'a>(run: &'a BenchRun, family: &'a str) -> impl Iterator<Item = &'a BenchCase> {
+    of_bound(run, Bound::Memory).filter(move |c| c.family == family)
+}
+
+/// The filter side of a convolution's size, "8192x8192, 5x5" → 5.
+fn filter_side(size: &str) -> Option<u64> {
+    let (_, filter) = size.split_once(", ")?;
+    let (side, other) = filter.split_once('x')?;
+    (side == other).then(|| side.parse().ok()).flatten()
+}
+
+/// The sides of a 2-D size, "8191x4097" → (8191, 4097).
+fn matrix_sides(size: &str) -> Option<(u64, u64)> {
+    let (rows, cols) = size.split_once('x')?;
+    Some((rows.trim().parse().ok()?, cols.trim().parse().ok()?))
 }
 
 /// A compute-bound family's square shapes.
@@ -346,12 +384,15 @@ where
 {
     let style = line.look.color.stroke_width(line.look.width);
     let points = line.points.iter().copied();
-    if line.look.dashed {
-        chart.draw_series(DashedLineSeries::new(points, 10, 6, style))
+    if line.look.width == 0 {
+        // Markers only.
+    } else if line.look.dashed {
+        chart
+            .draw_series(DashedLineSeries::new(points, 10, 6, style))
+            .map_err(err)?;
     } else {
-        chart.draw_series(LineSeries::new(points, style))
+        chart.draw_series(LineSeries::new(points, style)).map_err(err)?;
     }
-    .map_err(err)?;
     if let Some((radius, style)) = line.look.marker() {
         chart
             .draw_series(line.points.iter().map(|&p| Circle::new(p, radius, style)))
@@ -378,7 +419,9 @@ fn draw_legend<DB: DrawingBackend>(area: &Area<DB>, entries: &[(String, Look)]) 
         let y = 40 + 26 * i as i32;
         let style = look.color.stroke_width(look.width);
         let ends = [(8, y), (48, y)];
-        if look.dashed {
+        if look.width == 0 {
+            // Markers only.
+        } else if look.dashed {
             area.draw(&DashedPathElement::new(ends, 8, 5, style)).map_err(err)?;
         } else {
             area.draw(&PathElement::new(ends.to_vec(), style)).map_err(err)?;
@@ -453,14 +496,55 @@ fn draw_compute<DB: DrawingBackend>(run: &BenchRun, family: &str, root: &Area<DB
     draw_legend(&legend, &entries)
 }
 
-fn draw_memory<DB: DrawingBackend>(run: &BenchRun, root: &Area<DB>) -> Result<(), String> {
-    let lines = lines(run, of_bound(run, Bound::Memory));
-    let (chart, legend) = layout(root, "Memory-bound kernels: throughput")?;
+/// GB/s against elements; for a family with filters, against the filter side at the largest
+/// image (the smaller images are in the table).
+fn draw_memory<DB: DrawingBackend>(run: &BenchRun, family: &str, root: &Area<DB>) -> Result<(), String> {
+    let by_filter = memory_cases(run, family).any(|c| filter_side(&c.size).is_some());
+    let (lines, title, x_desc) = if by_filter {
+        let largest = memory_cases(run, family).map(|c| c.x).fold(0.0, f64::max);
+        let at_largest: Vec<BenchCase> = memory_cases(run, family)
+            .filter(|c| c.x == largest)
+            .filter_map(|c| {
+                let side = filter_side(&c.size)?;
+                Some(BenchCase {
+                    x: side as f64,
+                    ..c.clone()
+                })
+            })
+            .collect();
+        let image = at_largest
+            .first()
+            .map_or("", |c| c.size.split(", ").next().unwrap_or(""));
+        (
+            lines(run, at_largest.iter()),
+            format!("{family}: throughput on a {image} image"),
+            "filter side (odd square filter)",
+        )
+    } else if memory_cases(run, family).any(|c| matrix_sides(&c.size).is_some_and(|(r, c)| r != c)) {
+        // One line through square and awkward shapes would zigzag between unlike problems.
+        let square = memory_cases(run, family).filter(|c| matrix_sides(&c.size).is_some_and(|(r, c)| r == c));
+        (
+            lines(run, square),
+            format!("{family}: throughput, square matrices (other shapes in the table)"),
+            "elements (f32)",
+        )
+    } else {
+        (
+            lines(run, memory_cases(run, family)),
+            format!("{family}: throughput"),
+            "elements (f32)",
+        )
+    };
+    let (chart, legend) = layout(root, &title)?;
     let ceiling = (run.copy_gbs.is_finite() && run.copy_gbs > 0.0).then_some(run.copy_gbs);
     let axes = Axes {
-        x_desc: "elements (f32)",
+        x_desc,
         y_desc: "GB/s (bytes read + written)",
-        x_label: &|x| power_of_two(*x).unwrap_or_else(|| format!("{x:.0}")),
+        x_label: &|x| {
+            power_of_two(*x)
+                .filter(|_| !by_filter)
+                .unwrap_or_else(|| format!("{x:.0}"))
+        },
         ceiling,
     };
     line_chart(&chart, &lines, &axes)?;
@@ -469,6 +553,83 @@ fn draw_memory<DB: DrawingBackend>(run: &BenchRun, root: &Area<DB>) -> Result<()
         entries.push((format!("copy ceiling ({copy:.0} GB/s)"), Look::ceiling()));
     }
     entries.extend(lines.iter().map(|l| (l.label.clone(), l.look)));
+    draw_legend(&legend, &entries)
+}
+
+/// The bank study: one panel per access width, the predicted degree as a dashed line and the
+/// measured one as dots, against the stride (linear: the pattern repeats with the powers of two in
+/// it). Panels, not one chart: the widths agree at most strides and would hide one another.
+fn draw_banks<DB: DrawingBackend>(run: &BenchRun, root: &Area<DB>) -> Result<(), String> {
+    let mut widths: Vec<u32> = run.banks.iter().map(|b| b.width).collect();
+    widths.sort_unstable();
+    widths.dedup();
+    let (area, legend) = layout(root, "Shared-memory bank conflicts: the bank rule against the hardware")?;
+    let strides = run.banks.iter().map(|b| f64::from(b.stride)).fold(1.0, f64::max);
+    let panels = area.split_evenly((widths.len().max(1), 1));
+    let mut entries: Vec<(String, Look)> = Vec::new();
+    for (i, (width, panel)) in widths.iter().zip(&panels).enumerate() {
+        let color = PALETTE[i % PALETTE.len()];
+        let mut readings: Vec<_> = run.banks.iter().filter(|b| b.width == *width).collect();
+        readings.sort_by_key(|b| b.stride);
+        let series = |value: fn(&BankReading) -> f64| {
+            readings
+                .iter()
+                .map(|b| (f64::from(b.stride), value(b)))
+                .filter(|p| p.1.is_finite())
+                .collect::<Vec<_>>()
+        };
+        let predicted = Line {
+            label: format!("{width}-byte reads: predicted"),
+            source: None,
+            look: Look {
+                color,
+                width: 2,
+                dashed: true,
+                marker: None,
+            },
+            points: series(|b| b.predicted),
+        };
+        let measured = Line {
+            label: format!("{width}-byte reads: measured"),
+            source: None,
+            look: Look {
+                color,
+                width: 0,
+                dashed: false,
+                marker: Some(true),
+            },
+            points: series(|b| b.measured),
+        };
+        let lines = [predicted, measured];
+        let last = i + 1 == widths.len();
+        let mut chart = ChartBuilder::on(panel)
+            .margin(10)
+            .caption(format!("{width}-byte reads"), (FONT, 17))
+            .x_label_area_size(if last { 48 } else { 20 })
+            .y_label_area_size(72)
+            .build_cartesian_2d(0.0..strides + 1.0, 0.0..max_y(&lines, 1.0))
+            .map_err(err)?;
+        chart
+            .configure_mesh()
+            .x_desc(if last {
+                "stride between neighbouring lanes (elements)"
+            } else {
+                ""
+            })
+            .y_desc("degree")
+            .x_label_formatter(&|x| format!("{x:.0}"))
+            .y_label_formatter(&|y| format!("{y}"))
+            .label_style((FONT, 14))
+            .axis_desc_style((FONT, 16))
+            .max_light_lines(0)
+            .bold_line_style(RGBColor(215, 215, 215))
+            .draw()
+            .map_err(err)?;
+        for line in &lines {
+            draw_line(&mut chart, line)?;
+        }
+        entries.extend(lines.iter().map(|l| (l.label.clone(), l.look)));
+    }
     draw_legend(&legend, &entries)
 }
 

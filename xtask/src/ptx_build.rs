@@ -80,10 +80,18 @@ impl PtxBuild {
             &format!("-Ctarget-cpu={arch}"),
             &format!("-Ctarget-feature=+{PTX_ISA}"),
             "-Ccodegen-units=1",
+            // ptxas rejects the DWARF sections LLVM writes into PTX; an outer build with debug info
+            // (the bundle's line tables) must not reach the kernels.
+            "-Cdebuginfo=0",
         ];
         let mut command = Command::new(&self.cargo);
         for var in OUTER_CARGO_VARS {
             command.env_remove(var);
+        }
+        for (var, _) in std::env::vars_os() {
+            if var.to_string_lossy().starts_with("CARGO_PROFILE_") {
+                command.env_remove(var);
+            }
         }
         command
             .env("CARGO_ENCODED_RUSTFLAGS", flags.join("\x1f"))

@@ -9,7 +9,7 @@ use crate::plots::{self, Plot};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use xtask::bench_results::{BenchCase, BenchRun, Bound, Source};
+use xtask::bench_results::{BankReading, BenchCase, BenchRun, Bound, Source};
 
 /// Where results files come from: the benches need the GPU runner.
 const HOW_TO_RUN: &str = "run the benches on the GPU runner with `target/gpu-bundle/run.sh OUT bench` \
@@ -143,20 +143,21 @@ pub fn markdown(run: &BenchRun) -> String {
          medians over all criterion samples; each case rotates through enough input sets that every \
          iteration misses the L2.\n"
     );
-    for family in compute_families(run) {
+    for family in families(run, Bound::Compute) {
         compute_section(&mut md, run, &family);
     }
     memory_section(&mut md, run);
     choice_section(&mut md, run);
+    bank_section(&mut md, run);
     transfer_section(&mut md, run);
     ratio_section(&mut md, run);
     md
 }
 
-/// The compute-bound families, in the order the run measured them.
-pub fn compute_families(run: &BenchRun) -> Vec<String> {
+/// The families of one bound, in the order the run measured them.
+pub fn families(run: &BenchRun, bound: Bound) -> Vec<String> {
     let mut families: Vec<String> = Vec::new();
-    for case in run.cases.iter().filter(|c| c.bound == Bound::Compute) {
+    for case in run.cases.iter().filter(|c| c.bound == bound) {
         if !families.contains(&case.family) {
             families.push(case.family.clone());
         }
@@ -202,20 +203,60 @@ fn memory_section(md: &mut String, run: &BenchRun) {
          device-to-device copy bandwidth measured in this run ({} GB/s).\n",
         fixed(run.copy_gbs, 1)
     );
-    embed(md, run, &Plot::Memory);
-    let _ = writeln!(md, "| family | kernel | source | size | median ms | GB/s | % of copy |");
-    let _ = writeln!(md, "| --- | --- | --- | --- | ---: | ---: | ---: |");
-    for c in cases {
+    for family in families(run, Bound::Memory) {
+        let _ = writeln!(md, "### {}\n", text(&family));
+        embed(md, run, &Plot::Memory(family.clone()));
+        let _ = writeln!(md, "| kernel | source | size | median ms | GB/s | % of copy |");
+        let _ = writeln!(md, "| --- | --- | --- | ---: | ---: | ---: |");
+        for c in cases.iter().filter(|c| c.family == family) {
+            let _ = writeln!(
+                md,
+                "| {} | {} | {} | {} | {} | {} |",
+                text(&c.kernel),
+                plots::source_label(c.source),
+                size_cell(c),
+                ms(c.median_ms),
+                fixed(c.rate, 1),
+                percent(c.percent_of_ceiling)
+            );
+        }
+        md.push('\n');
+    }
+}
+
+/// The bank-conflict study, when the run has it: the plot, how many patterns matched, and the
+/// seeds' named accesses.
+fn bank_section(md: &mut String, run: &BenchRun) {
+    if run.banks.is_empty() {
+        return;
+    }
+    let _ = writeln!(md, "## Shared-memory bank conflicts\n");
+    let matched = run.banks.iter().filter(|b| b.matches()).count();
+    let _ = writeln!(
+        md,
+        "A warp's 32 lanes read `width`-byte elements `stride` elements apart (the probe: `host \
+         bank-conflicts`). Predicted: shared-memory wavefronts per request from the bank rule \
+         (`kernels::banks::conflict_degree`); measured: cycles per request over the stride-1 request's. \
+         {matched} of {} patterns measured within {:.0} % of the prediction.\n",
+        run.banks.len(),
+        BankReading::TOLERANCE * 100.0
+    );
+    embed(md, run, &Plot::Banks);
+    let _ = writeln!(
+        md,
+        "| access | width | stride | predicted | measured | cycles per request |"
+    );
+    let _ = writeln!(md, "| --- | ---: | ---: | ---: | ---: | ---: |");
+    for b in run.banks.iter().filter(|b| b.example.is_some()) {
         let _ = writeln!(
             md,
-            "| {} | {} | {} | {} | {} | {} | {} |",
-            text(&c.family),
-            text(&c.kernel),
-            plots::source_label(c.source),
-            size_cell(c),
-            ms(c.median_ms),
-            fixed(c.rate, 1),
-            percent(c.percent_of_ceiling)
+            "| `{}` | {} B | {} | {} | {} | {} |",
+            b.example.as_deref().unwrap_or_default().replace('`', "'"),
+            b.width,
+            b.stride,
+            fixed(b.predicted, 0),
+            fixed(b.measured, 2),
+            fixed(b.cycles_per_request, 2)
         );
     }
     md.push('\n');
@@ -325,7 +366,7 @@ fn ratio_section(md: &mut String, run: &BenchRun) {
 /// The plot's image link, or why there is none.
 fn embed(md: &mut String, run: &BenchRun, plot: &Plot) {
     let _ = match plot.missing(run) {
-        None => writeln!(md, "![{}]({stem}.svg)\n", plot.alt(), stem = plot.stem()),
+        None => writeln!(md, "![{}]({stem}.svg)\n", plot.alt(run), stem = plot.stem()),
         Some(why) => writeln!(md, "_No plot: {why}._\n"),
     };
 }
@@ -493,7 +534,41 @@ mod tests {
             copy_gbs: 3500.0,
             cases,
             choices: Vec::new(),
+            banks: Vec::new(),
         }
+    }
+
+    /// `sample()` with a convolution family (three filters at one image, one at a smaller image)
+    /// and a bank study of four patterns, one of which misses its prediction.
+    fn sample_with_conv_and_banks() -> BenchRun {
+        const CONV: (&str, Bound) = ("conv2d", Bound::Memory);
+        let mut run = sample();
+        let (rust, cuda_c) = (Some(Source::Rust), Some(Source::CudaC));
+        for (size, x) in [("1024x1024, 5x5", 1048576.0), ("2048x2048, 3x3", 4194304.0)] {
+            run.cases
+                .push(case(CONV, "conv2d_tiled", rust, size, x, (0.05, 1500.0)));
+            run.cases
+                .push(case(CONV, "conv2d_tiled", cuda_c, size, x, (0.05, 1450.0)));
+        }
+        for size in ["2048x2048, 5x5", "2048x2048, 7x7"] {
+            run.cases
+                .push(case(CONV, "conv2d_tiled", rust, size, 4194304.0, (0.05, 1200.0)));
+        }
+        let reading = |stride, predicted, measured, example: Option<&str>| BankReading {
+            width: 4,
+            stride,
+            predicted,
+            measured,
+            cycles_per_request: 2.0 * measured,
+            example: example.map(str::to_string),
+        };
+        run.banks = vec![
+            reading(1, 1.0, 1.0, Some("s_data[threadIdx.x]")),
+            reading(2, 2.0, 1.98, Some("s_data[threadIdx.x * 2]")),
+            reading(3, 1.0, 0.97, None),
+            reading(4, 4.0, 2.0, None),
+        ];
+        run
     }
 
     /// A directory of its own under the system temp dir, for files a test writes.
@@ -512,16 +587,19 @@ mod tests {
         assert!(md.contains("copy ceiling 3500.0 GB/s"));
         assert!(md.contains("## matmul\n"));
         assert!(md.contains("| cublas\\_sgemm | library | 1024x1024x1024 | 0.100 | 40.00 | 40.0 |"));
-        assert!(md.contains("| vec\\_add | vec\\_add | CUDA C | 4194304 (2²²) | 0.0100 | 2900.0 | 2900.0 |"));
+        assert!(md.contains("### vec\\_add\n"));
+        assert!(md.contains("| vec\\_add | CUDA C | 4194304 (2²²) | 0.0100 | 2900.0 | 2900.0 |"));
         assert!(md.contains("| pinned copies | 12.5 | 0.500 | 1.0 |"));
         assert!(md.contains("| matmul\\_tiled | 2048x2048x2048 | 20.00 TFLOP/s | 25.00 TFLOP/s | 0.800 |"));
         assert!(md.contains("| vec\\_add | n=1048576 | 3000.0 GB/s | 2900.0 GB/s | 1.034 |"));
         // The rectangular shape has no CUDA C twin: it is in the matmul table, not among the ratios.
         assert!(md.contains("| matmul\\_tiled | Rust | 2048x512x1024 |"));
         assert!(!md.contains("| matmul\\_tiled | 2048x512x1024 |"));
-        for plot in ["matmul", "memory", "ratios"] {
+        for plot in ["matmul", "vec_add", "ratios"] {
             assert!(md.contains(&format!("]({plot}.svg)")), "{plot} is not embedded");
         }
+        // No bank study in this run: no section, no plot.
+        assert!(!md.contains("bank conflicts"));
         // cuBLAS leads the matmul table.
         let cublas = md.find("| cublas\\_sgemm |").unwrap();
         let tiled = md.find("| matmul\\_tiled | Rust |").unwrap();
@@ -565,7 +643,7 @@ mod tests {
         std::fs::write(out.join("stale.svg"), "<svg/>").unwrap();
         let written = write(&input, &out).unwrap();
         assert_eq!(written.len(), 8);
-        for plot in ["matmul", "memory", "ratios"] {
+        for plot in ["matmul", "vec_add", "ratios"] {
             let svg = std::fs::read_to_string(out.join(format!("{plot}.svg"))).unwrap();
             assert!(svg.contains("<svg"), "{plot}.svg is not an SVG");
             let png = std::fs::read(out.join(format!("{plot}.png"))).unwrap();
@@ -583,6 +661,37 @@ mod tests {
             .filter(|e| e.file_name().to_string_lossy().contains("staging"))
             .collect();
         assert!(leftovers.is_empty(), "the staging folder was left behind");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_convolution_is_plotted_against_its_filter_and_the_bank_study_gets_a_section() {
+        let run = sample_with_conv_and_banks();
+        let md = markdown(&run);
+        assert!(md.contains("### conv2d\n"), "{md}");
+        assert!(md.contains("![conv2d GB/s against the filter side"), "{md}");
+        assert!(md.contains("| conv2d\\_tiled | Rust | 2048x2048, 7x7 |"), "{md}");
+        assert!(md.contains("## Shared-memory bank conflicts"), "{md}");
+        assert!(
+            md.contains("3 of 4 patterns measured within 15 % of the prediction"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| `s_data[threadIdx.x * 2]` | 4 B | 2 | 2 | 1.98 | 3.96 |"),
+            "{md}"
+        );
+        assert!(md.contains("](banks.svg)"), "{md}");
+
+        let dir = scratch("bench-report-conv-banks");
+        std::fs::create_dir_all(&dir).unwrap();
+        let input = dir.join("bench.json");
+        std::fs::write(&input, serde_json::to_string(&run).unwrap()).unwrap();
+        let out = dir.join("out");
+        write(&input, &out).unwrap();
+        for plot in ["conv2d", "banks"] {
+            let png = std::fs::read(out.join(format!("{plot}.png"))).unwrap();
+            assert!(png.starts_with(b"\x89PNG"), "{plot}.png is not a PNG");
+        }
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

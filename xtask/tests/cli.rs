@@ -53,7 +53,7 @@ fn bench_report_reads_and_writes_relative_to_the_current_directory() {
     );
     let readme = std::fs::read_to_string(dir.join("report/README.md")).unwrap();
     assert!(readme.contains("Test GPU"));
-    assert!(dir.join("report/memory.svg").is_file());
+    assert!(dir.join("report/vec_add.svg").is_file());
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

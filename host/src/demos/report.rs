@@ -4,6 +4,7 @@ use crate::backend::Backend;
 use crate::families::Work;
 use crate::gpu::Timing;
 use kernels::Source;
+use xtask::bench_results::BankReading;
 
 /// A measured rate's ceiling, measured in the same run.
 #[derive(Clone, Debug, serde::Serialize)]
@@ -52,6 +53,9 @@ pub struct Row {
     pub kernel_ms: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub end_to_end_ms: Option<f64>,
+    /// Bank-conflict study: the pattern, predicted beside measured (`bank-conflicts` on a GPU).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bank: Option<BankReading>,
 }
 
 impl Row {
@@ -84,6 +88,7 @@ impl Row {
             check: "not checked".into(),
             kernel_ms: None,
             end_to_end_ms: None,
+            bank: None,
         }
     }
 

@@ -1,4 +1,4 @@
-//! The CUDA C twins of the Rust kernels (`benches/cuda_c/*.cu`), compiled by nvcc to PTX on the GPU
+//! The CUDA C twins of the Rust kernels (`benches/reference/cuda_c/*.cu`), compiled by nvcc to PTX on the GPU
 //! runner and launched through the same host code, so that Rust and CUDA C are timed like for like.
 
 use super::Gpu;

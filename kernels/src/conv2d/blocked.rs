@@ -16,8 +16,8 @@ const THREADS: u32 = WIDTH * THREAD_ROWS;
 /// Largest radius whose filter is held in registers.
 const REGISTER_RADIUS: u32 = 2;
 /// Blocks per SM the registers must allow (`__launch_bounds__(256, 3)`): left alone, LLVM's
-/// schedule keeps 114 registers live, two blocks per SM, where nvcc's keeps 72, three (measured on
-/// the H200, run 2026-11-30-e; docs/perf-log.md).
+/// schedule keeps 114 registers live at V = 8, two blocks per SM, where nvcc's keeps 72, three
+/// (measured on the H200, run 2026-11-30-e; docs/perf-log.md).
 pub const BLOCKS_PER_SM: u32 = 3;
 
 shared_memory! {
@@ -95,10 +95,7 @@ unsafe fn strip_body<const V: u32, const R: u32>(
     sync_threads();
     let first = ty * V;
     let mut sums = [0.0f32; 8];
-    unrolled::<{ 8 + 2 * MAX_RADIUS }>(|r| {
-        if r >= V + 2 * R {
-            return;
-        }
+    let mut input_row = |r: u32| {
         // One input row of the thread's window...
         let mut values = [0.0f32; 7];
         unrolled::<7>(|j| {
@@ -118,7 +115,23 @@ unsafe fn strip_body<const V: u32, const R: u32>(
                 })
             }
         });
-    });
+    };
+    if R <= REGISTER_RADIUS {
+        unrolled::<{ 8 + 2 * REGISTER_RADIUS }>(|r| {
+            if r < V + 2 * R {
+                input_row(r)
+            }
+        });
+    } else {
+        // Rows one at a time: written out, the 7×7 rows' filter loads are hoisted together and
+        // that path alone set the kernel's register count (110 at V = 4, two blocks per SM; rolled:
+        // 63). At V = 8 rolling raised the count from 64 to 79 (docs/perf-log.md, change 7).
+        let mut r = 0;
+        while r < V + 2 * R {
+            input_row(r);
+            r += 1;
+        }
+    }
     unrolled::<8>(|o| {
         let (y, x) = (y0 + first + o, x0 + tx);
         if o < V && y < height && x < width {
@@ -146,14 +159,13 @@ kernel! {
     }
 }
 
-/// 32×8 threads, 32×32 outputs per block. No launch bound: at three blocks per SM (80 registers)
-/// ptxas spills; left alone it takes 110 registers, two blocks per SM.
+/// 32×8 threads, 32×32 outputs per block.
 pub const KERNEL_V4: Kernel<Conv2d> = Kernel {
     code: conv2d_blocked_v4,
     block: Dim3::xy(WIDTH, THREAD_ROWS),
     shared: SharedMemory::of(TileV4::BYTES),
     grid: |p| Dim3::xy(p.width.div_ceil(WIDTH), p.height.div_ceil(THREAD_ROWS * 4)),
-    bounds: LaunchBounds::NONE,
+    bounds: LaunchBounds::min_blocks_per_sm(BLOCKS_PER_SM),
 };
 
 /// 32×8 threads, 32×64 outputs per block.

@@ -4,7 +4,7 @@
 //! * [`tiled`]: 32×32 tiles of A and B staged in shared memory and reused by the whole block;
 //! * [`padded`]: the same with each tile row padded by one element against bank conflicts.
 //!
-//! A new variant is a file here, its line in [`FAMILY`], and its CUDA C twin in `benches/cuda_c/`.
+//! A new variant is a file here, its line in [`FAMILY`], and its CUDA C twin in `benches/reference/cuda_c/`.
 
 pub mod naive;
 pub mod padded;

@@ -10,7 +10,7 @@
 //! * [`vectorized`]: 64×64 tiles, 16-byte global loads and stores where the shape allows, 16
 //!   elements per thread; two tile sizes, one of which the host chooses from the device.
 //!
-//! A new variant is a file here, its line in [`FAMILY`], and its CUDA C twin in `benches/cuda_c/`.
+//! A new variant is a file here, its line in [`FAMILY`], and its CUDA C twin in `benches/reference/cuda_c/`.
 
 pub mod naive;
 pub mod padded;

@@ -34,8 +34,8 @@ __device__ void strip_body(const float* image, const float* filter, float* outpu
     float sums[V];
 #pragma unroll
     for (unsigned o = 0; o < V; ++o) sums[o] = 0.0f;
-#pragma unroll
-    for (unsigned r = 0; r < V + 2 * R; ++r) {
+    // One input row of the thread's window feeds every output it is a row of the window of.
+    auto input_row = [&](unsigned r) {
         float values[side];
 #pragma unroll
         for (unsigned j = 0; j < side; ++j) values[j] = input[(first + r) * pitch + tx + j];
@@ -46,6 +46,14 @@ __device__ void strip_body(const float* image, const float* filter, float* outpu
                 for (unsigned j = 0; j < side; ++j)
                     sums[o] += (in_registers ? weights[in_registers ? r - o : 0][in_registers ? j : 0]
                                              : filter[(r - o) * side + j]) * values[j];
+    };
+    // Rows written out up to 5×5; a 7×7 filter's rows one at a time, as in the Rust kernel.
+    if (in_registers) {
+#pragma unroll
+        for (unsigned r = 0; r < V + 2 * R; ++r) input_row(r);
+    } else {
+#pragma unroll 1
+        for (unsigned r = 0; r < V + 2 * R; ++r) input_row(r);
     }
 #pragma unroll
     for (unsigned o = 0; o < V; ++o) {

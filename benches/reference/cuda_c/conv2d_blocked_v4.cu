@@ -1,7 +1,7 @@
 // Register-blocked convolution, 4 outputs per thread (kernels::conv2d::blocked, KERNEL_V4).
 #include "conv2d_blocked.cuh"
 
-extern "C" __global__ void conv2d_blocked_v4_cuda(const float* image, const float* filter, float* output,
+extern "C" __global__ void __launch_bounds__(256, 3) conv2d_blocked_v4_cuda(const float* image, const float* filter, float* output,
                                                   unsigned height, unsigned width, unsigned radius) {
     WITH_RADIUS(radius, (strip_body<4, R>(image, filter, output, height, width)))
 }
