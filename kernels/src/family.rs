@@ -286,3 +286,11 @@ pub struct InvalidSize {
     pub problem: &'static str,
     pub reason: String,
 }
+
+/// Whether a `rows × cols` array can be indexed with the kernels' 32-bit indices.
+#[cfg(not(target_arch = "nvptx64"))]
+pub(crate) fn fits_u32_index(rows: usize, cols: usize) -> bool {
+    (rows as u64)
+        .checked_mul(cols as u64)
+        .is_some_and(|elements| elements <= u32::MAX as u64)
+}

@@ -69,10 +69,7 @@ impl Conv2d {
                 "filter = {filter}: the kernels take 3×3, 5×5 and 7×7 filters"
             )));
         }
-        let fits = (height as u64)
-            .checked_mul(width as u64)
-            .is_some_and(|pixels| pixels <= u32::MAX as u64);
-        if !fits {
+        if !crate::family::fits_u32_index(height, width) {
             return Err(invalid(format!(
                 "{height} × {width} pixels is beyond the kernels' 32-bit index range (at most {})",
                 u32::MAX

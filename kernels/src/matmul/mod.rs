@@ -42,10 +42,7 @@ impl Matmul {
             )));
         }
         for (what, rows, cols) in [("A", m, k), ("B", k, n), ("C", m, n)] {
-            let fits = (rows as u64)
-                .checked_mul(cols as u64)
-                .is_some_and(|elements| elements <= u32::MAX as u64);
-            if !fits {
+            if !crate::family::fits_u32_index(rows, cols) {
                 return Err(invalid(format!(
                     "{what} would be {rows}×{cols} elements, beyond the kernels' 32-bit index range (at most {} elements)",
                     u32::MAX

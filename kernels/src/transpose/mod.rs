@@ -69,10 +69,7 @@ impl Transpose {
                 "rows and cols must be at least 1 (got {rows} × {cols})"
             )));
         }
-        let fits = (rows as u64)
-            .checked_mul(cols as u64)
-            .is_some_and(|elements| elements <= u32::MAX as u64);
-        if !fits {
+        if !crate::family::fits_u32_index(rows, cols) {
             return Err(invalid(format!(
                 "{rows} × {cols} elements is beyond the kernels' 32-bit index range (at most {})",
                 u32::MAX
