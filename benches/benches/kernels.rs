@@ -192,10 +192,14 @@ impl Bench {
                 case.poison()?;
                 let median_ms = time_case(criterion, gpu, (family.name(), &id), |i| case.launch_baseline(i % sets))?;
                 case.check(0).map_err(|why| check_failed(&id, why))?;
-                let library = measured(baseline, None, median_ms, None);
-                ceiling = Some(library.rate);
+                // A compute-bound family's library is its ceiling; a memory-bound one's (CUB) is
+                // rated against the copy like the kernels, and compared with them in the ratios.
+                let library = measured(baseline, None, median_ms, ceiling);
+                if bound == bench_results::Bound::Compute {
+                    ceiling = Some(library.rate);
+                }
                 cases.push(BenchCase {
-                    percent_of_ceiling: Some(100.0),
+                    percent_of_ceiling: ceiling.map(|c| 100.0 * library.rate / c),
                     ..library
                 });
                 progress.inc(1);

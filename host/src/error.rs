@@ -29,6 +29,12 @@ pub enum HostError {
     Driver { doing: String, source: DriverError },
     #[error("cuBLAS failed while {doing}: {message}")]
     Cublas { doing: String, message: String },
+    #[error("{library} failed while {doing}: {message}")]
+    Library {
+        library: &'static str,
+        doing: String,
+        message: String,
+    },
     #[error(transparent)]
     InvalidSize(#[from] kernels::InvalidSize),
     #[error("invalid input to {what}: {reason}")]

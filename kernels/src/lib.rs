@@ -34,10 +34,12 @@ pub mod params;
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod registry;
 
+pub mod atomic_probe;
 pub mod conv2d;
 pub mod elementwise;
 pub mod matmul;
 pub mod probe;
+pub mod reduce;
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod reference;
 pub mod shared_mem_add;

@@ -1,15 +1,16 @@
-//! A kernel that exercises the warp-level device layer (lane id, the four shuffles, sync_warp), so
+//! A kernel that exercises the warp-level device layer (lane id, the four shuffles, the three
+//! votes, sync_warp), so
 //! that the emulator and the GPU can be checked against the same expected values.
 
 use crate::device::{
-    WARP_SIZE, block_dim, block_idx, global_store, lane_id, shfl_down, shfl_idx, shfl_up, shfl_xor, sync_warp,
-    thread_idx,
+    WARP_SIZE, ballot, block_dim, block_idx, global_store, lane_id, shfl_down, shfl_idx, shfl_up, shfl_xor, sync_warp,
+    thread_idx, unrolled, vote_all, vote_any,
 };
 use crate::family::{Family, Problem};
 use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel};
 
 /// Words each thread writes.
-pub const WORDS_PER_THREAD: u32 = 6;
+pub const WORDS_PER_THREAD: u32 = 9;
 
 /// Two warps per block.
 pub const BLOCK: u32 = 2 * WARP_SIZE;
@@ -59,7 +60,8 @@ impl WarpProbe {
 kernel! {
     /// With `g` the thread's global index, thread `g` writes to `out[g·6 ..]`: its lane id,
     /// `shfl_xor(g, 1)`, `shfl_down(g, 3)`, `shfl_up(g, 2)`, `shfl_idx(g, 5)`, and the sum of `g` over
-    /// its warp by a butterfly of xor-shuffles.
+    /// its warp by a butterfly of xor-shuffles; then `ballot(g.is_multiple_of(3))`, `vote_all` of "my warp is
+    /// even or I am not lane 7" and `vote_any(g % 61 == 0)` (as 0 or 1).
     pub unsafe fn warp_probe(out: *mut u32) {
         let g = block_idx().x * block_dim().x + thread_idx().x;
         let mut sum = g;
@@ -68,12 +70,19 @@ kernel! {
             sum += shfl_xor(sum, mask);
             mask /= 2;
         }
-        let words = [lane_id(), shfl_xor(g, 1), shfl_down(g, 3), shfl_up(g, 2), shfl_idx(g, 5), sum];
+        let lane = lane_id();
+        let votes = [
+            ballot(g.is_multiple_of(3)),
+            vote_all((g / WARP_SIZE).is_multiple_of(2) || lane != 7) as u32,
+            vote_any(g.is_multiple_of(61)) as u32,
+        ];
+        let shuffles = [lane, shfl_xor(g, 1), shfl_down(g, 3), shfl_up(g, 2), shfl_idx(g, 5), sum];
         sync_warp();
-        for (j, word) in words.into_iter().enumerate() {
+        let words: [u32; WORDS_PER_THREAD as usize] = core::array::from_fn(|j| if j < 6 { shuffles[j] } else { votes[j - 6] });
+        unrolled::<WORDS_PER_THREAD>(|j| {
             // SAFETY: the caller gives WORDS_PER_THREAD words per launched thread.
-            unsafe { global_store(out.add((g * WORDS_PER_THREAD) as usize + j), word) };
-        }
+            unsafe { global_store(out.add((g * WORDS_PER_THREAD + j) as usize), words[j as usize]) };
+        });
     }
 }
 

@@ -23,6 +23,8 @@ const PALETTE: [RGBColor; 9] = [
 ];
 /// Ceilings (cuBLAS, the copy bandwidth, parity) are near-black so that no kernel is mistaken for one.
 const CEILING: RGBColor = RGBColor(30, 30, 30);
+/// The libraries of one plot, in the order the run measured them: black, then greys.
+const LIBRARIES: [RGBColor; 3] = [CEILING, RGBColor(120, 120, 120), RGBColor(175, 175, 175)];
 const WIDTH: u32 = 1100;
 const HEIGHT: u32 = 640;
 /// Room right of the chart for the legend, so that it never covers a line.
@@ -247,7 +249,7 @@ impl Look {
     fn of(color: RGBColor, source: Option<Source>) -> Look {
         match source {
             None => Look {
-                color: CEILING,
+                color,
                 width: 3,
                 dashed: false,
                 marker: Some(true),
@@ -307,10 +309,18 @@ fn lines<'a>(run: &BenchRun, cases: impl Iterator<Item = &'a BenchCase>) -> Vec<
         });
         points[index].push((case.x, case.rate));
     }
+    let mut libraries = 0;
     let mut out: Vec<Line> = keys
         .iter()
         .zip(points)
         .map(|(&(kernel, source), mut points)| {
+            let color = match source {
+                None => {
+                    libraries += 1;
+                    LIBRARIES[(libraries - 1) % LIBRARIES.len()]
+                }
+                Some(_) => kernel_color(run, kernel),
+            };
             points.sort_by(|a, b| a.0.total_cmp(&b.0));
             let label = match source {
                 None => format!("{} (library)", library_name(kernel)),
@@ -319,7 +329,7 @@ fn lines<'a>(run: &BenchRun, cases: impl Iterator<Item = &'a BenchCase>) -> Vec<
             Line {
                 label,
                 source,
-                look: Look::of(kernel_color(run, kernel), source),
+                look: Look::of(color, source),
                 points,
             }
         })
@@ -348,6 +358,8 @@ fn library_name(kernel: &str) -> &str {
         "cublas_sgemm" => "cuBLAS SGEMM",
         "torch_transpose" => "PyTorch t().contiguous()",
         "torch_conv2d" => "PyTorch conv2d (cuDNN)",
+        "cub_reduce_sum" => "CUB DeviceReduce::Sum",
+        "torch_sum" => "PyTorch sum",
         other => other,
     }
 }
@@ -539,7 +551,7 @@ fn draw_memory<DB: DrawingBackend>(run: &BenchRun, family: &str, root: &Area<DB>
     let ceiling = (run.copy_gbs.is_finite() && run.copy_gbs > 0.0).then_some(run.copy_gbs);
     let axes = Axes {
         x_desc,
-        y_desc: "GB/s (bytes read + written)",
+        y_desc: "GB/s (inputs read once, outputs written once)",
         x_label: &|x| {
             power_of_two(*x)
                 .filter(|_| !by_filter)

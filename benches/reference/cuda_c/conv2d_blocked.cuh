@@ -34,26 +34,30 @@ __device__ void strip_body(const float* image, const float* filter, float* outpu
     float sums[V];
 #pragma unroll
     for (unsigned o = 0; o < V; ++o) sums[o] = 0.0f;
-    // One input row of the thread's window feeds every output it is a row of the window of.
-    auto input_row = [&](unsigned r) {
+    // One input row of the thread's window feeds every output in [low, high) it is a row of the
+    // window of.
+    auto input_row = [&](unsigned r, unsigned low, unsigned high) {
         float values[side];
 #pragma unroll
         for (unsigned j = 0; j < side; ++j) values[j] = input[(first + r) * pitch + tx + j];
 #pragma unroll
         for (unsigned o = 0; o < V; ++o)
-            if (r >= o && r - o < side)
+            if (low <= o && o < high && r >= o && r - o < side)
 #pragma unroll
                 for (unsigned j = 0; j < side; ++j)
                     sums[o] += (in_registers ? weights[in_registers ? r - o : 0][in_registers ? j : 0]
                                              : filter[(r - o) * side + j]) * values[j];
     };
-    // Rows written out up to 5×5; a 7×7 filter's rows one at a time, as in the Rust kernel.
+    // Rows written out up to 5×5; at 7×7 four outputs at a time, their rows one at a time, as in
+    // the Rust kernel.
     if (in_registers) {
 #pragma unroll
-        for (unsigned r = 0; r < V + 2 * R; ++r) input_row(r);
+        for (unsigned r = 0; r < V + 2 * R; ++r) input_row(r, 0, V);
     } else {
 #pragma unroll 1
-        for (unsigned r = 0; r < V + 2 * R; ++r) input_row(r);
+        for (unsigned low = 0; low < V; low += 4)
+#pragma unroll 1
+            for (unsigned r = low; r < low + 4 + 2 * R; ++r) input_row(r, low, low + 4);
     }
 #pragma unroll
     for (unsigned o = 0; o < V; ++o) {

@@ -88,8 +88,18 @@ def convolutions():
         del images
 
 
+def reductions():
+    for k in [20, 22, 24, 26, 28, 30]:
+        n = 1 << k
+        sets = input_sets(4 * n)
+        inputs = [torch.rand(n, device="cuda") * 2 - 1 for _ in range(sets)]
+        ms = median_ms(lambda i: inputs[i].sum(), sets)
+        yield case("reduce", "torch_sum", f"n={n}", n, 4 * n, n, ms, sets)
+        del inputs
+
+
 def main():
-    cases = list(transposes()) + list(convolutions())
+    cases = list(transposes()) + list(convolutions()) + list(reductions())
     json.dump(cases, sys.stdout, indent=1)
     for c in cases:
         print(f"{c['kernel']} {c['size']}: {c['median_ms']:.4f} ms, {c['rate']:.1f} GB/s", file=sys.stderr)

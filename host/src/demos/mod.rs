@@ -66,31 +66,29 @@ pub fn run_family(
     let mut rows = Vec::new();
     let mut ceiling = None;
     if let Backend::Gpu(gpu) = backend {
-        match plan.work.bound {
-            Bound::Memory => {
-                ceiling = Some(ceiling::copy_bandwidth(
-                    gpu,
-                    settings.warmup as usize,
-                    settings.runs as usize,
-                )?)
+        // Memory-bound kernels are rated against the copy; compute-bound ones against their
+        // library, which memory-bound families (CUB's reductions) show as one more row.
+        if plan.work.bound == Bound::Memory {
+            ceiling = Some(ceiling::copy_bandwidth(
+                gpu,
+                settings.warmup as usize,
+                settings.runs as usize,
+            )?);
+        }
+        if let (Some(baseline), Bound::Memory | Bound::Compute) = (case.baseline(), plan.work.bound) {
+            progress(family.name(), baseline, "library", &label);
+            case.poison()?;
+            case.launch_baseline(0)?;
+            let check = case.check(0);
+            let timing = time(backend, settings, || case.launch_baseline(0))?;
+            let row = Row::measured(family.name(), baseline, &label, backend, timing, &plan.work).with_check(check);
+            if plan.work.bound == Bound::Compute {
+                ceiling = row.rate.map(|rate| Ceiling {
+                    name: format!("{baseline} {label}, {}", row.unit.unwrap_or_default()),
+                    rate,
+                });
             }
-            Bound::Compute => {
-                if let Some(baseline) = case.baseline() {
-                    progress(family.name(), baseline, "library", &label);
-                    case.poison()?;
-                    case.launch_baseline(0)?;
-                    let check = case.check(0);
-                    let timing = time(backend, settings, || case.launch_baseline(0))?;
-                    let row =
-                        Row::measured(family.name(), baseline, &label, backend, timing, &plan.work).with_check(check);
-                    ceiling = row.rate.map(|rate| Ceiling {
-                        name: format!("{baseline} {label}, {}", row.unit.unwrap_or_default()),
-                        rate,
-                    });
-                    rows.push(row.with_ceiling(ceiling.as_ref()));
-                }
-            }
-            Bound::Check => {}
+            rows.push(row.with_ceiling(ceiling.as_ref()));
         }
     }
     for &index in kernels {

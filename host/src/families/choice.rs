@@ -26,7 +26,7 @@ pub struct Choice {
 pub fn choose(gpu: &Gpu, family: &dyn FamilyDemo, size: Size) -> Result<Option<Choice>> {
     let kernels = family.kernels();
     let configurations: Vec<usize> = family
-        .configurations()
+        .configurations_at(size)
         .iter()
         .filter_map(|entry| kernels.iter().position(|k| k.entry == *entry))
         .collect();

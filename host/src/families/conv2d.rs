@@ -111,6 +111,18 @@ impl FamilyDemo for Conv2dDemo {
         &STRIPS
     }
 
+    /// At 7×7 both strips share each input row among four outputs (V = 8 does its strip in two
+    /// halves there), so V = 8 is no larger a tile than V = 4, only half the blocks: V = 4 alone.
+    fn configurations_at(&self, size: Size) -> Vec<&'static str> {
+        use kernels::conv2d::blocked::{KERNEL_V4, KERNEL_V8, outputs_sharing_a_row};
+        let radius = (size.0[2] / 2) as u32;
+        let mut tiles = vec![KERNEL_V4.entry()];
+        if outputs_sharing_a_row(8, radius) > outputs_sharing_a_row(4, radius) {
+            tiles.push(KERNEL_V8.entry());
+        }
+        tiles
+    }
+
     fn launch_blocks(&self, size: Size, kernel: usize) -> Result<u64> {
         let [height, width, filter] = size.0;
         let problem = Conv2d::new(height, width, filter)?;
@@ -220,5 +232,22 @@ impl Case for Conv2dCase<'_> {
             "{} sampled pixels (every edge pixel, every 16th of the rest) within tolerance of the f64 reference, none NaN",
             sampled.len()
         ))
+    }
+}
+
+#[cfg(test)]
+mod configuration_tests {
+    use super::*;
+
+    #[test]
+    fn both_strips_are_tiles_up_to_5x5_and_only_v4_at_7x7() {
+        let (v4, v8) = (
+            kernels::conv2d::blocked::KERNEL_V4.entry(),
+            kernels::conv2d::blocked::KERNEL_V8.entry(),
+        );
+        for filter in [3, 5] {
+            assert_eq!(Conv2dDemo.configurations_at(Size([64, 64, filter])), vec![v4, v8]);
+        }
+        assert_eq!(Conv2dDemo.configurations_at(Size([64, 64, 7])), vec![v4]);
     }
 }

@@ -6,11 +6,13 @@
 //! A new family adds its module here and its line in [`FAMILIES`]; a new kernel of an existing
 //! family needs nothing here.
 
+pub mod atomic_probe;
 pub mod bank_probe;
 pub mod choice;
 pub mod conv2d;
 pub mod elementwise;
 pub mod matmul;
+pub mod reduce;
 pub mod transpose;
 pub mod warp_probe;
 
@@ -25,7 +27,9 @@ pub static FAMILIES: &[&dyn FamilyDemo] = &[
     &matmul::MatmulDemo,
     &transpose::TransposeDemo,
     &conv2d::Conv2dDemo,
+    &reduce::ReduceDemo,
     &warp_probe::WarpProbeDemo,
+    &atomic_probe::AtomicProbeDemo,
     &bank_probe::BankProbeDemo,
 ];
 
@@ -118,6 +122,12 @@ pub trait FamilyDemo: Sync {
     /// among which the host chooses for the device ([`choice`]).
     fn configurations(&self) -> &'static [&'static str] {
         &[]
+    }
+
+    /// The configurations that are distinct tiles at `size`, smallest first: those the choice is
+    /// made among. All of them unless a family says otherwise.
+    fn configurations_at(&self, _size: Size) -> Vec<&'static str> {
+        self.configurations().to_vec()
     }
 
     /// Blocks kernel `kernel`'s grid has for `size` (for the choice of a configuration).
@@ -292,7 +302,12 @@ pub struct Outputs<T> {
 impl<T: crate::array::Element + cudarc::driver::DeviceRepr + Default> Outputs<T> {
     /// `sets` outputs of `len` elements plus `guard`, all `poison`, on `backend`.
     pub fn new(backend: &Backend, len: usize, guard: usize, poison: T, sets: usize) -> Result<Self> {
-        let poison = vec![poison; len + guard];
+        Self::from_template(backend, vec![poison; len + guard], sets)
+    }
+
+    /// `sets` outputs that start as `poison` (guard included), and go back to it at each
+    /// [`Outputs::poison`]: for kernels whose outputs must start at given values (counters at 0).
+    pub fn from_template(backend: &Backend, poison: Vec<T>, sets: usize) -> Result<Self> {
         let buffers = (0..sets.max(1))
             .map(|_| crate::array::Buffer::upload(backend, &poison))
             .collect::<Result<Vec<_>>>()?;

@@ -14,7 +14,7 @@ const GUARD_WORDS: usize = 64;
 /// What the output is poisoned with: no lane writes it.
 const POISON: u32 = u32::MAX;
 
-/// Runs the probe over `problem.blocks` blocks into `out` (six words per thread).
+/// Runs the probe over `problem.blocks` blocks into `out` (`WORDS_PER_THREAD` words per thread).
 pub fn launch(
     backend: &Backend,
     kernel: &Kernel<WarpProbe>,
@@ -24,7 +24,7 @@ pub fn launch(
 ) -> Result<()> {
     check_len("output", out.len(), problem.len())?;
     let args = (out.address_mut(backend)? as *mut u32,);
-    // SAFETY: the pointer is the output's address on this backend, and it holds the six words per
+    // SAFETY: the pointer is the output's address on this backend, and it holds the `WORDS_PER_THREAD` words per
     // launched thread that the probe writes.
     unsafe { backend.launch(kernel, source, problem, args, &[&*out]) }
 }
@@ -38,7 +38,7 @@ impl FamilyDemo for WarpProbeDemo {
     }
 
     fn about(&self) -> &'static str {
-        "lane ids and the four shuffles, checked against what the device layer promises"
+        "lane ids, the four shuffles and the three warp votes, checked against what the device layer promises"
     }
 
     fn extents(&self) -> &'static [&'static str] {
@@ -126,7 +126,7 @@ impl Case for WarpProbeCase<'_> {
         if let Some(i) = (0..len).find(|&i| out[i] != expected[i]) {
             let words = kernels::probe::WORDS_PER_THREAD as usize;
             return Err(format!(
-                "thread {} word {}: got {:#x}, expected {:#x} (words: lane, xor 1, down 3, up 2, idx 5, warp sum)",
+                "thread {} word {}: got {:#x}, expected {:#x} (words: lane, xor 1, down 3, up 2, idx 5, warp sum, ballot, all, any)",
                 i / words,
                 i % words,
                 out[i],

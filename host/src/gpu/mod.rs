@@ -1,5 +1,6 @@
 //! The GPU: a context on one device, the embedded PTX loaded for its architecture, and a stream.
 
+mod cub;
 mod cublas;
 mod cuda_c;
 mod info;
@@ -7,6 +8,7 @@ mod launch;
 mod managed;
 mod timing;
 
+pub use cub::{CUB_ENV, Cub};
 pub use cublas::Cublas;
 pub use cuda_c::{CudaC, ENTRY_SUFFIX};
 pub use info::{DeviceInfo, KernelOccupancy};

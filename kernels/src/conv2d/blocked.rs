@@ -34,6 +34,63 @@ shared_memory! {
     }
 }
 
+/// What one thread's strip reads: the staged tile, where its window starts, and the filter (in
+/// registers up to 5×5, else in global memory).
+struct Window<'a> {
+    input: SharedMatrix<f32>,
+    /// The strip's first output row within the block's tile.
+    first: u32,
+    tx: u32,
+    weights: &'a [[f32; 5]; 5],
+    filter: *const f32,
+}
+
+impl Window<'_> {
+    /// Filter weight (i, j).
+    ///
+    /// # Safety
+    /// i, j < 2R + 1.
+    #[inline(always)]
+    unsafe fn weight<const R: u32>(&self, i: u32, j: u32) -> f32 {
+        if R <= REGISTER_RADIUS {
+            self.weights[i as usize][j as usize]
+        } else {
+            // SAFETY: inside the filter, by the caller's promise.
+            unsafe { *self.filter.add((i * (2 * R + 1) + j) as usize) }
+        }
+    }
+
+    /// Input row `r` of the thread's window feeds every output in `outputs` it is a row of the
+    /// window of: output o through filter row r - o. A function, not a closure, and always inlined: called
+    /// 14 times written out, a closure was left out of line and its captures went through local
+    /// memory (256 bytes of stack at V = 8, 104 GB/s at 7×7; run 2026-11-30-j).
+    ///
+    /// # Safety
+    /// r < V + 2R; the tile holds the window (see `strip_body`).
+    #[inline(always)]
+    unsafe fn input_row<const V: u32, const R: u32>(&self, r: u32, outputs: (u32, u32), sums: &mut [f32; 8]) {
+        let side = 2 * R + 1;
+        let mut values = [0.0f32; 7];
+        unrolled::<7>(|j| {
+            if j < side {
+                // SAFETY: first + r < 8V + 2R and tx + j < 32 + 2R.
+                values[j as usize] = unsafe { self.input.get_unchecked(self.first + r, self.tx + j) };
+            }
+        });
+        unrolled::<8>(|o| {
+            if o < V && outputs.0 <= o && o < outputs.1 && r >= o && r - o < side {
+                unrolled::<7>(|j| {
+                    if j < side {
+                        let sum = &mut sums[o as usize];
+                        // SAFETY: r - o < side and j < side.
+                        *sum = fma(unsafe { self.weight::<R>(r - o, j) }, values[j as usize], *sum);
+                    }
+                })
+            }
+        });
+    }
+}
+
 /// The block's 32 × 8V outputs for radius R: thread (x, y) computes rows yV .. yV + V of column x.
 ///
 /// # Safety
@@ -69,14 +126,6 @@ unsafe fn strip_body<const V: u32, const R: u32>(
             })
         });
     }
-    let weight = |i: u32, j: u32| {
-        if R <= REGISTER_RADIUS {
-            weights[i as usize][j as usize]
-        } else {
-            // SAFETY: i, j < side: inside the filter.
-            unsafe { *filter.add((i * side + j) as usize) }
-        }
-    };
     let mut i = t;
     while i < tall * wide {
         let (r, c) = (i / wide, i % wide);
@@ -93,45 +142,39 @@ unsafe fn strip_body<const V: u32, const R: u32>(
     }
     // Every pixel of the tile is staged before any thread reads its neighbours'.
     sync_threads();
-    let first = ty * V;
-    let mut sums = [0.0f32; 8];
-    let mut input_row = |r: u32| {
-        // One input row of the thread's window...
-        let mut values = [0.0f32; 7];
-        unrolled::<7>(|j| {
-            if j < side {
-                // SAFETY: first + r < 8V + 2R and tx + j < 32 + 2R.
-                values[j as usize] = unsafe { input.get_unchecked(first + r, tx + j) };
-            }
-        });
-        // ...feeds every output it is a row of the window of: output o through filter row r - o.
-        unrolled::<8>(|o| {
-            if o < V && r >= o && r - o < side {
-                unrolled::<7>(|j| {
-                    if j < side {
-                        let sum = &mut sums[o as usize];
-                        *sum = fma(weight(r - o, j), values[j as usize], *sum);
-                    }
-                })
-            }
-        });
+    let window = Window {
+        input,
+        first: ty * V,
+        tx,
+        weights: &weights,
+        filter,
     };
+    let mut sums = [0.0f32; 8];
     if R <= REGISTER_RADIUS {
         unrolled::<{ 8 + 2 * REGISTER_RADIUS }>(|r| {
             if r < V + 2 * R {
-                input_row(r)
+                // SAFETY: r < V + 2R (the caller's promises cover the rest).
+                unsafe { window.input_row::<V, R>(r, (0, V), &mut sums) }
             }
         });
     } else {
-        // Rows one at a time: written out, the 7×7 rows' filter loads are hoisted together and
-        // that path alone set the kernel's register count (110 at V = 4, two blocks per SM; rolled:
-        // 63). At V = 8 rolling raised the count from 64 to 79 (docs/perf-log.md, change 7).
-        let mut r = 0;
-        while r < V + 2 * R {
-            input_row(r);
-            r += 1;
+        // 7×7: four outputs at a time, their ten input rows one at a time. All three radii share
+        // one kernel and so one register count, which the largest path sets: written out, the 7×7
+        // rows' 49 filter loads were hoisted together (110 registers at V = 4, 80 and spills at
+        // V = 8); rolled over all 14 rows of V = 8, 79 registers; four outputs at a time, what V = 4
+        // needs (docs/perf-log.md, changes 7 and 8).
+        let mut low = 0;
+        while low < V {
+            let mut r = low;
+            while r < low + 4 + 2 * R {
+                // SAFETY: r < V + 2R.
+                unsafe { window.input_row::<V, R>(r, (low, low + 4), &mut sums) };
+                r += 1;
+            }
+            low += 4;
         }
     }
+    let first = ty * V;
     unrolled::<8>(|o| {
         let (y, x) = (y0 + first + o, x0 + tx);
         if o < V && y < height && x < width {
@@ -139,6 +182,13 @@ unsafe fn strip_body<const V: u32, const R: u32>(
             unsafe { global_store(output.add((y * width + x) as usize), sums[o as usize]) };
         }
     });
+}
+
+/// Outputs of a thread's strip that share each input row it loads from shared memory, for V
+/// outputs per thread at `radius`: all V up to 5×5; at 7×7 four, as the strip is done four outputs
+/// at a time there.
+pub const fn outputs_sharing_a_row(v: u32, radius: u32) -> u32 {
+    if radius <= REGISTER_RADIUS || v < 4 { v } else { 4 }
 }
 
 kernel! {

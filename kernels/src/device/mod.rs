@@ -4,6 +4,7 @@
 //! asks the emulator ([`crate::emu`]) about the calling thread. Kernels see no difference.
 //! `#[track_caller]` on the host lets the emulator say which barrier a thread stopped at.
 
+mod atomic;
 mod shared;
 mod unroll;
 mod vector;
@@ -18,6 +19,10 @@ use nvptx as backend;
 use crate::emu::device as backend;
 
 pub use crate::launch::Dim3;
+pub use atomic::{
+    AtomicAdd, AtomicOrd, AtomicWord, atomic_add, atomic_cas, atomic_exch, atomic_max, atomic_min, load_acquire,
+    load_relaxed, store_relaxed, store_release, thread_fence, thread_fence_block,
+};
 pub use shared::{DynamicShared, MatrixLayout, SharedMatrix, SharedSlice, region};
 pub use unroll::unrolled;
 pub use vector::{Float4, is_aligned4, load4, store4};
@@ -100,6 +105,27 @@ pub fn shfl_up<T: WarpWord>(value: T, delta: u32) -> T {
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub fn shfl_idx<T: WarpWord>(value: T, src_lane: u32) -> T {
     T::from_bits(backend::shfl_idx(value.to_bits(), src_lane))
+}
+
+/// `__ballot_sync(0xffffffff, predicate)`: bit `l` set where lane `l`'s predicate is true.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub fn ballot(predicate: bool) -> u32 {
+    backend::ballot(predicate)
+}
+
+/// `__all_sync(0xffffffff, predicate)`: whether every lane's predicate is true.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub fn vote_all(predicate: bool) -> bool {
+    backend::vote_all(predicate)
+}
+
+/// `__any_sync(0xffffffff, predicate)`: whether some lane's predicate is true.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub fn vote_any(predicate: bool) -> bool {
+    backend::vote_any(predicate)
 }
 
 /// `fmaf(a, b, c)`: `a·b + c` with a single rounding, one `fma.rn.f32` instruction. nvcc contracts

@@ -138,3 +138,149 @@ pub unsafe fn shared_store<T: SharedWord>(ptr: *mut T, value: T) {
     // SAFETY: as in `shared_load`.
     unsafe { ptr.write(value) }
 }
+
+// Atomics and ordered accesses on global memory. Kernel pointers are generic addresses;
+// `cvta.to.global` turns one into the global window's address, as nvcc does for its parameters.
+macro_rules! global_rmw {
+    ($($name:ident: $t:ty, $reg:ident, $op:literal);* $(;)?) => {$(
+        #[inline(always)]
+        pub unsafe fn $name(ptr: *mut $t, value: $t) -> $t {
+            let old: $t;
+            // SAFETY: the caller passes an aligned element of global memory.
+            unsafe {
+                asm!(
+                    concat!("{{ .reg .u64 a; cvta.to.global.u64 a, {p}; atom.global.", $op, " {o}, [a], {v}; }}"),
+                    p = in(reg64) ptr, o = out($reg) old, v = in($reg) value, options(nostack),
+                )
+            };
+            old
+        }
+    )*};
+}
+
+global_rmw! {
+    atomic_add_f32: f32, reg32, "add.f32";
+    atomic_add_u32: u32, reg32, "add.u32";
+    atomic_add_i32: i32, reg32, "add.s32";
+    atomic_add_u64: u64, reg64, "add.u64";
+    atomic_min_u32: u32, reg32, "min.u32";
+    atomic_max_u32: u32, reg32, "max.u32";
+    atomic_min_i32: i32, reg32, "min.s32";
+    atomic_max_i32: i32, reg32, "max.s32";
+    atomic_exch_u32: u32, reg32, "exch.b32";
+    atomic_exch_u64: u64, reg64, "exch.b64";
+}
+
+macro_rules! global_cas {
+    ($($name:ident: $t:ty, $reg:ident, $op:literal);* $(;)?) => {$(
+        #[inline(always)]
+        pub unsafe fn $name(ptr: *mut $t, expected: $t, new: $t) -> $t {
+            let old: $t;
+            // SAFETY: as in `global_rmw!`.
+            unsafe {
+                asm!(
+                    concat!("{{ .reg .u64 a; cvta.to.global.u64 a, {p}; atom.global.", $op, " {o}, [a], {e}, {n}; }}"),
+                    p = in(reg64) ptr, o = out($reg) old, e = in($reg) expected, n = in($reg) new,
+                    options(nostack),
+                )
+            };
+            old
+        }
+    )*};
+}
+
+global_cas! {
+    atomic_cas_u32: u32, reg32, "cas.b32";
+    atomic_cas_u64: u64, reg64, "cas.b64";
+}
+
+macro_rules! global_load {
+    ($($name:ident: $t:ty, $reg:ident, $op:literal);* $(;)?) => {$(
+        #[inline(always)]
+        pub unsafe fn $name(ptr: *const $t) -> $t {
+            let value: $t;
+            // SAFETY: as in `global_rmw!`. Not `readonly`: an acquire orders later accesses.
+            unsafe {
+                asm!(
+                    concat!("{{ .reg .u64 a; cvta.to.global.u64 a, {p}; ld.", $op, " {o}, [a]; }}"),
+                    p = in(reg64) ptr, o = out($reg) value, options(nostack),
+                )
+            };
+            value
+        }
+    )*};
+}
+
+global_load! {
+    load_acquire_u32: u32, reg32, "acquire.gpu.global.u32";
+    load_acquire_u64: u64, reg64, "acquire.gpu.global.u64";
+    load_relaxed_u32: u32, reg32, "relaxed.gpu.global.u32";
+    load_relaxed_u64: u64, reg64, "relaxed.gpu.global.u64";
+}
+
+macro_rules! global_store_ordered {
+    ($($name:ident: $t:ty, $reg:ident, $op:literal);* $(;)?) => {$(
+        #[inline(always)]
+        pub unsafe fn $name(ptr: *mut $t, value: $t) {
+            // SAFETY: as in `global_rmw!`.
+            unsafe {
+                asm!(
+                    concat!("{{ .reg .u64 a; cvta.to.global.u64 a, {p}; st.", $op, " [a], {v}; }}"),
+                    p = in(reg64) ptr, v = in($reg) value, options(nostack),
+                )
+            };
+        }
+    )*};
+}
+
+global_store_ordered! {
+    store_release_u32: u32, reg32, "release.gpu.global.u32";
+    store_release_u64: u64, reg64, "release.gpu.global.u64";
+    store_relaxed_u32: u32, reg32, "relaxed.gpu.global.u32";
+    store_relaxed_u64: u64, reg64, "relaxed.gpu.global.u64";
+}
+
+#[inline(always)]
+pub fn thread_fence() {
+    // SAFETY: a fence has no operands.
+    unsafe { asm!("fence.sc.gpu;", options(nostack)) }
+}
+
+#[inline(always)]
+pub fn thread_fence_block() {
+    // SAFETY: a fence has no operands.
+    unsafe { asm!("fence.sc.cta;", options(nostack)) }
+}
+
+// Warp votes over all 32 lanes (full member mask). Convergent like the shuffles: not `pure`.
+macro_rules! vote {
+    ($($name:ident: $mode:literal);*) => {$(
+        #[inline(always)]
+        pub fn $name(predicate: bool) -> bool {
+            let out: u32;
+            // SAFETY: every lane of the warp executes the vote.
+            unsafe {
+                asm!(
+                    concat!("{{ .reg .pred p, q; setp.ne.u32 p, {x}, 0; vote.sync.", $mode, ".pred q, p, 0xffffffff; selp.u32 {o}, 1, 0, q; }}"),
+                    x = in(reg32) predicate as u32, o = out(reg32) out, options(nostack),
+                )
+            };
+            out != 0
+        }
+    )*};
+}
+
+vote! { vote_all: "all"; vote_any: "any" }
+
+#[inline(always)]
+pub fn ballot(predicate: bool) -> u32 {
+    let out: u32;
+    // SAFETY: every lane of the warp executes the vote.
+    unsafe {
+        asm!(
+            "{{ .reg .pred p; setp.ne.u32 p, {x}, 0; vote.sync.ballot.b32 {o}, p, 0xffffffff; }}",
+            x = in(reg32) predicate as u32, o = out(reg32) out, options(nostack),
+        )
+    };
+    out
+}

@@ -7,6 +7,8 @@ use super::shadow::{Kind, View};
 use crate::device::{SharedWord, WARP_SIZE};
 use crate::launch::Dim3;
 use std::panic::Location;
+use std::sync::atomic::Ordering::{Acquire, Relaxed, Release, SeqCst};
+use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64};
 
 pub fn thread_idx() -> Dim3 {
     current().thread_idx
@@ -180,4 +182,138 @@ pub unsafe fn global_store<T: Copy>(ptr: *mut T, value: T) {
     super::global::record_write(ptr as usize, size_of::<T>(), current, Location::caller());
     // SAFETY: forwarded from the caller.
     unsafe { ptr.write(value) }
+}
+
+// Atomics and ordered accesses: the host's atomics with the same orderings, since the blocks of
+// a launch run on several OS threads at once. Not recorded by the global race check: many threads
+// updating one element atomically is what atomics are for.
+
+macro_rules! host_rmw {
+    ($($name:ident: $t:ty, $atomic:ty, $method:ident);* $(;)?) => {$(
+        /// # Safety
+        /// `ptr` is aligned and valid for reads and writes.
+        pub unsafe fn $name(ptr: *mut $t, value: $t) -> $t {
+            // SAFETY: forwarded from the caller; every access to it during the launch is atomic.
+            unsafe { <$atomic>::from_ptr(ptr) }.$method(value, std::sync::atomic::Ordering::Relaxed)
+        }
+    )*};
+}
+
+host_rmw! {
+    atomic_add_u32: u32, AtomicU32, fetch_add;
+    atomic_add_i32: i32, AtomicI32, fetch_add;
+    atomic_add_u64: u64, AtomicU64, fetch_add;
+    atomic_min_u32: u32, AtomicU32, fetch_min;
+    atomic_max_u32: u32, AtomicU32, fetch_max;
+    atomic_min_i32: i32, AtomicI32, fetch_min;
+    atomic_max_i32: i32, AtomicI32, fetch_max;
+    atomic_exch_u32: u32, AtomicU32, swap;
+    atomic_exch_u64: u64, AtomicU64, swap;
+}
+
+/// # Safety
+/// As for `atomic_add_u32`.
+pub unsafe fn atomic_add_f32(ptr: *mut f32, value: f32) -> f32 {
+    // SAFETY: forwarded from the caller; f32 and u32 have one size and alignment.
+    let bits = unsafe { AtomicU32::from_ptr(ptr.cast::<u32>()) };
+    let old = bits
+        .fetch_update(Relaxed, Relaxed, |old| Some((f32::from_bits(old) + value).to_bits()))
+        .unwrap_or_else(|old| old);
+    f32::from_bits(old)
+}
+
+macro_rules! host_cas {
+    ($($name:ident: $t:ty, $atomic:ty);* $(;)?) => {$(
+        /// # Safety
+        /// As for `atomic_add_u32`.
+        pub unsafe fn $name(ptr: *mut $t, expected: $t, new: $t) -> $t {
+            // SAFETY: forwarded from the caller.
+            let atomic = unsafe { <$atomic>::from_ptr(ptr) };
+            atomic.compare_exchange(expected, new, Relaxed, Relaxed).unwrap_or_else(|old| old)
+        }
+    )*};
+}
+
+host_cas! {
+    atomic_cas_u32: u32, AtomicU32;
+    atomic_cas_u64: u64, AtomicU64;
+}
+
+macro_rules! host_load {
+    ($($name:ident: $t:ty, $atomic:ty, $order:ident);* $(;)?) => {$(
+        /// # Safety
+        /// `ptr` is aligned and valid for reads.
+        pub unsafe fn $name(ptr: *const $t) -> $t {
+            // SAFETY: forwarded from the caller.
+            unsafe { <$atomic>::from_ptr(ptr.cast_mut()) }.load($order)
+        }
+    )*};
+}
+
+host_load! {
+    load_acquire_u32: u32, AtomicU32, Acquire;
+    load_acquire_u64: u64, AtomicU64, Acquire;
+    load_relaxed_u32: u32, AtomicU32, Relaxed;
+    load_relaxed_u64: u64, AtomicU64, Relaxed;
+}
+
+macro_rules! host_store {
+    ($($name:ident: $t:ty, $atomic:ty, $order:ident);* $(;)?) => {$(
+        /// # Safety
+        /// `ptr` is aligned and valid for writes.
+        pub unsafe fn $name(ptr: *mut $t, value: $t) {
+            // SAFETY: forwarded from the caller.
+            unsafe { <$atomic>::from_ptr(ptr) }.store(value, $order)
+        }
+    )*};
+}
+
+host_store! {
+    store_release_u32: u32, AtomicU32, Release;
+    store_release_u64: u64, AtomicU64, Release;
+    store_relaxed_u32: u32, AtomicU32, Relaxed;
+    store_relaxed_u64: u64, AtomicU64, Relaxed;
+}
+
+pub fn thread_fence() {
+    std::sync::atomic::fence(SeqCst);
+}
+
+pub fn thread_fence_block() {
+    // The threads of a block run on one OS thread: program order is their order. The compiler
+    // must still not move accesses across it.
+    std::sync::atomic::compiler_fence(SeqCst);
+}
+
+/// Every lane offers its predicate and the warp meets, as for a shuffle; then each lane reads all
+/// of them.
+#[track_caller]
+fn vote(predicate: bool) -> u32 {
+    let site = Location::caller();
+    let current = current();
+    let block = current.block();
+    let warp = current.tid / WARP_SIZE;
+    block.offer(current.tid, predicate as u32);
+    wait(Wait::Warp, site);
+    (0..block.warp_len(warp)).fold(0, |bits, lane| bits | (block.exchanged(current.tid, lane) & 1) << lane)
+}
+
+/// Lanes past a partial last warp do not exist: they count as false for `ballot` and `any`, and
+/// are left out of `all`, as on the GPU (the member mask names only existing lanes there).
+#[track_caller]
+pub fn ballot(predicate: bool) -> u32 {
+    vote(predicate)
+}
+
+#[track_caller]
+pub fn vote_any(predicate: bool) -> bool {
+    vote(predicate) != 0
+}
+
+#[track_caller]
+pub fn vote_all(predicate: bool) -> bool {
+    let current = current();
+    let lanes = current.block().warp_len(current.tid / WARP_SIZE);
+    let all = if lanes == WARP_SIZE { u32::MAX } else { (1 << lanes) - 1 };
+    vote(predicate) == all
 }

@@ -19,14 +19,17 @@
 //!   threads returning while others wait, deadlocks between warp and block barriers;
 //! * warps: a lane missing from a shuffle or `sync_warp`, a shuffle from a lane past a partial warp;
 //! * shared-memory views indexed out of bounds, more shared memory carved than launched;
-//! * two threads of the launch storing to one global element through `global_store`;
+//! * two threads of the launch storing to one global element through `global_store` (atomics are
+//!   exempt);
 //! * kernels whose locals pass CUDA's 512 KiB of local memory per thread; launch shapes beyond
 //!   CUDA's limits.
 //!
-//! **What it does not model.** Memory consistency beyond barriers (it runs one thread at a time, so
-//! a kernel that relies on an unsynchronised write becoming visible sees it at once), timing, warp
-//! scheduling (lanes of a warp run one after another between warp-level calls, not in lock-step),
-//! and plain `*ptr = value` stores to global memory (not seen by the race check).
+//! **What it does not model.** Memory consistency inside a block beyond barriers (it runs one
+//! thread of a block at a time, so a kernel that relies on an unsynchronised write becoming visible
+//! sees it at once). Between blocks, which run on several OS threads at once, the device layer's
+//! atomics, fences and acquire/release accesses are the host's own with the same orderings. Nor
+//! timing, warp scheduling (lanes of a warp run one after another between warp-level calls, not in
+//! lock-step), and plain `*ptr = value` stores to global memory (not seen by the race check).
 
 mod block;
 mod context;

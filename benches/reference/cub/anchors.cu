@@ -1,0 +1,16 @@
+// CUB's device-wide primitives behind extern "C" functions, so that the Rust host can time them
+// beside its own kernels (host/src/gpu/cub.rs). Built on the GPU runner by run.sh:
+//   nvcc -O3 -arch=sm_XX -shared -Xcompiler -fPIC anchors.cu -o libcub_anchors.so
+// Each returns the cudaError_t of its call (0: success).
+#include <cub/cub.cuh>
+#include <cstdint>
+
+extern "C" int cub_reduce_sum_temp_bytes(int64_t n, size_t* bytes) {
+    *bytes = 0;
+    return (int)cub::DeviceReduce::Sum(nullptr, *bytes, (const float*)nullptr, (float*)nullptr, n);
+}
+
+extern "C" int cub_reduce_sum(const float* input, float* output, int64_t n, void* temp, size_t temp_bytes,
+                              cudaStream_t stream) {
+    return (int)cub::DeviceReduce::Sum(temp, temp_bytes, input, output, n, stream);
+}

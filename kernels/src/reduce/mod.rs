@@ -1,0 +1,157 @@
+//! Sum of n f32: the classic reduction ladder, one idea per file, each step removing what held the
+//! one before it back.
+//!
+//! * [`interleaved`]: a tree in shared memory, the threads whose index is a multiple of 2s adding
+//!   at step s: half the warp idles at the first step, and warps diverge at every one;
+//! * [`strided`]: the same tree, with the working threads packed (thread t adds at 2st): no
+//!   divergence, but at step s a warp's accesses are 2s words apart (bank conflicts);
+//! * [`sequential`]: the tree folded in halves (thread t adds t + s): contiguous accesses, no
+//!   conflicts, but half the threads idle from the first step;
+//! * [`first_add`]: each thread adds two elements as it loads them: half the blocks;
+//! * [`warp_shuffle`]: the last 32 partial sums added by shuffles inside a warp, without barriers;
+//! * [`vectorized`]: a grid sized from the SM count, each thread summing many 16-byte loads before
+//!   one shuffle reduction per warp;
+//! * [`one_pass`]: the same, with the grid's partial sums added by the block that finishes last
+//!   (a ticket taken with an atomic after a fence): one launch for any n.
+//!
+//! Every kernel writes one sum per block; all but [`one_pass`] need further launches over those
+//! partial sums until one is left (the host's [`passes`] says how many). Each kernel adds in an
+//! order fixed by n and the launch shape, so every variant gives the same bits on every run for the
+//! same input (none adds floats with atomics).
+//!
+//! A new variant is a file here, its line in [`FAMILY`], and its CUDA C twin in `benches/reference/cuda_c/`.
+
+pub mod first_add;
+pub mod interleaved;
+pub mod one_pass;
+pub mod sequential;
+pub mod strided;
+pub mod vectorized;
+pub mod warp_shuffle;
+
+use crate::device::{SharedSlice, WARP_SIZE, lane_id, shfl_xor, sync_threads, thread_idx};
+use crate::family::{Family, Problem};
+
+/// Threads per block, for every variant.
+pub const THREADS: u32 = 256;
+/// Warps per block.
+pub const WARPS: u32 = THREADS / WARP_SIZE;
+
+/// One sum over `n` elements. `resident_blocks` is what the grid-sized variants launch at most:
+/// the blocks the device keeps resident at once (SMs × blocks per SM), chosen by the host.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Reduce {
+    pub n: u32,
+    pub resident_blocks: u32,
+}
+
+impl Problem for Reduce {
+    /// `(input, output, ticket, n)`: `output[b]` gets block b's sum (for [`one_pass`],
+    /// `output[0]` the total and `output[1 + b]` the partial sums); `ticket` is a u32 that is zero
+    /// before the launch and after it (only [`one_pass`] uses it).
+    type Args = (*const f32, *mut f32, *mut u32, u32);
+}
+
+/// Every reduction kernel, in ladder order: the registry's list.
+pub const FAMILY: Family<Reduce> = Family::new(
+    "reduce",
+    &[
+        interleaved::KERNEL,
+        strided::KERNEL,
+        sequential::KERNEL,
+        first_add::KERNEL,
+        warp_shuffle::KERNEL,
+        vectorized::KERNEL,
+        one_pass::KERNEL,
+    ],
+);
+
+/// How a kernel of the family reaches the total.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Passes {
+    /// One sum per block: launch again over the partial sums until one is left.
+    UntilOne,
+    /// One launch writes the total to `output[0]`.
+    One,
+}
+
+/// How `entry`, a kernel of [`FAMILY`], reaches the total.
+pub fn passes(entry: &str) -> Passes {
+    if entry == one_pass::KERNEL.entry() {
+        Passes::One
+    } else {
+        Passes::UntilOne
+    }
+}
+
+#[cfg(not(target_arch = "nvptx64"))]
+impl Reduce {
+    /// At least one element, at most u32::MAX; at least one resident block.
+    pub fn new(n: usize, resident_blocks: u32) -> Result<Self, crate::InvalidSize> {
+        let invalid = |reason: String| crate::InvalidSize {
+            problem: "reduce",
+            reason,
+        };
+        if n == 0 {
+            return Err(invalid("n must be at least 1 (got 0)".into()));
+        }
+        let Ok(n) = u32::try_from(n) else {
+            return Err(invalid(format!(
+                "n = {n} is beyond the kernels' 32-bit index range (at most {})",
+                u32::MAX
+            )));
+        };
+        Ok(Reduce {
+            n,
+            resident_blocks: resident_blocks.clamp(1, 1 << 16),
+        })
+    }
+
+    /// The same reduction over `n` partial sums.
+    pub fn over(&self, n: u32) -> Reduce {
+        Reduce { n, ..*self }
+    }
+}
+
+/// The sum of `value` over the 32 lanes of the warp, in every lane: a butterfly of xor-shuffles,
+/// the same order in every lane (so every lane holds the same bits).
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub fn warp_sum(mut value: f32) -> f32 {
+    let mut mask = WARP_SIZE / 2;
+    while mask > 0 {
+        value += shfl_xor(value, mask);
+        mask /= 2;
+    }
+    value
+}
+
+/// The sum of `value` over the block's [`THREADS`] threads, valid in thread 0: each warp's sum by
+/// shuffles, the eight warp sums through `sums` (at least 8 elements), then warp 0 adds them.
+/// Every thread of the block must call it (it has a barrier).
+///
+/// # Safety
+/// The block has [`THREADS`] threads; `sums` is not in use by other code between the barriers.
+#[inline(always)]
+pub unsafe fn block_sum(sums: SharedSlice<f32>, value: f32) -> f32 {
+    let warp = thread_idx().x / WARP_SIZE;
+    let value = warp_sum(value);
+    if lane_id() == 0 {
+        // SAFETY: warp < WARPS ≤ sums.len() (the caller's promise).
+        unsafe { sums.set_unchecked(warp, value) };
+    }
+    // Every warp's sum is staged before warp 0 reads them.
+    sync_threads();
+    let mut total = 0.0;
+    if warp == 0 {
+        let lane = lane_id();
+        // SAFETY: lane < WARPS is inside `sums`.
+        let mine = if lane < WARPS {
+            unsafe { sums.get_unchecked(lane) }
+        } else {
+            0.0
+        };
+        total = warp_sum(mine);
+    }
+    total
+}

@@ -1,0 +1,50 @@
+//! Rung 3: the tree folded in halves: at step s (128, 64, …, 1) thread t < s adds the sum at
+//! t + s. A warp's lanes touch 32 consecutive words (no bank conflicts) and whole warps drop out
+//! together, but half the threads do nothing from the first step on.
+
+use super::{Reduce, THREADS};
+use crate::device::{SharedSlice, block_dim, block_idx, global_store, sync_threads, thread_idx};
+use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel, shared_memory};
+
+shared_memory! {
+    /// One partial sum per thread.
+    pub struct Partials {
+        pub sums: SharedSlice<f32> = THREADS,
+    }
+}
+
+kernel! {
+    /// `output[b]` = the sum of elements b·256 .. b·256 + 256 (those below n).
+    pub unsafe fn reduce_sequential(input: *const f32, output: *mut f32, _ticket: *mut u32, n: u32) {
+        let Partials { sums } = Partials::carve();
+        let t = thread_idx().x;
+        let i = block_idx().x * block_dim().x + t;
+        // SAFETY: read only below n; t < THREADS.
+        unsafe { sums.set_unchecked(t, if i < n { *input.add(i as usize) } else { 0.0 }) };
+        // Every partial sum is staged before the first step reads them.
+        sync_threads();
+        let mut s = THREADS / 2;
+        while s > 0 {
+            if t < s {
+                // SAFETY: t + s < 2s ≤ THREADS.
+                unsafe { sums.set_unchecked(t, sums.get_unchecked(t) + sums.get_unchecked(t + s)) };
+            }
+            // Step s is complete before step s/2 reads its sums.
+            sync_threads();
+            s /= 2;
+        }
+        if t == 0 {
+            // SAFETY: the caller gives one output per block.
+            unsafe { global_store(output.add(block_idx().x as usize), sums.get_unchecked(0)) };
+        }
+    }
+}
+
+/// One block per 256 elements.
+pub const KERNEL: Kernel<Reduce> = Kernel {
+    code: reduce_sequential,
+    block: Dim3::x(THREADS),
+    shared: SharedMemory::of(Partials::BYTES),
+    grid: |p| Dim3::x(p.n.div_ceil(THREADS)),
+    bounds: LaunchBounds::NONE,
+};

@@ -1,0 +1,58 @@
+//! Rung 5: the first add and the folded tree down to 64 sums; then warp 0 adds the last 64 with
+//! shuffles, lane to lane in registers, with no shared memory and no barrier: five barriers fewer
+//! per block, and no thread waiting on them.
+
+use super::first_add::element_or_zero;
+use super::{Reduce, THREADS, warp_sum};
+use crate::device::{SharedSlice, WARP_SIZE, block_idx, global_store, sync_threads, thread_idx};
+use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel, shared_memory};
+
+shared_memory! {
+    /// One partial sum per thread.
+    pub struct Partials {
+        pub sums: SharedSlice<f32> = THREADS,
+    }
+}
+
+kernel! {
+    /// `output[b]` = the sum of elements b·512 .. b·512 + 512 (those below n).
+    pub unsafe fn reduce_warp_shuffle(input: *const f32, output: *mut f32, _ticket: *mut u32, n: u32) {
+        let Partials { sums } = Partials::carve();
+        let t = thread_idx().x;
+        let i = block_idx().x * 2 * THREADS + t;
+        // SAFETY: the input holds n elements; t < THREADS.
+        unsafe {
+            let pair = element_or_zero(input, i, n) + element_or_zero(input, i.saturating_add(THREADS), n);
+            sums.set_unchecked(t, pair);
+        }
+        // Every partial sum is staged before the first step reads them.
+        sync_threads();
+        let mut s = THREADS / 2;
+        while s > WARP_SIZE {
+            if t < s {
+                // SAFETY: t + s < 2s ≤ THREADS.
+                unsafe { sums.set_unchecked(t, sums.get_unchecked(t) + sums.get_unchecked(t + s)) };
+            }
+            // Step s is complete before step s/2 reads its sums.
+            sync_threads();
+            s /= 2;
+        }
+        if t < WARP_SIZE {
+            // SAFETY: t + 32 < 64 ≤ THREADS.
+            let sum = warp_sum(unsafe { sums.get_unchecked(t) + sums.get_unchecked(t + WARP_SIZE) });
+            if t == 0 {
+                // SAFETY: the caller gives one output per block.
+                unsafe { global_store(output.add(block_idx().x as usize), sum) };
+            }
+        }
+    }
+}
+
+/// One block per 512 elements.
+pub const KERNEL: Kernel<Reduce> = Kernel {
+    code: reduce_warp_shuffle,
+    block: Dim3::x(THREADS),
+    shared: SharedMemory::of(Partials::BYTES),
+    grid: |p| Dim3::x(p.n.div_ceil(2 * THREADS)),
+    bounds: LaunchBounds::NONE,
+};
