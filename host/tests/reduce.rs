@@ -11,7 +11,7 @@ use kernels::reduce::{FAMILY, Reduce};
 /// Sums `n` grid inputs with every reduce kernel three times, each time into freshly poisoned
 /// scratch arrays, and requires the three totals' bits to be equal.
 fn same_bits_every_run(backend: &Backend, n: usize) {
-    let problem = Reduce::new(n, resident_blocks(backend)).unwrap();
+    let problem = Reduce::new(n, resident_blocks(backend, kernels::reduce::THREADS)).unwrap();
     let input = Buffer::upload(backend, &grid_inputs(7, n)).unwrap();
     let scratch_len = n.div_ceil(kernels::reduce::THREADS as usize) + 2;
     let mut ticket = Buffer::upload(backend, &[0u32]).unwrap();

@@ -11,7 +11,7 @@
 
 use crate::device::{
     atomic_add, atomic_cas, atomic_exch, atomic_max, atomic_min, block_dim, block_idx, global_store, grid_dim,
-    load_acquire, load_relaxed, store_relaxed, store_release, sync_threads, thread_fence, thread_idx,
+    load_acquire, load_relaxed, red_add, store_relaxed, store_release, sync_threads, thread_fence, thread_idx,
 };
 use crate::family::{Family, Problem};
 use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel, shared_memory};
@@ -43,6 +43,10 @@ pub mod word {
     pub const EXCH_U64: usize = 10;
     /// Thread 0 of each block adds 2^32 in a compare-and-swap loop (u64, words 12 and 13).
     pub const CAS_U64: usize = 12;
+    /// Each thread adds 5 without wanting the old value (`red_add`, u32).
+    pub const RED_U32: usize = 14;
+    /// Each thread adds 0.25 without wanting the old value (`red_add`, f32 bits).
+    pub const RED_F32: usize = 15;
     /// Then one ready flag per block, then one link per block.
     pub const CHAIN: usize = 16;
 }
@@ -138,6 +142,8 @@ kernel! {
             atomic_min(at(word::MIN_I32).cast::<i32>(), -(g as i32));
             atomic_exch(at(word::EXCH_U32), g + 1);
             atomic_exch(at(word::EXCH_U64).cast::<u64>(), (1u64 << 40) + g as u64);
+            red_add(at(word::RED_U32), 5u32);
+            red_add(at(word::RED_F32).cast::<f32>(), 0.25f32);
         }
         // Compare-and-swap loops retry once per competitor: one loop per block, as a loop per thread
         // on one word would keep the GPU busy for minutes at 16 million threads.

@@ -37,6 +37,7 @@ pub mod registry;
 pub mod atomic_probe;
 pub mod conv2d;
 pub mod elementwise;
+pub mod histogram;
 pub mod matmul;
 pub mod probe;
 pub mod reduce;

@@ -355,3 +355,68 @@ fn a_barrier_reached_through_one_helper_from_divergent_branches_fails_the_launch
     assert!(message.contains("through different calls"), "{message}");
     assert!(message.contains("detectors.rs:"), "{message}");
 }
+
+kernel! {
+    /// Every thread counts itself into bin t % 4 with a shared atomic, then (after the barrier)
+    /// thread b < 4 writes bin b out: atomics on one word do not race with each other.
+    unsafe fn shared_atomic_bins(out: *mut u32) {
+        let bins = DynamicShared::new().named_slice::<u32>("bins", 4);
+        let t = thread_idx().x;
+        if t < 4 {
+            bins.set(t, 0);
+        }
+        sync_threads();
+        bins.atomic_add(t % 4, 1);
+        sync_threads();
+        if t < 4 {
+            // SAFETY: four outputs.
+            unsafe { *out.add(t as usize) = bins.get(t) };
+        }
+    }
+}
+
+#[test]
+fn shared_atomics_on_one_word_do_not_race_and_count_every_thread() {
+    let mut out = vec![0u32; 4];
+    // SAFETY: four outputs.
+    unsafe { shared_atomic_bins.emulate(&launch(Dim3::x(1), Dim3::x(96), 16), (out.as_mut_ptr(),)) }.unwrap();
+    assert_eq!(out, [24, 24, 24, 24]);
+}
+
+kernel! {
+    /// Threads count into one bin with a shared atomic while thread 0 reads the bin with no
+    /// barrier between: a plain read racing atomics.
+    unsafe fn read_while_others_add(out: *mut u32) {
+        let bin = DynamicShared::new().named_slice::<u32>("bin", 1);
+        let t = thread_idx().x;
+        if t == 0 {
+            bin.set(0, 0);
+        }
+        sync_threads();
+        bin.atomic_add(0, 1); // ADD
+        if t == 40 {
+            // SAFETY: one output.
+            unsafe { *out = bin.get(0) }; // PEEK
+        }
+    }
+}
+
+#[test]
+fn a_plain_read_between_shared_atomics_is_a_race() {
+    let mut out = vec![0u32; 1];
+    // SAFETY: one output.
+    let result = unsafe { read_while_others_add.emulate(&launch(Dim3::x(1), Dim3::x(64), 4), (out.as_mut_ptr(),)) };
+    let (_, _, thread, message) = failure(result);
+    assert_eq!(thread, Dim3::new(41, 0, 0), "{message}");
+    assert!(
+        message.contains("shared-memory race on view `bin`, element 0"),
+        "{message}"
+    );
+    assert!(message.contains("thread (40, 0, 0) read it at"), "{message}");
+    assert!(
+        message.contains("thread (41, 0, 0) atomically updates it at"),
+        "{message}"
+    );
+    assert!(message.contains(&line_of("// PEEK")), "{message}");
+    assert!(message.contains(&line_of("// ADD")), "{message}");
+}

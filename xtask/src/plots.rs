@@ -198,6 +198,13 @@ fn filter_side(size: &str) -> Option<u64> {
     (side == other).then(|| side.parse().ok()).flatten()
 }
 
+/// What a size says of its data besides its extent, "n=16777216, 50% one value" → "50% one value";
+/// `None` for sizes that are only extents, and for filters.
+fn data_kind(size: &str) -> Option<&str> {
+    let (_, kind) = size.split_once(", ")?;
+    filter_side(size).is_none().then_some(kind)
+}
+
 /// The sides of a 2-D size, "8191x4097" → (8191, 4097).
 fn matrix_sides(size: &str) -> Option<(u64, u64)> {
     let (rows, cols) = size.split_once('x')?;
@@ -360,6 +367,8 @@ fn library_name(kernel: &str) -> &str {
         "torch_conv2d" => "PyTorch conv2d (cuDNN)",
         "cub_reduce_sum" => "CUB DeviceReduce::Sum",
         "torch_sum" => "PyTorch sum",
+        "cub_histogram_u8" => "CUB DeviceHistogram",
+        "torch_bincount" => "PyTorch bincount",
         other => other,
     }
 }
@@ -539,6 +548,15 @@ fn draw_memory<DB: DrawingBackend>(run: &BenchRun, family: &str, root: &Area<DB>
             lines(run, square),
             format!("{family}: throughput, square matrices (other shapes in the table)"),
             "elements (f32)",
+        )
+    } else if let Some(data) = memory_cases(run, family).filter_map(|c| data_kind(&c.size)).last() {
+        // Sizes that differ in their data (a histogram's skew): one line per kernel through one
+        // kind, the last the run measured; the others are in the table.
+        let of_kind = memory_cases(run, family).filter(move |c| data_kind(&c.size) == Some(data));
+        (
+            lines(run, of_kind),
+            format!("{family}: throughput, {data} (other data in the table)"),
+            "elements",
         )
     } else {
         (

@@ -14,3 +14,15 @@ extern "C" int cub_reduce_sum(const float* input, float* output, int64_t n, void
                               cudaStream_t stream) {
     return (int)cub::DeviceReduce::Sum(temp, temp_bytes, input, output, n, stream);
 }
+
+// 256 bins over bytes: levels 0, 1, …, 256, so that bin b counts the value b.
+extern "C" int cub_histogram_u8_temp_bytes(int64_t n, size_t* bytes) {
+    *bytes = 0;
+    return (int)cub::DeviceHistogram::HistogramEven(nullptr, *bytes, (const unsigned char*)nullptr,
+                                                     (unsigned int*)nullptr, 257, 0, 256, n);
+}
+
+extern "C" int cub_histogram_u8(const unsigned char* input, unsigned int* bins, int64_t n, void* temp,
+                                size_t temp_bytes, cudaStream_t stream) {
+    return (int)cub::DeviceHistogram::HistogramEven(temp, temp_bytes, input, bins, 257, 0, 256, n, stream);
+}

@@ -98,8 +98,31 @@ def reductions():
         del inputs
 
 
+def histograms():
+    """`bincount` over bytes, uniform or with half of them the value 200 (as the Rust benches)."""
+    for k in [24, 26, 28, 30]:
+        for skew in [0, 50]:
+            n = 1 << k
+            sets = input_sets(n)
+
+            def make():
+                x = torch.randint(0, 256, (n,), dtype=torch.uint8, device="cuda")
+                if skew:
+                    x[torch.rand(n, device="cuda") < skew / 100] = 200
+                return x
+
+            inputs = [make() for _ in range(sets)]
+            try:
+                ms = median_ms(lambda i: torch.bincount(inputs[i], minlength=256), sets)
+            except RuntimeError as e:
+                print(f"torch_bincount n={n}: skipped ({e})", file=sys.stderr)
+                return
+            yield case("histogram", "torch_bincount", f"n={n}, {skew}% one value", n, n, 0, ms, sets)
+            del inputs
+
+
 def main():
-    cases = list(transposes()) + list(convolutions()) + list(reductions())
+    cases = list(transposes()) + list(convolutions()) + list(reductions()) + list(histograms())
     json.dump(cases, sys.stdout, indent=1)
     for c in cases:
         print(f"{c['kernel']} {c['size']}: {c['median_ms']:.4f} ms, {c['rate']:.1f} GB/s", file=sys.stderr)

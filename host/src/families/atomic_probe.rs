@@ -144,7 +144,7 @@ fn check_words(problem: &AtomicProbe, out: &[u32]) -> std::result::Result<(), St
     let wide = |i: usize| out[i] as u64 | (out[i + 1] as u64) << 32;
     let last_exch = out[word::EXCH_U32];
     let last_exch_wide = wide(word::EXCH_U64);
-    let counters: [(&str, u64, u64); 10] = [
+    let counters: [(&str, u64, u64); 12] = [
         ("tickets", out[word::TICKET] as u64, problem.blocks as u64),
         ("u32 add", out[word::ADD_U32] as u64, threads as u64),
         (
@@ -167,6 +167,12 @@ fn check_words(problem: &AtomicProbe, out: &[u32]) -> std::result::Result<(), St
         ("u32 cas loop", out[word::CAS_U32] as u64, 3 * problem.blocks as u64),
         ("u64 cas loop", wide(word::CAS_U64), (problem.blocks as u64) << 32),
         ("u32 exch", (1..=threads).contains(&last_exch) as u64, 1),
+        ("u32 red", out[word::RED_U32] as u64, 5 * threads as u64),
+        (
+            "f32 red",
+            out[word::RED_F32] as u64,
+            (threads as f32 * 0.25).to_bits() as u64,
+        ),
     ];
     for (what, got, expected) in counters {
         if got != expected {
@@ -220,6 +226,8 @@ mod tests {
         out[word::MIN_I32] = (-(threads as i64 - 1)) as u32;
         out[word::CAS_U32] = 3 * problem.blocks;
         out[word::EXCH_U32] = 1;
+        out[word::RED_U32] = 5 * threads as u32;
+        out[word::RED_F32] = (threads as f32 * 0.25).to_bits();
         let blocks = problem.blocks as usize;
         for v in 0..blocks {
             out[word::CHAIN + v] = 1;

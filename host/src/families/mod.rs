@@ -11,6 +11,7 @@ pub mod bank_probe;
 pub mod choice;
 pub mod conv2d;
 pub mod elementwise;
+pub mod histogram;
 pub mod matmul;
 pub mod reduce;
 pub mod transpose;
@@ -28,6 +29,7 @@ pub static FAMILIES: &[&dyn FamilyDemo] = &[
     &transpose::TransposeDemo,
     &conv2d::Conv2dDemo,
     &reduce::ReduceDemo,
+    &histogram::HistogramDemo,
     &warp_probe::WarpProbeDemo,
     &atomic_probe::AtomicProbeDemo,
     &bank_probe::BankProbeDemo,
@@ -218,6 +220,15 @@ pub trait Case {
     /// Checks output set `set` against the f64 reference, and the guard past its end: a summary,
     /// or what was wrong.
     fn check(&self, set: usize) -> std::result::Result<String, String>;
+}
+
+/// Blocks of `threads` threads a grid-stride kernel launches at most on `backend`: as many as fit
+/// on the GPU at once by threads (SMs × the blocks an SM holds), or a few on the emulator.
+pub fn resident_blocks(backend: &Backend, threads: u32) -> u32 {
+    match backend {
+        Backend::Gpu(gpu) => gpu.info().sm_count * (gpu.info().max_threads_per_sm / threads).max(1),
+        Backend::Emu => 8,
+    }
 }
 
 /// `len` ≥ `needed`, or an error naming the array.

@@ -9,6 +9,7 @@
 //! order (its share walked by one thread, then the tree levels, pass after pass).
 
 use super::elementwise::check_shape;
+pub use super::resident_blocks;
 use super::{Bound, Case, FamilyDemo, GUARD, Plan, Size, Work, check_len, substream};
 use crate::array::{Array, Buffer};
 use crate::backend::Backend;
@@ -24,15 +25,6 @@ const CUB: &str = "cub_reduce_sum";
 
 /// Inputs are multiples of 2^-GRID_BITS.
 const GRID_BITS: i32 = 7;
-
-/// Blocks the grid-sized kernels launch at most on `backend`: as many as fit on the GPU at once
-/// (SMs × the 256-thread blocks an SM holds), or a few on the emulator.
-pub fn resident_blocks(backend: &Backend) -> u32 {
-    match backend {
-        Backend::Gpu(gpu) => gpu.info().sm_count * (gpu.info().max_threads_per_sm / THREADS).max(1),
-        Backend::Emu => 8,
-    }
-}
 
 /// Elements `kernel` writes to its output for `problem`: a sum per block, and for a one-pass
 /// kernel the total before them.
@@ -262,7 +254,7 @@ impl FamilyDemo for ReduceDemo {
     }
 
     fn prepare<'a>(&self, backend: &'a Backend, size: Size, rng: u64, sets: usize) -> Result<Box<dyn Case + 'a>> {
-        let problem = Reduce::new(size.0[0], resident_blocks(backend))?;
+        let problem = Reduce::new(size.0[0], resident_blocks(backend, THREADS))?;
         let n = problem.n as usize;
         let input = grid_inputs(substream(rng, 11), n);
         let (exact, abs) = exact_sums(&input[..n]);

@@ -1,5 +1,5 @@
-//! CUB, NVIDIA's library of block-cooperative primitives, as the ceiling the reduction (and later
-//! scan and histogram) kernels are measured against. CUB is C++ templates, so it reaches Rust as a
+//! CUB, NVIDIA's library of block-cooperative primitives, as the baseline the reduction and
+//! histogram kernels are measured against. CUB is C++ templates, so it reaches Rust as a
 //! small shared library of `extern "C"` wrappers (`benches/reference/cub/anchors.cu`), which the GPU
 //! runner's script builds with nvcc and names in `$CUB_ANCHORS`; without it there is no CUB baseline.
 
@@ -13,15 +13,23 @@ use std::ffi::c_void;
 pub const CUB_ENV: &str = "CUB_ANCHORS";
 
 type TempBytes = unsafe extern "C" fn(n: i64, bytes: *mut usize) -> i32;
-type ReduceSum =
+/// `(input, output, n, temp, temp_bytes, stream)`, as every wrapper in anchors.cu.
+type Call =
     unsafe extern "C" fn(input: u64, output: u64, n: i64, temp: u64, temp_bytes: usize, stream: *mut c_void) -> i32;
 
 /// The anchors library, loaded, with the temporary storage CUB asks for.
 pub struct Cub {
-    reduce_sum: ReduceSum,
+    reduce_sum: Call,
+    histogram_u8: Call,
     temp: Buffer<u8>,
     _library: libloading::Library,
 }
+
+/// The wrappers, each with the function that sizes its temporary storage.
+const CALLS: [(&[u8], &[u8]); 2] = [
+    (b"cub_reduce_sum\0", b"cub_reduce_sum_temp_bytes\0"),
+    (b"cub_histogram_u8\0", b"cub_histogram_u8_temp_bytes\0"),
+];
 
 fn failed(doing: &str, message: String) -> HostError {
     HostError::Library {
@@ -32,8 +40,8 @@ fn failed(doing: &str, message: String) -> HostError {
 }
 
 impl Cub {
-    /// The library `$CUB_ANCHORS` names, ready for sums of up to `max_n` elements; `None` when the
-    /// variable is not set (no baseline), an error when it names something unusable.
+    /// The library `$CUB_ANCHORS` names, ready for calls on up to `max_n` elements; `None` when
+    /// the variable is not set (no baseline), an error when it names something unusable.
     pub fn load(gpu: &Gpu, max_n: usize) -> Result<Option<Cub>> {
         let Some(path) = std::env::var_os(CUB_ENV) else {
             return Ok(None);
@@ -46,25 +54,32 @@ impl Cub {
                 format!("{}: {e}", path.to_string_lossy()),
             )
         })?;
-        // SAFETY: the symbols have these signatures in anchors.cu.
-        let (temp_bytes, reduce_sum) = unsafe {
-            let temp_bytes = *library
-                .get::<TempBytes>(b"cub_reduce_sum_temp_bytes\0")
-                .map_err(|e| failed("finding cub_reduce_sum_temp_bytes", e.to_string()))?;
-            let reduce_sum = *library
-                .get::<ReduceSum>(b"cub_reduce_sum\0")
-                .map_err(|e| failed("finding cub_reduce_sum", e.to_string()))?;
-            (temp_bytes, reduce_sum)
-        };
-        let mut bytes = 0usize;
-        // SAFETY: writes one usize.
-        let status = unsafe { temp_bytes(max_n as i64, &mut bytes) };
-        if status != 0 {
-            return Err(failed("sizing its temporary storage", format!("cudaError {status}")));
+        let symbol = |name: &[u8]| String::from_utf8_lossy(&name[..name.len() - 1]).into_owned();
+        let mut calls = Vec::new();
+        let mut bytes = 1usize;
+        for (call, sizing) in CALLS {
+            // SAFETY: the symbols have these signatures in anchors.cu.
+            let (call, sizing) = unsafe {
+                let missing =
+                    |name: &[u8], e: libloading::Error| failed(&format!("finding {}", symbol(name)), e.to_string());
+                (
+                    *library.get::<Call>(call).map_err(|e| missing(call, e))?,
+                    *library.get::<TempBytes>(sizing).map_err(|e| missing(sizing, e))?,
+                )
+            };
+            let mut needed = 0usize;
+            // SAFETY: writes one usize.
+            let status = unsafe { sizing(max_n as i64, &mut needed) };
+            if status != 0 {
+                return Err(failed("sizing its temporary storage", format!("cudaError {status}")));
+            }
+            bytes = bytes.max(needed);
+            calls.push(call);
         }
-        let temp = Buffer::Device(gpu.zeros::<u8>(bytes.max(1))?);
+        let temp = Buffer::Device(gpu.zeros::<u8>(bytes)?);
         Ok(Some(Cub {
-            reduce_sum,
+            reduce_sum: calls[0],
+            histogram_u8: calls[1],
             temp,
             _library: library,
         }))
@@ -80,18 +95,43 @@ impl Cub {
     ) -> Result<()> {
         crate::families::check_len("input", input.len(), n)?;
         crate::families::check_len("output", output.len(), 1)?;
+        self.call(
+            self.reduce_sum,
+            "summing",
+            backend,
+            (input.address(backend)?, output.address_mut(backend)?),
+            n,
+        )
+    }
+
+    /// `bins[b] += count of b in input[..n]` for the 256 byte values, with
+    /// `cub::DeviceHistogram::HistogramEven` (levels 0..=256), on the GPU's stream.
+    pub fn histogram_u8(
+        &self,
+        backend: &Backend,
+        input: &impl Array<u8>,
+        bins: &mut impl Array<u32>,
+        n: usize,
+    ) -> Result<()> {
+        crate::families::check_len("input", input.len(), n)?;
+        crate::families::check_len("bins", bins.len(), 256)?;
+        let addresses = (input.address(backend)?, bins.address_mut(backend)?);
+        self.call(self.histogram_u8, "counting", backend, addresses, n)
+    }
+
+    /// Runs `call` on `(input, output)` addresses of arrays already checked for `n` elements.
+    fn call(&self, call: Call, doing: &str, backend: &Backend, (input, output): (u64, u64), n: usize) -> Result<()> {
         let Backend::Gpu(gpu) = backend else {
             return Err(HostError::NeedsGpu {
                 what: "CUB".into(),
                 why: "it is a GPU library",
             });
         };
-        let (input, output) = (input.address(backend)?, output.address_mut(backend)?);
         let temp = self.temp.address(backend)?;
-        // SAFETY: the lengths were checked above, the addresses are on this GPU, and the
+        // SAFETY: the callers checked the lengths, the addresses are on this GPU, and the
         // temporary storage was sized by CUB for at least n elements (the case's largest).
         let status = unsafe {
-            (self.reduce_sum)(
+            call(
                 input,
                 output,
                 n as i64,
@@ -101,7 +141,7 @@ impl Cub {
             )
         };
         if status != 0 {
-            return Err(failed("summing", format!("cudaError {status}")));
+            return Err(failed(doing, format!("cudaError {status}")));
         }
         Ok(())
     }

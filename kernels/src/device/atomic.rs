@@ -30,6 +30,33 @@ mod sealed {
 pub trait AtomicAdd: Copy + sealed::Sealed {
     #[doc(hidden)]
     unsafe fn atomic_add(ptr: *mut Self, value: Self) -> Self;
+    #[doc(hidden)]
+    unsafe fn red_add(ptr: *mut Self, value: Self);
+}
+
+/// A type `atom.shared.add` adds: u32, f32. (Shared-memory atomics work on this block's copy;
+/// see [`SharedSlice::atomic_add`](super::SharedSlice::atomic_add).)
+pub trait SharedAtomicAdd: super::SharedWord + sealed::Sealed {
+    #[doc(hidden)]
+    unsafe fn shared_atomic_add(ptr: *mut Self, value: Self) -> Self;
+}
+
+impl SharedAtomicAdd for u32 {
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    unsafe fn shared_atomic_add(ptr: *mut Self, value: Self) -> Self {
+        // SAFETY: forwarded from `SharedSlice::atomic_add`.
+        unsafe { backend::shared_atomic_add_u32(ptr, value) }
+    }
+}
+
+impl SharedAtomicAdd for f32 {
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    unsafe fn shared_atomic_add(ptr: *mut Self, value: Self) -> Self {
+        // SAFETY: forwarded from `SharedSlice::atomic_add`.
+        unsafe { backend::shared_atomic_add_f32(ptr, value) }
+    }
 }
 
 /// A type `atom.global.min` / `.max` compare: u32, i32.
@@ -62,17 +89,27 @@ impl sealed::Sealed for i32 {}
 impl sealed::Sealed for u64 {}
 
 macro_rules! atomic_add {
-    ($($t:ty => $f:ident),*) => {$(
+    ($($t:ty => $f:ident, $red:ident),*) => {$(
         impl AtomicAdd for $t {
             #[inline(always)]
             unsafe fn atomic_add(ptr: *mut Self, value: Self) -> Self {
                 // SAFETY: forwarded from `atomic_add`.
                 unsafe { backend::$f(ptr, value) }
             }
+            #[inline(always)]
+            unsafe fn red_add(ptr: *mut Self, value: Self) {
+                // SAFETY: forwarded from `red_add`.
+                unsafe { backend::$red(ptr, value) }
+            }
         }
     )*};
 }
-atomic_add!(f32 => atomic_add_f32, u32 => atomic_add_u32, i32 => atomic_add_i32, u64 => atomic_add_u64);
+atomic_add!(
+    f32 => atomic_add_f32, red_add_f32,
+    u32 => atomic_add_u32, red_add_u32,
+    i32 => atomic_add_i32, red_add_i32,
+    u64 => atomic_add_u64, red_add_u64
+);
 
 macro_rules! atomic_ord {
     ($($t:ty => $min:ident, $max:ident);*) => {$(
@@ -142,6 +179,17 @@ atomic_word!(
 pub unsafe fn atomic_add<T: AtomicAdd>(ptr: *mut T, value: T) -> T {
     // SAFETY: forwarded from the caller.
     unsafe { T::atomic_add(ptr, value) }
+}
+
+/// `atomicAdd(ptr, value)` whose old value is not wanted: PTX `red.global.add`, what nvcc emits for
+/// an `atomicAdd` whose result is unused (the L2 does the add without sending a value back).
+///
+/// # Safety
+/// As for [`atomic_add`].
+#[inline(always)]
+pub unsafe fn red_add<T: AtomicAdd>(ptr: *mut T, value: T) {
+    // SAFETY: forwarded from the caller.
+    unsafe { T::red_add(ptr, value) }
 }
 
 /// `atomicMin(ptr, value)`; returns the old value.

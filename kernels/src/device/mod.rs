@@ -20,8 +20,8 @@ use crate::emu::device as backend;
 
 pub use crate::launch::Dim3;
 pub use atomic::{
-    AtomicAdd, AtomicOrd, AtomicWord, atomic_add, atomic_cas, atomic_exch, atomic_max, atomic_min, load_acquire,
-    load_relaxed, store_relaxed, store_release, thread_fence, thread_fence_block,
+    AtomicAdd, AtomicOrd, AtomicWord, SharedAtomicAdd, atomic_add, atomic_cas, atomic_exch, atomic_max, atomic_min,
+    load_acquire, load_relaxed, red_add, store_relaxed, store_release, thread_fence, thread_fence_block,
 };
 pub use shared::{DynamicShared, MatrixLayout, SharedMatrix, SharedSlice, region};
 pub use unroll::unrolled;

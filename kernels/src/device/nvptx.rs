@@ -171,6 +171,28 @@ global_rmw! {
     atomic_exch_u64: u64, reg64, "exch.b64";
 }
 
+macro_rules! global_red {
+    ($($name:ident: $t:ty, $reg:ident, $op:literal);* $(;)?) => {$(
+        #[inline(always)]
+        pub unsafe fn $name(ptr: *mut $t, value: $t) {
+            // SAFETY: as in `global_rmw!`.
+            unsafe {
+                asm!(
+                    concat!("{{ .reg .u64 a; cvta.to.global.u64 a, {p}; red.global.", $op, " [a], {v}; }}"),
+                    p = in(reg64) ptr, v = in($reg) value, options(nostack),
+                )
+            };
+        }
+    )*};
+}
+
+global_red! {
+    red_add_f32: f32, reg32, "add.f32";
+    red_add_u32: u32, reg32, "add.u32";
+    red_add_i32: i32, reg32, "add.s32";
+    red_add_u64: u64, reg64, "add.u64";
+}
+
 macro_rules! global_cas {
     ($($name:ident: $t:ty, $reg:ident, $op:literal);* $(;)?) => {$(
         #[inline(always)]
@@ -238,6 +260,29 @@ global_store_ordered! {
     store_release_u64: u64, reg64, "release.gpu.global.u64";
     store_relaxed_u32: u32, reg32, "relaxed.gpu.global.u32";
     store_relaxed_u64: u64, reg64, "relaxed.gpu.global.u64";
+}
+
+// Shared-memory atomics: the generic address of a view turned into the shared window's.
+macro_rules! shared_rmw {
+    ($($name:ident: $t:ty, $op:literal);* $(;)?) => {$(
+        #[inline(always)]
+        pub unsafe fn $name(ptr: *mut $t, value: $t) -> $t {
+            let old: $t;
+            // SAFETY: the caller passes an aligned element of this block's shared memory.
+            unsafe {
+                asm!(
+                    concat!("{{ .reg .u64 a; cvta.to.shared.u64 a, {p}; atom.shared.", $op, " {o}, [a], {v}; }}"),
+                    p = in(reg64) ptr, o = out(reg32) old, v = in(reg32) value, options(nostack),
+                )
+            };
+            old
+        }
+    )*};
+}
+
+shared_rmw! {
+    shared_atomic_add_u32: u32, "add.u32";
+    shared_atomic_add_f32: f32, "add.f32";
 }
 
 #[inline(always)]

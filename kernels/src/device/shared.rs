@@ -288,6 +288,20 @@ impl<T: SharedWord> SharedSlice<T> {
     }
 }
 
+impl<T: super::SharedAtomicAdd> SharedSlice<T> {
+    /// `atomicAdd(&s[i], value)`: adds `value` to element `i` indivisibly (`atom.shared.add`) and
+    /// returns the old value. Atomics on one element do not race with each other; they do race
+    /// with plain reads and writes of it between the same barriers (the emulator reports those).
+    /// A bad index fails the launch (emulator) or traps (GPU).
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    pub fn atomic_add(&self, i: u32, value: T) -> T {
+        check_index(i, self.len, "slice");
+        // SAFETY: i < len, checked above on both targets: inside the carved region.
+        unsafe { T::shared_atomic_add(self.ptr.add(i as usize), value) }
+    }
+}
+
 /// A matrix in shared memory, indexed `(row, col)`; padding columns are not addressable.
 #[derive(Clone, Copy)]
 pub struct SharedMatrix<T> {

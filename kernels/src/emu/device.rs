@@ -211,6 +211,24 @@ host_rmw! {
     atomic_exch_u64: u64, AtomicU64, swap;
 }
 
+macro_rules! host_red {
+    ($($name:ident: $t:ty => $rmw:ident);* $(;)?) => {$(
+        /// # Safety
+        /// As for `atomic_add_u32`.
+        pub unsafe fn $name(ptr: *mut $t, value: $t) {
+            // SAFETY: forwarded from the caller.
+            unsafe { $rmw(ptr, value) };
+        }
+    )*};
+}
+
+host_red! {
+    red_add_f32: f32 => atomic_add_f32;
+    red_add_u32: u32 => atomic_add_u32;
+    red_add_i32: i32 => atomic_add_i32;
+    red_add_u64: u64 => atomic_add_u64;
+}
+
 /// # Safety
 /// As for `atomic_add_u32`.
 pub unsafe fn atomic_add_f32(ptr: *mut f32, value: f32) -> f32 {
@@ -277,6 +295,33 @@ host_store! {
 
 pub fn thread_fence() {
     std::sync::atomic::fence(SeqCst);
+}
+
+/// # Safety
+/// `ptr` points into the block's shared memory, aligned.
+#[track_caller]
+pub unsafe fn shared_atomic_add_u32(ptr: *mut u32, value: u32) -> u32 {
+    check_shared(ptr as usize, 4, Kind::Atomic, Location::caller());
+    // SAFETY: checked above; the block's threads run one at a time on this OS thread, so the
+    // read-modify-write is indivisible.
+    unsafe {
+        let old = ptr.read();
+        ptr.write(old.wrapping_add(value));
+        old
+    }
+}
+
+/// # Safety
+/// As for [`shared_atomic_add_u32`].
+#[track_caller]
+pub unsafe fn shared_atomic_add_f32(ptr: *mut f32, value: f32) -> f32 {
+    check_shared(ptr as usize, 4, Kind::Atomic, Location::caller());
+    // SAFETY: as in `shared_atomic_add_u32`.
+    unsafe {
+        let old = ptr.read();
+        ptr.write(old + value);
+        old
+    }
 }
 
 pub fn thread_fence_block() {

@@ -4,7 +4,8 @@
 //!
 //! * a read of a word no thread of the block has written (whatever its type);
 //! * a race: two threads touching a word between two barriers, at least one of them writing,
-//!   unless both are lanes of one warp and a `sync_warp` or a shuffle of that warp came between.
+//!   unless both are lanes of one warp and a `sync_warp` or a shuffle of that warp came between, or
+//!   both accesses are atomic (`SharedSlice::atomic_add`): atomics race only with plain accesses.
 //!
 //! Each report names both threads, the word (as an element of the view the kernel carved), and
 //! both source lines.
@@ -45,6 +46,8 @@ struct Word {
     epoch: u32,
     /// Written by some thread of this block (reset when the next block starts).
     written: bool,
+    /// Whether `writer`'s access was atomic.
+    writer_atomic: bool,
     writer: Access,
     /// Up to two distinct readers: enough to name one that is not the writer.
     readers: [Access; 2],
@@ -54,6 +57,7 @@ impl Word {
     const FRESH: Word = Word {
         epoch: 0,
         written: false,
+        writer_atomic: false,
         writer: Access::EMPTY,
         readers: [Access::EMPTY; 2],
     };
@@ -74,6 +78,8 @@ pub(crate) struct View {
 pub(crate) enum Kind {
     Read,
     Write,
+    /// A read-modify-write by a shared-memory atomic.
+    Atomic,
 }
 
 /// What a block's threads need to know to judge an access: who they are and what orders them.
@@ -180,6 +186,22 @@ impl SharedMemory {
                         return Err(self.race(index, (&earlier, what), (&this, kind), order));
                     }
                     word.written = true;
+                    word.writer_atomic = false;
+                    word.writer = this;
+                }
+                Kind::Atomic => {
+                    if !word.written {
+                        return Err(self.uninitialised(index, &this, order));
+                    }
+                    let earlier = if unordered(&word.writer) && !word.writer_atomic {
+                        Some((word.writer, "wrote"))
+                    } else {
+                        word.readers.iter().find(|r| unordered(r)).map(|r| (*r, "read"))
+                    };
+                    if let Some((earlier, what)) = earlier {
+                        return Err(self.race(index, (&earlier, what), (&this, kind), order));
+                    }
+                    word.writer_atomic = true;
                     word.writer = this;
                 }
             }
@@ -205,7 +227,11 @@ impl SharedMemory {
         (this, kind): (&Access, Kind),
         order: &Ordering,
     ) -> String {
-        let does = if kind == Kind::Write { "writes" } else { "reads" };
+        let does = match kind {
+            Kind::Read => "reads",
+            Kind::Write => "writes",
+            Kind::Atomic => "atomically updates",
+        };
         let mut message = format!(
             "shared-memory race on {}: thread {} {did} it at {} and thread {} {does} it at {}, with no sync_threads between",
             self.describe(word * WORD),

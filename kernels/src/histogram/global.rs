@@ -1,0 +1,29 @@
+//! Rung 1: each element one atomic add on its bin in global memory. Uniform data spreads the adds
+//! over 256 addresses; data with one frequent value sends most of them to one address, where the
+//! L2 performs them one after another.
+
+use super::{Histogram, THREADS, grid};
+use crate::device::{block_idx, grid_dim, red_add, thread_idx};
+use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel};
+
+kernel! {
+    /// `bins[input[i]] += 1` for every i < n, by a grid-stride walk.
+    pub unsafe fn histogram_global(input: *const u8, bins: *mut u32, n: u32) {
+        let threads = grid_dim().x * THREADS;
+        let mut i = block_idx().x * THREADS + thread_idx().x;
+        while i < n {
+            // SAFETY: i < n; a byte indexes one of the 256 bins.
+            unsafe { red_add(bins.add(*input.add(i as usize) as usize), 1u32) };
+            i += threads;
+        }
+    }
+}
+
+/// At most the resident blocks, of 256 threads.
+pub const KERNEL: Kernel<Histogram> = Kernel {
+    code: histogram_global,
+    block: Dim3::x(THREADS),
+    shared: SharedMemory::NONE,
+    grid: |p| grid(p, THREADS),
+    bounds: LaunchBounds::NONE,
+};
