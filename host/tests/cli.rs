@@ -66,6 +66,8 @@ fn bad_invocations_exit_2_at_once_with_a_message_naming_the_value() {
         (vec!["reduce", "--n", "4294967296"], vec![], "n = 4294967296"),
         (vec!["histogram", "--skew", "101"], vec![], "101 is not a percentage"),
         (vec!["histogram", "--n", "4294967296"], vec![], "n = 4294967296"),
+        (vec!["scan", "--exclusive", "2"], vec![], "--exclusive"),
+        (vec!["scan", "--n", "0"], vec![], "n must be at least 1"),
         (vec!["vec-add", "--n", "abc"], vec![], "'abc'"),
         (vec!["vec-add", "--n", "-5"], vec![], "-5"),
         (vec!["--runs", "99999999999", "vec-add"], vec![], "99999999999"),

@@ -5,7 +5,7 @@
 //! a new family goes here.
 
 use crate::family::{AnyFamily, KernelInfo};
-use crate::{atomic_probe, banks, conv2d, histogram, matmul, probe, reduce, shared_mem_add, transpose, vec_add};
+use crate::{atomic_probe, banks, conv2d, histogram, matmul, probe, reduce, scan, shared_mem_add, transpose, vec_add};
 
 /// Every family, in the order demos and reports show them.
 pub static FAMILIES: &[&dyn AnyFamily] = &[
@@ -16,6 +16,7 @@ pub static FAMILIES: &[&dyn AnyFamily] = &[
     &conv2d::FAMILY,
     &reduce::FAMILY,
     &histogram::FAMILY,
+    &scan::FAMILY,
     &probe::FAMILY,
     &atomic_probe::FAMILY,
     &banks::FAMILY,

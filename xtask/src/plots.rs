@@ -369,6 +369,8 @@ fn library_name(kernel: &str) -> &str {
         "torch_sum" => "PyTorch sum",
         "cub_histogram_u8" => "CUB DeviceHistogram",
         "torch_bincount" => "PyTorch bincount",
+        "cub_inclusive_sum" => "CUB DeviceScan::InclusiveSum",
+        "torch_cumsum" => "PyTorch cumsum",
         other => other,
     }
 }

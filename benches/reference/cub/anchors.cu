@@ -26,3 +26,23 @@ extern "C" int cub_histogram_u8(const unsigned char* input, unsigned int* bins, 
                                 size_t temp_bytes, cudaStream_t stream) {
     return (int)cub::DeviceHistogram::HistogramEven(temp, temp_bytes, input, bins, 257, 0, 256, n, stream);
 }
+
+extern "C" int cub_inclusive_sum_temp_bytes(int64_t n, size_t* bytes) {
+    *bytes = 0;
+    return (int)cub::DeviceScan::InclusiveSum(nullptr, *bytes, (const float*)nullptr, (float*)nullptr, n);
+}
+
+extern "C" int cub_inclusive_sum(const float* input, float* output, int64_t n, void* temp, size_t temp_bytes,
+                                 cudaStream_t stream) {
+    return (int)cub::DeviceScan::InclusiveSum(temp, temp_bytes, input, output, n, stream);
+}
+
+extern "C" int cub_exclusive_sum_temp_bytes(int64_t n, size_t* bytes) {
+    *bytes = 0;
+    return (int)cub::DeviceScan::ExclusiveSum(nullptr, *bytes, (const float*)nullptr, (float*)nullptr, n);
+}
+
+extern "C" int cub_exclusive_sum(const float* input, float* output, int64_t n, void* temp, size_t temp_bytes,
+                                 cudaStream_t stream) {
+    return (int)cub::DeviceScan::ExclusiveSum(temp, temp_bytes, input, output, n, stream);
+}

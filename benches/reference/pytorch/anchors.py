@@ -98,6 +98,17 @@ def reductions():
         del inputs
 
 
+def scans():
+    """`cumsum` (inclusive) on the scan bench sizes."""
+    for k in [20, 22, 24, 26, 28, 30]:
+        n = 1 << k
+        sets = input_sets(8 * n)
+        inputs = [torch.rand(n, device="cuda") * 2 - 1 for _ in range(sets)]
+        ms = median_ms(lambda i: torch.cumsum(inputs[i], 0), sets)
+        yield case("scan", "torch_cumsum", f"n={n}, inclusive", n, 8 * n, n, ms, sets)
+        del inputs
+
+
 def histograms():
     """`bincount` over bytes, uniform or with half of them the value 200 (as the Rust benches)."""
     for k in [24, 26, 28, 30]:
@@ -122,7 +133,7 @@ def histograms():
 
 
 def main():
-    cases = list(transposes()) + list(convolutions()) + list(reductions()) + list(histograms())
+    cases = list(transposes()) + list(convolutions()) + list(reductions()) + list(histograms()) + list(scans())
     json.dump(cases, sys.stdout, indent=1)
     for c in cases:
         print(f"{c['kernel']} {c['size']}: {c['median_ms']:.4f} ms, {c['rate']:.1f} GB/s", file=sys.stderr)

@@ -14,6 +14,7 @@ pub mod elementwise;
 pub mod histogram;
 pub mod matmul;
 pub mod reduce;
+pub mod scan;
 pub mod transpose;
 pub mod warp_probe;
 
@@ -30,6 +31,7 @@ pub static FAMILIES: &[&dyn FamilyDemo] = &[
     &conv2d::Conv2dDemo,
     &reduce::ReduceDemo,
     &histogram::HistogramDemo,
+    &scan::ScanDemo,
     &warp_probe::WarpProbeDemo,
     &atomic_probe::AtomicProbeDemo,
     &bank_probe::BankProbeDemo,

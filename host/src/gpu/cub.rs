@@ -1,5 +1,5 @@
-//! CUB, NVIDIA's library of block-cooperative primitives, as the baseline the reduction and
-//! histogram kernels are measured against. CUB is C++ templates, so it reaches Rust as a
+//! CUB, NVIDIA's library of block-cooperative primitives, as the baseline the reduction, histogram
+//! and scan kernels are measured against. CUB is C++ templates, so it reaches Rust as a
 //! small shared library of `extern "C"` wrappers (`benches/reference/cub/anchors.cu`), which the GPU
 //! runner's script builds with nvcc and names in `$CUB_ANCHORS`; without it there is no CUB baseline.
 
@@ -21,14 +21,18 @@ type Call =
 pub struct Cub {
     reduce_sum: Call,
     histogram_u8: Call,
+    inclusive_sum: Call,
+    exclusive_sum: Call,
     temp: Buffer<u8>,
     _library: libloading::Library,
 }
 
 /// The wrappers, each with the function that sizes its temporary storage.
-const CALLS: [(&[u8], &[u8]); 2] = [
+const CALLS: [(&[u8], &[u8]); 4] = [
     (b"cub_reduce_sum\0", b"cub_reduce_sum_temp_bytes\0"),
     (b"cub_histogram_u8\0", b"cub_histogram_u8_temp_bytes\0"),
+    (b"cub_inclusive_sum\0", b"cub_inclusive_sum_temp_bytes\0"),
+    (b"cub_exclusive_sum\0", b"cub_exclusive_sum_temp_bytes\0"),
 ];
 
 fn failed(doing: &str, message: String) -> HostError {
@@ -80,6 +84,8 @@ impl Cub {
         Ok(Some(Cub {
             reduce_sum: calls[0],
             histogram_u8: calls[1],
+            inclusive_sum: calls[2],
+            exclusive_sum: calls[3],
             temp,
             _library: library,
         }))
@@ -117,6 +123,32 @@ impl Cub {
         crate::families::check_len("bins", bins.len(), 256)?;
         let addresses = (input.address(backend)?, bins.address_mut(backend)?);
         self.call(self.histogram_u8, "counting", backend, addresses, n)
+    }
+
+    /// `output[..n]` = the inclusive (or exclusive) prefix sums of `input[..n]`, with
+    /// `cub::DeviceScan::InclusiveSum` (or `ExclusiveSum`), on the GPU's stream.
+    pub fn scan(
+        &self,
+        backend: &Backend,
+        input: &impl Array<f32>,
+        output: &mut impl Array<f32>,
+        n: usize,
+        exclusive: bool,
+    ) -> Result<()> {
+        crate::families::check_len("input", input.len(), n)?;
+        crate::families::check_len("output", output.len(), n)?;
+        let call = if exclusive {
+            self.exclusive_sum
+        } else {
+            self.inclusive_sum
+        };
+        self.call(
+            call,
+            "scanning",
+            backend,
+            (input.address(backend)?, output.address_mut(backend)?),
+            n,
+        )
     }
 
     /// Runs `call` on `(input, output)` addresses of arrays already checked for `n` elements.

@@ -1,0 +1,182 @@
+//! Prefix sums (scans) of n f32, inclusive or exclusive, one idea per file:
+//!
+//! * [`hillis_steele`]: a 256-element tile scanned in shared memory in 8 steps, each adding the
+//!   value `d` to the left (double-buffered); n·log n additions;
+//! * [`blelloch`]: a 512-element tile scanned work-efficiently (up-sweep, down-sweep), its shared
+//!   indices padded by one word per 32 so that the strided steps hit 32 banks;
+//! * [`warp_shuffle`]: 2048 elements per tile, 8 per thread in registers, the threads' totals
+//!   scanned with shuffles inside each warp and the warps' totals through shared memory;
+//! * [`look_back`]: the warp-shuffle tile in one pass over the array: each tile publishes its total,
+//!   then finds its prefix by looking back at the tiles before it (decoupled look-back, Merrill &
+//!   Garland 2016), so every element is read once and written once.
+//!
+//! The first three scan tiles independently: the device-wide scan takes three phases (tile scans
+//! and tile totals; a scan of the totals, recursively; the totals' prefixes added back). The host
+//! runs them ([`Passes`]); each is a launch of the same kernel with [`Scan::phase`] set.
+//!
+//! A new variant is a file here, its line in [`FAMILY`], and its CUDA C twin in `benches/reference/cuda_c/`.
+
+pub mod blelloch;
+pub mod hillis_steele;
+pub mod look_back;
+pub mod warp_shuffle;
+
+use crate::device::{SharedSlice, WARP_SIZE, lane_id, shfl_up, sync_threads, thread_idx};
+use crate::family::{Family, Problem};
+
+/// Threads per block, for every variant.
+pub const THREADS: u32 = 256;
+/// Warps per block.
+pub const WARPS: u32 = THREADS / WARP_SIZE;
+
+/// One launch of a scan kernel over `n` elements.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Scan {
+    pub n: u32,
+    /// Exclusive (`out[i]` = the sum before i) or inclusive (the sum up to and including i).
+    pub exclusive: bool,
+    /// Which phase of the variant's [`Passes`] this launch is.
+    pub phase: u32,
+}
+
+impl Problem for Scan {
+    /// `(input, output, scratch, n, exclusive, phase)`. `scratch` is what the phase needs besides
+    /// the arrays (see each variant): tile totals, their prefixes, or tile status words.
+    type Args = (*const f32, *mut f32, *mut f32, u32, u32, u32);
+}
+
+/// Every scan kernel, in ladder order: the registry's list.
+pub const FAMILY: Family<Scan> = Family::new(
+    "scan",
+    &[
+        hillis_steele::KERNEL,
+        blelloch::KERNEL,
+        warp_shuffle::KERNEL,
+        look_back::KERNEL,
+    ],
+);
+
+/// How a variant scans a whole array.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Passes {
+    /// Phase [`TILES`]: scan each tile, its total into `scratch[tile]`; then the totals are scanned
+    /// (exclusive, recursively), and phase [`ADD_PREFIXES`] adds `scratch[tile]` (now the
+    /// prefixes) to every element of the tile.
+    ThreePhase,
+    /// Phase [`RESET`] clears the tile status words in `scratch`; phase [`SINGLE_PASS`] scans.
+    LookBack,
+}
+
+/// Three-phase: scan each tile and write its total.
+pub const TILES: u32 = 0;
+/// Three-phase: add each tile's prefix.
+pub const ADD_PREFIXES: u32 = 1;
+/// Look-back: clear the status words and the ticket.
+pub const RESET: u32 = 0;
+/// Look-back: the scan.
+pub const SINGLE_PASS: u32 = 1;
+
+/// How `entry`, a kernel of [`FAMILY`], scans a whole array.
+pub fn passes(entry: &str) -> Passes {
+    if entry == look_back::KERNEL.entry() {
+        Passes::LookBack
+    } else {
+        Passes::ThreePhase
+    }
+}
+
+/// f32 words of scratch the look-back kernel needs for `tiles` tiles: an 8-byte status per tile
+/// and the 8-byte ticket slot.
+pub const fn look_back_scratch(tiles: u32) -> u32 {
+    2 * (tiles + 1)
+}
+
+#[cfg(not(target_arch = "nvptx64"))]
+impl Scan {
+    /// At least one element, at most u32::MAX.
+    pub fn new(n: usize, exclusive: bool) -> Result<Self, crate::InvalidSize> {
+        let invalid = |reason: String| crate::InvalidSize {
+            problem: "scan",
+            reason,
+        };
+        if n == 0 {
+            return Err(invalid("n must be at least 1 (got 0)".into()));
+        }
+        let Ok(n) = u32::try_from(n) else {
+            return Err(invalid(format!(
+                "n = {n} is beyond the kernels' 32-bit index range (at most {})",
+                u32::MAX
+            )));
+        };
+        Ok(Scan { n, exclusive, phase: 0 })
+    }
+
+    /// The same scan's phase `phase`.
+    pub fn phase(&self, phase: u32) -> Scan {
+        Scan { phase, ..*self }
+    }
+}
+
+/// The inclusive scan of `value` over the warp's lanes, by shuffles up (Hillis–Steele in
+/// registers: lane l adds lane l − d's running sum for d = 1, 2, 4, 8, 16).
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub fn warp_inclusive(mut value: f32) -> f32 {
+    let lane = lane_id();
+    let mut d = 1;
+    while d < WARP_SIZE {
+        let below = shfl_up(value, d);
+        if lane >= d {
+            value += below;
+        }
+        d *= 2;
+    }
+    value
+}
+
+/// Each thread's exclusive prefix of `total` over the block (threads in order), and the block's
+/// total, for every thread: warps scan with shuffles, then warp 0 scans the warps' totals through
+/// `sums` (at least [`WARPS`] + 1 elements). Every thread of the block must call it.
+///
+/// # Safety
+/// The block has [`THREADS`] threads; `sums` is not in use by other code between the barriers.
+#[inline(always)]
+pub unsafe fn block_exclusive(sums: SharedSlice<f32>, total: f32) -> (f32, f32) {
+    let (t, lane) = (thread_idx().x, lane_id());
+    let warp = t / WARP_SIZE;
+    let inclusive = warp_inclusive(total);
+    // The lane below's running sum: this thread's prefix within the warp, without a subtraction.
+    let below = shfl_up(inclusive, 1);
+    let in_warp = if lane == 0 { 0.0 } else { below };
+    if lane == WARP_SIZE - 1 {
+        // SAFETY: warp < WARPS ≤ sums.len().
+        unsafe { sums.set_unchecked(warp, inclusive) };
+    }
+    // Every warp's total is staged before warp 0 scans them.
+    sync_threads();
+    if warp == 0 {
+        // SAFETY: lane < WARPS is inside `sums`.
+        let mine = if lane < WARPS {
+            unsafe { sums.get_unchecked(lane) }
+        } else {
+            0.0
+        };
+        let scanned = warp_inclusive(mine);
+        let below = shfl_up(scanned, 1);
+        if lane < WARPS {
+            // SAFETY: as above; sums[WARPS] takes the block's total. Each lane overwrites only
+            // the total it read itself.
+            unsafe {
+                sums.set_unchecked(lane, if lane == 0 { 0.0 } else { below });
+                if lane == WARPS - 1 {
+                    sums.set_unchecked(WARPS, scanned);
+                }
+            }
+        }
+    }
+    // The warps' prefixes and the total are staged before any thread reads them.
+    sync_threads();
+    // SAFETY: warp < WARPS and WARPS are inside `sums`.
+    let (warp_prefix, block_total) = unsafe { (sums.get_unchecked(warp), sums.get_unchecked(WARPS)) };
+    (warp_prefix + in_warp, block_total)
+}
