@@ -68,6 +68,12 @@ fn bad_invocations_exit_2_at_once_with_a_message_naming_the_value() {
         (vec!["histogram", "--n", "4294967296"], vec![], "n = 4294967296"),
         (vec!["scan", "--exclusive", "2"], vec![], "--exclusive"),
         (vec!["scan", "--n", "0"], vec![], "n must be at least 1"),
+        (vec!["softmax", "--rows", "0"], vec![], "at least 1"),
+        (
+            vec!["softmax", "--rows", "65536", "--cols", "65537"],
+            vec![],
+            "65536 × 65537",
+        ),
         (vec!["vec-add", "--n", "abc"], vec![], "'abc'"),
         (vec!["vec-add", "--n", "-5"], vec![], "-5"),
         (vec!["--runs", "99999999999", "vec-add"], vec![], "99999999999"),

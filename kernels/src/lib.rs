@@ -45,6 +45,7 @@ pub mod reduce;
 pub mod reference;
 pub mod scan;
 pub mod shared_mem_add;
+pub mod softmax;
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod testing;
 pub mod transpose;

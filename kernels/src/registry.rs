@@ -5,7 +5,9 @@
 //! a new family goes here.
 
 use crate::family::{AnyFamily, KernelInfo};
-use crate::{atomic_probe, banks, conv2d, histogram, matmul, probe, reduce, scan, shared_mem_add, transpose, vec_add};
+use crate::{
+    atomic_probe, banks, conv2d, histogram, matmul, probe, reduce, scan, shared_mem_add, softmax, transpose, vec_add,
+};
 
 /// Every family, in the order demos and reports show them.
 pub static FAMILIES: &[&dyn AnyFamily] = &[
@@ -17,6 +19,7 @@ pub static FAMILIES: &[&dyn AnyFamily] = &[
     &reduce::FAMILY,
     &histogram::FAMILY,
     &scan::FAMILY,
+    &softmax::FAMILY,
     &probe::FAMILY,
     &atomic_probe::FAMILY,
     &banks::FAMILY,

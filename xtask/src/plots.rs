@@ -371,6 +371,7 @@ fn library_name(kernel: &str) -> &str {
         "torch_bincount" => "PyTorch bincount",
         "cub_inclusive_sum" => "CUB DeviceScan::InclusiveSum",
         "torch_cumsum" => "PyTorch cumsum",
+        "torch_softmax" => "PyTorch softmax",
         other => other,
     }
 }
@@ -559,6 +560,13 @@ fn draw_memory<DB: DrawingBackend>(run: &BenchRun, family: &str, root: &Area<DB>
             lines(run, of_kind),
             format!("{family}: throughput, {data} (other data in the table)"),
             "elements",
+        )
+    } else if memory_cases(run, family).any(|c| c.size.contains(" rows of ")) {
+        // Row operations (softmax): x is the row's length, the matrix the same size throughout.
+        (
+            lines(run, memory_cases(run, family)),
+            format!("{family}: throughput against the row length"),
+            "row length (f32 elements)",
         )
     } else {
         (

@@ -109,6 +109,17 @@ def scans():
         del inputs
 
 
+def softmaxes():
+    """`softmax(dim=1)` on 2^26-element matrices of rows from 256 to 32768 long."""
+    for cols in [256, 1024, 4096, 8192, 16384, 32768]:
+        rows = (1 << 26) // cols
+        sets = input_sets(8 * rows * cols)
+        inputs = [torch.rand(rows, cols, device="cuda") * 140 - 40 for _ in range(sets)]
+        ms = median_ms(lambda i: torch.softmax(inputs[i], dim=1), sets)
+        yield case("softmax", "torch_softmax", f"{rows} rows of {cols}", cols, 8 * rows * cols, 0, ms, sets)
+        del inputs
+
+
 def histograms():
     """`bincount` over bytes, uniform or with half of them the value 200 (as the Rust benches)."""
     for k in [24, 26, 28, 30]:
@@ -133,7 +144,7 @@ def histograms():
 
 
 def main():
-    cases = list(transposes()) + list(convolutions()) + list(reductions()) + list(histograms()) + list(scans())
+    cases = list(transposes()) + list(convolutions()) + list(reductions()) + list(histograms()) + list(scans()) + list(softmaxes())
     json.dump(cases, sys.stdout, indent=1)
     for c in cases:
         print(f"{c['kernel']} {c['size']}: {c['median_ms']:.4f} ms, {c['rate']:.1f} GB/s", file=sys.stderr)

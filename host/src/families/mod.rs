@@ -15,6 +15,7 @@ pub mod histogram;
 pub mod matmul;
 pub mod reduce;
 pub mod scan;
+pub mod softmax;
 pub mod transpose;
 pub mod warp_probe;
 
@@ -32,6 +33,7 @@ pub static FAMILIES: &[&dyn FamilyDemo] = &[
     &reduce::ReduceDemo,
     &histogram::HistogramDemo,
     &scan::ScanDemo,
+    &softmax::SoftmaxDemo,
     &warp_probe::WarpProbeDemo,
     &atomic_probe::AtomicProbeDemo,
     &bank_probe::BankProbeDemo,

@@ -128,6 +128,14 @@ pub fn vote_any(predicate: bool) -> bool {
     backend::vote_any(predicate)
 }
 
+/// e^x as CUDA's `__expf`: `ex2.approx.ftz.f32` of x·log2(e). Relative error about 2^-21, plus
+/// about |x|·2^-24 from rounding x·log2(e); results below f32's normal range are 0. (On the
+/// emulator: the host's `exp2` of the same product, flushed the same way.)
+#[inline(always)]
+pub fn exp(x: f32) -> f32 {
+    backend::exp2_approx(x * core::f32::consts::LOG2_E)
+}
+
 /// `fmaf(a, b, c)`: `a·b + c` with a single rounding, one `fma.rn.f32` instruction. nvcc contracts
 /// `sum += a * b` into this by default (`--fmad=true`); Rust never contracts floating-point
 /// expressions, so a kernel that wants the fused instruction asks for it here.

@@ -102,6 +102,12 @@ pub fn fma(a: f32, b: f32, c: f32) -> f32 {
     a.mul_add(b, c)
 }
 
+pub fn exp2_approx(x: f32) -> f32 {
+    let y = x.exp2();
+    // `.ftz`: results below the normal range are flushed to zero.
+    if y < f32::MIN_POSITIVE { 0.0 } else { y }
+}
+
 pub fn clock64() -> u64 {
     thread_local! {
         static CLOCK: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };

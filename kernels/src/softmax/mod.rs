@@ -1,0 +1,235 @@
+//! Row softmax of a rows × cols f32 matrix: `out[r][c] = e^(x[r][c] − m_r) / Σ_c e^(x[r][c] − m_r)`,
+//! with m_r the row's maximum (so that no e^x overflows, whatever the inputs). One block per row,
+//! one idea per file:
+//!
+//! * [`three_pass`]: the row's maximum, then the sum of the exponentials, then the outputs: three
+//!   reads of the row;
+//! * [`online`]: maximum and sum in one read (each thread keeps a running maximum and rescales its
+//!   running sum when the maximum grows), then the outputs: two reads;
+//! * [`staged`]: the same, with the row kept in shared memory between the two (rows up to
+//!   [`staged::STAGE`] elements): one read and one write, the least a softmax can move.
+//!
+//! A new variant is a file here, its line in [`FAMILY`], and its CUDA C twin in `benches/reference/cuda_c/`.
+
+pub mod online;
+pub mod staged;
+pub mod three_pass;
+
+use crate::Dim3;
+use crate::device::{SharedSlice, WARP_SIZE, exp, lane_id, shfl_xor, sync_threads, thread_idx};
+use crate::family::{Family, Problem};
+
+/// Threads per block (one block per row), for every variant.
+pub const THREADS: u32 = 256;
+/// Warps per block.
+pub const WARPS: u32 = THREADS / WARP_SIZE;
+
+/// A softmax over each row of a `rows × cols` row-major matrix.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Softmax {
+    pub rows: u32,
+    pub cols: u32,
+}
+
+impl Problem for Softmax {
+    /// `(input, output, rows, cols)`.
+    type Args = (*const f32, *mut f32, u32, u32);
+}
+
+/// Every softmax kernel, in ladder order: the registry's list.
+pub const FAMILY: Family<Softmax> = Family::new("softmax", &[three_pass::KERNEL, online::KERNEL, staged::KERNEL]);
+
+/// One block per row.
+pub(crate) const fn grid(p: &Softmax) -> Dim3 {
+    Dim3::x(p.rows)
+}
+
+#[cfg(not(target_arch = "nvptx64"))]
+impl Softmax {
+    /// At least one row and column; rows within CUDA's grid, elements within 32-bit indices.
+    pub fn new(rows: usize, cols: usize) -> Result<Self, crate::InvalidSize> {
+        let invalid = |reason: String| crate::InvalidSize {
+            problem: "softmax",
+            reason,
+        };
+        if rows == 0 || cols == 0 {
+            return Err(invalid(format!(
+                "rows and cols must be at least 1 (got {rows} × {cols})"
+            )));
+        }
+        if !crate::family::fits_u32_index(rows, cols) {
+            return Err(invalid(format!(
+                "{rows} × {cols} elements is beyond the kernels' 32-bit index range (at most {})",
+                u32::MAX
+            )));
+        }
+        Ok(Softmax {
+            rows: rows as u32,
+            cols: cols as u32,
+        })
+    }
+
+    pub fn len(&self) -> usize {
+        self.rows as usize * self.cols as usize
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// A running maximum and the sum of e^(x − maximum) over the values seen.
+#[derive(Clone, Copy)]
+pub struct Running {
+    pub max: f32,
+    pub sum: f32,
+}
+
+impl Running {
+    /// Nothing seen yet.
+    pub const EMPTY: Running = Running {
+        max: f32::NEG_INFINITY,
+        sum: 0.0,
+    };
+
+    /// `x` seen too: when the maximum grows, the sum so far is rescaled to it.
+    #[inline(always)]
+    pub fn see(self, x: f32) -> Running {
+        if x > self.max {
+            Running {
+                max: x,
+                sum: self.sum * exp(self.max - x) + 1.0,
+            }
+        } else {
+            Running {
+                max: self.max,
+                sum: self.sum + exp(x - self.max),
+            }
+        }
+    }
+
+    /// Both sets of values seen.
+    #[inline(always)]
+    pub fn merge(self, other: Running) -> Running {
+        if other.max == f32::NEG_INFINITY {
+            return self;
+        }
+        if self.max == f32::NEG_INFINITY {
+            return other;
+        }
+        let max = if other.max > self.max { other.max } else { self.max };
+        Running {
+            max,
+            sum: self.sum * exp(self.max - max) + other.sum * exp(other.max - max),
+        }
+    }
+}
+
+/// Combines every thread's `mine` over the block, in every thread: a butterfly of xor-shuffles in
+/// each warp, the warps' results through `scratch` (at least [`WARPS`] elements each), then every
+/// warp combines those. Every thread of the block must call it.
+///
+/// # Safety
+/// The block has [`THREADS`] threads; `maxes` and `sums` are not in use between the barriers.
+#[inline(always)]
+pub unsafe fn block_running(maxes: SharedSlice<f32>, sums: SharedSlice<f32>, mine: Running) -> Running {
+    let mut r = mine;
+    let mut mask = WARP_SIZE / 2;
+    while mask > 0 {
+        let other = Running {
+            max: shfl_xor(r.max, mask),
+            sum: shfl_xor(r.sum, mask),
+        };
+        r = r.merge(other);
+        mask /= 2;
+    }
+    let warp = thread_idx().x / WARP_SIZE;
+    if lane_id() == 0 {
+        // SAFETY: warp < WARPS.
+        unsafe {
+            maxes.set_unchecked(warp, r.max);
+            sums.set_unchecked(warp, r.sum);
+        }
+    }
+    // Every warp's result is staged before any thread reads them.
+    sync_threads();
+    let mut all = Running::EMPTY;
+    let mut w = 0;
+    while w < WARPS {
+        // SAFETY: w < WARPS.
+        all = all.merge(unsafe {
+            Running {
+                max: maxes.get_unchecked(w),
+                sum: sums.get_unchecked(w),
+            }
+        });
+        w += 1;
+    }
+    // Every thread has read the results before the slices are used again.
+    sync_threads();
+    all
+}
+
+/// The maximum of `mine` over the block, in every thread (as [`block_running`]).
+///
+/// # Safety
+/// As for [`block_running`].
+#[inline(always)]
+pub unsafe fn block_max(maxes: SharedSlice<f32>, mine: f32) -> f32 {
+    let mut m = mine;
+    let mut mask = WARP_SIZE / 2;
+    while mask > 0 {
+        let other = shfl_xor(m, mask);
+        m = if other > m { other } else { m };
+        mask /= 2;
+    }
+    let warp = thread_idx().x / WARP_SIZE;
+    if lane_id() == 0 {
+        // SAFETY: warp < WARPS.
+        unsafe { maxes.set_unchecked(warp, m) };
+    }
+    // Every warp's maximum is staged before any thread reads them.
+    sync_threads();
+    let mut all = f32::NEG_INFINITY;
+    let mut w = 0;
+    while w < WARPS {
+        // SAFETY: w < WARPS.
+        let v = unsafe { maxes.get_unchecked(w) };
+        all = if v > all { v } else { all };
+        w += 1;
+    }
+    // Every thread has read the maxima before the slice is used again.
+    sync_threads();
+    all
+}
+
+/// The sum of `mine` over the block, in every thread (as [`block_running`]).
+///
+/// # Safety
+/// As for [`block_running`].
+#[inline(always)]
+pub unsafe fn block_sum(sums: SharedSlice<f32>, mine: f32) -> f32 {
+    let mut s = mine;
+    let mut mask = WARP_SIZE / 2;
+    while mask > 0 {
+        s += shfl_xor(s, mask);
+        mask /= 2;
+    }
+    let warp = thread_idx().x / WARP_SIZE;
+    if lane_id() == 0 {
+        // SAFETY: warp < WARPS.
+        unsafe { sums.set_unchecked(warp, s) };
+    }
+    // Every warp's sum is staged before any thread reads them.
+    sync_threads();
+    let mut all = 0.0;
+    let mut w = 0;
+    while w < WARPS {
+        // SAFETY: w < WARPS.
+        all += unsafe { sums.get_unchecked(w) };
+        w += 1;
+    }
+    // Every thread has read the sums before the slice is used again.
+    sync_threads();
+    all
+}

@@ -1,0 +1,48 @@
+//! Rung 2: the maximum and the sum in one read: each thread keeps a running maximum and the sum of
+//! e^(x − running maximum), rescaling the sum whenever the maximum grows; the threads' pairs are
+//! merged the same way. Then the outputs: two reads of the row.
+
+use super::{Running, Softmax, THREADS, WARPS, block_running, grid};
+use crate::device::{SharedSlice, block_idx, exp, global_store, thread_idx};
+use crate::{Kernel, LaunchBounds, SharedMemory, kernel, shared_memory};
+
+shared_memory! {
+    /// One running pair per warp.
+    pub struct Pairs {
+        pub maxes: SharedSlice<f32> = WARPS,
+        pub sums: SharedSlice<f32> = WARPS,
+    }
+}
+
+kernel! {
+    /// Block r: the softmax of row r.
+    pub unsafe fn softmax_online(input: *const f32, output: *mut f32, _rows: u32, cols: u32) {
+        let Pairs { maxes, sums } = Pairs::carve();
+        let t = thread_idx().x;
+        let base = block_idx().x as usize * cols as usize;
+        let at = |c: u32| base + c as usize;
+        let mut running = Running::EMPTY;
+        let mut c = t;
+        while c < cols {
+            // SAFETY (reads and writes below): c < cols, inside row r.
+            running = running.see(unsafe { *input.add(at(c)) });
+            c += THREADS;
+        }
+        // SAFETY: the block has THREADS threads.
+        let row = unsafe { block_running(maxes, sums, running) };
+        let mut c = t;
+        while c < cols {
+            unsafe { global_store(output.add(at(c)), exp(*input.add(at(c)) - row.max) / row.sum) };
+            c += THREADS;
+        }
+    }
+}
+
+/// One block of 256 threads per row.
+pub const KERNEL: Kernel<Softmax> = Kernel {
+    code: softmax_online,
+    block: crate::Dim3::x(THREADS),
+    shared: SharedMemory::of(Pairs::BYTES),
+    grid,
+    bounds: LaunchBounds::NONE,
+};
