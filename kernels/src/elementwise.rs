@@ -18,20 +18,9 @@ impl Problem for Elementwise {
 impl Elementwise {
     /// `n` elements: at least 1, and within the kernels' 32-bit index range.
     pub fn new(n: usize) -> Result<Self, crate::InvalidSize> {
-        let invalid = |reason: String| crate::InvalidSize {
-            problem: "element-wise",
-            reason,
-        };
-        if n == 0 {
-            return Err(invalid("n must be at least 1".into()));
-        }
-        let n = u32::try_from(n).map_err(|_| {
-            invalid(format!(
-                "n = {n} is beyond the kernels' 32-bit index range (at most {} elements)",
-                u32::MAX
-            ))
-        })?;
-        Ok(Elementwise { n })
+        Ok(Elementwise {
+            n: crate::family::element_count("element-wise", n)?,
+        })
     }
 
     /// Elements of each array.

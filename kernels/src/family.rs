@@ -287,6 +287,21 @@ pub struct InvalidSize {
     pub reason: String,
 }
 
+/// `n` elements of `problem` as the kernels' 32-bit count: at least 1, at most u32::MAX.
+#[cfg(not(target_arch = "nvptx64"))]
+pub(crate) fn element_count(problem: &'static str, n: usize) -> Result<u32, InvalidSize> {
+    let invalid = |reason: String| InvalidSize { problem, reason };
+    if n == 0 {
+        return Err(invalid("n must be at least 1 (got 0)".into()));
+    }
+    u32::try_from(n).map_err(|_| {
+        invalid(format!(
+            "n = {n} is beyond the kernels' 32-bit index range (at most {} elements)",
+            u32::MAX
+        ))
+    })
+}
+
 /// Whether a `rows × cols` array can be indexed with the kernels' 32-bit indices.
 #[cfg(not(target_arch = "nvptx64"))]
 pub(crate) fn fits_u32_index(rows: usize, cols: usize) -> bool {

@@ -55,21 +55,8 @@ pub(crate) const fn grid(p: &Histogram, per_block: u32) -> Dim3 {
 impl Histogram {
     /// At least one byte, at most u32::MAX; at least one resident block.
     pub fn new(n: usize, resident_blocks: u32) -> Result<Self, crate::InvalidSize> {
-        let invalid = |reason: String| crate::InvalidSize {
-            problem: "histogram",
-            reason,
-        };
-        if n == 0 {
-            return Err(invalid("n must be at least 1 (got 0)".into()));
-        }
-        let Ok(n) = u32::try_from(n) else {
-            return Err(invalid(format!(
-                "n = {n} is beyond the kernels' 32-bit index range (at most {})",
-                u32::MAX
-            )));
-        };
         Ok(Histogram {
-            n,
+            n: crate::family::element_count("histogram", n)?,
             resident_blocks: resident_blocks.clamp(1, 1 << 16),
         })
     }

@@ -1,7 +1,7 @@
 //! Rung 4: the folded tree, with each thread adding two elements (256 apart) as it loads them:
 //! 512 elements per block, half the blocks, and no thread idle at the first step.
 
-use super::{Reduce, THREADS};
+use super::{Reduce, THREADS, fold};
 use crate::device::{SharedSlice, block_idx, global_store, sync_threads, thread_idx};
 use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel, shared_memory};
 
@@ -35,16 +35,8 @@ kernel! {
         }
         // Every partial sum is staged before the first step reads them.
         sync_threads();
-        let mut s = THREADS / 2;
-        while s > 0 {
-            if t < s {
-                // SAFETY: t + s < 2s ≤ THREADS.
-                unsafe { sums.set_unchecked(t, sums.get_unchecked(t) + sums.get_unchecked(t + s)) };
-            }
-            // Step s is complete before step s/2 reads its sums.
-            sync_threads();
-            s /= 2;
-        }
+        // SAFETY: the block has THREADS threads.
+        unsafe { fold(sums, 0) };
         if t == 0 {
             // SAFETY: the caller gives one output per block.
             unsafe { global_store(output.add(block_idx().x as usize), sums.get_unchecked(0)) };

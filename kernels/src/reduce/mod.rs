@@ -88,21 +88,8 @@ pub fn passes(entry: &str) -> Passes {
 impl Reduce {
     /// At least one element, at most u32::MAX; at least one resident block.
     pub fn new(n: usize, resident_blocks: u32) -> Result<Self, crate::InvalidSize> {
-        let invalid = |reason: String| crate::InvalidSize {
-            problem: "reduce",
-            reason,
-        };
-        if n == 0 {
-            return Err(invalid("n must be at least 1 (got 0)".into()));
-        }
-        let Ok(n) = u32::try_from(n) else {
-            return Err(invalid(format!(
-                "n = {n} is beyond the kernels' 32-bit index range (at most {})",
-                u32::MAX
-            )));
-        };
         Ok(Reduce {
-            n,
+            n: crate::family::element_count("reduce", n)?,
             resident_blocks: resident_blocks.clamp(1, 1 << 16),
         })
     }
@@ -110,6 +97,28 @@ impl Reduce {
     /// The same reduction over `n` partial sums.
     pub fn over(&self, n: u32) -> Reduce {
         Reduce { n, ..*self }
+    }
+}
+
+/// The folded tree over one partial sum per thread in `sums`: at step s (128, 64, … down to but
+/// not including `until`) thread t < s adds the sum at t + s. Afterwards `sums[0..2·until]` (for
+/// `until` = 0: `sums[0]`) hold the partial sums left. Every thread must call it (it has barriers).
+///
+/// # Safety
+/// The block has [`THREADS`] threads and `sums` [`THREADS`] elements, each staged before the call
+/// and followed by a barrier.
+#[inline(always)]
+pub unsafe fn fold(sums: SharedSlice<f32>, until: u32) {
+    let t = thread_idx().x;
+    let mut s = THREADS / 2;
+    while s > until {
+        if t < s {
+            // SAFETY: t + s < 2s ≤ THREADS.
+            unsafe { sums.set_unchecked(t, sums.get_unchecked(t) + sums.get_unchecked(t + s)) };
+        }
+        // Step s is complete before step s/2 reads its sums.
+        sync_threads();
+        s /= 2;
     }
 }
 

@@ -2,7 +2,7 @@
 //! t + s. A warp's lanes touch 32 consecutive words (no bank conflicts) and whole warps drop out
 //! together, but half the threads do nothing from the first step on.
 
-use super::{Reduce, THREADS};
+use super::{Reduce, THREADS, fold};
 use crate::device::{SharedSlice, block_dim, block_idx, global_store, sync_threads, thread_idx};
 use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel, shared_memory};
 
@@ -23,16 +23,8 @@ kernel! {
         unsafe { sums.set_unchecked(t, if i < n { *input.add(i as usize) } else { 0.0 }) };
         // Every partial sum is staged before the first step reads them.
         sync_threads();
-        let mut s = THREADS / 2;
-        while s > 0 {
-            if t < s {
-                // SAFETY: t + s < 2s ≤ THREADS.
-                unsafe { sums.set_unchecked(t, sums.get_unchecked(t) + sums.get_unchecked(t + s)) };
-            }
-            // Step s is complete before step s/2 reads its sums.
-            sync_threads();
-            s /= 2;
-        }
+        // SAFETY: the block has THREADS threads.
+        unsafe { fold(sums, 0) };
         if t == 0 {
             // SAFETY: the caller gives one output per block.
             unsafe { global_store(output.add(block_idx().x as usize), sums.get_unchecked(0)) };

@@ -3,7 +3,7 @@
 //! per block, and no thread waiting on them.
 
 use super::first_add::element_or_zero;
-use super::{Reduce, THREADS, warp_sum};
+use super::{Reduce, THREADS, fold, warp_sum};
 use crate::device::{SharedSlice, WARP_SIZE, block_idx, global_store, sync_threads, thread_idx};
 use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel, shared_memory};
 
@@ -27,16 +27,8 @@ kernel! {
         }
         // Every partial sum is staged before the first step reads them.
         sync_threads();
-        let mut s = THREADS / 2;
-        while s > WARP_SIZE {
-            if t < s {
-                // SAFETY: t + s < 2s ≤ THREADS.
-                unsafe { sums.set_unchecked(t, sums.get_unchecked(t) + sums.get_unchecked(t + s)) };
-            }
-            // Step s is complete before step s/2 reads its sums.
-            sync_threads();
-            s /= 2;
-        }
+        // SAFETY: the block has THREADS threads.
+        unsafe { fold(sums, WARP_SIZE) };
         if t < WARP_SIZE {
             // SAFETY: t + 32 < 64 ≤ THREADS.
             let sum = warp_sum(unsafe { sums.get_unchecked(t) + sums.get_unchecked(t + WARP_SIZE) });

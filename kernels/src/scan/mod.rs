@@ -95,20 +95,11 @@ pub const fn look_back_scratch(tiles: u32) -> u32 {
 impl Scan {
     /// At least one element, at most u32::MAX.
     pub fn new(n: usize, exclusive: bool) -> Result<Self, crate::InvalidSize> {
-        let invalid = |reason: String| crate::InvalidSize {
-            problem: "scan",
-            reason,
-        };
-        if n == 0 {
-            return Err(invalid("n must be at least 1 (got 0)".into()));
-        }
-        let Ok(n) = u32::try_from(n) else {
-            return Err(invalid(format!(
-                "n = {n} is beyond the kernels' 32-bit index range (at most {})",
-                u32::MAX
-            )));
-        };
-        Ok(Scan { n, exclusive, phase: 0 })
+        Ok(Scan {
+            n: crate::family::element_count("scan", n)?,
+            exclusive,
+            phase: 0,
+        })
     }
 
     /// The same scan's phase `phase`.
