@@ -3,7 +3,7 @@
 
 use host::Backend;
 use host::array::Buffer;
-use host::families::reduce::{grid_inputs, resident_blocks, sum};
+use host::families::reduce::{complete, grid_inputs, resident_blocks};
 use host::gpu::Gpu;
 use kernels::Source;
 use kernels::reduce::{FAMILY, Reduce};
@@ -23,7 +23,7 @@ fn same_bits_every_run(backend: &Backend, n: usize) {
                     Buffer::upload(backend, &poison).unwrap(),
                     Buffer::upload(backend, &poison).unwrap(),
                 ];
-                let at = sum(
+                let at = complete(
                     backend,
                     kernel,
                     Source::Rust,

@@ -17,6 +17,7 @@ pub static FAMILIES: &[&dyn AnyFamily] = &[
     &transpose::FAMILY,
     &conv2d::FAMILY,
     &reduce::FAMILY,
+    &reduce::MAX_FAMILY,
     &histogram::FAMILY,
     &scan::FAMILY,
     &softmax::FAMILY,

@@ -367,6 +367,8 @@ fn library_name(kernel: &str) -> &str {
         "torch_conv2d" => "PyTorch conv2d (cuDNN)",
         "cub_reduce_sum" => "CUB DeviceReduce::Sum",
         "torch_sum" => "PyTorch sum",
+        "cub_reduce_max" => "CUB DeviceReduce::Max",
+        "torch_max" => "PyTorch max",
         "cub_histogram_u8" => "CUB DeviceHistogram",
         "torch_bincount" => "PyTorch bincount",
         "cub_inclusive_sum" => "CUB DeviceScan::InclusiveSum",

@@ -46,3 +46,13 @@ extern "C" int cub_exclusive_sum(const float* input, float* output, int64_t n, v
                                  cudaStream_t stream) {
     return (int)cub::DeviceScan::ExclusiveSum(temp, temp_bytes, input, output, n, stream);
 }
+
+extern "C" int cub_reduce_max_temp_bytes(int64_t n, size_t* bytes) {
+    *bytes = 0;
+    return (int)cub::DeviceReduce::Max(nullptr, *bytes, (const float*)nullptr, (float*)nullptr, n);
+}
+
+extern "C" int cub_reduce_max(const float* input, float* output, int64_t n, void* temp, size_t temp_bytes,
+                              cudaStream_t stream) {
+    return (int)cub::DeviceReduce::Max(temp, temp_bytes, input, output, n, stream);
+}

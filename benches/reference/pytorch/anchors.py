@@ -95,6 +95,9 @@ def reductions():
         inputs = [torch.rand(n, device="cuda") * 2 - 1 for _ in range(sets)]
         ms = median_ms(lambda i: inputs[i].sum(), sets)
         yield case("reduce", "torch_sum", f"n={n}", n, 4 * n, n, ms, sets)
+        if k >= 24:
+            ms = median_ms(lambda i: inputs[i].max(), sets)
+            yield case("reduce_max", "torch_max", f"n={n}", n, 4 * n, 0, ms, sets)
         del inputs
 
 

@@ -14,6 +14,7 @@ pub mod elementwise;
 pub mod histogram;
 pub mod matmul;
 pub mod reduce;
+pub mod reduce_max;
 pub mod scan;
 pub mod softmax;
 pub mod transpose;
@@ -31,6 +32,7 @@ pub static FAMILIES: &[&dyn FamilyDemo] = &[
     &transpose::TransposeDemo,
     &conv2d::Conv2dDemo,
     &reduce::ReduceDemo,
+    &reduce_max::ReduceMaxDemo,
     &histogram::HistogramDemo,
     &scan::ScanDemo,
     &softmax::SoftmaxDemo,

@@ -62,10 +62,11 @@ pub fn launch(
     unsafe { backend.launch(kernel, source, problem, args, &[input, &*output, &*ticket]) }
 }
 
-/// The sum of `input[..problem.n]` with `kernel`, launched as often as it needs (a multi-pass
-/// kernel again over its partial sums until one is left), alternating between the two `scratch`
-/// arrays: the index of the one whose element 0 holds the total.
-pub fn sum(
+/// The reduction of `input[..problem.n]` with `kernel` (any kernel of the `reduce` or
+/// `reduce_max` family), launched as often as it needs (a multi-pass kernel again over its partial
+/// results until one is left), alternating between the two `scratch` arrays: the index of the one
+/// whose element 0 holds the result.
+pub fn complete(
     backend: &Backend,
     kernel: &Kernel<Reduce>,
     source: Source,
@@ -312,7 +313,7 @@ struct ReduceCase<'a> {
 impl Case for ReduceCase<'_> {
     fn launch(&mut self, kernel: usize, source: Source, set: usize) -> Result<()> {
         let kernel = &FAMILY.kernels[kernel];
-        let at = sum(
+        let at = complete(
             self.backend,
             kernel,
             source,

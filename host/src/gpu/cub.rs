@@ -23,16 +23,18 @@ pub struct Cub {
     histogram_u8: Call,
     inclusive_sum: Call,
     exclusive_sum: Call,
+    reduce_max: Call,
     temp: Buffer<u8>,
     _library: libloading::Library,
 }
 
 /// The wrappers, each with the function that sizes its temporary storage.
-const CALLS: [(&[u8], &[u8]); 4] = [
+const CALLS: [(&[u8], &[u8]); 5] = [
     (b"cub_reduce_sum\0", b"cub_reduce_sum_temp_bytes\0"),
     (b"cub_histogram_u8\0", b"cub_histogram_u8_temp_bytes\0"),
     (b"cub_inclusive_sum\0", b"cub_inclusive_sum_temp_bytes\0"),
     (b"cub_exclusive_sum\0", b"cub_exclusive_sum_temp_bytes\0"),
+    (b"cub_reduce_max\0", b"cub_reduce_max_temp_bytes\0"),
 ];
 
 fn failed(doing: &str, message: String) -> HostError {
@@ -86,6 +88,7 @@ impl Cub {
             histogram_u8: calls[1],
             inclusive_sum: calls[2],
             exclusive_sum: calls[3],
+            reduce_max: calls[4],
             temp,
             _library: library,
         }))
@@ -104,6 +107,25 @@ impl Cub {
         self.call(
             self.reduce_sum,
             "summing",
+            backend,
+            (input.address(backend)?, output.address_mut(backend)?),
+            n,
+        )
+    }
+
+    /// `output[0] = max(input[..n])` with `cub::DeviceReduce::Max`, on the GPU's stream.
+    pub fn reduce_max(
+        &self,
+        backend: &Backend,
+        input: &impl Array<f32>,
+        output: &mut impl Array<f32>,
+        n: usize,
+    ) -> Result<()> {
+        crate::families::check_len("input", input.len(), n)?;
+        crate::families::check_len("output", output.len(), 1)?;
+        self.call(
+            self.reduce_max,
+            "finding the maximum",
             backend,
             (input.address(backend)?, output.address_mut(backend)?),
             n,

@@ -66,6 +66,10 @@ pub const FAMILY: Family<Reduce> = Family::new(
     ],
 );
 
+/// The maximum of n f32, in one pass: the registry's list (the sums' one-pass body, combining
+/// with the larger value; a maximum is exact in any order).
+pub const MAX_FAMILY: Family<Reduce> = Family::new("reduce_max", &[one_pass::MAX_KERNEL]);
+
 /// How a kernel of the family reaches the total.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Passes {
@@ -75,9 +79,9 @@ pub enum Passes {
     One,
 }
 
-/// How `entry`, a kernel of [`FAMILY`], reaches the total.
+/// How `entry`, a kernel of [`FAMILY`] or [`MAX_FAMILY`], reaches the total.
 pub fn passes(entry: &str) -> Passes {
-    if entry == one_pass::KERNEL.entry() {
+    if entry == one_pass::KERNEL.entry() || entry == one_pass::MAX_KERNEL.entry() {
         Passes::One
     } else {
         Passes::UntilOne
@@ -122,45 +126,90 @@ pub unsafe fn fold(sums: SharedSlice<f32>, until: u32) {
     }
 }
 
-/// The sum of `value` over the 32 lanes of the warp, in every lane: a butterfly of xor-shuffles,
-/// the same order in every lane (so every lane holds the same bits).
+/// How a reduction combines two values, and the value that changes nothing.
+pub trait Combine {
+    const IDENTITY: f32;
+    fn combine(a: f32, b: f32) -> f32;
+}
+
+/// Addition: the sums.
+pub struct Sum;
+
+impl Combine for Sum {
+    const IDENTITY: f32 = 0.0;
+    #[inline(always)]
+    fn combine(a: f32, b: f32) -> f32 {
+        a + b
+    }
+}
+
+/// The larger of two values: the maxima (exact, whatever the order).
+pub struct Max;
+
+impl Combine for Max {
+    const IDENTITY: f32 = f32::NEG_INFINITY;
+    #[inline(always)]
+    fn combine(a: f32, b: f32) -> f32 {
+        if b > a { b } else { a }
+    }
+}
+
+/// `value` combined over the 32 lanes of the warp, in every lane: a butterfly of xor-shuffles, the
+/// same order in every lane (so every lane holds the same bits).
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-pub fn warp_sum(mut value: f32) -> f32 {
+pub fn warp_combine<O: Combine>(mut value: f32) -> f32 {
     let mut mask = WARP_SIZE / 2;
     while mask > 0 {
-        value += shfl_xor(value, mask);
+        value = O::combine(value, shfl_xor(value, mask));
         mask /= 2;
     }
     value
 }
 
-/// The sum of `value` over the block's [`THREADS`] threads, valid in thread 0: each warp's sum by
-/// shuffles, the eight warp sums through `sums` (at least 8 elements), then warp 0 adds them.
-/// Every thread of the block must call it (it has a barrier).
+/// The sum of `value` over the 32 lanes of the warp, in every lane ([`warp_combine`]).
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub fn warp_sum(value: f32) -> f32 {
+    warp_combine::<Sum>(value)
+}
+
+/// `value` combined over the block's [`THREADS`] threads, valid in thread 0: each warp by
+/// shuffles, the eight warps' results through `partials` (at least 8 elements), then warp 0
+/// combines them. Every thread of the block must call it (it has a barrier).
 ///
 /// # Safety
-/// The block has [`THREADS`] threads; `sums` is not in use by other code between the barriers.
+/// The block has [`THREADS`] threads; `partials` is not in use by other code between the barriers.
 #[inline(always)]
-pub unsafe fn block_sum(sums: SharedSlice<f32>, value: f32) -> f32 {
+pub unsafe fn block_combine<O: Combine>(partials: SharedSlice<f32>, value: f32) -> f32 {
     let warp = thread_idx().x / WARP_SIZE;
-    let value = warp_sum(value);
+    let value = warp_combine::<O>(value);
     if lane_id() == 0 {
-        // SAFETY: warp < WARPS ≤ sums.len() (the caller's promise).
-        unsafe { sums.set_unchecked(warp, value) };
+        // SAFETY: warp < WARPS ≤ partials.len() (the caller's promise).
+        unsafe { partials.set_unchecked(warp, value) };
     }
-    // Every warp's sum is staged before warp 0 reads them.
+    // Every warp's result is staged before warp 0 reads them.
     sync_threads();
-    let mut total = 0.0;
+    let mut total = O::IDENTITY;
     if warp == 0 {
         let lane = lane_id();
-        // SAFETY: lane < WARPS is inside `sums`.
+        // SAFETY: lane < WARPS is inside `partials`.
         let mine = if lane < WARPS {
-            unsafe { sums.get_unchecked(lane) }
+            unsafe { partials.get_unchecked(lane) }
         } else {
-            0.0
+            O::IDENTITY
         };
-        total = warp_sum(mine);
+        total = warp_combine::<O>(mine);
     }
     total
+}
+
+/// The sum of `value` over the block, valid in thread 0 ([`block_combine`]).
+///
+/// # Safety
+/// As for [`block_combine`].
+#[inline(always)]
+pub unsafe fn block_sum(sums: SharedSlice<f32>, value: f32) -> f32 {
+    // SAFETY: forwarded from the caller.
+    unsafe { block_combine::<Sum>(sums, value) }
 }

@@ -3,9 +3,12 @@
 //! ticket counts it. The block that takes the last ticket knows every partial sum is there, adds
 //! them in block order (so the total's bits depend only on the input and the grid) and resets the
 //! ticket for the next launch.
+//!
+//! The same body, combining with the larger value instead of adding, is the maximum
+//! ([`MAX_KERNEL`], the `reduce_max` family).
 
-use super::vectorized::{grid, thread_sum};
-use super::{Reduce, THREADS, WARPS, block_sum};
+use super::vectorized::{grid, thread_walk};
+use super::{Combine, Max, Reduce, Sum, THREADS, WARPS, block_combine};
 use crate::device::{
     SharedSlice, atomic_add, block_idx, global_store, grid_dim, load_relaxed, store_relaxed, sync_threads,
     thread_fence, thread_idx,
@@ -13,58 +16,87 @@ use crate::device::{
 use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel, shared_memory};
 
 shared_memory! {
-    /// One sum per warp, and whether this block took the last ticket.
+    /// One result per warp, and whether this block took the last ticket.
     pub struct Scratch {
         pub sums: SharedSlice<f32> = WARPS,
         pub last: SharedSlice<u32> = 1,
     }
 }
 
+/// `output[1 + b]` = block b's share combined by `O`; `output[0]` = the whole input's, written by
+/// the last block.
+///
+/// # Safety
+/// `input` holds n elements, `output` 1 + gridDim.x; `ticket` is zero; the block has THREADS threads.
+#[inline(always)]
+unsafe fn one_pass_body<O: Combine>(input: *const f32, output: *mut f32, ticket: *mut u32, n: u32) {
+    let Scratch { sums, last } = Scratch::carve();
+    let t = thread_idx().x;
+    let blocks = grid_dim().x;
+    // SAFETY: the input holds n elements; the block has THREADS threads.
+    let partial = unsafe { block_combine::<O>(sums, thread_walk::<O>(input, n)) };
+    if t == 0 {
+        // SAFETY: the caller gives 1 + gridDim.x outputs and a ticket that is zero.
+        unsafe {
+            global_store(output.add(1 + block_idx().x as usize), partial);
+            thread_fence();
+            let taken = atomic_add(ticket, 1u32);
+            last.set(0, (taken == blocks - 1) as u32);
+        }
+    }
+    // The ticket's verdict is in shared memory before any thread reads it.
+    sync_threads();
+    if last.get(0) != 0 {
+        // Every block fenced its partial result before taking its ticket.
+        thread_fence();
+        let mut all = O::IDENTITY;
+        let mut b = t;
+        while b < blocks {
+            // SAFETY: b < gridDim.x: a partial result, read from where every block's store landed.
+            let value = f32::from_bits(unsafe { load_relaxed(output.add(1 + b as usize).cast::<u32>()) });
+            all = O::combine(all, value);
+            b += THREADS;
+        }
+        // SAFETY: the block has THREADS threads; `sums` was last read before the barrier above.
+        let total = unsafe { block_combine::<O>(sums, all) };
+        if t == 0 {
+            // SAFETY: output[0] and the ticket are the caller's; no block uses the ticket now.
+            unsafe {
+                global_store(output, total);
+                store_relaxed(ticket, 0u32);
+            }
+        }
+    }
+}
+
 kernel! {
     /// `output[1 + b]` = block b's share; `output[0]` = the total, written by the last block.
     pub unsafe fn reduce_one_pass(input: *const f32, output: *mut f32, ticket: *mut u32, n: u32) {
-        let Scratch { sums, last } = Scratch::carve();
-        let t = thread_idx().x;
-        let blocks = grid_dim().x;
-        // SAFETY: the input holds n elements; the block has THREADS threads.
-        let partial = unsafe { block_sum(sums, thread_sum(input, n)) };
-        if t == 0 {
-            // SAFETY: the caller gives 1 + gridDim.x outputs and a ticket that is zero.
-            unsafe {
-                global_store(output.add(1 + block_idx().x as usize), partial);
-                thread_fence();
-                let taken = atomic_add(ticket, 1u32);
-                last.set(0, (taken == blocks - 1) as u32);
-            }
-        }
-        // The ticket's verdict is in shared memory before any thread reads it.
-        sync_threads();
-        if last.get(0) != 0 {
-            // Every block fenced its partial sum before taking its ticket.
-            thread_fence();
-            let mut sum = 0.0f32;
-            let mut b = t;
-            while b < blocks {
-                // SAFETY: b < gridDim.x: a partial sum, read from where every block's store landed.
-                sum += f32::from_bits(unsafe { load_relaxed(output.add(1 + b as usize).cast::<u32>()) });
-                b += THREADS;
-            }
-            // SAFETY: the block has THREADS threads; `sums` was last read before the barrier above.
-            let total = unsafe { block_sum(sums, sum) };
-            if t == 0 {
-                // SAFETY: output[0] and the ticket are the caller's; no block uses the ticket now.
-                unsafe {
-                    global_store(output, total);
-                    store_relaxed(ticket, 0u32);
-                }
-            }
-        }
+        // SAFETY: forwarded from the kernel's contract; KERNEL launches THREADS threads.
+        unsafe { one_pass_body::<Sum>(input, output, ticket, n) }
+    }
+}
+
+kernel! {
+    /// `output[1 + b]` = block b's maximum; `output[0]` = the input's, written by the last block.
+    pub unsafe fn reduce_max_one_pass(input: *const f32, output: *mut f32, ticket: *mut u32, n: u32) {
+        // SAFETY: forwarded from the kernel's contract; MAX_KERNEL launches THREADS threads.
+        unsafe { one_pass_body::<Max>(input, output, ticket, n) }
     }
 }
 
 /// At most `resident_blocks` blocks of 256 threads, one launch.
 pub const KERNEL: Kernel<Reduce> = Kernel {
     code: reduce_one_pass,
+    block: Dim3::x(THREADS),
+    shared: SharedMemory::of(Scratch::BYTES),
+    grid,
+    bounds: LaunchBounds::NONE,
+};
+
+/// The maximum, as [`KERNEL`].
+pub const MAX_KERNEL: Kernel<Reduce> = Kernel {
+    code: reduce_max_one_pass,
     block: Dim3::x(THREADS),
     shared: SharedMemory::of(Scratch::BYTES),
     grid,

@@ -3,7 +3,7 @@
 //! running sums; then one shuffle reduction per warp and one small tree per block. Most of the time
 //! is loads, with almost no instructions besides them.
 
-use super::{Reduce, THREADS, WARPS, block_sum};
+use super::{Combine, Reduce, Sum, THREADS, WARPS, block_sum};
 use crate::device::{Float4, SharedSlice, block_idx, global_store, grid_dim, is_aligned4, load4, thread_idx, unrolled};
 use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel, shared_memory};
 
@@ -17,7 +17,7 @@ shared_memory! {
     }
 }
 
-/// This thread's sum of its share of the input: with g its index in the grid and T the grid's
+/// This thread's share of the input combined by `O`: with g its index in the grid and T the grid's
 /// threads, float4s g, g + T, g + 2T, … (four at a time while four remain), each of its four
 /// lanes into its own running sum; the last n % 4 elements go to the first threads. An input that
 /// is not 16-byte aligned is walked one float at a time.
@@ -25,10 +25,10 @@ shared_memory! {
 /// # Safety
 /// `input` holds n elements.
 #[inline(always)]
-pub(crate) unsafe fn thread_sum(input: *const f32, n: u32) -> f32 {
+pub(crate) unsafe fn thread_walk<O: Combine>(input: *const f32, n: u32) -> f32 {
     let threads = grid_dim().x * THREADS;
     let g = block_idx().x * THREADS + thread_idx().x;
-    let mut lanes = [0.0f32; 4];
+    let mut lanes = [O::IDENTITY; 4];
     if is_aligned4(input) {
         let quads = n / 4;
         let mut q = g;
@@ -40,34 +40,34 @@ pub(crate) unsafe fn thread_sum(input: *const f32, n: u32) -> f32 {
             unrolled::<LOADS_IN_FLIGHT>(|k| {
                 loaded[k as usize] = unsafe { load4(input.add(4 * (q + k * threads) as usize)) }
             });
-            unrolled::<LOADS_IN_FLIGHT>(|k| add_lanes(&mut lanes, loaded[k as usize]));
+            unrolled::<LOADS_IN_FLIGHT>(|k| add_lanes::<O>(&mut lanes, loaded[k as usize]));
             q += LOADS_IN_FLIGHT * threads;
         }
         while q < quads {
-            add_lanes(&mut lanes, unsafe { load4(input.add(4 * q as usize)) });
+            add_lanes::<O>(&mut lanes, unsafe { load4(input.add(4 * q as usize)) });
             q += threads;
         }
         let tail = 4 * quads + g;
         if tail < n {
             // SAFETY: tail < n.
-            lanes[0] += unsafe { *input.add(tail as usize) };
+            lanes[0] = O::combine(lanes[0], unsafe { *input.add(tail as usize) });
         }
     } else {
         let mut i = g;
         while i < n {
             // SAFETY: i < n.
-            lanes[0] += unsafe { *input.add(i as usize) };
+            lanes[0] = O::combine(lanes[0], unsafe { *input.add(i as usize) });
             i += threads;
         }
     }
-    (lanes[0] + lanes[1]) + (lanes[2] + lanes[3])
+    O::combine(O::combine(lanes[0], lanes[1]), O::combine(lanes[2], lanes[3]))
 }
 
-/// Each of a float4's lanes into its own running sum.
+/// Each of a float4's lanes into its own running result.
 #[inline(always)]
-fn add_lanes(lanes: &mut [f32; 4], value: Float4) {
+fn add_lanes<O: Combine>(lanes: &mut [f32; 4], value: Float4) {
     // Constant indices: an iterator over the lanes kept them in local memory.
-    unrolled::<4>(|k| lanes[k as usize] += value.0[k as usize]);
+    unrolled::<4>(|k| lanes[k as usize] = O::combine(lanes[k as usize], value.0[k as usize]));
 }
 
 /// Blocks for `p`: enough for a float4 per thread, at most the device's resident blocks.
@@ -85,7 +85,7 @@ kernel! {
     pub unsafe fn reduce_vectorized(input: *const f32, output: *mut f32, _ticket: *mut u32, n: u32) {
         let WarpSums { sums } = WarpSums::carve();
         // SAFETY: the input holds n elements; the block has THREADS threads.
-        let total = unsafe { block_sum(sums, thread_sum(input, n)) };
+        let total = unsafe { block_sum(sums, thread_walk::<Sum>(input, n)) };
         if thread_idx().x == 0 {
             // SAFETY: the caller gives one output per block.
             unsafe { global_store(output.add(block_idx().x as usize), total) };
