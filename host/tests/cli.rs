@@ -64,6 +64,7 @@ fn bad_invocations_exit_2_at_once_with_a_message_naming_the_value() {
         (vec!["atomic-probe", "--blocks", "70000"], vec![], "blocks = 70000"),
         (vec!["reduce", "--n", "0"], vec![], "n must be at least 1"),
         (vec!["reduce-max", "--n", "0"], vec![], "n must be at least 1"),
+        (vec!["row-sum", "--cols", "0"], vec![], "at least 1"),
         (vec!["reduce", "--n", "4294967296"], vec![], "n = 4294967296"),
         (vec!["histogram", "--skew", "101"], vec![], "101 is not a percentage"),
         (vec!["histogram", "--n", "4294967296"], vec![], "n = 4294967296"),

@@ -43,6 +43,7 @@ pub mod probe;
 pub mod reduce;
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod reference;
+pub mod rows;
 pub mod scan;
 pub mod shared_mem_add;
 pub mod softmax;

@@ -6,7 +6,8 @@
 
 use crate::family::{AnyFamily, KernelInfo};
 use crate::{
-    atomic_probe, banks, conv2d, histogram, matmul, probe, reduce, scan, shared_mem_add, softmax, transpose, vec_add,
+    atomic_probe, banks, conv2d, histogram, matmul, probe, reduce, rows, scan, shared_mem_add, softmax, transpose,
+    vec_add,
 };
 
 /// Every family, in the order demos and reports show them.
@@ -18,6 +19,8 @@ pub static FAMILIES: &[&dyn AnyFamily] = &[
     &conv2d::FAMILY,
     &reduce::FAMILY,
     &reduce::MAX_FAMILY,
+    &rows::SUM_FAMILY,
+    &rows::MAX_FAMILY,
     &histogram::FAMILY,
     &scan::FAMILY,
     &softmax::FAMILY,

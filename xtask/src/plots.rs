@@ -374,6 +374,8 @@ fn library_name(kernel: &str) -> &str {
         "cub_inclusive_sum" => "CUB DeviceScan::InclusiveSum",
         "torch_cumsum" => "PyTorch cumsum",
         "torch_softmax" => "PyTorch softmax",
+        "torch_sum_rows" => "PyTorch sum(dim=1)",
+        "torch_amax_rows" => "PyTorch amax(dim=1)",
         other => other,
     }
 }

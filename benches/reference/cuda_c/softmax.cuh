@@ -1,6 +1,7 @@
 // Pieces shared by the softmax twins (kernels::softmax): one block of 256 threads per row, e^x as
 // ex2.approx.ftz of x·log2(e) (kernels::device::exp), running (maximum, sum) pairs.
 #pragma once
+#include <math.h>
 
 #define THREADS 256u
 #define WARPS (THREADS / 32u)

@@ -123,6 +123,21 @@ def softmaxes():
         del inputs
 
 
+def row_reductions():
+    """`sum(dim=1)` and `amax(dim=1)` on the row-reduction bench shapes."""
+    for cols in [32, 256, 1024, 8192, 32768]:
+        rows = (1 << 26) // cols
+        sets = input_sets(4 * rows * cols)
+        inputs = [torch.rand(rows, cols, device="cuda") * 2 - 1 for _ in range(sets)]
+        size = f"{rows} rows of {cols}"
+        bytes_ = 4 * (rows * cols + rows)
+        ms = median_ms(lambda i: inputs[i].sum(dim=1), sets)
+        yield case("row_sum", "torch_sum_rows", size, cols, bytes_, rows * cols, ms, sets)
+        ms = median_ms(lambda i: inputs[i].amax(dim=1), sets)
+        yield case("row_max", "torch_amax_rows", size, cols, bytes_, rows * cols, ms, sets)
+        del inputs
+
+
 def histograms():
     """`bincount` over bytes, uniform or with half of them the value 200 (as the Rust benches)."""
     for k in [24, 26, 28, 30]:
@@ -147,7 +162,7 @@ def histograms():
 
 
 def main():
-    cases = list(transposes()) + list(convolutions()) + list(reductions()) + list(histograms()) + list(scans()) + list(softmaxes())
+    cases = list(transposes()) + list(convolutions()) + list(reductions()) + list(histograms()) + list(scans()) + list(softmaxes()) + list(row_reductions())
     json.dump(cases, sys.stdout, indent=1)
     for c in cases:
         print(f"{c['kernel']} {c['size']}: {c['median_ms']:.4f} ms, {c['rate']:.1f} GB/s", file=sys.stderr)

@@ -15,6 +15,7 @@ pub mod histogram;
 pub mod matmul;
 pub mod reduce;
 pub mod reduce_max;
+pub mod rows;
 pub mod scan;
 pub mod softmax;
 pub mod transpose;
@@ -33,6 +34,8 @@ pub static FAMILIES: &[&dyn FamilyDemo] = &[
     &conv2d::Conv2dDemo,
     &reduce::ReduceDemo,
     &reduce_max::ReduceMaxDemo,
+    &rows::ROW_SUM,
+    &rows::ROW_MAX,
     &histogram::HistogramDemo,
     &scan::ScanDemo,
     &softmax::SoftmaxDemo,

@@ -1,0 +1,5 @@
+// kernels::rows::warp, the max: a warp per row.
+#include "rows.cuh"
+extern "C" __global__ void row_max_warp_cuda(const float* input, float* output, unsigned rows, unsigned cols) {
+    row_warp<MaxOp>(input, output, rows, cols);
+}

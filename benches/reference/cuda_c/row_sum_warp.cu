@@ -1,0 +1,5 @@
+// kernels::rows::warp, the sum: a warp per row.
+#include "rows.cuh"
+extern "C" __global__ void row_sum_warp_cuda(const float* input, float* output, unsigned rows, unsigned cols) {
+    row_warp<SumOp>(input, output, rows, cols);
+}

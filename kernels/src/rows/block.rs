@@ -1,0 +1,69 @@
+//! One block of 256 threads per row: thread t combines elements t, t + 256, …, then the block
+//! combines the threads' results.
+
+use super::RowReduce;
+use crate::device::{SharedSlice, block_idx, global_store, thread_idx};
+use crate::reduce::{Combine, Max, Sum, THREADS, WARPS, block_combine};
+use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel, shared_memory};
+
+shared_memory! {
+    /// One result per warp.
+    pub struct WarpResults {
+        pub partials: SharedSlice<f32> = WARPS,
+    }
+}
+
+/// `output[r]` = row r (block r) combined by `O`.
+///
+/// # Safety
+/// `input` holds rows × cols elements, `output` rows; the block has THREADS threads.
+#[inline(always)]
+unsafe fn row_body<O: Combine>(input: *const f32, output: *mut f32, cols: u32) {
+    let WarpResults { partials } = WarpResults::carve();
+    let row = block_idx().x;
+    let base = row as usize * cols as usize;
+    let mut mine = O::IDENTITY;
+    let mut c = thread_idx().x;
+    while c < cols {
+        // SAFETY: c < cols: inside row `row`.
+        mine = O::combine(mine, unsafe { *input.add(base + c as usize) });
+        c += THREADS;
+    }
+    // SAFETY: the block has THREADS threads.
+    let total = unsafe { block_combine::<O>(partials, mine) };
+    if thread_idx().x == 0 {
+        // SAFETY: one output per row.
+        unsafe { global_store(output.add(row as usize), total) };
+    }
+}
+
+kernel! {
+    /// `output[r]` = the sum of row r.
+    pub unsafe fn row_sum_block(input: *const f32, output: *mut f32, _rows: u32, cols: u32) {
+        // SAFETY: forwarded from the kernel's contract; SUM_KERNEL launches THREADS threads.
+        unsafe { row_body::<Sum>(input, output, cols) }
+    }
+}
+
+kernel! {
+    /// `output[r]` = the maximum of row r.
+    pub unsafe fn row_max_block(input: *const f32, output: *mut f32, _rows: u32, cols: u32) {
+        // SAFETY: forwarded from the kernel's contract; MAX_KERNEL launches THREADS threads.
+        unsafe { row_body::<Max>(input, output, cols) }
+    }
+}
+
+/// One block of 256 threads per row.
+pub const SUM_KERNEL: Kernel<RowReduce> = Kernel {
+    code: row_sum_block,
+    block: Dim3::x(THREADS),
+    shared: SharedMemory::of(WarpResults::BYTES),
+    grid: |p| Dim3::x(p.rows),
+    bounds: LaunchBounds::NONE,
+};
+
+/// As [`SUM_KERNEL`], for the maximum.
+pub const MAX_KERNEL: Kernel<RowReduce> = Kernel {
+    code: row_max_block,
+    ..SUM_KERNEL
+};
