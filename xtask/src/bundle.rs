@@ -10,14 +10,16 @@ const SIZE_LIMIT: u64 = 64 << 20;
 /// The script the runner executes: the GPU suite (ignored tests included) and the demos, logs and
 /// JSON into the folder it is given. Kept to sequencing; all logic is in the Rust binaries.
 const RUN_SCRIPT: &str = r#"#!/usr/bin/env bash
-# Runs on the GPU runner, which has no cargo. Usage: run.sh OUT_DIR [check|bench|all]
-#   check (default): every test with --include-ignored, the four compute-sanitizer tools on one small
-#                    launch of every registered kernel (`host smoke`), `host info`, the bank-conflict
-#                    study, `host all`
+# Runs on the GPU runner, which has no cargo. Usage: run.sh OUT_DIR [check|tests|demos|bench|all]
+#   check (default): tests, then demos (each fits one 10-minute runner call on its own; together
+#                    they may not)
+#   tests:           every test with --include-ignored, the four compute-sanitizer tools on one
+#                    small launch of every registered kernel (`host smoke`)
+#   demos:           `host info`, the bank-conflict study, `host all`
 #   bench:           PyTorch's anchors, then the criterion benches, writing OUT_DIR/bench.json for
 #                    `cargo xtask bench-report` (BENCH_FAMILIES=a,b limits them to some families)
 set -u
-out=${1:?usage: run.sh OUT_DIR [check|bench|all]}
+out=${1:?usage: run.sh OUT_DIR [check|tests|demos|bench|all]}
 mode=${2:-check}
 here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$out" "$here/cuda-c"
@@ -44,7 +46,7 @@ ptxas -arch="$arch" -v "$rust_ptx" -o "$here/rust.cubin" >> "$env_log" 2>&1 &&
   cuobjdump -sass "$here/rust.cubin" > "$here/sass-rust.txt" 2>&1
 # One file for both sides' SASS (the runner returns few files).
 cat "$here/sass-rust.txt" "$here/sass-cuda-c.txt" > "$out/sass.txt" 2>/dev/null
-if [ "$mode" = check ] || [ "$mode" = all ]; then
+if [ "$mode" = check ] || [ "$mode" = tests ] || [ "$mode" = all ]; then
   # The CLI tests run the bundle's binaries (cargo's paths to them do not exist here).
   export HOST_BIN="$here/host" XTASK_BIN="$here/xtask"
   [ -d "$here/tests" ] || tar -xzf "$here/tests.tar.gz" -C "$here"
@@ -61,6 +63,8 @@ if [ "$mode" = check ] || [ "$mode" = all ]; then
     compute-sanitizer --tool $tool --error-exitcode 3 "$here/host" --backend gpu smoke >> "$out/sanitizer.txt" 2>&1 || status=1
   done
   grep -E "^== |ERROR SUMMARY|RACECHECK SUMMARY" "$out/sanitizer.txt"
+fi
+if [ "$mode" = check ] || [ "$mode" = demos ] || [ "$mode" = all ]; then
   "$here/host" --backend gpu info > "$out/info.txt" 2>&1 || status=1
   "$here/host" --backend gpu bank-conflicts > "$out/banks.txt" 2>&1 || status=1
   tail -n 12 "$out/banks.txt"
