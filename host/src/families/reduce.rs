@@ -16,7 +16,7 @@ use crate::backend::Backend;
 use crate::error::{HostError, Result};
 use crate::gpu::Cub;
 use kernels::reduce::{FAMILY, Passes, Reduce, THREADS, passes};
-use kernels::{AnyFamily, Kernel, Source};
+use kernels::{AnyFamily, Family, Kernel, Source};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -183,6 +183,107 @@ pub fn check_total(got: f32, exact: f64, abs: f64, depth: u64) -> std::result::R
     ))
 }
 
+/// What a reduction case keeps per input set: the input, the two scratch arrays its passes
+/// alternate between (poisoned before each run), the ticket, and where the last result landed.
+pub(crate) struct ReduceSets {
+    inputs: Vec<Buffer<f32>>,
+    scratch: Vec<[Buffer<f32>; 2]>,
+    tickets: Vec<Buffer<u32>>,
+    poison: Vec<f32>,
+    /// Per set: which scratch array holds the last result.
+    results: Vec<Option<usize>>,
+}
+
+impl ReduceSets {
+    /// `sets` copies of `input`, with scratch arrays long enough for every kernel of `family`.
+    pub fn new(
+        backend: &Backend,
+        family: &Family<Reduce>,
+        problem: &Reduce,
+        input: &[f32],
+        sets: usize,
+    ) -> Result<ReduceSets> {
+        let scratch_len = family
+            .kernels
+            .iter()
+            .map(|k| output_len(k, problem))
+            .max()
+            .unwrap_or(1)
+            .max(1);
+        let sets = sets.max(1);
+        let poison = vec![f32::NAN; scratch_len];
+        let inputs = (0..sets)
+            .map(|_| Buffer::upload(backend, input))
+            .collect::<Result<Vec<_>>>()?;
+        let scratch = (0..sets)
+            .map(|_| Ok([Buffer::upload(backend, &poison)?, Buffer::upload(backend, &poison)?]))
+            .collect::<Result<Vec<_>>>()?;
+        let tickets = (0..sets)
+            .map(|_| Buffer::upload(backend, &[0u32]))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(ReduceSets {
+            inputs,
+            scratch,
+            tickets,
+            poison,
+            results: vec![None; sets],
+        })
+    }
+
+    /// Runs `kernel` to completion on set `set` ([`complete`]).
+    pub fn run(
+        &mut self,
+        backend: &Backend,
+        kernel: &Kernel<Reduce>,
+        source: Source,
+        problem: &Reduce,
+        set: usize,
+    ) -> Result<()> {
+        let at = complete(
+            backend,
+            kernel,
+            source,
+            problem,
+            &self.inputs[set],
+            &mut self.scratch[set],
+            &mut self.tickets[set],
+        )?;
+        self.results[set] = Some(at);
+        Ok(())
+    }
+
+    /// Set `set`'s input and the first scratch array, for a library to write its result to.
+    pub fn for_library(&mut self, set: usize) -> (&Buffer<f32>, &mut Buffer<f32>) {
+        self.results[set] = Some(0);
+        let [first, _] = &mut self.scratch[set];
+        (&self.inputs[set], first)
+    }
+
+    /// Every scratch array back to NaN; no result yet.
+    pub fn poison(&mut self, backend: &Backend) -> Result<()> {
+        for pair in &mut self.scratch {
+            for buffer in pair {
+                buffer.write(backend, &self.poison)?;
+            }
+        }
+        self.results.fill(None);
+        Ok(())
+    }
+
+    /// Set `set`'s last result, read back; an error when nothing ran since the poison or the
+    /// ticket was not left at 0.
+    pub fn result(&self, backend: &Backend, set: usize) -> std::result::Result<f32, String> {
+        let at = self.results[set].ok_or("nothing was launched on this input set since the poison")?;
+        let ticket = self.tickets[set].read(backend).map_err(|e| e.to_string())?[0];
+        if ticket != 0 {
+            return Err(format!(
+                "the ticket is {ticket} after the launch: a one-pass kernel must leave it at 0 for the next"
+            ));
+        }
+        Ok(self.scratch[set][at].read(backend).map_err(|e| e.to_string())?[0])
+    }
+}
+
 /// The host side of the reduction family.
 pub struct ReduceDemo;
 
@@ -259,24 +360,7 @@ impl FamilyDemo for ReduceDemo {
         let n = problem.n as usize;
         let input = grid_inputs(substream(rng, 11), n);
         let (exact, abs) = exact_sums(&input[..n]);
-        let scratch_len = FAMILY
-            .kernels
-            .iter()
-            .map(|k| output_len(k, &problem))
-            .max()
-            .unwrap_or(1)
-            .max(1);
-        let sets = sets.max(1);
-        let inputs = (0..sets)
-            .map(|_| Buffer::upload(backend, &input))
-            .collect::<Result<Vec<_>>>()?;
-        let poison = vec![f32::NAN; scratch_len];
-        let scratch = (0..sets)
-            .map(|_| Ok([Buffer::upload(backend, &poison)?, Buffer::upload(backend, &poison)?]))
-            .collect::<Result<Vec<_>>>()?;
-        let tickets = (0..sets)
-            .map(|_| Buffer::upload(backend, &[0u32]))
-            .collect::<Result<Vec<_>>>()?;
+        let buffers = ReduceSets::new(backend, &FAMILY, &problem, &input, sets)?;
         let cub = match backend {
             Backend::Gpu(gpu) => Cub::load(gpu, n)?,
             Backend::Emu => None,
@@ -286,11 +370,8 @@ impl FamilyDemo for ReduceDemo {
             problem,
             exact,
             abs,
-            inputs,
-            scratch,
-            poison,
-            tickets,
-            totals: vec![None; sets],
+            buffers,
+            depth: None,
             cub,
         }))
     }
@@ -301,28 +382,17 @@ struct ReduceCase<'a> {
     problem: Reduce,
     exact: f64,
     abs: f64,
-    inputs: Vec<Buffer<f32>>,
-    scratch: Vec<[Buffer<f32>; 2]>,
-    poison: Vec<f32>,
-    tickets: Vec<Buffer<u32>>,
-    /// Per set: which scratch array holds the last total, and the depth of its additions.
-    totals: Vec<Option<(usize, u64)>>,
+    buffers: ReduceSets,
+    /// The depth of the additions of what ran last.
+    depth: Option<u64>,
     cub: Option<Cub>,
 }
 
 impl Case for ReduceCase<'_> {
     fn launch(&mut self, kernel: usize, source: Source, set: usize) -> Result<()> {
         let kernel = &FAMILY.kernels[kernel];
-        let at = complete(
-            self.backend,
-            kernel,
-            source,
-            &self.problem,
-            &self.inputs[set],
-            &mut self.scratch[set],
-            &mut self.tickets[set],
-        )?;
-        self.totals[set] = Some((at, rounding_depth(kernel, &self.problem)));
+        self.buffers.run(self.backend, kernel, source, &self.problem, set)?;
+        self.depth = Some(rounding_depth(kernel, &self.problem));
         Ok(())
     }
 
@@ -336,33 +406,22 @@ impl Case for ReduceCase<'_> {
             why: "it is a GPU library, loaded from $CUB_ANCHORS",
         })?;
         let n = self.problem.n as usize;
-        cub.reduce_sum(self.backend, &self.inputs[set], &mut self.scratch[set][0], n)?;
+        let (input, output) = self.buffers.for_library(set);
+        cub.reduce_sum(self.backend, input, output, n)?;
         let sms = self.backend.gpu().map_or(1, |gpu| gpu.info().sm_count);
-        self.totals[set] = Some((0, cub_rounding_depth(self.problem.n, sms)));
+        self.depth = Some(cub_rounding_depth(self.problem.n, sms));
         Ok(())
     }
 
     fn poison(&mut self) -> Result<()> {
-        for pair in &mut self.scratch {
-            for buffer in pair {
-                buffer.write(self.backend, &self.poison)?;
-            }
-        }
-        self.totals.fill(None);
-        Ok(())
+        self.depth = None;
+        self.buffers.poison(self.backend)
     }
 
     fn check(&self, set: usize) -> std::result::Result<String, String> {
-        let (at, depth) = self.totals[set].ok_or("nothing was launched on this input set since the poison")?;
-        let sums = self.scratch[set][at].read(self.backend).map_err(|e| e.to_string())?;
-        let ticket = self.tickets[set].read(self.backend).map_err(|e| e.to_string())?;
-        if ticket[0] != 0 {
-            return Err(format!(
-                "the ticket is {} after the launch: a one-pass kernel must leave it at 0 for the next",
-                ticket[0]
-            ));
-        }
-        check_total(sums[0], self.exact, self.abs, depth)
+        let depth = self.depth.ok_or("nothing was launched since the poison")?;
+        let total = self.buffers.result(self.backend, set)?;
+        check_total(total, self.exact, self.abs, depth)
     }
 }
 

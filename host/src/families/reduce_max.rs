@@ -3,9 +3,8 @@
 //! planted at a random place, so that a kernel which skips any part of the input misses it.
 
 use super::elementwise::check_shape;
-use super::reduce::{complete, output_len};
+use super::reduce::ReduceSets;
 use super::{Bound, Case, FamilyDemo, GUARD, Plan, Size, Work, resident_blocks, substream};
-use crate::array::Buffer;
 use crate::backend::Backend;
 use crate::error::{HostError, Result};
 use crate::gpu::Cub;
@@ -100,23 +99,7 @@ impl FamilyDemo for ReduceMaxDemo {
         let problem = Reduce::new(size.0[0], resident_blocks(backend, THREADS))?;
         let n = problem.n as usize;
         let (input, planted) = planted_inputs(substream(rng, 23), n);
-        let scratch_len = MAX_FAMILY
-            .kernels
-            .iter()
-            .map(|k| output_len(k, &problem))
-            .max()
-            .unwrap_or(1);
-        let sets = sets.max(1);
-        let poison = vec![f32::NAN; scratch_len];
-        let inputs = (0..sets)
-            .map(|_| Buffer::upload(backend, &input))
-            .collect::<Result<Vec<_>>>()?;
-        let scratch = (0..sets)
-            .map(|_| Ok([Buffer::upload(backend, &poison)?, Buffer::upload(backend, &poison)?]))
-            .collect::<Result<Vec<_>>>()?;
-        let tickets = (0..sets)
-            .map(|_| Buffer::upload(backend, &[0u32]))
-            .collect::<Result<Vec<_>>>()?;
+        let buffers = ReduceSets::new(backend, &MAX_FAMILY, &problem, &input, sets)?;
         let cub = match backend {
             Backend::Gpu(gpu) => Cub::load(gpu, n)?,
             Backend::Emu => None,
@@ -125,11 +108,7 @@ impl FamilyDemo for ReduceMaxDemo {
             backend,
             problem,
             planted,
-            inputs,
-            scratch,
-            poison,
-            tickets,
-            results: vec![None; sets],
+            buffers,
             cub,
         }))
     }
@@ -139,28 +118,14 @@ struct MaxCase<'a> {
     backend: &'a Backend,
     problem: Reduce,
     planted: f32,
-    inputs: Vec<Buffer<f32>>,
-    scratch: Vec<[Buffer<f32>; 2]>,
-    poison: Vec<f32>,
-    tickets: Vec<Buffer<u32>>,
-    /// Per set: which scratch array holds the last result.
-    results: Vec<Option<usize>>,
+    buffers: ReduceSets,
     cub: Option<Cub>,
 }
 
 impl Case for MaxCase<'_> {
     fn launch(&mut self, kernel: usize, source: Source, set: usize) -> Result<()> {
-        let at = complete(
-            self.backend,
-            &MAX_FAMILY.kernels[kernel],
-            source,
-            &self.problem,
-            &self.inputs[set],
-            &mut self.scratch[set],
-            &mut self.tickets[set],
-        )?;
-        self.results[set] = Some(at);
-        Ok(())
+        let kernel = &MAX_FAMILY.kernels[kernel];
+        self.buffers.run(self.backend, kernel, source, &self.problem, set)
     }
 
     fn baseline(&self) -> Option<&'static str> {
@@ -173,28 +138,16 @@ impl Case for MaxCase<'_> {
             why: "it is a GPU library, loaded from $CUB_ANCHORS",
         })?;
         let n = self.problem.n as usize;
-        cub.reduce_max(self.backend, &self.inputs[set], &mut self.scratch[set][0], n)?;
-        self.results[set] = Some(0);
-        Ok(())
+        let (input, output) = self.buffers.for_library(set);
+        cub.reduce_max(self.backend, input, output, n)
     }
 
     fn poison(&mut self) -> Result<()> {
-        for pair in &mut self.scratch {
-            for buffer in pair {
-                buffer.write(self.backend, &self.poison)?;
-            }
-        }
-        self.results.fill(None);
-        Ok(())
+        self.buffers.poison(self.backend)
     }
 
     fn check(&self, set: usize) -> std::result::Result<String, String> {
-        let at = self.results[set].ok_or("nothing was launched on this input set since the poison")?;
-        let got = self.scratch[set][at].read(self.backend).map_err(|e| e.to_string())?[0];
-        let ticket = self.tickets[set].read(self.backend).map_err(|e| e.to_string())?[0];
-        if ticket != 0 {
-            return Err(format!("the ticket is {ticket} after the launch: it must be left at 0"));
-        }
+        let got = self.buffers.result(self.backend, set)?;
         if got.to_bits() != self.planted.to_bits() {
             return Err(format!("maximum {got}, but {} is in the input", self.planted));
         }

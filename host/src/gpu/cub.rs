@@ -4,7 +4,7 @@
 //! runner's script builds with nvcc and names in `$CUB_ANCHORS`; without it there is no CUB baseline.
 
 use super::Gpu;
-use crate::array::{Array, Buffer};
+use crate::array::{Array, Buffer, Element};
 use crate::backend::Backend;
 use crate::error::{HostError, Result};
 use std::ffi::c_void;
@@ -102,15 +102,7 @@ impl Cub {
         output: &mut impl Array<f32>,
         n: usize,
     ) -> Result<()> {
-        crate::families::check_len("input", input.len(), n)?;
-        crate::families::check_len("output", output.len(), 1)?;
-        self.call(
-            self.reduce_sum,
-            "summing",
-            backend,
-            (input.address(backend)?, output.address_mut(backend)?),
-            n,
-        )
+        self.run(self.reduce_sum, "summing", backend, (input, output), (n, 1))
     }
 
     /// `output[0] = max(input[..n])` with `cub::DeviceReduce::Max`, on the GPU's stream.
@@ -121,15 +113,7 @@ impl Cub {
         output: &mut impl Array<f32>,
         n: usize,
     ) -> Result<()> {
-        crate::families::check_len("input", input.len(), n)?;
-        crate::families::check_len("output", output.len(), 1)?;
-        self.call(
-            self.reduce_max,
-            "finding the maximum",
-            backend,
-            (input.address(backend)?, output.address_mut(backend)?),
-            n,
-        )
+        self.run(self.reduce_max, "finding the maximum", backend, (input, output), (n, 1))
     }
 
     /// `bins[b] += count of b in input[..n]` for the 256 byte values, with
@@ -141,10 +125,7 @@ impl Cub {
         bins: &mut impl Array<u32>,
         n: usize,
     ) -> Result<()> {
-        crate::families::check_len("input", input.len(), n)?;
-        crate::families::check_len("bins", bins.len(), 256)?;
-        let addresses = (input.address(backend)?, bins.address_mut(backend)?);
-        self.call(self.histogram_u8, "counting", backend, addresses, n)
+        self.run(self.histogram_u8, "counting", backend, (input, bins), (n, 256))
     }
 
     /// `output[..n]` = the inclusive (or exclusive) prefix sums of `input[..n]`, with
@@ -157,16 +138,28 @@ impl Cub {
         n: usize,
         exclusive: bool,
     ) -> Result<()> {
-        crate::families::check_len("input", input.len(), n)?;
-        crate::families::check_len("output", output.len(), n)?;
         let call = if exclusive {
             self.exclusive_sum
         } else {
             self.inclusive_sum
         };
+        self.run(call, "scanning", backend, (input, output), (n, n))
+    }
+
+    /// Checks that `input` holds `n` elements and `output` `output_len`, then runs `call` on them.
+    fn run<I: Element, O: Element>(
+        &self,
+        call: Call,
+        doing: &str,
+        backend: &Backend,
+        (input, output): (&impl Array<I>, &mut impl Array<O>),
+        (n, output_len): (usize, usize),
+    ) -> Result<()> {
+        crate::families::check_len("input", input.len(), n)?;
+        crate::families::check_len("output", output.len(), output_len)?;
         self.call(
             call,
-            "scanning",
+            doing,
             backend,
             (input.address(backend)?, output.address_mut(backend)?),
             n,
