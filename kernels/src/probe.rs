@@ -3,14 +3,14 @@
 //! that the emulator and the GPU can be checked against the same expected values.
 
 use crate::device::{
-    WARP_SIZE, ballot, block_dim, block_idx, global_store, lane_id, shfl_down, shfl_idx, shfl_up, shfl_xor, sync_warp,
-    thread_idx, unrolled, vote_all, vote_any,
+    WARP_SIZE, ballot, block_dim, block_idx, global_store, lane_id, match_any, shfl_down, shfl_idx, shfl_up, shfl_xor,
+    sync_warp, thread_idx, unrolled, vote_all, vote_any,
 };
 use crate::family::{Family, Problem};
 use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel};
 
 /// Words each thread writes.
-pub const WORDS_PER_THREAD: u32 = 9;
+pub const WORDS_PER_THREAD: u32 = 10;
 
 /// Two warps per block.
 pub const BLOCK: u32 = 2 * WARP_SIZE;
@@ -58,10 +58,11 @@ impl WarpProbe {
 }
 
 kernel! {
-    /// With `g` the thread's global index, thread `g` writes to `out[g·6 ..]`: its lane id,
-    /// `shfl_xor(g, 1)`, `shfl_down(g, 3)`, `shfl_up(g, 2)`, `shfl_idx(g, 5)`, and the sum of `g` over
-    /// its warp by a butterfly of xor-shuffles; then `ballot(g.is_multiple_of(3))`, `vote_all` of "my warp is
-    /// even or I am not lane 7" and `vote_any(g % 61 == 0)` (as 0 or 1).
+    /// With `g` the thread's global index, thread `g` writes to `out[g·WORDS_PER_THREAD ..]`: its
+    /// lane id, `shfl_xor(g, 1)`, `shfl_down(g, 3)`, `shfl_up(g, 2)`, `shfl_idx(g, 5)`, and the sum
+    /// of `g` over its warp by a butterfly of xor-shuffles; then `ballot(g % 3 == 0)`, `vote_all` of
+    /// "my warp is even or I am not lane 7" and `vote_any(g % 61 == 0)` (as 0 or 1), and
+    /// `match_any(g % 5)`.
     pub unsafe fn warp_probe(out: *mut u32) {
         let g = block_idx().x * block_dim().x + thread_idx().x;
         let mut sum = g;
@@ -75,6 +76,7 @@ kernel! {
             ballot(g.is_multiple_of(3)),
             vote_all((g / WARP_SIZE).is_multiple_of(2) || lane != 7) as u32,
             vote_any(g.is_multiple_of(61)) as u32,
+            match_any(g % 5),
         ];
         let shuffles = [lane, shfl_xor(g, 1), shfl_down(g, 3), shfl_up(g, 2), shfl_idx(g, 5), sum];
         sync_warp();

@@ -128,7 +128,8 @@ pub fn matmul_at(a: &[f32], b: &[f32], n: usize, k: usize, positions: &[(usize, 
 /// What `kernels::probe::warp_probe` writes for `threads` threads (whole blocks): per thread, its
 /// lane, `shfl_xor(g, 1)`, `shfl_down(g, 3)`, `shfl_up(g, 2)`, `shfl_idx(g, 5)` and its warp's sum of `g`,
 /// then its warp's ballot of `g % 3 == 0`, whether its warp is even (no lane 7 of an odd warp votes
-/// false then), and whether some `g` of its warp is a multiple of 61.
+/// false then), whether some `g` of its warp is a multiple of 61, and the lanes of its warp whose
+/// `g % 5` equals its own.
 pub fn warp_probe(threads: u32) -> Vec<u32> {
     let mut words = Vec::with_capacity(threads as usize * crate::probe::WORDS_PER_THREAD as usize);
     for g in 0..threads {
@@ -146,6 +147,9 @@ pub fn warp_probe(threads: u32) -> Vec<u32> {
                 .fold(0, |bits, l| bits | 1 << l),
             ((warp_base / 32) % 2 == 0) as u32,
             (warp_base..warp_base + 32).any(|h| h % 61 == 0) as u32,
+            (0..32)
+                .filter(|l| (warp_base + l) % 5 == g % 5)
+                .fold(0, |bits, l| bits | 1 << l),
         ]);
     }
     words

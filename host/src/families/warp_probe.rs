@@ -126,7 +126,7 @@ impl Case for WarpProbeCase<'_> {
         if let Some(i) = (0..len).find(|&i| out[i] != expected[i]) {
             let words = kernels::probe::WORDS_PER_THREAD as usize;
             return Err(format!(
-                "thread {} word {}: got {:#x}, expected {:#x} (words: lane, xor 1, down 3, up 2, idx 5, warp sum, ballot, all, any)",
+                "thread {} word {}: got {:#x}, expected {:#x} (words: lane, xor 1, down 3, up 2, idx 5, warp sum, ballot, all, any, match)",
                 i / words,
                 i % words,
                 out[i],

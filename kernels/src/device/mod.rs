@@ -114,6 +114,15 @@ pub fn ballot(predicate: bool) -> u32 {
     backend::ballot(predicate)
 }
 
+/// `__match_any_sync(0xffffffff, value)`: bit `l` set where lane `l` holds the same `value` as
+/// this lane (this lane's bit included). Lanes that hold equal values can then let one of them act
+/// for all: a histogram's warp-aggregated atomic.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub fn match_any(value: u32) -> u32 {
+    backend::match_any(value)
+}
+
 /// `__all_sync(0xffffffff, predicate)`: whether every lane's predicate is true.
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]

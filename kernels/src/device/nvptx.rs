@@ -326,6 +326,19 @@ macro_rules! vote {
 vote! { vote_all: "all"; vote_any: "any" }
 
 #[inline(always)]
+pub fn match_any(value: u32) -> u32 {
+    let out: u32;
+    // SAFETY: every lane of the warp executes the match (sm_70+).
+    unsafe {
+        asm!(
+            "match.any.sync.b32 {o}, {v}, 0xffffffff;",
+            o = out(reg32) out, v = in(reg32) value, options(nostack),
+        )
+    };
+    out
+}
+
+#[inline(always)]
 pub fn ballot(predicate: bool) -> u32 {
     let out: u32;
     // SAFETY: every lane of the warp executes the vote.

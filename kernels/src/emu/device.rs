@@ -349,6 +349,21 @@ fn vote(predicate: bool) -> u32 {
     (0..block.warp_len(warp)).fold(0, |bits, lane| bits | (block.exchanged(current.tid, lane) & 1) << lane)
 }
 
+/// Every lane offers its value and the warp meets; then each lane gathers the lanes whose value
+/// equals its own.
+#[track_caller]
+pub fn match_any(value: u32) -> u32 {
+    let site = Location::caller();
+    let current = current();
+    let block = current.block();
+    let warp = current.tid / WARP_SIZE;
+    block.offer(current.tid, value);
+    wait(Wait::Warp, site);
+    (0..block.warp_len(warp)).fold(0, |bits, lane| {
+        bits | ((block.exchanged(current.tid, lane) == value) as u32) << lane
+    })
+}
+
 /// Lanes past a partial last warp do not exist: they count as false for `ballot` and `any`, and
 /// are left out of `all`, as on the GPU (the member mask names only existing lanes there).
 #[track_caller]

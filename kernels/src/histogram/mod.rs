@@ -5,13 +5,16 @@
 //! * [`shared`]: the bins privatised per block in shared memory (shared-memory atomics, on chip),
 //!   merged into the global bins once per block at the end;
 //! * [`vectorized`]: the bins privatised per warp (eight copies per block, so the warps of a block
-//!   do not contend with each other), the input read 16 bytes per load.
+//!   do not contend with each other), the input read 16 bytes per load;
+//! * [`aggregated`]: the same, with the lanes of a warp holding the same byte found by
+//!   `match_any` and counted by one atomic: contention within a warp gone too.
 //!
 //! Every kernel adds its counts to `bins`, which must be zero before the launch; counts are exact,
 //! whatever the order of the atomics.
 //!
 //! A new variant is a file here, its line in [`FAMILY`], and its CUDA C twin in `benches/reference/cuda_c/`.
 
+pub mod aggregated;
 pub mod global;
 pub mod shared;
 pub mod vectorized;
@@ -38,7 +41,10 @@ impl Problem for Histogram {
 }
 
 /// Every histogram kernel, in ladder order: the registry's list.
-pub const FAMILY: Family<Histogram> = Family::new("histogram", &[global::KERNEL, shared::KERNEL, vectorized::KERNEL]);
+pub const FAMILY: Family<Histogram> = Family::new(
+    "histogram",
+    &[global::KERNEL, shared::KERNEL, vectorized::KERNEL, aggregated::KERNEL],
+);
 
 /// Blocks for a grid-stride walk of `per_block` elements per block per step: enough for one step,
 /// at most the resident blocks.

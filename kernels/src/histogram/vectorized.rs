@@ -11,7 +11,7 @@ use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel, shared_memory};
 /// Warps per block, each with its own bins.
 pub const WARPS: u32 = THREADS / WARP_SIZE;
 /// Bytes per 16-byte load.
-const VECTOR: u32 = 16;
+pub const VECTOR: u32 = 16;
 
 shared_memory! {
     /// One set of bins per warp: warp w's bin b at w·256 + b.
