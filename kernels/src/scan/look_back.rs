@@ -10,15 +10,17 @@
 
 use super::warp_shuffle::{PER_THREAD, TILE, load_run, run_total, store_run};
 use super::{RESET, Scan, THREADS, WARPS, block_exclusive};
-use crate::device::{SharedSlice, atomic_add, block_idx, load_relaxed, store_relaxed, sync_threads, thread_idx};
+use crate::device::{
+    SharedSlice, WARP_SIZE, atomic_add, block_idx, load_relaxed, store_relaxed, sync_threads, thread_idx,
+};
 use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel, shared_memory};
 
 /// No status yet.
-const EMPTY: u64 = 0;
+pub(super) const EMPTY: u64 = 0;
 /// The tile's own total.
-const AGGREGATE: u64 = 1;
+pub(super) const AGGREGATE: u64 = 1;
 /// The sum of every element up to the tile's end.
-const INCLUSIVE: u64 = 2;
+pub(super) const INCLUSIVE: u64 = 2;
 
 const _: () = assert!(TILE == PER_THREAD * THREADS);
 
@@ -32,7 +34,7 @@ shared_memory! {
 }
 
 #[inline(always)]
-fn status(flag: u64, value: f32) -> u64 {
+pub(super) fn status(flag: u64, value: f32) -> u64 {
     flag << 32 | value.to_bits() as u64
 }
 
@@ -71,46 +73,95 @@ unsafe fn look_back(statuses: *mut u64, tile: u32, aggregate: f32) -> f32 {
     }
 }
 
-kernel! {
-    /// Phase 0: clears the statuses and the ticket in `scratch`. Phase 1: `output` = the scan of
-    /// `input`.
-    pub unsafe fn scan_look_back(input: *const f32, output: *mut f32, scratch: *mut f32, n: u32, exclusive: u32, phase: u32) {
-        let tiles = n.div_ceil(TILE);
-        let statuses = scratch.cast::<u64>();
-        let ticket = statuses.wrapping_add(tiles as usize).cast::<u32>();
-        let t = thread_idx().x;
-        if phase == RESET {
-            if t == 0 {
-                // SAFETY: one status per tile and the ticket's slot after them (the caller gives
-                // `look_back_scratch(tiles)` words, 8-byte aligned).
-                unsafe {
-                    store_relaxed(statuses.add(block_idx().x as usize), EMPTY);
-                    if block_idx().x == 0 {
-                        store_relaxed(ticket, 0u32);
-                    }
+/// How a tile finds the sum of every element before it from the statuses of the tiles before it,
+/// publishing its own statuses on the way.
+pub(super) trait Walk {
+    /// Called by every thread of warp 0 (a walk may use the whole warp); the prefix it returns is
+    /// used from lane 0.
+    ///
+    /// # Safety
+    /// As for [`look_back`].
+    unsafe fn prefix(statuses: *mut u64, tile: u32, aggregate: f32) -> f32;
+}
+
+/// Thread 0 walks back one tile at a time ([`look_back`]).
+pub(super) struct OneThread;
+
+impl Walk for OneThread {
+    #[inline(always)]
+    unsafe fn prefix(statuses: *mut u64, tile: u32, aggregate: f32) -> f32 {
+        if crate::device::lane_id() != 0 {
+            return 0.0;
+        }
+        // SAFETY: forwarded from the caller.
+        unsafe { look_back(statuses, tile, aggregate) }
+    }
+}
+
+/// Phase [`RESET`]: clears the statuses and the ticket in `scratch`. Phase 1: `output` = the scan
+/// of `input`, each tile's prefix found by `W`.
+///
+/// # Safety
+/// As the kernels' contract: `input` and `output` hold n elements, `scratch` the look-back's words
+/// (8-byte aligned); the block has THREADS threads.
+#[inline(always)]
+pub(super) unsafe fn look_back_body<W: Walk>(
+    input: *const f32,
+    output: *mut f32,
+    scratch: *mut f32,
+    (n, exclusive, phase): (u32, u32, u32),
+) {
+    let tiles = n.div_ceil(TILE);
+    let statuses = scratch.cast::<u64>();
+    let ticket = statuses.wrapping_add(tiles as usize).cast::<u32>();
+    let t = thread_idx().x;
+    if phase == RESET {
+        if t == 0 {
+            // SAFETY: one status per tile and the ticket's slot after them (the caller gives
+            // `look_back_scratch(tiles)` words, 8-byte aligned).
+            unsafe {
+                store_relaxed(statuses.add(block_idx().x as usize), EMPTY);
+                if block_idx().x == 0 {
+                    store_relaxed(ticket, 0u32);
                 }
             }
-            return;
         }
-        let Scratch { sums, ticket: my_ticket, prefix } = Scratch::carve();
+        return;
+    }
+    let Scratch {
+        sums,
+        ticket: my_ticket,
+        prefix,
+    } = Scratch::carve();
+    if t == 0 {
+        // SAFETY: the ticket is the caller's, zero after the reset phase.
+        my_ticket.set(0, unsafe { atomic_add(ticket, 1u32) });
+    }
+    // The tile's number is in shared memory before any thread reads it.
+    sync_threads();
+    let tile = my_ticket.get(0);
+    // SAFETY: the input holds n elements; the block has THREADS threads.
+    let run = unsafe { load_run(input, tile, n) };
+    let (in_tile, aggregate) = unsafe { block_exclusive(sums, run_total(&run)) };
+    if t < WARP_SIZE {
+        // SAFETY: tiles are taken by ticket, so every predecessor's block started first.
+        let before = unsafe { W::prefix(statuses, tile, aggregate) };
         if t == 0 {
-            // SAFETY: the ticket is the caller's, zero after the reset phase.
-            my_ticket.set(0, unsafe { atomic_add(ticket, 1u32) });
+            prefix.set(0, before);
         }
-        // The tile's number is in shared memory before any thread reads it.
-        sync_threads();
-        let tile = my_ticket.get(0);
-        // SAFETY: the input holds n elements; the block has THREADS threads.
-        let run = unsafe { load_run(input, tile, n) };
-        let (in_tile, aggregate) = unsafe { block_exclusive(sums, run_total(&run)) };
-        if t == 0 {
-            // SAFETY: tiles are taken by ticket, so every predecessor's block started first.
-            prefix.set(0, unsafe { look_back(statuses, tile, aggregate) });
-        }
-        // The tile's prefix is in shared memory before any thread reads it.
-        sync_threads();
-        // SAFETY: the output holds n elements.
-        unsafe { store_run(output, tile, n, &run, prefix.get(0) + in_tile, exclusive != 0) };
+    }
+    // The tile's prefix is in shared memory before any thread reads it.
+    sync_threads();
+    // SAFETY: the output holds n elements.
+    unsafe { store_run(output, tile, n, &run, prefix.get(0) + in_tile, exclusive != 0) };
+}
+
+kernel! {
+    /// Phase 0: clears the statuses and the ticket in `scratch`. Phase 1: `output` = the scan of
+    /// `input`, thread 0 walking back one tile at a time.
+    pub unsafe fn scan_look_back(input: *const f32, output: *mut f32, scratch: *mut f32, n: u32, exclusive: u32, phase: u32) {
+        // SAFETY: forwarded from the kernel's contract; KERNEL launches THREADS threads.
+        unsafe { look_back_body::<OneThread>(input, output, scratch, (n, exclusive, phase)) }
     }
 }
 

@@ -8,7 +8,8 @@
 //!   scanned with shuffles inside each warp and the warps' totals through shared memory;
 //! * [`look_back`]: the warp-shuffle tile in one pass over the array: each tile publishes its total,
 //!   then finds its prefix by looking back at the tiles before it (decoupled look-back, Merrill &
-//!   Garland 2016), so every element is read once and written once.
+//!   Garland 2016), so every element is read once and written once;
+//! * [`look_back_warp`]: the same, the look-back done by a whole warp, 32 predecessors per step.
 //!
 //! The first three scan tiles independently: the device-wide scan takes three phases (tile scans
 //! and tile totals; a scan of the totals, recursively; the totals' prefixes added back). The host
@@ -19,6 +20,7 @@
 pub mod blelloch;
 pub mod hillis_steele;
 pub mod look_back;
+pub mod look_back_warp;
 pub mod warp_shuffle;
 
 use crate::device::{SharedSlice, WARP_SIZE, lane_id, shfl_up, sync_threads, thread_idx};
@@ -53,6 +55,7 @@ pub const FAMILY: Family<Scan> = Family::new(
         blelloch::KERNEL,
         warp_shuffle::KERNEL,
         look_back::KERNEL,
+        look_back_warp::KERNEL,
     ],
 );
 
@@ -78,7 +81,7 @@ pub const SINGLE_PASS: u32 = 1;
 
 /// How `entry`, a kernel of [`FAMILY`], scans a whole array.
 pub fn passes(entry: &str) -> Passes {
-    if entry == look_back::KERNEL.entry() {
+    if entry == look_back::KERNEL.entry() || entry == look_back_warp::KERNEL.entry() {
         Passes::LookBack
     } else {
         Passes::ThreePhase

@@ -1,0 +1,146 @@
+//! Rung 5: the single-pass scan with the look-back done by a whole warp: the 32 lanes of warp 0 read
+//! the statuses of the 32 tiles before the window's end at once, wait until all 32 have published,
+//! find the nearest one with an inclusive prefix (`ballot`), and add everything from there on with
+//! one shuffle reduction; a window with no inclusive prefix adds all 32 totals and moves back 32
+//! tiles. One round trip to the L2 per 32 predecessors instead of per predecessor.
+
+use super::look_back::{AGGREGATE, EMPTY, INCLUSIVE, Walk, look_back_body, status};
+use super::warp_shuffle::TILE;
+use super::{Scan, THREADS};
+use crate::device::{WARP_SIZE, ballot, lane_id, load_relaxed, store_relaxed, vote_all};
+use crate::reduce::warp_sum;
+use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel};
+
+/// The warp's walk.
+pub(super) struct WholeWarp;
+
+impl Walk for WholeWarp {
+    #[inline(always)]
+    unsafe fn prefix(statuses: *mut u64, tile: u32, aggregate: f32) -> f32 {
+        let lane = lane_id();
+        // SAFETY (statuses): tile and its predecessors are inside the array.
+        unsafe {
+            if tile == 0 {
+                if lane == 0 {
+                    store_relaxed(statuses, status(INCLUSIVE, aggregate));
+                }
+                return 0.0;
+            }
+            if lane == 0 {
+                store_relaxed(statuses.add(tile as usize), status(AGGREGATE, aggregate));
+            }
+            let mut prefix = 0.0f32;
+            // The window is tiles end − 32 .. end − 1, lane l on tile end − 32 + l; tiles before 0
+            // count as an inclusive prefix of 0.
+            let mut end = tile;
+            loop {
+                let back = WARP_SIZE - lane;
+                let word = loop {
+                    let word = if end >= back {
+                        load_relaxed(statuses.add((end - back) as usize))
+                    } else {
+                        status(INCLUSIVE, 0.0)
+                    };
+                    // Every lane's tile has published (its block took an earlier ticket).
+                    if vote_all(word >> 32 != EMPTY) {
+                        break word;
+                    }
+                };
+                let value = f32::from_bits(word as u32);
+                let inclusive = ballot(word >> 32 == INCLUSIVE);
+                if inclusive != 0 {
+                    // The nearest inclusive prefix, and the totals of the tiles after it.
+                    let nearest = WARP_SIZE - 1 - inclusive.leading_zeros();
+                    prefix += warp_sum(if lane >= nearest { value } else { 0.0 });
+                    break;
+                }
+                prefix += warp_sum(value);
+                end -= WARP_SIZE;
+            }
+            if lane == 0 {
+                store_relaxed(statuses.add(tile as usize), status(INCLUSIVE, prefix + aggregate));
+            }
+            prefix
+        }
+    }
+}
+
+kernel! {
+    /// Phase 0: clears the statuses and the ticket in `scratch`. Phase 1: `output` = the scan of
+    /// `input`, warp 0 walking back 32 tiles at a time.
+    pub unsafe fn scan_look_back_warp(input: *const f32, output: *mut f32, scratch: *mut f32, n: u32, exclusive: u32, phase: u32) {
+        // SAFETY: forwarded from the kernel's contract; KERNEL launches THREADS threads.
+        unsafe { look_back_body::<WholeWarp>(input, output, scratch, (n, exclusive, phase)) }
+    }
+}
+
+/// One block per 2048 elements, in both phases.
+pub const KERNEL: Kernel<Scan> = Kernel {
+    code: scan_look_back_warp,
+    block: Dim3::x(THREADS),
+    shared: SharedMemory::of(super::look_back::Scratch::BYTES),
+    grid: |p| Dim3::x(p.n.div_ceil(TILE)),
+    bounds: LaunchBounds::NONE,
+};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::LaunchShape;
+
+    kernel! {
+        /// One warp runs the walk for `tile` over `statuses`; lane 0 writes the prefix.
+        unsafe fn walk_probe(statuses: *mut u64, tile: u32, out: *mut f32) {
+            // SAFETY: the test gives statuses up to `tile`, every predecessor published.
+            let prefix = unsafe { WholeWarp::prefix(statuses, tile, 1000.0) };
+            if lane_id() == 0 {
+                // SAFETY: one output.
+                unsafe { *out = prefix };
+            }
+        }
+    }
+
+    fn walk(statuses: &mut [u64], tile: u32) -> f32 {
+        let mut out = f32::NAN;
+        let shape = LaunchShape {
+            grid: Dim3::x(1),
+            block: Dim3::x(WARP_SIZE),
+            shared_bytes: 0,
+        };
+        // SAFETY: the statuses cover `tile`; one output.
+        unsafe { walk_probe.emulate(&shape, (statuses.as_mut_ptr(), tile, &mut out)) }.unwrap();
+        out
+    }
+
+    /// The walk over windows with no inclusive prefix, and over tiles before 0: on the emulator the
+    /// tile before is usually complete when a tile looks back, so the launch tests rarely take
+    /// these paths.
+    #[test]
+    fn the_warp_adds_whole_windows_until_the_nearest_inclusive_prefix() {
+        // Tile 0 inclusive (1), tiles 1..=40 totals of 1 each: two windows back from tile 41.
+        let mut statuses: Vec<u64> = (0..42)
+            .map(|t| {
+                if t == 0 {
+                    status(INCLUSIVE, 1.0)
+                } else {
+                    status(AGGREGATE, 1.0)
+                }
+            })
+            .collect();
+        statuses[41] = EMPTY;
+        assert_eq!(walk(&mut statuses, 41), 41.0);
+        assert_eq!(statuses[41], status(INCLUSIVE, 1041.0));
+        // An inclusive prefix of 100 at tile 20: the walk stops there, 20 totals after it.
+        let mut statuses: Vec<u64> = (0..42)
+            .map(|t| {
+                if t == 20 {
+                    status(INCLUSIVE, 100.0)
+                } else {
+                    status(AGGREGATE, 1.0)
+                }
+            })
+            .collect();
+        statuses[41] = EMPTY;
+        assert_eq!(walk(&mut statuses, 41), 120.0);
+    }
+}
