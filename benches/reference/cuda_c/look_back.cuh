@@ -24,7 +24,7 @@ __device__ __forceinline__ unsigned long long peek(const unsigned long long* at)
 template <typename Walk>
 __device__ __forceinline__ void look_back_body(const float* input, float* output, float* scratch, unsigned n,
                                                unsigned exclusive, unsigned phase) {
-    unsigned tiles = (n + TILE_2048 - 1) / TILE_2048;
+    unsigned tiles = (n + SCAN_TILE - 1) / SCAN_TILE;
     unsigned long long* statuses = (unsigned long long*)scratch;
     unsigned* ticket = (unsigned*)(statuses + tiles);
     unsigned t = threadIdx.x;
@@ -43,12 +43,16 @@ __device__ __forceinline__ void look_back_body(const float* input, float* output
     unsigned tile = *my_ticket;
     float run[PER_THREAD];
     load_run(input, tile, n, run);
-    float aggregate;
-    float in_tile = block_exclusive(sums, run_total(run), &aggregate);
+    float totals[RUNS], in_tile[RUNS], aggregate;
+    run_totals(run, totals);
+    block_exclusive(sums, totals, in_tile, &aggregate);
     if (t < 32) {
         float before = Walk::prefix(statuses, tile, aggregate, t);
         if (t == 0) *prefix = before;
     }
     __syncthreads();
-    store_run(output, tile, n, run, *prefix + in_tile, exclusive != 0);
+    float before = *prefix, prefixes[RUNS];
+#pragma unroll
+    for (unsigned c = 0; c < RUNS; ++c) prefixes[c] = before + in_tile[c];
+    store_run(output, tile, n, run, prefixes, exclusive != 0);
 }

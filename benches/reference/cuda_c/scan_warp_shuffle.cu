@@ -1,4 +1,4 @@
-// kernels::scan::warp_shuffle: 2048 elements per tile, 8 per thread, warp shuffles, warp totals in shared.
+// kernels::scan::warp_shuffle: 4096 elements per tile, 16 per thread in four runs striped across the warp, warp shuffles, warp totals in shared.
 #include "scan.cuh"
 extern "C" __global__ void scan_warp_shuffle_cuda(const float* input, float* output, float* scratch, unsigned n,
                                                   unsigned exclusive, unsigned phase) {
@@ -7,18 +7,16 @@ extern "C" __global__ void scan_warp_shuffle_cuda(const float* input, float* out
     if (phase == 1) {
         float prefix = scratch[tile];
         load_run(output, tile, n, run);
-        unsigned first = tile * TILE_2048 + threadIdx.x * PER_THREAD;
 #pragma unroll
-        for (unsigned k = 0; k < PER_THREAD; ++k) {
-            unsigned i = first + k < first ? 0xffffffffu : first + k;
-            if (i < n) output[i] = prefix + run[k];
-        }
+        for (unsigned k = 0; k < PER_THREAD; ++k) run[k] = run[k] + prefix;
+        write_runs(output, tile, n, run);
         return;
     }
     extern __shared__ float sums[];
     load_run(input, tile, n, run);
-    float tile_total;
-    float prefix = block_exclusive(sums, run_total(run), &tile_total);
-    store_run(output, tile, n, run, prefix, exclusive != 0);
+    float totals[RUNS], prefixes[RUNS], tile_total;
+    run_totals(run, totals);
+    block_exclusive(sums, totals, prefixes, &tile_total);
+    store_run(output, tile, n, run, prefixes, exclusive != 0);
     if (threadIdx.x == 0) scratch[tile] = tile_total;
 }

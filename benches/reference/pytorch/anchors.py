@@ -8,6 +8,7 @@ not a project dependency. TF32 is off, so that convolutions compute in FP32 like
 
 import json
 import math
+import os
 import statistics
 import sys
 
@@ -161,8 +162,26 @@ def histograms():
             del inputs
 
 
+# Each generator with the families it times, so that BENCH_FAMILIES (as the Rust benches read it)
+# limits the anchors too.
+GENERATORS = [
+    (transposes, {"transpose"}),
+    (convolutions, {"conv2d"}),
+    (reductions, {"reduce", "reduce_max"}),
+    (histograms, {"histogram"}),
+    (scans, {"scan"}),
+    (softmaxes, {"softmax"}),
+    (row_reductions, {"row_sum", "row_max"}),
+]
+
+
 def main():
-    cases = list(transposes()) + list(convolutions()) + list(reductions()) + list(histograms()) + list(scans()) + list(softmaxes()) + list(row_reductions())
+    wanted = os.environ.get("BENCH_FAMILIES")
+    wanted = None if not wanted else {name.strip() for name in wanted.split(",")}
+    cases = []
+    for generator, families in GENERATORS:
+        if wanted is None or families & wanted:
+            cases += [c for c in generator() if wanted is None or c["family"] in wanted]
     json.dump(cases, sys.stdout, indent=1)
     for c in cases:
         print(f"{c['kernel']} {c['size']}: {c['median_ms']:.4f} ms, {c['rate']:.1f} GB/s", file=sys.stderr)

@@ -21,9 +21,10 @@ use kernels::{AnyFamily, Kernel, Source};
 const CUB_INCLUSIVE: &str = "cub_inclusive_sum";
 const CUB_EXCLUSIVE: &str = "cub_exclusive_sum";
 
-/// Additions along any path inside one tile, for every variant here (at most 18: 8 in a thread's
-/// run, 5 + 3 shuffle levels, 2 to combine; Blelloch: 2 · 9 + 1).
-const TILE_DEPTH: u64 = 20;
+/// Additions along any path inside one tile, for every variant here, with room to spare (at most
+/// 21: 4 in a run's total, 5 shuffle levels and 3 to join the runs in the warp, 3 for the warps,
+/// 2 to combine the prefixes, 4 in the run's scan; Blelloch: 2 · 9 + 1).
+const TILE_DEPTH: u64 = 24;
 
 /// Blocks (tiles) of `kernel` for `problem`.
 fn tiles(kernel: &Kernel<Scan>, problem: &Scan) -> u32 {
@@ -251,8 +252,8 @@ pub fn check_prefixes(out: &[f32], input: &[f32], exclusive: bool, depth: u64) -
 /// The host side of the scan family. Sizes are (n, exclusive): 0 inclusive, 1 exclusive.
 pub struct ScanDemo;
 
-/// One element, the warp, tile (256, 512, 2048) and level edges, primes, both kinds.
-const EDGE_SIZES: [[usize; 2]; 14] = [
+/// One element, the warp, tile (256, 512, 4096) and level edges, primes, both kinds.
+const EDGE_SIZES: [[usize; 2]; 15] = [
     [1, 0],
     [2, 1],
     [31, 0],
@@ -263,6 +264,7 @@ const EDGE_SIZES: [[usize; 2]; 14] = [
     [513, 1],
     [2047, 0],
     [2049, 1],
+    [4095, 1],
     [4097, 0],
     [65_537, 1],
     [100_003, 0],

@@ -6,6 +6,8 @@ use super::{Bound, Case, FamilyDemo, GUARD, Outputs, Plan, Size, Work, check_gua
 use crate::array::{Array, Buffer};
 use crate::backend::Backend;
 use crate::error::Result;
+use kernels::device::WARP_SIZE;
+use kernels::softmax::registers::WARP_COLS;
 use kernels::softmax::{FAMILY, Softmax, THREADS};
 use kernels::{AnyFamily, Kernel, Source};
 use rand::rngs::StdRng;
@@ -41,11 +43,15 @@ pub fn launch(
 /// Checks every element of `out` against the f64 softmax of `input`'s rows. Relative tolerance per
 /// element, from the arithmetic: each e^x within 2^-21 (`ex2.approx`) plus |x − max|·2u from
 /// scaling its argument; the row's sum within (its chain of additions and rescalings)·9u, the chain
-/// being one thread's share plus 18 levels of merging; 10u for the division and the rest. Results
-/// below f32's normal range may be 0 (flushed).
+/// being one thread's share plus 18 levels of merging (a thread's share: a 256th of the row, or up
+/// to 32 elements where the register rung gives a warp the row); 10u for the division and the
+/// rest. Results below f32's normal range may be 0 (flushed).
 pub fn check_rows(out: &[f32], input: &[f32], cols: usize) -> std::result::Result<String, String> {
     let u = (2.0f64).powi(-24);
-    let chain = cols.div_ceil(THREADS as usize) as f64 + 18.0;
+    let share = cols
+        .div_ceil(THREADS as usize)
+        .max(cols.min(WARP_COLS as usize).div_ceil(WARP_SIZE as usize));
+    let chain = share as f64 + 18.0;
     let mut worst = 0.0f64;
     for (r, (row_out, row_in)) in out.chunks(cols).zip(input.chunks(cols)).enumerate() {
         let max = row_in.iter().fold(f64::NEG_INFINITY, |m, &x| m.max(x as f64));
@@ -97,7 +103,7 @@ impl FamilyDemo for SoftmaxDemo {
     }
 
     fn about(&self) -> &'static str {
-        "softmax of each row of a rows × cols f32 matrix, the row's maximum subtracted: three reads, online maximum and sum, row staged in shared memory"
+        "softmax of each row of a rows × cols f32 matrix, the row's maximum subtracted: three reads, online maximum and sum, row staged in shared memory, row in registers"
     }
 
     fn extents(&self) -> &'static [&'static str] {

@@ -588,8 +588,22 @@ fn deadlock(s: &State) -> String {
 
 /// The first source line (from the coroutine's start inwards) where two call paths part, one for
 /// each; `None` when they are the same in the source or cannot be told apart without line tables.
+/// Only the kernel's own lines count (the emulator's frames are the same for every thread), and a
+/// path that is the other with frames left out is the same path: optimised code that duplicates a
+/// call can drop inlined frames from one copy's line table.
 fn first_difference(a: &[usize], b: &[usize]) -> Option<(String, String)> {
-    let (a, b) = (source_path(a)?, source_path(b)?);
+    let kernel_lines = |path: &[usize]| -> Option<Vec<String>> {
+        Some(
+            source_path(path)?
+                .into_iter()
+                .filter(|line| !is_emulator_line(line))
+                .collect(),
+        )
+    };
+    let (a, b) = (kernel_lines(a)?, kernel_lines(b)?);
+    if is_subsequence(&a, &b) || is_subsequence(&b, &a) {
+        return None;
+    }
     let common = a.iter().rev().zip(b.iter().rev()).take_while(|(x, y)| x == y).count();
     match (a.iter().rev().nth(common), b.iter().rev().nth(common)) {
         (None, None) => None,
@@ -598,6 +612,18 @@ fn first_difference(a: &[usize], b: &[usize]) -> Option<(String, String)> {
             Some((show(x), show(y)))
         }
     }
+}
+
+/// A line of the emulator itself or of the `kernel!` macro's launch glue.
+fn is_emulator_line(line: &str) -> bool {
+    let line = line.replace('\\', "/");
+    line.contains("kernels/src/emu/") || line.contains("kernels/src/kernel_macro.rs")
+}
+
+/// Whether every element of `short` appears in `long`, in order.
+fn is_subsequence(short: &[String], long: &[String]) -> bool {
+    let mut rest = long.iter();
+    short.iter().all(|line| rest.any(|other| other == line))
 }
 
 /// The source lines of a call path, innermost first, inlined frames included; `None` where a

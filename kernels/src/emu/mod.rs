@@ -15,7 +15,8 @@
 //! * reads of shared memory no thread of the block has written, whatever the element type;
 //! * barriers: threads at different `sync_threads` calls, on different passes (counts), reaching it
 //!   through different calls of one helper (call paths, compared at the first 16 barriers of the
-//!   launch's first block, in builds with line tables),
+//!   launch's first block, in unoptimised builds with line tables: optimised code loses inlined
+//!   frames from its line tables, and there the check passes rather than guess),
 //!   threads returning while others wait, deadlocks between warp and block barriers;
 //! * warps: a lane missing from a shuffle or `sync_warp`, a shuffle from a lane past a partial warp;
 //! * shared-memory views indexed out of bounds, more shared memory carved than launched;

@@ -1,6 +1,6 @@
 //! Rung 4: the whole scan in one pass (decoupled look-back, Merrill & Garland 2016). Each block
 //! takes the next tile by ticket (so that every tile it waits on belongs to a block that started
-//! before it), scans its 2048 elements as the warp-shuffle rung does, publishes its total
+//! before it), scans its 4096 elements as the warp-shuffle rung does, publishes its total
 //! (AGGREGATE), then walks back over the tiles before it, adding their totals until it meets one
 //! that has published its inclusive prefix (INCLUSIVE); it publishes its own and writes its
 //! elements. Every element is read once and written once: 2n words, the copy's traffic.
@@ -8,7 +8,7 @@
 //! A tile's status is one 8-byte word (flag in the high half, the f32 in the low half), written
 //! and read whole, so a reader never sees a flag without its value. Phase [`RESET`] clears them.
 
-use super::warp_shuffle::{PER_THREAD, TILE, load_run, run_total, store_run};
+use super::warp_shuffle::{PER_THREAD, TILE, load_run, run_totals, store_run};
 use super::{RESET, Scan, THREADS, WARPS, block_exclusive};
 use crate::device::{
     SharedSlice, WARP_SIZE, atomic_add, block_idx, load_relaxed, store_relaxed, sync_threads, thread_idx,
@@ -142,7 +142,7 @@ pub(super) unsafe fn look_back_body<W: Walk>(
     let tile = my_ticket.get(0);
     // SAFETY: the input holds n elements; the block has THREADS threads.
     let run = unsafe { load_run(input, tile, n) };
-    let (in_tile, aggregate) = unsafe { block_exclusive(sums, run_total(&run)) };
+    let (in_tile, aggregate) = unsafe { block_exclusive(sums, run_totals(&run)) };
     if t < WARP_SIZE {
         // SAFETY: tiles are taken by ticket, so every predecessor's block started first.
         let before = unsafe { W::prefix(statuses, tile, aggregate) };
@@ -152,8 +152,9 @@ pub(super) unsafe fn look_back_body<W: Walk>(
     }
     // The tile's prefix is in shared memory before any thread reads it.
     sync_threads();
+    let before = prefix.get(0);
     // SAFETY: the output holds n elements.
-    unsafe { store_run(output, tile, n, &run, prefix.get(0) + in_tile, exclusive != 0) };
+    unsafe { store_run(output, tile, n, run, in_tile.map(|p| before + p), exclusive != 0) };
 }
 
 kernel! {
@@ -165,7 +166,7 @@ kernel! {
     }
 }
 
-/// One block per 2048 elements, in both phases.
+/// One block per 4096 elements, in both phases.
 pub const KERNEL: Kernel<Scan> = Kernel {
     code: scan_look_back,
     block: Dim3::x(THREADS),

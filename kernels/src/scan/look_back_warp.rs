@@ -74,7 +74,7 @@ kernel! {
     }
 }
 
-/// One block per 2048 elements, in both phases.
+/// One block per 4096 elements, in both phases.
 pub const KERNEL: Kernel<Scan> = Kernel {
     code: scan_look_back_warp,
     block: Dim3::x(THREADS),

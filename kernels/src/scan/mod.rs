@@ -4,8 +4,9 @@
 //!   value `d` to the left (double-buffered); n·log n additions;
 //! * [`blelloch`]: a 512-element tile scanned work-efficiently (up-sweep, down-sweep), its shared
 //!   indices padded by one word per 32 so that the strided steps hit 32 banks;
-//! * [`warp_shuffle`]: 2048 elements per tile, 8 per thread in registers, the threads' totals
-//!   scanned with shuffles inside each warp and the warps' totals through shared memory;
+//! * [`warp_shuffle`]: 4096 elements per tile, 16 per thread in registers (four runs of 4, striped
+//!   across the warp for 16-byte accesses), the runs' totals scanned with shuffles inside each warp
+//!   and the warps' totals through shared memory;
 //! * [`look_back`]: the warp-shuffle tile in one pass over the array: each tile publishes its total,
 //!   then finds its prefix by looking back at the tiles before it (decoupled look-back, Merrill &
 //!   Garland 2016), so every element is read once and written once;
@@ -23,7 +24,7 @@ pub mod look_back;
 pub mod look_back_warp;
 pub mod warp_shuffle;
 
-use crate::device::{SharedSlice, WARP_SIZE, lane_id, shfl_up, sync_threads, thread_idx};
+use crate::device::{SharedSlice, WARP_SIZE, lane_id, shfl_idx, shfl_up, sync_threads, thread_idx, unrolled};
 use crate::family::{Family, Problem};
 
 /// Threads per block, for every variant.
@@ -128,23 +129,42 @@ pub fn warp_inclusive(mut value: f32) -> f32 {
     value
 }
 
-/// Each thread's exclusive prefix of `total` over the block (threads in order), and the block's
-/// total, for every thread: warps scan with shuffles, then warp 0 scans the warps' totals through
-/// `sums` (at least [`WARPS`] + 1 elements). Every thread of the block must call it.
+/// Each of the thread's runs' exclusive prefix over the block, and the block's total, for every
+/// thread. The block's order is warp by warp, and inside a warp run 0 of every lane, then run 1
+/// (the layout of [`warp_shuffle::load_run`]): each run's totals are scanned over the warp with
+/// shuffles, then warp 0 scans the warps' totals through `sums` (at least [`WARPS`] + 1 elements).
+/// Every thread of the block must call it.
 ///
 /// # Safety
 /// The block has [`THREADS`] threads; `sums` is not in use by other code between the barriers.
 #[inline(always)]
-pub unsafe fn block_exclusive(sums: SharedSlice<f32>, total: f32) -> (f32, f32) {
+pub unsafe fn block_exclusive(
+    sums: SharedSlice<f32>,
+    totals: [f32; warp_shuffle::RUNS as usize],
+) -> ([f32; warp_shuffle::RUNS as usize], f32) {
     let (t, lane) = (thread_idx().x, lane_id());
     let warp = t / WARP_SIZE;
-    let inclusive = warp_inclusive(total);
-    // The lane below's running sum: this thread's prefix within the warp, without a subtraction.
-    let below = shfl_up(inclusive, 1);
-    let in_warp = if lane == 0 { 0.0 } else { below };
+    // Each run's prefix inside the warp, and the warp's total so far.
+    let mut in_warp = [0.0f32; warp_shuffle::RUNS as usize];
+    let mut warp_total = 0.0f32;
+    unrolled::<{ warp_shuffle::RUNS }>(|c| {
+        let inclusive = warp_inclusive(totals[c as usize]);
+        // The lane below's running sum: this run's prefix among the warp's run c, without a
+        // subtraction.
+        let below = shfl_up(inclusive, 1);
+        let before = if lane == 0 { 0.0 } else { below };
+        let all = shfl_idx(inclusive, WARP_SIZE - 1);
+        if c == 0 {
+            in_warp[0] = before;
+            warp_total = all;
+        } else {
+            in_warp[c as usize] = warp_total + before;
+            warp_total += all;
+        }
+    });
     if lane == WARP_SIZE - 1 {
         // SAFETY: warp < WARPS ≤ sums.len().
-        unsafe { sums.set_unchecked(warp, inclusive) };
+        unsafe { sums.set_unchecked(warp, warp_total) };
     }
     // Every warp's total is staged before warp 0 scans them.
     sync_threads();
@@ -172,5 +192,5 @@ pub unsafe fn block_exclusive(sums: SharedSlice<f32>, total: f32) -> (f32, f32) 
     sync_threads();
     // SAFETY: warp < WARPS and WARPS are inside `sums`.
     let (warp_prefix, block_total) = unsafe { (sums.get_unchecked(warp), sums.get_unchecked(WARPS)) };
-    (warp_prefix + in_warp, block_total)
+    (in_warp.map(|p| warp_prefix + p), block_total)
 }

@@ -1,14 +1,25 @@
-//! Rung 3: 2048 elements per tile, 8 consecutive ones per thread. Each thread scans its 8 in
-//! registers, the threads' totals are scanned with shuffles inside each warp, and only the eight
-//! warp totals go through shared memory: two barriers per tile instead of one per step, and 8
-//! elements of work per thread per barrier.
+//! Rung 3: 4096 elements per tile, 16 per thread in four runs of 4. Each thread sums its runs in
+//! registers, the runs' totals are scanned with shuffles inside each warp, and only the eight warp
+//! totals go through shared memory: two barriers per tile instead of one per step, and 16 elements
+//! of work per thread per barrier. Four 16-byte loads per thread are in flight at once (with two,
+//! the single-pass scans waited on memory: 47 % of copy speed, run 2026-11-30 o).
+//!
+//! The runs are striped across the warp: lane l's run c is the 4 elements at 128·c + 4·l of the
+//! warp's 512, so each 16-byte load or store of the warp covers 512 contiguous bytes. (Eight
+//! consecutive elements per thread, the textbook layout, puts 32 bytes between lanes: every store
+//! instruction then touches 32 sectors, a quarter or an eighth of each, and the scans ran at a
+//! quarter of copy speed.)
 
 use super::{ADD_PREFIXES, Scan, THREADS, WARPS, block_exclusive};
-use crate::device::{Float4, SharedSlice, block_idx, global_store, is_aligned4, load4, thread_idx, unrolled};
+use crate::device::{
+    Float4, SharedSlice, WARP_SIZE, block_idx, global_store, is_aligned4, lane_id, load4, store4, thread_idx, unrolled,
+};
 use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel, shared_memory};
 
+/// Runs of 4 elements per thread.
+pub const RUNS: u32 = 4;
 /// Elements per thread.
-pub const PER_THREAD: u32 = 8;
+pub const PER_THREAD: u32 = 4 * RUNS;
 /// Elements per tile.
 pub const TILE: u32 = PER_THREAD * THREADS;
 
@@ -19,62 +30,111 @@ shared_memory! {
     }
 }
 
-/// The thread's 8 elements of `tile` (0 past n): two 16-byte loads where the whole run is inside
-/// the input and the input is aligned, else one at a time.
+/// A thread's elements: `run[4·c + k]` is element k of its run c.
+pub type Runs = [f32; PER_THREAD as usize];
+
+/// Where the calling thread's run `c` of `tile` starts (saturating past u32::MAX: the last tile
+/// of an n near it).
+#[inline(always)]
+fn run_start(tile: u32, c: u32) -> u32 {
+    let warp = thread_idx().x / WARP_SIZE;
+    let in_tile = warp * (WARP_SIZE * PER_THREAD) + c * (WARP_SIZE * 4) + 4 * lane_id();
+    // tile · TILE ≤ n − 1: no overflow before the offset is added.
+    (tile * TILE).saturating_add(in_tile)
+}
+
+/// The thread's runs of `tile` (0 past n): a 16-byte load per run where the run is inside the
+/// input and the input is aligned, else one element at a time.
 ///
 /// # Safety
 /// `input` holds n elements.
 #[inline(always)]
-pub(crate) unsafe fn load_run(input: *const f32, tile: u32, n: u32) -> [f32; PER_THREAD as usize] {
-    let first = tile * TILE + thread_idx().x * PER_THREAD;
+pub(crate) unsafe fn load_run(input: *const f32, tile: u32, n: u32) -> Runs {
     let mut run = [0.0f32; PER_THREAD as usize];
-    if first.checked_add(PER_THREAD).is_some_and(|end| end <= n) && is_aligned4(input) {
-        unrolled::<2>(|h| {
-            // SAFETY: first + 8 ≤ n, and first is a multiple of 8, so 16-byte aligned.
-            let Float4(four) = unsafe { load4(input.add((first + 4 * h) as usize)) };
-            unrolled::<4>(|k| run[(4 * h + k) as usize] = four[k as usize]);
-        });
-    } else {
-        unrolled::<PER_THREAD>(|k| {
-            let i = first.saturating_add(k);
-            if i < n {
-                // SAFETY: i < n.
-                run[k as usize] = unsafe { *input.add(i as usize) };
-            }
-        });
-    }
+    let vector = is_aligned4(input);
+    unrolled::<RUNS>(|c| {
+        let first = run_start(tile, c);
+        if vector && first.checked_add(4).is_some_and(|end| end <= n) {
+            // SAFETY: first + 4 ≤ n, and first is a multiple of 4, so 16-byte aligned.
+            let Float4(four) = unsafe { load4(input.add(first as usize)) };
+            unrolled::<4>(|k| run[(4 * c + k) as usize] = four[k as usize]);
+        } else {
+            unrolled::<4>(|k| {
+                let i = first.saturating_add(k);
+                if i < n {
+                    // SAFETY: i < n.
+                    run[(4 * c + k) as usize] = unsafe { *input.add(i as usize) };
+                }
+            });
+        }
+    });
     run
 }
 
-/// Writes the thread's run of `tile`, scanned on top of `prefix`: inclusive or exclusive.
+/// Writes `values` (the thread's runs, laid out as [`load_run`] reads them) to `output`.
 ///
 /// # Safety
 /// `output` holds n elements.
 #[inline(always)]
-pub(crate) unsafe fn store_run(output: *mut f32, tile: u32, n: u32, run: &[f32; 8], prefix: f32, exclusive: bool) {
-    let first = tile * TILE + thread_idx().x * PER_THREAD;
-    let mut sum = prefix;
-    unrolled::<PER_THREAD>(|k| {
-        let before = sum;
-        sum += run[k as usize];
-        let i = first.saturating_add(k);
-        if i < n {
-            // SAFETY: i < n.
-            unsafe { global_store(output.add(i as usize), if exclusive { before } else { sum }) };
+pub(crate) unsafe fn write_runs(output: *mut f32, tile: u32, n: u32, values: &Runs) {
+    let vector = is_aligned4(output);
+    unrolled::<RUNS>(|c| {
+        let first = run_start(tile, c);
+        let four: [f32; 4] = core::array::from_fn(|k| values[4 * c as usize + k]);
+        if vector && first.checked_add(4).is_some_and(|end| end <= n) {
+            // SAFETY: as for the loads.
+            unsafe { store4(output.add(first as usize), Float4(four)) };
+        } else {
+            unrolled::<4>(|k| {
+                let i = first.saturating_add(k);
+                if i < n {
+                    // SAFETY: i < n.
+                    unsafe { global_store(output.add(i as usize), four[k as usize]) };
+                }
+            });
         }
     });
 }
 
-/// The sum of a run, left to right.
+/// Writes the thread's runs of `tile`, each scanned on top of its prefix: inclusive or exclusive.
+///
+/// # Safety
+/// `output` holds n elements.
 #[inline(always)]
-pub(crate) fn run_total(run: &[f32; 8]) -> f32 {
-    let mut total = 0.0;
-    unrolled::<PER_THREAD>(|k| total += run[k as usize]);
-    total
+pub(crate) unsafe fn store_run(
+    output: *mut f32,
+    tile: u32,
+    n: u32,
+    mut run: Runs,
+    prefixes: [f32; RUNS as usize],
+    exclusive: bool,
+) {
+    // Scanned in place: the elements' registers take their prefixes.
+    unrolled::<RUNS>(|c| {
+        let mut sum = prefixes[c as usize];
+        unrolled::<4>(|k| {
+            let i = (4 * c + k) as usize;
+            let before = sum;
+            sum += run[i];
+            run[i] = if exclusive { before } else { sum };
+        });
+    });
+    // SAFETY: forwarded.
+    unsafe { write_runs(output, tile, n, &run) };
+}
+
+/// The totals of the thread's runs, each left to right.
+#[inline(always)]
+pub(crate) fn run_totals(run: &Runs) -> [f32; RUNS as usize] {
+    core::array::from_fn(|c| {
+        let mut total = 0.0;
+        unrolled::<4>(|k| total += run[4 * c + k as usize]);
+        total
+    })
 }
 
 kernel! {
-    /// Phase 0: `output` = each 2048-element tile's scan, `scratch[tile]` = its total. Phase 1:
+    /// Phase 0: `output` = each 4096-element tile's scan, `scratch[tile]` = its total. Phase 1:
     /// `output[i] += scratch[tile of i]`.
     pub unsafe fn scan_warp_shuffle(input: *const f32, output: *mut f32, scratch: *mut f32, n: u32, exclusive: u32, phase: u32) {
         let tile = block_idx().x;
@@ -82,24 +142,19 @@ kernel! {
             // SAFETY: one prefix per tile; the output holds n elements.
             unsafe {
                 let prefix = *scratch.add(tile as usize);
-                let run = load_run(output, tile, n);
-                let first = tile * TILE + thread_idx().x * PER_THREAD;
-                unrolled::<PER_THREAD>(|k| {
-                    let i = first.saturating_add(k);
-                    if i < n {
-                        global_store(output.add(i as usize), prefix + run[k as usize]);
-                    }
-                });
+                let mut run = load_run(output, tile, n);
+                unrolled::<PER_THREAD>(|k| run[k as usize] += prefix);
+                write_runs(output, tile, n, &run);
             }
             return;
         }
         let WarpTotals { sums } = WarpTotals::carve();
         // SAFETY: the input holds n elements; the block has THREADS threads.
         let run = unsafe { load_run(input, tile, n) };
-        let (prefix, tile_total) = unsafe { block_exclusive(sums, run_total(&run)) };
+        let (prefixes, tile_total) = unsafe { block_exclusive(sums, run_totals(&run)) };
         // SAFETY: the output holds n elements; one scratch word per tile.
         unsafe {
-            store_run(output, tile, n, &run, prefix, exclusive != 0);
+            store_run(output, tile, n, run, prefixes, exclusive != 0);
             if thread_idx().x == 0 {
                 global_store(scratch.add(tile as usize), tile_total);
             }
@@ -107,7 +162,7 @@ kernel! {
     }
 }
 
-/// One block per 2048 elements.
+/// One block per 4096 elements.
 pub const KERNEL: Kernel<Scan> = Kernel {
     code: scan_warp_shuffle,
     block: Dim3::x(THREADS),

@@ -7,11 +7,14 @@
 //! * [`online`]: maximum and sum in one read (each thread keeps a running maximum and rescales its
 //!   running sum when the maximum grows), then the outputs: two reads;
 //! * [`staged`]: the same, with the row kept in shared memory between the two (rows up to
-//!   [`staged::STAGE`] elements): one read and one write, the least a softmax can move.
+//!   [`staged::STAGE`] elements): one read and one write, the least a softmax can move;
+//! * [`registers`]: the row in registers instead (a warp per row up to 1024 columns, a block up to
+//!   8192), one e^x per element, no shared-memory copy.
 //!
 //! A new variant is a file here, its line in [`FAMILY`], and its CUDA C twin in `benches/reference/cuda_c/`.
 
 pub mod online;
+pub mod registers;
 pub mod staged;
 pub mod three_pass;
 
@@ -37,7 +40,10 @@ impl Problem for Softmax {
 }
 
 /// Every softmax kernel, in ladder order: the registry's list.
-pub const FAMILY: Family<Softmax> = Family::new("softmax", &[three_pass::KERNEL, online::KERNEL, staged::KERNEL]);
+pub const FAMILY: Family<Softmax> = Family::new(
+    "softmax",
+    &[three_pass::KERNEL, online::KERNEL, staged::KERNEL, registers::KERNEL],
+);
 
 /// One block per row.
 pub(crate) const fn grid(p: &Softmax) -> Dim3 {

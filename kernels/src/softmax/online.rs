@@ -14,27 +14,36 @@ shared_memory! {
     }
 }
 
+/// The softmax of row `row` by the whole block, two reads of it.
+///
+/// # Safety
+/// `input` and `output` hold the row; the block has [`THREADS`] threads, all calling this.
+#[inline(always)]
+pub(super) unsafe fn online_row(pairs: Pairs, input: *const f32, output: *mut f32, row: u32, cols: u32) {
+    let t = thread_idx().x;
+    let base = row as usize * cols as usize;
+    let at = |c: u32| base + c as usize;
+    let mut running = Running::EMPTY;
+    let mut c = t;
+    while c < cols {
+        // SAFETY (reads and writes below): c < cols, inside the row.
+        running = running.see(unsafe { *input.add(at(c)) });
+        c += THREADS;
+    }
+    // SAFETY: the block has THREADS threads.
+    let stats = unsafe { block_running(pairs.maxes, pairs.sums, running) };
+    let mut c = t;
+    while c < cols {
+        unsafe { global_store(output.add(at(c)), exp(*input.add(at(c)) - stats.max) / stats.sum) };
+        c += THREADS;
+    }
+}
+
 kernel! {
     /// Block r: the softmax of row r.
     pub unsafe fn softmax_online(input: *const f32, output: *mut f32, _rows: u32, cols: u32) {
-        let Pairs { maxes, sums } = Pairs::carve();
-        let t = thread_idx().x;
-        let base = block_idx().x as usize * cols as usize;
-        let at = |c: u32| base + c as usize;
-        let mut running = Running::EMPTY;
-        let mut c = t;
-        while c < cols {
-            // SAFETY (reads and writes below): c < cols, inside row r.
-            running = running.see(unsafe { *input.add(at(c)) });
-            c += THREADS;
-        }
-        // SAFETY: the block has THREADS threads.
-        let row = unsafe { block_running(maxes, sums, running) };
-        let mut c = t;
-        while c < cols {
-            unsafe { global_store(output.add(at(c)), exp(*input.add(at(c)) - row.max) / row.sum) };
-            c += THREADS;
-        }
+        // SAFETY: forwarded from the kernel's contract; KERNEL launches THREADS threads.
+        unsafe { online_row(Pairs::carve(), input, output, block_idx().x, cols) }
     }
 }
 
