@@ -1,7 +1,8 @@
 //! The kernel benchmarks: every registered family at its bench sizes on the GPU, every kernel from
 //! Rust and (where `CUDA_C_PTX` has it) from CUDA C, with the family's library baseline and the copy
 //! ceiling measured in the same run, then the managed-memory scenarios. Writes `$BENCH_JSON`
-//! (default `target/bench/results.json`), which `cargo xtask bench-report` turns into tables and
+//! (default `target/bench/results.json`; rewritten after each family, so a run cut short keeps
+//! the families it finished), which `cargo xtask bench-report` turns into tables and
 //! plots. Without a GPU it says so and exits.
 //!
 //! `CUDA_C_PTX=<dir>`: nvcc-made PTX of `benches/reference/cuda_c/*.cu` (the GPU bundle's run.sh builds it).
@@ -75,8 +76,12 @@ fn main() {
         choices: Vec::new(),
         banks: Vec::new(),
     };
+    // The JSON is rewritten after each family, so that a run cut short by a time limit keeps what
+    // it measured (the runner's calls last at most ten minutes).
+    bench.pytorch();
     for family in families::FAMILIES.iter().filter(|f| wanted.has(f.name())) {
         bench.family(*family).unwrap_or_else(|e| fail(&e.to_string()));
+        bench.write();
     }
     if wanted.has("managed") {
         bench.managed().unwrap_or_else(|e| fail(&e.to_string()));
@@ -84,7 +89,6 @@ fn main() {
     if wanted.has(kernels::banks::FAMILY.name) {
         bench.bank_study().unwrap_or_else(|e| fail(&e.to_string()));
     }
-    bench.pytorch();
     bench.progress.finish_and_clear();
     bench.write();
     bench.criterion.final_summary();
@@ -319,7 +323,11 @@ impl Bench {
         }
         let text =
             serde_json::to_string_pretty(&run).unwrap_or_else(|e| fail(&format!("cannot encode the results: {e}")));
-        std::fs::write(&path, text).unwrap_or_else(|e| fail(&format!("cannot write {}: {e}", path.display())));
+        // Written beside, then renamed over: a run killed while writing leaves the previous file whole.
+        let staging = path.with_extension("json.partial");
+        std::fs::write(&staging, text)
+            .and_then(|()| std::fs::rename(&staging, &path))
+            .unwrap_or_else(|e| fail(&format!("cannot write {}: {e}", path.display())));
         eprintln!("benches: wrote {} ({} cases)", path.display(), self.cases.len());
     }
 }

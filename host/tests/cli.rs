@@ -67,6 +67,12 @@ fn bad_invocations_exit_2_at_once_with_a_message_naming_the_value() {
         (vec!["row-sum", "--cols", "0"], vec![], "at least 1"),
         (vec!["reduce", "--n", "4294967296"], vec![], "n = 4294967296"),
         (vec!["histogram", "--skew", "101"], vec![], "101 is not a percentage"),
+        (
+            vec!["histogram-f32", "--skew", "101"],
+            vec![],
+            "101 is not a percentage",
+        ),
+        (vec!["histogram-f32", "--n", "0"], vec![], "n must be at least 1"),
         (vec!["histogram", "--n", "4294967296"], vec![], "n = 4294967296"),
         (vec!["scan", "--exclusive", "2"], vec![], "--exclusive"),
         (vec!["scan", "--n", "0"], vec![], "n must be at least 1"),

@@ -38,6 +38,7 @@ pub mod atomic_probe;
 pub mod conv2d;
 pub mod elementwise;
 pub mod histogram;
+pub mod histogram_f32;
 pub mod matmul;
 pub mod probe;
 pub mod reduce;

@@ -6,8 +6,8 @@
 
 use crate::family::{AnyFamily, KernelInfo};
 use crate::{
-    atomic_probe, banks, conv2d, histogram, matmul, probe, reduce, rows, scan, shared_mem_add, softmax, transpose,
-    vec_add,
+    atomic_probe, banks, conv2d, histogram, histogram_f32, matmul, probe, reduce, rows, scan, shared_mem_add, softmax,
+    transpose, vec_add,
 };
 
 /// Every family, in the order demos and reports show them.
@@ -22,6 +22,7 @@ pub static FAMILIES: &[&dyn AnyFamily] = &[
     &rows::SUM_FAMILY,
     &rows::MAX_FAMILY,
     &histogram::FAMILY,
+    &histogram_f32::FAMILY,
     &scan::FAMILY,
     &softmax::FAMILY,
     &probe::FAMILY,

@@ -27,6 +27,18 @@ extern "C" int cub_histogram_u8(const unsigned char* input, unsigned int* bins, 
     return (int)cub::DeviceHistogram::HistogramEven(temp, temp_bytes, input, bins, 257, 0, 256, n, stream);
 }
 
+// 256 bins over f32 samples in [-1, 1) (the demo's range: host::families::histogram_f32::RANGE).
+extern "C" int cub_histogram_f32_temp_bytes(int64_t n, size_t* bytes) {
+    *bytes = 0;
+    return (int)cub::DeviceHistogram::HistogramEven(nullptr, *bytes, (const float*)nullptr, (unsigned int*)nullptr,
+                                                     257, -1.0f, 1.0f, n);
+}
+
+extern "C" int cub_histogram_f32(const float* input, unsigned int* bins, int64_t n, void* temp, size_t temp_bytes,
+                                 cudaStream_t stream) {
+    return (int)cub::DeviceHistogram::HistogramEven(temp, temp_bytes, input, bins, 257, -1.0f, 1.0f, n, stream);
+}
+
 extern "C" int cub_inclusive_sum_temp_bytes(int64_t n, size_t* bytes) {
     *bytes = 0;
     return (int)cub::DeviceScan::InclusiveSum(nullptr, *bytes, (const float*)nullptr, (float*)nullptr, n);

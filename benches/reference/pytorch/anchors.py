@@ -162,6 +162,26 @@ def histograms():
             del inputs
 
 
+def histograms_f32():
+    """`histc` with 256 bins over [-1, 1] of f32 samples uniform over [-1.25, 1.25), or with half
+    of them 0.3 (as the Rust benches)."""
+    for k in [22, 24, 26, 28]:
+        for skew in [0, 50]:
+            n = 1 << k
+            sets = input_sets(4 * n)
+
+            def make():
+                x = (torch.rand(n, device="cuda") * 2.5 - 1.25).float()
+                if skew:
+                    x[torch.rand(n, device="cuda") < skew / 100] = 0.3
+                return x
+
+            inputs = [make() for _ in range(sets)]
+            ms = median_ms(lambda i: torch.histc(inputs[i], bins=256, min=-1.0, max=1.0), sets)
+            yield case("histogram_f32", "torch_histc", f"n={n}, {skew}% one value", n, 4 * n, 0, ms, sets)
+            del inputs
+
+
 # Each generator with the families it times, so that BENCH_FAMILIES (as the Rust benches read it)
 # limits the anchors too.
 GENERATORS = [
@@ -169,6 +189,7 @@ GENERATORS = [
     (convolutions, {"conv2d"}),
     (reductions, {"reduce", "reduce_max"}),
     (histograms, {"histogram"}),
+    (histograms_f32, {"histogram_f32"}),
     (scans, {"scan"}),
     (softmaxes, {"softmax"}),
     (row_reductions, {"row_sum", "row_max"}),

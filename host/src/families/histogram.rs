@@ -20,8 +20,8 @@ const CUB: &str = "cub_histogram_u8";
 pub const FREQUENT: u8 = 200;
 
 /// Words past the bins that no kernel may touch, and what they hold.
-const GUARD_WORDS: usize = 64;
-const POISON: u32 = u32::MAX;
+pub(super) const GUARD_WORDS: usize = 64;
+pub(super) const POISON: u32 = u32::MAX;
 
 /// `bins += histogram(input[..n])` with `kernel`, any histogram kernel: checks that the input holds
 /// n bytes and the bins 256 counts where `backend` can reach them, then launches. The bins must be
@@ -140,12 +140,7 @@ impl FamilyDemo for HistogramDemo {
 
     fn plan(&self, size: Size) -> Result<Plan> {
         let [n, skew, _] = size.0;
-        if skew > 100 {
-            return Err(HostError::InvalidInput {
-                what: "--skew".into(),
-                reason: format!("{skew} is not a percentage: give 0 (uniform bytes) to 100 (every byte one value)"),
-            });
-        }
+        check_skew(skew)?;
         let problem = Histogram::new(n, 1)?;
         for kernel in FAMILY.kernels {
             check_shape(kernel, &problem)?;
@@ -230,17 +225,33 @@ impl Case for HistogramCase<'_> {
 
     fn check(&self, set: usize) -> std::result::Result<String, String> {
         let out = self.outputs.read(self.backend, set)?;
-        if let Some(b) = (0..BINS as usize).find(|&b| out[b] != self.expected[b]) {
-            return Err(format!(
-                "bin {b}: {} counted, {} expected ({} bytes)",
-                out[b], self.expected[b], self.problem.n
-            ));
-        }
-        if let Some(i) = out[BINS as usize..].iter().position(|&w| w != POISON) {
-            return Err(format!("wrote past the 256 bins, at word {}", BINS as usize + i));
-        }
-        Ok(format!("256 bins exact over {} bytes", self.problem.n))
+        check_bins(&out, &self.expected, self.problem.n, "bytes")
     }
+}
+
+/// `--skew` is a percentage.
+pub(super) fn check_skew(skew: usize) -> Result<()> {
+    if skew > 100 {
+        return Err(HostError::InvalidInput {
+            what: "--skew".into(),
+            reason: format!("{skew} is not a percentage: give 0 (uniform values) to 100 (every value one value)"),
+        });
+    }
+    Ok(())
+}
+
+/// `out` (the 256 bins and the guard words after them) against the exact counts of `n` `what`.
+pub(super) fn check_bins(out: &[u32], expected: &[u32], n: u32, what: &str) -> std::result::Result<String, String> {
+    if let Some(b) = (0..BINS as usize).find(|&b| out[b] != expected[b]) {
+        return Err(format!(
+            "bin {b}: {} counted, {} expected ({n} {what})",
+            out[b], expected[b]
+        ));
+    }
+    if let Some(i) = out[BINS as usize..].iter().position(|&w| w != POISON) {
+        return Err(format!("wrote past the 256 bins, at word {}", BINS as usize + i));
+    }
+    Ok(format!("256 bins exact over {n} {what}"))
 }
 
 #[cfg(test)]

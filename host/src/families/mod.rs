@@ -12,6 +12,7 @@ pub mod choice;
 pub mod conv2d;
 pub mod elementwise;
 pub mod histogram;
+pub mod histogram_f32;
 pub mod matmul;
 pub mod reduce;
 pub mod reduce_max;
@@ -37,6 +38,7 @@ pub static FAMILIES: &[&dyn FamilyDemo] = &[
     &rows::ROW_SUM,
     &rows::ROW_MAX,
     &histogram::HistogramDemo,
+    &histogram_f32::HistogramF32Demo,
     &scan::ScanDemo,
     &softmax::SoftmaxDemo,
     &warp_probe::WarpProbeDemo,

@@ -21,6 +21,7 @@ type Call =
 pub struct Cub {
     reduce_sum: Call,
     histogram_u8: Call,
+    histogram_f32: Call,
     inclusive_sum: Call,
     exclusive_sum: Call,
     reduce_max: Call,
@@ -29,9 +30,10 @@ pub struct Cub {
 }
 
 /// The wrappers, each with the function that sizes its temporary storage.
-const CALLS: [(&[u8], &[u8]); 5] = [
+const CALLS: [(&[u8], &[u8]); 6] = [
     (b"cub_reduce_sum\0", b"cub_reduce_sum_temp_bytes\0"),
     (b"cub_histogram_u8\0", b"cub_histogram_u8_temp_bytes\0"),
+    (b"cub_histogram_f32\0", b"cub_histogram_f32_temp_bytes\0"),
     (b"cub_inclusive_sum\0", b"cub_inclusive_sum_temp_bytes\0"),
     (b"cub_exclusive_sum\0", b"cub_exclusive_sum_temp_bytes\0"),
     (b"cub_reduce_max\0", b"cub_reduce_max_temp_bytes\0"),
@@ -86,9 +88,10 @@ impl Cub {
         Ok(Some(Cub {
             reduce_sum: calls[0],
             histogram_u8: calls[1],
-            inclusive_sum: calls[2],
-            exclusive_sum: calls[3],
-            reduce_max: calls[4],
+            histogram_f32: calls[2],
+            inclusive_sum: calls[3],
+            exclusive_sum: calls[4],
+            reduce_max: calls[5],
             temp,
             _library: library,
         }))
@@ -126,6 +129,19 @@ impl Cub {
         n: usize,
     ) -> Result<()> {
         self.run(self.histogram_u8, "counting", backend, (input, bins), (n, 256))
+    }
+
+    /// `bins[b] += count of input[..n] in bin b` of 256 equal bins over
+    /// [`crate::families::histogram_f32::RANGE`] (the wrapper's levels), with
+    /// `cub::DeviceHistogram::HistogramEven`, on the GPU's stream.
+    pub fn histogram_f32(
+        &self,
+        backend: &Backend,
+        input: &impl Array<f32>,
+        bins: &mut impl Array<u32>,
+        n: usize,
+    ) -> Result<()> {
+        self.run(self.histogram_f32, "counting", backend, (input, bins), (n, 256))
     }
 
     /// `output[..n]` = the inclusive (or exclusive) prefix sums of `input[..n]`, with

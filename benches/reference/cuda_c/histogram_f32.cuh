@@ -1,0 +1,13 @@
+// Pieces shared by the f32 histogram twins (kernels::histogram_f32): 256 threads, 256 bins over
+// [lo, hi), a grid-stride walk by at most the resident blocks; counts added to bins (zero first).
+#pragma once
+#include "histogram.cuh"
+
+// kernels::histogram_f32::scale and bin: -1 outside [lo, hi) (NaN too).
+__device__ __forceinline__ float bin_scale(float lo, float hi) { return (float)BINS / (hi - lo); }
+
+__device__ __forceinline__ int bin_of(float x, float lo, float hi, float scale) {
+    if (!(x >= lo && x < hi)) return -1;
+    unsigned b = (unsigned)((x - lo) * scale);
+    return (int)(b < BINS ? b : BINS - 1);
+}

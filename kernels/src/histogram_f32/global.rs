@@ -1,0 +1,32 @@
+//! Rung 1: every sample in range an atomic add (`red.global.add`) on its bin in global memory.
+
+use super::{HistogramF32, THREADS, bin, grid, scale};
+use crate::device::{block_idx, grid_dim, red_add, thread_idx};
+use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel};
+
+kernel! {
+    /// `bins[bin(input[i])] += 1` for every i < n in range, by a grid-stride walk.
+    pub unsafe fn histogram_f32_global(input: *const f32, bins: *mut u32, n: u32, lo: f32, hi: f32) {
+        let s = scale(lo, hi);
+        let threads = grid_dim().x * THREADS;
+        let mut i = block_idx().x * THREADS + thread_idx().x;
+        while i < n {
+            // SAFETY: i < n; a bin is below 256.
+            unsafe {
+                if let Some(b) = bin(*input.add(i as usize), lo, hi, s) {
+                    red_add(bins.add(b as usize), 1u32);
+                }
+            }
+            i += threads;
+        }
+    }
+}
+
+/// At most the resident blocks, of 256 threads.
+pub const KERNEL: Kernel<HistogramF32> = Kernel {
+    code: histogram_f32_global,
+    block: Dim3::x(THREADS),
+    shared: SharedMemory::NONE,
+    grid: |p| grid(p, THREADS),
+    bounds: LaunchBounds::NONE,
+};
