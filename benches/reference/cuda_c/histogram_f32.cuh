@@ -8,6 +8,6 @@ __device__ __forceinline__ float bin_scale(float lo, float hi) { return (float)B
 
 __device__ __forceinline__ int bin_of(float x, float lo, float hi, float scale) {
     if (!(x >= lo && x < hi)) return -1;
-    unsigned b = (unsigned)((x - lo) * scale);
-    return (int)(b < BINS ? b : BINS - 1);
+    // Clamped in float first, as the Rust kernel does (its conversion then needs no saturation).
+    return (int)(unsigned)fminf(fmaxf((x - lo) * scale, 0.0f), (float)(BINS - 1));
 }

@@ -36,10 +36,12 @@ pub fn launch(
     (input, (lo, hi)): (&impl Array<f32>, (f32, f32)),
     bins: &mut impl Array<u32>,
 ) -> Result<()> {
-    if !(lo.is_finite() && hi.is_finite() && lo < hi) {
+    if !(lo.is_finite() && hi.is_finite() && lo < hi && (hi - lo).is_finite()) {
         return Err(HostError::InvalidInput {
             what: "histogram range".into(),
-            reason: format!("[{lo}, {hi}) is not a range: give finite bounds with lo < hi"),
+            reason: format!(
+                "[{lo}, {hi}) is not a range: give finite bounds with lo < hi and a width hi − lo that f32 holds"
+            ),
         });
     }
     check_len("input", input.len(), problem.n as usize)?;
