@@ -56,7 +56,7 @@ const SAMPLES: usize = 4096;
 
 /// Single elements, one below, at and above the 32-wide tile, K = 1, long and thin in each
 /// dimension, rectangular shapes, and a grid of 144 blocks with no side a multiple of any tile.
-const EDGE_SHAPES: [[usize; 3]; 11] = [
+const EDGE_SHAPES: [[usize; 3]; 13] = [
     [1, 1, 1],
     [31, 31, 31],
     [32, 32, 32],
@@ -68,6 +68,10 @@ const EDGE_SHAPES: [[usize; 3]; 11] = [
     [64, 96, 48],
     [17, 65, 130],
     [509, 257, 131],
+    // The 128×128 tiles and 8-deep slices of the register-blocked kernel: exact multiples, and one
+    // past or short of each.
+    [128, 256, 16],
+    [129, 255, 9],
 ];
 
 impl FamilyDemo for MatmulDemo {

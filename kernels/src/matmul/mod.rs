@@ -2,12 +2,15 @@
 //!
 //! * [`naive`]: one thread per output element, every operand read from global memory;
 //! * [`tiled`]: 32×32 tiles of A and B staged in shared memory and reused by the whole block;
-//! * [`padded`]: the same with each tile row padded by one element against bank conflicts.
+//! * [`padded`]: the same with each tile row padded by one element against bank conflicts;
+//! * [`register_2d`]: a 128×128 tile per block, an 8×8 block of outputs per thread in registers,
+//!   outer products of 8-element columns of A and rows of B read from shared memory.
 //!
 //! A new variant is a file here, its line in [`FAMILY`], and its CUDA C twin in `benches/reference/cuda_c/`.
 
 pub mod naive;
 pub mod padded;
+pub mod register_2d;
 pub mod tiled;
 
 use crate::family::{Family, Problem};
@@ -26,7 +29,10 @@ impl Problem for Matmul {
 }
 
 /// Every matmul kernel, in ladder order: the registry's list.
-pub const FAMILY: Family<Matmul> = Family::new("matmul", &[naive::KERNEL, tiled::KERNEL, padded::KERNEL]);
+pub const FAMILY: Family<Matmul> = Family::new(
+    "matmul",
+    &[naive::KERNEL, tiled::KERNEL, padded::KERNEL, register_2d::KERNEL],
+);
 
 #[cfg(not(target_arch = "nvptx64"))]
 impl Matmul {

@@ -1,0 +1,114 @@
+//! 2D register blocking: each block computes a 128×128 tile of C with 256 threads, each thread an
+//! 8×8 block of outputs held in 64 registers. For each step of 8 along k the block stages a 128×8
+//! slice of A and an 8×128 slice of B in shared memory; then, for each of the 8, a thread reads a
+//! column of 8 from A and a row of 8 from B into registers and adds their outer product: 16
+//! shared-memory loads for 64 fused multiply-adds, where the tiled kernel does 2 for 1.
+//!
+//! A's slice is stored transposed (k-major), so that a thread's column of 8 is 8 consecutive words;
+//! its rows are padded by 4 words, so that the transposing store (lanes 8 apart along k) hits 32
+//! different banks. Elements outside A or B are staged as zeros: any m, n, k.
+
+use super::Matmul;
+use crate::device::{MatrixLayout, SharedMatrix, block_idx, fma, global_store, sync_threads, thread_idx, unrolled};
+use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel, shared_memory};
+
+/// Rows of C per block.
+pub const BM: u32 = 128;
+/// Columns of C per block.
+pub const BN: u32 = 128;
+/// Steps along k per staged slice.
+pub const BK: u32 = 8;
+/// Rows of C per thread.
+pub const TM: u32 = 8;
+/// Columns of C per thread.
+pub const TN: u32 = 8;
+/// Threads per block: one per TM×TN block of the tile.
+pub const THREADS: u32 = (BM / TM) * (BN / TN);
+/// Words of padding per row of the transposed A slice.
+const A_PAD: u32 = 4;
+
+shared_memory! {
+    /// A's 128×8 slice transposed (row kk holds A[·][kk], padded), and B's 8×128 slice.
+    pub struct Slices {
+        pub a: SharedMatrix<f32> = MatrixLayout { rows: BK, cols: BM, pitch: BM + A_PAD },
+        pub b: SharedMatrix<f32> = MatrixLayout::dense(BK, BN),
+    }
+}
+
+kernel! {
+    /// `C = A·B`, a 128×128 tile per block, an 8×8 block per thread.
+    pub unsafe fn matmul_register_2d(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32) {
+        let Slices { a: a_slice, b: b_slice } = Slices::carve();
+        let t = thread_idx().x;
+        let (tile_row, tile_col) = (block_idx().y * BM, block_idx().x * BN);
+        // This thread's 8×8 block of the tile.
+        let (row0, col0) = (t / (BN / TN) * TM, t % (BN / TN) * TN);
+        let mut acc = [[0.0f32; TN as usize]; TM as usize];
+        for step in 0..k.div_ceil(BK) {
+            let k0 = step * BK;
+            // Each thread stages 4 elements of each slice: consecutive threads take consecutive
+            // elements along A's rows (k) and B's rows (n), so the global loads coalesce.
+            unrolled::<{ BM * BK / THREADS }>(|r| {
+                let i = t + THREADS * r;
+                let (row, kk) = (i / BK, i % BK);
+                let (global_row, global_k) = (tile_row + row, k0 + kk);
+                // SAFETY: guarded by A's bounds (m×k).
+                let value = if global_row < m && global_k < k {
+                    unsafe { *a.add((global_row * k + global_k) as usize) }
+                } else {
+                    0.0
+                };
+                // SAFETY: kk < BK, row < BM: inside the slice.
+                unsafe { a_slice.set_unchecked(kk, row, value) };
+            });
+            unrolled::<{ BK * BN / THREADS }>(|r| {
+                let i = t + THREADS * r;
+                let (kk, col) = (i / BN, i % BN);
+                let (global_k, global_col) = (k0 + kk, tile_col + col);
+                // SAFETY: guarded by B's bounds (k×n).
+                let value = if global_k < k && global_col < n {
+                    unsafe { *b.add((global_k * n + global_col) as usize) }
+                } else {
+                    0.0
+                };
+                // SAFETY: kk < BK, col < BN: inside the slice.
+                unsafe { b_slice.set_unchecked(kk, col, value) };
+            });
+            // The slices are complete before anyone reads them...
+            sync_threads();
+            unrolled::<BK>(|kk| {
+                // SAFETY (both reads): kk < BK, row0 + i < BM, col0 + j < BN.
+                let column: [f32; TM as usize] =
+                    core::array::from_fn(|i| unsafe { a_slice.get_unchecked(kk, row0 + i as u32) });
+                let row: [f32; TN as usize] =
+                    core::array::from_fn(|j| unsafe { b_slice.get_unchecked(kk, col0 + j as u32) });
+                unrolled::<TM>(|i| {
+                    unrolled::<TN>(|j| {
+                        acc[i as usize][j as usize] = fma(column[i as usize], row[j as usize], acc[i as usize][j as usize])
+                    })
+                });
+            });
+            // ...and everyone has read them before the next step overwrites them.
+            sync_threads();
+        }
+        unrolled::<TM>(|i| {
+            let global_row = tile_row + row0 + i;
+            unrolled::<TN>(|j| {
+                let global_col = tile_col + col0 + j;
+                if global_row < m && global_col < n {
+                    // SAFETY: inside C (m×n).
+                    unsafe { global_store(c.add((global_row * n + global_col) as usize), acc[i as usize][j as usize]) };
+                }
+            });
+        });
+    }
+}
+
+/// One block of 256 threads per 128×128 tile of C.
+pub const KERNEL: Kernel<Matmul> = Kernel {
+    code: matmul_register_2d,
+    block: Dim3::x(THREADS),
+    shared: SharedMemory::of(Slices::BYTES),
+    grid: |p| Dim3::xy(p.n.div_ceil(BN), p.m.div_ceil(BM)),
+    bounds: LaunchBounds::NONE,
+};
