@@ -210,10 +210,7 @@ impl Case for HistogramCase<'_> {
     }
 
     fn launch_baseline(&mut self, set: usize) -> Result<()> {
-        let cub = self.cub.as_ref().ok_or_else(|| HostError::NeedsGpu {
-            what: "CUB".into(),
-            why: "it is a GPU library, loaded from $CUB_ANCHORS",
-        })?;
+        let cub = Cub::loaded(&self.cub)?;
         let n = self.problem.n as usize;
         cub.histogram_u8(self.backend, &self.inputs[set], self.outputs.get_mut(set), n)
     }

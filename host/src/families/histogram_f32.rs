@@ -223,10 +223,7 @@ impl Case for HistogramF32Case<'_> {
     }
 
     fn launch_baseline(&mut self, set: usize) -> Result<()> {
-        let cub = self.cub.as_ref().ok_or_else(|| HostError::NeedsGpu {
-            what: "CUB".into(),
-            why: "it is a GPU library, loaded from $CUB_ANCHORS",
-        })?;
+        let cub = Cub::loaded(&self.cub)?;
         let n = self.problem.n as usize;
         cub.histogram_f32(self.backend, &self.inputs[set], self.outputs.get_mut(set), n)
     }

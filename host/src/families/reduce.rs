@@ -13,7 +13,7 @@ pub use super::resident_blocks;
 use super::{Bound, Case, FamilyDemo, GUARD, Plan, Size, Work, check_len, substream};
 use crate::array::{Array, Buffer};
 use crate::backend::Backend;
-use crate::error::{HostError, Result};
+use crate::error::Result;
 use crate::gpu::Cub;
 use kernels::reduce::{FAMILY, Passes, Reduce, THREADS, passes};
 use kernels::{AnyFamily, Family, Kernel, Source};
@@ -401,10 +401,7 @@ impl Case for ReduceCase<'_> {
     }
 
     fn launch_baseline(&mut self, set: usize) -> Result<()> {
-        let cub = self.cub.as_ref().ok_or_else(|| HostError::NeedsGpu {
-            what: "CUB".into(),
-            why: "it is a GPU library, loaded from $CUB_ANCHORS",
-        })?;
+        let cub = Cub::loaded(&self.cub)?;
         let n = self.problem.n as usize;
         let (input, output) = self.buffers.for_library(set);
         cub.reduce_sum(self.backend, input, output, n)?;

@@ -6,7 +6,7 @@ use super::elementwise::check_shape;
 use super::reduce::ReduceSets;
 use super::{Bound, Case, FamilyDemo, GUARD, Plan, Size, Work, resident_blocks, substream};
 use crate::backend::Backend;
-use crate::error::{HostError, Result};
+use crate::error::Result;
 use crate::gpu::Cub;
 use kernels::reduce::{MAX_FAMILY, Reduce, THREADS};
 use kernels::{AnyFamily, Source};
@@ -133,10 +133,7 @@ impl Case for MaxCase<'_> {
     }
 
     fn launch_baseline(&mut self, set: usize) -> Result<()> {
-        let cub = self.cub.as_ref().ok_or_else(|| HostError::NeedsGpu {
-            what: "CUB".into(),
-            why: "it is a GPU library, loaded from $CUB_ANCHORS",
-        })?;
+        let cub = Cub::loaded(&self.cub)?;
         let n = self.problem.n as usize;
         let (input, output) = self.buffers.for_library(set);
         cub.reduce_max(self.backend, input, output, n)

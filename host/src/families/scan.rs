@@ -418,10 +418,7 @@ impl Case for ScanCase<'_> {
     }
 
     fn launch_baseline(&mut self, set: usize) -> Result<()> {
-        let cub = self.cub.as_ref().ok_or_else(|| HostError::NeedsGpu {
-            what: "CUB".into(),
-            why: "it is a GPU library, loaded from $CUB_ANCHORS",
-        })?;
+        let cub = Cub::loaded(&self.cub)?;
         let n = self.problem.n as usize;
         cub.scan(
             self.backend,

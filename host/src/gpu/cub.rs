@@ -97,6 +97,14 @@ impl Cub {
         }))
     }
 
+    /// The library a case loaded, or the error a baseline launch without it gives.
+    pub fn loaded(cub: &Option<Cub>) -> Result<&Cub> {
+        cub.as_ref().ok_or_else(|| HostError::NeedsGpu {
+            what: "CUB".into(),
+            why: "it is a GPU library, loaded from $CUB_ANCHORS",
+        })
+    }
+
     /// `output[0] = Σ input[..n]` with `cub::DeviceReduce::Sum`, on the GPU's stream.
     pub fn reduce_sum(
         &self,

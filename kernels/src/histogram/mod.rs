@@ -49,11 +49,17 @@ pub const FAMILY: Family<Histogram> = Family::new(
 /// Blocks for a grid-stride walk of `per_block` elements per block per step: enough for one step,
 /// at most the resident blocks.
 pub(crate) const fn grid(p: &Histogram, per_block: u32) -> Dim3 {
-    let wanted = p.n.div_ceil(per_block);
-    Dim3::x(if wanted < p.resident_blocks {
+    stride_grid(p.n, p.resident_blocks, per_block)
+}
+
+/// Blocks for a grid-stride walk over `n` elements, `per_block` per block per step: enough for one
+/// step, at most `resident_blocks` (shared by both histogram families).
+pub(crate) const fn stride_grid(n: u32, resident_blocks: u32, per_block: u32) -> Dim3 {
+    let wanted = n.div_ceil(per_block);
+    Dim3::x(if wanted < resident_blocks {
         wanted
     } else {
-        p.resident_blocks
+        resident_blocks
     })
 }
 

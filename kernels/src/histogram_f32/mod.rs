@@ -60,15 +60,9 @@ pub fn bin(x: f32, lo: f32, hi: f32, scale: f32) -> Option<u32> {
     }
 }
 
-/// Blocks for a grid-stride walk of `per_block` samples per block per step: enough for one step,
-/// at most the resident blocks.
+/// Blocks for a grid-stride walk of `per_block` samples per block per step.
 pub(crate) const fn grid(p: &HistogramF32, per_block: u32) -> Dim3 {
-    let wanted = p.n.div_ceil(per_block);
-    Dim3::x(if wanted < p.resident_blocks {
-        wanted
-    } else {
-        p.resident_blocks
-    })
+    crate::histogram::stride_grid(p.n, p.resident_blocks, per_block)
 }
 
 #[cfg(not(target_arch = "nvptx64"))]
