@@ -424,3 +424,36 @@ fn a_plain_read_between_shared_atomics_is_a_race() {
     assert!(message.contains(&line_of("// PEEK")), "{message}");
     assert!(message.contains(&line_of("// ADD")), "{message}");
 }
+
+kernel! {
+    /// Fills a 4×8 matrix, then reads 16 bytes starting at column `col`: aligned only where col is
+    /// a multiple of 4.
+    unsafe fn vector_read_at(out: *mut f32, col: u32) {
+        let tile = DynamicShared::new().named_matrix::<f32>("tile", kernels::device::MatrixLayout::dense(4, 8));
+        let t = thread_idx().x;
+        tile.set(t / 8, t % 8, t as f32);
+        sync_threads();
+        if t == 0 {
+            // SAFETY: col + 4 ≤ 8; alignment is what the test is about (the emulator checks it).
+            let four = unsafe { tile.get4_unchecked(1, col) };
+            // SAFETY: four outputs.
+            unsafe { (0..4).for_each(|k| *out.add(k) = four.0[k]) };
+        }
+    }
+}
+
+#[test]
+fn a_16_byte_shared_read_gets_four_floats_and_a_misaligned_one_fails_the_launch() {
+    let mut out = vec![0.0f32; 4];
+    // SAFETY: four outputs; 32 floats of shared memory for 32 threads.
+    unsafe { vector_read_at.emulate(&launch(Dim3::x(1), Dim3::x(32), 128), (out.as_mut_ptr(), 4)) }.unwrap();
+    assert_eq!(out, [12.0, 13.0, 14.0, 15.0]);
+    // SAFETY: as above.
+    let result = unsafe { vector_read_at.emulate(&launch(Dim3::x(1), Dim3::x(32), 128), (out.as_mut_ptr(), 2)) };
+    let (_, _, thread, message) = failure(result);
+    assert_eq!(thread, Dim3::new(0, 0, 0));
+    assert!(
+        message.contains("misaligned 16-byte shared-memory access at matrix (1, 2)"),
+        "{message}"
+    );
+}

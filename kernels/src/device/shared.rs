@@ -372,6 +372,56 @@ impl<T: SharedWord> SharedMatrix<T> {
     }
 }
 
+impl SharedMatrix<f32> {
+    /// Elements `(row, col..col + 4)` in one 16-byte access (`ld.shared.v4.f32`, an LDS.128): a
+    /// quarter of the instructions of four scalar reads.
+    ///
+    /// # Safety
+    /// `row < rows`, `col + 4 ≤ cols`, and the element 16-byte aligned: `col` and the pitch
+    /// multiples of 4, the matrix carved at a 16-byte offset. (The emulator checks all of it and
+    /// fails the launch; the GPU does not.)
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    pub unsafe fn get4_unchecked(&self, row: u32, col: u32) -> super::Float4 {
+        let ptr = self.vector_at(row, col);
+        // SAFETY: in bounds and aligned by the caller's promise.
+        unsafe { super::backend::shared_load(ptr) }
+    }
+
+    /// Stores `value` into elements `(row, col..col + 4)` in one 16-byte access (STS.128).
+    ///
+    /// # Safety
+    /// As for [`SharedMatrix::get4_unchecked`].
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    pub unsafe fn set4_unchecked(&self, row: u32, col: u32, value: super::Float4) {
+        let ptr = self.vector_at(row, col);
+        // SAFETY: as in `get4_unchecked`.
+        unsafe { super::backend::shared_store(ptr, value) }
+    }
+
+    /// The address of `(row, col)` as a 16-byte vector, checked on the emulator.
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    fn vector_at(&self, row: u32, col: u32) -> *mut super::Float4 {
+        emulator_check_index(row, self.layout.rows, "matrix row");
+        emulator_check_index(
+            col.saturating_add(3),
+            self.layout.cols,
+            "matrix column (of a 16-byte access)",
+        );
+        let ptr = self.ptr.wrapping_add((row * self.layout.pitch + col) as usize);
+        #[cfg(not(target_arch = "nvptx64"))]
+        if !(ptr as usize).is_multiple_of(16) {
+            panic!(
+                "misaligned 16-byte shared-memory access at matrix ({row}, {col}): the pitch ({}) and the column must be multiples of 4, the matrix carved at a 16-byte offset",
+                self.layout.pitch
+            );
+        }
+        ptr.cast()
+    }
+}
+
 /// The checked accessors' test: on both targets.
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]

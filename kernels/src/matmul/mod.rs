@@ -3,15 +3,19 @@
 //! * [`naive`]: one thread per output element, every operand read from global memory;
 //! * [`tiled`]: 32×32 tiles of A and B staged in shared memory and reused by the whole block;
 //! * [`padded`]: the same with each tile row padded by one element against bank conflicts;
+//! * [`register_1d`]: a 64×64 tile per block, a column of 8 outputs per thread in registers;
 //! * [`register_2d`]: a 128×128 tile per block, an 8×8 block of outputs per thread in registers,
-//!   outer products of 8-element columns of A and rows of B read from shared memory.
+//!   outer products of 8-element columns of A and rows of B read from shared memory;
+//! * [`vectorized`]: the same with 16-byte global loads and stores and 16-byte shared reads.
 //!
 //! A new variant is a file here, its line in [`FAMILY`], and its CUDA C twin in `benches/reference/cuda_c/`.
 
 pub mod naive;
 pub mod padded;
+pub mod register_1d;
 pub mod register_2d;
 pub mod tiled;
+pub mod vectorized;
 
 use crate::family::{Family, Problem};
 
@@ -31,7 +35,14 @@ impl Problem for Matmul {
 /// Every matmul kernel, in ladder order: the registry's list.
 pub const FAMILY: Family<Matmul> = Family::new(
     "matmul",
-    &[naive::KERNEL, tiled::KERNEL, padded::KERNEL, register_2d::KERNEL],
+    &[
+        naive::KERNEL,
+        tiled::KERNEL,
+        padded::KERNEL,
+        register_1d::KERNEL,
+        register_2d::KERNEL,
+        vectorized::KERNEL,
+    ],
 );
 
 #[cfg(not(target_arch = "nvptx64"))]

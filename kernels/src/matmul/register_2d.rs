@@ -24,7 +24,7 @@ pub const TM: u32 = 8;
 pub const TN: u32 = 8;
 /// Threads per block: one per TM×TN block of the tile.
 pub const THREADS: u32 = (BM / TM) * (BN / TN);
-/// Words of padding per row of the transposed A slice.
+/// Words of padding per row of the transposed A slice (4 keeps its rows 16-byte aligned).
 const A_PAD: u32 = 4;
 
 shared_memory! {
@@ -35,72 +35,125 @@ shared_memory! {
     }
 }
 
+/// A thread's 8×8 block of outputs.
+pub(super) type Block = [[f32; TN as usize]; TM as usize];
+
+/// Where the calling thread's block starts in its block's tile: (row, column).
+#[inline(always)]
+pub(super) fn block_origin() -> (u32, u32) {
+    let t = thread_idx().x;
+    (t / (BN / TN) * TM, t % (BN / TN) * TN)
+}
+
+/// The tile of C this block computes starts at (row, column).
+#[inline(always)]
+pub(super) fn tile_origin() -> (u32, u32) {
+    (block_idx().y * BM, block_idx().x * BN)
+}
+
+/// Stages A[tile rows][k0..k0 + 8] (transposed) and B[k0..k0 + 8][tile columns] one element per
+/// access, zeros outside the matrices: each thread 4 elements of each, consecutive threads on
+/// consecutive elements along A's rows (k) and B's rows (n), so that the global loads coalesce.
+///
+/// # Safety
+/// `a` and `b` hold m·k and k·n elements; the block has [`THREADS`] threads; the slices are
+/// [`Slices`]' and not being read.
+#[inline(always)]
+pub(super) unsafe fn stage_scalar(
+    Slices { a: a_slice, b: b_slice }: Slices,
+    (a, b): (*const f32, *const f32),
+    (m, n, k): (u32, u32, u32),
+    k0: u32,
+) {
+    let t = thread_idx().x;
+    let (tile_row, tile_col) = tile_origin();
+    unrolled::<{ BM * BK / THREADS }>(|r| {
+        let i = t + THREADS * r;
+        let (row, kk) = (i / BK, i % BK);
+        let (global_row, global_k) = (tile_row + row, k0 + kk);
+        // SAFETY: guarded by A's bounds (m×k).
+        let value = if global_row < m && global_k < k {
+            unsafe { *a.add((global_row * k + global_k) as usize) }
+        } else {
+            0.0
+        };
+        // SAFETY: kk < BK, row < BM: inside the slice.
+        unsafe { a_slice.set_unchecked(kk, row, value) };
+    });
+    unrolled::<{ BK * BN / THREADS }>(|r| {
+        let i = t + THREADS * r;
+        let (kk, col) = (i / BN, i % BN);
+        let (global_k, global_col) = (k0 + kk, tile_col + col);
+        // SAFETY: guarded by B's bounds (k×n).
+        let value = if global_k < k && global_col < n {
+            unsafe { *b.add((global_k * n + global_col) as usize) }
+        } else {
+            0.0
+        };
+        // SAFETY: kk < BK, col < BN: inside the slice.
+        unsafe { b_slice.set_unchecked(kk, col, value) };
+    });
+}
+
+/// `acc += column ⊗ row`: the outer product of a column of A and a row of B, as fused
+/// multiply-adds in a fixed order.
+#[inline(always)]
+pub(super) fn add_outer_product(acc: &mut Block, column: &[f32; TM as usize], row: &[f32; TN as usize]) {
+    unrolled::<TM>(|i| {
+        unrolled::<TN>(|j| {
+            acc[i as usize][j as usize] = fma(column[i as usize], row[j as usize], acc[i as usize][j as usize])
+        })
+    });
+}
+
+/// Writes the thread's block to C one element at a time, inside C only.
+///
+/// # Safety
+/// `c` holds m·n elements.
+#[inline(always)]
+pub(super) unsafe fn write_scalar(c: *mut f32, acc: &Block, (m, n): (u32, u32)) {
+    let (tile_row, tile_col) = tile_origin();
+    let (row0, col0) = block_origin();
+    unrolled::<TM>(|i| {
+        let global_row = tile_row + row0 + i;
+        unrolled::<TN>(|j| {
+            let global_col = tile_col + col0 + j;
+            if global_row < m && global_col < n {
+                // SAFETY: inside C (m×n).
+                unsafe {
+                    global_store(
+                        c.add((global_row * n + global_col) as usize),
+                        acc[i as usize][j as usize],
+                    )
+                };
+            }
+        });
+    });
+}
+
 kernel! {
     /// `C = A·B`, a 128×128 tile per block, an 8×8 block per thread.
     pub unsafe fn matmul_register_2d(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32) {
-        let Slices { a: a_slice, b: b_slice } = Slices::carve();
-        let t = thread_idx().x;
-        let (tile_row, tile_col) = (block_idx().y * BM, block_idx().x * BN);
-        // This thread's 8×8 block of the tile.
-        let (row0, col0) = (t / (BN / TN) * TM, t % (BN / TN) * TN);
-        let mut acc = [[0.0f32; TN as usize]; TM as usize];
+        let slices = Slices::carve();
+        let (row0, col0) = block_origin();
+        let mut acc: Block = [[0.0; TN as usize]; TM as usize];
         for step in 0..k.div_ceil(BK) {
-            let k0 = step * BK;
-            // Each thread stages 4 elements of each slice: consecutive threads take consecutive
-            // elements along A's rows (k) and B's rows (n), so the global loads coalesce.
-            unrolled::<{ BM * BK / THREADS }>(|r| {
-                let i = t + THREADS * r;
-                let (row, kk) = (i / BK, i % BK);
-                let (global_row, global_k) = (tile_row + row, k0 + kk);
-                // SAFETY: guarded by A's bounds (m×k).
-                let value = if global_row < m && global_k < k {
-                    unsafe { *a.add((global_row * k + global_k) as usize) }
-                } else {
-                    0.0
-                };
-                // SAFETY: kk < BK, row < BM: inside the slice.
-                unsafe { a_slice.set_unchecked(kk, row, value) };
-            });
-            unrolled::<{ BK * BN / THREADS }>(|r| {
-                let i = t + THREADS * r;
-                let (kk, col) = (i / BN, i % BN);
-                let (global_k, global_col) = (k0 + kk, tile_col + col);
-                // SAFETY: guarded by B's bounds (k×n).
-                let value = if global_k < k && global_col < n {
-                    unsafe { *b.add((global_k * n + global_col) as usize) }
-                } else {
-                    0.0
-                };
-                // SAFETY: kk < BK, col < BN: inside the slice.
-                unsafe { b_slice.set_unchecked(kk, col, value) };
-            });
+            // SAFETY: forwarded from the kernel's contract; KERNEL launches THREADS threads; the
+            // slices are free (the barrier at the end of the previous step).
+            unsafe { stage_scalar(slices, (a, b), (m, n, k), step * BK) };
             // The slices are complete before anyone reads them...
             sync_threads();
             unrolled::<BK>(|kk| {
                 // SAFETY (both reads): kk < BK, row0 + i < BM, col0 + j < BN.
-                let column: [f32; TM as usize] =
-                    core::array::from_fn(|i| unsafe { a_slice.get_unchecked(kk, row0 + i as u32) });
-                let row: [f32; TN as usize] =
-                    core::array::from_fn(|j| unsafe { b_slice.get_unchecked(kk, col0 + j as u32) });
-                unrolled::<TM>(|i| {
-                    unrolled::<TN>(|j| {
-                        acc[i as usize][j as usize] = fma(column[i as usize], row[j as usize], acc[i as usize][j as usize])
-                    })
-                });
+                let column = core::array::from_fn(|i| unsafe { slices.a.get_unchecked(kk, row0 + i as u32) });
+                let row = core::array::from_fn(|j| unsafe { slices.b.get_unchecked(kk, col0 + j as u32) });
+                add_outer_product(&mut acc, &column, &row);
             });
             // ...and everyone has read them before the next step overwrites them.
             sync_threads();
         }
-        unrolled::<TM>(|i| {
-            let global_row = tile_row + row0 + i;
-            unrolled::<TN>(|j| {
-                let global_col = tile_col + col0 + j;
-                if global_row < m && global_col < n {
-                    // SAFETY: inside C (m×n).
-                    unsafe { global_store(c.add((global_row * n + global_col) as usize), acc[i as usize][j as usize]) };
-                }
-            });
-        });
+        // SAFETY: C holds m·n elements.
+        unsafe { write_scalar(c, &acc, (m, n)) };
     }
 }
 
