@@ -457,3 +457,80 @@ fn a_16_byte_shared_read_gets_four_floats_and_a_misaligned_one_fails_the_launch(
         "{message}"
     );
 }
+
+kernel! {
+    /// Each of 8 threads copies 4 floats of `input` into row 0 of a 2×32 matrix with `cp.async`
+    /// (one group), then into row 1 (a second group); waits until one group may remain (the first
+    /// has landed), then for all; after a barrier, thread t reads thread (t + 1) % 8's floats of
+    /// both rows. With `early`, thread 0 reads its row-1 floats before any wait.
+    unsafe fn async_copy_rows(input: *const f32, out: *mut f32, early: u32) {
+        let rows = DynamicShared::new().named_matrix::<f32>("rows", kernels::device::MatrixLayout::dense(2, 32));
+        let t = thread_idx().x;
+        // SAFETY (copies): input holds 64 floats, 16-byte aligned; columns 4t..4t + 4 of 32.
+        unsafe { rows.copy4_async_unchecked(0, 4 * t, input.add(4 * t as usize)) };
+        kernels::device::async_copy_commit();
+        unsafe { rows.copy4_async_unchecked(1, 4 * t, input.add(32 + 4 * t as usize)) };
+        kernels::device::async_copy_commit();
+        if early != 0 && t == 0 {
+            // SAFETY: inside the matrix. Its copy has not been waited for: the bug under test.
+            unsafe { *out = rows.get_unchecked(1, 0) }; // EARLY
+        }
+        kernels::device::async_copy_wait::<1>();
+        // SAFETY: this thread's row-0 copy has landed.
+        let own = unsafe { rows.get_unchecked(0, 4 * t) };
+        kernels::device::async_copy_wait::<0>();
+        sync_threads();
+        let next = (t + 1) % 8;
+        // SAFETY: 8 + 2·4 outputs per thread fit in 80; every copy landed before the barrier.
+        unsafe {
+            *out.add((10 * t) as usize) = own;
+            *out.add((10 * t + 1) as usize) = 0.0;
+            for k in 0..4 {
+                *out.add((10 * t + 2 + k) as usize) = rows.get_unchecked(0, 4 * next + k);
+                *out.add((10 * t + 6 + k) as usize) = rows.get_unchecked(1, 4 * next + k);
+            }
+        }
+    }
+}
+
+#[repr(C, align(16))]
+struct Aligned([f32; 64]);
+
+#[test]
+fn async_copies_land_at_the_wait_that_covers_their_group() {
+    let input = Aligned(core::array::from_fn(|i| i as f32 + 0.5));
+    let mut out = vec![f32::NAN; 80];
+    // SAFETY: 64 aligned inputs, 80 outputs; 64 floats of shared memory.
+    unsafe {
+        async_copy_rows.emulate(
+            &launch(Dim3::x(1), Dim3::x(8), 256),
+            (input.0.as_ptr(), out.as_mut_ptr(), 0),
+        )
+    }
+    .unwrap();
+    for t in 0..8 {
+        let next = (t + 1) % 8;
+        assert_eq!(out[10 * t], input.0[4 * t], "thread {t}'s own first float");
+        for k in 0..4 {
+            assert_eq!(out[10 * t + 2 + k], input.0[4 * next + k]);
+            assert_eq!(out[10 * t + 6 + k], input.0[32 + 4 * next + k]);
+        }
+    }
+}
+
+#[test]
+fn reading_an_async_copy_before_its_wait_fails_the_launch() {
+    let input = Aligned([1.0; 64]);
+    let mut out = vec![0.0f32; 80];
+    // SAFETY: as above.
+    let result = unsafe {
+        async_copy_rows.emulate(
+            &launch(Dim3::x(1), Dim3::x(8), 256),
+            (input.0.as_ptr(), out.as_mut_ptr(), 1),
+        )
+    };
+    let (_, _, thread, message) = failure(result);
+    assert_eq!(thread, Dim3::new(0, 0, 0));
+    assert!(message.contains("no thread of this block has written"), "{message}");
+    assert!(message.contains(&line_of("// EARLY")), "{message}");
+}

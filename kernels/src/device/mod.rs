@@ -4,6 +4,7 @@
 //! asks the emulator ([`crate::emu`]) about the calling thread. Kernels see no difference.
 //! `#[track_caller]` on the host lets the emulator say which barrier a thread stopped at.
 
+mod async_copy;
 mod atomic;
 mod shared;
 mod unroll;
@@ -19,6 +20,9 @@ use nvptx as backend;
 use crate::emu::device as backend;
 
 pub use crate::launch::Dim3;
+#[cfg(not(target_arch = "nvptx64"))]
+pub(crate) use async_copy::{AsyncCopies, PendingCopy};
+pub use async_copy::{async_copy_commit, async_copy_wait};
 pub use atomic::{
     AtomicAdd, AtomicOrd, AtomicWord, SharedAtomicAdd, atomic_add, atomic_cas, atomic_exch, atomic_max, atomic_min,
     load_acquire, load_relaxed, red_add, store_relaxed, store_release, thread_fence, thread_fence_block,

@@ -350,3 +350,29 @@ pub fn ballot(predicate: bool) -> u32 {
     };
     out
 }
+
+/// `cp.async` of 16 bytes, global to shared, cached in the L2 only; both addresses generic, turned
+/// into their windows' addresses as nvcc does.
+#[inline(always)]
+pub unsafe fn copy16_async(dst: *mut super::Float4, src: *const f32) {
+    // SAFETY: the caller passes an aligned shared destination and an aligned global source.
+    unsafe {
+        asm!(
+            "{{ .reg .u64 s, g; .reg .u32 s32; cvta.to.shared.u64 s, {d}; cvt.u32.u64 s32, s; cvta.to.global.u64 g, {p}; cp.async.cg.shared.global [s32], [g], 16; }}",
+            d = in(reg64) dst, p = in(reg64) src, options(nostack),
+        )
+    };
+}
+
+#[inline(always)]
+pub fn async_copy_commit() {
+    // SAFETY: closes this thread's group of copies; no operands.
+    unsafe { asm!("cp.async.commit_group;", options(nostack)) };
+}
+
+#[inline(always)]
+pub fn async_copy_wait<const PENDING: u32>() {
+    // SAFETY: waits for this thread's copies; it may write shared memory (no `nomem`), so the
+    // compiler keeps shared loads after it.
+    unsafe { asm!("cp.async.wait_group {n};", n = const PENDING, options(nostack)) };
+}

@@ -403,7 +403,7 @@ impl SharedMatrix<f32> {
     /// The address of `(row, col)` as a 16-byte vector, checked on the emulator.
     #[inline(always)]
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-    fn vector_at(&self, row: u32, col: u32) -> *mut super::Float4 {
+    pub(super) fn vector_at(&self, row: u32, col: u32) -> *mut super::Float4 {
         emulator_check_index(row, self.layout.rows, "matrix row");
         emulator_check_index(
             col.saturating_add(3),

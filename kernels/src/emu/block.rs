@@ -170,6 +170,7 @@ impl BlockRun {
                 block,
                 yielder: Cell::new(std::ptr::null()),
                 stack_base: Cell::new(0),
+                copies: Default::default(),
             });
         }
         run
@@ -198,6 +199,8 @@ impl BlockRun {
     ) -> Result<(), Failure> {
         for current in &self.currents {
             current.block_idx.set(block_idx);
+            // Copies a thread of the previous block left unwaited never land in this one.
+            *current.copies.borrow_mut() = Default::default();
         }
         self.trace_paths.set(trace_paths);
         self.reset();

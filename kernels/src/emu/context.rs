@@ -26,6 +26,8 @@ pub(crate) struct Current {
     pub yielder: Cell<*const Yielder<Resume, Wait>>,
     /// The stack address where the coroutine entered the kernel, to measure the kernel's stack use.
     pub stack_base: Cell<usize>,
+    /// This thread's `cp.async` copies in flight.
+    pub copies: RefCell<crate::device::AsyncCopies>,
 }
 
 impl Current {

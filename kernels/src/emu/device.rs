@@ -383,3 +383,54 @@ pub fn vote_all(predicate: bool) -> bool {
     let all = if lanes == WARP_SIZE { u32::MAX } else { (1 << lanes) - 1 };
     vote(predicate) == all
 }
+
+/// Starts a 16-byte copy into shared memory: its bytes are read from global memory now and land
+/// at the wait that covers its group (see `device::async_copy`).
+///
+/// # Safety
+/// `src` is readable for 16 bytes; `dst` is inside the block's shared memory (checked at the wait).
+#[track_caller]
+pub unsafe fn copy16_async(dst: *mut crate::device::Float4, src: *const f32) {
+    if !(src as usize).is_multiple_of(16) || !(dst as usize).is_multiple_of(16) {
+        report(format!(
+            "cp.async of 16 bytes needs 16-byte aligned addresses: global {src:p}, shared {dst:p}"
+        ));
+    }
+    // SAFETY: readable and aligned (checked above), by the caller's promise.
+    let value = unsafe { src.cast::<crate::device::Float4>().read() };
+    current().copies.borrow_mut().open.push(crate::device::PendingCopy {
+        dst,
+        value,
+        site: Location::caller(),
+    });
+}
+
+#[track_caller]
+pub fn async_copy_commit() {
+    let mut copies = current().copies.borrow_mut();
+    let group = std::mem::take(&mut copies.open);
+    copies.committed.push_back(group);
+}
+
+/// Performs this thread's oldest committed groups until at most `PENDING` remain, each copy a
+/// shared-memory write of this thread (so the shadow sees it, and a reader that did not wait
+/// behind a barrier races with it).
+#[track_caller]
+pub fn async_copy_wait<const PENDING: u32>() {
+    let current = current();
+    loop {
+        let group = {
+            let mut copies = current.copies.borrow_mut();
+            if copies.committed.len() <= PENDING as usize {
+                break;
+            }
+            copies.committed.pop_front().unwrap_or_default()
+        };
+        for copy in group {
+            check_shared(copy.dst as usize, 16, Kind::Write, copy.site);
+            // SAFETY: inside the block's shared memory (checked above), aligned (checked when the
+            // copy started).
+            unsafe { copy.dst.write(copy.value) };
+        }
+    }
+}

@@ -6,10 +6,13 @@
 //! * [`register_1d`]: a 64×64 tile per block, a column of 8 outputs per thread in registers;
 //! * [`register_2d`]: a 128×128 tile per block, an 8×8 block of outputs per thread in registers,
 //!   outer products of 8-element columns of A and rows of B read from shared memory;
-//! * [`vectorized`]: the same with 16-byte global loads and stores and 16-byte shared reads.
+//! * [`vectorized`]: the same with 16-byte global loads and stores and 16-byte shared reads;
+//! * [`double_buffered`]: the slices of the next step copied with `cp.async` while the current one
+//!   is multiplied.
 //!
 //! A new variant is a file here, its line in [`FAMILY`], and its CUDA C twin in `benches/reference/cuda_c/`.
 
+pub mod double_buffered;
 pub mod naive;
 pub mod padded;
 pub mod register_1d;
@@ -42,6 +45,7 @@ pub const FAMILY: Family<Matmul> = Family::new(
         register_1d::KERNEL,
         register_2d::KERNEL,
         vectorized::KERNEL,
+        double_buffered::KERNEL,
     ],
 );
 

@@ -1,0 +1,64 @@
+//! Asynchronous copies from global to shared memory (`cp.async`, sm_80 and later): a thread starts
+//! 16-byte copies, closes them into a group, and goes on computing while they travel; later it
+//! waits until all but its most recent groups have landed. The copies bypass the registers, so a
+//! tile can be loaded for the next step while the current one is multiplied (double buffering).
+//!
+//! The rules, as PTX states them and the emulator enforces them by performing each copy only at
+//! the wait that covers its group: a copy's bytes are in shared memory for the issuing thread once
+//! an [`async_copy_wait`] has covered its group; other threads may read them only after a barrier
+//! that follows that wait. A copy not yet committed is not waited for.
+
+use super::{Float4, SharedMatrix, backend};
+
+impl SharedMatrix<f32> {
+    /// Starts copying the four floats at `src` (global memory) into elements `(row, col..col + 4)`:
+    /// `cp.async.cg.shared.global`, 16 bytes, cached in the L2 only. The copy joins this thread's
+    /// open group ([`async_copy_commit`] closes it).
+    ///
+    /// # Safety
+    /// The destination as for [`SharedMatrix::get4_unchecked`]; `src` points to four floats of
+    /// global memory, 16-byte aligned, that no thread writes until the copy's group is waited for.
+    /// (The emulator checks both alignments.)
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    pub unsafe fn copy4_async_unchecked(&self, row: u32, col: u32, src: *const f32) {
+        let dst = self.vector_at(row, col);
+        // SAFETY: forwarded from the caller.
+        unsafe { backend::copy16_async(dst, src) }
+    }
+}
+
+/// `cp.async.commit_group`: closes this thread's open group of copies (an empty group is allowed:
+/// it completes at once).
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub fn async_copy_commit() {
+    backend::async_copy_commit()
+}
+
+/// `cp.async.wait_group PENDING`: waits until at most `PENDING` of this thread's committed groups,
+/// the most recent ones, are still in flight. `async_copy_wait::<0>()` waits for every committed
+/// copy.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub fn async_copy_wait<const PENDING: u32>() {
+    backend::async_copy_wait::<PENDING>()
+}
+
+/// What the emulator keeps per thread between a copy's start and its wait.
+#[cfg(not(target_arch = "nvptx64"))]
+#[derive(Default)]
+pub(crate) struct AsyncCopies {
+    /// Copies started since the last commit.
+    pub open: Vec<PendingCopy>,
+    /// Committed groups, oldest first.
+    pub committed: std::collections::VecDeque<Vec<PendingCopy>>,
+}
+
+/// One copy in flight on the emulator: the bytes were read from global memory when it started.
+#[cfg(not(target_arch = "nvptx64"))]
+pub(crate) struct PendingCopy {
+    pub dst: *mut Float4,
+    pub value: Float4,
+    pub site: &'static std::panic::Location<'static>,
+}
