@@ -10,17 +10,25 @@ const SIZE_LIMIT: u64 = 64 << 20;
 /// The script the runner executes: the GPU suite (ignored tests included) and the demos, logs and
 /// JSON into the folder it is given. Kept to sequencing; all logic is in the Rust binaries.
 const RUN_SCRIPT: &str = r#"#!/usr/bin/env bash
-# Runs on the GPU runner, which has no cargo. Usage: run.sh OUT_DIR [check|tests|demos|bench|all]
+# Runs on the GPU runner, which has no cargo. Usage: run.sh OUT_DIR [check|tests|demos|bench|all|prep]
 #   check (default): tests, then demos (each fits one 10-minute runner call on its own; together
 #                    they may not)
 #   tests:           every test with --include-ignored, the four compute-sanitizer tools on one
-#                    small launch of every registered kernel (`host smoke`)
+#                    small launch of every registered kernel (`host smoke`); TEST_FAMILIES=a,b
+#                    limits the family suites to some families (the suite says so)
 #   demos:           `host info`, the bank-conflict study, `host all`
 #   bench:           PyTorch's anchors, then the criterion benches, writing OUT_DIR/bench.json for
-#                    `cargo xtask bench-report` (BENCH_FAMILIES=a,b limits them to some families)
+#                    `cargo xtask bench-report` (BENCH_FAMILIES=a,b limits both to some families)
+#   prep:            only the builds every mode starts with: the CUDA C twins (BUNDLE/cuda-c) and
+#                    CUB's wrappers (BUNDLE/libcub_anchors.so, for $CUB_ANCHORS), for commands of
+#                    one's own after it
 set -u
-out=${1:?usage: run.sh OUT_DIR [check|tests|demos|bench|all]}
+out=${1:?usage: run.sh OUT_DIR [check|tests|demos|bench|all|prep]}
 mode=${2:-check}
+case "$mode" in
+  check|tests|demos|bench|all|prep) ;;
+  *) echo "run.sh: unknown mode $mode: give check, tests, demos, bench, all or prep" >&2; exit 2 ;;
+esac
 here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$out" "$here/cuda-c"
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}

@@ -6,14 +6,42 @@ use host::families::{FAMILIES, FamilyDemo, Size};
 use kernels::Source;
 use kernels::testing::{RNG_ENV, rng_stream};
 
-/// Runs every kernel of every family at the sizes `sizes` gives each family, on `backend`, with
-/// outputs poisoned before each launch and guards checked after; fails with every failure listed.
+/// Environment variable that limits the family suites to some families (`matmul,scan`), so that a
+/// runner call with little device time checks what changed. Unset: every family. The suite says
+/// which families it ran.
+pub const FAMILIES_ENV: &str = "TEST_FAMILIES";
+
+/// The families [`FAMILIES_ENV`] asks for (every one when it is unset); a name that is no family
+/// fails the test.
+fn wanted_families() -> Vec<&'static dyn FamilyDemo> {
+    let Ok(list) = std::env::var(FAMILIES_ENV) else {
+        return FAMILIES.to_vec();
+    };
+    let names: Vec<&str> = list.split(',').map(str::trim).filter(|s| !s.is_empty()).collect();
+    for name in &names {
+        assert!(
+            FAMILIES.iter().any(|f| f.name() == *name),
+            "{FAMILIES_ENV} names {name}, which is not a family"
+        );
+    }
+    let wanted: Vec<_> = FAMILIES.iter().copied().filter(|f| names.contains(&f.name())).collect();
+    eprintln!(
+        "{FAMILIES_ENV}: checking only {} of {} families",
+        names.join(", "),
+        FAMILIES.len()
+    );
+    wanted
+}
+
+/// Runs every kernel of every family (or those [`FAMILIES_ENV`] names) at the sizes `sizes` gives
+/// each family, on `backend`, with outputs poisoned before each launch and guards checked after;
+/// fails with every failure listed.
 pub fn check_every_kernel(backend: &Backend, sizes: impl Fn(&dyn FamilyDemo) -> Vec<Size>) {
     let stream = rng_stream();
     let mut failures = Vec::new();
     let mut launches = 0;
-    for family in FAMILIES {
-        for size in sizes(*family) {
+    for family in wanted_families() {
+        for size in sizes(family) {
             let label = format!("{} at {}", family.name(), family.label(size));
             if let Err(e) = family.check(backend, size, 1) {
                 failures.push(format!("{label}: {e}"));
