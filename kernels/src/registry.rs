@@ -24,6 +24,7 @@ pub static FAMILIES: &[&dyn AnyFamily] = &[
     &histogram::FAMILY,
     &histogram_f32::FAMILY,
     &scan::FAMILY,
+    &scan::integer::FAMILY,
     &softmax::FAMILY,
     &probe::FAMILY,
     &atomic_probe::FAMILY,

@@ -68,3 +68,24 @@ extern "C" int cub_reduce_max(const float* input, float* output, int64_t n, void
                               cudaStream_t stream) {
     return (int)cub::DeviceReduce::Max(temp, temp_bytes, input, output, n, stream);
 }
+
+// Prefix sums of i32 as u32: the same bits, and wrapping past 2^32 is defined for unsigned integers.
+extern "C" int cub_inclusive_sum_i32_temp_bytes(int64_t n, size_t* bytes) {
+    *bytes = 0;
+    return (int)cub::DeviceScan::InclusiveSum(nullptr, *bytes, (const unsigned*)nullptr, (unsigned*)nullptr, n);
+}
+
+extern "C" int cub_inclusive_sum_i32(const unsigned* input, unsigned* output, int64_t n, void* temp, size_t temp_bytes,
+                                     cudaStream_t stream) {
+    return (int)cub::DeviceScan::InclusiveSum(temp, temp_bytes, input, output, n, stream);
+}
+
+extern "C" int cub_exclusive_sum_i32_temp_bytes(int64_t n, size_t* bytes) {
+    *bytes = 0;
+    return (int)cub::DeviceScan::ExclusiveSum(nullptr, *bytes, (const unsigned*)nullptr, (unsigned*)nullptr, n);
+}
+
+extern "C" int cub_exclusive_sum_i32(const unsigned* input, unsigned* output, int64_t n, void* temp, size_t temp_bytes,
+                                     cudaStream_t stream) {
+    return (int)cub::DeviceScan::ExclusiveSum(temp, temp_bytes, input, output, n, stream);
+}

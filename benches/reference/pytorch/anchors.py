@@ -113,6 +113,17 @@ def scans():
         del inputs
 
 
+def scans_i32():
+    """`cumsum` of int32 kept in int32 (inclusive) on the i32 scan bench sizes."""
+    for k in [20, 22, 24, 26, 28, 30]:
+        n = 1 << k
+        sets = input_sets(8 * n)
+        inputs = [torch.randint(-(2**31), 2**31 - 1, (n,), dtype=torch.int32, device="cuda") for _ in range(sets)]
+        ms = median_ms(lambda i: torch.cumsum(inputs[i], 0, dtype=torch.int32), sets)
+        yield case("scan_i32", "torch_cumsum_i32", f"n={n}, inclusive", n, 8 * n, n, ms, sets)
+        del inputs
+
+
 def softmaxes():
     """`softmax(dim=1)` on 2^26-element matrices of rows from 256 to 32768 long."""
     for cols in [256, 1024, 4096, 8192, 16384, 32768]:
@@ -191,6 +202,7 @@ GENERATORS = [
     (histograms, {"histogram"}),
     (histograms_f32, {"histogram_f32"}),
     (scans, {"scan"}),
+    (scans_i32, {"scan_i32"}),
     (softmaxes, {"softmax"}),
     (row_reductions, {"row_sum", "row_max"}),
 ]

@@ -18,6 +18,7 @@ pub mod reduce;
 pub mod reduce_max;
 pub mod rows;
 pub mod scan;
+pub mod scan_i32;
 pub mod softmax;
 pub mod transpose;
 pub mod warp_probe;
@@ -40,6 +41,7 @@ pub static FAMILIES: &[&dyn FamilyDemo] = &[
     &histogram::HistogramDemo,
     &histogram_f32::HistogramF32Demo,
     &scan::ScanDemo,
+    &scan_i32::ScanI32Demo,
     &softmax::SoftmaxDemo,
     &warp_probe::WarpProbeDemo,
     &atomic_probe::AtomicProbeDemo,

@@ -9,12 +9,14 @@
 
 use super::elementwise::check_shape;
 use super::{Bound, Case, FamilyDemo, GUARD, Outputs, Plan, Size, Work, check_guard, check_len, substream};
-use crate::array::{Array, Buffer};
+use crate::array::{Array, Buffer, Element};
 use crate::backend::Backend;
 use crate::error::{HostError, Result};
 use crate::families::reduce::grid_inputs;
 use crate::gpu::Cub;
-use kernels::scan::{ADD_PREFIXES, FAMILY, Passes, RESET, SINGLE_PASS, Scan, TILES, look_back_scratch, passes};
+use kernels::scan::{
+    ADD_PREFIXES, FAMILY, Passes, RESET, SINGLE_PASS, Scan, ScanElement, TILES, look_back_scratch, passes,
+};
 use kernels::{AnyFamily, Kernel, Source};
 
 /// The baselines: `cub::DeviceScan::InclusiveSum` and `ExclusiveSum`.
@@ -27,13 +29,13 @@ const CUB_EXCLUSIVE: &str = "cub_exclusive_sum";
 const TILE_DEPTH: u64 = 24;
 
 /// Blocks (tiles) of `kernel` for `problem`.
-fn tiles(kernel: &Kernel<Scan>, problem: &Scan) -> u32 {
+fn tiles<T: ScanElement>(kernel: &Kernel<Scan<T>>, problem: &Scan<T>) -> u32 {
     kernel.launch_shape(problem).grid.x
 }
 
 /// Scratch words `kernel` needs in `problem`'s phase: a total (or prefix) per tile, or the
 /// look-back's statuses and ticket.
-pub fn scratch_len(kernel: &Kernel<Scan>, problem: &Scan) -> usize {
+pub fn scratch_len<T: ScanElement>(kernel: &Kernel<Scan<T>>, problem: &Scan<T>) -> usize {
     let tiles = tiles(kernel, problem);
     match passes(kernel.entry()) {
         Passes::ThreePhase => tiles as usize,
@@ -43,22 +45,22 @@ pub fn scratch_len(kernel: &Kernel<Scan>, problem: &Scan) -> usize {
 
 /// One launch of `kernel` in `problem`'s phase: checks the lengths and that the arrays live where
 /// `backend` can reach them, then launches.
-pub fn launch(
+pub fn launch<T: ScanElement + Element>(
     backend: &Backend,
-    kernel: &Kernel<Scan>,
+    kernel: &Kernel<Scan<T>>,
     source: Source,
-    problem: &Scan,
-    input: &impl Array<f32>,
-    output: &mut impl Array<f32>,
-    scratch: &mut impl Array<f32>,
+    problem: &Scan<T>,
+    input: &impl Array<T>,
+    output: &mut impl Array<T>,
+    scratch: &mut impl Array<T>,
 ) -> Result<()> {
     check_len("input", input.len(), problem.n as usize)?;
     check_len("output", output.len(), problem.n as usize)?;
     check_len("scratch", scratch.len(), scratch_len(kernel, problem))?;
     let args = (
-        input.address(backend)? as *const f32,
-        output.address_mut(backend)? as *mut f32,
-        scratch.address_mut(backend)? as *mut f32,
+        input.address(backend)? as *const T,
+        output.address_mut(backend)? as *mut T,
+        scratch.address_mut(backend)? as *mut T,
         problem.n,
         problem.exclusive as u32,
         problem.phase,
@@ -88,20 +90,32 @@ pub fn scan(
         });
     };
     match passes(kernel.entry()) {
-        Passes::LookBack => {
-            launch(backend, kernel, source, &problem.phase(RESET), input, output, first)?;
-            launch(
-                backend,
-                kernel,
-                source,
-                &problem.phase(SINGLE_PASS),
-                input,
-                output,
-                first,
-            )
-        }
+        Passes::LookBack => single_pass(backend, kernel, source, problem, input, output, first),
         Passes::ThreePhase => three_phase(backend, kernel, source, problem, input, output, levels),
     }
+}
+
+/// The whole scan with a look-back `kernel`: its statuses cleared, then the single pass;
+/// `scratch` holds [`scratch_len`] words.
+pub fn single_pass<T: ScanElement + Element>(
+    backend: &Backend,
+    kernel: &Kernel<Scan<T>>,
+    source: Source,
+    problem: &Scan<T>,
+    input: &impl Array<T>,
+    output: &mut impl Array<T>,
+    scratch: &mut impl Array<T>,
+) -> Result<()> {
+    launch(backend, kernel, source, &problem.phase(RESET), input, output, scratch)?;
+    launch(
+        backend,
+        kernel,
+        source,
+        &problem.phase(SINGLE_PASS),
+        input,
+        output,
+        scratch,
+    )
 }
 
 fn three_phase(
@@ -122,11 +136,7 @@ fn three_phase(
     launch(backend, kernel, source, &problem.phase(TILES), input, output, totals)?;
     let tiles = tiles(kernel, problem);
     if tiles > 1 {
-        let over = Scan {
-            n: tiles,
-            exclusive: true,
-            phase: TILES,
-        };
+        let over = Scan::at(tiles, true, TILES);
         three_phase(backend, kernel, source, &over, totals, prefixes, deeper)?;
         launch(
             backend,
@@ -151,16 +161,7 @@ pub fn levels_for(n: u32) -> Vec<usize> {
         let level: usize = FAMILY
             .kernels
             .iter()
-            .map(|k| {
-                scratch_len(
-                    k,
-                    &Scan {
-                        n: count,
-                        exclusive: false,
-                        phase: 0,
-                    },
-                )
-            })
+            .map(|k| scratch_len(k, &Scan::at(count, false, 0)))
             .max()
             .unwrap_or(1)
             .max(1);
@@ -168,16 +169,7 @@ pub fn levels_for(n: u32) -> Vec<usize> {
         let tiles = FAMILY
             .kernels
             .iter()
-            .map(|k| {
-                tiles(
-                    k,
-                    &Scan {
-                        n: count,
-                        exclusive: false,
-                        phase: 0,
-                    },
-                )
-            })
+            .map(|k| tiles(k, &Scan::at(count, false, 0)))
             .max()
             .unwrap_or(1);
         if tiles <= 1 {
@@ -195,11 +187,7 @@ pub fn rounding_depth(kernel: &Kernel<Scan>, problem: &Scan) -> u64 {
         Passes::LookBack => TILE_DEPTH + tiles as u64 + 2,
         Passes::ThreePhase if tiles <= 1 => TILE_DEPTH,
         Passes::ThreePhase => {
-            let over = Scan {
-                n: tiles,
-                exclusive: true,
-                phase: TILES,
-            };
+            let over = Scan::at(tiles, true, TILES);
             TILE_DEPTH + rounding_depth(kernel, &over) + 1
         }
     }
@@ -253,7 +241,7 @@ pub fn check_prefixes(out: &[f32], input: &[f32], exclusive: bool, depth: u64) -
 pub struct ScanDemo;
 
 /// One element, the warp, tile (256, 512, 4096) and level edges, primes, both kinds.
-const EDGE_SIZES: [[usize; 2]; 15] = [
+pub(super) const EDGE_SIZES: [[usize; 2]; 15] = [
     [1, 0],
     [2, 1],
     [31, 0],

@@ -25,18 +25,22 @@ pub struct Cub {
     inclusive_sum: Call,
     exclusive_sum: Call,
     reduce_max: Call,
+    inclusive_sum_i32: Call,
+    exclusive_sum_i32: Call,
     temp: Buffer<u8>,
     _library: libloading::Library,
 }
 
 /// The wrappers, each with the function that sizes its temporary storage.
-const CALLS: [(&[u8], &[u8]); 6] = [
+const CALLS: [(&[u8], &[u8]); 8] = [
     (b"cub_reduce_sum\0", b"cub_reduce_sum_temp_bytes\0"),
     (b"cub_histogram_u8\0", b"cub_histogram_u8_temp_bytes\0"),
     (b"cub_histogram_f32\0", b"cub_histogram_f32_temp_bytes\0"),
     (b"cub_inclusive_sum\0", b"cub_inclusive_sum_temp_bytes\0"),
     (b"cub_exclusive_sum\0", b"cub_exclusive_sum_temp_bytes\0"),
     (b"cub_reduce_max\0", b"cub_reduce_max_temp_bytes\0"),
+    (b"cub_inclusive_sum_i32\0", b"cub_inclusive_sum_i32_temp_bytes\0"),
+    (b"cub_exclusive_sum_i32\0", b"cub_exclusive_sum_i32_temp_bytes\0"),
 ];
 
 fn failed(doing: &str, message: String) -> HostError {
@@ -92,6 +96,8 @@ impl Cub {
             inclusive_sum: calls[3],
             exclusive_sum: calls[4],
             reduce_max: calls[5],
+            inclusive_sum_i32: calls[6],
+            exclusive_sum_i32: calls[7],
             temp,
             _library: library,
         }))
@@ -166,6 +172,24 @@ impl Cub {
             self.exclusive_sum
         } else {
             self.inclusive_sum
+        };
+        self.run(call, "scanning", backend, (input, output), (n, n))
+    }
+
+    /// `output[..n]` = the inclusive (or exclusive) prefix sums of `input[..n]` in i32, wrapping,
+    /// with `cub::DeviceScan` on the same bits as u32, on the GPU's stream.
+    pub fn scan_i32(
+        &self,
+        backend: &Backend,
+        input: &impl Array<i32>,
+        output: &mut impl Array<i32>,
+        n: usize,
+        exclusive: bool,
+    ) -> Result<()> {
+        let call = if exclusive {
+            self.exclusive_sum_i32
+        } else {
+            self.inclusive_sum_i32
         };
         self.run(call, "scanning", backend, (input, output), (n, n))
     }

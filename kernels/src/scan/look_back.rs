@@ -9,9 +9,10 @@
 //! and read whole, so a reader never sees a flag without its value. Phase [`RESET`] clears them.
 
 use super::warp_shuffle::{PER_THREAD, TILE, load_run, run_totals, store_run};
-use super::{RESET, Scan, THREADS, WARPS, block_exclusive};
+use super::{RESET, Scan, ScanElement, THREADS, WARPS, block_exclusive};
 use crate::device::{
-    SharedSlice, WARP_SIZE, atomic_add, block_idx, load_relaxed, store_relaxed, sync_threads, thread_idx,
+    DynamicShared, SharedSlice, WARP_SIZE, WarpWord, atomic_add, block_idx, load_relaxed, store_relaxed, sync_threads,
+    thread_idx,
 };
 use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel, shared_memory};
 
@@ -25,7 +26,8 @@ pub(super) const INCLUSIVE: u64 = 2;
 const _: () = assert!(TILE == PER_THREAD * THREADS);
 
 shared_memory! {
-    /// The warps' totals, the tile's ticket and its prefix from the look-back.
+    /// The warps' totals, the tile's ticket and its prefix from the look-back (for f32; [`carve`]
+    /// lays out the same for any 4-byte element).
     pub struct Scratch {
         pub sums: SharedSlice<f32> = WARPS + 1,
         pub ticket: SharedSlice<u32> = 1,
@@ -33,8 +35,26 @@ shared_memory! {
     }
 }
 
+/// [`Scratch`]'s views for elements of type `T` (4 bytes, as f32: the same bytes).
 #[inline(always)]
-pub(super) fn status(flag: u64, value: f32) -> u64 {
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+fn carve<T: ScanElement>() -> (SharedSlice<T>, SharedSlice<u32>, SharedSlice<T>) {
+    const {
+        assert!(
+            core::mem::size_of::<T>() == 4,
+            "Scratch is laid out for 4-byte elements"
+        )
+    };
+    let mut shared = DynamicShared::new();
+    let sums = shared.named_slice::<T>("sums", WARPS + 1);
+    let ticket = shared.named_slice::<u32>("ticket", 1);
+    let prefix = shared.named_slice::<T>("prefix", 1);
+    (sums, ticket, prefix)
+}
+
+/// A tile's status word: the flag in the high half, the value's bits in the low half.
+#[inline(always)]
+pub(super) fn status<T: WarpWord>(flag: u64, value: T) -> u64 {
     flag << 32 | value.to_bits() as u64
 }
 
@@ -45,15 +65,15 @@ pub(super) fn status(flag: u64, value: f32) -> u64 {
 /// `statuses` holds a status per tile, reset before the launch; `tile`'s predecessors all belong
 /// to blocks that started before this one.
 #[inline(always)]
-unsafe fn look_back(statuses: *mut u64, tile: u32, aggregate: f32) -> f32 {
+unsafe fn look_back<T: ScanElement>(statuses: *mut u64, tile: u32, aggregate: T) -> T {
     // SAFETY (statuses): tile and its predecessors are inside the array.
     unsafe {
         if tile == 0 {
             store_relaxed(statuses, status(INCLUSIVE, aggregate));
-            return 0.0;
+            return T::ZERO;
         }
         store_relaxed(statuses.add(tile as usize), status(AGGREGATE, aggregate));
-        let mut prefix = 0.0f32;
+        let mut prefix = T::ZERO;
         let mut j = tile - 1;
         loop {
             let word = load_relaxed(statuses.add(j as usize));
@@ -62,13 +82,13 @@ unsafe fn look_back(statuses: *mut u64, tile: u32, aggregate: f32) -> f32 {
                 // Tile j's block has started (it took an earlier ticket) but not published yet.
                 continue;
             }
-            prefix += f32::from_bits(word as u32);
+            prefix = prefix.plus(T::from_bits(word as u32));
             if flag == INCLUSIVE {
                 break;
             }
             j -= 1;
         }
-        store_relaxed(statuses.add(tile as usize), status(INCLUSIVE, prefix + aggregate));
+        store_relaxed(statuses.add(tile as usize), status(INCLUSIVE, prefix.plus(aggregate)));
         prefix
     }
 }
@@ -81,7 +101,7 @@ pub(super) trait Walk {
     ///
     /// # Safety
     /// As for [`look_back`].
-    unsafe fn prefix(statuses: *mut u64, tile: u32, aggregate: f32) -> f32;
+    unsafe fn prefix<T: ScanElement>(statuses: *mut u64, tile: u32, aggregate: T) -> T;
 }
 
 /// Thread 0 walks back one tile at a time ([`look_back`]).
@@ -89,9 +109,9 @@ pub(super) struct OneThread;
 
 impl Walk for OneThread {
     #[inline(always)]
-    unsafe fn prefix(statuses: *mut u64, tile: u32, aggregate: f32) -> f32 {
+    unsafe fn prefix<T: ScanElement>(statuses: *mut u64, tile: u32, aggregate: T) -> T {
         if crate::device::lane_id() != 0 {
-            return 0.0;
+            return T::ZERO;
         }
         // SAFETY: forwarded from the caller.
         unsafe { look_back(statuses, tile, aggregate) }
@@ -105,10 +125,10 @@ impl Walk for OneThread {
 /// As the kernels' contract: `input` and `output` hold n elements, `scratch` the look-back's words
 /// (8-byte aligned); the block has THREADS threads.
 #[inline(always)]
-pub(super) unsafe fn look_back_body<W: Walk>(
-    input: *const f32,
-    output: *mut f32,
-    scratch: *mut f32,
+pub(super) unsafe fn look_back_body<T: ScanElement, W: Walk>(
+    input: *const T,
+    output: *mut T,
+    scratch: *mut T,
     (n, exclusive, phase): (u32, u32, u32),
 ) {
     let tiles = n.div_ceil(TILE);
@@ -128,11 +148,7 @@ pub(super) unsafe fn look_back_body<W: Walk>(
         }
         return;
     }
-    let Scratch {
-        sums,
-        ticket: my_ticket,
-        prefix,
-    } = Scratch::carve();
+    let (sums, my_ticket, prefix) = carve::<T>();
     if t == 0 {
         // SAFETY: the ticket is the caller's, zero after the reset phase.
         my_ticket.set(0, unsafe { atomic_add(ticket, 1u32) });
@@ -154,7 +170,7 @@ pub(super) unsafe fn look_back_body<W: Walk>(
     sync_threads();
     let before = prefix.get(0);
     // SAFETY: the output holds n elements.
-    unsafe { store_run(output, tile, n, run, in_tile.map(|p| before + p), exclusive != 0) };
+    unsafe { store_run(output, tile, n, run, in_tile.map(|p| before.plus(p)), exclusive != 0) };
 }
 
 kernel! {
@@ -162,7 +178,7 @@ kernel! {
     /// `input`, thread 0 walking back one tile at a time.
     pub unsafe fn scan_look_back(input: *const f32, output: *mut f32, scratch: *mut f32, n: u32, exclusive: u32, phase: u32) {
         // SAFETY: forwarded from the kernel's contract; KERNEL launches THREADS threads.
-        unsafe { look_back_body::<OneThread>(input, output, scratch, (n, exclusive, phase)) }
+        unsafe { look_back_body::<f32, OneThread>(input, output, scratch, (n, exclusive, phase)) }
     }
 }
 

@@ -6,9 +6,8 @@
 
 use super::look_back::{AGGREGATE, EMPTY, INCLUSIVE, Walk, look_back_body, status};
 use super::warp_shuffle::TILE;
-use super::{Scan, THREADS};
+use super::{Scan, ScanElement, THREADS, warp_total};
 use crate::device::{WARP_SIZE, ballot, lane_id, load_relaxed, store_relaxed, vote_all};
-use crate::reduce::warp_sum;
 use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel};
 
 /// The warp's walk.
@@ -16,7 +15,7 @@ pub(super) struct WholeWarp;
 
 impl Walk for WholeWarp {
     #[inline(always)]
-    unsafe fn prefix(statuses: *mut u64, tile: u32, aggregate: f32) -> f32 {
+    unsafe fn prefix<T: ScanElement>(statuses: *mut u64, tile: u32, aggregate: T) -> T {
         let lane = lane_id();
         // SAFETY (statuses): tile and its predecessors are inside the array.
         unsafe {
@@ -24,12 +23,12 @@ impl Walk for WholeWarp {
                 if lane == 0 {
                     store_relaxed(statuses, status(INCLUSIVE, aggregate));
                 }
-                return 0.0;
+                return T::ZERO;
             }
             if lane == 0 {
                 store_relaxed(statuses.add(tile as usize), status(AGGREGATE, aggregate));
             }
-            let mut prefix = 0.0f32;
+            let mut prefix = T::ZERO;
             // The window is tiles end − 32 .. end − 1, lane l on tile end − 32 + l; tiles before 0
             // count as an inclusive prefix of 0.
             let mut end = tile;
@@ -39,26 +38,26 @@ impl Walk for WholeWarp {
                     let word = if end >= back {
                         load_relaxed(statuses.add((end - back) as usize))
                     } else {
-                        status(INCLUSIVE, 0.0)
+                        status(INCLUSIVE, T::ZERO)
                     };
                     // Every lane's tile has published (its block took an earlier ticket).
                     if vote_all(word >> 32 != EMPTY) {
                         break word;
                     }
                 };
-                let value = f32::from_bits(word as u32);
+                let value = T::from_bits(word as u32);
                 let inclusive = ballot(word >> 32 == INCLUSIVE);
                 if inclusive != 0 {
                     // The nearest inclusive prefix, and the totals of the tiles after it.
                     let nearest = WARP_SIZE - 1 - inclusive.leading_zeros();
-                    prefix += warp_sum(if lane >= nearest { value } else { 0.0 });
+                    prefix = prefix.plus(warp_total(if lane >= nearest { value } else { T::ZERO }));
                     break;
                 }
-                prefix += warp_sum(value);
+                prefix = prefix.plus(warp_total(value));
                 end -= WARP_SIZE;
             }
             if lane == 0 {
-                store_relaxed(statuses.add(tile as usize), status(INCLUSIVE, prefix + aggregate));
+                store_relaxed(statuses.add(tile as usize), status(INCLUSIVE, prefix.plus(aggregate)));
             }
             prefix
         }
@@ -70,7 +69,7 @@ kernel! {
     /// `input`, warp 0 walking back 32 tiles at a time.
     pub unsafe fn scan_look_back_warp(input: *const f32, output: *mut f32, scratch: *mut f32, n: u32, exclusive: u32, phase: u32) {
         // SAFETY: forwarded from the kernel's contract; KERNEL launches THREADS threads.
-        unsafe { look_back_body::<WholeWarp>(input, output, scratch, (n, exclusive, phase)) }
+        unsafe { look_back_body::<f32, WholeWarp>(input, output, scratch, (n, exclusive, phase)) }
     }
 }
 

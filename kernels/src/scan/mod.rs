@@ -20,32 +20,104 @@
 
 pub mod blelloch;
 pub mod hillis_steele;
+pub mod integer;
 pub mod look_back;
 pub mod look_back_warp;
 pub mod warp_shuffle;
 
-use crate::device::{SharedSlice, WARP_SIZE, lane_id, shfl_idx, shfl_up, sync_threads, thread_idx, unrolled};
+use crate::device::{
+    Float4, SharedSlice, SharedWord, WARP_SIZE, WarpWord, lane_id, shfl_idx, shfl_up, shfl_xor, sync_threads,
+    thread_idx, unrolled,
+};
 use crate::family::{Family, Problem};
+use core::marker::PhantomData;
 
 /// Threads per block, for every variant.
 pub const THREADS: u32 = 256;
 /// Warps per block.
 pub const WARPS: u32 = THREADS / WARP_SIZE;
 
-/// One launch of a scan kernel over `n` elements.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Scan {
+/// What a scan adds: f32 (rounded sums) or i32 (exact sums, wrapping past the 32-bit range as the
+/// GPU's `add.s32` does).
+pub trait ScanElement: WarpWord + SharedWord + 'static {
+    const ZERO: Self;
+    /// The scan's addition.
+    fn plus(self, other: Self) -> Self;
+    /// Four elements from the bits of a 16-byte load (a load moves bits, whatever their type).
+    fn from_float4(four: Float4) -> [Self; 4];
+    /// The 16-byte store of four elements.
+    fn to_float4(four: [Self; 4]) -> Float4;
+}
+
+impl ScanElement for f32 {
+    const ZERO: Self = 0.0;
+    #[inline(always)]
+    fn plus(self, other: Self) -> Self {
+        self + other
+    }
+    #[inline(always)]
+    fn from_float4(four: Float4) -> [Self; 4] {
+        four.0
+    }
+    #[inline(always)]
+    fn to_float4(four: [Self; 4]) -> Float4 {
+        Float4(four)
+    }
+}
+
+impl ScanElement for i32 {
+    const ZERO: Self = 0;
+    #[inline(always)]
+    fn plus(self, other: Self) -> Self {
+        self.wrapping_add(other)
+    }
+    #[inline(always)]
+    fn from_float4(four: Float4) -> [Self; 4] {
+        four.0.map(|x| x.to_bits() as i32)
+    }
+    #[inline(always)]
+    fn to_float4(four: [Self; 4]) -> Float4 {
+        Float4(four.map(|x| f32::from_bits(x as u32)))
+    }
+}
+
+/// One launch of a scan kernel over `n` elements of `T`.
+pub struct Scan<T = f32> {
     pub n: u32,
     /// Exclusive (`out[i]` = the sum before i) or inclusive (the sum up to and including i).
     pub exclusive: bool,
     /// Which phase of the variant's [`Passes`] this launch is.
     pub phase: u32,
+    pub element: PhantomData<fn() -> T>,
 }
 
-impl Problem for Scan {
+// By hand, so that they hold for every element type (derives would ask T for them).
+impl<T> Clone for Scan<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for Scan<T> {}
+impl<T> PartialEq for Scan<T> {
+    fn eq(&self, other: &Self) -> bool {
+        (self.n, self.exclusive, self.phase) == (other.n, other.exclusive, other.phase)
+    }
+}
+impl<T> Eq for Scan<T> {}
+impl<T> core::fmt::Debug for Scan<T> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Scan")
+            .field("n", &self.n)
+            .field("exclusive", &self.exclusive)
+            .field("phase", &self.phase)
+            .finish()
+    }
+}
+
+impl<T: ScanElement> Problem for Scan<T> {
     /// `(input, output, scratch, n, exclusive, phase)`. `scratch` is what the phase needs besides
     /// the arrays (see each variant): tile totals, their prefixes, or tile status words.
-    type Args = (*const f32, *mut f32, *mut f32, u32, u32, u32);
+    type Args = (*const T, *mut T, *mut T, u32, u32, u32);
 }
 
 /// Every scan kernel, in ladder order: the registry's list.
@@ -80,9 +152,15 @@ pub const RESET: u32 = 0;
 /// Look-back: the scan.
 pub const SINGLE_PASS: u32 = 1;
 
-/// How `entry`, a kernel of [`FAMILY`], scans a whole array.
+/// How `entry`, a kernel of [`FAMILY`] or [`integer::FAMILY`], scans a whole array.
 pub fn passes(entry: &str) -> Passes {
-    if entry == look_back::KERNEL.entry() || entry == look_back_warp::KERNEL.entry() {
+    let single_pass = [
+        look_back::KERNEL.entry(),
+        look_back_warp::KERNEL.entry(),
+        integer::LOOK_BACK.entry(),
+        integer::LOOK_BACK_WARP.entry(),
+    ];
+    if single_pass.contains(&entry) {
         Passes::LookBack
     } else {
         Passes::ThreePhase
@@ -95,20 +173,28 @@ pub const fn look_back_scratch(tiles: u32) -> u32 {
     2 * (tiles + 1)
 }
 
-#[cfg(not(target_arch = "nvptx64"))]
-impl Scan {
-    /// At least one element, at most u32::MAX.
-    pub fn new(n: usize, exclusive: bool) -> Result<Self, crate::InvalidSize> {
-        Ok(Scan {
-            n: crate::family::element_count("scan", n)?,
+impl<T> Scan<T> {
+    /// A launch over `n` elements in phase `phase` (no checks: see [`Scan::new`]).
+    pub const fn at(n: u32, exclusive: bool, phase: u32) -> Self {
+        Scan {
+            n,
             exclusive,
-            phase: 0,
-        })
+            phase,
+            element: PhantomData,
+        }
     }
 
     /// The same scan's phase `phase`.
-    pub fn phase(&self, phase: u32) -> Scan {
+    pub fn phase(&self, phase: u32) -> Self {
         Scan { phase, ..*self }
+    }
+}
+
+#[cfg(not(target_arch = "nvptx64"))]
+impl<T> Scan<T> {
+    /// At least one element, at most u32::MAX.
+    pub fn new(n: usize, exclusive: bool) -> Result<Self, crate::InvalidSize> {
+        Ok(Scan::at(crate::family::element_count("scan", n)?, exclusive, 0))
     }
 }
 
@@ -116,15 +202,27 @@ impl Scan {
 /// registers: lane l adds lane l − d's running sum for d = 1, 2, 4, 8, 16).
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-pub fn warp_inclusive(mut value: f32) -> f32 {
+pub fn warp_inclusive<T: ScanElement>(mut value: T) -> T {
     let lane = lane_id();
     let mut d = 1;
     while d < WARP_SIZE {
         let below = shfl_up(value, d);
         if lane >= d {
-            value += below;
+            value = value.plus(below);
         }
         d *= 2;
+    }
+    value
+}
+
+/// The sum of `value` over the warp's lanes, in every lane: a butterfly of xor-shuffles.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub fn warp_total<T: ScanElement>(mut value: T) -> T {
+    let mut mask = WARP_SIZE / 2;
+    while mask > 0 {
+        value = value.plus(shfl_xor(value, mask));
+        mask /= 2;
     }
     value
 }
@@ -138,28 +236,28 @@ pub fn warp_inclusive(mut value: f32) -> f32 {
 /// # Safety
 /// The block has [`THREADS`] threads; `sums` is not in use by other code between the barriers.
 #[inline(always)]
-pub unsafe fn block_exclusive(
-    sums: SharedSlice<f32>,
-    totals: [f32; warp_shuffle::RUNS as usize],
-) -> ([f32; warp_shuffle::RUNS as usize], f32) {
+pub unsafe fn block_exclusive<T: ScanElement>(
+    sums: SharedSlice<T>,
+    totals: [T; warp_shuffle::RUNS as usize],
+) -> ([T; warp_shuffle::RUNS as usize], T) {
     let (t, lane) = (thread_idx().x, lane_id());
     let warp = t / WARP_SIZE;
     // Each run's prefix inside the warp, and the warp's total so far.
-    let mut in_warp = [0.0f32; warp_shuffle::RUNS as usize];
-    let mut warp_total = 0.0f32;
+    let mut in_warp = [T::ZERO; warp_shuffle::RUNS as usize];
+    let mut warp_total = T::ZERO;
     unrolled::<{ warp_shuffle::RUNS }>(|c| {
         let inclusive = warp_inclusive(totals[c as usize]);
         // The lane below's running sum: this run's prefix among the warp's run c, without a
         // subtraction.
         let below = shfl_up(inclusive, 1);
-        let before = if lane == 0 { 0.0 } else { below };
+        let before = if lane == 0 { T::ZERO } else { below };
         let all = shfl_idx(inclusive, WARP_SIZE - 1);
         if c == 0 {
             in_warp[0] = before;
             warp_total = all;
         } else {
-            in_warp[c as usize] = warp_total + before;
-            warp_total += all;
+            in_warp[c as usize] = warp_total.plus(before);
+            warp_total = warp_total.plus(all);
         }
     });
     if lane == WARP_SIZE - 1 {
@@ -173,7 +271,7 @@ pub unsafe fn block_exclusive(
         let mine = if lane < WARPS {
             unsafe { sums.get_unchecked(lane) }
         } else {
-            0.0
+            T::ZERO
         };
         let scanned = warp_inclusive(mine);
         let below = shfl_up(scanned, 1);
@@ -181,7 +279,7 @@ pub unsafe fn block_exclusive(
             // SAFETY: as above; sums[WARPS] takes the block's total. Each lane overwrites only
             // the total it read itself.
             unsafe {
-                sums.set_unchecked(lane, if lane == 0 { 0.0 } else { below });
+                sums.set_unchecked(lane, if lane == 0 { T::ZERO } else { below });
                 if lane == WARPS - 1 {
                     sums.set_unchecked(WARPS, scanned);
                 }
@@ -192,5 +290,5 @@ pub unsafe fn block_exclusive(
     sync_threads();
     // SAFETY: warp < WARPS and WARPS are inside `sums`.
     let (warp_prefix, block_total) = unsafe { (sums.get_unchecked(warp), sums.get_unchecked(WARPS)) };
-    (in_warp.map(|p| warp_prefix + p), block_total)
+    (in_warp.map(|p| warp_prefix.plus(p)), block_total)
 }

@@ -10,9 +10,9 @@
 //! instruction then touches 32 sectors, a quarter or an eighth of each, and the scans ran at a
 //! quarter of copy speed.)
 
-use super::{ADD_PREFIXES, Scan, THREADS, WARPS, block_exclusive};
+use super::{ADD_PREFIXES, Scan, ScanElement, THREADS, WARPS, block_exclusive};
 use crate::device::{
-    Float4, SharedSlice, WARP_SIZE, block_idx, global_store, is_aligned4, lane_id, load4, store4, thread_idx, unrolled,
+    SharedSlice, WARP_SIZE, block_idx, global_store, is_aligned4, lane_id, load4, store4, thread_idx, unrolled,
 };
 use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel, shared_memory};
 
@@ -31,7 +31,7 @@ shared_memory! {
 }
 
 /// A thread's elements: `run[4·c + k]` is element k of its run c.
-pub type Runs = [f32; PER_THREAD as usize];
+pub type Runs<T> = [T; PER_THREAD as usize];
 
 /// Where the calling thread's run `c` of `tile` starts (saturating past u32::MAX: the last tile
 /// of an n near it).
@@ -49,14 +49,15 @@ fn run_start(tile: u32, c: u32) -> u32 {
 /// # Safety
 /// `input` holds n elements.
 #[inline(always)]
-pub(crate) unsafe fn load_run(input: *const f32, tile: u32, n: u32) -> Runs {
-    let mut run = [0.0f32; PER_THREAD as usize];
+pub(crate) unsafe fn load_run<T: ScanElement>(input: *const T, tile: u32, n: u32) -> Runs<T> {
+    let mut run = [T::ZERO; PER_THREAD as usize];
     let vector = is_aligned4(input);
     unrolled::<RUNS>(|c| {
         let first = run_start(tile, c);
         if vector && first.checked_add(4).is_some_and(|end| end <= n) {
-            // SAFETY: first + 4 ≤ n, and first is a multiple of 4, so 16-byte aligned.
-            let Float4(four) = unsafe { load4(input.add(first as usize)) };
+            // SAFETY: first + 4 ≤ n, and first is a multiple of 4, so 16-byte aligned (elements
+            // are 4 bytes; the load moves their bits).
+            let four = T::from_float4(unsafe { load4(input.add(first as usize).cast::<f32>()) });
             unrolled::<4>(|k| run[(4 * c + k) as usize] = four[k as usize]);
         } else {
             unrolled::<4>(|k| {
@@ -76,14 +77,14 @@ pub(crate) unsafe fn load_run(input: *const f32, tile: u32, n: u32) -> Runs {
 /// # Safety
 /// `output` holds n elements.
 #[inline(always)]
-pub(crate) unsafe fn write_runs(output: *mut f32, tile: u32, n: u32, values: &Runs) {
+pub(crate) unsafe fn write_runs<T: ScanElement>(output: *mut T, tile: u32, n: u32, values: &Runs<T>) {
     let vector = is_aligned4(output);
     unrolled::<RUNS>(|c| {
         let first = run_start(tile, c);
-        let four: [f32; 4] = core::array::from_fn(|k| values[4 * c as usize + k]);
+        let four: [T; 4] = core::array::from_fn(|k| values[4 * c as usize + k]);
         if vector && first.checked_add(4).is_some_and(|end| end <= n) {
             // SAFETY: as for the loads.
-            unsafe { store4(output.add(first as usize), Float4(four)) };
+            unsafe { store4(output.add(first as usize).cast::<f32>(), T::to_float4(four)) };
         } else {
             unrolled::<4>(|k| {
                 let i = first.saturating_add(k);
@@ -101,12 +102,12 @@ pub(crate) unsafe fn write_runs(output: *mut f32, tile: u32, n: u32, values: &Ru
 /// # Safety
 /// `output` holds n elements.
 #[inline(always)]
-pub(crate) unsafe fn store_run(
-    output: *mut f32,
+pub(crate) unsafe fn store_run<T: ScanElement>(
+    output: *mut T,
     tile: u32,
     n: u32,
-    mut run: Runs,
-    prefixes: [f32; RUNS as usize],
+    mut run: Runs<T>,
+    prefixes: [T; RUNS as usize],
     exclusive: bool,
 ) {
     // Scanned in place: the elements' registers take their prefixes.
@@ -115,7 +116,7 @@ pub(crate) unsafe fn store_run(
         unrolled::<4>(|k| {
             let i = (4 * c + k) as usize;
             let before = sum;
-            sum += run[i];
+            sum = sum.plus(run[i]);
             run[i] = if exclusive { before } else { sum };
         });
     });
@@ -125,10 +126,10 @@ pub(crate) unsafe fn store_run(
 
 /// The totals of the thread's runs, each left to right.
 #[inline(always)]
-pub(crate) fn run_totals(run: &Runs) -> [f32; RUNS as usize] {
+pub(crate) fn run_totals<T: ScanElement>(run: &Runs<T>) -> [T; RUNS as usize] {
     core::array::from_fn(|c| {
-        let mut total = 0.0;
-        unrolled::<4>(|k| total += run[4 * c + k as usize]);
+        let mut total = T::ZERO;
+        unrolled::<4>(|k| total = total.plus(run[4 * c + k as usize]));
         total
     })
 }
