@@ -29,6 +29,7 @@ __device__ __forceinline__ Running running_merge(Running a, Running b) {
 }
 
 // kernels::softmax::block_running: butterfly per warp, warps' pairs through shared memory.
+template <unsigned N = WARPS>
 __device__ __forceinline__ Running block_running(float* maxes, float* sums, Running r) {
     for (unsigned mask = 16; mask > 0; mask /= 2)
         r = running_merge(r, {__shfl_xor_sync(0xffffffffu, r.max, mask), __shfl_xor_sync(0xffffffffu, r.sum, mask)});
@@ -39,11 +40,12 @@ __device__ __forceinline__ Running block_running(float* maxes, float* sums, Runn
     }
     __syncthreads();
     Running all = {-INFINITY, 0.0f};
-    for (unsigned w = 0; w < WARPS; ++w) all = running_merge(all, {maxes[w], sums[w]});
+    for (unsigned w = 0; w < N; ++w) all = running_merge(all, {maxes[w], sums[w]});
     __syncthreads();
     return all;
 }
 
+template <unsigned N = WARPS>
 __device__ __forceinline__ float block_max(float* maxes, float m) {
     for (unsigned mask = 16; mask > 0; mask /= 2) {
         float other = __shfl_xor_sync(0xffffffffu, m, mask);
@@ -52,17 +54,90 @@ __device__ __forceinline__ float block_max(float* maxes, float m) {
     if (threadIdx.x % 32 == 0) maxes[threadIdx.x / 32] = m;
     __syncthreads();
     float all = -INFINITY;
-    for (unsigned w = 0; w < WARPS; ++w) all = maxes[w] > all ? maxes[w] : all;
+    for (unsigned w = 0; w < N; ++w) all = maxes[w] > all ? maxes[w] : all;
     __syncthreads();
     return all;
 }
 
+template <unsigned N = WARPS>
 __device__ __forceinline__ float block_sum(float* sums, float s) {
     for (unsigned mask = 16; mask > 0; mask /= 2) s += __shfl_xor_sync(0xffffffffu, s, mask);
     if (threadIdx.x % 32 == 0) sums[threadIdx.x / 32] = s;
     __syncthreads();
     float all = 0.0f;
-    for (unsigned w = 0; w < WARPS; ++w) all += sums[w];
+    for (unsigned w = 0; w < N; ++w) all += sums[w];
     __syncthreads();
     return all;
+}
+
+// kernels::softmax::online::online_row: the block of T threads (N warps) takes the row in two reads.
+template <unsigned T, unsigned N>
+__device__ __forceinline__ void online_row(float* maxes, float* sums, const float* input, float* output, unsigned row,
+                                           unsigned cols) {
+    size_t base = (size_t)row * cols;
+    Running r = {-INFINITY, 0.0f};
+    for (unsigned c = threadIdx.x; c < cols; c += T) r = running_add(r, input[base + c]);
+    Running stats = block_running<N>(maxes, sums, r);
+    for (unsigned c = threadIdx.x; c < cols; c += T) output[base + c] = fast_exp(input[base + c] - stats.max) / stats.sum;
+}
+
+// kernels::softmax::registers::row_in_registers: the row in registers, V 16-byte vectors per thread
+// of member `me` of a group; max_of and sum_of combine over the group.
+template <unsigned V, typename MaxOf, typename SumOf>
+__device__ __forceinline__ void row_in_registers(const float* src, float* dst, unsigned cols, unsigned me,
+                                                 unsigned group, MaxOf max_of, SumOf sum_of) {
+    bool vector = cols % 4 == 0 && ((unsigned long long)src & 15) == 0 && ((unsigned long long)dst & 15) == 0;
+    float x[V][4];
+#pragma unroll
+    for (unsigned j = 0; j < V; ++j)
+#pragma unroll
+        for (unsigned k = 0; k < 4; ++k) x[j][k] = -INFINITY;
+#pragma unroll
+    for (unsigned j = 0; j < V; ++j) {
+        if (vector) {
+            unsigned q = me + group * j;
+            if (q < cols / 4) {
+                float4 v = ((const float4*)src)[q];
+                x[j][0] = v.x; x[j][1] = v.y; x[j][2] = v.z; x[j][3] = v.w;
+            }
+        } else {
+#pragma unroll
+            for (unsigned k = 0; k < 4; ++k) {
+                unsigned c = me + group * (4 * j + k);
+                if (c < cols) x[j][k] = src[c];
+            }
+        }
+    }
+    float m = -INFINITY;
+#pragma unroll
+    for (unsigned j = 0; j < V; ++j)
+#pragma unroll
+        for (unsigned k = 0; k < 4; ++k) m = x[j][k] > m ? x[j][k] : m;
+    m = max_of(m);
+    float sum = 0.0f;
+#pragma unroll
+    for (unsigned j = 0; j < V; ++j) {
+        if (!vector || me + group * j < cols / 4) {
+#pragma unroll
+            for (unsigned k = 0; k < 4; ++k) {
+                float e = fast_exp(x[j][k] - m);
+                x[j][k] = e;
+                sum = sum + e;
+            }
+        }
+    }
+    float scale = 1.0f / sum_of(sum);
+#pragma unroll
+    for (unsigned j = 0; j < V; ++j) {
+        if (vector) {
+            unsigned q = me + group * j;
+            if (q < cols / 4) ((float4*)dst)[q] = make_float4(x[j][0] * scale, x[j][1] * scale, x[j][2] * scale, x[j][3] * scale);
+        } else {
+#pragma unroll
+            for (unsigned k = 0; k < 4; ++k) {
+                unsigned c = me + group * (4 * j + k);
+                if (c < cols) dst[c] = x[j][k] * scale;
+            }
+        }
+    }
 }

@@ -24,66 +24,15 @@ extern "C" __global__ void softmax_registers_cuda(const float* input, float* out
     float *maxes = shared, *sums = shared + WARPS;
     unsigned t = threadIdx.x;
     if (cols > BLOCK_COLS) {
-        size_t base = (size_t)blockIdx.x * cols;
-        Running r = {-INFINITY, 0.0f};
-        for (unsigned c = t; c < cols; c += THREADS) r = running_add(r, input[base + c]);
-        Running row = block_running(maxes, sums, r);
-        for (unsigned c = t; c < cols; c += THREADS) output[base + c] = fast_exp(input[base + c] - row.max) / row.sum;
+        online_row<THREADS, WARPS>(maxes, sums, input, output, blockIdx.x, cols);
         return;
     }
     bool by_warp = cols <= WARP_COLS;
     unsigned row = by_warp ? blockIdx.x * WARPS + t / 32 : blockIdx.x;
     unsigned me = by_warp ? t % 32 : t, group = by_warp ? 32u : THREADS;
     if (row >= rows) return;
-    const float* src = input + (size_t)row * cols;
-    float* dst = output + (size_t)row * cols;
-    bool vector = cols % 4 == 0 && ((unsigned long long)src & 15) == 0 && ((unsigned long long)dst & 15) == 0;
-    float x[SLOTS];
-#pragma unroll
-    for (unsigned s = 0; s < SLOTS; ++s) x[s] = -INFINITY;
-    if (vector) {
-#pragma unroll
-        for (unsigned j = 0; j < VECTORS; ++j) {
-            unsigned q = me + group * j;
-            if (q < cols / 4) {
-                float4 v = ((const float4*)src)[q];
-                x[4 * j] = v.x; x[4 * j + 1] = v.y; x[4 * j + 2] = v.z; x[4 * j + 3] = v.w;
-            }
-        }
-    } else {
-#pragma unroll
-        for (unsigned s = 0; s < SLOTS; ++s) {
-            unsigned c = me + group * s;
-            if (c < cols) x[s] = src[c];
-        }
-    }
-    float m = -INFINITY;
-#pragma unroll
-    for (unsigned s = 0; s < SLOTS; ++s) m = x[s] > m ? x[s] : m;
-    m = by_warp ? warp_max(m) : block_max(maxes, m);
-    float sum = 0.0f;
-#pragma unroll
-    for (unsigned s = 0; s < SLOTS; ++s) {
-        bool holds = vector ? me + group * (s / 4) < cols / 4 : me + group * s < cols;
-        if (holds) {
-            x[s] = fast_exp(x[s] - m);
-            sum = sum + x[s];
-        }
-    }
-    sum = by_warp ? warp_sum(sum) : block_sum(sums, sum);
-    float scale = 1.0f / sum;
-    if (vector) {
-#pragma unroll
-        for (unsigned j = 0; j < VECTORS; ++j) {
-            unsigned q = me + group * j;
-            if (q < cols / 4)
-                ((float4*)dst)[q] = make_float4(x[4 * j] * scale, x[4 * j + 1] * scale, x[4 * j + 2] * scale, x[4 * j + 3] * scale);
-        }
-    } else {
-#pragma unroll
-        for (unsigned s = 0; s < SLOTS; ++s) {
-            unsigned c = me + group * s;
-            if (c < cols) dst[c] = x[s] * scale;
-        }
-    }
+    size_t base = (size_t)row * cols;
+    row_in_registers<VECTORS>(input + base, output + base, cols, me, group,
+                              [&](float m) { return by_warp ? warp_max(m) : block_max(maxes, m); },
+                              [&](float s) { return by_warp ? warp_sum(s) : block_sum(sums, s); });
 }

@@ -152,7 +152,9 @@ pub const RESET: u32 = 0;
 /// Look-back: the scan.
 pub const SINGLE_PASS: u32 = 1;
 
-/// How `entry`, a kernel of [`FAMILY`] or [`integer::FAMILY`], scans a whole array.
+/// How `entry`, a kernel of [`FAMILY`] or [`integer::FAMILY`], scans a whole array (host side:
+/// kernels never compare names).
+#[cfg(not(target_arch = "nvptx64"))]
 pub fn passes(entry: &str) -> Passes {
     let single_pass = [
         look_back::KERNEL.entry(),

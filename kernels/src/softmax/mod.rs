@@ -9,7 +9,8 @@
 //! * [`staged`]: the same, with the row kept in shared memory between the two (rows up to
 //!   [`staged::STAGE`] elements): one read and one write, the least a softmax can move;
 //! * [`registers`]: the row in registers instead (a warp per row up to 1024 columns, a block up to
-//!   8192), one e^x per element, no shared-memory copy.
+//!   8192), one e^x per element, no shared-memory copy;
+//! * [`wide`]: the same in a block of 1024 threads, for rows up to 32768 columns.
 //!
 //! A new variant is a file here, its line in [`FAMILY`], and its CUDA C twin in `benches/reference/cuda_c/`.
 
@@ -17,6 +18,7 @@ pub mod online;
 pub mod registers;
 pub mod staged;
 pub mod three_pass;
+pub mod wide;
 
 use crate::Dim3;
 use crate::device::{SharedSlice, WARP_SIZE, exp, lane_id, shfl_xor, sync_threads, thread_idx};
@@ -42,7 +44,13 @@ impl Problem for Softmax {
 /// Every softmax kernel, in ladder order: the registry's list.
 pub const FAMILY: Family<Softmax> = Family::new(
     "softmax",
-    &[three_pass::KERNEL, online::KERNEL, staged::KERNEL, registers::KERNEL],
+    &[
+        three_pass::KERNEL,
+        online::KERNEL,
+        staged::KERNEL,
+        registers::KERNEL,
+        wide::KERNEL,
+    ],
 );
 
 /// One block per row.
@@ -131,14 +139,14 @@ impl Running {
     }
 }
 
-/// Combines every thread's `mine` over the block, in every thread: a butterfly of xor-shuffles in
-/// each warp, the warps' results through `scratch` (at least [`WARPS`] elements each), then every
-/// warp combines those. Every thread of the block must call it.
+/// Combines every thread's `mine` over the block of `N` warps, in every thread: a butterfly of
+/// xor-shuffles in each warp, the warps' results through `maxes` and `sums` (at least `N` elements
+/// each), then every warp combines those. Every thread of the block must call it.
 ///
 /// # Safety
-/// The block has [`THREADS`] threads; `maxes` and `sums` are not in use between the barriers.
+/// The block has 32·`N` threads; `maxes` and `sums` are not in use between the barriers.
 #[inline(always)]
-pub unsafe fn block_running(maxes: SharedSlice<f32>, sums: SharedSlice<f32>, mine: Running) -> Running {
+pub unsafe fn block_running<const N: u32>(maxes: SharedSlice<f32>, sums: SharedSlice<f32>, mine: Running) -> Running {
     let mut r = mine;
     let mut mask = WARP_SIZE / 2;
     while mask > 0 {
@@ -151,7 +159,7 @@ pub unsafe fn block_running(maxes: SharedSlice<f32>, sums: SharedSlice<f32>, min
     }
     let warp = thread_idx().x / WARP_SIZE;
     if lane_id() == 0 {
-        // SAFETY: warp < WARPS.
+        // SAFETY: warp < N.
         unsafe {
             maxes.set_unchecked(warp, r.max);
             sums.set_unchecked(warp, r.sum);
@@ -161,8 +169,8 @@ pub unsafe fn block_running(maxes: SharedSlice<f32>, sums: SharedSlice<f32>, min
     sync_threads();
     let mut all = Running::EMPTY;
     let mut w = 0;
-    while w < WARPS {
-        // SAFETY: w < WARPS.
+    while w < N {
+        // SAFETY: w < N.
         all = all.merge(unsafe {
             Running {
                 max: maxes.get_unchecked(w),
@@ -181,7 +189,7 @@ pub unsafe fn block_running(maxes: SharedSlice<f32>, sums: SharedSlice<f32>, min
 /// # Safety
 /// As for [`block_running`].
 #[inline(always)]
-pub unsafe fn block_max(maxes: SharedSlice<f32>, mine: f32) -> f32 {
+pub unsafe fn block_max<const N: u32>(maxes: SharedSlice<f32>, mine: f32) -> f32 {
     let mut m = mine;
     let mut mask = WARP_SIZE / 2;
     while mask > 0 {
@@ -191,15 +199,15 @@ pub unsafe fn block_max(maxes: SharedSlice<f32>, mine: f32) -> f32 {
     }
     let warp = thread_idx().x / WARP_SIZE;
     if lane_id() == 0 {
-        // SAFETY: warp < WARPS.
+        // SAFETY: warp < N.
         unsafe { maxes.set_unchecked(warp, m) };
     }
     // Every warp's maximum is staged before any thread reads them.
     sync_threads();
     let mut all = f32::NEG_INFINITY;
     let mut w = 0;
-    while w < WARPS {
-        // SAFETY: w < WARPS.
+    while w < N {
+        // SAFETY: w < N.
         let v = unsafe { maxes.get_unchecked(w) };
         all = if v > all { v } else { all };
         w += 1;
@@ -214,7 +222,7 @@ pub unsafe fn block_max(maxes: SharedSlice<f32>, mine: f32) -> f32 {
 /// # Safety
 /// As for [`block_running`].
 #[inline(always)]
-pub unsafe fn block_sum(sums: SharedSlice<f32>, mine: f32) -> f32 {
+pub unsafe fn block_sum<const N: u32>(sums: SharedSlice<f32>, mine: f32) -> f32 {
     let mut s = mine;
     let mut mask = WARP_SIZE / 2;
     while mask > 0 {
@@ -223,15 +231,15 @@ pub unsafe fn block_sum(sums: SharedSlice<f32>, mine: f32) -> f32 {
     }
     let warp = thread_idx().x / WARP_SIZE;
     if lane_id() == 0 {
-        // SAFETY: warp < WARPS.
+        // SAFETY: warp < N.
         unsafe { sums.set_unchecked(warp, s) };
     }
     // Every warp's sum is staged before any thread reads them.
     sync_threads();
     let mut all = 0.0;
     let mut w = 0;
-    while w < WARPS {
-        // SAFETY: w < WARPS.
+    while w < N {
+        // SAFETY: w < N.
         all += unsafe { sums.get_unchecked(w) };
         w += 1;
     }

@@ -14,12 +14,19 @@ shared_memory! {
     }
 }
 
-/// The softmax of row `row` by the whole block, two reads of it.
+/// The softmax of row `row` by the whole block of `T` threads (`N` warps), two reads of it; `maxes`
+/// and `sums` hold at least `N` elements each.
 ///
 /// # Safety
-/// `input` and `output` hold the row; the block has [`THREADS`] threads, all calling this.
+/// `input` and `output` hold the row; the block has `T` = 32·`N` threads, all calling this.
 #[inline(always)]
-pub(super) unsafe fn online_row(pairs: Pairs, input: *const f32, output: *mut f32, row: u32, cols: u32) {
+pub(super) unsafe fn online_row<const T: u32, const N: u32>(
+    (maxes, sums): (SharedSlice<f32>, SharedSlice<f32>),
+    input: *const f32,
+    output: *mut f32,
+    row: u32,
+    cols: u32,
+) {
     let t = thread_idx().x;
     let base = row as usize * cols as usize;
     let at = |c: u32| base + c as usize;
@@ -28,22 +35,23 @@ pub(super) unsafe fn online_row(pairs: Pairs, input: *const f32, output: *mut f3
     while c < cols {
         // SAFETY (reads and writes below): c < cols, inside the row.
         running = running.see(unsafe { *input.add(at(c)) });
-        c += THREADS;
+        c += T;
     }
-    // SAFETY: the block has THREADS threads.
-    let stats = unsafe { block_running(pairs.maxes, pairs.sums, running) };
+    // SAFETY: the block has 32·N threads.
+    let stats = unsafe { block_running::<N>(maxes, sums, running) };
     let mut c = t;
     while c < cols {
         unsafe { global_store(output.add(at(c)), exp(*input.add(at(c)) - stats.max) / stats.sum) };
-        c += THREADS;
+        c += T;
     }
 }
 
 kernel! {
     /// Block r: the softmax of row r.
     pub unsafe fn softmax_online(input: *const f32, output: *mut f32, _rows: u32, cols: u32) {
+        let Pairs { maxes, sums } = Pairs::carve();
         // SAFETY: forwarded from the kernel's contract; KERNEL launches THREADS threads.
-        unsafe { online_row(Pairs::carve(), input, output, block_idx().x, cols) }
+        unsafe { online_row::<THREADS, WARPS>((maxes, sums), input, output, block_idx().x, cols) }
     }
 }
 

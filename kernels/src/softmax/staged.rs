@@ -58,7 +58,7 @@ kernel! {
         }
         // SAFETY: the block has THREADS threads. Each thread reads back below only what it staged
         // itself, so the staging needs no barrier of its own.
-        let stats = unsafe { block_running(maxes, sums, running) };
+        let stats = unsafe { block_running::<WARPS>(maxes, sums, running) };
         let value = |c: u32| {
             // SAFETY: c < cols; staged rows hold the row, others are read again.
             let x = unsafe { if staged { row.get_unchecked(c) } else { *src.add(c as usize) } };

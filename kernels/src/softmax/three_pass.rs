@@ -30,14 +30,14 @@ kernel! {
             c += THREADS;
         }
         // SAFETY: the block has THREADS threads.
-        let max = unsafe { block_max(maxes, m) };
+        let max = unsafe { block_max::<WARPS>(maxes, m) };
         let mut s = 0.0;
         let mut c = t;
         while c < cols {
             s += exp(unsafe { *input.add(at(c)) } - max);
             c += THREADS;
         }
-        let sum = unsafe { block_sum(sums, s) };
+        let sum = unsafe { block_sum::<WARPS>(sums, s) };
         let mut c = t;
         while c < cols {
             unsafe { global_store(output.add(at(c)), exp(*input.add(at(c)) - max) / sum) };
