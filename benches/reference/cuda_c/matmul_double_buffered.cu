@@ -2,15 +2,11 @@
 // 128×128 tile per block of 256 threads, 8×8 outputs per thread (rows 16 apart, 8 consecutive
 // columns); A's slice row-major with rows padded to 12 floats, B's dense; the copies where k and n
 // are multiples of 4 and the matrices aligned, else plain loads and stores. Two blocks per SM.
-#define BM 128u
-#define BN 128u
-#define BK 8u
-#define TM 8u
-#define TN 8u
-#define THREADS ((BM / TM) * (BN / TN))
-#define A_PITCH (BK + 4u)
+#include "matmul_blocking.cuh"
+// A's slice here is row-major: rows of BK padded to 12 floats.
+#define A_ROW_PITCH (BK + 4u)
 #define ROW_STRIDE (BM / TM)
-#define A_FLOATS (BM * A_PITCH)
+#define A_FLOATS (BM * A_ROW_PITCH)
 #define B_FLOATS (BK * BN)
 
 __device__ __forceinline__ void copy16_async(float* dst, const float* src) {
@@ -25,9 +21,9 @@ __device__ __forceinline__ void stage(float* a_slice, float* b_slice, const floa
         unsigned row = t / (BK / 4), kk = 4 * (t % (BK / 4));
         unsigned global_row = tile_row + row, global_k = k0 + kk;
         if (global_row < m && global_k < k)
-            copy16_async(a_slice + row * A_PITCH + kk, a + global_row * k + global_k);
+            copy16_async(a_slice + row * A_ROW_PITCH + kk, a + global_row * k + global_k);
         else
-            *(float4*)(a_slice + row * A_PITCH + kk) = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+            *(float4*)(a_slice + row * A_ROW_PITCH + kk) = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
         unsigned kb = t / (BN / 4), col = 4 * (t % (BN / 4));
         unsigned global_kb = k0 + kb, global_col = tile_col + col;
         if (global_kb < k && global_col < n)
@@ -39,7 +35,7 @@ __device__ __forceinline__ void stage(float* a_slice, float* b_slice, const floa
         for (unsigned r = 0; r < BM * BK / THREADS; ++r) {
             unsigned i = t + THREADS * r, row = i / BK, kk = i % BK;
             unsigned global_row = tile_row + row, global_k = k0 + kk;
-            a_slice[row * A_PITCH + kk] = (global_row < m && global_k < k) ? a[global_row * k + global_k] : 0.0f;
+            a_slice[row * A_ROW_PITCH + kk] = (global_row < m && global_k < k) ? a[global_row * k + global_k] : 0.0f;
         }
 #pragma unroll
         for (unsigned r = 0; r < BK * BN / THREADS; ++r) {
@@ -75,18 +71,16 @@ extern "C" __global__ void __launch_bounds__(256, 2) matmul_double_buffered_cuda
         for (unsigned half = 0; half < 2; ++half) {
             float4 rows[TM];
 #pragma unroll
-            for (unsigned i = 0; i < TM; ++i) rows[i] = *(const float4*)(a_slice + (row0 + ROW_STRIDE * i) * A_PITCH + 4 * half);
+            for (unsigned i = 0; i < TM; ++i) rows[i] = *(const float4*)(a_slice + (row0 + ROW_STRIDE * i) * A_ROW_PITCH + 4 * half);
 #pragma unroll
             for (unsigned q = 0; q < 4; ++q) {
                 unsigned kk = 4 * half + q;
                 float4 low = *(const float4*)(b_slice + kk * BN + col0), high = *(const float4*)(b_slice + kk * BN + col0 + 4);
                 float row[TN] = {low.x, low.y, low.z, low.w, high.x, high.y, high.z, high.w};
+                float column[TM];
 #pragma unroll
-                for (unsigned i = 0; i < TM; ++i) {
-                    float column = q == 0 ? rows[i].x : q == 1 ? rows[i].y : q == 2 ? rows[i].z : rows[i].w;
-#pragma unroll
-                    for (unsigned j = 0; j < TN; ++j) acc[i][j] = fmaf(column, row[j], acc[i][j]);
-                }
+                for (unsigned i = 0; i < TM; ++i) column[i] = q == 0 ? rows[i].x : q == 1 ? rows[i].y : q == 2 ? rows[i].z : rows[i].w;
+                add_outer_product(acc, column, row);
             }
         }
         __syncthreads();

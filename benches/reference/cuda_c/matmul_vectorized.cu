@@ -2,13 +2,7 @@
 // tile per block of 256 threads, 8×8 outputs per thread; one float4 of each slice staged per thread
 // where k and n are multiples of 4 and the matrices aligned (else one element at a time); the
 // column and row of each step read as two float4 each. At most 128 registers (two blocks per SM).
-#define BM 128u
-#define BN 128u
-#define BK 8u
-#define TM 8u
-#define TN 8u
-#define THREADS ((BM / TM) * (BN / TN))
-#define A_PITCH (BM + 4u)
+#include "matmul_blocking.cuh"
 
 extern "C" __global__ void __launch_bounds__(256, 2) matmul_vectorized_cuda(const float* a, const float* b, float* c,
                                                                             unsigned m, unsigned n, unsigned k) {
@@ -38,18 +32,7 @@ extern "C" __global__ void __launch_bounds__(256, 2) matmul_vectorized_cuda(cons
                                                          : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
             *(float4*)(b_slice + kb * BN + col) = fb;
         } else {
-#pragma unroll
-            for (unsigned r = 0; r < BM * BK / THREADS; ++r) {
-                unsigned i = t + THREADS * r, row = i / BK, kk = i % BK;
-                unsigned global_row = tile_row + row, global_k = k0 + kk;
-                a_slice[kk * A_PITCH + row] = (global_row < m && global_k < k) ? a[global_row * k + global_k] : 0.0f;
-            }
-#pragma unroll
-            for (unsigned r = 0; r < BK * BN / THREADS; ++r) {
-                unsigned i = t + THREADS * r, kk = i / BN, col = i % BN;
-                unsigned global_k = k0 + kk, global_col = tile_col + col;
-                b_slice[kk * BN + col] = (global_k < k && global_col < n) ? b[global_k * n + global_col] : 0.0f;
-            }
+            stage_scalar(a_slice, b_slice, a, b, m, n, k, k0);
         }
         __syncthreads();
 #pragma unroll 1
@@ -58,30 +41,23 @@ extern "C" __global__ void __launch_bounds__(256, 2) matmul_vectorized_cuda(cons
             float4 b0 = *(const float4*)(b_slice + kk * BN + col0), b1 = *(const float4*)(b_slice + kk * BN + col0 + 4);
             float column[TM] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
             float row[TN] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
-#pragma unroll
-            for (unsigned i = 0; i < TM; ++i)
-#pragma unroll
-                for (unsigned j = 0; j < TN; ++j) acc[i][j] = fmaf(column[i], row[j], acc[i][j]);
+            add_outer_product(acc, column, row);
         }
         __syncthreads();
+    }
+    if (!vector) {
+        write_scalar(c, acc, m, n);
+        return;
     }
 #pragma unroll
     for (unsigned i = 0; i < TM; ++i) {
         unsigned global_row = tile_row + row0 + i;
-        if (vector) {
 #pragma unroll
-            for (unsigned h = 0; h < TN / 4; ++h) {
-                unsigned global_col = tile_col + col0 + 4 * h;
-                if (global_row < m && global_col < n)
-                    *(float4*)(c + global_row * n + global_col) =
-                        make_float4(acc[i][4 * h], acc[i][4 * h + 1], acc[i][4 * h + 2], acc[i][4 * h + 3]);
-            }
-        } else {
-#pragma unroll
-            for (unsigned j = 0; j < TN; ++j) {
-                unsigned global_col = tile_col + col0 + j;
-                if (global_row < m && global_col < n) c[global_row * n + global_col] = acc[i][j];
-            }
+        for (unsigned h = 0; h < TN / 4; ++h) {
+            unsigned global_col = tile_col + col0 + 4 * h;
+            if (global_row < m && global_col < n)
+                *(float4*)(c + global_row * n + global_col) =
+                    make_float4(acc[i][4 * h], acc[i][4 * h + 1], acc[i][4 * h + 2], acc[i][4 * h + 3]);
         }
     }
 }

@@ -241,7 +241,7 @@ pub fn check_prefixes(out: &[f32], input: &[f32], exclusive: bool, depth: u64) -
 pub struct ScanDemo;
 
 /// One element, the warp, tile (256, 512, 4096) and level edges, primes, both kinds.
-pub(super) const EDGE_SIZES: [[usize; 2]; 15] = [
+const EDGE_SIZES: [[usize; 2]; 15] = [
     [1, 0],
     [2, 1],
     [31, 0],
@@ -258,6 +258,40 @@ pub(super) const EDGE_SIZES: [[usize; 2]; 15] = [
     [100_003, 0],
     [600_011, 1],
 ];
+
+/// The sizes and labels both scan families use (f32 here, i32 in `scan_i32`).
+pub(super) mod sizes {
+    use super::{EDGE_SIZES, HostError, Result, Size};
+
+    pub fn edge() -> Vec<Size> {
+        EDGE_SIZES.iter().map(|&[n, e]| Size([n, e, 1])).collect()
+    }
+
+    pub fn large() -> Vec<Size> {
+        vec![Size([(1 << 26) + 3, 0, 1]), Size([1 << 30, 1, 1])]
+    }
+
+    pub fn bench() -> Vec<Size> {
+        [20, 22, 24, 26, 28, 30].iter().map(|&k| Size([1 << k, 0, 1])).collect()
+    }
+
+    pub fn label(size: Size) -> String {
+        let [n, exclusive, _] = size.0;
+        format!("n={n}, {}", if exclusive == 1 { "exclusive" } else { "inclusive" })
+    }
+
+    /// Whether `size` asks for an exclusive scan (`--exclusive` 0 or 1).
+    pub fn exclusive(size: Size) -> Result<bool> {
+        match size.0[1] {
+            0 => Ok(false),
+            1 => Ok(true),
+            other => Err(HostError::InvalidInput {
+                what: "--exclusive".into(),
+                reason: format!("{other}: give 0 (inclusive) or 1 (exclusive)"),
+            }),
+        }
+    }
+}
 
 impl FamilyDemo for ScanDemo {
     fn family(&self) -> &'static dyn AnyFamily {
@@ -281,15 +315,15 @@ impl FamilyDemo for ScanDemo {
     }
 
     fn edge_sizes(&self) -> Vec<Size> {
-        EDGE_SIZES.iter().map(|&[n, e]| Size([n, e, 1])).collect()
+        sizes::edge()
     }
 
     fn large_sizes(&self) -> Vec<Size> {
-        vec![Size([(1 << 26) + 3, 0, 1]), Size([1 << 30, 1, 1])]
+        sizes::large()
     }
 
     fn bench_sizes(&self) -> Vec<Size> {
-        [20, 22, 24, 26, 28, 30].iter().map(|&k| Size([1 << k, 0, 1])).collect()
+        sizes::bench()
     }
 
     fn smoke_size(&self) -> Size {
@@ -301,19 +335,12 @@ impl FamilyDemo for ScanDemo {
     }
 
     fn label(&self, size: Size) -> String {
-        let [n, exclusive, _] = size.0;
-        format!("n={n}, {}", if exclusive == 1 { "exclusive" } else { "inclusive" })
+        sizes::label(size)
     }
 
     fn plan(&self, size: Size) -> Result<Plan> {
-        let [n, exclusive, _] = size.0;
-        if exclusive > 1 {
-            return Err(HostError::InvalidInput {
-                what: "--exclusive".into(),
-                reason: format!("{exclusive}: give 0 (inclusive) or 1 (exclusive)"),
-            });
-        }
-        let problem = Scan::new(n, exclusive == 1)?;
+        let n = size.0[0];
+        let problem = Scan::new(n, sizes::exclusive(size)?)?;
         for kernel in FAMILY.kernels {
             check_shape(kernel, &problem)?;
         }
@@ -333,8 +360,8 @@ impl FamilyDemo for ScanDemo {
     }
 
     fn prepare<'a>(&self, backend: &'a Backend, size: Size, rng: u64, sets: usize) -> Result<Box<dyn Case + 'a>> {
-        let [n, exclusive, _] = size.0;
-        let problem = Scan::new(n, exclusive == 1)?;
+        let n = size.0[0];
+        let problem = Scan::new(n, sizes::exclusive(size)?)?;
         let input = grid_inputs(substream(rng, 17), n);
         let sets = sets.max(1);
         let inputs = (0..sets)

@@ -3,11 +3,11 @@
 //! baseline, and an exact check.
 
 use super::elementwise::check_shape;
-use super::scan::{EDGE_SIZES, scratch_len, single_pass};
+use super::scan::{scratch_len, single_pass, sizes};
 use super::{Bound, Case, FamilyDemo, GUARD, Outputs, Plan, Size, Work, substream};
 use crate::array::Buffer;
 use crate::backend::Backend;
-use crate::error::{HostError, Result};
+use crate::error::Result;
 use crate::gpu::Cub;
 use kernels::scan::Scan;
 use kernels::scan::integer::FAMILY;
@@ -67,15 +67,15 @@ impl FamilyDemo for ScanI32Demo {
     }
 
     fn edge_sizes(&self) -> Vec<Size> {
-        EDGE_SIZES.iter().map(|&[n, e]| Size([n, e, 1])).collect()
+        sizes::edge()
     }
 
     fn large_sizes(&self) -> Vec<Size> {
-        vec![Size([(1 << 26) + 3, 0, 1]), Size([1 << 30, 1, 1])]
+        sizes::large()
     }
 
     fn bench_sizes(&self) -> Vec<Size> {
-        [20, 22, 24, 26, 28, 30].iter().map(|&k| Size([1 << k, 0, 1])).collect()
+        sizes::bench()
     }
 
     fn smoke_size(&self) -> Size {
@@ -87,19 +87,12 @@ impl FamilyDemo for ScanI32Demo {
     }
 
     fn label(&self, size: Size) -> String {
-        let [n, exclusive, _] = size.0;
-        format!("n={n}, {}", if exclusive == 1 { "exclusive" } else { "inclusive" })
+        sizes::label(size)
     }
 
     fn plan(&self, size: Size) -> Result<Plan> {
-        let [n, exclusive, _] = size.0;
-        if exclusive > 1 {
-            return Err(HostError::InvalidInput {
-                what: "--exclusive".into(),
-                reason: format!("{exclusive}: give 0 (inclusive) or 1 (exclusive)"),
-            });
-        }
-        let problem = Scan::<i32>::new(n, exclusive == 1)?;
+        let n = size.0[0];
+        let problem = Scan::<i32>::new(n, sizes::exclusive(size)?)?;
         for kernel in FAMILY.kernels {
             check_shape(kernel, &problem)?;
         }
@@ -124,8 +117,8 @@ impl FamilyDemo for ScanI32Demo {
     }
 
     fn prepare<'a>(&self, backend: &'a Backend, size: Size, rng: u64, sets: usize) -> Result<Box<dyn Case + 'a>> {
-        let [n, exclusive, _] = size.0;
-        let problem = Scan::<i32>::new(n, exclusive == 1)?;
+        let n = size.0[0];
+        let problem = Scan::<i32>::new(n, sizes::exclusive(size)?)?;
         let input = inputs(substream(rng, 19), n);
         let expected = reference(&input, problem.exclusive);
         let sets = sets.max(1);

@@ -13,7 +13,7 @@
 //! element at a time with plain loads and stores, through the same two buffers and barriers.
 
 use super::Matmul;
-use super::register_2d::{BK, BM, BN, Block, THREADS, TM, TN, add_outer_product, tile_origin};
+use super::register_2d::{BK, BM, BN, Block, THREADS, TM, TN, add_outer_product, stage_b_scalar, tile_origin};
 use crate::device::{
     Float4, MatrixLayout, SharedMatrix, async_copy_commit, async_copy_wait, global_store, is_aligned4, store4,
     sync_threads, thread_idx, unrolled,
@@ -96,18 +96,8 @@ unsafe fn stage(
             };
             unsafe { a_slice.set_unchecked(row, kk, value) };
         });
-        unrolled::<{ BK * BN / THREADS }>(|r| {
-            let i = t + THREADS * r;
-            let (kk, col) = (i / BN, i % BN);
-            let (global_k, global_col) = (k0 + kk, tile_col + col);
-            // SAFETY: guarded by B's bounds; kk < BK, col < BN.
-            let value = if global_k < k && global_col < n {
-                unsafe { *b.add((global_k * n + global_col) as usize) }
-            } else {
-                0.0
-            };
-            unsafe { b_slice.set_unchecked(kk, col, value) };
-        });
+        // SAFETY: forwarded from the caller.
+        unsafe { stage_b_scalar(b_slice, b, (n, k), k0) };
     }
     async_copy_commit();
 }

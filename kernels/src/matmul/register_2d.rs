@@ -66,7 +66,7 @@ pub(super) unsafe fn stage_scalar(
     k0: u32,
 ) {
     let t = thread_idx().x;
-    let (tile_row, tile_col) = tile_origin();
+    let tile_row = tile_origin().0;
     unrolled::<{ BM * BK / THREADS }>(|r| {
         let i = t + THREADS * r;
         let (row, kk) = (i / BK, i % BK);
@@ -80,6 +80,19 @@ pub(super) unsafe fn stage_scalar(
         // SAFETY: kk < BK, row < BM: inside the slice.
         unsafe { a_slice.set_unchecked(kk, row, value) };
     });
+    // SAFETY: forwarded.
+    unsafe { stage_b_scalar(b_slice, b, (n, k), k0) };
+}
+
+/// Stages B[k0..k0 + 8][tile columns] into `b_slice` one element per access, zeros outside B: each
+/// thread 4 elements, consecutive threads along B's rows.
+///
+/// # Safety
+/// `b` holds k·n elements; the block has [`THREADS`] threads; `b_slice` is 8×128 and not being read.
+#[inline(always)]
+pub(super) unsafe fn stage_b_scalar(b_slice: SharedMatrix<f32>, b: *const f32, (n, k): (u32, u32), k0: u32) {
+    let t = thread_idx().x;
+    let tile_col = tile_origin().1;
     unrolled::<{ BK * BN / THREADS }>(|r| {
         let i = t + THREADS * r;
         let (kk, col) = (i / BN, i % BN);
