@@ -103,9 +103,19 @@ impl FamilyDemo for MatmulDemo {
         vec![Size([4096, 4096, 4096]), Size([4096, 1000, 333])]
     }
 
+    /// Square sides 1024 to 8192, then the shapes people use besides (m × n × k): tall and wide
+    /// outputs with a thin side, a small k, a long k, and an odd shape that no tile divides.
     fn bench_sizes(&self) -> Vec<Size> {
         let square = [1024, 2048, 4096, 8192].map(|s| Size([s, s, s]));
-        square.into_iter().chain([Size([8192, 2048, 4096])]).collect()
+        let other = [
+            [8192, 2048, 4096],
+            [8192, 64, 8192],
+            [64, 8192, 8192],
+            [8192, 8192, 64],
+            [256, 256, 65_536],
+            [4097, 3073, 2049],
+        ];
+        square.into_iter().chain(other.map(Size)).collect()
     }
 
     fn smoke_size(&self) -> Size {
