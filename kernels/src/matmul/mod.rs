@@ -8,7 +8,9 @@
 //!   outer products of 8-element columns of A and rows of B read from shared memory;
 //! * [`vectorized`]: the same with 16-byte global loads and stores and 16-byte shared reads;
 //! * [`double_buffered`]: the slices of the next step copied with `cp.async` while the current one
-//!   is multiplied.
+//!   is multiplied;
+//! * [`warp_tiled`]: 64×32 warp tiles, each lane's outputs spread as 2×2 blocks of 4×4 (shared
+//!   reads without bank conflicts), the next step prefetched into registers.
 //!
 //! A new variant is a file here, its line in [`FAMILY`], and its CUDA C twin in `benches/reference/cuda_c/`.
 
@@ -19,6 +21,7 @@ pub mod register_1d;
 pub mod register_2d;
 pub mod tiled;
 pub mod vectorized;
+pub mod warp_tiled;
 
 use crate::family::{Family, Problem};
 
@@ -46,6 +49,7 @@ pub const FAMILY: Family<Matmul> = Family::new(
         register_2d::KERNEL,
         vectorized::KERNEL,
         double_buffered::KERNEL,
+        warp_tiled::KERNEL,
     ],
 );
 
