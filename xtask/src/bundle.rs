@@ -52,8 +52,8 @@ nvcc -arch="$arch" -O3 -shared -Xcompiler -fPIC "$here/cub/anchors.cu" -o "$here
 rust_ptx=$(ls -d "$here"/ptx/sm_* | sort -V | tail -n 1)/kernels.ptx
 ptxas -arch="$arch" -v "$rust_ptx" -o "$here/rust.cubin" >> "$env_log" 2>&1 &&
   cuobjdump -sass "$here/rust.cubin" > "$here/sass-rust.txt" 2>&1
-# One file for both sides' SASS (the runner returns few files).
-cat "$here/sass-rust.txt" "$here/sass-cuda-c.txt" > "$out/sass.txt" 2>/dev/null
+# One file for both sides' SASS (the runner returns few files), gzipped as docs/runs keeps it.
+cat "$here/sass-rust.txt" "$here/sass-cuda-c.txt" 2>/dev/null | gzip -9 -n > "$out/sass.txt.gz"
 if [ "$mode" = check ] || [ "$mode" = tests ] || [ "$mode" = all ]; then
   # The CLI tests run the bundle's binaries (cargo's paths to them do not exist here).
   export HOST_BIN="$here/host" XTASK_BIN="$here/xtask"
