@@ -73,8 +73,9 @@ struct WholeWarp {
 };
 
 // Walk::prefix(statuses, tile, aggregate, lane) is called by every lane of warp 0 and publishes the
-// tile's statuses; lane 0's result is the sum of every element before the tile.
-template <typename T, typename Walk>
+// tile's statuses; lane 0's result is the sum of every element before the tile. With TICKETS a
+// block's tile is the next ticket, else its own index (kernels::scan::ordered).
+template <typename T, typename Walk, bool TICKETS = true>
 __device__ __forceinline__ void look_back_body(const T* input, T* output, T* scratch, unsigned n, unsigned exclusive,
                                                unsigned phase) {
     unsigned tiles = (n + SCAN_TILE - 1) / SCAN_TILE;
@@ -93,9 +94,12 @@ __device__ __forceinline__ void look_back_body(const T* input, T* output, T* scr
     T* sums = (T*)shared_bytes;
     unsigned* my_ticket = (unsigned*)(sums + WARPS + 1);
     T* prefix = (T*)(my_ticket + 1);
-    if (t == 0) *my_ticket = atomicAdd(ticket, 1u);
-    __syncthreads();
-    unsigned tile = *my_ticket;
+    unsigned tile = blockIdx.x;
+    if (TICKETS) {
+        if (t == 0) *my_ticket = atomicAdd(ticket, 1u);
+        __syncthreads();
+        tile = *my_ticket;
+    }
     T run[PER_THREAD];
     load_run(input, tile, n, run);
     T totals[RUNS], in_tile[RUNS], aggregate;

@@ -14,7 +14,7 @@ kernel! {
     /// `input`, thread 0 walking back one tile at a time.
     pub unsafe fn scan_look_back_i32(input: *const i32, output: *mut i32, scratch: *mut i32, n: u32, exclusive: u32, phase: u32) {
         // SAFETY: forwarded from the kernel's contract; the KERNELs launch THREADS threads.
-        unsafe { look_back_body::<i32, OneThread>(input, output, scratch, (n, exclusive, phase)) }
+        unsafe { look_back_body::<i32, OneThread, true>(input, output, scratch, (n, exclusive, phase)) }
     }
 }
 
@@ -23,7 +23,7 @@ kernel! {
     /// `input`, warp 0 walking back 32 tiles at a time.
     pub unsafe fn scan_look_back_warp_i32(input: *const i32, output: *mut i32, scratch: *mut i32, n: u32, exclusive: u32, phase: u32) {
         // SAFETY: as above.
-        unsafe { look_back_body::<i32, WholeWarp>(input, output, scratch, (n, exclusive, phase)) }
+        unsafe { look_back_body::<i32, WholeWarp, true>(input, output, scratch, (n, exclusive, phase)) }
     }
 }
 

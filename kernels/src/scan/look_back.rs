@@ -119,13 +119,16 @@ impl Walk for OneThread {
 }
 
 /// Phase [`RESET`]: clears the statuses and the ticket in `scratch`. Phase 1: `output` = the scan
-/// of `input`, each tile's prefix found by `W`.
+/// of `input`, each tile's prefix found by `W`. With `TICKETS` a block's tile is the next ticket
+/// (every tile it waits on then belongs to a block that started before it, whatever order the GPU
+/// starts blocks in); without, it is the block's index, which saves the ticket's round trip to the
+/// L2 and a barrier but relies on blocks starting in index order (see `ordered`).
 ///
 /// # Safety
 /// As the kernels' contract: `input` and `output` hold n elements, `scratch` the look-back's words
 /// (8-byte aligned); the block has THREADS threads.
 #[inline(always)]
-pub(super) unsafe fn look_back_body<T: ScanElement, W: Walk>(
+pub(super) unsafe fn look_back_body<T: ScanElement, W: Walk, const TICKETS: bool>(
     input: *const T,
     output: *mut T,
     scratch: *mut T,
@@ -149,13 +152,17 @@ pub(super) unsafe fn look_back_body<T: ScanElement, W: Walk>(
         return;
     }
     let (sums, my_ticket, prefix) = carve::<T>();
-    if t == 0 {
-        // SAFETY: the ticket is the caller's, zero after the reset phase.
-        my_ticket.set(0, unsafe { atomic_add(ticket, 1u32) });
-    }
-    // The tile's number is in shared memory before any thread reads it.
-    sync_threads();
-    let tile = my_ticket.get(0);
+    let tile = if TICKETS {
+        if t == 0 {
+            // SAFETY: the ticket is the caller's, zero after the reset phase.
+            my_ticket.set(0, unsafe { atomic_add(ticket, 1u32) });
+        }
+        // The tile's number is in shared memory before any thread reads it.
+        sync_threads();
+        my_ticket.get(0)
+    } else {
+        block_idx().x
+    };
     // SAFETY: the input holds n elements; the block has THREADS threads.
     let run = unsafe { load_run(input, tile, n) };
     let (in_tile, aggregate) = unsafe { block_exclusive(sums, run_totals(&run)) };
@@ -178,7 +185,7 @@ kernel! {
     /// `input`, thread 0 walking back one tile at a time.
     pub unsafe fn scan_look_back(input: *const f32, output: *mut f32, scratch: *mut f32, n: u32, exclusive: u32, phase: u32) {
         // SAFETY: forwarded from the kernel's contract; KERNEL launches THREADS threads.
-        unsafe { look_back_body::<f32, OneThread>(input, output, scratch, (n, exclusive, phase)) }
+        unsafe { look_back_body::<f32, OneThread, true>(input, output, scratch, (n, exclusive, phase)) }
     }
 }
 

@@ -69,7 +69,7 @@ kernel! {
     /// `input`, warp 0 walking back 32 tiles at a time.
     pub unsafe fn scan_look_back_warp(input: *const f32, output: *mut f32, scratch: *mut f32, n: u32, exclusive: u32, phase: u32) {
         // SAFETY: forwarded from the kernel's contract; KERNEL launches THREADS threads.
-        unsafe { look_back_body::<f32, WholeWarp>(input, output, scratch, (n, exclusive, phase)) }
+        unsafe { look_back_body::<f32, WholeWarp, true>(input, output, scratch, (n, exclusive, phase)) }
     }
 }
 

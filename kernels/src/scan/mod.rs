@@ -10,7 +10,8 @@
 //! * [`look_back`]: the warp-shuffle tile in one pass over the array: each tile publishes its total,
 //!   then finds its prefix by looking back at the tiles before it (decoupled look-back, Merrill &
 //!   Garland 2016), so every element is read once and written once;
-//! * [`look_back_warp`]: the same, the look-back done by a whole warp, 32 predecessors per step.
+//! * [`look_back_warp`]: the same, the look-back done by a whole warp, 32 predecessors per step;
+//! * [`ordered`]: the same with tiles in block order instead of by ticket (as CUB's scan).
 //!
 //! The first three scan tiles independently: the device-wide scan takes three phases (tile scans
 //! and tile totals; a scan of the totals, recursively; the totals' prefixes added back). The host
@@ -23,6 +24,7 @@ pub mod hillis_steele;
 pub mod integer;
 pub mod look_back;
 pub mod look_back_warp;
+pub mod ordered;
 pub mod warp_shuffle;
 
 use crate::device::{
@@ -129,6 +131,7 @@ pub const FAMILY: Family<Scan> = Family::new(
         warp_shuffle::KERNEL,
         look_back::KERNEL,
         look_back_warp::KERNEL,
+        ordered::KERNEL,
     ],
 );
 
@@ -159,6 +162,7 @@ pub fn passes(entry: &str) -> Passes {
     let single_pass = [
         look_back::KERNEL.entry(),
         look_back_warp::KERNEL.entry(),
+        ordered::KERNEL.entry(),
         integer::LOOK_BACK.entry(),
         integer::LOOK_BACK_WARP.entry(),
     ];

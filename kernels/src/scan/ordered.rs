@@ -1,0 +1,30 @@
+//! Rung 6: the warp look-back with each block's tile its own index instead of a ticket. A block
+//! then starts loading at once: no round trip to the L2 for a ticket, and one barrier fewer. The
+//! price is an assumption: a tile waits only on tiles before it, so the scan cannot hang if the
+//! GPU starts blocks in index order, which every NVIDIA GPU does and CUB's own single-pass scan
+//! relies on, though CUDA does not promise it. (The ticketed rungs need no such assumption.) The
+//! emulator starts blocks in grid order too.
+
+use super::look_back::{Scratch, look_back_body};
+use super::look_back_warp::WholeWarp;
+use super::warp_shuffle::TILE;
+use super::{Scan, THREADS};
+use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel};
+
+kernel! {
+    /// Phase 0: clears the statuses in `scratch`. Phase 1: `output` = the scan of `input`, block b
+    /// scanning tile b, warp 0 walking back 32 tiles at a time.
+    pub unsafe fn scan_look_back_ordered(input: *const f32, output: *mut f32, scratch: *mut f32, n: u32, exclusive: u32, phase: u32) {
+        // SAFETY: forwarded from the kernel's contract; KERNEL launches THREADS threads.
+        unsafe { look_back_body::<f32, WholeWarp, false>(input, output, scratch, (n, exclusive, phase)) }
+    }
+}
+
+/// One block per 4096 elements, in both phases.
+pub const KERNEL: Kernel<Scan> = Kernel {
+    code: scan_look_back_ordered,
+    block: Dim3::x(THREADS),
+    shared: SharedMemory::of(Scratch::BYTES),
+    grid: |p| Dim3::x(p.n.div_ceil(TILE)),
+    bounds: LaunchBounds::NONE,
+};
