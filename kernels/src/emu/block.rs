@@ -653,3 +653,34 @@ fn source_path(path: &[usize]) -> Option<Vec<String>> {
     }
     Some(lines)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(items: &[&str]) -> Vec<String> {
+        items.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn a_path_with_frames_left_out_is_the_same_path_and_a_different_call_is_not() {
+        let full = lines(&["helper.rs:10", "kernel.rs:5", "kernel.rs:2"]);
+        // Optimised line tables dropped the helper's frame: the same path.
+        assert!(is_subsequence(&lines(&["kernel.rs:5", "kernel.rs:2"]), &full));
+        assert!(is_subsequence(&lines(&[]), &full));
+        // The helper called from another line: a different path, either way round.
+        let other = lines(&["helper.rs:10", "kernel.rs:7", "kernel.rs:2"]);
+        assert!(!is_subsequence(&other, &full));
+        assert!(!is_subsequence(&full, &other));
+        // Order matters.
+        assert!(!is_subsequence(&lines(&["kernel.rs:2", "kernel.rs:5"]), &full));
+    }
+
+    #[test]
+    fn the_emulator_and_the_launch_glue_are_not_kernel_lines() {
+        assert!(is_emulator_line("/work/x/kernels/src/emu/device.rs:31:5"));
+        assert!(is_emulator_line("C:\\x\\kernels\\src\\kernel_macro.rs:78:94"));
+        assert!(!is_emulator_line("/work/x/kernels/src/scan/mod.rs:12:3"));
+        assert!(!is_emulator_line("/work/x/kernels/tests/detectors.rs:335:13"));
+    }
+}
