@@ -157,3 +157,28 @@ __device__ __forceinline__ void store_run(T* output, unsigned tile, unsigned n, 
     }
     write_runs(output, tile, n, scanned);
 }
+
+// kernels::scan::warp_shuffle::warp_shuffle_body: phase 0 scans each tile and writes its total to
+// scratch[tile]; phase 1 adds scratch[tile] to the tile.
+template <typename T>
+__device__ __forceinline__ void warp_shuffle_body(const T* input, T* output, T* scratch, unsigned n, unsigned exclusive,
+                                                  unsigned phase) {
+    unsigned tile = blockIdx.x;
+    T run[PER_THREAD];
+    if (phase == 1) {
+        T prefix = scratch[tile];
+        load_run(output, tile, n, run);
+#pragma unroll
+        for (unsigned k = 0; k < PER_THREAD; ++k) run[k] = plus(run[k], prefix);
+        write_runs(output, tile, n, run);
+        return;
+    }
+    extern __shared__ __align__(16) unsigned char shared_bytes[];
+    T* sums = (T*)shared_bytes;
+    load_run(input, tile, n, run);
+    T totals[RUNS], prefixes[RUNS], tile_total;
+    run_totals(run, totals);
+    block_exclusive(sums, totals, prefixes, &tile_total);
+    store_run(output, tile, n, run, prefixes, exclusive != 0);
+    if (threadIdx.x == 0) scratch[tile] = tile_total;
+}

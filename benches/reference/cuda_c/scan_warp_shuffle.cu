@@ -2,21 +2,5 @@
 #include "scan.cuh"
 extern "C" __global__ void scan_warp_shuffle_cuda(const float* input, float* output, float* scratch, unsigned n,
                                                   unsigned exclusive, unsigned phase) {
-    unsigned tile = blockIdx.x;
-    float run[PER_THREAD];
-    if (phase == 1) {
-        float prefix = scratch[tile];
-        load_run(output, tile, n, run);
-#pragma unroll
-        for (unsigned k = 0; k < PER_THREAD; ++k) run[k] = run[k] + prefix;
-        write_runs(output, tile, n, run);
-        return;
-    }
-    extern __shared__ float sums[];
-    load_run(input, tile, n, run);
-    float totals[RUNS], prefixes[RUNS], tile_total;
-    run_totals(run, totals);
-    block_exclusive(sums, totals, prefixes, &tile_total);
-    store_run(output, tile, n, run, prefixes, exclusive != 0);
-    if (threadIdx.x == 0) scratch[tile] = tile_total;
+    warp_shuffle_body<float>(input, output, scratch, n, exclusive, phase);
 }

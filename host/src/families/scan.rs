@@ -17,7 +17,7 @@ use crate::gpu::Cub;
 use kernels::scan::{
     ADD_PREFIXES, FAMILY, Passes, RESET, SINGLE_PASS, Scan, ScanElement, TILES, look_back_scratch, passes,
 };
-use kernels::{AnyFamily, Kernel, Source};
+use kernels::{AnyFamily, Family, Kernel, Source};
 
 /// The baselines: `cub::DeviceScan::InclusiveSum` and `ExclusiveSum`.
 const CUB_INCLUSIVE: &str = "cub_inclusive_sum";
@@ -74,14 +74,14 @@ pub fn launch<T: ScanElement + Element>(
 /// The whole scan of `input` into `output` with `kernel`: its phases, and for a three-phase
 /// kernel the scans of the tile totals, level after level, in `levels` (two arrays per level, see
 /// [`levels_for`]).
-pub fn scan(
+pub fn scan<T: ScanElement + Element>(
     backend: &Backend,
-    kernel: &Kernel<Scan>,
+    kernel: &Kernel<Scan<T>>,
     source: Source,
-    problem: &Scan,
-    input: &impl Array<f32>,
-    output: &mut impl Array<f32>,
-    levels: &mut [Buffer<f32>],
+    problem: &Scan<T>,
+    input: &impl Array<T>,
+    output: &mut impl Array<T>,
+    levels: &mut [Buffer<T>],
 ) -> Result<()> {
     let Some(first) = levels.first_mut() else {
         return Err(HostError::InvalidInput {
@@ -118,14 +118,14 @@ pub fn single_pass<T: ScanElement + Element>(
     )
 }
 
-fn three_phase(
+fn three_phase<T: ScanElement + Element>(
     backend: &Backend,
-    kernel: &Kernel<Scan>,
+    kernel: &Kernel<Scan<T>>,
     source: Source,
-    problem: &Scan,
-    input: &impl Array<f32>,
-    output: &mut impl Array<f32>,
-    levels: &mut [Buffer<f32>],
+    problem: &Scan<T>,
+    input: &impl Array<T>,
+    output: &mut impl Array<T>,
+    levels: &mut [Buffer<T>],
 ) -> Result<()> {
     let [totals, prefixes, deeper @ ..] = levels else {
         return Err(HostError::InvalidInput {
@@ -151,14 +151,19 @@ fn three_phase(
     Ok(())
 }
 
-/// Lengths of the scratch arrays every kernel of the family needs for `n` elements: two per level
-/// of tile totals (for the smallest tile, which has the most levels), the first at least the
+/// Lengths of the scratch arrays every kernel of the f32 family needs for `n` elements: two per
+/// level of tile totals (for the smallest tile, which has the most levels), the first at least the
 /// look-back's statuses.
 pub fn levels_for(n: u32) -> Vec<usize> {
+    levels_of(&FAMILY, n)
+}
+
+/// [`levels_for`] for the kernels of `family`.
+pub fn levels_of<T: ScanElement>(family: &Family<Scan<T>>, n: u32) -> Vec<usize> {
     let mut lengths = Vec::new();
     let mut count = n;
     loop {
-        let level: usize = FAMILY
+        let level: usize = family
             .kernels
             .iter()
             .map(|k| scratch_len(k, &Scan::at(count, false, 0)))
@@ -166,7 +171,7 @@ pub fn levels_for(n: u32) -> Vec<usize> {
             .unwrap_or(1)
             .max(1);
         lengths.extend([level, level]);
-        let tiles = FAMILY
+        let tiles = family
             .kernels
             .iter()
             .map(|k| tiles(k, &Scan::at(count, false, 0)))

@@ -1,9 +1,9 @@
-//! The i32 scan family's host side: its safe launch (the f32 family's, generic), inputs over the
+//! The i32 scan family's host side: its safe launch and phases (the f32 family's, generic), inputs over the
 //! whole i32 range (so that the sums wrap, as they must, exactly), CUB's `DeviceScan` as the
 //! baseline, and an exact check.
 
 use super::elementwise::check_shape;
-use super::scan::{scratch_len, single_pass, sizes};
+use super::scan::{levels_of, scan, sizes};
 use super::{Bound, Case, FamilyDemo, GUARD, Outputs, Plan, Size, Work, substream};
 use crate::array::Buffer;
 use crate::backend::Backend;
@@ -51,7 +51,7 @@ impl FamilyDemo for ScanI32Demo {
     }
 
     fn about(&self) -> &'static str {
-        "prefix sums of n i32, exact (wrapping), --exclusive 1 for exclusive: single-pass decoupled look-back by a thread or by a warp; against CUB's DeviceScan"
+        "prefix sums of n i32, exact (wrapping), --exclusive 1 for exclusive: warp shuffles (three phases), single-pass decoupled look-back by a thread or by a warp; against CUB's DeviceScan"
     }
 
     fn extents(&self) -> &'static [&'static str] {
@@ -97,12 +97,7 @@ impl FamilyDemo for ScanI32Demo {
             check_shape(kernel, &problem)?;
         }
         let array = 4 * (n as u64 + GUARD as u64);
-        let scratch = 4 * FAMILY
-            .kernels
-            .iter()
-            .map(|k| scratch_len(k, &problem))
-            .max()
-            .unwrap_or(0) as u64;
+        let scratch: u64 = levels_of(&FAMILY, problem.n).iter().map(|&l| 4 * l as u64).sum();
         Ok(Plan {
             work: Work {
                 bytes: 8.0 * n as f64,
@@ -126,14 +121,13 @@ impl FamilyDemo for ScanI32Demo {
             .map(|_| Buffer::upload(backend, &input))
             .collect::<Result<Vec<_>>>()?;
         let outputs = Outputs::new(backend, n, GUARD, POISON, sets)?;
-        let scratch_words = FAMILY
-            .kernels
-            .iter()
-            .map(|k| scratch_len(k, &problem))
-            .max()
-            .unwrap_or(1);
-        let scratch = (0..sets)
-            .map(|_| Buffer::upload(backend, &vec![POISON; scratch_words]))
+        let levels = (0..sets)
+            .map(|_| {
+                levels_of(&FAMILY, problem.n)
+                    .into_iter()
+                    .map(|len| Buffer::upload(backend, &vec![POISON; len]))
+                    .collect::<Result<Vec<_>>>()
+            })
             .collect::<Result<Vec<_>>>()?;
         let cub = match backend {
             Backend::Gpu(gpu) => Cub::load(gpu, n)?,
@@ -145,7 +139,7 @@ impl FamilyDemo for ScanI32Demo {
             expected,
             inputs,
             outputs,
-            scratch,
+            levels,
             cub,
         }))
     }
@@ -157,21 +151,21 @@ struct ScanI32Case<'a> {
     expected: Vec<i32>,
     inputs: Vec<Buffer<i32>>,
     outputs: Outputs<i32>,
-    scratch: Vec<Buffer<i32>>,
+    /// Per set: the scratch arrays of each level of tile totals (see `scan::levels_of`).
+    levels: Vec<Vec<Buffer<i32>>>,
     cub: Option<Cub>,
 }
 
 impl Case for ScanI32Case<'_> {
     fn launch(&mut self, kernel: usize, source: Source, set: usize) -> Result<()> {
-        // The scratch array holds at least what the family's hungriest kernel needs.
-        single_pass(
+        scan(
             self.backend,
             &FAMILY.kernels[kernel],
             source,
             &self.problem,
             &self.inputs[set],
             self.outputs.get_mut(set),
-            &mut self.scratch[set],
+            &mut self.levels[set],
         )
     }
 

@@ -1,13 +1,23 @@
-//! The single-pass scans on i32: the same tiles and look-backs as [`super::look_back`] and
-//! [`super::look_back_warp`], adding integers. Every order of additions gives the same result, so the
-//! sums are exact (wrapping past the 32-bit range, as `add.s32` does and as the reference does).
+//! The scans on i32: the three-phase warp-shuffle scan of [`super::warp_shuffle`] and the
+//! single-pass ones of [`super::look_back`] and [`super::look_back_warp`], adding integers. Every
+//! order of additions gives the same result, so the sums are exact (wrapping past the 32-bit
+//! range, as `add.s32` does and as the reference does).
 
 use super::look_back::{OneThread, Scratch, look_back_body};
 use super::look_back_warp::WholeWarp;
-use super::warp_shuffle::TILE;
+use super::warp_shuffle::{TILE, WarpTotals, warp_shuffle_body};
 use super::{Scan, THREADS};
 use crate::family::Family;
 use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel};
+
+kernel! {
+    /// Phase 0: `output` = each 4096-element tile's scan, `scratch[tile]` = its total. Phase 1:
+    /// `output[i] += scratch[tile of i]`.
+    pub unsafe fn scan_warp_shuffle_i32(input: *const i32, output: *mut i32, scratch: *mut i32, n: u32, exclusive: u32, phase: u32) {
+        // SAFETY: forwarded from the kernel's contract; the KERNELs launch THREADS threads.
+        unsafe { warp_shuffle_body(input, output, scratch, (n, exclusive, phase)) }
+    }
+}
 
 kernel! {
     /// Phase 0: clears the statuses and the ticket in `scratch`. Phase 1: `output` = the scan of
@@ -27,22 +37,24 @@ kernel! {
     }
 }
 
-/// One block per 4096 elements, in both phases (the look-back's statuses need `look_back_scratch`
-/// words of scratch, as for f32).
-const fn kernel(code: crate::KernelFn<<Scan<i32> as crate::family::Problem>::Args>) -> Kernel<Scan<i32>> {
+/// One block per 4096 elements, in every phase, with `shared` bytes (the layouts of f32, the same
+/// bytes for i32).
+const fn kernel(code: crate::KernelFn<<Scan<i32> as crate::family::Problem>::Args>, shared: u32) -> Kernel<Scan<i32>> {
     Kernel {
         code,
         block: Dim3::x(THREADS),
-        shared: SharedMemory::of(Scratch::BYTES),
+        shared: SharedMemory::of(shared),
         grid: |p| Dim3::x(p.n.div_ceil(TILE)),
         bounds: LaunchBounds::NONE,
     }
 }
 
+/// Three phases.
+pub const WARP_SHUFFLE: Kernel<Scan<i32>> = kernel(scan_warp_shuffle_i32, WarpTotals::BYTES);
 /// The thread walk.
-pub const LOOK_BACK: Kernel<Scan<i32>> = kernel(scan_look_back_i32);
+pub const LOOK_BACK: Kernel<Scan<i32>> = kernel(scan_look_back_i32, Scratch::BYTES);
 /// The warp walk.
-pub const LOOK_BACK_WARP: Kernel<Scan<i32>> = kernel(scan_look_back_warp_i32);
+pub const LOOK_BACK_WARP: Kernel<Scan<i32>> = kernel(scan_look_back_warp_i32, Scratch::BYTES);
 
 /// Every i32 scan kernel: the registry's list.
-pub const FAMILY: Family<Scan<i32>> = Family::new("scan_i32", &[LOOK_BACK, LOOK_BACK_WARP]);
+pub const FAMILY: Family<Scan<i32>> = Family::new("scan_i32", &[WARP_SHUFFLE, LOOK_BACK, LOOK_BACK_WARP]);

@@ -12,7 +12,8 @@
 
 use super::{ADD_PREFIXES, Scan, ScanElement, THREADS, WARPS, block_exclusive};
 use crate::device::{
-    SharedSlice, WARP_SIZE, block_idx, global_store, is_aligned4, lane_id, load4, store4, thread_idx, unrolled,
+    DynamicShared, SharedSlice, WARP_SIZE, block_idx, global_store, is_aligned4, lane_id, load4, store4, thread_idx,
+    unrolled,
 };
 use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel, shared_memory};
 
@@ -134,32 +135,56 @@ pub(crate) fn run_totals<T: ScanElement>(run: &Runs<T>) -> [T; RUNS as usize] {
     })
 }
 
+/// Phase 0: `output` = each 4096-element tile's scan, `scratch[tile]` = its total. Phase 1:
+/// `output[i] += scratch[tile of i]`.
+///
+/// # Safety
+/// As the kernels' contract: `input` and `output` hold n elements, `scratch` one word per tile;
+/// the block has THREADS threads.
+#[inline(always)]
+pub(super) unsafe fn warp_shuffle_body<T: ScanElement>(
+    input: *const T,
+    output: *mut T,
+    scratch: *mut T,
+    (n, exclusive, phase): (u32, u32, u32),
+) {
+    let tile = block_idx().x;
+    if phase == ADD_PREFIXES {
+        // SAFETY: one prefix per tile; the output holds n elements.
+        unsafe {
+            let prefix = *scratch.add(tile as usize);
+            let mut run = load_run(output, tile, n);
+            unrolled::<PER_THREAD>(|k| run[k as usize] = run[k as usize].plus(prefix));
+            write_runs(output, tile, n, &run);
+        }
+        return;
+    }
+    // WarpTotals' view for elements of type T (4 bytes, as f32: the same bytes).
+    const {
+        assert!(
+            core::mem::size_of::<T>() == 4,
+            "WarpTotals is laid out for 4-byte elements"
+        )
+    };
+    let sums = DynamicShared::new().named_slice::<T>("sums", WARPS + 1);
+    // SAFETY: the input holds n elements; the block has THREADS threads.
+    let run = unsafe { load_run(input, tile, n) };
+    let (prefixes, tile_total) = unsafe { block_exclusive(sums, run_totals(&run)) };
+    // SAFETY: the output holds n elements; one scratch word per tile.
+    unsafe {
+        store_run(output, tile, n, run, prefixes, exclusive != 0);
+        if thread_idx().x == 0 {
+            global_store(scratch.add(tile as usize), tile_total);
+        }
+    }
+}
+
 kernel! {
     /// Phase 0: `output` = each 4096-element tile's scan, `scratch[tile]` = its total. Phase 1:
     /// `output[i] += scratch[tile of i]`.
     pub unsafe fn scan_warp_shuffle(input: *const f32, output: *mut f32, scratch: *mut f32, n: u32, exclusive: u32, phase: u32) {
-        let tile = block_idx().x;
-        if phase == ADD_PREFIXES {
-            // SAFETY: one prefix per tile; the output holds n elements.
-            unsafe {
-                let prefix = *scratch.add(tile as usize);
-                let mut run = load_run(output, tile, n);
-                unrolled::<PER_THREAD>(|k| run[k as usize] += prefix);
-                write_runs(output, tile, n, &run);
-            }
-            return;
-        }
-        let WarpTotals { sums } = WarpTotals::carve();
-        // SAFETY: the input holds n elements; the block has THREADS threads.
-        let run = unsafe { load_run(input, tile, n) };
-        let (prefixes, tile_total) = unsafe { block_exclusive(sums, run_totals(&run)) };
-        // SAFETY: the output holds n elements; one scratch word per tile.
-        unsafe {
-            store_run(output, tile, n, run, prefixes, exclusive != 0);
-            if thread_idx().x == 0 {
-                global_store(scratch.add(tile as usize), tile_total);
-            }
-        }
+        // SAFETY: forwarded from the kernel's contract; KERNEL launches THREADS threads.
+        unsafe { warp_shuffle_body(input, output, scratch, (n, exclusive, phase)) }
     }
 }
 
