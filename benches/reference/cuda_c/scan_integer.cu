@@ -1,6 +1,6 @@
-// kernels::scan::integer: the scans on int, exact (wrapping): three phases, and both walks of
-// the single pass.
-#include "look_back.cuh"
+// kernels::scan::integer: the scans on int, exact (wrapping): three phases, both walks of
+// the single pass, and the pipelined one.
+#include "scan_pipelined.cuh"
 extern "C" __global__ void scan_warp_shuffle_i32_cuda(const int* input, int* output, int* scratch, unsigned n,
                                                       unsigned exclusive, unsigned phase) {
     warp_shuffle_body<int>(input, output, scratch, n, exclusive, phase);
@@ -12,4 +12,9 @@ extern "C" __global__ void scan_look_back_i32_cuda(const int* input, int* output
 extern "C" __global__ void scan_look_back_warp_i32_cuda(const int* input, int* output, int* scratch, unsigned n,
                                                         unsigned exclusive, unsigned phase) {
     look_back_body<int, WholeWarp>(input, output, scratch, n, exclusive, phase);
+}
+extern "C" __global__ void __launch_bounds__(THREADS, PIPELINED_BLOCKS_PER_SM)
+    scan_look_back_pipelined_i32_cuda(const int* input, int* output, int* scratch, unsigned n, unsigned exclusive,
+                                      unsigned phase) {
+    pipelined_body<int>(input, output, scratch, n, exclusive, phase);
 }

@@ -28,7 +28,7 @@ pub use atomic::{
     load_acquire, load_relaxed, red_add, store_relaxed, store_release, thread_fence, thread_fence_block,
 };
 pub use shared::{DynamicShared, MatrixLayout, SharedMatrix, SharedSlice, region};
-pub use unroll::unrolled;
+pub use unroll::{unrolled, unrolled_to};
 pub use vector::{Float4, is_aligned4, load4, store4};
 pub use word::{SharedWord, WarpWord};
 
@@ -73,6 +73,17 @@ pub fn sync_threads() {
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub fn sync_warp() {
     backend::sync_warp()
+}
+
+/// `value` through a register copy the compiler cannot see through, so that what a kernel
+/// computes from the result is computed there again instead of kept live from an earlier use of
+/// `value` (the look-back scans recompute their run addresses after the look-back: fewer registers).
+/// The emulator returns `value`.
+#[inline(always)]
+pub fn opaque(value: u32) -> u32 {
+    #[cfg(target_arch = "nvptx64")]
+    let value = backend::opaque(value);
+    value
 }
 
 /// This thread's lane within its warp, 0..32.

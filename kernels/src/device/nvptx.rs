@@ -4,6 +4,7 @@ use super::word::SharedWord;
 use crate::launch::Dim3;
 use core::arch::asm;
 use core::arch::nvptx::*;
+use core::sync::atomic::{AtomicU32, Ordering};
 
 #[inline(always)]
 pub fn thread_idx() -> Dim3 {
@@ -47,6 +48,14 @@ pub fn lane_id() -> u32 {
     // SAFETY: reads a special register.
     unsafe { asm!("mov.u32 {}, %laneid;", out(reg32) lane, options(pure, nomem, nostack)) };
     lane
+}
+
+#[inline(always)]
+pub fn opaque(value: u32) -> u32 {
+    let out: u32;
+    // SAFETY: a register move. Not `pure`: LLVM then neither merges nor moves it.
+    unsafe { asm!("mov.u32 {}, {};", out(reg32) out, in(reg32) value, options(nomem, nostack)) };
+    out
 }
 
 // The `c` operand packs the clamp: 0x1f for down/bfly/idx (lanes past 31 read their own value),
@@ -270,7 +279,18 @@ global_store_ordered! {
     store_relaxed_u64: u64, reg64, "relaxed.gpu.global.u64";
 }
 
-// Shared-memory atomics: the generic address of a view turned into the shared window's.
+// Shared-memory atomics. u32 is LLVM's own atomic (relaxed, as `atom` without qualifiers): LLVM
+// sees that a view's address is in the shared window and emits `atom.shared` on it directly,
+// where inline PTX gets a generic address and converts it (`cvta.to.shared`) at every call: a
+// special-register read and three moves per atomic in the SASS. f32 has no atomic type in core:
+// inline PTX, converting.
+#[inline(always)]
+pub unsafe fn shared_atomic_add_u32(ptr: *mut u32, value: u32) -> u32 {
+    // SAFETY: the caller passes an aligned element of this block's shared memory, which no plain
+    // access touches between the same barriers.
+    unsafe { AtomicU32::from_ptr(ptr) }.fetch_add(value, Ordering::Relaxed)
+}
+
 macro_rules! shared_rmw {
     ($($name:ident: $t:ty, $op:literal);* $(;)?) => {$(
         #[inline(always)]
@@ -289,7 +309,6 @@ macro_rules! shared_rmw {
 }
 
 shared_rmw! {
-    shared_atomic_add_u32: u32, "add.u32";
     shared_atomic_add_f32: f32, "add.f32";
 }
 

@@ -6,12 +6,14 @@
 //! cannot disagree.
 //!
 //! Element access comes in two forms:
-//! * `get` / `set` check the index on both targets: on the emulator a bad index fails the launch
-//!   with the index and the view's size; on the GPU it traps (a compare and a branch per access).
-//! * `get_unchecked` / `set_unchecked` are `unsafe`: the caller promises the index is in bounds.
-//!   The emulator still checks and reports a bad index; the GPU does not check (an out-of-bounds
-//!   access there reads or writes another part of the block's shared memory, or faults). Hot loops
-//!   whose indices are in bounds by construction use these, as CUDA C does.
+//! * `get` / `set` (and `atomic_add`) check the index on both targets: on the emulator a bad index
+//!   fails the launch with the index and the view's size; on the GPU it traps (a compare and a
+//!   branch per access).
+//! * `get_unchecked` / `set_unchecked` (and `atomic_add_unchecked`) are `unsafe`: the caller
+//!   promises the index is in bounds. The emulator still checks and reports a bad index; the GPU
+//!   does not check (an out-of-bounds access there reads or writes another part of the block's
+//!   shared memory, or faults). Hot loops whose indices are in bounds by construction use these,
+//!   as CUDA C does.
 //!
 //! Carving past what the launch gave fails the launch on the emulator; on the GPU it is not checked
 //! (even that one check at kernel start cost 2.7 % of shared_mem_add on the H200: it delays every
@@ -298,6 +300,18 @@ impl<T: super::SharedAtomicAdd> SharedSlice<T> {
     pub fn atomic_add(&self, i: u32, value: T) -> T {
         check_index(i, self.len, "slice");
         // SAFETY: i < len, checked above on both targets: inside the carved region.
+        unsafe { T::shared_atomic_add(self.ptr.add(i as usize), value) }
+    }
+
+    /// [`SharedSlice::atomic_add`] without a check on the GPU.
+    ///
+    /// # Safety
+    /// `i < self.len()`. (The emulator checks it anyway and fails the launch; the GPU does not.)
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    pub unsafe fn atomic_add_unchecked(&self, i: u32, value: T) -> T {
+        emulator_check_index(i, self.len, "slice");
+        // SAFETY: i < len by the caller's promise, inside the carved region.
         unsafe { T::shared_atomic_add(self.ptr.add(i as usize), value) }
     }
 }

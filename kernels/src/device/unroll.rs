@@ -18,10 +18,17 @@ macro_rules! calls {
 /// Runs `body(i)` for `i` in `0..N`, with every call written out: no loop counter, no branch,
 /// constant offsets in the addresses. For `N` above 32, a loop of 32-call steps.
 #[inline(always)]
-pub fn unrolled<const N: u32>(mut body: impl FnMut(u32)) {
+pub fn unrolled<const N: u32>(body: impl FnMut(u32)) {
+    unrolled_to(N, body)
+}
+
+/// [`unrolled`] for a trip count computed from generic parameters (`RI as u32`), which Rust does
+/// not accept as a const argument: once inlined, `n` is a constant and the same code results.
+#[inline(always)]
+pub fn unrolled_to(n: u32, mut body: impl FnMut(u32)) {
     let mut base = 0;
-    while base < N {
-        calls!(body, base, N; 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31);
+    while base < n {
+        calls!(body, base, n; 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31);
         base += 32;
     }
 }

@@ -10,7 +10,8 @@
 //! * [`double_buffered`]: the slices of the next step copied with `cp.async` while the current one
 //!   is multiplied;
 //! * [`warp_tiled`]: 64×32 warp tiles, each lane's outputs spread as 2×2 blocks of 4×4 (shared
-//!   reads without bank conflicts), the next step prefetched into registers.
+//!   reads without bank conflicts), the next step prefetched into registers; at 128×128, 128×64
+//!   and 64×64 tiles per block, among which the host chooses for the device and the shape.
 //!
 //! A new variant is a file here, its line in [`FAMILY`], and its CUDA C twin in `benches/reference/cuda_c/`.
 
@@ -50,6 +51,8 @@ pub const FAMILY: Family<Matmul> = Family::new(
         vectorized::KERNEL,
         double_buffered::KERNEL,
         warp_tiled::KERNEL,
+        warp_tiled::KERNEL_128X64,
+        warp_tiled::KERNEL_64X64,
     ],
 );
 

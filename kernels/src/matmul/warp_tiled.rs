@@ -1,191 +1,391 @@
-//! Warp tiling with register-prefetched double buffering: the 128×128 tile is split among the
-//! eight warps as 64×32 warp tiles, and a lane's 8×8 outputs are four 4×4 blocks spread over its
-//! warp's tile (rows 32 apart, columns 16 apart). For each k the lanes of a warp then read only 8
-//! distinct 16-byte words of A's slice and 4 of B's, each contiguous: no bank conflict, where the
-//! 8×8-contiguous layout of [`super::vectorized`] met two lanes per bank on B. Meanwhile the next
-//! step's float4s of A and B travel from global memory into registers, and go to the other pair of
-//! slices after the multiply: one barrier per step, and the loads overlap the arithmetic.
+//! Warp tiling with register-prefetched double buffering, at several tile sizes. A block's BM×BN
+//! tile of C is split among its warps as (32·RI)×(16·RJ) warp tiles; a warp's lanes stand 8 × 4
+//! and each holds RI × RJ blocks of 4×4 outputs spread over its warp's tile (rows 32 apart,
+//! columns 16 apart). For each k the lanes of a warp then read only 8·RI distinct 16-byte words
+//! of A's slice and 4·RJ of B's, each run contiguous: no bank conflict, where the 8×8-contiguous
+//! layout of [`super::vectorized`] met two lanes per bank on B. Meanwhile the next step's float4s
+//! of A and B travel from global memory into registers, and go to the other pair of slices after
+//! the multiply: one barrier per step, and the loads overlap the arithmetic.
+//!
+//! The configurations ([`KERNEL`] 128×128, [`KERNEL_128X64`], [`KERNEL_64X64`]) are one algorithm;
+//! the host picks among them for the device and the shape (`--variant auto`): large tiles reuse
+//! each loaded element more, small ones give a small product enough blocks to fill the GPU.
 //!
 //! As in [`super::vectorized`], the 16-byte path needs k and n multiples of 4 and aligned
 //! matrices; other shapes stage one element at a time (without the overlap).
 
 use super::Matmul;
-use super::register_2d::{BK, BM, BN, Block, Slices, THREADS, TM, TN, add_outer_product, stage_scalar, tile_origin};
 use crate::device::{
-    Float4, MatrixLayout, SharedMatrix, WARP_SIZE, global_store, is_aligned4, lane_id, load4, store4, sync_threads,
-    thread_idx, unrolled,
+    DynamicShared, Float4, MatrixLayout, SharedMatrix, WARP_SIZE, block_idx, fma, global_store, is_aligned4, lane_id,
+    load4, store4, sync_threads, thread_idx, unrolled, unrolled_to,
 };
-use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel, shared_memory};
+use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel};
 
-/// Rows of a warp's tile.
-pub const WM: u32 = 64;
-/// Columns of a warp's tile.
-pub const WN: u32 = 32;
+/// Depth of a slice along k.
+pub const BK: u32 = 8;
 /// Lanes along a warp tile's rows and columns (8 × 4 = 32).
 const LANE_ROWS: u32 = 8;
 const LANE_COLS: u32 = WARP_SIZE / LANE_ROWS;
+/// Rows and columns between a lane's 4×4 blocks: the lanes' span.
+const BLOCK_ROW_STRIDE: u32 = 4 * LANE_ROWS;
+const BLOCK_COL_STRIDE: u32 = 4 * LANE_COLS;
+/// Padding of A's transposed slice rows: the transposing stores of lanes 4 rows apart along k
+/// would otherwise meet in one bank.
+const A_PAD: u32 = 4;
+/// Float4s of each matrix a thread prefetches per step, at most (the configurations need 1 or 2).
+const MAX_FOURS: usize = 2;
 
-const _: () = assert!((BM / WM) * (BN / WN) * WARP_SIZE == THREADS, "one warp per warp tile");
-const _: () = assert!(
-    WM == 2 * LANE_ROWS * 4 && WN == 2 * LANE_COLS * 4,
-    "2×2 blocks of 4×4 per lane"
-);
+/// A lane's outputs: `acc[i][j][r][c]` is row 32·i + r, column 16·j + c of its span.
+type Acc<const RI: usize, const RJ: usize> = [[[[f32; 4]; 4]; RJ]; RI];
 
-shared_memory! {
-    /// Two pairs of [`Slices`]: A's 128×8 transposed (padded), B's 8×128.
-    pub struct Buffers {
-        pub a0: SharedMatrix<f32> = MatrixLayout { rows: BK, cols: BM, pitch: BM + 4 },
-        pub b0: SharedMatrix<f32> = MatrixLayout::dense(BK, BN),
-        pub a1: SharedMatrix<f32> = MatrixLayout { rows: BK, cols: BM, pitch: BM + 4 },
-        pub b1: SharedMatrix<f32> = MatrixLayout::dense(BK, BN),
+/// Threads of a configuration: a warp per warp tile.
+pub const fn threads(bm: u32, bn: u32, ri: usize, rj: usize) -> u32 {
+    let (wm, wn) = (BLOCK_ROW_STRIDE * ri as u32, BLOCK_COL_STRIDE * rj as u32);
+    assert!(bm.is_multiple_of(wm) && bn.is_multiple_of(wn), "whole warp tiles");
+    (bm / wm) * (bn / wn) * WARP_SIZE
+}
+
+/// The slices' layouts: A's BK×BM (transposed, padded), B's BK×BN.
+const fn layouts(bm: u32, bn: u32) -> (MatrixLayout, MatrixLayout) {
+    (
+        MatrixLayout {
+            rows: BK,
+            cols: bm,
+            pitch: bm + A_PAD,
+        },
+        MatrixLayout::dense(BK, bn),
+    )
+}
+
+/// Shared bytes of a configuration: two pairs of slices.
+pub const fn shared_bytes(bm: u32, bn: u32) -> u32 {
+    let (a, b) = layouts(bm, bn);
+    let mut end = 0;
+    let mut pair = 0;
+    while pair < 2 {
+        end = SharedMatrix::<f32>::region_end(end, a);
+        end = SharedMatrix::<f32>::region_end(end, b);
+        pair += 1;
     }
+    end
+}
+
+/// One pair of slices.
+#[derive(Clone, Copy)]
+struct Slices {
+    a: SharedMatrix<f32>,
+    b: SharedMatrix<f32>,
+}
+
+/// Both pairs, carved as [`shared_bytes`] counts them.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+fn carve<const BM: u32, const BN: u32>() -> [Slices; 2] {
+    let (a, b) = layouts(BM, BN);
+    let mut shared = DynamicShared::new();
+    let first = Slices {
+        a: shared.named_matrix("a0", a),
+        b: shared.named_matrix("b0", b),
+    };
+    let second = Slices {
+        a: shared.named_matrix("a1", a),
+        b: shared.named_matrix("b1", b),
+    };
+    [first, second]
+}
+
+/// The block's tile: its first row and column of C.
+#[inline(always)]
+fn tile_origin<const BM: u32, const BN: u32>() -> (u32, u32) {
+    (block_idx().y * BM, block_idx().x * BN)
 }
 
 /// This lane's first row and column in the block's tile; its rows are `row + 32·i + r` and its
-/// columns `col + 16·j + c` for i, j < 2 and r, c < 4.
+/// columns `col + 16·j + c` for i < RI, j < RJ and r, c < 4.
 #[inline(always)]
-fn origin() -> (u32, u32) {
+fn origin<const BN: u32, const RI: usize, const RJ: usize>() -> (u32, u32) {
+    let (wm, wn) = (BLOCK_ROW_STRIDE * RI as u32, BLOCK_COL_STRIDE * RJ as u32);
     let warp = thread_idx().x / WARP_SIZE;
     let lane = lane_id();
-    let (warp_row, warp_col) = (warp / (BN / WN) * WM, warp % (BN / WN) * WN);
+    let (warp_row, warp_col) = (warp / (BN / wn) * wm, warp % (BN / wn) * wn);
     (warp_row + lane / LANE_COLS * 4, warp_col + lane % LANE_COLS * 4)
 }
 
-/// The step at `k0`'s float4 of A (row t / 2, k columns 4·(t % 2)..) and of B (row t / 32, columns
-/// 4·(t % 32)..), zeros outside: what [`store_prefetched`] puts into a pair of slices.
+/// Where this thread's float4 `r` of A's slice goes: (row of the tile, first k); and of B's:
+/// (k, first column).
+#[inline(always)]
+fn a_spot<const THREADS: u32>(r: u32) -> (u32, u32) {
+    let i = thread_idx().x + THREADS * r;
+    (i / (BK / 4), 4 * (i % (BK / 4)))
+}
+#[inline(always)]
+fn b_spot<const BN: u32, const THREADS: u32>(r: u32) -> (u32, u32) {
+    let i = thread_idx().x + THREADS * r;
+    (i / (BN / 4), 4 * (i % (BN / 4)))
+}
+
+/// The step at `k0`'s float4s of A and B for this thread, zeros outside: what
+/// [`store_prefetched`] puts into a pair of slices.
 ///
 /// # Safety
 /// `a`, `b` hold m·k and k·n elements, 16-byte aligned, k and n multiples of 4.
 #[inline(always)]
-unsafe fn prefetch((a, b): (*const f32, *const f32), (m, n, k): (u32, u32, u32), k0: u32) -> (Float4, Float4) {
-    let t = thread_idx().x;
-    let (tile_row, tile_col) = tile_origin();
-    let (row, kk) = (t / (BK / 4), 4 * (t % (BK / 4)));
-    let (global_row, global_k) = (tile_row + row, k0 + kk);
-    // SAFETY (both): inside the matrix; a float4 along a row lies wholly inside it (k, n multiples
-    // of 4), aligned.
-    let a_four = if global_row < m && global_k < k {
-        unsafe { load4(a.add((global_row * k + global_k) as usize)) }
-    } else {
-        Float4([0.0; 4])
-    };
-    let (kb, col) = (t / (BN / 4), 4 * (t % (BN / 4)));
-    let (global_kb, global_col) = (k0 + kb, tile_col + col);
-    let b_four = if global_kb < k && global_col < n {
-        unsafe { load4(b.add((global_kb * n + global_col) as usize)) }
-    } else {
-        Float4([0.0; 4])
-    };
-    (a_four, b_four)
+unsafe fn prefetch<const BM: u32, const BN: u32, const THREADS: u32>(
+    (a, b): (*const f32, *const f32),
+    (m, n, k): (u32, u32, u32),
+    k0: u32,
+) -> ([Float4; MAX_FOURS], [Float4; MAX_FOURS]) {
+    let (tile_row, tile_col) = tile_origin::<BM, BN>();
+    let mut fours = ([Float4([0.0; 4]); MAX_FOURS], [Float4([0.0; 4]); MAX_FOURS]);
+    unrolled_to(BM * BK / 4 / THREADS, |r| {
+        let (row, kk) = a_spot::<THREADS>(r);
+        let (global_row, global_k) = (tile_row + row, k0 + kk);
+        if global_row < m && global_k < k {
+            // SAFETY: inside A; a float4 along a row lies wholly inside it (k a multiple of 4), aligned.
+            fours.0[r as usize] = unsafe { load4(a.add((global_row * k + global_k) as usize)) };
+        }
+    });
+    unrolled_to(BK * BN / 4 / THREADS, |r| {
+        let (kb, col) = b_spot::<BN, THREADS>(r);
+        let (global_kb, global_col) = (k0 + kb, tile_col + col);
+        if global_kb < k && global_col < n {
+            // SAFETY: as for A (n a multiple of 4).
+            fours.1[r as usize] = unsafe { load4(b.add((global_kb * n + global_col) as usize)) };
+        }
+    });
+    fours
 }
 
-/// Stores what [`prefetch`] loaded: A's float4 transposed (four scalar stores; 32 banks per warp
-/// with the padded pitch), B's whole.
+/// Stores what [`prefetch`] loaded: A's float4s transposed (four scalar stores each; 32 banks per
+/// warp with the padded pitch), B's whole.
 #[inline(always)]
-fn store_prefetched(Slices { a: a_slice, b: b_slice }: Slices, (a_four, b_four): (Float4, Float4)) {
-    let t = thread_idx().x;
-    let (row, kk) = (t / (BK / 4), 4 * (t % (BK / 4)));
-    // SAFETY: kk + j < BK, row < BM; B's float4 at (t / 32, 4·(t % 32)) is inside its dense,
-    // 16-byte aligned rows.
-    unrolled::<4>(|j| unsafe { a_slice.set_unchecked(kk + j, row, a_four.0[j as usize]) });
-    unsafe { b_slice.set4_unchecked(t / (BN / 4), 4 * (t % (BN / 4)), b_four) };
+fn store_prefetched<const BM: u32, const BN: u32, const THREADS: u32>(
+    Slices { a: a_slice, b: b_slice }: Slices,
+    (a_fours, b_fours): ([Float4; MAX_FOURS], [Float4; MAX_FOURS]),
+) {
+    unrolled_to(BM * BK / 4 / THREADS, |r| {
+        let (row, kk) = a_spot::<THREADS>(r);
+        // SAFETY: kk + j < BK, row < BM.
+        unrolled::<4>(|j| unsafe { a_slice.set_unchecked(kk + j, row, a_fours[r as usize].0[j as usize]) });
+    });
+    unrolled_to(BK * BN / 4 / THREADS, |r| {
+        let (kb, col) = b_spot::<BN, THREADS>(r);
+        // SAFETY: inside B's dense slice, 16-byte aligned (col a multiple of 4, rows of BN floats).
+        unsafe { b_slice.set4_unchecked(kb, col, b_fours[r as usize]) };
+    });
 }
 
-/// `acc += ` the step's outer products, this lane's 2×2 blocks of 4×4.
+/// The slices of the step at `k0`, one element at a time, zeros outside A and B (any shape).
+///
+/// # Safety
+/// `a`, `b` hold m·k and k·n elements.
 #[inline(always)]
-fn multiply(Slices { a: a_slice, b: b_slice }: Slices, acc: &mut Block) {
-    let (row0, col0) = origin();
+unsafe fn stage_scalar<const BM: u32, const BN: u32, const THREADS: u32>(
+    Slices { a: a_slice, b: b_slice }: Slices,
+    (a, b): (*const f32, *const f32),
+    (m, n, k): (u32, u32, u32),
+    k0: u32,
+) {
+    let (tile_row, tile_col) = tile_origin::<BM, BN>();
+    unrolled_to(BM * BK / THREADS, |r| {
+        let i = thread_idx().x + THREADS * r;
+        let (row, kk) = (i / BK, i % BK);
+        let (global_row, global_k) = (tile_row + row, k0 + kk);
+        // SAFETY: inside A.
+        let value = if global_row < m && global_k < k {
+            unsafe { *a.add((global_row * k + global_k) as usize) }
+        } else {
+            0.0
+        };
+        // SAFETY: kk < BK, row < BM.
+        unsafe { a_slice.set_unchecked(kk, row, value) };
+    });
+    unrolled_to(BK * BN / THREADS, |r| {
+        let i = thread_idx().x + THREADS * r;
+        let (kk, col) = (i / BN, i % BN);
+        let (global_k, global_col) = (k0 + kk, tile_col + col);
+        // SAFETY: inside B.
+        let value = if global_k < k && global_col < n {
+            unsafe { *b.add((global_k * n + global_col) as usize) }
+        } else {
+            0.0
+        };
+        // SAFETY: kk < BK, col < BN.
+        unsafe { b_slice.set_unchecked(kk, col, value) };
+    });
+}
+
+/// `acc += ` the step's outer products, this lane's RI × RJ blocks of 4×4.
+#[inline(always)]
+fn multiply<const BN: u32, const RI: usize, const RJ: usize>(
+    Slices { a: a_slice, b: b_slice }: Slices,
+    acc: &mut Acc<RI, RJ>,
+) {
+    let (row0, col0) = origin::<BN, RI, RJ>();
     // Kept as a loop: unrolled, LLVM hoists several steps' loads and the registers run out.
     for kk in 0..BK {
         // SAFETY: kk < BK; rows row0 + 32i + 4 ≤ BM and columns col0 + 16j + 4 ≤ BN; all offsets
-        // multiples of 4 in rows of pitch 132 and 128: aligned float4.
-        let (a0, a1, b0, b1) = unsafe {
-            (
-                a_slice.get4_unchecked(kk, row0),
-                a_slice.get4_unchecked(kk, row0 + 2 * LANE_ROWS * 2),
-                b_slice.get4_unchecked(kk, col0),
-                b_slice.get4_unchecked(kk, col0 + 2 * LANE_COLS * 2),
-            )
-        };
-        let column: [f32; TM as usize] = core::array::from_fn(|i| if i < 4 { a0.0[i] } else { a1.0[i - 4] });
-        let row: [f32; TN as usize] = core::array::from_fn(|j| if j < 4 { b0.0[j] } else { b1.0[j - 4] });
-        add_outer_product(acc, &column, &row);
+        // multiples of 4 in rows of pitch BM + 4 and BN: aligned float4.
+        let column: [Float4; RI] =
+            core::array::from_fn(|i| unsafe { a_slice.get4_unchecked(kk, row0 + BLOCK_ROW_STRIDE * i as u32) });
+        let row: [Float4; RJ] =
+            core::array::from_fn(|j| unsafe { b_slice.get4_unchecked(kk, col0 + BLOCK_COL_STRIDE * j as u32) });
+        // One element of A against all 4·RJ of B before the next: ptxas keeps this order, marks
+        // the A operand for reuse, and the last shared load of the step is first needed 32 FFMA
+        // in. Block by block (A0×B0, A0×B1, …) it reordered the FFMAs so that the fifth waited
+        // on that load: 7 % slower at 4096³ (38.0 against 40.9 TFLOP/s, runs r and t).
+        unrolled_to(RI as u32, |i| {
+            unrolled::<4>(|r| {
+                let a = column[i as usize].0[r as usize];
+                unrolled_to(RJ as u32, |j| {
+                    unrolled::<4>(|c| {
+                        let x = &mut acc[i as usize][j as usize][r as usize][c as usize];
+                        *x = fma(a, row[j as usize].0[c as usize], *x);
+                    })
+                });
+            })
+        });
     }
 }
 
-kernel! {
-    /// `C = A·B`, a 128×128 tile per block, 64×32 per warp, 2×2 blocks of 4×4 per lane.
-    pub unsafe fn matmul_warp_tiled(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32) {
-        let buffers = Buffers::carve();
-        let pair = |step: u32| {
-            if step.is_multiple_of(2) {
-                Slices { a: buffers.a0, b: buffers.b0 }
-            } else {
-                Slices { a: buffers.a1, b: buffers.b1 }
-            }
+/// `C = A·B` with BM×BN tiles per block, (32·RI)×(16·RJ) per warp.
+///
+/// # Safety
+/// The kernels' contract: `a`, `b`, `c` hold m·k, k·n and m·n elements; the block has
+/// `THREADS` = [`threads`]`(BM, BN, RI, RJ)` threads and [`shared_bytes`]`(BM, BN)` of dynamic
+/// shared memory; the grid covers C's tiles.
+#[inline(always)]
+unsafe fn warp_tiled<const BM: u32, const BN: u32, const RI: usize, const RJ: usize, const THREADS: u32>(
+    (a, b, c): (*const f32, *const f32, *mut f32),
+    (m, n, k): (u32, u32, u32),
+) {
+    const {
+        assert!(THREADS == threads(BM, BN, RI, RJ), "a warp per warp tile");
+        let (a_fours, b_fours) = (BM * BK / 4, BK * BN / 4);
+        assert!(
+            a_fours.is_multiple_of(THREADS) && b_fours.is_multiple_of(THREADS),
+            "whole float4s per thread"
+        );
+        assert!(a_fours / THREADS <= MAX_FOURS as u32 && b_fours / THREADS <= MAX_FOURS as u32);
+    };
+    let pairs = carve::<BM, BN>();
+    // A select, not an index: an array indexed at run time would live in local memory.
+    let pair = |step: u32| if step.is_multiple_of(2) { pairs[0] } else { pairs[1] };
+    // The same for every thread of the launch: one path, one set of barriers.
+    let vector = k.is_multiple_of(4) && n.is_multiple_of(4) && is_aligned4(a) && is_aligned4(b) && is_aligned4(c);
+    let steps = k.div_ceil(BK);
+    let mut acc: Acc<RI, RJ> = [[[[0.0; 4]; 4]; RJ]; RI];
+    // SAFETY (every staging): forwarded from the caller (and the shape check for the 16-byte
+    // path); a pair is written only after the barrier that ends the last step reading it.
+    unsafe {
+        if vector {
+            store_prefetched::<BM, BN, THREADS>(pair(0), prefetch::<BM, BN, THREADS>((a, b), (m, n, k), 0));
+        } else {
+            stage_scalar::<BM, BN, THREADS>(pair(0), (a, b), (m, n, k), 0);
+        }
+    }
+    sync_threads();
+    for step in 0..steps {
+        let next = step + 1 < steps;
+        // The next step's loads leave before this step's arithmetic.
+        let fetched = if vector && next {
+            Some(unsafe { prefetch::<BM, BN, THREADS>((a, b), (m, n, k), (step + 1) * BK) })
+        } else {
+            None
         };
-        // The same for every thread of the launch: one path, one set of barriers.
-        let vector = k.is_multiple_of(4) && n.is_multiple_of(4) && is_aligned4(a) && is_aligned4(b) && is_aligned4(c);
-        let steps = k.div_ceil(BK);
-        let mut acc: Block = [[0.0; TN as usize]; TM as usize];
-        // SAFETY (every staging): forwarded from the kernel's contract (and the shape check for
-        // the 16-byte path); KERNEL launches THREADS threads; a pair is written only after the
-        // barrier that ends the last step reading it.
-        unsafe {
-            if vector {
-                store_prefetched(pair(0), prefetch((a, b), (m, n, k), 0));
-            } else {
-                stage_scalar(pair(0), (a, b), (m, n, k), 0);
-            }
+        multiply::<BN, RI, RJ>(pair(step), &mut acc);
+        if let Some(fetched) = fetched {
+            store_prefetched::<BM, BN, THREADS>(pair(step + 1), fetched);
+        } else if next {
+            unsafe { stage_scalar::<BM, BN, THREADS>(pair(step + 1), (a, b), (m, n, k), (step + 1) * BK) };
         }
+        // The next pair is complete, and this one read by everyone, before either is used.
         sync_threads();
-        for step in 0..steps {
-            let next = step + 1 < steps;
-            // The next step's loads leave before this step's arithmetic.
-            let fetched = if vector && next {
-                Some(unsafe { prefetch((a, b), (m, n, k), (step + 1) * BK) })
-            } else {
-                None
-            };
-            multiply(pair(step), &mut acc);
-            if let Some(fetched) = fetched {
-                store_prefetched(pair(step + 1), fetched);
-            } else if next {
-                unsafe { stage_scalar(pair(step + 1), (a, b), (m, n, k), (step + 1) * BK) };
-            }
-            // The next pair is complete, and this one read by everyone, before either is used.
-            sync_threads();
-        }
-        let (tile_row, tile_col) = tile_origin();
-        let (row0, col0) = origin();
-        unrolled::<TM>(|i| {
-            let global_row = tile_row + row0 + (i / 4) * 2 * LANE_ROWS * 2 + i % 4;
-            unrolled::<2>(|h| {
-                let global_col = tile_col + col0 + h * 2 * LANE_COLS * 2;
-                let four: [f32; 4] = core::array::from_fn(|c| acc[i as usize][4 * h as usize + c]);
+    }
+    let (tile_row, tile_col) = tile_origin::<BM, BN>();
+    let (row0, col0) = origin::<BN, RI, RJ>();
+    unrolled_to(RI as u32, |i| {
+        unrolled::<4>(|r| {
+            let global_row = tile_row + row0 + BLOCK_ROW_STRIDE * i + r;
+            unrolled_to(RJ as u32, |j| {
+                let global_col = tile_col + col0 + BLOCK_COL_STRIDE * j;
+                let four = acc[i as usize][j as usize][r as usize];
                 if vector {
                     if global_row < m && global_col < n {
                         // SAFETY: inside C (n a multiple of 4: the float4 is wholly inside), aligned.
                         unsafe { store4(c.add((global_row * n + global_col) as usize), Float4(four)) };
                     }
                 } else {
-                    unrolled::<4>(|j| {
-                        if global_row < m && global_col + j < n {
+                    unrolled::<4>(|q| {
+                        if global_row < m && global_col + q < n {
                             // SAFETY: inside C.
-                            unsafe { global_store(c.add((global_row * n + global_col + j) as usize), four[j as usize]) };
+                            unsafe {
+                                global_store(c.add((global_row * n + global_col + q) as usize), four[q as usize])
+                            };
                         }
                     });
                 }
             });
         });
+    });
+}
+
+/// Threads of the 128×128 configuration (eight 64×32 warp tiles).
+const THREADS_128X128: u32 = threads(128, 128, 2, 2);
+/// Threads of the 128×64 configuration (four 64×32 warp tiles).
+const THREADS_128X64: u32 = threads(128, 64, 2, 2);
+/// Threads of the 64×64 configuration (four 32×32 warp tiles).
+const THREADS_64X64: u32 = threads(64, 64, 1, 2);
+
+kernel! {
+    /// `C = A·B`, a 128×128 tile per block, 64×32 per warp, 2×2 blocks of 4×4 per lane.
+    pub unsafe fn matmul_warp_tiled(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32) {
+        // SAFETY: forwarded from the kernel's contract; KERNEL launches the configuration's block.
+        unsafe { warp_tiled::<128, 128, 2, 2, THREADS_128X128>((a, b, c), (m, n, k)) }
     }
 }
 
-/// One block of 256 threads per 128×128 tile of C; two pairs of slices (16.3 KiB); two blocks per SM.
+kernel! {
+    /// `C = A·B`, a 128×64 tile per block, 64×32 per warp, 2×2 blocks of 4×4 per lane.
+    pub unsafe fn matmul_warp_tiled_128x64(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32) {
+        // SAFETY: as above.
+        unsafe { warp_tiled::<128, 64, 2, 2, THREADS_128X64>((a, b, c), (m, n, k)) }
+    }
+}
+
+kernel! {
+    /// `C = A·B`, a 64×64 tile per block, 32×32 per warp, 1×2 blocks of 4×4 per lane.
+    pub unsafe fn matmul_warp_tiled_64x64(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32) {
+        // SAFETY: as above.
+        unsafe { warp_tiled::<64, 64, 1, 2, THREADS_64X64>((a, b, c), (m, n, k)) }
+    }
+}
+
+/// A block of 256 threads per 128×128 tile of C; two pairs of slices (16.3 KiB); two blocks per SM.
 pub const KERNEL: Kernel<Matmul> = Kernel {
     code: matmul_warp_tiled,
-    block: Dim3::x(THREADS),
-    shared: SharedMemory::of(Buffers::BYTES),
-    grid: |p| Dim3::xy(p.n.div_ceil(BN), p.m.div_ceil(BM)),
+    block: Dim3::x(THREADS_128X128),
+    shared: SharedMemory::of(shared_bytes(128, 128)),
+    grid: |p| Dim3::xy(p.n.div_ceil(128), p.m.div_ceil(128)),
     bounds: LaunchBounds::min_blocks_per_sm(2),
+};
+
+/// A block of 128 threads per 128×64 tile: twice the blocks of [`KERNEL`] for the same C, four
+/// per SM (the same registers per thread).
+pub const KERNEL_128X64: Kernel<Matmul> = Kernel {
+    code: matmul_warp_tiled_128x64,
+    block: Dim3::x(THREADS_128X64),
+    shared: SharedMemory::of(shared_bytes(128, 64)),
+    grid: |p| Dim3::xy(p.n.div_ceil(64), p.m.div_ceil(128)),
+    bounds: LaunchBounds::min_blocks_per_sm(4),
+};
+
+/// A block of 128 threads per 64×64 tile: four times the blocks of [`KERNEL`], half the outputs
+/// per thread.
+pub const KERNEL_64X64: Kernel<Matmul> = Kernel {
+    code: matmul_warp_tiled_64x64,
+    block: Dim3::x(THREADS_64X64),
+    shared: SharedMemory::of(shared_bytes(64, 64)),
+    grid: |p| Dim3::xy(p.n.div_ceil(64), p.m.div_ceil(64)),
+    bounds: LaunchBounds::min_blocks_per_sm(4),
 };

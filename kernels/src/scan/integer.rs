@@ -1,10 +1,11 @@
 //! The scans on i32: the three-phase warp-shuffle scan of [`super::warp_shuffle`] and the
-//! single-pass ones of [`super::look_back`] and [`super::look_back_warp`], adding integers. Every
-//! order of additions gives the same result, so the sums are exact (wrapping past the 32-bit
-//! range, as `add.s32` does and as the reference does).
+//! single-pass ones of [`super::look_back`], [`super::look_back_warp`] and [`super::pipelined`],
+//! adding integers. Every order of additions gives the same result, so the sums are exact
+//! (wrapping past the 32-bit range, as `add.s32` does and as the reference does).
 
-use super::look_back::{OneThread, Scratch, look_back_body};
+use super::look_back::{BLOCKS_PER_SM as LOOK_BACK_BLOCKS_PER_SM, OneThread, Scratch, look_back_body};
 use super::look_back_warp::WholeWarp;
+use super::pipelined::{BLOCKS_PER_SM, SHARED_BYTES, grid, pipelined_body};
 use super::warp_shuffle::{TILE, WarpTotals, warp_shuffle_body};
 use super::{Scan, THREADS};
 use crate::family::Family;
@@ -37,24 +38,58 @@ kernel! {
     }
 }
 
+kernel! {
+    /// Phase 0: clears the statuses and the ticket in `scratch`. Phase 1: `output` = the scan of
+    /// `input`, resident blocks taking tiles by ticket, each copying its next tile while it scans
+    /// the current one.
+    pub unsafe fn scan_look_back_pipelined_i32(input: *const i32, output: *mut i32, scratch: *mut i32, n: u32, exclusive: u32, phase: u32) {
+        // SAFETY: as above.
+        unsafe { pipelined_body::<i32>(input, output, scratch, (n, exclusive, phase)) }
+    }
+}
+
 /// One block per 4096 elements, in every phase, with `shared` bytes (the layouts of f32, the same
-/// bytes for i32).
-const fn kernel(code: crate::KernelFn<<Scan<i32> as crate::family::Problem>::Args>, shared: u32) -> Kernel<Scan<i32>> {
+/// bytes for i32) and the f32 kernel's `bounds`.
+const fn kernel(
+    code: crate::KernelFn<<Scan<i32> as crate::family::Problem>::Args>,
+    shared: u32,
+    bounds: LaunchBounds,
+) -> Kernel<Scan<i32>> {
     Kernel {
         code,
         block: Dim3::x(THREADS),
         shared: SharedMemory::of(shared),
         grid: |p| Dim3::x(p.n.div_ceil(TILE)),
-        bounds: LaunchBounds::NONE,
+        bounds,
     }
 }
 
 /// Three phases.
-pub const WARP_SHUFFLE: Kernel<Scan<i32>> = kernel(scan_warp_shuffle_i32, WarpTotals::BYTES);
+pub const WARP_SHUFFLE: Kernel<Scan<i32>> = kernel(scan_warp_shuffle_i32, WarpTotals::BYTES, LaunchBounds::NONE);
 /// The thread walk.
-pub const LOOK_BACK: Kernel<Scan<i32>> = kernel(scan_look_back_i32, Scratch::BYTES);
+pub const LOOK_BACK: Kernel<Scan<i32>> = kernel(
+    scan_look_back_i32,
+    Scratch::BYTES,
+    LaunchBounds::min_blocks_per_sm(LOOK_BACK_BLOCKS_PER_SM),
+);
 /// The warp walk.
-pub const LOOK_BACK_WARP: Kernel<Scan<i32>> = kernel(scan_look_back_warp_i32, Scratch::BYTES);
+pub const LOOK_BACK_WARP: Kernel<Scan<i32>> = kernel(
+    scan_look_back_warp_i32,
+    Scratch::BYTES,
+    LaunchBounds::min_blocks_per_sm(LOOK_BACK_BLOCKS_PER_SM),
+);
+
+/// The warp walk in resident blocks, each prefetching its next tile (as [`super::pipelined`]).
+pub const LOOK_BACK_PIPELINED: Kernel<Scan<i32>> = Kernel {
+    code: scan_look_back_pipelined_i32,
+    block: Dim3::x(THREADS),
+    shared: SharedMemory::of(SHARED_BYTES),
+    grid: |p| grid(p),
+    bounds: LaunchBounds::min_blocks_per_sm(BLOCKS_PER_SM),
+};
 
 /// Every i32 scan kernel: the registry's list.
-pub const FAMILY: Family<Scan<i32>> = Family::new("scan_i32", &[WARP_SHUFFLE, LOOK_BACK, LOOK_BACK_WARP]);
+pub const FAMILY: Family<Scan<i32>> = Family::new(
+    "scan_i32",
+    &[WARP_SHUFFLE, LOOK_BACK, LOOK_BACK_WARP, LOOK_BACK_PIPELINED],
+);

@@ -11,8 +11,8 @@
 use super::warp_shuffle::{PER_THREAD, TILE, load_run, run_totals, store_run};
 use super::{RESET, Scan, ScanElement, THREADS, WARPS, block_exclusive};
 use crate::device::{
-    DynamicShared, SharedSlice, WARP_SIZE, WarpWord, atomic_add, block_idx, load_relaxed, store_relaxed, sync_threads,
-    thread_idx,
+    DynamicShared, SharedSlice, WARP_SIZE, WarpWord, atomic_add, block_idx, load_relaxed, opaque, store_relaxed,
+    sync_threads, thread_idx,
 };
 use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel, shared_memory};
 
@@ -24,6 +24,11 @@ pub(super) const AGGREGATE: u64 = 1;
 pub(super) const INCLUSIVE: u64 = 2;
 
 const _: () = assert!(TILE == PER_THREAD * THREADS);
+
+/// Blocks per SM the registers of the look-back kernels (this rung's, the warp walk's and the
+/// ordered one's, f32 and i32) must allow: six, at 40 registers, nvcc's count for the twins. At
+/// 48 registers (five blocks) they ran at 0.95 (f32) and 0.87 (i32) of the twins' speed (H200).
+pub(super) const BLOCKS_PER_SM: u32 = 6;
 
 shared_memory! {
     /// The warps' totals, the tile's ticket and its prefix from the look-back (for f32; [`carve`]
@@ -176,6 +181,14 @@ pub(super) unsafe fn look_back_body<T: ScanElement, W: Walk, const TICKETS: bool
     // The tile's prefix is in shared memory before any thread reads it.
     sync_threads();
     let before = prefix.get(0);
+    // The tile again, as a value LLVM cannot equate with the one the loads used: it then computes
+    // the run addresses again here instead of keeping them live across the look-back (which took
+    // 48 to 55 registers on sm_90 where the twins take 40).
+    let tile = if TICKETS {
+        my_ticket.get(0)
+    } else {
+        opaque(block_idx().x)
+    };
     // SAFETY: the output holds n elements.
     unsafe { store_run(output, tile, n, run, in_tile.map(|p| before.plus(p)), exclusive != 0) };
 }
@@ -195,7 +208,7 @@ pub const KERNEL: Kernel<Scan> = Kernel {
     block: Dim3::x(THREADS),
     shared: SharedMemory::of(Scratch::BYTES),
     grid: |p| Dim3::x(p.n.div_ceil(TILE)),
-    bounds: LaunchBounds::NONE,
+    bounds: LaunchBounds::min_blocks_per_sm(BLOCKS_PER_SM),
 };
 
 #[cfg(test)]

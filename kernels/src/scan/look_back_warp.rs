@@ -4,7 +4,7 @@
 //! one shuffle reduction; a window with no inclusive prefix adds all 32 totals and moves back 32
 //! tiles. One round trip to the L2 per 32 predecessors instead of per predecessor.
 
-use super::look_back::{AGGREGATE, EMPTY, INCLUSIVE, Walk, look_back_body, status};
+use super::look_back::{AGGREGATE, BLOCKS_PER_SM, EMPTY, INCLUSIVE, Walk, look_back_body, status};
 use super::warp_shuffle::TILE;
 use super::{Scan, ScanElement, THREADS, warp_total};
 use crate::device::{WARP_SIZE, ballot, lane_id, load_relaxed, store_relaxed, vote_all};
@@ -79,7 +79,7 @@ pub const KERNEL: Kernel<Scan> = Kernel {
     block: Dim3::x(THREADS),
     shared: SharedMemory::of(super::look_back::Scratch::BYTES),
     grid: |p| Dim3::x(p.n.div_ceil(TILE)),
-    bounds: LaunchBounds::NONE,
+    bounds: LaunchBounds::min_blocks_per_sm(BLOCKS_PER_SM),
 };
 
 #[cfg(test)]

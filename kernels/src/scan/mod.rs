@@ -11,7 +11,9 @@
 //!   then finds its prefix by looking back at the tiles before it (decoupled look-back, Merrill &
 //!   Garland 2016), so every element is read once and written once;
 //! * [`look_back_warp`]: the same, the look-back done by a whole warp, 32 predecessors per step;
-//! * [`ordered`]: the same with tiles in block order instead of by ticket (as CUB's scan).
+//! * [`ordered`]: the same with tiles in block order instead of by ticket (as CUB's scan);
+//! * [`pipelined`]: the warp look-back in resident blocks that take tile after tile, copying the
+//!   next tile into shared memory (`cp.async`) while they scan, look back for and store the current.
 //!
 //! The first three scan tiles independently: the device-wide scan takes three phases (tile scans
 //! and tile totals; a scan of the totals, recursively; the totals' prefixes added back). The host
@@ -25,6 +27,7 @@ pub mod integer;
 pub mod look_back;
 pub mod look_back_warp;
 pub mod ordered;
+pub mod pipelined;
 pub mod warp_shuffle;
 
 use crate::device::{
@@ -90,6 +93,9 @@ pub struct Scan<T = f32> {
     pub exclusive: bool,
     /// Which phase of the variant's [`Passes`] this launch is.
     pub phase: u32,
+    /// The most blocks a persistent variant ([`pipelined`]) launches: the blocks the device holds
+    /// at once, chosen by the host. The other variants launch a block per tile.
+    pub blocks: u32,
     pub element: PhantomData<fn() -> T>,
 }
 
@@ -102,7 +108,7 @@ impl<T> Clone for Scan<T> {
 impl<T> Copy for Scan<T> {}
 impl<T> PartialEq for Scan<T> {
     fn eq(&self, other: &Self) -> bool {
-        (self.n, self.exclusive, self.phase) == (other.n, other.exclusive, other.phase)
+        (self.n, self.exclusive, self.phase, self.blocks) == (other.n, other.exclusive, other.phase, other.blocks)
     }
 }
 impl<T> Eq for Scan<T> {}
@@ -112,6 +118,7 @@ impl<T> core::fmt::Debug for Scan<T> {
             .field("n", &self.n)
             .field("exclusive", &self.exclusive)
             .field("phase", &self.phase)
+            .field("blocks", &self.blocks)
             .finish()
     }
 }
@@ -132,6 +139,7 @@ pub const FAMILY: Family<Scan> = Family::new(
         look_back::KERNEL,
         look_back_warp::KERNEL,
         ordered::KERNEL,
+        pipelined::KERNEL,
     ],
 );
 
@@ -163,8 +171,10 @@ pub fn passes(entry: &str) -> Passes {
         look_back::KERNEL.entry(),
         look_back_warp::KERNEL.entry(),
         ordered::KERNEL.entry(),
+        pipelined::KERNEL.entry(),
         integer::LOOK_BACK.entry(),
         integer::LOOK_BACK_WARP.entry(),
+        integer::LOOK_BACK_PIPELINED.entry(),
     ];
     if single_pass.contains(&entry) {
         Passes::LookBack
@@ -186,7 +196,16 @@ impl<T> Scan<T> {
             n,
             exclusive,
             phase,
+            blocks: u32::MAX,
             element: PhantomData,
+        }
+    }
+
+    /// The same scan with persistent variants launching at most `blocks` blocks (at least one).
+    pub fn with_blocks(&self, blocks: u32) -> Self {
+        Scan {
+            blocks: blocks.max(1),
+            ..*self
         }
     }
 

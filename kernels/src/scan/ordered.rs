@@ -5,7 +5,7 @@
 //! relies on, though CUDA does not promise it. (The ticketed rungs need no such assumption.) The
 //! emulator starts blocks in grid order too.
 
-use super::look_back::{Scratch, look_back_body};
+use super::look_back::{BLOCKS_PER_SM, Scratch, look_back_body};
 use super::look_back_warp::WholeWarp;
 use super::warp_shuffle::TILE;
 use super::{Scan, THREADS};
@@ -26,5 +26,5 @@ pub const KERNEL: Kernel<Scan> = Kernel {
     block: Dim3::x(THREADS),
     shared: SharedMemory::of(Scratch::BYTES),
     grid: |p| Dim3::x(p.n.div_ceil(TILE)),
-    bounds: LaunchBounds::NONE,
+    bounds: LaunchBounds::min_blocks_per_sm(BLOCKS_PER_SM),
 };

@@ -35,13 +35,21 @@ shared_memory! {
 pub type Runs<T> = [T; PER_THREAD as usize];
 
 /// Where the calling thread's run `c` of `tile` starts (saturating past u32::MAX: the last tile
-/// of an n near it).
+/// of an n near it): run 0's start plus a constant 128·c, so that the four runs share one live
+/// value (an offset per run kept four live across the look-back).
 #[inline(always)]
 fn run_start(tile: u32, c: u32) -> u32 {
     let warp = thread_idx().x / WARP_SIZE;
-    let in_tile = warp * (WARP_SIZE * PER_THREAD) + c * (WARP_SIZE * 4) + 4 * lane_id();
-    // tile · TILE ≤ n − 1: no overflow before the offset is added.
-    (tile * TILE).saturating_add(in_tile)
+    let first = warp * (WARP_SIZE * PER_THREAD) + 4 * lane_id();
+    // tile · TILE ≤ n − 1: no overflow before the offsets are added.
+    (tile * TILE).saturating_add(first).saturating_add(c * (WARP_SIZE * 4))
+}
+
+/// Whether the run from `first` is inside n elements (`first + 4 ≤ n` without overflow), against
+/// n − 4, one value for all runs (`checked_add` kept a predicate per run live).
+#[inline(always)]
+fn run_fits(first: u32, n: u32) -> bool {
+    n.checked_sub(4).is_some_and(|last| first <= last)
 }
 
 /// The thread's runs of `tile` (0 past n): a 16-byte load per run where the run is inside the
@@ -55,7 +63,7 @@ pub(crate) unsafe fn load_run<T: ScanElement>(input: *const T, tile: u32, n: u32
     let vector = is_aligned4(input);
     unrolled::<RUNS>(|c| {
         let first = run_start(tile, c);
-        if vector && first.checked_add(4).is_some_and(|end| end <= n) {
+        if vector && run_fits(first, n) {
             // SAFETY: first + 4 ≤ n, and first is a multiple of 4, so 16-byte aligned (elements
             // are 4 bytes; the load moves their bits).
             let four = T::from_float4(unsafe { load4(input.add(first as usize).cast::<f32>()) });
@@ -83,7 +91,7 @@ pub(crate) unsafe fn write_runs<T: ScanElement>(output: *mut T, tile: u32, n: u3
     unrolled::<RUNS>(|c| {
         let first = run_start(tile, c);
         let four: [T; 4] = core::array::from_fn(|k| values[4 * c as usize + k]);
-        if vector && first.checked_add(4).is_some_and(|end| end <= n) {
+        if vector && run_fits(first, n) {
             // SAFETY: as for the loads.
             unsafe { store4(output.add(first as usize).cast::<f32>(), T::to_float4(four)) };
         } else {

@@ -10,7 +10,7 @@
 //!   [`staged::STAGE`] elements): one read and one write, the least a softmax can move;
 //! * [`registers`]: the row in registers instead (a warp per row up to 1024 columns, a block up to
 //!   8192), one e^x per element, no shared-memory copy;
-//! * [`wide`]: the same in a block of 1024 threads, for rows up to 32768 columns.
+//! * [`wide`]: the same in a block of 512 or 1024 threads, for rows up to 16384 or 32768 columns.
 //!
 //! A new variant is a file here, its line in [`FAMILY`], and its CUDA C twin in `benches/reference/cuda_c/`.
 
@@ -21,7 +21,7 @@ pub mod three_pass;
 pub mod wide;
 
 use crate::Dim3;
-use crate::device::{SharedSlice, WARP_SIZE, exp, lane_id, shfl_xor, sync_threads, thread_idx};
+use crate::device::{SharedSlice, WARP_SIZE, exp, shfl_xor, sync_threads, thread_idx};
 use crate::family::{Family, Problem};
 
 /// Threads per block (one block per row), for every variant.
@@ -49,6 +49,7 @@ pub const FAMILY: Family<Softmax> = Family::new(
         online::KERNEL,
         staged::KERNEL,
         registers::KERNEL,
+        wide::KERNEL_512,
         wide::KERNEL,
     ],
 );
@@ -157,8 +158,10 @@ pub unsafe fn block_running<const N: u32>(maxes: SharedSlice<f32>, sums: SharedS
         r = r.merge(other);
         mask /= 2;
     }
-    let warp = thread_idx().x / WARP_SIZE;
-    if lane_id() == 0 {
+    let t = thread_idx().x;
+    let warp = t / WARP_SIZE;
+    // Lane 0 by the thread index (1-D blocks), as the CUDA C twin: one special-register read fewer.
+    if t.is_multiple_of(WARP_SIZE) {
         // SAFETY: warp < N.
         unsafe {
             maxes.set_unchecked(warp, r.max);
@@ -197,8 +200,10 @@ pub unsafe fn block_max<const N: u32>(maxes: SharedSlice<f32>, mine: f32) -> f32
         m = if other > m { other } else { m };
         mask /= 2;
     }
-    let warp = thread_idx().x / WARP_SIZE;
-    if lane_id() == 0 {
+    let t = thread_idx().x;
+    let warp = t / WARP_SIZE;
+    // Lane 0 by the thread index (1-D blocks), as the CUDA C twin: one special-register read fewer.
+    if t.is_multiple_of(WARP_SIZE) {
         // SAFETY: warp < N.
         unsafe { maxes.set_unchecked(warp, m) };
     }
@@ -229,8 +234,10 @@ pub unsafe fn block_sum<const N: u32>(sums: SharedSlice<f32>, mine: f32) -> f32 
         s += shfl_xor(s, mask);
         mask /= 2;
     }
-    let warp = thread_idx().x / WARP_SIZE;
-    if lane_id() == 0 {
+    let t = thread_idx().x;
+    let warp = t / WARP_SIZE;
+    // Lane 0 by the thread index (1-D blocks), as the CUDA C twin: one special-register read fewer.
+    if t.is_multiple_of(WARP_SIZE) {
         // SAFETY: warp < N.
         unsafe { sums.set_unchecked(warp, s) };
     }

@@ -12,7 +12,7 @@
 use super::online::{Pairs, online_row};
 use super::{Softmax, THREADS, WARPS, block_max, block_sum};
 use crate::device::{
-    Float4, WARP_SIZE, block_idx, exp, global_store, is_aligned4, lane_id, load4, store4, thread_idx, unrolled,
+    Float4, WARP_SIZE, block_idx, exp, global_store, is_aligned4, load4, store4, thread_idx, unrolled,
 };
 use crate::reduce::{Max, Sum, warp_combine};
 use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel};
@@ -49,32 +49,63 @@ pub(super) unsafe fn row_in_registers<const V: u32>(
     max_of: impl FnOnce(f32) -> f32,
     sum_of: impl FnOnce(f32) -> f32,
 ) {
-    const { assert!(V <= MAX_VECTORS) };
+    // Tested once, here: each path is its own copy of the body, so the vector one carries none
+    // of the scalar path's per-element `c < cols` predicates (kept live to the stores, they cost
+    // registers and bit-packing instructions; run 2026-11-30 r's SASS).
     let vector = cols.is_multiple_of(4) && is_aligned4(src) && is_aligned4(dst);
+    // SAFETY: forwarded; the vector path is taken only with both pointers 16-byte aligned and
+    // cols a multiple of 4.
+    unsafe {
+        if vector {
+            row_body::<V, true>((src, dst), cols, (me, group), max_of, sum_of)
+        } else {
+            row_body::<V, false>((src, dst), cols, (me, group), max_of, sum_of)
+        }
+    }
+}
+
+/// [`row_in_registers`] by 16-byte vectors (`VECTOR`) or by single elements.
+///
+/// # Safety
+/// As for [`row_in_registers`]; with `VECTOR`, `src` and `dst` are 16-byte aligned and `cols` is a
+/// multiple of 4.
+#[inline(always)]
+unsafe fn row_body<const V: u32, const VECTOR: bool>(
+    (src, dst): (*const f32, *mut f32),
+    cols: u32,
+    (me, group): (u32, u32),
+    max_of: impl FnOnce(f32) -> f32,
+    sum_of: impl FnOnce(f32) -> f32,
+) {
+    const { assert!(V <= MAX_VECTORS) };
     // Slot (j, k) of this thread is column 4·(me + group·j) + k (vector) or me + group·(4j + k);
     // slots past the row hold −∞ and are left out of the sum. Every index is a constant once
     // unrolled, so the slots are registers (the unused ones vanish).
-    let column = |j: u32, k: u32| {
-        if vector {
-            4 * (me + group * j) + k
-        } else {
-            me + group * (4 * j + k)
-        }
-    };
+    let column = |j: u32, k: u32| me + group * (4 * j + k);
+    // Whether vector j of this thread is inside the row (vector path), for the loads; the later
+    // phases test its first column instead (the same test, cols being a multiple of 4). Written
+    // apart, it is computed again there: one shared result was kept in eight predicates across
+    // the reductions, which ptxas packed into a register, holding back two of the loads.
+    let holds = |j: u32| me + group * j < cols / 4;
+    let still_holds = |j: u32| 4 * (me + group * j) < cols;
+    // Addresses as this thread's first column plus each slot's distance from it, widened
+    // apart: with `group` a constant, one address and an immediate offset per slot (the column
+    // widened whole costs a 64-bit address per slot).
+    let first = if VECTOR { 4 * me } else { me } as usize;
+    let (src, dst) = (src.wrapping_add(first), dst.wrapping_add(first));
+    let offset = |j: u32, k: u32| (if VECTOR { 4 * group * j } else { group * (4 * j + k) }) as usize;
     let mut x = [[f32::NEG_INFINITY; 4]; MAX_VECTORS as usize];
     unrolled::<V>(|j| {
-        if vector {
-            let q = me + group * j;
-            if q < cols / 4 {
-                // SAFETY: float4 q is inside the row, 16-byte aligned.
-                x[j as usize] = unsafe { load4(src.add(4 * q as usize)) }.0;
+        if VECTOR {
+            if holds(j) {
+                // SAFETY: float4 me + group·j is inside the row, 16-byte aligned.
+                x[j as usize] = unsafe { load4(src.add(offset(j, 0))) }.0;
             }
         } else {
             unrolled::<4>(|k| {
-                let c = column(j, k);
-                if c < cols {
-                    // SAFETY: c < cols, inside the row.
-                    x[j as usize][k as usize] = unsafe { *src.add(c as usize) };
+                if column(j, k) < cols {
+                    // SAFETY: the column is inside the row.
+                    x[j as usize][k as usize] = unsafe { *src.add(offset(j, k)) };
                 }
             });
         }
@@ -95,7 +126,7 @@ pub(super) unsafe fn row_in_registers<const V: u32>(
     // e^x = 0 (a predicate per slot would cost more registers than the exponentials cost time).
     let mut sum = 0.0f32;
     unrolled::<V>(|j| {
-        if !vector || me + group * j < cols / 4 {
+        if !VECTOR || still_holds(j) {
             unrolled::<4>(|k| {
                 let e = exp(x[j as usize][k as usize] - m);
                 x[j as usize][k as usize] = e;
@@ -105,19 +136,17 @@ pub(super) unsafe fn row_in_registers<const V: u32>(
     });
     let scale = 1.0 / sum_of(sum);
     unrolled::<V>(|j| {
-        if vector {
-            let q = me + group * j;
-            if q < cols / 4 {
+        if VECTOR {
+            if still_holds(j) {
                 let four = Float4(x[j as usize].map(|e| e * scale));
                 // SAFETY: as for the loads.
-                unsafe { store4(dst.add(4 * q as usize), four) };
+                unsafe { store4(dst.add(offset(j, 0)), four) };
             }
         } else {
             unrolled::<4>(|k| {
-                let c = column(j, k);
-                if c < cols {
-                    // SAFETY: c < cols, inside the row.
-                    unsafe { global_store(dst.add(c as usize), x[j as usize][k as usize] * scale) };
+                if column(j, k) < cols {
+                    // SAFETY: the column is inside the row.
+                    unsafe { global_store(dst.add(offset(j, k)), x[j as usize][k as usize] * scale) };
                 }
             });
         }
@@ -135,30 +164,46 @@ kernel! {
             return;
         }
         let t = thread_idx().x;
-        let warp_rows = by_warp(cols);
-        let (row, me, group) = if warp_rows {
-            (block_idx().x * WARPS + t / WARP_SIZE, lane_id(), WARP_SIZE)
+        // Each path calls the body with its group size a constant: every slot's column is then
+        // me plus a constant, an immediate offset from one address (with the group chosen at run
+        // time, the scalar path kept all 32 slots' 64-bit addresses live: 168 registers).
+        if by_warp(cols) {
+            let row = block_idx().x * WARPS + t / WARP_SIZE;
+            // Only a whole warp leaves here (its lanes share the row); the warp path has no
+            // barrier.
+            if row >= rows {
+                return;
+            }
+            let base = row as usize * cols as usize;
+            // SAFETY: the row is inside the matrix.
+            unsafe {
+                row_in_registers::<VECTORS>(
+                    (input.wrapping_add(base), output.wrapping_add(base)),
+                    cols,
+                    (t % WARP_SIZE, WARP_SIZE),
+                    warp_combine::<Max>,
+                    warp_combine::<Sum>,
+                )
+            };
         } else {
-            (block_idx().x, t, THREADS)
-        };
-        // Only a whole warp leaves here (its lanes share the row), and only on the warp path,
-        // which has no barrier.
-        if row >= rows {
-            return;
+            let row = block_idx().x;
+            // The whole block leaves together (a grid larger than KERNEL's).
+            if row >= rows {
+                return;
+            }
+            let base = row as usize * cols as usize;
+            // SAFETY: the row is inside the matrix; the block has THREADS threads, all calling
+            // both reductions (the path depends on cols alone).
+            unsafe {
+                row_in_registers::<VECTORS>(
+                    (input.wrapping_add(base), output.wrapping_add(base)),
+                    cols,
+                    (t, THREADS),
+                    |m| block_max::<WARPS>(maxes, m),
+                    |s| block_sum::<WARPS>(sums, s),
+                )
+            };
         }
-        let base = row as usize * cols as usize;
-        // SAFETY (the row and both reductions): the row is inside the matrix; the block has
-        // THREADS threads, and the reduction's kind is the same for every thread of the block (it
-        // depends on cols alone).
-        unsafe {
-            row_in_registers::<VECTORS>(
-                (input.wrapping_add(base), output.wrapping_add(base)),
-                cols,
-                (me, group),
-                |m| if warp_rows { warp_combine::<Max>(m) } else { block_max::<WARPS>(maxes, m) },
-                |s| if warp_rows { warp_combine::<Sum>(s) } else { block_sum::<WARPS>(sums, s) },
-            )
-        };
     }
 }
 
