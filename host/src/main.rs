@@ -56,6 +56,10 @@ enum Job {
     BankConflicts,
     All,
     Smoke,
+    Autotune {
+        families: Vec<&'static dyn FamilyDemo>,
+        out: PathBuf,
+    },
 }
 
 fn cli() -> Command {
@@ -94,6 +98,34 @@ fn cli() -> Command {
         .subcommand(
             Command::new("smoke")
                 .about("One small checked launch of every registered kernel (what the runner runs compute-sanitizer on)"),
+        )
+        .subcommand(
+            Command::new("autotune")
+                .about(format!(
+                    "Times every tile configuration of the families that have several ({}) at their bench shapes and \
+                     writes this device's tile profile, which `--variant auto` then follows (GPU only)",
+                    families::FAMILIES
+                        .iter()
+                        .filter(|f| f.configurations().len() >= 2)
+                        .map(|f| f.name())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ))
+                .arg(
+                    Arg::new("family")
+                        .long("family")
+                        .help("Only this family (default: every family with several configurations)"),
+                )
+                .arg(
+                    Arg::new("out")
+                        .long("out")
+                        .value_parser(value_parser!(PathBuf))
+                        .default_value("tile-profile.json")
+                        .help(format!(
+                            "Where the profile goes; use it with {}=FILE, or copy it into host/profiles/ to carry it",
+                            families::profile::PROFILE_VARIABLE
+                        )),
+                ),
         )
 }
 
@@ -167,6 +199,37 @@ fn run(matches: &ArgMatches) -> Result<bool> {
         runs: globals.runs,
         rng: globals.rng,
     };
+    if let Job::Autotune { families, out } = &job {
+        check_writable(out)?;
+        let measured = format!(
+            "host autotune, {} warm-up and {} timed runs per configuration, median",
+            settings.warmup, settings.runs
+        );
+        let (rows, tuned, profile) = demos::autotune::run(&backend, &settings, families, measured)?;
+        let text = serde_json::to_string_pretty(&profile).unwrap_or_default();
+        std::fs::write(out, text + "\n").map_err(|source| HostError::Output {
+            path: out.clone(),
+            source,
+        })?;
+        if globals.json {
+            println!("{}", results_json(&backend, &rows));
+        } else {
+            print_header(&backend);
+            demos::report::print_table(&rows);
+            println!();
+            demos::autotune::print(&tuned);
+            println!(
+                "\nprofile written to {}: use it with {}={}",
+                out.display(),
+                families::profile::PROFILE_VARIABLE,
+                out.display()
+            );
+        }
+        if let Some(path) = &globals.json_out {
+            write_json(path, &results_json(&backend, &rows))?;
+        }
+        return Ok(!rows.iter().any(Row::failed));
+    }
     if let Job::Info = job {
         let document = info_json(&backend)?;
         if let Some(path) = &globals.json_out {
@@ -205,6 +268,33 @@ fn parse_job(matches: &ArgMatches) -> Result<Job> {
         "all" => Ok(Job::All),
         "smoke" => Ok(Job::Smoke),
         "bank-conflicts" => Ok(Job::BankConflicts),
+        "autotune" => {
+            let tunable = || {
+                families::FAMILIES
+                    .iter()
+                    .copied()
+                    .filter(|f| f.configurations().len() >= 2)
+            };
+            let families = match sub.get_one::<String>("family") {
+                None => tunable().collect(),
+                Some(name) => {
+                    let wanted = name.replace('-', "_");
+                    let found: Vec<_> = tunable().filter(|f| f.name() == wanted).collect();
+                    if found.is_empty() {
+                        return Err(HostError::InvalidInput {
+                            what: "--family".into(),
+                            reason: format!(
+                                "'{name}' has no tile configurations to tune; choose one of {}",
+                                tunable().map(|f| f.name()).collect::<Vec<_>>().join(", ")
+                            ),
+                        });
+                    }
+                    found
+                }
+            };
+            let out = sub.get_one::<PathBuf>("out").expect("out has a default").clone();
+            Ok(Job::Autotune { families, out })
+        }
         "managed" => {
             let n = *sub.get_one::<usize>("n").expect("n has a default");
             kernels::elementwise::Elementwise::new(n)?;
@@ -240,7 +330,8 @@ fn parse_job(matches: &ArgMatches) -> Result<Job> {
 
 fn run_job(backend: &Backend, settings: &Settings, job: &Job) -> Result<Vec<Row>> {
     match job {
-        Job::Info => Ok(Vec::new()),
+        // Both answered in `run` before any rows are made.
+        Job::Info | Job::Autotune { .. } => Ok(Vec::new()),
         Job::Family { demo, size, kernels } => {
             let size = demos::emulator_size(backend, *demo, *size);
             demo.check(backend, size, 1)?;

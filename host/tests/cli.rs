@@ -100,6 +100,13 @@ fn bad_invocations_exit_2_at_once_with_a_message_naming_the_value() {
         ),
         (vec!["info"], vec![("KERNELS_DEVICE", "abc")], "'abc'"),
         (vec!["frobnicate"], vec![], "frobnicate"),
+        (vec!["autotune"], vec![], "autotune needs a GPU"),
+        (
+            vec!["autotune", "--family", "scan"],
+            vec![],
+            "'scan' has no tile configurations",
+        ),
+        (vec!["autotune", "--out", &missing], vec![], "cannot write"),
     ];
     let mut failures = Vec::new();
     for (args, env, needle) in &table {

@@ -2,6 +2,7 @@
 //! from CUDA C where loaded, beside its ceiling), the smoke sweep, and the managed-memory scenarios.
 //! Every result is checked against the f64 CPU reference and becomes one [`Row`].
 
+pub mod autotune;
 pub mod banks;
 pub mod ceiling;
 pub mod managed;

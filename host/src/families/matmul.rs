@@ -9,7 +9,7 @@ use crate::array::{Array, Buffer};
 use crate::backend::Backend;
 use crate::error::{HostError, Result};
 use crate::gpu::Cublas;
-use kernels::matmul::{FAMILY, Matmul};
+use kernels::matmul::{FAMILY, Matmul, warp_tiled};
 use kernels::reference::{self, Expected};
 use kernels::{AnyFamily, Kernel, Source};
 use rand::rngs::StdRng;
@@ -120,6 +120,22 @@ impl FamilyDemo for MatmulDemo {
 
     fn smoke_size(&self) -> Size {
         Size([70, 33, 45])
+    }
+
+    /// The warp-tiled kernel's tiles, smallest first.
+    fn configurations(&self) -> &'static [&'static str] {
+        const TILES: [&str; 3] = [
+            warp_tiled::KERNEL_64X64.entry(),
+            warp_tiled::KERNEL_128X64.entry(),
+            warp_tiled::KERNEL.entry(),
+        ];
+        &TILES
+    }
+
+    fn launch_blocks(&self, size: Size, kernel: usize) -> Result<u64> {
+        let [m, n, k] = size.0;
+        let problem = Matmul::new(m, n, k)?;
+        Ok(FAMILY.kernels[kernel].launch_shape(&problem).grid.volume())
     }
 
     fn baseline(&self) -> Option<&'static str> {

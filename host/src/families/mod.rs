@@ -14,6 +14,7 @@ pub mod elementwise;
 pub mod histogram;
 pub mod histogram_f32;
 pub mod matmul;
+pub mod profile;
 pub mod reduce;
 pub mod reduce_max;
 pub mod rows;
@@ -240,8 +241,21 @@ pub trait Case {
 pub fn resident_blocks(backend: &Backend, threads: u32) -> u32 {
     match backend {
         Backend::Gpu(gpu) => gpu.info().sm_count * (gpu.info().max_threads_per_sm / threads).max(1),
-        Backend::Emu => 8,
+        Backend::Emu => EMULATOR_BLOCKS,
     }
+}
+
+/// Blocks the emulator's grid-stride and persistent kernels launch: enough for several to run
+/// at once and for each to take several tiles.
+const EMULATOR_BLOCKS: u32 = 8;
+
+/// Blocks of `kernel` the GPU holds at once (SMs × the driver's resident blocks per SM for its
+/// registers, shared memory and threads): the grid of a persistent kernel. A few on the emulator.
+pub fn resident_blocks_of(backend: &Backend, kernel: &KernelInfo) -> Result<u32> {
+    Ok(match backend {
+        Backend::Gpu(gpu) => gpu.info().sm_count * gpu.occupancy(kernel)?.resident_blocks_per_sm.max(1),
+        Backend::Emu => EMULATOR_BLOCKS,
+    })
 }
 
 /// `len` ≥ `needed`, or an error naming the array.

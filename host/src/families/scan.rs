@@ -8,14 +8,16 @@
 //! longest chain of additions in that kernel's order.
 
 use super::elementwise::check_shape;
-use super::{Bound, Case, FamilyDemo, GUARD, Outputs, Plan, Size, Work, check_guard, check_len, substream};
+use super::{
+    Bound, Case, FamilyDemo, GUARD, Outputs, Plan, Size, Work, check_guard, check_len, resident_blocks_of, substream,
+};
 use crate::array::{Array, Buffer, Element};
 use crate::backend::Backend;
 use crate::error::{HostError, Result};
 use crate::families::reduce::grid_inputs;
 use crate::gpu::Cub;
 use kernels::scan::{
-    ADD_PREFIXES, FAMILY, Passes, RESET, SINGLE_PASS, Scan, ScanElement, TILES, look_back_scratch, passes,
+    ADD_PREFIXES, FAMILY, Passes, RESET, SINGLE_PASS, Scan, ScanElement, TILES, look_back_scratch, passes, pipelined,
 };
 use kernels::{AnyFamily, Family, Kernel, Source};
 
@@ -28,9 +30,21 @@ const CUB_EXCLUSIVE: &str = "cub_exclusive_sum";
 /// 2 to combine the prefixes, 4 in the run's scan; Blelloch: 2 · 9 + 1).
 const TILE_DEPTH: u64 = 24;
 
-/// Blocks (tiles) of `kernel` for `problem`.
+/// Tiles of `kernel` for `problem`: its blocks when each block takes one tile (persistent kernels
+/// launch fewer).
 fn tiles<T: ScanElement>(kernel: &Kernel<Scan<T>>, problem: &Scan<T>) -> u32 {
-    kernel.launch_shape(problem).grid.x
+    kernel.launch_shape(&problem.with_blocks(u32::MAX)).grid.x
+}
+
+/// `problem` with the persistent kernels' grid set for `backend`: the blocks the GPU holds at
+/// once of the persistent kernel of `family` (the one whose grid depends on it).
+pub fn with_resident_blocks<T: ScanElement>(
+    backend: &Backend,
+    persistent: &Kernel<Scan<T>>,
+    family: &'static str,
+    problem: Scan<T>,
+) -> Result<Scan<T>> {
+    Ok(problem.with_blocks(resident_blocks_of(backend, &persistent.info(family))?))
 }
 
 /// Scratch words `kernel` needs in `problem`'s phase: a total (or prefix) per tile, or the
@@ -367,6 +381,7 @@ impl FamilyDemo for ScanDemo {
     fn prepare<'a>(&self, backend: &'a Backend, size: Size, rng: u64, sets: usize) -> Result<Box<dyn Case + 'a>> {
         let n = size.0[0];
         let problem = Scan::new(n, sizes::exclusive(size)?)?;
+        let problem = with_resident_blocks(backend, &pipelined::KERNEL, FAMILY.name, problem)?;
         let input = grid_inputs(substream(rng, 17), n);
         let sets = sets.max(1);
         let inputs = (0..sets)

@@ -3,14 +3,14 @@
 //! baseline, and an exact check.
 
 use super::elementwise::check_shape;
-use super::scan::{levels_of, scan, sizes};
+use super::scan::{levels_of, scan, sizes, with_resident_blocks};
 use super::{Bound, Case, FamilyDemo, GUARD, Outputs, Plan, Size, Work, substream};
 use crate::array::Buffer;
 use crate::backend::Backend;
 use crate::error::Result;
 use crate::gpu::Cub;
 use kernels::scan::Scan;
-use kernels::scan::integer::FAMILY;
+use kernels::scan::integer::{FAMILY, LOOK_BACK_PIPELINED};
 use kernels::{AnyFamily, Source};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -114,6 +114,7 @@ impl FamilyDemo for ScanI32Demo {
     fn prepare<'a>(&self, backend: &'a Backend, size: Size, rng: u64, sets: usize) -> Result<Box<dyn Case + 'a>> {
         let n = size.0[0];
         let problem = Scan::<i32>::new(n, sizes::exclusive(size)?)?;
+        let problem = with_resident_blocks(backend, &LOOK_BACK_PIPELINED, FAMILY.name, problem)?;
         let input = inputs(substream(rng, 19), n);
         let expected = reference(&input, problem.exclusive);
         let sets = sets.max(1);

@@ -80,8 +80,9 @@ pub fn check_rows(out: &[f32], input: &[f32], cols: usize) -> std::result::Resul
 pub struct SoftmaxDemo;
 
 /// Single rows and columns, the warp and block edges, the staged rung's limit (8192) and past it,
-/// long rows (16-byte and scalar), and shapes of several rows.
-const EDGE_SHAPES: [[usize; 2]; 16] = [
+/// the wide blocks' limits (16384, 32768) and past them, long rows (16-byte and scalar), and
+/// shapes of several rows.
+const EDGE_SHAPES: [[usize; 2]; 18] = [
     [1, 1],
     [1, 31],
     [3, 33],
@@ -95,8 +96,10 @@ const EDGE_SHAPES: [[usize; 2]; 16] = [
     [2, 8192],
     [1, 8193],
     [3, 16_384],
+    [1, 16_385],
     [2, 20_001],
     [1, 32_768],
+    [1, 32_769],
     [37, 129],
 ];
 
