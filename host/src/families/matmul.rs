@@ -3,13 +3,14 @@
 
 use super::elementwise::check_shape;
 use super::{
-    Bound, Case, FamilyDemo, GUARD, Outputs, Plan, Size, Work, check_guard, check_len, guarded_inputs, substream,
+    Bound, Case, FamilyDemo, GUARD, Outputs, Plan, Size, Work, check_guard, check_len, guarded_inputs,
+    resident_blocks_of, substream,
 };
 use crate::array::{Array, Buffer};
 use crate::backend::Backend;
 use crate::error::{HostError, Result};
 use crate::gpu::Cublas;
-use kernels::matmul::{FAMILY, Matmul, warp_tiled};
+use kernels::matmul::{FAMILY, Matmul, split_k, warp_tiled};
 use kernels::reference::{self, Expected};
 use kernels::{AnyFamily, Kernel, Source};
 use rand::rngs::StdRng;
@@ -30,14 +31,16 @@ pub fn launch(
     check_len("A", a.len(), a_len)?;
     check_len("B", b.len(), b_len)?;
     check_len("C", c.len(), c_len)?;
-    let args = (
-        a.address(backend)? as *const f32,
-        b.address(backend)? as *const f32,
-        c.address_mut(backend)? as *mut f32,
-        problem.m,
-        problem.n,
-        problem.k,
-    );
+    let (a_ptr, b_ptr) = (a.address(backend)? as *const f32, b.address(backend)? as *const f32);
+    let c_ptr = c.address_mut(backend)? as *mut f32;
+    if kernel.entry() == split_k::KERNEL.entry() {
+        // Split-k adds into C: the same kernel's empty product (k = 0) zeroes it first.
+        let zeroing = problem.zeroing();
+        let args = (a_ptr, b_ptr, c_ptr, zeroing.m, zeroing.n, zeroing.k);
+        // SAFETY: as below; with k = 0 the kernel reads neither A nor B and writes C's m·n.
+        unsafe { backend.launch(kernel, source, &zeroing, args, &[a, b, &*c])? };
+    }
+    let args = (a_ptr, b_ptr, c_ptr, problem.m, problem.n, problem.k);
     // SAFETY: each pointer is its array's address on this backend, and A, B and C hold the m·k,
     // k·n and m·n elements every matmul kernel reads or writes for this problem.
     unsafe { backend.launch(kernel, source, problem, args, &[a, b, &*c]) }
@@ -56,7 +59,7 @@ const SAMPLES: usize = 4096;
 
 /// Single elements, one below, at and above the 32-wide tile, K = 1, long and thin in each
 /// dimension, rectangular shapes, and a grid of 144 blocks with no side a multiple of any tile.
-const EDGE_SHAPES: [[usize; 3]; 13] = [
+const EDGE_SHAPES: [[usize; 3]; 14] = [
     [1, 1, 1],
     [31, 31, 31],
     [32, 32, 32],
@@ -72,6 +75,8 @@ const EDGE_SHAPES: [[usize; 3]; 13] = [
     // past or short of each.
     [128, 256, 16],
     [129, 255, 9],
+    // Split-k on the emulator's 8 blocks: 2 tiles, k split 4 ways on the 16-byte path.
+    [40, 68, 1024],
 ];
 
 impl FamilyDemo for MatmulDemo {
@@ -172,6 +177,9 @@ impl FamilyDemo for MatmulDemo {
     fn prepare<'a>(&self, backend: &'a Backend, size: Size, rng: u64, sets: usize) -> Result<Box<dyn Case + 'a>> {
         let [m, n, k] = size.0;
         let problem = Matmul::new(m, n, k)?;
+        // Split-k's ways, from the blocks of it the device holds at once.
+        let resident = resident_blocks_of(backend, &split_k::KERNEL.info(FAMILY.name))?;
+        let problem = problem.with_splits(split_k::splits_for(&problem, resident));
         let (a_len, b_len, c_len) = problem.lengths();
         let a = guarded_inputs(substream(rng, 4), a_len);
         let b = guarded_inputs(substream(rng, 5), b_len);

@@ -11,7 +11,9 @@
 //!   is multiplied;
 //! * [`warp_tiled`]: 64×32 warp tiles, each lane's outputs spread as 2×2 blocks of 4×4 (shared
 //!   reads without bank conflicts), the next step prefetched into registers; at 128×128, 128×64
-//!   and 64×64 tiles per block, among which the host chooses for the device and the shape.
+//!   and 64×64 tiles per block, among which the host chooses for the device and the shape;
+//! * [`split_k`]: the 64×64 warp tiles with k split across the grid's third dimension, each block's
+//!   products added into C, for products with too few tiles to fill the GPU.
 //!
 //! A new variant is a file here, its line in [`FAMILY`], and its CUDA C twin in `benches/reference/cuda_c/`.
 
@@ -20,6 +22,7 @@ pub mod naive;
 pub mod padded;
 pub mod register_1d;
 pub mod register_2d;
+pub mod split_k;
 pub mod tiled;
 pub mod vectorized;
 pub mod warp_tiled;
@@ -32,6 +35,9 @@ pub struct Matmul {
     pub m: u32,
     pub n: u32,
     pub k: u32,
+    /// How many ways [`split_k`] splits k (1 for one run; chosen by the host for the device, see
+    /// [`split_k::splits_for`]). The other kernels ignore it.
+    pub splits: u32,
 }
 
 impl Problem for Matmul {
@@ -53,6 +59,7 @@ pub const FAMILY: Family<Matmul> = Family::new(
         warp_tiled::KERNEL,
         warp_tiled::KERNEL_128X64,
         warp_tiled::KERNEL_64X64,
+        split_k::KERNEL,
     ],
 );
 
@@ -82,7 +89,25 @@ impl Matmul {
             m: m as u32,
             n: n as u32,
             k: k as u32,
+            splits: 1,
         })
+    }
+
+    /// The same product with k split `splits` ways by [`split_k`] (at least 1).
+    pub fn with_splits(self, splits: u32) -> Self {
+        Matmul {
+            splits: splits.max(1),
+            ..self
+        }
+    }
+
+    /// The launch that zeroes C before a split product: the empty product (k = 0).
+    pub fn zeroing(self) -> Self {
+        Matmul {
+            k: 0,
+            splits: 1,
+            ..self
+        }
     }
 
     /// Elements of A, B and C.

@@ -27,16 +27,16 @@ pub const BK: u32 = 8;
 const LANE_ROWS: u32 = 8;
 const LANE_COLS: u32 = WARP_SIZE / LANE_ROWS;
 /// Rows and columns between a lane's 4×4 blocks: the lanes' span.
-const BLOCK_ROW_STRIDE: u32 = 4 * LANE_ROWS;
-const BLOCK_COL_STRIDE: u32 = 4 * LANE_COLS;
+pub(super) const BLOCK_ROW_STRIDE: u32 = 4 * LANE_ROWS;
+pub(super) const BLOCK_COL_STRIDE: u32 = 4 * LANE_COLS;
 /// Padding of A's transposed slice rows: the transposing stores of lanes 4 rows apart along k
 /// would otherwise meet in one bank.
 const A_PAD: u32 = 4;
 /// Float4s of each matrix a thread prefetches per step, at most (the configurations need 1 or 2).
-const MAX_FOURS: usize = 2;
+pub(super) const MAX_FOURS: usize = 2;
 
 /// A lane's outputs: `acc[i][j][r][c]` is row 32·i + r, column 16·j + c of its span.
-type Acc<const RI: usize, const RJ: usize> = [[[[f32; 4]; 4]; RJ]; RI];
+pub(super) type Acc<const RI: usize, const RJ: usize> = [[[[f32; 4]; 4]; RJ]; RI];
 
 /// Threads of a configuration: a warp per warp tile.
 pub const fn threads(bm: u32, bn: u32, ri: usize, rj: usize) -> u32 {
@@ -72,15 +72,15 @@ pub const fn shared_bytes(bm: u32, bn: u32) -> u32 {
 
 /// One pair of slices.
 #[derive(Clone, Copy)]
-struct Slices {
-    a: SharedMatrix<f32>,
-    b: SharedMatrix<f32>,
+pub(super) struct Slices {
+    pub(super) a: SharedMatrix<f32>,
+    pub(super) b: SharedMatrix<f32>,
 }
 
 /// Both pairs, carved as [`shared_bytes`] counts them.
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-fn carve<const BM: u32, const BN: u32>() -> [Slices; 2] {
+pub(super) fn carve<const BM: u32, const BN: u32>() -> [Slices; 2] {
     let (a, b) = layouts(BM, BN);
     let mut shared = DynamicShared::new();
     let first = Slices {
@@ -96,14 +96,14 @@ fn carve<const BM: u32, const BN: u32>() -> [Slices; 2] {
 
 /// The block's tile: its first row and column of C.
 #[inline(always)]
-fn tile_origin<const BM: u32, const BN: u32>() -> (u32, u32) {
+pub(super) fn tile_origin<const BM: u32, const BN: u32>() -> (u32, u32) {
     (block_idx().y * BM, block_idx().x * BN)
 }
 
 /// This lane's first row and column in the block's tile; its rows are `row + 32·i + r` and its
 /// columns `col + 16·j + c` for i < RI, j < RJ and r, c < 4.
 #[inline(always)]
-fn origin<const BN: u32, const RI: usize, const RJ: usize>() -> (u32, u32) {
+pub(super) fn origin<const BN: u32, const RI: usize, const RJ: usize>() -> (u32, u32) {
     let (wm, wn) = (BLOCK_ROW_STRIDE * RI as u32, BLOCK_COL_STRIDE * RJ as u32);
     let warp = thread_idx().x / WARP_SIZE;
     let lane = lane_id();
@@ -114,12 +114,12 @@ fn origin<const BN: u32, const RI: usize, const RJ: usize>() -> (u32, u32) {
 /// Where this thread's float4 `r` of A's slice goes: (row of the tile, first k); and of B's:
 /// (k, first column).
 #[inline(always)]
-fn a_spot<const THREADS: u32>(r: u32) -> (u32, u32) {
+pub(super) fn a_spot<const THREADS: u32>(r: u32) -> (u32, u32) {
     let i = thread_idx().x + THREADS * r;
     (i / (BK / 4), 4 * (i % (BK / 4)))
 }
 #[inline(always)]
-fn b_spot<const BN: u32, const THREADS: u32>(r: u32) -> (u32, u32) {
+pub(super) fn b_spot<const BN: u32, const THREADS: u32>(r: u32) -> (u32, u32) {
     let i = thread_idx().x + THREADS * r;
     (i / (BN / 4), 4 * (i % (BN / 4)))
 }
@@ -159,7 +159,7 @@ unsafe fn prefetch<const BM: u32, const BN: u32, const THREADS: u32>(
 /// Stores what [`prefetch`] loaded: A's float4s transposed (four scalar stores each; 32 banks per
 /// warp with the padded pitch), B's whole.
 #[inline(always)]
-fn store_prefetched<const BM: u32, const BN: u32, const THREADS: u32>(
+pub(super) fn store_prefetched<const BM: u32, const BN: u32, const THREADS: u32>(
     Slices { a: a_slice, b: b_slice }: Slices,
     (a_fours, b_fours): ([Float4; MAX_FOURS], [Float4; MAX_FOURS]),
 ) {
@@ -217,7 +217,7 @@ unsafe fn stage_scalar<const BM: u32, const BN: u32, const THREADS: u32>(
 
 /// `acc += ` the step's outer products, this lane's RI × RJ blocks of 4×4.
 #[inline(always)]
-fn multiply<const BN: u32, const RI: usize, const RJ: usize>(
+pub(super) fn multiply<const BN: u32, const RI: usize, const RJ: usize>(
     Slices { a: a_slice, b: b_slice }: Slices,
     acc: &mut Acc<RI, RJ>,
 ) {
@@ -335,7 +335,7 @@ const THREADS_128X128: u32 = threads(128, 128, 2, 2);
 /// Threads of the 128×64 configuration (four 64×32 warp tiles).
 const THREADS_128X64: u32 = threads(128, 64, 2, 2);
 /// Threads of the 64×64 configuration (four 32×32 warp tiles).
-const THREADS_64X64: u32 = threads(64, 64, 1, 2);
+pub(super) const THREADS_64X64: u32 = threads(64, 64, 1, 2);
 
 kernel! {
     /// `C = A·B`, a 128×128 tile per block, 64×32 per warp, 2×2 blocks of 4×4 per lane.
