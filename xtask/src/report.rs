@@ -269,8 +269,9 @@ fn choice_section(md: &mut String, run: &BenchRun) {
     let _ = writeln!(md, "## Tile configurations chosen from the device\n");
     let _ = writeln!(
         md,
-        "For families registered at several tile sizes, the one `host` chooses for this GPU (at least two \
-         resident blocks per SM, then the largest tile with two full waves) against the fastest one measured.\n"
+        "For families registered at several tile sizes, the one `host` chooses for this GPU (the fastest in \
+         its tile profile where that has the shape; else at least two resident blocks per SM, then the largest \
+         tile whose waves keep three quarters of the block slots busy) against the fastest one measured.\n"
     );
     let _ = writeln!(
         md,
