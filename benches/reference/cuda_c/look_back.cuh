@@ -44,7 +44,10 @@ struct OneThread {
 
 // kernels::scan::look_back_warp::WholeWarp: the warp reads 32 statuses per step and finds the
 // nearest inclusive prefix with a ballot.
-struct WholeWarp {
+// The warp walk (kernels::scan::look_back_warp::WholeWarp), pausing about BACKOFF_NS between reads
+// of a window not yet all published (none by default).
+template <unsigned BACKOFF_NS = 0>
+struct WarpWalk {
     template <typename T>
     static __device__ __forceinline__ T prefix(unsigned long long* statuses, unsigned tile, T aggregate, unsigned lane) {
         if (tile == 0) {
@@ -56,8 +59,11 @@ struct WholeWarp {
         for (unsigned end = tile;; end -= 32) {
             unsigned back = 32 - lane;
             unsigned long long word;
-            do word = end >= back ? peek(statuses + (end - back)) : status(INCLUSIVE, T(0));
-            while (!__all_sync(0xffffffffu, (word >> 32) != 0));
+            for (;;) {
+                word = end >= back ? peek(statuses + (end - back)) : status(INCLUSIVE, T(0));
+                if (__all_sync(0xffffffffu, (word >> 32) != 0)) break;
+                if (BACKOFF_NS > 0) __nanosleep(BACKOFF_NS);
+            }
             T value = from_bits<T>((unsigned)word);
             unsigned inclusive = __ballot_sync(0xffffffffu, (word >> 32) == INCLUSIVE);
             if (inclusive != 0) {
@@ -71,6 +77,7 @@ struct WholeWarp {
         return before;
     }
 };
+using WholeWarp = WarpWalk<>;
 
 // Walk::prefix(statuses, tile, aggregate, lane) is called by every lane of warp 0 and publishes the
 // tile's statuses; lane 0's result is the sum of every element before the tile. With TICKETS a

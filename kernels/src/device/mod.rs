@@ -86,6 +86,17 @@ pub fn opaque(value: u32) -> u32 {
     value
 }
 
+/// `__nanosleep(ns)`: suspends the thread for about `ns` nanoseconds (the GPU sleeps between 0
+/// and 2·`ns`; sm_70 and later), so that a spinning warp stops issuing loads for a while. A no-op
+/// on the emulator, whose waiting threads already yield.
+#[inline(always)]
+pub fn nanosleep(ns: u32) {
+    #[cfg(target_arch = "nvptx64")]
+    backend::nanosleep(ns);
+    #[cfg(not(target_arch = "nvptx64"))]
+    let _ = ns;
+}
+
 /// This thread's lane within its warp, 0..32.
 #[inline(always)]
 pub fn lane_id() -> u32 {

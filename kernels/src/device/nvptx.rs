@@ -51,6 +51,12 @@ pub fn lane_id() -> u32 {
 }
 
 #[inline(always)]
+pub fn nanosleep(ns: u32) {
+    // SAFETY: suspends this thread for a while; no operands besides the duration.
+    unsafe { asm!("nanosleep.u32 {};", in(reg32) ns, options(nomem, nostack)) };
+}
+
+#[inline(always)]
 pub fn opaque(value: u32) -> u32 {
     let out: u32;
     // SAFETY: a register move. Not `pure`: LLVM then neither merges nor moves it.

@@ -7,13 +7,14 @@
 use super::look_back::{AGGREGATE, BLOCKS_PER_SM, EMPTY, INCLUSIVE, Walk, look_back_body, status};
 use super::warp_shuffle::TILE;
 use super::{Scan, ScanElement, THREADS, warp_total};
-use crate::device::{WARP_SIZE, ballot, lane_id, load_relaxed, store_relaxed, vote_all};
+use crate::device::{WARP_SIZE, ballot, lane_id, load_relaxed, nanosleep, store_relaxed, vote_all};
 use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel};
 
-/// The warp's walk.
-pub(super) struct WholeWarp;
+/// The warp's walk; between two reads of a window that is not yet all published it sleeps for
+/// about `BACKOFF_NS` nanoseconds (none by default).
+pub(super) struct WholeWarp<const BACKOFF_NS: u32 = 0>;
 
-impl Walk for WholeWarp {
+impl<const BACKOFF_NS: u32> Walk for WholeWarp<BACKOFF_NS> {
     #[inline(always)]
     unsafe fn prefix<T: ScanElement>(statuses: *mut u64, tile: u32, aggregate: T) -> T {
         let lane = lane_id();
@@ -43,6 +44,9 @@ impl Walk for WholeWarp {
                     // Every lane's tile has published (its block took an earlier ticket).
                     if vote_all(word >> 32 != EMPTY) {
                         break word;
+                    }
+                    if BACKOFF_NS > 0 {
+                        nanosleep(BACKOFF_NS);
                     }
                 };
                 let value = T::from_bits(word as u32);
@@ -91,7 +95,7 @@ mod tests {
         /// One warp runs the walk for `tile` over `statuses`; lane 0 writes the prefix.
         unsafe fn walk_probe(statuses: *mut u64, tile: u32, out: *mut f32) {
             // SAFETY: the test gives statuses up to `tile`, every predecessor published.
-            let prefix = unsafe { WholeWarp::prefix(statuses, tile, 1000.0) };
+            let prefix = unsafe { <WholeWarp>::prefix(statuses, tile, 1000.0) };
             if lane_id() == 0 {
                 // SAFETY: one output.
                 unsafe { *out = prefix };

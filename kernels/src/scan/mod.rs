@@ -13,7 +13,8 @@
 //! * [`look_back_warp`]: the same, the look-back done by a whole warp, 32 predecessors per step;
 //! * [`ordered`]: the same with tiles in block order instead of by ticket (as CUB's scan);
 //! * [`pipelined`]: the warp look-back in resident blocks that take tile after tile, copying the
-//!   next tile into shared memory (`cp.async`) while they scan, look back for and store the current.
+//!   next tile into shared memory (`cp.async`) while they scan, look back for and store the current;
+//! * [`backoff`]: the warp look-back pausing (`nanosleep`) between polls of an incomplete window.
 //!
 //! The first three scan tiles independently: the device-wide scan takes three phases (tile scans
 //! and tile totals; a scan of the totals, recursively; the totals' prefixes added back). The host
@@ -21,6 +22,7 @@
 //!
 //! A new variant is a file here, its line in [`FAMILY`], and its CUDA C twin in `benches/reference/cuda_c/`.
 
+pub mod backoff;
 pub mod blelloch;
 pub mod hillis_steele;
 pub mod integer;
@@ -140,6 +142,7 @@ pub const FAMILY: Family<Scan> = Family::new(
         look_back_warp::KERNEL,
         ordered::KERNEL,
         pipelined::KERNEL,
+        backoff::KERNEL,
     ],
 );
 
@@ -172,6 +175,7 @@ pub fn passes(entry: &str) -> Passes {
         look_back_warp::KERNEL.entry(),
         ordered::KERNEL.entry(),
         pipelined::KERNEL.entry(),
+        backoff::KERNEL.entry(),
         integer::LOOK_BACK.entry(),
         integer::LOOK_BACK_WARP.entry(),
         integer::LOOK_BACK_PIPELINED.entry(),

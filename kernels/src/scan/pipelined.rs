@@ -185,7 +185,7 @@ pub(super) unsafe fn pipelined_body<T: ScanElement>(
         if t < WARP_SIZE {
             // SAFETY: every tile before `tile` is held by a running block, which finishes it
             // without waiting on this block (see the module documentation).
-            let before = unsafe { WholeWarp::prefix(statuses, tile, aggregate) };
+            let before = unsafe { <WholeWarp>::prefix(statuses, tile, aggregate) };
             if t == 0 {
                 views.prefix.set(0, before);
             }

@@ -1,0 +1,35 @@
+//! Rung 8: the warp look-back with a pause between polls. While a window of statuses is not yet all
+//! published, the warp walk reads it again at once: with six blocks per SM on 132 SMs, hundreds of
+//! warps can be re-reading 32 statuses each through the L2 that the scan's own data streams
+//! through. Here a warp that finds a window incomplete sleeps for about [`BACKOFF_NS`]
+//! (`nanosleep`) before it reads again, as CUB's look-back does with its delay between polls.
+//! (A window twice as wide, two reads per lane, ran 3–4 % slower, runs v and w: what the walk
+//! costs may be the polling traffic rather than its round trips.)
+
+use super::look_back::{BLOCKS_PER_SM, Scratch, look_back_body};
+use super::look_back_warp::WholeWarp;
+use super::warp_shuffle::TILE;
+use super::{Scan, THREADS};
+use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel};
+
+/// The pause between two reads of an incomplete window: about a fifth of an L2 round trip under
+/// load, so that a warp polls a few times per round trip rather than continuously.
+pub const BACKOFF_NS: u32 = 200;
+
+kernel! {
+    /// Phase 0: clears the statuses and the ticket in `scratch`. Phase 1: `output` = the scan of
+    /// `input`, warp 0 walking back 32 tiles at a time, pausing between polls.
+    pub unsafe fn scan_look_back_backoff(input: *const f32, output: *mut f32, scratch: *mut f32, n: u32, exclusive: u32, phase: u32) {
+        // SAFETY: forwarded from the kernel's contract; KERNEL launches THREADS threads.
+        unsafe { look_back_body::<f32, WholeWarp<BACKOFF_NS>, true>(input, output, scratch, (n, exclusive, phase)) }
+    }
+}
+
+/// One block per 4096 elements, in both phases; six blocks per SM, as the other look-back rungs.
+pub const KERNEL: Kernel<Scan> = Kernel {
+    code: scan_look_back_backoff,
+    block: Dim3::x(THREADS),
+    shared: SharedMemory::of(Scratch::BYTES),
+    grid: |p| Dim3::x(p.n.div_ceil(TILE)),
+    bounds: LaunchBounds::min_blocks_per_sm(BLOCKS_PER_SM),
+};
