@@ -318,7 +318,7 @@ impl FamilyDemo for ScanDemo {
     }
 
     fn about(&self) -> &'static str {
-        "prefix sums of n f32 (--exclusive 1 for exclusive): Hillis–Steele, Blelloch, warp shuffles, single-pass look-back; against CUB's DeviceScan"
+        "prefix sums of n f32 (--exclusive 1 for exclusive): Hillis–Steele, Blelloch, warp shuffles, single-pass look-back (by a thread or a warp; tiles by ticket or in block order; resident blocks copying ahead; a pause between polls); against CUB's DeviceScan"
     }
 
     fn extents(&self) -> &'static [&'static str] {

@@ -51,7 +51,7 @@ impl FamilyDemo for ScanI32Demo {
     }
 
     fn about(&self) -> &'static str {
-        "prefix sums of n i32, exact (wrapping), --exclusive 1 for exclusive: warp shuffles (three phases), single-pass decoupled look-back by a thread or by a warp; against CUB's DeviceScan"
+        "prefix sums of n i32, exact (wrapping), --exclusive 1 for exclusive: warp shuffles (three phases), single-pass decoupled look-back by a thread, by a warp, or by resident blocks copying their next tile ahead; against CUB's DeviceScan"
     }
 
     fn extents(&self) -> &'static [&'static str] {
