@@ -84,6 +84,7 @@ pub fn assemble(ptxas: &Path, ptx: &Path, arch: Arch, cubin: &Path) -> Result<Ve
 /// "N bytes stack frame, N bytes spill stores, N bytes spill loads" and "Used N registers, ... N bytes smem".
 pub fn parse_report(report: &str) -> Vec<KernelResources> {
     let mut kernels: Vec<KernelResources> = Vec::new();
+    let mut properties_of_entry = false;
     for line in report.lines() {
         if let Some(rest) = line.split("Compiling entry function '").nth(1) {
             let entry = rest.split('\'').next().unwrap_or_default().to_string();
@@ -94,6 +95,15 @@ pub fn parse_report(report: &str) -> Vec<KernelResources> {
             continue;
         }
         let Some(current) = kernels.last_mut() else { continue };
+        // The stack and spill line after "Function properties for F" is F's: an entry's own, or a
+        // function LLVM left out of line, listed after the entry with its own (often zero) frame.
+        if let Some(function) = line.split("Function properties for ").nth(1) {
+            properties_of_entry = function.trim() == current.entry;
+            continue;
+        }
+        if line.contains("bytes stack frame") && !properties_of_entry {
+            continue;
+        }
         let line = line.split(" : ").last().unwrap_or(line);
         for part in line.split(',').map(str::trim) {
             let mut words = part.split_whitespace();
@@ -131,6 +141,12 @@ ptxas info    : Compiling entry function 'vec_add' for 'sm_90'
 ptxas info    : Function properties for vec_add
     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 ptxas info    : Used 8 registers, 380 bytes cmem[0]
+ptxas info    : Compiling entry function 'conv2d_rolling' for 'sm_90'
+ptxas info    : Function properties for conv2d_rolling
+    472 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Used 80 registers, used 1 barriers, 472 bytes cumulative stack size
+ptxas info    : Function properties for _RNCINvNtNtCs_7kernels6conv2d7rolling4bandKb0_Km1_E0B8_
+    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 ";
         let kernels = parse_report(report);
         assert_eq!(
@@ -147,6 +163,13 @@ ptxas info    : Used 8 registers, 380 bytes cmem[0]
                 KernelResources {
                     entry: "vec_add".into(),
                     registers: 8,
+                    ..Default::default()
+                },
+                // The out-of-line function's zero frame does not hide the entry's 472 bytes.
+                KernelResources {
+                    entry: "conv2d_rolling".into(),
+                    registers: 80,
+                    stack_bytes: 472,
                     ..Default::default()
                 },
             ]

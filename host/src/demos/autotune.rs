@@ -14,7 +14,7 @@ use kernels::Source;
 pub struct Tuned {
     pub family: &'static str,
     pub label: String,
-    /// (entry, median ms) per configuration, smallest tile first.
+    /// (entry, median ms) per configuration, in the family's order of them.
     pub medians: Vec<(&'static str, f64)>,
     /// The occupancy rule's pick.
     pub rule: &'static str,
@@ -108,7 +108,7 @@ pub fn run(
 pub fn print(tuned: &[Tuned]) {
     println!(
         "| {:<8} | {:<24} | {:<44} | {:<26} | {:<26} | {:>9} |",
-        "family", "shape", "medians (ms), smallest tile first", "fastest", "occupancy rule", "rule/best"
+        "family", "shape", "medians (ms), configuration order", "fastest", "occupancy rule", "rule/best"
     );
     println!(
         "|{:-<10}|{:-<26}|{:-<46}|{:-<28}|{:-<28}|{:->11}|",

@@ -4,7 +4,9 @@
 //! seed's rule: a tile that lets at least two blocks reside on each SM (the driver's occupancy
 //! calculation, from registers, shared memory and threads), and among those the largest whose waves
 //! keep at least three quarters of the GPU's block slots busy on average, so that the last, partial
-//! wave costs little; when no tile does, the tile with the most blocks.
+//! wave costs little; when no tile does, the tile with the most blocks. A configuration whose
+//! blocks split the reduction among them (matmul's split-k) is taken only where every other tile's
+//! grid leaves SMs without a block ([`MIN_UNSPLIT_BLOCKS_PER_SM`]).
 
 use super::{FamilyDemo, Size, profile};
 use crate::error::Result;
@@ -17,6 +19,12 @@ pub const MIN_RESIDENT_BLOCKS: u32 = 2;
 /// "two full waves" preferred 64×64 over 128×128 matmul tiles at 2048³, where 128×128's 0.97 of
 /// one wave ran 1.21× faster, run t.)
 pub const MIN_WAVE_FILL: f64 = 0.75;
+/// Blocks per SM below which every unsplit tile's grid gives way to a configuration that splits
+/// the reduction across more blocks. Run 2026-11-30-x on the H200: at 0.97 blocks per SM
+/// (8192×64×8192 in 64×64 tiles) split-k ran 1.9× faster (25.9 against 13.5 TFLOP/s); at 1.94
+/// (1024³) 1.24× slower (18.3 against 22.7, k split three ways). The bound lies between; one block
+/// per SM is where SMs start to go without work.
+pub const MIN_UNSPLIT_BLOCKS_PER_SM: f64 = 1.0;
 
 /// The configuration the device gets, and the reasoning, in words.
 #[derive(Clone, Debug, serde::Serialize)]
@@ -28,8 +36,12 @@ pub struct Choice {
 }
 
 /// The configuration of `family` for `size` on `gpu`; `None` for families with one configuration.
-/// The device's tile profile decides where it has measured this shape or one near it
-/// ([`profile`]); elsewhere the occupancy rule ([`by_occupancy`]).
+/// The device's tile profile decides where it has timed this shape or one near it ([`profile`]);
+/// elsewhere the occupancy rule ([`by_occupancy`]). Where the profile has not timed some
+/// configurations there (it was made before they were added), the rule decides whether to take one
+/// of those, which the profile cannot judge (at 256×256×65536 the fastest it timed, the 64×64 tile,
+/// ran 1.7 TFLOP/s, split-k 24.5, run 2026-11-30-x); where the rule takes a timed one, the profile
+/// picks among the timed ones.
 pub fn choose(gpu: &Gpu, family: &dyn FamilyDemo, size: Size) -> Result<Option<Choice>> {
     let kernels = family.kernels();
     let configurations = configurations(family, size);
@@ -39,21 +51,43 @@ pub fn choose(gpu: &Gpu, family: &dyn FamilyDemo, size: Size) -> Result<Option<C
     if let Some(profile) = profile::for_device(gpu.info())?
         && let Some(found) = profile.lookup(family.name(), size)
     {
+        let at = if found.exact {
+            "at this shape".to_string()
+        } else {
+            let [a, b, c] = found.shape.size;
+            format!("at {a}×{b}×{c}, the nearest profiled shape")
+        };
+        let entries: Vec<&str> = configurations.iter().map(|&k| kernels[k].entry).collect();
+        let untimed = found.shape.untimed(&entries);
+        if !untimed.is_empty()
+            && let Some(rule) = by_occupancy(gpu, family, size)?
+            && untimed.contains(&rule.entry)
+        {
+            return Ok(Some(Choice {
+                why: format!(
+                    "this device's tile profile has not timed it {at}; the occupancy rule takes it: {}",
+                    rule.why
+                ),
+                ..rule
+            }));
+        }
         let fastest = configurations
             .iter()
             .filter_map(|&k| found.shape.medians_ms.get(kernels[k].entry).map(|&ms| (k, ms)))
             .min_by(|a, b| a.1.total_cmp(&b.1));
         if let Some((kernel, ms)) = fastest {
-            let at = if found.exact {
-                "at this shape".to_string()
+            let besides = if untimed.is_empty() {
+                String::new()
             } else {
-                let [a, b, c] = found.shape.size;
-                format!("at {a}×{b}×{c}, the nearest profiled shape")
+                format!(
+                    " (it has not timed {}, which the occupancy rule does not take here)",
+                    untimed.join(", ")
+                )
             };
             return Ok(Some(Choice {
                 kernel,
                 entry: kernels[kernel].entry,
-                why: format!("the fastest in this device's tile profile {at}: {ms:.4} ms"),
+                why: format!("the fastest in this device's tile profile {at}: {ms:.4} ms{besides}"),
             }));
         }
     }
@@ -81,12 +115,14 @@ pub fn by_occupancy(gpu: &Gpu, family: &dyn FamilyDemo, size: Size) -> Result<Op
     let mut options = Vec::new();
     for &kernel in &configurations {
         let occupancy = gpu.occupancy(&kernels[kernel])?;
-        let blocks = family.launch_blocks(size, kernel)? as f64;
+        let grid = family.grid_on(gpu, size, kernel)?;
+        let blocks = grid.blocks as f64;
         let resident = occupancy.resident_blocks_per_sm.max(1);
         options.push(Candidate {
             resident,
             blocks,
             waves: blocks / (sms * resident as f64),
+            split: grid.split,
         });
     }
     let all: Vec<String> = configurations_described(&options, |i| kernels[configurations[i]].entry);
@@ -99,6 +135,16 @@ pub fn by_occupancy(gpu: &Gpu, family: &dyn FamilyDemo, size: Size) -> Result<Op
     }))
 }
 
+/// A configuration's grid at one shape on one device ([`FamilyDemo::grid_on`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Grid {
+    /// Blocks it launches (split-k's: every tile times the ways k is split, the grid's z).
+    pub blocks: u64,
+    /// Whether its blocks split the reduction among them, adding partial sums into the output
+    /// (matmul's split-k), rather than each computing whole outputs.
+    pub split: bool,
+}
+
 /// One configuration as the rule sees it.
 #[derive(Clone, Copy, Debug)]
 pub struct Candidate {
@@ -108,6 +154,15 @@ pub struct Candidate {
     pub blocks: f64,
     /// `blocks` over the blocks the whole GPU holds at once.
     pub waves: f64,
+    /// Whether its blocks split the reduction ([`Grid::split`]).
+    pub split: bool,
+}
+
+impl Candidate {
+    /// Blocks its grid has per SM (not how many reside at once: that is `resident`).
+    pub fn blocks_per_sm(&self) -> f64 {
+        self.waves * self.resident as f64
+    }
 }
 
 /// How busy the grid keeps the device's block slots, on average over its waves: waves over waves
@@ -116,16 +171,35 @@ pub fn wave_fill(waves: f64) -> f64 {
     if waves <= 0.0 { 0.0 } else { waves / waves.ceil() }
 }
 
-/// The rule over `options` (smallest tile first): the index it picks and why, in words.
+/// The rule over `options` (the unsplit ones smallest tile first): the index it picks and why, in
+/// words.
 pub fn pick(options: &[Candidate]) -> (usize, String) {
-    let indexed: Vec<(usize, &Candidate)> = options.iter().enumerate().collect();
+    let indexed: Vec<(usize, &Candidate)> = options.iter().enumerate().filter(|(_, o)| !o.split).collect();
+    // Where no unsplit tile gives every SM a block, the split configuration with the most blocks,
+    // if it has more than every unsplit tile (split-k split one way is the 64×64 tile plus a launch).
+    let most_per_sm = indexed.iter().map(|(_, o)| o.blocks_per_sm()).fold(0.0, f64::max);
+    let most_blocks = indexed.iter().map(|(_, o)| o.blocks).fold(0.0, f64::max);
+    if most_per_sm < MIN_UNSPLIT_BLOCKS_PER_SM
+        && let Some((i, _)) = options
+            .iter()
+            .enumerate()
+            .filter(|(_, o)| o.split && o.blocks > most_blocks)
+            .max_by(|a, b| a.1.blocks.total_cmp(&b.1.blocks))
+    {
+        return (
+            i,
+            format!(
+                "no unsplit tile's grid has a block for every SM ({most_per_sm:.2} per SM at most), so the split one with the most blocks"
+            ),
+        );
+    }
     let resident_enough: Vec<(usize, &Candidate)> = indexed
         .iter()
         .copied()
         .filter(|(_, o)| o.resident >= MIN_RESIDENT_BLOCKS)
         .collect();
     let (pool, rule) = if resident_enough.is_empty() {
-        let most = options.iter().map(|o| o.resident).max().unwrap_or(1);
+        let most = indexed.iter().map(|(_, o)| o.resident).max().unwrap_or(1);
         (
             indexed
                 .iter()
@@ -173,40 +247,82 @@ fn configurations_described(options: &[Candidate], entry: impl Fn(usize) -> &'st
 #[cfg(test)]
 mod tests {
     use super::*;
+    use kernels::matmul::{Matmul, split_k, warp_tiled};
 
-    /// The matmul configurations (64×64, 128×64, 128×128: 5, 4 and 2 blocks per SM on the H200's
-    /// 132 SMs) at `[m, n]`.
-    fn matmul_options(m: f64, n: f64) -> Vec<Candidate> {
-        [(64.0, 64.0, 5), (128.0, 64.0, 4), (128.0, 128.0, 2)]
+    /// The H200's SMs.
+    const SMS: u32 = 132;
+
+    /// The warp-tiled configurations at `[m, n, k]` (64×64, 128×64, 128×128: 5, 4 and 2 blocks per
+    /// SM on the H200, run t), then, `with_split`, split-k split as the host splits it (5 blocks per
+    /// SM assumed, as the 64×64 tile's: the same block and shared memory; no run has printed its
+    /// figure yet).
+    fn matmul_options([m, n, k]: [usize; 3], with_split: bool) -> Vec<Candidate> {
+        let unsplit = Matmul::new(m, n, k).expect("a valid shape");
+        let split = unsplit.with_splits(split_k::splits_for(&unsplit, 5 * SMS));
+        let mut tiles = vec![
+            (warp_tiled::KERNEL_64X64, 5, unsplit, false),
+            (warp_tiled::KERNEL_128X64, 4, unsplit, false),
+            (warp_tiled::KERNEL, 2, unsplit, false),
+        ];
+        if with_split {
+            tiles.push((split_k::KERNEL, 5, split, true));
+        }
+        tiles
             .iter()
-            .map(|&(tm, tn, resident)| {
-                let blocks = (m / tm).ceil() * (n / tn).ceil();
+            .map(|(kernel, resident, problem, split)| {
+                let blocks = kernel.launch_shape(problem).grid.volume() as f64;
                 Candidate {
-                    resident,
+                    resident: *resident,
                     blocks,
-                    waves: blocks / (132.0 * resident as f64),
+                    waves: blocks / (SMS * resident) as f64,
+                    split: *split,
                 }
             })
             .collect()
     }
 
+    /// Run t's ten matmul shapes and the warp-tiled configuration it measured fastest at each (0:
+    /// 64×64, 1: 128×64, 2: 128×128); at 4097×3073×2049 the 128×128 tile is within 3 % of the
+    /// fastest.
+    const RUN_T: [([usize; 3], usize); 10] = [
+        ([1024, 1024, 1024], 0),
+        ([2048, 2048, 2048], 2),
+        ([4096, 4096, 4096], 2),
+        ([8192, 8192, 8192], 2),
+        ([8192, 2048, 4096], 2),
+        ([8192, 64, 8192], 0),
+        ([64, 8192, 8192], 0),
+        ([8192, 8192, 64], 2),
+        ([256, 256, 65_536], 0),
+        ([4097, 3073, 2049], 2),
+    ];
+
     #[test]
     fn the_rule_picks_what_autotune_measured_fastest_on_the_h200() {
-        // Run t's fastest configuration per shape (0: 64×64, 1: 128×64, 2: 128×128); at 4097×3073
-        // the 128×128 tile is within 3 % of the fastest.
-        for (m, n, fastest) in [
-            (1024.0, 1024.0, 0),
-            (2048.0, 2048.0, 2),
-            (4096.0, 4096.0, 2),
-            (8192.0, 8192.0, 2),
-            (8192.0, 2048.0, 2),
-            (8192.0, 64.0, 0),
-            (64.0, 8192.0, 0),
-            (256.0, 256.0, 0),
-            (4097.0, 3073.0, 2),
-        ] {
-            assert_eq!(pick(&matmul_options(m, n)).0, fastest, "{m}×{n}");
+        for (shape, fastest) in RUN_T {
+            assert_eq!(pick(&matmul_options(shape, false)).0, fastest, "{shape:?}");
         }
+    }
+
+    #[test]
+    fn split_k_is_taken_only_where_the_unsplit_tiles_leave_sms_without_a_block() {
+        // Run 2026-11-30-x, median TFLOP/s: split-k 24.5 against the 64×64 tile's 1.71 at
+        // 256×256×65536, 25.9 against 13.5 at 8192×64×8192, 24.7 against 14.0 at 64×8192×8192;
+        // 18.3 against 22.7 at 1024³, and 26.9 against 128×128's 40.1 at 2048³.
+        const SPLIT_K: usize = 3;
+        for (shape, fastest) in RUN_T {
+            let skinny = [[256, 256, 65_536], [8192, 64, 8192], [64, 8192, 8192]].contains(&shape);
+            let (picked, why) = pick(&matmul_options(shape, true));
+            assert_eq!(picked, if skinny { SPLIT_K } else { fastest }, "{shape:?}: {why}");
+        }
+    }
+
+    #[test]
+    fn split_k_split_one_way_is_never_taken() {
+        // k = 300: one run of k, the 64×64 tile's grid with a zeroing launch besides.
+        let options = matmul_options([64, 64, 300], true);
+        assert_eq!(options[3].blocks, options[0].blocks);
+        assert_eq!(pick(&options).0, 0);
     }
 
     #[test]
@@ -224,11 +340,13 @@ mod tests {
                 resident: 1,
                 blocks: 1000.0,
                 waves: 7.6,
+                split: false,
             },
             Candidate {
                 resident: 1,
                 blocks: 250.0,
                 waves: 1.9,
+                split: false,
             },
         ];
         assert!(pick(&options).1.contains("no tile lets"));

@@ -43,8 +43,8 @@ pub struct Conv2dDemo;
 const FULL_CHECK_MAX_TAPS: u64 = 1 << 28;
 
 /// Images smaller than the filter, single rows and columns, tile edges, primes, every filter size,
-/// and a grid of hundreds of tiles.
-const EDGE_SHAPES: [[usize; 3]; 14] = [
+/// a grid of hundreds of tiles, and rows wider than a block of rolling warps.
+const EDGE_SHAPES: [[usize; 3]; 16] = [
     [1, 1, 3],
     [1, 1, 7],
     [2, 3, 5],
@@ -59,6 +59,10 @@ const EDGE_SHAPES: [[usize; 3]; 14] = [
     [100, 100, 5],
     [257, 509, 5],
     [520, 300, 7],
+    // Rolling rows: several blocks across (512 columns each) on the 16-byte path and off it, halos
+    // between blocks, bands of 64 rows and a short last one.
+    [140, 1032, 5],
+    [70, 1030, 7],
 ];
 
 impl FamilyDemo for Conv2dDemo {

@@ -1,15 +1,16 @@
 //! The matmul family's host side: its safe launch, cuBLAS SGEMM as the baseline, and the f64 check
 //! (every element for small products, sampled elements and a NaN scan for large ones).
 
+use super::choice::Grid;
 use super::elementwise::check_shape;
 use super::{
     Bound, Case, FamilyDemo, GUARD, Outputs, Plan, Size, Work, check_guard, check_len, guarded_inputs,
-    resident_blocks_of, substream,
+    resident_blocks_of, resident_blocks_on, substream,
 };
 use crate::array::{Array, Buffer};
 use crate::backend::Backend;
 use crate::error::{HostError, Result};
-use crate::gpu::Cublas;
+use crate::gpu::{Cublas, Gpu};
 use kernels::matmul::{FAMILY, Matmul, split_k, warp_tiled};
 use kernels::reference::{self, Expected};
 use kernels::{AnyFamily, Kernel, Source};
@@ -127,20 +128,27 @@ impl FamilyDemo for MatmulDemo {
         Size([70, 33, 45])
     }
 
-    /// The warp-tiled kernel's tiles, smallest first.
+    /// The warp-tiled kernel's tiles, smallest first, then split-k (its 64×64 tile with k split
+    /// across the grid), which the occupancy rule takes only where those tiles leave SMs without a
+    /// block ([`super::choice::MIN_UNSPLIT_BLOCKS_PER_SM`]).
     fn configurations(&self) -> &'static [&'static str] {
-        const TILES: [&str; 3] = [
+        const TILES: [&str; 4] = [
             warp_tiled::KERNEL_64X64.entry(),
             warp_tiled::KERNEL_128X64.entry(),
             warp_tiled::KERNEL.entry(),
+            split_k::KERNEL.entry(),
         ];
         &TILES
     }
 
-    fn launch_blocks(&self, size: Size, kernel: usize) -> Result<u64> {
-        let [m, n, k] = size.0;
-        let problem = Matmul::new(m, n, k)?;
-        Ok(FAMILY.kernels[kernel].launch_shape(&problem).grid.volume())
+    /// The grid [`MatmulDemo::prepare`] launches on `gpu`: split-k's counts its ways (grid z).
+    fn grid_on(&self, gpu: &Gpu, size: Size, kernel: usize) -> Result<Grid> {
+        let problem = problem(size, resident_blocks_on(gpu, &split_k::KERNEL.info(FAMILY.name))?)?;
+        let kernel = &FAMILY.kernels[kernel];
+        Ok(Grid {
+            blocks: kernel.launch_shape(&problem).grid.volume(),
+            split: kernel.entry() == split_k::KERNEL.entry(),
+        })
     }
 
     fn baseline(&self) -> Option<&'static str> {
@@ -175,11 +183,7 @@ impl FamilyDemo for MatmulDemo {
     }
 
     fn prepare<'a>(&self, backend: &'a Backend, size: Size, rng: u64, sets: usize) -> Result<Box<dyn Case + 'a>> {
-        let [m, n, k] = size.0;
-        let problem = Matmul::new(m, n, k)?;
-        // Split-k's ways, from the blocks of it the device holds at once.
-        let resident = resident_blocks_of(backend, &split_k::KERNEL.info(FAMILY.name))?;
-        let problem = problem.with_splits(split_k::splits_for(&problem, resident));
+        let problem = problem(size, resident_blocks_of(backend, &split_k::KERNEL.info(FAMILY.name))?)?;
         let (a_len, b_len, c_len) = problem.lengths();
         let a = guarded_inputs(substream(rng, 4), a_len);
         let b = guarded_inputs(substream(rng, 5), b_len);
@@ -201,6 +205,14 @@ impl FamilyDemo for MatmulDemo {
             cublas,
         }))
     }
+}
+
+/// The product of `size`, k split as many ways as [`split_k::splits_for`] gives for `resident`
+/// blocks of split-k held at once.
+fn problem(size: Size, resident: u32) -> Result<Matmul> {
+    let [m, n, k] = size.0;
+    let problem = Matmul::new(m, n, k)?;
+    Ok(problem.with_splits(split_k::splits_for(&problem, resident)))
 }
 
 fn macs(problem: &Matmul) -> u64 {

@@ -26,6 +26,7 @@ pub mod warp_probe;
 
 use crate::backend::Backend;
 use crate::error::{HostError, Result};
+use crate::gpu::Gpu;
 use kernels::{AnyFamily, KernelInfo, Source};
 
 /// Every family's host side, in the registry's order.
@@ -134,8 +135,9 @@ pub trait FamilyDemo: Sync {
     /// can rotate past the L2), poisoned outputs, and what the check compares with.
     fn prepare<'a>(&self, backend: &'a Backend, size: Size, rng: u64, sets: usize) -> Result<Box<dyn Case + 'a>>;
 
-    /// Kernels (entry names, smallest tile first) that are one algorithm at several tile sizes,
-    /// among which the host chooses for the device ([`choice`]).
+    /// Kernels (entry names, smallest tile first, then any that split the reduction across the
+    /// grid) that are one algorithm at several tile sizes, among which the host chooses for the
+    /// device ([`choice`]).
     fn configurations(&self) -> &'static [&'static str] {
         &[]
     }
@@ -149,6 +151,16 @@ pub trait FamilyDemo: Sync {
     /// Blocks kernel `kernel`'s grid has for `size` (for the choice of a configuration).
     fn launch_blocks(&self, _size: Size, _kernel: usize) -> Result<u64> {
         Ok(1)
+    }
+
+    /// Kernel `kernel`'s grid for `size` on `gpu`, as the choice of a configuration sees it: by
+    /// default [`FamilyDemo::launch_blocks`], each block computing whole outputs. A family whose
+    /// grid depends on the device (matmul's split-k splits k to fill it) says so here.
+    fn grid_on(&self, _gpu: &Gpu, size: Size, kernel: usize) -> Result<choice::Grid> {
+        Ok(choice::Grid {
+            blocks: self.launch_blocks(size, kernel)?,
+            split: false,
+        })
     }
 
     /// The registry name, e.g. "matmul".
@@ -253,9 +265,14 @@ const EMULATOR_BLOCKS: u32 = 8;
 /// registers, shared memory and threads): the grid of a persistent kernel. A few on the emulator.
 pub fn resident_blocks_of(backend: &Backend, kernel: &KernelInfo) -> Result<u32> {
     Ok(match backend {
-        Backend::Gpu(gpu) => gpu.info().sm_count * gpu.occupancy(kernel)?.resident_blocks_per_sm.max(1),
+        Backend::Gpu(gpu) => resident_blocks_on(gpu, kernel)?,
         Backend::Emu => EMULATOR_BLOCKS,
     })
+}
+
+/// Blocks of `kernel` `gpu` holds at once: SMs × the driver's resident blocks per SM.
+pub fn resident_blocks_on(gpu: &Gpu, kernel: &KernelInfo) -> Result<u32> {
+    Ok(gpu.info().sm_count * gpu.occupancy(kernel)?.resident_blocks_per_sm.max(1))
 }
 
 /// `len` ≥ `needed`, or an error naming the array.

@@ -51,6 +51,15 @@ impl Shape {
             .min_by(|a, b| a.1.total_cmp(b.1))
             .map(|(entry, &ms)| (entry.as_str(), ms))
     }
+
+    /// Those of `entries` not timed here (configurations added after the profile was made).
+    pub fn untimed<'e>(&self, entries: &[&'e str]) -> Vec<&'e str> {
+        entries
+            .iter()
+            .copied()
+            .filter(|e| !self.medians_ms.contains_key(*e))
+            .collect()
+    }
 }
 
 /// What the profile says for one family and shape.
@@ -167,6 +176,14 @@ mod tests {
         let found = p.lookup("matmul", Size([4096, 4096, 4096])).expect("profiled");
         assert!(found.exact);
         assert_eq!(found.shape.fastest(), Some(("large", 3.3)));
+    }
+
+    #[test]
+    fn a_shape_names_the_configurations_it_has_not_timed() {
+        let p = profile();
+        let found = p.lookup("matmul", Size([1024, 1024, 1024])).expect("profiled");
+        assert_eq!(found.shape.untimed(&["small", "split", "large"]), vec!["split"]);
+        assert!(found.shape.untimed(&["small", "large"]).is_empty());
     }
 
     #[test]

@@ -5,7 +5,9 @@
 //! * [`direct`]: one thread per output, image and filter read from global memory (through L1);
 //! * [`tiled`]: the block's input tile with its halo, and the filter, staged in shared memory;
 //! * [`blocked`]: the same tile, each thread computing a column of 8 outputs with the filter in
-//!   registers and each input row it loads used by every output it touches (register blocking).
+//!   registers and each input row it loads used by every output it touches (register blocking);
+//! * [`rolling`]: each warp walks down a band, input rows travelling into a ring in shared memory
+//!   (`cp.async`) rows ahead of use, the open output rows in registers.
 //!
 //! The radius is a run-time value but each kernel dispatches to a body compiled for it, so that
 //! every loop over the filter is unrolled.
@@ -25,6 +27,7 @@ macro_rules! with_radius {
 
 pub mod blocked;
 pub mod direct;
+pub mod rolling;
 pub mod tiled;
 
 use crate::family::{Family, Problem};
@@ -48,7 +51,13 @@ impl Problem for Conv2d {
 /// Every convolution kernel, in ladder order: the registry's list.
 pub const FAMILY: Family<Conv2d> = Family::new(
     "conv2d",
-    &[direct::KERNEL, tiled::KERNEL, blocked::KERNEL_V4, blocked::KERNEL_V8],
+    &[
+        direct::KERNEL,
+        tiled::KERNEL,
+        blocked::KERNEL_V4,
+        blocked::KERNEL_V8,
+        rolling::KERNEL,
+    ],
 );
 
 #[cfg(not(target_arch = "nvptx64"))]

@@ -26,6 +26,38 @@ impl SharedMatrix<f32> {
         // SAFETY: forwarded from the caller.
         unsafe { backend::copy16_async(dst, src) }
     }
+
+    /// As [`SharedMatrix::copy4_async_unchecked`], but only the first `valid` of the four floats
+    /// (0 to 4) are read from `src`; the rest land as zeros (`cp.async`'s source size). With
+    /// `valid = 0` nothing is read and `src` need only be aligned: a tile's edge past the image or
+    /// matrix stages zeros without a branch or a store of its own.
+    ///
+    /// # Safety
+    /// As for [`SharedMatrix::copy4_async_unchecked`], for the first `valid` floats at `src`;
+    /// `valid ≤ 4`.
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    pub unsafe fn copy4_async_zero_fill_unchecked(&self, row: u32, col: u32, src: *const f32, valid: u32) {
+        let dst = self.vector_at(row, col);
+        // SAFETY: forwarded from the caller.
+        unsafe { backend::copy16_async_zero_fill(dst, src, valid) }
+    }
+
+    /// Starts copying the float at `src` into element `(row, col)` where `valid`, else a zero
+    /// (`cp.async.ca.shared.global`, 4 bytes, through the L1): the form for rows of any length and
+    /// alignment. Joins this thread's open group, as the 16-byte copies.
+    ///
+    /// # Safety
+    /// The destination as for [`SharedMatrix::get_unchecked`]; where `valid`, `src` points to a
+    /// float of global memory that no thread writes until the copy's group is waited for; `src` is
+    /// 4-byte aligned either way.
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    pub unsafe fn copy1_async_zero_fill_unchecked(&self, row: u32, col: u32, src: *const f32, valid: bool) {
+        let dst = self.element_at(row, col);
+        // SAFETY: forwarded from the caller.
+        unsafe { backend::copy4_async(dst, src, valid as u32) }
+    }
 }
 
 /// `cp.async.commit_group`: closes this thread's open group of copies (an empty group is allowed:
@@ -55,10 +87,13 @@ pub(crate) struct AsyncCopies {
     pub committed: std::collections::VecDeque<Vec<PendingCopy>>,
 }
 
-/// One copy in flight on the emulator: the bytes were read from global memory when it started.
+/// One copy in flight on the emulator: the bytes were read from global memory when it started
+/// (zeros past the copy's source size).
 #[cfg(not(target_arch = "nvptx64"))]
 pub(crate) struct PendingCopy {
-    pub dst: *mut Float4,
+    pub dst: *mut f32,
     pub value: Float4,
+    /// Floats the copy writes: 4 (16 bytes) or 1 (4 bytes).
+    pub words: u32,
     pub site: &'static std::panic::Location<'static>,
 }

@@ -389,6 +389,31 @@ pub unsafe fn copy16_async(dst: *mut super::Float4, src: *const f32) {
     };
 }
 
+/// As [`copy16_async`], reading `valid` floats and zero-filling the rest (the source size).
+#[inline(always)]
+pub unsafe fn copy16_async_zero_fill(dst: *mut super::Float4, src: *const f32, valid: u32) {
+    // SAFETY: the caller passes an aligned shared destination and an aligned global source.
+    unsafe {
+        asm!(
+            "{{ .reg .u64 s, g; .reg .u32 s32; cvta.to.shared.u64 s, {d}; cvt.u32.u64 s32, s; cvta.to.global.u64 g, {p}; cp.async.cg.shared.global [s32], [g], 16, {n}; }}",
+            d = in(reg64) dst, p = in(reg64) src, n = in(reg32) 4 * valid, options(nostack),
+        )
+    };
+}
+
+/// `cp.async` of 4 bytes, global to shared, through the L1 (`.ca`: `.cg` copies 16 bytes only);
+/// `valid` (0 or 1) floats read, a zero written otherwise.
+#[inline(always)]
+pub unsafe fn copy4_async(dst: *mut f32, src: *const f32, valid: u32) {
+    // SAFETY: the caller passes an aligned shared destination and an aligned global source.
+    unsafe {
+        asm!(
+            "{{ .reg .u64 s, g; .reg .u32 s32; cvta.to.shared.u64 s, {d}; cvt.u32.u64 s32, s; cvta.to.global.u64 g, {p}; cp.async.ca.shared.global [s32], [g], 4, {n}; }}",
+            d = in(reg64) dst, p = in(reg64) src, n = in(reg32) 4 * valid, options(nostack),
+        )
+    };
+}
+
 #[inline(always)]
 pub fn async_copy_commit() {
     // SAFETY: closes this thread's group of copies; no operands.

@@ -414,6 +414,15 @@ impl SharedMatrix<f32> {
         unsafe { super::backend::shared_store(ptr, value) }
     }
 
+    /// The address of element `(row, col)`, checked on the emulator.
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    pub(super) fn element_at(&self, row: u32, col: u32) -> *mut f32 {
+        emulator_check_index(row, self.layout.rows, "matrix row");
+        emulator_check_index(col, self.layout.cols, "matrix column");
+        self.ptr.wrapping_add((row * self.layout.pitch + col) as usize)
+    }
+
     /// The address of `(row, col)` as a 16-byte vector, checked on the emulator.
     #[inline(always)]
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]

@@ -391,16 +391,63 @@ pub fn vote_all(predicate: bool) -> bool {
 /// `src` is readable for 16 bytes; `dst` is inside the block's shared memory (checked at the wait).
 #[track_caller]
 pub unsafe fn copy16_async(dst: *mut crate::device::Float4, src: *const f32) {
+    // SAFETY: forwarded.
+    unsafe { copy16_async_zero_fill(dst, src, 4) }
+}
+
+/// Starts a 16-byte copy into shared memory: its first `valid` floats are read from global memory
+/// now, the rest are zeros, and all 16 bytes land at the wait that covers its group.
+///
+/// # Safety
+/// `src` is readable for `valid` floats; `dst` is inside the block's shared memory (checked at the
+/// wait).
+#[track_caller]
+pub unsafe fn copy16_async_zero_fill(dst: *mut crate::device::Float4, src: *const f32, valid: u32) {
     if !(src as usize).is_multiple_of(16) || !(dst as usize).is_multiple_of(16) {
         report(format!(
             "cp.async of 16 bytes needs 16-byte aligned addresses: global {src:p}, shared {dst:p}"
         ));
     }
-    // SAFETY: readable and aligned (checked above), by the caller's promise.
-    let value = unsafe { src.cast::<crate::device::Float4>().read() };
+    if valid > 4 {
+        report(format!(
+            "cp.async of 16 bytes given a source of {valid} floats (at most 4)"
+        ));
+    }
+    // SAFETY: (the caller's promise) readable for `valid` floats.
+    unsafe { start_copy(dst.cast(), src, valid, 4) }
+}
+
+/// Starts a 4-byte copy into shared memory: the float at `src` if `valid` is 1, else a zero.
+///
+/// # Safety
+/// `src` is readable for `valid` floats; `dst` is inside the block's shared memory (checked at the
+/// wait).
+#[track_caller]
+pub unsafe fn copy4_async(dst: *mut f32, src: *const f32, valid: u32) {
+    if !(src as usize).is_multiple_of(4) || !(dst as usize).is_multiple_of(4) {
+        report(format!(
+            "cp.async of 4 bytes needs 4-byte aligned addresses: global {src:p}, shared {dst:p}"
+        ));
+    }
+    // SAFETY: as for `copy16_async`.
+    unsafe { start_copy(dst, src, valid.min(1), 1) }
+}
+
+/// Reads the copy's source now (`valid` of its `words` floats, zeros after) and queues its write.
+///
+/// # Safety
+/// `src` is readable for `valid ≤ words ≤ 4` floats.
+#[track_caller]
+unsafe fn start_copy(dst: *mut f32, src: *const f32, valid: u32, words: u32) {
+    let mut value = crate::device::Float4([0.0; 4]);
+    for (i, word) in value.0.iter_mut().enumerate().take(valid.min(words) as usize) {
+        // SAFETY: inside the source's valid floats, by the caller's promise.
+        *word = unsafe { src.add(i).read() };
+    }
     current().copies.borrow_mut().open.push(crate::device::PendingCopy {
         dst,
         value,
+        words,
         site: Location::caller(),
     });
 }
@@ -427,10 +474,13 @@ pub fn async_copy_wait<const PENDING: u32>() {
             copies.committed.pop_front().unwrap_or_default()
         };
         for copy in group {
-            check_shared(copy.dst as usize, 16, Kind::Write, copy.site);
+            check_shared(copy.dst as usize, 4 * copy.words, Kind::Write, copy.site);
             // SAFETY: inside the block's shared memory (checked above), aligned (checked when the
             // copy started).
-            unsafe { copy.dst.write(copy.value) };
+            unsafe {
+                copy.dst
+                    .copy_from_nonoverlapping(copy.value.0.as_ptr(), copy.words as usize)
+            };
         }
     }
 }

@@ -1,0 +1,399 @@
+//! Rolling rows: each warp walks down a band of the image, 128 columns wide, one input row at a
+//! time. The rows travel into a small ring in shared memory with `cp.async` several rows ahead of
+//! use, so every warp keeps loads in flight the whole time instead of loading a tile, waiting at a
+//! barrier and computing with nothing in flight (what limits the tiled and blocked kernels: their
+//! rate follows the blocks per SM, docs/perf-log.md). Each lane reads its four columns and the
+//! halo around them from the ring (three 16-byte reads), and adds the row into every output row
+//! whose window covers it: 2R+1 output rows are open at once, in registers, each closed and stored
+//! once its last input row has passed. A pixel is read from global memory once per band (plus 2R
+//! halo rows per band of 64) and once from shared memory; the filter sits in registers up to 5×5.
+//!
+//! The warps never wait for each other: a warp's ring is its own, filled and read by its lanes,
+//! ordered by `sync_warp`. Zero padding costs nothing: rows and columns outside the image are
+//! copied as zeros (the copies' source size). Rows whose length is not a multiple of 4 (or an
+//! unaligned image) take 4-byte copies, consecutive lanes on consecutive columns.
+//!
+//! Measured on the H200 (docs/perf-log.md, changes 33–35): 75–80 % of the copy ceiling at 3×3 and
+//! 5×5 on 8192², issue-bound (about 45 instructions per output, 25 of them FMAs).
+
+use super::{Conv2d, MAX_RADIUS};
+use crate::device::{
+    Float4, MatrixLayout, SharedMatrix, async_copy_commit, async_copy_wait, block_idx, fma, global_store, grid_dim,
+    is_aligned4, lane_id, store4, sync_threads, sync_warp, thread_idx, unrolled,
+};
+use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel, shared_memory};
+
+/// Lanes of a warp.
+const LANES: u32 = 32;
+/// Warps per block, side by side: a block covers 4 × 128 columns of one band.
+pub const WARPS: u32 = 4;
+/// Outputs per lane along a row: one 16-byte access.
+const V: u32 = 4;
+/// Columns per warp.
+pub const SPAN: u32 = LANES * V;
+/// Output rows per warp, at most: the band it walks down (the grid's rows of blocks split the height
+/// evenly). Its 2R rows of halo are read twice (by this band and the next), 6 % more reads at 5×5.
+/// Bands sized so that the grid fills whole waves measured 1–4 % slower (docs/perf-log.md,
+/// change 34).
+pub const BAND: u32 = 64;
+/// Input rows in a warp's ring: one being read while DEPTH - 1 travel.
+const DEPTH: u32 = 6;
+/// Columns of halo stored each side of a warp's 128 (R ≤ 3, four for 16-byte alignment).
+const HALO: u32 = 4;
+/// Largest radius whose filter is held in registers (49 weights at 7×7 would not fit beside the
+/// 28 open sums): 7×7 reads its weights from shared memory at each row.
+const REGISTER_RADIUS: u32 = 2;
+/// Filter side padded to a multiple of 4, for 16-byte reads of a filter row.
+const FILTER_PITCH: u32 = 8;
+/// Largest filter side.
+const MAX_SIDE: u32 = 2 * MAX_RADIUS + 1;
+
+shared_memory! {
+    /// Every warp's ring of input rows (DEPTH rows each), and the filter.
+    pub struct Rings {
+        pub rows: SharedMatrix<f32> = MatrixLayout::dense(WARPS * DEPTH, SPAN + 2 * HALO),
+        pub filter: SharedMatrix<f32> = MatrixLayout::dense(MAX_SIDE, FILTER_PITCH),
+    }
+}
+
+/// One warp's walk down its band.
+struct Walk {
+    rows: SharedMatrix<f32>,
+    image: *const f32,
+    output: *mut f32,
+    height: u32,
+    width: u32,
+    /// The warp's first ring row.
+    ring: u32,
+    /// The warp's first column, and this lane's.
+    base: u32,
+    col: u32,
+    lane: u32,
+    /// The band's first output row and one past its last.
+    first: u32,
+    last: u32,
+}
+
+impl Walk {
+    /// Starts copying input row `first - R + j` (zeros outside the image) into ring slot j mod
+    /// DEPTH: each lane its four columns, lanes 0 and 1 the halos left and right.
+    ///
+    /// # Safety
+    /// The image holds height × width floats; on the 16-byte path width is a multiple of 4 and the
+    /// image 16-byte aligned.
+    #[inline(always)]
+    unsafe fn load<const VECTOR: bool, const R: u32>(&self, j: u32) {
+        let row = (self.first + j).wrapping_sub(R);
+        let slot = self.ring + j % DEPTH;
+        let inside = row < self.height;
+        // The image row's start; the image's own start where the row is outside (nothing is read).
+        let start = if inside {
+            self.image.wrapping_add((row * self.width) as usize)
+        } else {
+            self.image
+        };
+        if VECTOR {
+            // Four columns lie wholly inside or outside (width a multiple of 4).
+            let four = |col: u32| {
+                if inside && col < self.width {
+                    (start.wrapping_add(col as usize), 4)
+                } else {
+                    (self.image, 0)
+                }
+            };
+            let (src, valid) = four(self.col);
+            // SAFETY: `valid` floats at `src` lie inside the image, 16-byte aligned; the slot's row
+            // and columns HALO + 4·lane .. + 4 lie inside the ring.
+            unsafe {
+                self.rows
+                    .copy4_async_zero_fill_unchecked(slot, HALO + V * self.lane, src, valid)
+            };
+            // Lane 0 copies the halo left of the warp's columns, lane 1 the halo right of them.
+            if self.lane < 2 {
+                let (halo_col, halo_at) = if self.lane == 0 {
+                    (self.base.wrapping_sub(HALO), 0)
+                } else {
+                    (self.base + SPAN, HALO + SPAN)
+                };
+                let (src, valid) = four(halo_col);
+                // SAFETY: as above, columns 0..4 or HALO + SPAN .. + 4 of the slot.
+                unsafe { self.rows.copy4_async_zero_fill_unchecked(slot, halo_at, src, valid) };
+            }
+        } else {
+            // One float per copy, consecutive lanes on consecutive columns (128 bytes per copy
+            // instruction): ring column c holds image column base - HALO + c.
+            let one = |at: u32| {
+                let col = (self.base + at).wrapping_sub(HALO);
+                if inside && col < self.width {
+                    (start.wrapping_add(col as usize), true)
+                } else {
+                    (self.image, false)
+                }
+            };
+            unrolled::<{ V }>(|q| {
+                let at = HALO + self.lane + LANES * q;
+                let (src, valid) = one(at);
+                // SAFETY: a float inside the image where valid; the slot's element inside the ring.
+                unsafe { self.rows.copy1_async_zero_fill_unchecked(slot, at, src, valid) };
+            });
+            // Lanes 0..4 copy the halo left of the warp's columns, lanes 4..8 the halo right.
+            if self.lane < 2 * HALO {
+                let at = if self.lane < HALO { self.lane } else { SPAN + self.lane };
+                let (src, valid) = one(at);
+                // SAFETY: as above.
+                unsafe { self.rows.copy1_async_zero_fill_unchecked(slot, at, src, valid) };
+            }
+        }
+    }
+
+    /// Stores output row `o` (the lane's four columns of it).
+    ///
+    /// # Safety
+    /// o < height; the output holds height × width floats (16-byte aligned on the 16-byte path,
+    /// width a multiple of 4).
+    #[inline(always)]
+    unsafe fn store<const VECTOR: bool>(&self, o: u32, sums: [f32; 4]) {
+        let start = self.output.wrapping_add((o * self.width) as usize);
+        if VECTOR {
+            if self.col < self.width {
+                // SAFETY: four columns inside the output row, aligned.
+                unsafe { store4(start.add(self.col as usize), Float4(sums)) };
+            }
+        } else {
+            unrolled::<{ V }>(|q| {
+                if self.col + q < self.width {
+                    // SAFETY: inside the output row.
+                    unsafe { global_store(start.add((self.col + q) as usize), sums[q as usize]) };
+                }
+            });
+        }
+    }
+}
+
+/// The band for radius R: every input row from `first - R` to `last + R - 1` once, in order.
+///
+/// # Safety
+/// As for [`Walk::load`] and [`Walk::store`]; `filter` holds the (2R+1)² weights (rows padded to
+/// FILTER_PITCH), visible to every thread.
+#[inline(always)]
+unsafe fn band<const VECTOR: bool, const R: u32>(walk: &Walk, filter: SharedMatrix<f32>) {
+    let side = 2 * R + 1;
+    let rows_in = walk.last - walk.first + 2 * R;
+    // Every loop over the filter, the open rows and a row's columns is written out with the bounds
+    // of the largest filter and tests on constants that fold away, so that every index is a
+    // constant and the arrays stay in registers.
+    let held = if R <= REGISTER_RADIUS {
+        read_filter::<R>(filter)
+    } else {
+        [[0.0; MAX_SIDE as usize]; MAX_SIDE as usize]
+    };
+    for j in 0..DEPTH - 1 {
+        if j < rows_in {
+            // SAFETY: forwarded.
+            unsafe { walk.load::<VECTOR, R>(j) };
+        }
+        async_copy_commit();
+    }
+    // 2R + 1 rows per turn, one step each, so that each row's slots are constants.
+    let mut rows = Rows::<VECTOR, R> {
+        walk,
+        filter,
+        held,
+        rows_in,
+        sums: [[0.0; V as usize]; MAX_SIDE as usize],
+    };
+    let mut j0 = 0;
+    while j0 < rows_in {
+        // SAFETY (each step): forwarded.
+        unsafe {
+            rows.step::<0>(j0);
+            rows.step::<1>(j0);
+            rows.step::<2>(j0);
+            rows.step::<3>(j0);
+            rows.step::<4>(j0);
+            rows.step::<5>(j0);
+            rows.step::<6>(j0);
+        }
+        j0 += side;
+    }
+}
+
+/// A band's walk in progress: the open output rows and what each row step reads.
+struct Rows<'a, const VECTOR: bool, const R: u32> {
+    walk: &'a Walk,
+    filter: SharedMatrix<f32>,
+    /// The filter, up to 5×5 (7×7 reads it from `filter` at each row, a filter row at a time).
+    held: [[f32; MAX_SIDE as usize]; MAX_SIDE as usize],
+    /// Input rows of the band, halos included.
+    rows_in: u32,
+    /// Open output rows: output o (counted from the band's first) in slot o mod (2R + 1).
+    sums: [[f32; V as usize]; MAX_SIDE as usize],
+}
+
+impl<const VECTOR: bool, const R: u32> Rows<'_, VECTOR, R> {
+    /// Input row j0 + K, the turn's K-th (none if K ≥ 2R + 1 or past the band). A function with the
+    /// step as a constant, always inlined: as a closure called for each K, LLVM left it out of
+    /// line, its captures in local memory (472 bytes of stack).
+    ///
+    /// # Safety
+    /// As for [`band`].
+    #[inline(always)]
+    unsafe fn step<const K: u32>(&mut self, j0: u32) {
+        let side = 2 * R + 1;
+        let j = j0 + K;
+        if K >= side || j >= self.rows_in {
+            return;
+        }
+        // Row j has landed (this lane's copies), and every lane's copies are visible; every
+        // lane has also finished reading the slot the next copy overwrites (row j - 1's).
+        async_copy_wait::<{ DEPTH - 2 }>();
+        sync_warp();
+        let slot = self.walk.ring + j % DEPTH;
+        let at = V * self.walk.lane;
+        // SAFETY: inside the ring's row (at + 12 ≤ SPAN + 2·HALO), 16-byte aligned.
+        let (left, mid, right) = unsafe {
+            (
+                self.walk.rows.get4_unchecked(slot, at),
+                self.walk.rows.get4_unchecked(slot, at + 4),
+                self.walk.rows.get4_unchecked(slot, at + 8),
+            )
+        };
+        let x = [left.0, mid.0, right.0].concat_12();
+        if j + DEPTH - 1 < self.rows_in {
+            // SAFETY: forwarded.
+            unsafe { self.walk.load::<VECTOR, R>(j + DEPTH - 1) };
+        }
+        async_copy_commit();
+        // Row j feeds output j - dy through filter row dy (the output's window starts R rows
+        // above it): slot (K - dy) mod side. Filter row 0 opens the output (a product, not a sum).
+        unrolled::<{ MAX_SIDE }>(|dy| {
+            if dy >= side {
+                return;
+            }
+            let open = ((K + side - dy) % side) as usize;
+            // Filter row dy: held, or two 16-byte reads at 7×7.
+            let w = if R <= REGISTER_RADIUS {
+                self.held[dy as usize]
+            } else {
+                // SAFETY: row dy < 7 of the filter matrix, whose pitch (8) and offset are 16-byte
+                // multiples.
+                let (low, high) = unsafe { (self.filter.get4_unchecked(dy, 0), self.filter.get4_unchecked(dy, 4)) };
+                let (l, h) = (low.0, high.0);
+                [l[0], l[1], l[2], l[3], h[0], h[1], h[2]]
+            };
+            unrolled::<{ V }>(|c| {
+                unrolled::<{ MAX_SIDE }>(|dx| {
+                    if dx < side {
+                        let value = x[(HALO - R + c + dx) as usize];
+                        let weight = w[dx as usize];
+                        let sum = &mut self.sums[open][c as usize];
+                        *sum = if dy == 0 && dx == 0 {
+                            weight * value
+                        } else {
+                            fma(weight, value, *sum)
+                        };
+                    }
+                })
+            });
+        });
+        // Row j was the last of output j - 2R's window: store it, if it is one of the band's.
+        let o = (self.walk.first + j).wrapping_sub(2 * R);
+        if j >= 2 * R && o < self.walk.last {
+            // SAFETY: o < last ≤ height; forwarded.
+            unsafe { self.walk.store::<VECTOR>(o, self.sums[((K + 1) % side) as usize]) };
+        }
+    }
+}
+
+/// The (2R+1)² weights from shared memory. A function, always inlined: as a closure, LLVM left it
+/// out of line and returned the array through local memory (488 bytes of stack).
+#[inline(always)]
+fn read_filter<const R: u32>(filter: SharedMatrix<f32>) -> [[f32; MAX_SIDE as usize]; MAX_SIDE as usize] {
+    let side = 2 * R + 1;
+    let mut w = [[0.0f32; MAX_SIDE as usize]; MAX_SIDE as usize];
+    unrolled::<{ MAX_SIDE }>(|i| {
+        unrolled::<{ MAX_SIDE }>(|j| {
+            if i < side && j < side {
+                // SAFETY: inside the filter matrix (side ≤ MAX_SIDE ≤ FILTER_PITCH).
+                w[i as usize][j as usize] = unsafe { filter.get_unchecked(i, j) };
+            }
+        })
+    });
+    w
+}
+
+/// Three float4s as one row of 12 values.
+trait Concat12 {
+    fn concat_12(self) -> [f32; 12];
+}
+
+impl Concat12 for [[f32; 4]; 3] {
+    #[inline(always)]
+    fn concat_12(self) -> [f32; 12] {
+        let [a, b, c] = self;
+        [a[0], a[1], a[2], a[3], b[0], b[1], b[2], b[3], c[0], c[1], c[2], c[3]]
+    }
+}
+
+kernel! {
+    /// Warp w of block (x, y) convolves columns (4x + w)·128 .. + 128 of output rows y·64 .. + 64.
+    pub unsafe fn conv2d_rolling(image: *const f32, filter: *const f32, output: *mut f32, height: u32, width: u32, radius: u32) {
+        let Rings { rows, filter: weights } = Rings::carve();
+        let side = 2 * radius + 1;
+        let t = thread_idx().x;
+        // The whole padded matrix, zeros outside the filter: 7×7 reads filter rows 16 bytes at a time.
+        if t < MAX_SIDE * FILTER_PITCH {
+            let (i, j) = (t / FILTER_PITCH, t % FILTER_PITCH);
+            // SAFETY: the filter holds side² weights.
+            let weight = if i < side && j < side { unsafe { *filter.add((i * side + j) as usize) } } else { 0.0 };
+            // SAFETY: (i, j) is inside the matrix.
+            unsafe { weights.set_unchecked(i, j, weight) };
+        }
+        // The filter is staged before any thread reads it (and before any warp leaves).
+        sync_threads();
+        let warp = t / LANES;
+        let base = (block_idx().x * WARPS + warp) * SPAN;
+        if base >= width {
+            return;
+        }
+        let lane = lane_id();
+        // The band's rows: height split evenly over the grid's rows of blocks.
+        let band_rows = height.div_ceil(grid_dim().y);
+        let first = block_idx().y * band_rows;
+        if first >= height {
+            return;
+        }
+        let walk = Walk {
+            rows,
+            image,
+            output,
+            height,
+            width,
+            ring: warp * DEPTH,
+            base,
+            col: base + V * lane,
+            lane,
+            first,
+            last: height.min(first + band_rows),
+        };
+        let vector = width.is_multiple_of(4) && is_aligned4(image) && is_aligned4(output);
+        // SAFETY: forwarded from the kernel's contract (the shape for the 16-byte path checked
+        // above); KERNEL launches WARPS whole warps, grid y covering the rows in bands.
+        unsafe {
+            if vector {
+                with_radius!(radius, band::<true>(&walk, weights))
+            } else {
+                with_radius!(radius, band::<false>(&walk, weights))
+            }
+        }
+    }
+}
+
+/// Four warps side by side per block, each walking a band of up to 64 output rows and 128 columns.
+pub const KERNEL: Kernel<Conv2d> = Kernel {
+    code: conv2d_rolling,
+    block: Dim3::x(WARPS * LANES),
+    shared: SharedMemory::of(Rings::BYTES),
+    grid: |p| Dim3::xy(p.width.div_ceil(WARPS * SPAN), p.height.div_ceil(BAND)),
+    bounds: LaunchBounds::min_blocks_per_sm(6),
+};
