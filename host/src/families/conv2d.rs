@@ -107,24 +107,15 @@ impl FamilyDemo for Conv2dDemo {
         Size([67, 45, 5])
     }
 
+    /// The fastest algorithm's two widths: rolling rows with 4 or 8 outputs per lane. (The
+    /// blocked kernels' V = 4 and V = 8 were the choice until rolling rows, 1.5–3.6× faster,
+    /// landed: docs/perf-log.md, changes 8 and 33.)
     fn configurations(&self) -> &'static [&'static str] {
-        const STRIPS: [&str; 2] = [
-            kernels::conv2d::blocked::KERNEL_V4.entry(),
-            kernels::conv2d::blocked::KERNEL_V8.entry(),
+        const WIDTHS: [&str; 2] = [
+            kernels::conv2d::rolling::KERNEL_V4.entry(),
+            kernels::conv2d::rolling::KERNEL_V8.entry(),
         ];
-        &STRIPS
-    }
-
-    /// At 7×7 both strips share each input row among four outputs (V = 8 does its strip in two
-    /// halves there), so V = 8 is no larger a tile than V = 4, only half the blocks: V = 4 alone.
-    fn configurations_at(&self, size: Size) -> Vec<&'static str> {
-        use kernels::conv2d::blocked::{KERNEL_V4, KERNEL_V8, outputs_sharing_a_row};
-        let radius = (size.0[2] / 2) as u32;
-        let mut tiles = vec![KERNEL_V4.entry()];
-        if outputs_sharing_a_row(8, radius) > outputs_sharing_a_row(4, radius) {
-            tiles.push(KERNEL_V8.entry());
-        }
-        tiles
+        &WIDTHS
     }
 
     fn launch_blocks(&self, size: Size, kernel: usize) -> Result<u64> {
@@ -244,14 +235,13 @@ mod configuration_tests {
     use super::*;
 
     #[test]
-    fn both_strips_are_tiles_up_to_5x5_and_only_v4_at_7x7() {
+    fn both_rolling_widths_are_configurations_at_every_filter() {
         let (v4, v8) = (
-            kernels::conv2d::blocked::KERNEL_V4.entry(),
-            kernels::conv2d::blocked::KERNEL_V8.entry(),
+            kernels::conv2d::rolling::KERNEL_V4.entry(),
+            kernels::conv2d::rolling::KERNEL_V8.entry(),
         );
-        for filter in [3, 5] {
+        for filter in [3, 5, 7] {
             assert_eq!(Conv2dDemo.configurations_at(Size([64, 64, filter])), vec![v4, v8]);
         }
-        assert_eq!(Conv2dDemo.configurations_at(Size([64, 64, 7])), vec![v4]);
     }
 }

@@ -184,13 +184,6 @@ unsafe fn strip_body<const V: u32, const R: u32>(
     });
 }
 
-/// Outputs of a thread's strip that share each input row it loads from shared memory, for V
-/// outputs per thread at `radius`: all V up to 5×5; at 7×7 four, as the strip is done four outputs
-/// at a time there.
-pub const fn outputs_sharing_a_row(v: u32, radius: u32) -> u32 {
-    if radius <= REGISTER_RADIUS || v < 4 { v } else { 4 }
-}
-
 kernel! {
     /// Register-blocked convolution, 4 outputs per thread: 32×32 outputs per block.
     pub unsafe fn conv2d_blocked_v4(image: *const f32, filter: *const f32, output: *mut f32, height: u32, width: u32, radius: u32) {

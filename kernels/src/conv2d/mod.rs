@@ -56,7 +56,8 @@ pub const FAMILY: Family<Conv2d> = Family::new(
         tiled::KERNEL,
         blocked::KERNEL_V4,
         blocked::KERNEL_V8,
-        rolling::KERNEL,
+        rolling::KERNEL_V4,
+        rolling::KERNEL_V8,
     ],
 );
 

@@ -25,12 +25,10 @@ use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel, shared_memory};
 
 /// Lanes of a warp.
 const LANES: u32 = 32;
-/// Warps per block, side by side: a block covers 4 × 128 columns of one band.
+/// Warps per block, side by side: a block covers 4 × 32V columns of one band.
 pub const WARPS: u32 = 4;
-/// Outputs per lane along a row: one 16-byte access.
-const V: u32 = 4;
-/// Columns per warp.
-pub const SPAN: u32 = LANES * V;
+/// Most outputs per lane along a row (V = 4 or 8: one or two 16-byte accesses).
+const MAX_V: u32 = 8;
 /// Output rows per warp, at most: the band it walks down (the grid's rows of blocks split the height
 /// evenly). Its 2R rows of halo are read twice (by this band and the next), 6 % more reads at 5×5.
 /// Bands sized so that the grid fills whole waves measured 1–4 % slower (docs/perf-log.md,
@@ -38,7 +36,7 @@ pub const SPAN: u32 = LANES * V;
 pub const BAND: u32 = 64;
 /// Input rows in a warp's ring: one being read while DEPTH - 1 travel.
 const DEPTH: u32 = 6;
-/// Columns of halo stored each side of a warp's 128 (R ≤ 3, four for 16-byte alignment).
+/// Columns of halo stored each side of a warp's 32V (R ≤ 3, four for 16-byte alignment).
 const HALO: u32 = 4;
 /// Largest radius whose filter is held in registers (49 weights at 7×7 would not fit beside the
 /// 28 open sums): 7×7 reads its weights from shared memory at each row.
@@ -49,15 +47,23 @@ const FILTER_PITCH: u32 = 8;
 const MAX_SIDE: u32 = 2 * MAX_RADIUS + 1;
 
 shared_memory! {
-    /// Every warp's ring of input rows (DEPTH rows each), and the filter.
-    pub struct Rings {
-        pub rows: SharedMatrix<f32> = MatrixLayout::dense(WARPS * DEPTH, SPAN + 2 * HALO),
+    /// Every warp's ring of input rows (DEPTH rows of 128 columns and halo), and the filter.
+    pub struct RingsV4 {
+        pub rows: SharedMatrix<f32> = MatrixLayout::dense(WARPS * DEPTH, LANES * 4 + 2 * HALO),
         pub filter: SharedMatrix<f32> = MatrixLayout::dense(MAX_SIDE, FILTER_PITCH),
     }
 }
 
-/// One warp's walk down its band.
-struct Walk {
+shared_memory! {
+    /// The same with rows of 256 columns and halo.
+    pub struct RingsV8 {
+        pub rows: SharedMatrix<f32> = MatrixLayout::dense(WARPS * DEPTH, LANES * 8 + 2 * HALO),
+        pub filter: SharedMatrix<f32> = MatrixLayout::dense(MAX_SIDE, FILTER_PITCH),
+    }
+}
+
+/// One warp's walk down its band, V outputs per lane along a row.
+struct Walk<const V: u32> {
     rows: SharedMatrix<f32>,
     image: *const f32,
     output: *mut f32,
@@ -74,9 +80,9 @@ struct Walk {
     last: u32,
 }
 
-impl Walk {
+impl<const V: u32> Walk<V> {
     /// Starts copying input row `first - R + j` (zeros outside the image) into ring slot j mod
-    /// DEPTH: each lane its four columns, lanes 0 and 1 the halos left and right.
+    /// DEPTH: each lane its V columns, and the halos left and right.
     ///
     /// # Safety
     /// The image holds height × width floats; on the 16-byte path width is a multiple of 4 and the
@@ -101,22 +107,26 @@ impl Walk {
                     (self.image, 0)
                 }
             };
-            let (src, valid) = four(self.col);
-            // SAFETY: `valid` floats at `src` lie inside the image, 16-byte aligned; the slot's row
-            // and columns HALO + 4·lane .. + 4 lie inside the ring.
-            unsafe {
-                self.rows
-                    .copy4_async_zero_fill_unchecked(slot, HALO + V * self.lane, src, valid)
-            };
+            unrolled::<{ MAX_V / 4 }>(|i| {
+                if i < V / 4 {
+                    let (src, valid) = four(self.col + 4 * i);
+                    // SAFETY: `valid` floats at `src` lie inside the image, 16-byte aligned; the
+                    // slot's row and columns HALO + V·lane + 4i .. + 4 lie inside the ring.
+                    unsafe {
+                        self.rows
+                            .copy4_async_zero_fill_unchecked(slot, HALO + V * self.lane + 4 * i, src, valid)
+                    };
+                }
+            });
             // Lane 0 copies the halo left of the warp's columns, lane 1 the halo right of them.
             if self.lane < 2 {
                 let (halo_col, halo_at) = if self.lane == 0 {
                     (self.base.wrapping_sub(HALO), 0)
                 } else {
-                    (self.base + SPAN, HALO + SPAN)
+                    (self.base + LANES * V, HALO + LANES * V)
                 };
                 let (src, valid) = four(halo_col);
-                // SAFETY: as above, columns 0..4 or HALO + SPAN .. + 4 of the slot.
+                // SAFETY: as above, columns 0..4 or HALO + 32V .. + 4 of the slot.
                 unsafe { self.rows.copy4_async_zero_fill_unchecked(slot, halo_at, src, valid) };
             }
         } else {
@@ -130,15 +140,22 @@ impl Walk {
                     (self.image, false)
                 }
             };
-            unrolled::<{ V }>(|q| {
-                let at = HALO + self.lane + LANES * q;
-                let (src, valid) = one(at);
-                // SAFETY: a float inside the image where valid; the slot's element inside the ring.
-                unsafe { self.rows.copy1_async_zero_fill_unchecked(slot, at, src, valid) };
+            unrolled::<{ MAX_V }>(|q| {
+                if q < V {
+                    let at = HALO + self.lane + LANES * q;
+                    let (src, valid) = one(at);
+                    // SAFETY: a float inside the image where valid; the slot's element inside the
+                    // ring.
+                    unsafe { self.rows.copy1_async_zero_fill_unchecked(slot, at, src, valid) };
+                }
             });
             // Lanes 0..4 copy the halo left of the warp's columns, lanes 4..8 the halo right.
             if self.lane < 2 * HALO {
-                let at = if self.lane < HALO { self.lane } else { SPAN + self.lane };
+                let at = if self.lane < HALO {
+                    self.lane
+                } else {
+                    LANES * V + self.lane
+                };
                 let (src, valid) = one(at);
                 // SAFETY: as above.
                 unsafe { self.rows.copy1_async_zero_fill_unchecked(slot, at, src, valid) };
@@ -146,22 +163,27 @@ impl Walk {
         }
     }
 
-    /// Stores output row `o` (the lane's four columns of it).
+    /// Stores output row `o` (the lane's V columns of it, from the first V of `sums`).
     ///
     /// # Safety
     /// o < height; the output holds height × width floats (16-byte aligned on the 16-byte path,
     /// width a multiple of 4).
     #[inline(always)]
-    unsafe fn store<const VECTOR: bool>(&self, o: u32, sums: [f32; 4]) {
+    unsafe fn store<const VECTOR: bool>(&self, o: u32, sums: [f32; MAX_V as usize]) {
         let start = self.output.wrapping_add((o * self.width) as usize);
         if VECTOR {
-            if self.col < self.width {
-                // SAFETY: four columns inside the output row, aligned.
-                unsafe { store4(start.add(self.col as usize), Float4(sums)) };
-            }
+            unrolled::<{ MAX_V / 4 }>(|i| {
+                let col = self.col + 4 * i;
+                if i < V / 4 && col < self.width {
+                    let at = 4 * i as usize;
+                    let four = [sums[at], sums[at + 1], sums[at + 2], sums[at + 3]];
+                    // SAFETY: four columns inside the output row, aligned.
+                    unsafe { store4(start.add(col as usize), Float4(four)) };
+                }
+            });
         } else {
-            unrolled::<{ V }>(|q| {
-                if self.col + q < self.width {
+            unrolled::<{ MAX_V }>(|q| {
+                if q < V && self.col + q < self.width {
                     // SAFETY: inside the output row.
                     unsafe { global_store(start.add((self.col + q) as usize), sums[q as usize]) };
                 }
@@ -176,7 +198,7 @@ impl Walk {
 /// As for [`Walk::load`] and [`Walk::store`]; `filter` holds the (2R+1)² weights (rows padded to
 /// FILTER_PITCH), visible to every thread.
 #[inline(always)]
-unsafe fn band<const VECTOR: bool, const R: u32>(walk: &Walk, filter: SharedMatrix<f32>) {
+unsafe fn band<const VECTOR: bool, const V: u32, const R: u32>(walk: &Walk<V>, filter: SharedMatrix<f32>) {
     let side = 2 * R + 1;
     let rows_in = walk.last - walk.first + 2 * R;
     // Every loop over the filter, the open rows and a row's columns is written out with the bounds
@@ -195,12 +217,12 @@ unsafe fn band<const VECTOR: bool, const R: u32>(walk: &Walk, filter: SharedMatr
         async_copy_commit();
     }
     // 2R + 1 rows per turn, one step each, so that each row's slots are constants.
-    let mut rows = Rows::<VECTOR, R> {
+    let mut rows = Rows::<VECTOR, V, R> {
         walk,
         filter,
         held,
         rows_in,
-        sums: [[0.0; V as usize]; MAX_SIDE as usize],
+        sums: [[0.0; MAX_V as usize]; MAX_SIDE as usize],
     };
     let mut j0 = 0;
     while j0 < rows_in {
@@ -219,18 +241,18 @@ unsafe fn band<const VECTOR: bool, const R: u32>(walk: &Walk, filter: SharedMatr
 }
 
 /// A band's walk in progress: the open output rows and what each row step reads.
-struct Rows<'a, const VECTOR: bool, const R: u32> {
-    walk: &'a Walk,
+struct Rows<'a, const VECTOR: bool, const V: u32, const R: u32> {
+    walk: &'a Walk<V>,
     filter: SharedMatrix<f32>,
     /// The filter, up to 5×5 (7×7 reads it from `filter` at each row, a filter row at a time).
     held: [[f32; MAX_SIDE as usize]; MAX_SIDE as usize],
     /// Input rows of the band, halos included.
     rows_in: u32,
     /// Open output rows: output o (counted from the band's first) in slot o mod (2R + 1).
-    sums: [[f32; V as usize]; MAX_SIDE as usize],
+    sums: [[f32; MAX_V as usize]; MAX_SIDE as usize],
 }
 
-impl<const VECTOR: bool, const R: u32> Rows<'_, VECTOR, R> {
+impl<const VECTOR: bool, const V: u32, const R: u32> Rows<'_, VECTOR, V, R> {
     /// Input row j0 + K, the turn's K-th (none if K ≥ 2R + 1 or past the band). A function with the
     /// step as a constant, always inlined: as a closure called for each K, LLVM left it out of
     /// line, its captures in local memory (472 bytes of stack).
@@ -249,16 +271,16 @@ impl<const VECTOR: bool, const R: u32> Rows<'_, VECTOR, R> {
         async_copy_wait::<{ DEPTH - 2 }>();
         sync_warp();
         let slot = self.walk.ring + j % DEPTH;
+        // The lane's V columns and four either side: V/4 + 2 reads of 16 bytes.
         let at = V * self.walk.lane;
-        // SAFETY: inside the ring's row (at + 12 ≤ SPAN + 2·HALO), 16-byte aligned.
-        let (left, mid, right) = unsafe {
-            (
-                self.walk.rows.get4_unchecked(slot, at),
-                self.walk.rows.get4_unchecked(slot, at + 4),
-                self.walk.rows.get4_unchecked(slot, at + 8),
-            )
-        };
-        let x = [left.0, mid.0, right.0].concat_12();
+        let mut x = [0.0f32; MAX_V as usize + 2 * HALO as usize];
+        unrolled::<{ MAX_V / 4 + 2 }>(|i| {
+            if i < V / 4 + 2 {
+                // SAFETY: inside the ring's row (at + V + 8 ≤ 32V + 2·HALO), 16-byte aligned.
+                let four = unsafe { self.walk.rows.get4_unchecked(slot, at + 4 * i) };
+                x[4 * i as usize..4 * i as usize + 4].copy_from_slice(&four.0);
+            }
+        });
         if j + DEPTH - 1 < self.rows_in {
             // SAFETY: forwarded.
             unsafe { self.walk.load::<VECTOR, R>(j + DEPTH - 1) };
@@ -281,9 +303,9 @@ impl<const VECTOR: bool, const R: u32> Rows<'_, VECTOR, R> {
                 let (l, h) = (low.0, high.0);
                 [l[0], l[1], l[2], l[3], h[0], h[1], h[2]]
             };
-            unrolled::<{ V }>(|c| {
+            unrolled::<{ MAX_V }>(|c| {
                 unrolled::<{ MAX_SIDE }>(|dx| {
-                    if dx < side {
+                    if c < V && dx < side {
                         let value = x[(HALO - R + c + dx) as usize];
                         let weight = w[dx as usize];
                         let sum = &mut self.sums[open][c as usize];
@@ -322,78 +344,103 @@ fn read_filter<const R: u32>(filter: SharedMatrix<f32>) -> [[f32; MAX_SIDE as us
     w
 }
 
-/// Three float4s as one row of 12 values.
-trait Concat12 {
-    fn concat_12(self) -> [f32; 12];
-}
-
-impl Concat12 for [[f32; 4]; 3] {
-    #[inline(always)]
-    fn concat_12(self) -> [f32; 12] {
-        let [a, b, c] = self;
-        [a[0], a[1], a[2], a[3], b[0], b[1], b[2], b[3], c[0], c[1], c[2], c[3]]
+/// The block's work: the filter staged, then each warp's band.
+///
+/// # Safety
+/// The kernel's contract; the block is WARPS whole warps; `rows` has WARPS·DEPTH rows of 32V + 2·HALO
+/// columns, `weights` MAX_SIDE rows of FILTER_PITCH.
+#[inline(always)]
+unsafe fn rolling<const V: u32>(
+    (rows, weights): (SharedMatrix<f32>, SharedMatrix<f32>),
+    (image, filter, output): (*const f32, *const f32, *mut f32),
+    (height, width, radius): (u32, u32, u32),
+) {
+    let side = 2 * radius + 1;
+    let t = thread_idx().x;
+    // The whole padded matrix, zeros outside the filter: 7×7 reads filter rows 16 bytes at a time.
+    if t < MAX_SIDE * FILTER_PITCH {
+        let (i, j) = (t / FILTER_PITCH, t % FILTER_PITCH);
+        // SAFETY: the filter holds side² weights.
+        let weight = if i < side && j < side {
+            unsafe { *filter.add((i * side + j) as usize) }
+        } else {
+            0.0
+        };
+        // SAFETY: (i, j) is inside the matrix.
+        unsafe { weights.set_unchecked(i, j, weight) };
+    }
+    // The filter is staged before any thread reads it (and before any warp leaves).
+    sync_threads();
+    let warp = t / LANES;
+    let base = (block_idx().x * WARPS + warp) * LANES * V;
+    if base >= width {
+        return;
+    }
+    let lane = lane_id();
+    // The band's rows: height split evenly over the grid's rows of blocks.
+    let band_rows = height.div_ceil(grid_dim().y);
+    let first = block_idx().y * band_rows;
+    if first >= height {
+        return;
+    }
+    let walk = Walk::<V> {
+        rows,
+        image,
+        output,
+        height,
+        width,
+        ring: warp * DEPTH,
+        base,
+        col: base + V * lane,
+        lane,
+        first,
+        last: height.min(first + band_rows),
+    };
+    let vector = width.is_multiple_of(4) && is_aligned4(image) && is_aligned4(output);
+    // SAFETY: forwarded (the shape for the 16-byte path checked above).
+    unsafe {
+        if vector {
+            with_radius!(radius, band::<true, V>(&walk, weights))
+        } else {
+            with_radius!(radius, band::<false, V>(&walk, weights))
+        }
     }
 }
 
 kernel! {
-    /// Warp w of block (x, y) convolves columns (4x + w)·128 .. + 128 of output rows y·64 .. + 64.
-    pub unsafe fn conv2d_rolling(image: *const f32, filter: *const f32, output: *mut f32, height: u32, width: u32, radius: u32) {
-        let Rings { rows, filter: weights } = Rings::carve();
-        let side = 2 * radius + 1;
-        let t = thread_idx().x;
-        // The whole padded matrix, zeros outside the filter: 7×7 reads filter rows 16 bytes at a time.
-        if t < MAX_SIDE * FILTER_PITCH {
-            let (i, j) = (t / FILTER_PITCH, t % FILTER_PITCH);
-            // SAFETY: the filter holds side² weights.
-            let weight = if i < side && j < side { unsafe { *filter.add((i * side + j) as usize) } } else { 0.0 };
-            // SAFETY: (i, j) is inside the matrix.
-            unsafe { weights.set_unchecked(i, j, weight) };
-        }
-        // The filter is staged before any thread reads it (and before any warp leaves).
-        sync_threads();
-        let warp = t / LANES;
-        let base = (block_idx().x * WARPS + warp) * SPAN;
-        if base >= width {
-            return;
-        }
-        let lane = lane_id();
-        // The band's rows: height split evenly over the grid's rows of blocks.
-        let band_rows = height.div_ceil(grid_dim().y);
-        let first = block_idx().y * band_rows;
-        if first >= height {
-            return;
-        }
-        let walk = Walk {
-            rows,
-            image,
-            output,
-            height,
-            width,
-            ring: warp * DEPTH,
-            base,
-            col: base + V * lane,
-            lane,
-            first,
-            last: height.min(first + band_rows),
-        };
-        let vector = width.is_multiple_of(4) && is_aligned4(image) && is_aligned4(output);
-        // SAFETY: forwarded from the kernel's contract (the shape for the 16-byte path checked
-        // above); KERNEL launches WARPS whole warps, grid y covering the rows in bands.
-        unsafe {
-            if vector {
-                with_radius!(radius, band::<true>(&walk, weights))
-            } else {
-                with_radius!(radius, band::<false>(&walk, weights))
-            }
-        }
+    /// Warp w of block (x, y) convolves columns (4x + w)·128 .. + 128 of the y-th band of rows.
+    pub unsafe fn conv2d_rolling_v4(image: *const f32, filter: *const f32, output: *mut f32, height: u32, width: u32, radius: u32) {
+        let RingsV4 { rows, filter: weights } = RingsV4::carve();
+        // SAFETY: forwarded from the kernel's contract; KERNEL_V4 launches WARPS warps.
+        unsafe { rolling::<4>((rows, weights), (image, filter, output), (height, width, radius)) }
+    }
+}
+
+kernel! {
+    /// Warp w of block (x, y) convolves columns (4x + w)·256 .. + 256 of the y-th band of rows.
+    pub unsafe fn conv2d_rolling_v8(image: *const f32, filter: *const f32, output: *mut f32, height: u32, width: u32, radius: u32) {
+        let RingsV8 { rows, filter: weights } = RingsV8::carve();
+        // SAFETY: forwarded from the kernel's contract; KERNEL_V8 launches WARPS warps.
+        unsafe { rolling::<8>((rows, weights), (image, filter, output), (height, width, radius)) }
     }
 }
 
 /// Four warps side by side per block, each walking a band of up to 64 output rows and 128 columns.
-pub const KERNEL: Kernel<Conv2d> = Kernel {
-    code: conv2d_rolling,
+pub const KERNEL_V4: Kernel<Conv2d> = Kernel {
+    code: conv2d_rolling_v4,
     block: Dim3::x(WARPS * LANES),
-    shared: SharedMemory::of(Rings::BYTES),
-    grid: |p| Dim3::xy(p.width.div_ceil(WARPS * SPAN), p.height.div_ceil(BAND)),
+    shared: SharedMemory::of(RingsV4::BYTES),
+    grid: |p| Dim3::xy(p.width.div_ceil(WARPS * LANES * 4), p.height.div_ceil(BAND)),
     bounds: LaunchBounds::min_blocks_per_sm(6),
+};
+
+/// Four warps side by side per block, each walking a band of up to 64 output rows and 256 columns:
+/// eight outputs per lane, so each row's fixed costs (the ring's wait, index and copies, the
+/// store's test) are shared by twice the FMAs.
+pub const KERNEL_V8: Kernel<Conv2d> = Kernel {
+    code: conv2d_rolling_v8,
+    block: Dim3::x(WARPS * LANES),
+    shared: SharedMemory::of(RingsV8::BYTES),
+    grid: |p| Dim3::xy(p.width.div_ceil(WARPS * LANES * 8), p.height.div_ceil(BAND)),
+    bounds: LaunchBounds::min_blocks_per_sm(4),
 };

@@ -1,0 +1,7 @@
+// Rolling rows, 8 outputs per lane (kernels::conv2d::rolling, KERNEL_V8).
+#include "conv2d_rolling.cuh"
+
+extern "C" __global__ void __launch_bounds__(128, 4) conv2d_rolling_v8_cuda(const float* image, const float* filter, float* output,
+                                                         unsigned height, unsigned width, unsigned radius) {
+    rolling<8>(image, filter, output, height, width, radius);
+}
