@@ -7,7 +7,7 @@
 #define ROLL_LANES 32u
 #define ROLL_WARPS 4u
 #define ROLL_MAX_V 8u
-#define ROLL_DEPTH 6u
+#define ROLL_DEPTH 8u
 #define ROLL_HALO 4u
 #define ROLL_REGISTER_RADIUS 2u
 #define ROLL_MAX_SIDE (2 * MAX_RADIUS + 1)

@@ -34,8 +34,10 @@ const MAX_V: u32 = 8;
 /// Bands sized so that the grid fills whole waves measured 1–4 % slower (docs/perf-log.md,
 /// change 34).
 pub const BAND: u32 = 64;
-/// Input rows in a warp's ring: one being read while DEPTH - 1 travel.
-const DEPTH: u32 = 6;
+/// Input rows in a warp's ring: one being read while DEPTH - 1 travel. A power of two, so that a
+/// row's slot is a mask, not a division (six, as first measured, cost 11 instructions per row of
+/// 100 FMAs more: docs/perf-log.md, change 38).
+const DEPTH: u32 = 8;
 /// Columns of halo stored each side of a warp's 32V (R ≤ 3, four for 16-byte alignment).
 const HALO: u32 = 4;
 /// Largest radius whose filter is held in registers (49 weights at 7×7 would not fit beside the
