@@ -7,7 +7,6 @@
 #define ROLL_LANES 32u
 #define ROLL_WARPS 4u
 #define ROLL_MAX_V 8u
-#define ROLL_DEPTH 8u
 #define ROLL_HALO 4u
 #define ROLL_REGISTER_RADIUS 2u
 #define ROLL_MAX_SIDE (2 * MAX_RADIUS + 1)
@@ -17,7 +16,9 @@ template <unsigned V>
 struct RollWalk {
     static const unsigned SPAN = ROLL_LANES * V;
     static const unsigned PITCH = SPAN + 2 * ROLL_HALO;
-    float* rows;  // the warp's ring: ROLL_DEPTH rows of PITCH
+    // Ring rows: 8 at V = 4 (the slot a mask), 6 at V = 8 (as kernels::conv2d::rolling::depth).
+    static const unsigned DEPTH = V == 4 ? 8 : 6;
+    float* rows;  // the warp's ring: DEPTH rows of PITCH
     const float* image;
     float* output;
     unsigned height, width, base, col, lane, first, last;
@@ -37,7 +38,7 @@ __device__ __forceinline__ void roll_copy4(float* dst, const float* src, unsigne
 template <bool VECTOR, unsigned R, unsigned V>
 __device__ __forceinline__ void roll_load(const RollWalk<V>& w, unsigned j) {
     unsigned row = w.first + j - R;
-    float* slot = w.rows + (j % ROLL_DEPTH) * RollWalk<V>::PITCH;
+    float* slot = w.rows + (j % RollWalk<V>::DEPTH) * RollWalk<V>::PITCH;
     bool inside = row < w.height;
     const float* start = inside ? w.image + (size_t)row * w.width : w.image;
     if (VECTOR) {
@@ -104,7 +105,7 @@ __device__ __forceinline__ void roll_band(const RollWalk<V>& walk, const float* 
     float held[ROLL_MAX_SIDE][ROLL_MAX_SIDE];
     if (R <= ROLL_REGISTER_RADIUS) roll_read_filter<R>(filter, held);
 #pragma unroll
-    for (unsigned j = 0; j < ROLL_DEPTH - 1; j++) {
+    for (unsigned j = 0; j < RollWalk<V>::DEPTH - 1; j++) {
         if (j < rows_in) roll_load<VECTOR, R, V>(walk, j);
         asm volatile("cp.async.commit_group;" ::: "memory");
     }
@@ -114,9 +115,9 @@ __device__ __forceinline__ void roll_band(const RollWalk<V>& walk, const float* 
         for (unsigned k = 0; k < side; k++) {
             unsigned j = j0 + k;
             if (j >= rows_in) break;
-            asm volatile("cp.async.wait_group %0;" ::"n"(ROLL_DEPTH - 2) : "memory");
+            asm volatile("cp.async.wait_group %0;" ::"n"(RollWalk<V>::DEPTH - 2) : "memory");
             __syncwarp();
-            const float* slot = walk.rows + (j % ROLL_DEPTH) * RollWalk<V>::PITCH + V * walk.lane;
+            const float* slot = walk.rows + (j % RollWalk<V>::DEPTH) * RollWalk<V>::PITCH + V * walk.lane;
             float x[ROLL_MAX_V + 2 * ROLL_HALO];
 #pragma unroll
             for (unsigned i = 0; i < V / 4 + 2; i++) {
@@ -126,7 +127,7 @@ __device__ __forceinline__ void roll_band(const RollWalk<V>& walk, const float* 
                 x[4 * i + 2] = f.z;
                 x[4 * i + 3] = f.w;
             }
-            if (j + ROLL_DEPTH - 1 < rows_in) roll_load<VECTOR, R, V>(walk, j + ROLL_DEPTH - 1);
+            if (j + RollWalk<V>::DEPTH - 1 < rows_in) roll_load<VECTOR, R, V>(walk, j + RollWalk<V>::DEPTH - 1);
             asm volatile("cp.async.commit_group;" ::: "memory");
 #pragma unroll
             for (unsigned dy = 0; dy < side; dy++) {
@@ -164,7 +165,7 @@ __device__ __forceinline__ void rolling(const float* image, const float* filter,
                                         unsigned width, unsigned radius) {
     extern __shared__ __align__(16) float shared[];
     float* rings = shared;
-    float* weights = shared + ROLL_WARPS * ROLL_DEPTH * RollWalk<V>::PITCH;
+    float* weights = shared + ROLL_WARPS * RollWalk<V>::DEPTH * RollWalk<V>::PITCH;
     unsigned side = 2 * radius + 1;
     unsigned t = threadIdx.x;
     if (t < ROLL_MAX_SIDE * ROLL_FILTER_PITCH) {
@@ -176,7 +177,7 @@ __device__ __forceinline__ void rolling(const float* image, const float* filter,
     unsigned base = (blockIdx.x * ROLL_WARPS + warp) * RollWalk<V>::SPAN;
     if (base >= width) return;
     RollWalk<V> walk;
-    walk.rows = rings + warp * ROLL_DEPTH * RollWalk<V>::PITCH;
+    walk.rows = rings + warp * RollWalk<V>::DEPTH * RollWalk<V>::PITCH;
     walk.image = image;
     walk.output = output;
     walk.height = height;

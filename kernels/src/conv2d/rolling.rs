@@ -34,10 +34,13 @@ const MAX_V: u32 = 8;
 /// Bands sized so that the grid fills whole waves measured 1–4 % slower (docs/perf-log.md,
 /// change 34).
 pub const BAND: u32 = 64;
-/// Input rows in a warp's ring: one being read while DEPTH - 1 travel. A power of two, so that a
-/// row's slot is a mask, not a division (six, as first measured, cost 11 instructions per row of
-/// 100 FMAs more: docs/perf-log.md, change 38).
-const DEPTH: u32 = 8;
+/// Input rows in a warp's ring at V outputs per lane: one being read while the others travel.
+/// Eight at V = 4, a power of two, so that a row's slot is a mask, not a division (six, as first
+/// measured, cost 11 instructions more per row of 100 FMAs: docs/perf-log.md, change 38); six at
+/// V = 8, whose 127 registers had no room for eight (40 bytes of stack on sm_80).
+const fn depth(v: u32) -> u32 {
+    if v == 4 { 8 } else { 6 }
+}
 /// Columns of halo stored each side of a warp's 32V (R ≤ 3, four for 16-byte alignment).
 const HALO: u32 = 4;
 /// Largest radius whose filter is held in registers (49 weights at 7×7 would not fit beside the
@@ -49,17 +52,17 @@ const FILTER_PITCH: u32 = 8;
 const MAX_SIDE: u32 = 2 * MAX_RADIUS + 1;
 
 shared_memory! {
-    /// Every warp's ring of input rows (DEPTH rows of 128 columns and halo), and the filter.
+    /// Every warp's ring of input rows (8 rows of 128 columns and halo), and the filter.
     pub struct RingsV4 {
-        pub rows: SharedMatrix<f32> = MatrixLayout::dense(WARPS * DEPTH, LANES * 4 + 2 * HALO),
+        pub rows: SharedMatrix<f32> = MatrixLayout::dense(WARPS * depth(4), LANES * 4 + 2 * HALO),
         pub filter: SharedMatrix<f32> = MatrixLayout::dense(MAX_SIDE, FILTER_PITCH),
     }
 }
 
 shared_memory! {
-    /// The same with rows of 256 columns and halo.
+    /// The same with 6 rows of 256 columns and halo.
     pub struct RingsV8 {
-        pub rows: SharedMatrix<f32> = MatrixLayout::dense(WARPS * DEPTH, LANES * 8 + 2 * HALO),
+        pub rows: SharedMatrix<f32> = MatrixLayout::dense(WARPS * depth(8), LANES * 8 + 2 * HALO),
         pub filter: SharedMatrix<f32> = MatrixLayout::dense(MAX_SIDE, FILTER_PITCH),
     }
 }
@@ -84,7 +87,7 @@ struct Walk<const V: u32> {
 
 impl<const V: u32> Walk<V> {
     /// Starts copying input row `first - R + j` (zeros outside the image) into ring slot j mod
-    /// DEPTH: each lane its V columns, and the halos left and right.
+    /// depth(V): each lane its V columns, and the halos left and right.
     ///
     /// # Safety
     /// The image holds height × width floats; on the 16-byte path width is a multiple of 4 and the
@@ -92,7 +95,7 @@ impl<const V: u32> Walk<V> {
     #[inline(always)]
     unsafe fn load<const VECTOR: bool, const R: u32>(&self, j: u32) {
         let row = (self.first + j).wrapping_sub(R);
-        let slot = self.ring + j % DEPTH;
+        let slot = self.ring + j % depth(V);
         let inside = row < self.height;
         // The image row's start; the image's own start where the row is outside (nothing is read).
         let start = if inside {
@@ -211,7 +214,7 @@ unsafe fn band<const VECTOR: bool, const V: u32, const R: u32>(walk: &Walk<V>, f
     } else {
         [[0.0; MAX_SIDE as usize]; MAX_SIDE as usize]
     };
-    for j in 0..DEPTH - 1 {
+    for j in 0..depth(V) - 1 {
         if j < rows_in {
             // SAFETY: forwarded.
             unsafe { walk.load::<VECTOR, R>(j) };
@@ -270,9 +273,14 @@ impl<const VECTOR: bool, const V: u32, const R: u32> Rows<'_, VECTOR, V, R> {
         }
         // Row j has landed (this lane's copies), and every lane's copies are visible; every
         // lane has also finished reading the slot the next copy overwrites (row j - 1's).
-        async_copy_wait::<{ DEPTH - 2 }>();
+        // (The wait's count is a constant of the instruction: one per ring depth.)
+        if depth(V) == 8 {
+            async_copy_wait::<6>();
+        } else {
+            async_copy_wait::<4>();
+        }
         sync_warp();
-        let slot = self.walk.ring + j % DEPTH;
+        let slot = self.walk.ring + j % depth(V);
         // The lane's V columns and four either side: V/4 + 2 reads of 16 bytes.
         let at = V * self.walk.lane;
         let mut x = [0.0f32; MAX_V as usize + 2 * HALO as usize];
@@ -283,9 +291,9 @@ impl<const VECTOR: bool, const V: u32, const R: u32> Rows<'_, VECTOR, V, R> {
                 x[4 * i as usize..4 * i as usize + 4].copy_from_slice(&four.0);
             }
         });
-        if j + DEPTH - 1 < self.rows_in {
+        if j + depth(V) - 1 < self.rows_in {
             // SAFETY: forwarded.
-            unsafe { self.walk.load::<VECTOR, R>(j + DEPTH - 1) };
+            unsafe { self.walk.load::<VECTOR, R>(j + depth(V) - 1) };
         }
         async_copy_commit();
         // Row j feeds output j - dy through filter row dy (the output's window starts R rows
@@ -349,7 +357,7 @@ fn read_filter<const R: u32>(filter: SharedMatrix<f32>) -> [[f32; MAX_SIDE as us
 /// The block's work: the filter staged, then each warp's band.
 ///
 /// # Safety
-/// The kernel's contract; the block is WARPS whole warps; `rows` has WARPS·DEPTH rows of 32V + 2·HALO
+/// The kernel's contract; the block is WARPS whole warps; `rows` has WARPS·depth(V) rows of 32V + 2·HALO
 /// columns, `weights` MAX_SIDE rows of FILTER_PITCH.
 #[inline(always)]
 unsafe fn rolling<const V: u32>(
@@ -391,7 +399,7 @@ unsafe fn rolling<const V: u32>(
         output,
         height,
         width,
-        ring: warp * DEPTH,
+        ring: warp * depth(V),
         base,
         col: base + V * lane,
         lane,
