@@ -18,7 +18,10 @@ pub fn is_aligned4<T>(ptr: *const T) -> bool {
 /// # Safety
 /// `ptr` is 16-byte aligned and valid for reads of four f32.
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn load4(ptr: *const f32) -> Float4 {
+    #[cfg(not(target_arch = "nvptx64"))]
+    crate::emu::device::check_aligned4(ptr, "load");
     // SAFETY: forwarded from the caller.
     unsafe { ptr.cast::<Float4>().read() }
 }
@@ -30,6 +33,8 @@ pub unsafe fn load4(ptr: *const f32) -> Float4 {
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn store4(ptr: *mut f32, value: Float4) {
+    #[cfg(not(target_arch = "nvptx64"))]
+    crate::emu::device::check_aligned4(ptr, "store");
     // SAFETY: forwarded from the caller.
     unsafe { super::global_store(ptr.cast::<Float4>(), value) }
 }

@@ -384,6 +384,18 @@ pub fn vote_all(predicate: bool) -> bool {
     vote(predicate) == all
 }
 
+/// Fails the launch where a 16-byte global access is misaligned: the GPU faults there, and the
+/// emulator's own read or write would only be slower.
+#[track_caller]
+pub fn check_aligned4(ptr: *const f32, what: &str) {
+    if !(ptr as usize).is_multiple_of(16) {
+        report(format!(
+            "misaligned 16-byte global {what} at {ptr:p} ({}): float4 accesses need 16-byte alignment (the GPU faults)",
+            Location::caller()
+        ));
+    }
+}
+
 /// Starts a 16-byte copy into shared memory: its bytes are read from global memory now and land
 /// at the wait that covers its group (see `device::async_copy`).
 ///

@@ -22,6 +22,8 @@
 //! * shared-memory views indexed out of bounds, more shared memory carved than launched;
 //! * two threads of the launch storing to one global element through `global_store` (atomics are
 //!   exempt);
+//! * 16-byte global loads and stores (`load4`, `store4`) and `cp.async` copies at addresses that
+//!   are not 16-byte aligned;
 //! * kernels whose locals pass CUDA's 512 KiB of local memory per thread; launch shapes beyond
 //!   CUDA's limits.
 //!

@@ -8,12 +8,15 @@
 //! * [`swizzled`]: the dense tile with each row's columns XOR-ed with the row: 32 banks too, and
 //!   not a byte of padding;
 //! * [`vectorized`]: 64×64 tiles, 16-byte global loads and stores where the shape allows, 16
-//!   elements per thread; two tile sizes, one of which the host chooses from the device.
+//!   elements per thread; two tile sizes, one of which the host chooses from the device;
+//! * [`peeled`]: the 64×64 tile with 16-byte accesses on any shape, each row read and written as
+//!   the aligned chunks that cover it wherever it starts (rows and cols not multiples of 4).
 //!
 //! A new variant is a file here, its line in [`FAMILY`], and its CUDA C twin in `benches/reference/cuda_c/`.
 
 pub mod naive;
 pub mod padded;
+pub mod peeled;
 pub mod swizzled;
 pub mod tiled;
 pub mod vectorized;
@@ -43,6 +46,7 @@ pub const FAMILY: Family<Transpose> = Family::new(
         swizzled::KERNEL,
         vectorized::KERNEL_32,
         vectorized::KERNEL_64,
+        peeled::KERNEL,
     ],
 );
 
