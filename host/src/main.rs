@@ -4,7 +4,7 @@
 
 use clap::{Arg, ArgMatches, Args, Command, FromArgMatches, value_parser};
 use host::backend::{Backend, BackendChoice};
-use host::demos::{self, Row, Settings, managed};
+use host::demos::{self, Row, Settings, managed, migration};
 use host::families::{self, FamilyDemo, Size};
 use host::{HostError, Result};
 use std::path::{Path, PathBuf};
@@ -53,6 +53,9 @@ enum Job {
     Managed {
         n: usize,
     },
+    Migration {
+        max_mib: u64,
+    },
     BankConflicts,
     All,
     Smoke,
@@ -80,8 +83,23 @@ fn cli() -> Command {
         .subcommand(
             Command::new("managed")
                 .about(
-                    "Pageable copies, pinned copies, managed memory without and with prefetch, with read-mostly advice: \
-                     end-to-end and kernel time of vec_add, and the CPU reading the result back (GPU only)",
+                    "Unified memory (GPU only). end-to-end (the default): pageable copies, pinned copies, managed memory \
+                     without and with prefetch, with read-mostly advice: end-to-end and kernel time of vec_add, and the \
+                     CPU reading the result back. migration: pinned and pageable copies against prefetches, each way, \
+                     from 2 MiB up; the cost of a GPU page fault; first touch on the GPU against the CPU",
+                )
+                .arg(
+                    Arg::new("scenario")
+                        .value_parser(["end-to-end", "migration"])
+                        .default_value("end-to-end")
+                        .help("Which scenario"),
+                )
+                .arg(
+                    Arg::new("max-mib")
+                        .long("max-mib")
+                        .value_parser(value_parser!(u64))
+                        .default_value(migration::DEFAULT_MAX_MIB.to_string())
+                        .help("migration: the largest size, in MiB (capped by the GPU's and the host's free memory)"),
                 )
                 .arg(
                     Arg::new("n")
@@ -295,11 +313,16 @@ fn parse_job(matches: &ArgMatches) -> Result<Job> {
             let out = sub.get_one::<PathBuf>("out").expect("out has a default").clone();
             Ok(Job::Autotune { families, out })
         }
-        "managed" => {
-            let n = *sub.get_one::<usize>("n").expect("n has a default");
-            kernels::elementwise::Elementwise::new(n)?;
-            Ok(Job::Managed { n })
-        }
+        "managed" => match sub.get_one::<String>("scenario").map(String::as_str) {
+            Some("migration") => Ok(Job::Migration {
+                max_mib: *sub.get_one::<u64>("max-mib").expect("max-mib has a default"),
+            }),
+            _ => {
+                let n = *sub.get_one::<usize>("n").expect("n has a default");
+                kernels::elementwise::Elementwise::new(n)?;
+                Ok(Job::Managed { n })
+            }
+        },
         family_name => {
             let demo = families::find(family_name).expect("every family subcommand comes from FAMILIES");
             let mut size = Size([1; 3]);
@@ -343,6 +366,7 @@ fn run_job(backend: &Backend, settings: &Settings, job: &Job) -> Result<Vec<Row>
             demos::run_family(backend, settings, *demo, size, &kernels)
         }
         Job::Managed { n } => managed::run(backend, settings, *n),
+        Job::Migration { max_mib } => migration::run(backend, settings, *max_mib),
         Job::BankConflicts => demos::banks::run(backend),
         Job::Smoke => demos::smoke(backend, families::FAMILIES, settings.rng),
         Job::All => {

@@ -88,6 +88,13 @@ fn bad_invocations_exit_2_at_once_with_a_message_naming_the_value() {
         (vec!["--runs", "0", "vec-add"], vec![], "--runs"),
         (vec!["--warmup", "100000000", "vec-add"], vec![], "100000000"),
         (vec!["--backend", "emu", "managed"], vec![], "needs a GPU"),
+        (vec!["--backend", "emu", "managed", "migration"], vec![], "needs a GPU"),
+        (
+            vec!["--backend", "emu", "managed", "migration", "--max-mib", "1"],
+            vec![],
+            "1 MiB: give a size from 2 MiB",
+        ),
+        (vec!["managed", "thrash"], vec![], "invalid value 'thrash'"),
         (
             vec!["--backend", "emu", "managed", "--n", "0"],
             vec![],

@@ -228,3 +228,30 @@ fn every_registered_kernel_fits_at_least_one_block_per_sm() {
         assert!(occupancy.resident_blocks_per_sm >= 1, "{}: {occupancy:?}", kernel.entry);
     }
 }
+
+#[test]
+#[ignore = "needs an NVIDIA GPU; the runner runs it with --include-ignored"]
+fn managed_buffer_zeroed_on_the_gpu_reads_back_zeros_on_the_cpu() {
+    let backend = open();
+    let gpu = gpu(&backend);
+    let buffer = ManagedBuffer::<f32>::zeroed_on_gpu(gpu, (3 << 20) + 5).unwrap();
+    assert!(buffer.read().unwrap().iter().all(|&v| v == 0.0));
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU; the runner runs it with --include-ignored"]
+fn managed_migration_measures_every_transfer_and_checks_each() {
+    let backend = open();
+    let settings = host::demos::Settings {
+        warmup: 1,
+        runs: 2,
+        rng: 1,
+    };
+    let rows = host::demos::migration::run(&backend, &settings, 4).unwrap();
+    // 2 and 4 MiB: six transfers each; the faults (two rows) and first touch (three) at 4 MiB.
+    assert_eq!(rows.len(), 2 * 6 + 2 + 3);
+    for row in &rows {
+        assert!(!row.failed(), "{}: {}", row.variant, row.check);
+        assert!(row.rate.is_some_and(|r| r > 0.0), "{} has no rate", row.variant);
+    }
+}

@@ -6,6 +6,7 @@ pub mod autotune;
 pub mod banks;
 pub mod ceiling;
 pub mod managed;
+pub mod migration;
 pub mod report;
 
 pub use report::{Ceiling, Row, Status};

@@ -55,6 +55,23 @@ impl<T: Element> ManagedBuffer<T> {
         Self::allocate(gpu, len, value)
     }
 
+    /// `len` zeros written by the GPU (`cuMemsetD8Async` on its stream): the pages are first
+    /// touched on the device, so they are created in its memory and never migrate there. Refused
+    /// as [`ManagedBuffer::new`] is.
+    pub fn zeroed_on_gpu(gpu: &Gpu, len: usize) -> Result<Self> {
+        let bytes = Self::bytes_for(len)?;
+        let (free, _) = gpu.context().mem_get_info().doing(|| "reading free memory".into())?;
+        if bytes > free {
+            return Err(HostError::ManagedOversubscription { requested: bytes, free });
+        }
+        let buffer = Self::allocate_untouched(gpu, len)?;
+        // SAFETY: the range is this allocation; zero bytes are a value of every Element type.
+        unsafe { cudarc::driver::result::memset_d8_async(buffer.address, 0, bytes, gpu.stream().cu_stream()) }
+            .doing(|| format!("zeroing {bytes} bytes of managed memory on the GPU"))?;
+        buffer.record_use(gpu)?;
+        Ok(buffer)
+    }
+
     /// As [`ManagedBuffer::new`] without the free-memory check. Pages beyond the device's memory are
     /// evicted and faulted back as the GPU touches them: very slow, and on some systems it can hang
     /// the GPU. Never use it on shared machines.
@@ -75,6 +92,20 @@ impl<T: Element> ManagedBuffer<T> {
     }
 
     fn allocate(gpu: &Gpu, len: usize, value: T) -> Result<Self> {
+        let buffer = Self::allocate_untouched(gpu, len)?;
+        // Written through the raw pointer: no reference to the memory exists before it holds values.
+        buffer.wait_for_host_access()?;
+        let start = buffer.address as *mut T;
+        for i in 0..len {
+            // SAFETY: i < len, inside the fresh allocation of len elements, aligned (cuMemAllocManaged
+            // aligns to at least 256 bytes), and no GPU work uses it yet.
+            unsafe { start.add(i).write(value) };
+        }
+        Ok(buffer)
+    }
+
+    /// The allocation, not yet touched by anyone: the caller writes every element before any read.
+    fn allocate_untouched(gpu: &Gpu, len: usize) -> Result<Self> {
         let bytes = Self::bytes_for(len)?;
         let ctx = gpu.context().clone();
         ctx.bind_to_thread().doing(|| "binding the context".into())?;
@@ -91,14 +122,6 @@ impl<T: Element> ManagedBuffer<T> {
             last_use,
             _t: PhantomData,
         };
-        // Written through the raw pointer: no reference to the memory exists before it holds values.
-        buffer.wait_for_host_access()?;
-        let start = buffer.address as *mut T;
-        for i in 0..len {
-            // SAFETY: i < len, inside the fresh allocation of len elements, aligned (cuMemAllocManaged
-            // aligns to at least 256 bytes), and no GPU work uses it yet.
-            unsafe { start.add(i).write(value) };
-        }
         Ok(buffer)
     }
 }
