@@ -4,7 +4,7 @@
 
 use clap::{Arg, ArgMatches, Args, Command, FromArgMatches, value_parser};
 use host::backend::{Backend, BackendChoice};
-use host::demos::{self, Row, Settings, managed, migration};
+use host::demos::{self, Row, Settings, managed, migration, thrashing};
 use host::families::{self, FamilyDemo, Size};
 use host::{HostError, Result};
 use std::path::{Path, PathBuf};
@@ -56,6 +56,9 @@ enum Job {
     Migration {
         max_mib: u64,
     },
+    Thrashing {
+        n: usize,
+    },
     BankConflicts,
     All,
     Smoke,
@@ -86,11 +89,13 @@ fn cli() -> Command {
                     "Unified memory (GPU only). end-to-end (the default): pageable copies, pinned copies, managed memory \
                      without and with prefetch, with read-mostly advice: end-to-end and kernel time of vec_add, and the \
                      CPU reading the result back. migration: pinned and pageable copies against prefetches, each way, \
-                     from 2 MiB up; the cost of a GPU page fault; first touch on the GPU against the CPU",
+                     from 2 MiB up; the cost of a GPU page fault; first touch on the GPU against the CPU. thrashing: \
+                     the GPU writing an array and the CPU reading a few elements or all of it, over and over, plain \
+                     and with each cure (prefetch, advice, pinned copies)",
                 )
                 .arg(
                     Arg::new("scenario")
-                        .value_parser(["end-to-end", "migration"])
+                        .value_parser(["end-to-end", "migration", "thrashing"])
                         .default_value("end-to-end")
                         .help("Which scenario"),
                 )
@@ -106,7 +111,7 @@ fn cli() -> Command {
                         .long("n")
                         .value_parser(value_parser!(usize))
                         .default_value(managed::DEFAULT_N.to_string())
-                        .help("Elements per array"),
+                        .help("end-to-end and thrashing: elements per array"),
                 ),
         )
         .subcommand(Command::new("bank-conflicts").about(
@@ -317,6 +322,11 @@ fn parse_job(matches: &ArgMatches) -> Result<Job> {
             Some("migration") => Ok(Job::Migration {
                 max_mib: *sub.get_one::<u64>("max-mib").expect("max-mib has a default"),
             }),
+            Some("thrashing") => {
+                let n = *sub.get_one::<usize>("n").expect("n has a default");
+                kernels::elementwise::Elementwise::new(n)?;
+                Ok(Job::Thrashing { n })
+            }
             _ => {
                 let n = *sub.get_one::<usize>("n").expect("n has a default");
                 kernels::elementwise::Elementwise::new(n)?;
@@ -367,6 +377,7 @@ fn run_job(backend: &Backend, settings: &Settings, job: &Job) -> Result<Vec<Row>
         }
         Job::Managed { n } => managed::run(backend, settings, *n),
         Job::Migration { max_mib } => migration::run(backend, settings, *max_mib),
+        Job::Thrashing { n } => thrashing::run(backend, settings, *n),
         Job::BankConflicts => demos::banks::run(backend),
         Job::Smoke => demos::smoke(backend, families::FAMILIES, settings.rng),
         Job::All => {

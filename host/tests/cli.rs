@@ -95,6 +95,12 @@ fn bad_invocations_exit_2_at_once_with_a_message_naming_the_value() {
             "1 MiB: give a size from 2 MiB",
         ),
         (vec!["managed", "thrash"], vec![], "invalid value 'thrash'"),
+        (vec!["--backend", "emu", "managed", "thrashing"], vec![], "needs a GPU"),
+        (
+            vec!["--backend", "emu", "managed", "thrashing", "--n", "0"],
+            vec![],
+            "n must be at least 1",
+        ),
         (
             vec!["--backend", "emu", "managed", "--n", "0"],
             vec![],

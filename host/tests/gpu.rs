@@ -255,3 +255,25 @@ fn managed_migration_measures_every_transfer_and_checks_each() {
         assert!(row.rate.is_some_and(|r| r > 0.0), "{} has no rate", row.variant);
     }
 }
+
+#[test]
+#[ignore = "needs an NVIDIA GPU; the runner runs it with --include-ignored"]
+fn managed_thrashing_runs_every_cure_and_checks_what_the_cpu_reads() {
+    let backend = open();
+    let settings = host::demos::Settings {
+        warmup: 1,
+        runs: 2,
+        rng: 1,
+    };
+    let rows = host::demos::thrashing::run(&backend, &settings, 1 << 20).unwrap();
+    // Five ways, each with the CPU reading a few elements and all of them.
+    assert_eq!(rows.len(), 10);
+    for row in &rows {
+        assert!(!row.failed(), "{}: {}", row.variant, row.check);
+        assert!(
+            row.end_to_end_ms.is_some_and(|ms| ms > 0.0),
+            "{} has no time",
+            row.variant
+        );
+    }
+}

@@ -8,6 +8,7 @@ pub mod ceiling;
 pub mod managed;
 pub mod migration;
 pub mod report;
+pub mod thrashing;
 
 pub use report::{Ceiling, Row, Status};
 
