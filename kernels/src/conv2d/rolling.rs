@@ -1,9 +1,9 @@
-//! Rolling rows: each warp walks down a band of the image, 128 columns wide, one input row at a
-//! time. The rows travel into a small ring in shared memory with `cp.async` several rows ahead of
+//! Rolling rows: each warp walks down a band of the image, 32V columns wide (V = 4 or 8 outputs
+//! per lane: two configurations), one input row at a time. The rows travel into a small ring in shared memory with `cp.async` several rows ahead of
 //! use, so every warp keeps loads in flight the whole time instead of loading a tile, waiting at a
 //! barrier and computing with nothing in flight (what limits the tiled and blocked kernels: their
-//! rate follows the blocks per SM, docs/perf-log.md). Each lane reads its four columns and the
-//! halo around them from the ring (three 16-byte reads), and adds the row into every output row
+//! rate follows the blocks per SM, docs/perf-log.md). Each lane reads its V columns and the halo
+//! around them from the ring (V/4 + 2 16-byte reads), and adds the row into every output row
 //! whose window covers it: 2R+1 output rows are open at once, in registers, each closed and stored
 //! once its last input row has passed. A pixel is read from global memory once per band (plus 2R
 //! halo rows per band of 64) and once from shared memory; the filter sits in registers up to 5×5.
@@ -13,8 +13,9 @@
 //! copied as zeros (the copies' source size). Rows whose length is not a multiple of 4 (or an
 //! unaligned image) take 4-byte copies, consecutive lanes on consecutive columns.
 //!
-//! Measured on the H200 (docs/perf-log.md, changes 33–35): 75–80 % of the copy ceiling at 3×3 and
-//! 5×5 on 8192², issue-bound (about 45 instructions per output, 25 of them FMAs).
+//! Measured on the H200 (docs/perf-log.md, changes 33–37), V = 4: 75–80 % of the copy ceiling at
+//! 3×3 and 5×5 on 8192², issue-bound (about 45 instructions per output, 25 of them FMAs); V = 8
+//! is slower there (fewer warps), faster at 4096².
 
 use super::{Conv2d, MAX_RADIUS};
 use crate::device::{
