@@ -4,7 +4,7 @@
 
 use clap::{Arg, ArgMatches, Args, Command, FromArgMatches, value_parser};
 use host::backend::{Backend, BackendChoice};
-use host::demos::{self, Row, Settings, managed, migration, thrashing};
+use host::demos::{self, Row, Settings, managed, migration, partial, thrashing};
 use host::families::{self, FamilyDemo, Size};
 use host::{HostError, Result};
 use std::path::{Path, PathBuf};
@@ -59,6 +59,9 @@ enum Job {
     Thrashing {
         n: usize,
     },
+    Partial {
+        n: usize,
+    },
     BankConflicts,
     All,
     Smoke,
@@ -91,11 +94,12 @@ fn cli() -> Command {
                      CPU reading the result back. migration: pinned and pageable copies against prefetches, each way, \
                      from 2 MiB up; the cost of a GPU page fault; first touch on the GPU against the CPU. thrashing: \
                      the GPU writing an array and the CPU reading a few elements or all of it, over and over, plain \
-                     and with each cure (prefetch, advice, pinned copies)",
+                     and with each cure (prefetch, advice, pinned copies). partial: a gather reading 0.1 % to 100 % \
+                     of the 64 KiB pages of the array, on demand against copying or prefetching all of it first",
                 )
                 .arg(
                     Arg::new("scenario")
-                        .value_parser(["end-to-end", "migration", "thrashing"])
+                        .value_parser(["end-to-end", "migration", "thrashing", "partial"])
                         .default_value("end-to-end")
                         .help("Which scenario"),
                 )
@@ -111,7 +115,7 @@ fn cli() -> Command {
                         .long("n")
                         .value_parser(value_parser!(usize))
                         .default_value(managed::DEFAULT_N.to_string())
-                        .help("end-to-end and thrashing: elements per array"),
+                        .help("end-to-end, thrashing and partial: elements per array"),
                 ),
         )
         .subcommand(Command::new("bank-conflicts").about(
@@ -327,6 +331,11 @@ fn parse_job(matches: &ArgMatches) -> Result<Job> {
                 kernels::elementwise::Elementwise::new(n)?;
                 Ok(Job::Thrashing { n })
             }
+            Some("partial") => {
+                let n = *sub.get_one::<usize>("n").expect("n has a default");
+                kernels::gather::Gather::new(n, n)?;
+                Ok(Job::Partial { n })
+            }
             _ => {
                 let n = *sub.get_one::<usize>("n").expect("n has a default");
                 kernels::elementwise::Elementwise::new(n)?;
@@ -378,6 +387,7 @@ fn run_job(backend: &Backend, settings: &Settings, job: &Job) -> Result<Vec<Row>
         Job::Managed { n } => managed::run(backend, settings, *n),
         Job::Migration { max_mib } => migration::run(backend, settings, *max_mib),
         Job::Thrashing { n } => thrashing::run(backend, settings, *n),
+        Job::Partial { n } => partial::run(backend, settings, *n),
         Job::BankConflicts => demos::banks::run(backend),
         Job::Smoke => demos::smoke(backend, families::FAMILIES, settings.rng),
         Job::All => {

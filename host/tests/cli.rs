@@ -96,6 +96,12 @@ fn bad_invocations_exit_2_at_once_with_a_message_naming_the_value() {
         ),
         (vec!["managed", "thrash"], vec![], "invalid value 'thrash'"),
         (vec!["--backend", "emu", "managed", "thrashing"], vec![], "needs a GPU"),
+        (vec!["--backend", "emu", "managed", "partial"], vec![], "needs a GPU"),
+        (
+            vec!["--backend", "emu", "managed", "partial", "--n", "100"],
+            vec![],
+            "at least one 64 KiB page",
+        ),
         (
             vec!["--backend", "emu", "managed", "thrashing", "--n", "0"],
             vec![],

@@ -277,3 +277,20 @@ fn managed_thrashing_runs_every_cure_and_checks_what_the_cpu_reads() {
         );
     }
 }
+
+#[test]
+#[ignore = "needs an NVIDIA GPU; the runner runs it with --include-ignored"]
+fn managed_partial_reads_each_fraction_of_pages_exactly_three_ways() {
+    let backend = open();
+    let settings = host::demos::Settings {
+        warmup: 1,
+        runs: 2,
+        rng: 1,
+    };
+    // 64 pages of 64 KiB: 0.1 % and 1 % round to one page, then 6 and 64.
+    let rows = host::demos::partial::run(&backend, &settings, 64 << 14).unwrap();
+    assert_eq!(rows.len(), 4 * 3);
+    for row in &rows {
+        assert!(!row.failed(), "{} at {}: {}", row.variant, row.size, row.check);
+    }
+}

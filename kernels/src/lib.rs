@@ -37,6 +37,7 @@ pub mod registry;
 pub mod atomic_probe;
 pub mod conv2d;
 pub mod elementwise;
+pub mod gather;
 pub mod histogram;
 pub mod histogram_f32;
 pub mod matmul;

@@ -6,8 +6,8 @@
 
 use crate::family::{AnyFamily, KernelInfo};
 use crate::{
-    atomic_probe, banks, conv2d, histogram, histogram_f32, matmul, probe, reduce, rows, scan, shared_mem_add, softmax,
-    transpose, vec_add,
+    atomic_probe, banks, conv2d, gather, histogram, histogram_f32, matmul, probe, reduce, rows, scan, shared_mem_add,
+    softmax, transpose, vec_add,
 };
 
 /// Every family, in the order demos and reports show them.
@@ -17,6 +17,7 @@ pub static FAMILIES: &[&dyn AnyFamily] = &[
     &matmul::FAMILY,
     &transpose::FAMILY,
     &conv2d::FAMILY,
+    &gather::FAMILY,
     &reduce::FAMILY,
     &reduce::MAX_FAMILY,
     &rows::SUM_FAMILY,

@@ -7,6 +7,7 @@ pub mod banks;
 pub mod ceiling;
 pub mod managed;
 pub mod migration;
+pub mod partial;
 pub mod report;
 pub mod thrashing;
 

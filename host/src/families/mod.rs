@@ -11,6 +11,7 @@ pub mod bank_probe;
 pub mod choice;
 pub mod conv2d;
 pub mod elementwise;
+pub mod gather;
 pub mod histogram;
 pub mod histogram_f32;
 pub mod matmul;
@@ -36,6 +37,7 @@ pub static FAMILIES: &[&dyn FamilyDemo] = &[
     &matmul::MatmulDemo,
     &transpose::TransposeDemo,
     &conv2d::Conv2dDemo,
+    &gather::GatherDemo,
     &reduce::ReduceDemo,
     &reduce_max::ReduceMaxDemo,
     &rows::ROW_SUM,
