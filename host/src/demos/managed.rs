@@ -69,28 +69,33 @@ pub fn check(backend: &Backend, n: usize) -> Result<Elementwise> {
         });
     };
     let problem = Elementwise::new(n)?;
-    let what = format!("managed at n={n}");
-    let managed = 12 * n as u64;
-    if managed > gpu.info().memory_free as u64 {
-        return Err(HostError::TooLarge {
-            what,
-            memory: "GPU memory",
-            needed_mib: managed >> 20,
-            available_mib: gpu.info().memory_free as u64 >> 20,
-        });
-    }
-    // Managed arrays, pinned or pageable copies, the inputs and the f64 reference.
-    let host = 12 * n as u64 + 12 * n as u64 + 8 * n as u64 + 16 * n as u64;
-    let available = crate::families::available_host_memory();
-    if host > available {
-        return Err(HostError::TooLarge {
-            what,
-            memory: "host memory",
-            needed_mib: host >> 20,
-            available_mib: available >> 20,
-        });
-    }
+    // On the host: managed arrays, pinned or pageable copies, the inputs and the f64 reference.
+    let n = n as u64;
+    check_memory(
+        gpu,
+        &format!("managed at n={n}"),
+        12 * n,
+        12 * n + 12 * n + 8 * n + 16 * n,
+    )?;
     Ok(problem)
+}
+
+/// `what` needs `gpu_bytes` of the GPU's free memory and `host_bytes` of the host's available
+/// memory: an error naming the one that falls short, before anything is allocated.
+pub fn check_memory(gpu: &Gpu, what: &str, gpu_bytes: u64, host_bytes: u64) -> Result<()> {
+    let free = gpu.info().memory_free as u64;
+    let available = crate::families::available_host_memory();
+    for (needed, have, memory) in [(gpu_bytes, free, "GPU memory"), (host_bytes, available, "host memory")] {
+        if needed > have {
+            return Err(HostError::TooLarge {
+                what: what.to_string(),
+                memory,
+                needed_mib: needed >> 20,
+                available_mib: have >> 20,
+            });
+        }
+    }
+    Ok(())
 }
 
 pub fn run(backend: &Backend, settings: &Settings, n: usize) -> Result<Vec<Row>> {

@@ -48,27 +48,9 @@ pub fn check(backend: &Backend, n: usize) -> Result<Gather> {
             why: NEEDS_GPU,
         });
     };
-    // The managed array, its device copy, the indices and the outputs at 100 %.
-    let needed = 16 * n as u64;
-    if needed > gpu.info().memory_free as u64 {
-        return Err(HostError::TooLarge {
-            what: format!("managed partial at n={n}"),
-            memory: "GPU memory",
-            needed_mib: needed >> 20,
-            available_mib: gpu.info().memory_free as u64 >> 20,
-        });
-    }
-    // The managed array on the host, the pinned copy, and the indices and read-back outputs.
-    let host = 16 * n as u64;
-    let available = crate::families::available_host_memory();
-    if host > available {
-        return Err(HostError::TooLarge {
-            what: format!("managed partial at n={n}"),
-            memory: "host memory",
-            needed_mib: host >> 20,
-            available_mib: available >> 20,
-        });
-    }
+    // On the GPU: the managed array, its device copy, the indices and the outputs at 100 %. On the
+    // host: the managed array, the pinned copy, the indices and the read-back outputs.
+    super::managed::check_memory(gpu, &format!("managed partial at n={n}"), 16 * n as u64, 16 * n as u64)?;
     Ok(problem)
 }
 

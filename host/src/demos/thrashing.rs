@@ -71,15 +71,8 @@ pub fn check(backend: &Backend, n: usize) -> Result<Elementwise> {
             why: NEEDS_GPU,
         });
     };
-    let needed = 16 * n as u64;
-    if needed > gpu.info().memory_free as u64 {
-        return Err(HostError::TooLarge {
-            what: format!("managed thrashing at n={n}"),
-            memory: "GPU memory",
-            needed_mib: needed >> 20,
-            available_mib: gpu.info().memory_free as u64 >> 20,
-        });
-    }
+    // Two device inputs, the managed (or device) output; on the host the pinned copy.
+    super::managed::check_memory(gpu, &format!("managed thrashing at n={n}"), 16 * n as u64, 8 * n as u64)?;
     Ok(problem)
 }
 
