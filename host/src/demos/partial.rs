@@ -8,6 +8,7 @@
 
 use super::Settings;
 use super::report::Row;
+use crate::array::Array;
 use crate::backend::Backend;
 use crate::error::{Doing, HostError, Result};
 use crate::families::{Bound, Work, gather};
@@ -92,41 +93,18 @@ pub fn run(backend: &Backend, settings: &Settings, n: usize) -> Result<Vec<Row>>
         for run in 0..=runs {
             managed.prefetch_to_host(gpu)?;
             gpu.synchronize()?;
-            let demand = time_once(gpu, || {
-                gather::launch(
-                    backend,
-                    &KERNEL,
-                    Source::Rust,
-                    &problem,
-                    (&managed, &index_dev),
-                    &mut out,
-                )
-            })?;
+            let demand = time_once(gpu, || read_pages(backend, &problem, &managed, &index_dev, &mut out))?;
             managed.prefetch_to_host(gpu)?;
             gpu.synchronize()?;
             let prefetch = time_once(gpu, || {
                 managed.prefetch_to_device(gpu)?;
-                gather::launch(
-                    backend,
-                    &KERNEL,
-                    Source::Rust,
-                    &problem,
-                    (&managed, &index_dev),
-                    &mut out,
-                )
+                read_pages(backend, &problem, &managed, &index_dev, &mut out)
             })?;
             let copy = time_once(gpu, || {
                 gpu.stream()
                     .memcpy_htod(&pinned, &mut device)
                     .doing(|| "copying the array to the GPU".into())?;
-                gather::launch(
-                    backend,
-                    &KERNEL,
-                    Source::Rust,
-                    &problem,
-                    (&device, &index_dev),
-                    &mut out,
-                )
+                read_pages(backend, &problem, &device, &index_dev, &mut out)
             })?;
             // The first round is the warm-up.
             if run > 0 {
@@ -196,6 +174,17 @@ pub fn run(backend: &Backend, settings: &Settings, n: usize) -> Result<Vec<Row>>
         );
     }
     Ok(rows)
+}
+
+/// The gather of the chosen pages' elements from `source` (managed or device memory) into `out`.
+fn read_pages(
+    backend: &Backend,
+    problem: &Gather,
+    source: &impl Array<f32>,
+    index: &CudaSlice<u32>,
+    out: &mut CudaSlice<f32>,
+) -> Result<()> {
+    gather::launch(backend, &KERNEL, Source::Rust, problem, (source, index), out)
 }
 
 #[cfg(test)]
