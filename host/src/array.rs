@@ -95,6 +95,11 @@ unsafe impl<T: Element> Array<T> for CudaSlice<T> {
 
     fn address(&self, backend: &Backend) -> Result<u64> {
         match backend {
+            Backend::Gpu(gpu) if gpu.external_stream().is_some() => Err(unreachable_memory(
+                "device memory ordered on this project's stream",
+                backend,
+                "launch on the GPU's own stream, not an external one",
+            )),
             Backend::Gpu(gpu) if self.context().cu_ctx() == gpu.context().cu_ctx() => {
                 // Event tracking is off (Gpu::open): the guard records nothing.
                 let (address, _guard) = self.device_ptr(self.stream());

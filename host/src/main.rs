@@ -4,7 +4,7 @@
 
 use clap::{Arg, ArgMatches, Args, Command, FromArgMatches, value_parser};
 use host::backend::{Backend, BackendChoice};
-use host::demos::{self, Row, Settings, managed, migration, partial, thrashing};
+use host::demos::{self, Row, Settings, managed, migration, partial, pipeline, thrashing};
 use host::families::{self, FamilyDemo, Size};
 use host::{HostError, Result};
 use std::path::{Path, PathBuf};
@@ -62,6 +62,12 @@ enum Job {
     Partial {
         n: usize,
     },
+    Pipeline {
+        plan: pipeline::Plan,
+        timeline: Option<PathBuf>,
+    },
+    /// `managed all`: each scenario in turn.
+    ManagedAll(Vec<Job>),
     BankConflicts,
     All,
     Smoke,
@@ -95,11 +101,15 @@ fn cli() -> Command {
                      from 2 MiB up; the cost of a GPU page fault; first touch on the GPU against the CPU. thrashing: \
                      the GPU writing an array and the CPU reading a few elements or all of it, over and over, plain \
                      and with each cure (prefetch, advice, pinned copies). partial: a gather reading 0.1 % to 100 % \
-                     of the 64 KiB pages of the array, on demand against copying or prefetching all of it first",
+                     of the 64 KiB pages of the array, on demand against copying or prefetching all of it first. \
+                     pipeline: an array of --gib GiB doubled chunk by chunk: on demand, prefetch all first, chunk \
+                     prefetches pipelined on three streams under the kernels, pinned copies pipelined the same way; \
+                     against the pinned copy to the GPU, with --timeline FILE drawing each stream's work. all: each \
+                     scenario in turn",
                 )
                 .arg(
                     Arg::new("scenario")
-                        .value_parser(["end-to-end", "migration", "thrashing", "partial"])
+                        .value_parser(["end-to-end", "migration", "thrashing", "partial", "pipeline", "all"])
                         .default_value("end-to-end")
                         .help("Which scenario"),
                 )
@@ -116,6 +126,27 @@ fn cli() -> Command {
                         .value_parser(value_parser!(usize))
                         .default_value(managed::DEFAULT_N.to_string())
                         .help("end-to-end, thrashing and partial: elements per array"),
+                )
+                .arg(
+                    Arg::new("gib")
+                        .long("gib")
+                        .value_parser(value_parser!(u64))
+                        .default_value(pipeline::DEFAULT_GIB.to_string())
+                        .help("pipeline: the array, in GiB"),
+                )
+                .arg(
+                    Arg::new("chunk-mib")
+                        .long("chunk-mib")
+                        .value_parser(value_parser!(u64))
+                        .default_value(pipeline::DEFAULT_CHUNK_MIB.to_string())
+                        .help("pipeline: the chunk each kernel and each move takes, in MiB (a multiple of 2)"),
+                )
+                .arg(
+                    Arg::new("timeline")
+                        .long("timeline")
+                        .value_name("FILE")
+                        .value_parser(value_parser!(PathBuf))
+                        .help("pipeline: draw when each move and kernel ran, one lane per stream (SVG; PNG if FILE ends in .png)"),
                 ),
         )
         .subcommand(Command::new("bank-conflicts").about(
@@ -211,6 +242,18 @@ fn run(matches: &ArgMatches) -> Result<bool> {
     let job = parse_job(matches)?;
     if let Some(path) = &globals.json_out {
         check_writable(path)?;
+    }
+    let jobs = match &job {
+        Job::ManagedAll(jobs) => jobs.iter().collect(),
+        one => vec![one],
+    };
+    for job in jobs {
+        if let Job::Pipeline {
+            timeline: Some(path), ..
+        } = job
+        {
+            check_writable(path)?;
+        }
     }
     let (mut backend, notice) = Backend::choose(globals.backend, globals.device)?;
     if let Some(notice) = notice {
@@ -323,24 +366,13 @@ fn parse_job(matches: &ArgMatches) -> Result<Job> {
             Ok(Job::Autotune { families, out })
         }
         "managed" => match sub.get_one::<String>("scenario").map(String::as_str) {
-            Some("migration") => Ok(Job::Migration {
-                max_mib: *sub.get_one::<u64>("max-mib").expect("max-mib has a default"),
-            }),
-            Some("thrashing") => {
-                let n = *sub.get_one::<usize>("n").expect("n has a default");
-                kernels::elementwise::Elementwise::new(n)?;
-                Ok(Job::Thrashing { n })
-            }
-            Some("partial") => {
-                let n = *sub.get_one::<usize>("n").expect("n has a default");
-                kernels::gather::Gather::new(n, n)?;
-                Ok(Job::Partial { n })
-            }
-            _ => {
-                let n = *sub.get_one::<usize>("n").expect("n has a default");
-                kernels::elementwise::Elementwise::new(n)?;
-                Ok(Job::Managed { n })
-            }
+            Some("all") => Ok(Job::ManagedAll(
+                MANAGED_SCENARIOS
+                    .iter()
+                    .map(|scenario| managed_job(sub, scenario))
+                    .collect::<Result<_>>()?,
+            )),
+            scenario => managed_job(sub, scenario.unwrap_or("end-to-end")),
         },
         family_name => {
             let demo = families::find(family_name).expect("every family subcommand comes from FAMILIES");
@@ -370,6 +402,40 @@ fn parse_job(matches: &ArgMatches) -> Result<Job> {
     }
 }
 
+/// The scenarios `managed all` runs, in order.
+const MANAGED_SCENARIOS: [&str; 5] = ["end-to-end", "migration", "thrashing", "partial", "pipeline"];
+
+/// The job of managed-memory scenario `scenario`, its flags checked.
+fn managed_job(sub: &ArgMatches, scenario: &str) -> Result<Job> {
+    match scenario {
+        "migration" => Ok(Job::Migration {
+            max_mib: *sub.get_one::<u64>("max-mib").expect("max-mib has a default"),
+        }),
+        "thrashing" => {
+            let n = *sub.get_one::<usize>("n").expect("n has a default");
+            kernels::elementwise::Elementwise::new(n)?;
+            Ok(Job::Thrashing { n })
+        }
+        "partial" => {
+            let n = *sub.get_one::<usize>("n").expect("n has a default");
+            kernels::gather::Gather::new(n, n)?;
+            Ok(Job::Partial { n })
+        }
+        "pipeline" => Ok(Job::Pipeline {
+            plan: pipeline::Plan::from_flags(
+                *sub.get_one::<u64>("gib").expect("gib has a default"),
+                *sub.get_one::<u64>("chunk-mib").expect("chunk-mib has a default"),
+            )?,
+            timeline: sub.get_one::<PathBuf>("timeline").cloned(),
+        }),
+        _ => {
+            let n = *sub.get_one::<usize>("n").expect("n has a default");
+            kernels::elementwise::Elementwise::new(n)?;
+            Ok(Job::Managed { n })
+        }
+    }
+}
+
 fn run_job(backend: &Backend, settings: &Settings, job: &Job) -> Result<Vec<Row>> {
     match job {
         // Both answered in `run` before any rows are made.
@@ -388,6 +454,14 @@ fn run_job(backend: &Backend, settings: &Settings, job: &Job) -> Result<Vec<Row>
         Job::Migration { max_mib } => migration::run(backend, settings, *max_mib),
         Job::Thrashing { n } => thrashing::run(backend, settings, *n),
         Job::Partial { n } => partial::run(backend, settings, *n),
+        Job::Pipeline { plan, timeline } => pipeline::run(backend, settings, plan, timeline.as_deref()),
+        Job::ManagedAll(jobs) => {
+            let mut rows = Vec::new();
+            for job in jobs {
+                rows.extend(run_job(backend, settings, job)?);
+            }
+            Ok(rows)
+        }
         Job::BankConflicts => demos::banks::run(backend),
         Job::Smoke => demos::smoke(backend, families::FAMILIES, settings.rng),
         Job::All => {

@@ -3,6 +3,7 @@
 //! show as ignored; the runner runs them with `--include-ignored`.
 
 mod common;
+mod turn;
 
 use host::families::{elementwise, matmul};
 use host::gpu::{Gpu, ManagedBuffer, MemoryLocation};
@@ -11,36 +12,8 @@ use kernels::elementwise::Elementwise;
 use kernels::matmul::Matmul;
 use kernels::testing::{guarded_random_vec, rng};
 use kernels::{Source, vec_add};
-use std::sync::{Mutex, MutexGuard};
 
-/// The tests of this file take turns on the GPU. Run side by side, one test's blocking driver calls
-/// (freeing memory, loading a module) can hold the context until another test's kernel has finished,
-/// so that a check that the kernel is still running sees it done (run 2026-11-30-x).
-static GPU_TURN: Mutex<()> = Mutex::new(());
-
-/// A GPU backend held for one test, the other tests waiting their turn.
-struct Turn {
-    backend: Backend,
-    _turn: MutexGuard<'static, ()>,
-}
-
-impl std::ops::Deref for Turn {
-    type Target = Backend;
-    fn deref(&self) -> &Backend {
-        &self.backend
-    }
-}
-
-fn open() -> Turn {
-    // A test that failed while holding its turn leaves the GPU usable: the lock's poison is ignored.
-    let turn = GPU_TURN.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    Turn {
-        backend: Backend::Gpu(Box::new(
-            Gpu::open(None).unwrap_or_else(|e| panic!("the GPU suite needs a GPU: {e}")),
-        )),
-        _turn: turn,
-    }
-}
+use turn::open;
 
 fn gpu(backend: &Backend) -> &Gpu {
     backend.gpu().expect("opened on a GPU")

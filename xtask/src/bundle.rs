@@ -10,7 +10,7 @@ const SIZE_LIMIT: u64 = 64 << 20;
 /// The script the runner executes: the GPU suite (ignored tests included) and the demos, logs and
 /// JSON into the folder it is given. Kept to sequencing; all logic is in the Rust binaries.
 const RUN_SCRIPT: &str = r#"#!/usr/bin/env bash
-# Runs on the GPU runner, which has no cargo. Usage: run.sh OUT_DIR [check|tests|demos|bench|all|prep]
+# Runs on the GPU runner, which has no cargo. Usage: run.sh OUT_DIR [check|tests|demos|bench|torch|all|prep]
 #   check (default): tests, then demos (each fits one 10-minute runner call on its own; together
 #                    they may not)
 #   tests:           every test with --include-ignored, the four compute-sanitizer tools on one
@@ -19,15 +19,18 @@ const RUN_SCRIPT: &str = r#"#!/usr/bin/env bash
 #   demos:           `host info`, the bank-conflict study, `host all`
 #   bench:           PyTorch's anchors, then the criterion benches, writing OUT_DIR/bench.json for
 #                    `cargo xtask bench-report` (BENCH_FAMILIES=a,b limits both to some families)
-#   prep:            only the builds every mode starts with: the CUDA C twins (BUNDLE/cuda-c) and
+#   torch:           the PyTorch extension's wheel installed into BUNDLE/python/site (no network
+#                    needed), its tests with the runner's PyTorch, and its benchmark against
+#                    PyTorch's built-ins (OUT_DIR/torch-ops.json); skips the nvcc builds
+#   prep:            only the builds every other mode starts with: the CUDA C twins (BUNDLE/cuda-c) and
 #                    CUB's wrappers (BUNDLE/libcub_anchors.so, for $CUB_ANCHORS), for commands of
 #                    one's own after it
 set -u
-out=${1:?usage: run.sh OUT_DIR [check|tests|demos|bench|all|prep]}
+out=${1:?usage: run.sh OUT_DIR [check|tests|demos|bench|torch|all|prep]}
 mode=${2:-check}
 case "$mode" in
-  check|tests|demos|bench|all|prep) ;;
-  *) echo "run.sh: unknown mode $mode: give check, tests, demos, bench, all or prep" >&2; exit 2 ;;
+  check|tests|demos|bench|torch|all|prep) ;;
+  *) echo "run.sh: unknown mode $mode: give check, tests, demos, bench, torch, all or prep" >&2; exit 2 ;;
 esac
 here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$out" "$here/cuda-c"
@@ -38,6 +41,7 @@ env_log="$out/environment.txt"
 # The device's own architecture, e.g. sm_90 for compute capability 9.0.
 arch=sm_$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -n 1 | tr -d ' .')
 { date -u; nvidia-smi --query-gpu=name,driver_version,compute_cap,memory.total --format=csv,noheader; nvcc --version | tail -1; echo "arch: $arch"; } > "$env_log" 2>&1
+if [ "$mode" != torch ]; then
 # The CUDA C twins, compiled as the comparisons use them; SASS of both sides for reading.
 for cu in "$here"/cuda-c-src/*.cu; do
   name=$(basename "$cu" .cu)
@@ -54,6 +58,7 @@ ptxas -arch="$arch" -v "$rust_ptx" -o "$here/rust.cubin" >> "$env_log" 2>&1 &&
   cuobjdump -sass "$here/rust.cubin" > "$here/sass-rust.txt" 2>&1
 # One file for both sides' SASS (the runner returns few files), gzipped as docs/runs keeps it.
 cat "$here/sass-rust.txt" "$here/sass-cuda-c.txt" 2>/dev/null | gzip -9 -n > "$out/sass.txt.gz"
+fi
 if [ "$mode" = check ] || [ "$mode" = tests ] || [ "$mode" = all ]; then
   # The CLI tests run the bundle's binaries (cargo's paths to them do not exist here).
   export HOST_BIN="$here/host" XTASK_BIN="$here/xtask"
@@ -84,6 +89,15 @@ if [ "$mode" = bench ] || [ "$mode" = all ]; then
   python3 "$here/pytorch/anchors.py" > "$out/pytorch.json" 2>> "$out/bench.log" || status=1
   CUDA_C_PTX="$here/cuda-c" PYTORCH_JSON="$out/pytorch.json" BENCH_JSON="$out/bench.json" "$here/bench-kernels" --bench >> "$out/bench.log" 2>&1 || status=1
   tail -n 5 "$out/bench.log"
+fi
+if [ "$mode" = torch ] || [ "$mode" = all ]; then
+  site="$here/python/site"
+  rm -rf "$site"
+  { python3 --version; python3 -c 'import torch; print("torch", torch.__version__, torch.version.cuda)'; } >> "$env_log" 2>&1
+  python3 -m pip install --quiet --no-deps --no-index --target "$site" "$here"/python/*.whl >> "$out/torch.log" 2>&1 || status=1
+  PYTHONPATH="$site" python3 -m unittest discover -v -s "$here/python/tests" >> "$out/torch.log" 2>&1 || status=1
+  PYTHONPATH="$site" python3 "$here/python/bench_torch.py" --json "$out/torch-ops.json" >> "$out/torch.log" 2>&1 || status=1
+  grep -E "^Ran |^OK|FAILED|Error|per call|rust/pytorch" "$out/torch.log"
 fi
 echo "run.sh: exit $status"
 exit $status
@@ -116,7 +130,16 @@ pub fn build(workspace: &Path, target_dir: &Path, out: &Path) -> Result<(), Stri
     let mut tests = cargo_no_run(
         &cargo,
         workspace,
-        &["test", "--release", "--workspace", "--exclude", "kernels"],
+        // The extension's own tests link libpython; its GPU tests are Python's (mode torch).
+        &[
+            "test",
+            "--release",
+            "--workspace",
+            "--exclude",
+            "kernels",
+            "--exclude",
+            "kernels-torch",
+        ],
         "test",
     )?;
     // The emulator compares barrier call paths by source line, and its own tests check that: the
@@ -155,6 +178,12 @@ pub fn build(workspace: &Path, target_dir: &Path, out: &Path) -> Result<(), Stri
     for arch in built_archs(target_dir)? {
         let ptx = target_dir.join("ptx").join(&arch).join("kernels.ptx");
         copy(&ptx, &out.join("ptx").join(&arch).join("kernels.ptx"))?;
+    }
+    eprintln!("building the PyTorch extension's wheel ...");
+    crate::wheel::build(workspace, target_dir, &out.join("python"))?;
+    let python = workspace.join("host/python");
+    for file in ["tests/test_native.py", "tests/test_torch.py", "bench_torch.py"] {
+        copy(&python.join(file), &out.join("python").join(file))?;
     }
     let anchors = workspace.join("benches/reference/pytorch/anchors.py");
     copy(&anchors, &out.join("pytorch/anchors.py"))?;

@@ -3,6 +3,7 @@
 mod bundle;
 mod plots;
 mod report;
+mod wheel;
 
 use clap::{Parser, Subcommand};
 use std::path::{Path, PathBuf};
@@ -44,6 +45,14 @@ enum Verb {
         #[arg(long, default_value = "target/gpu-bundle")]
         out: PathBuf,
     },
+    /// Build the PyTorch extension (host/python) and pack it into a wheel
+    /// (rust_kernels-<version>-cp39-abi3-linux_<machine>.whl): `pip install` it, then
+    /// `import rust_kernels`. Needs python3 (or $PYTHON).
+    Wheel {
+        /// Where to write the wheel.
+        #[arg(long, default_value = "target/wheels")]
+        out: PathBuf,
+    },
     /// Turn the benches' results JSON into docs/bench: a Markdown table and plots (SVG and PNG).
     BenchReport {
         /// The results file the benches wrote (relative paths from the current directory); on the GPU
@@ -74,6 +83,9 @@ fn main() -> ExitCode {
         Verb::Doctor => doctor(),
         Verb::GpuBundle { out } => gpu_bundle(&out),
         Verb::BenchReport { input, out } => bench_report(input, out),
+        Verb::Wheel { out } => wheel::build(&workspace_root(), &target_dir(), &workspace_root().join(out))
+            .map(|wheel| println!("wrote {}", wheel.display()))
+            .map_err(Failure),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -85,8 +85,14 @@ pub fn run(backend: &Backend, settings: &Settings, max_mib: u64) -> Result<Vec<R
     let mut rows = Vec::new();
     let mut bytes = MIN_BYTES;
     while bytes <= largest {
-        eprintln!("managed migration: {}", size_label(bytes));
-        rows.extend(transfers(backend, gpu, settings, bytes)?);
+        let measured = transfers(backend, gpu, settings, bytes)?;
+        // Progress, and the figures so far should a long run be cut short: each row's rate.
+        let rates: Vec<String> = measured
+            .iter()
+            .map(|row| format!("{} {:.1}", row.variant, row.rate.unwrap_or(f64::NAN)))
+            .collect();
+        eprintln!("managed migration: {} (GB/s): {}", size_label(bytes), rates.join(", "));
+        rows.extend(measured);
         bytes *= 2;
     }
     let at = largest.min(FAULT_BYTES);

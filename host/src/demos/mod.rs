@@ -8,8 +8,10 @@ pub mod ceiling;
 pub mod managed;
 pub mod migration;
 pub mod partial;
+pub mod pipeline;
 pub mod report;
 pub mod thrashing;
+pub mod timeline;
 
 pub use report::{Ceiling, Row, Status};
 

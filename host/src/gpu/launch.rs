@@ -21,7 +21,8 @@ impl Gpu {
         })
     }
 
-    /// Queues `entry` from `source` over `shape` with `args` on the GPU's stream.
+    /// Queues `entry` from `source` over `shape` with `args` on the GPU's stream (or the external
+    /// one it was made for).
     ///
     /// # Safety
     /// `args` are the kernel's parameters, in its order, each pointer valid on this GPU for every
@@ -46,7 +47,7 @@ impl Gpu {
                 (grid.x, grid.y, grid.z),
                 (block.x, block.y, block.z),
                 shape.shared_bytes,
-                self.stream().cu_stream(),
+                self.launch_stream(),
                 &mut pointers[..len],
             )
         }

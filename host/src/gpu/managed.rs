@@ -303,6 +303,64 @@ impl<T: Element> ManagedBuffer<T> {
     }
 }
 
+/// Chunks: a range of the buffer launched as an array of its own, and prefetched on any stream.
+impl<T: Element> ManagedBuffer<T> {
+    /// Elements `range` as an array for launches (a non-empty range inside the buffer). The chunk
+    /// holds the buffer mutably borrowed while it lives.
+    pub fn chunk_mut(&mut self, range: std::ops::Range<usize>) -> Result<super::ManagedChunk<'_, T>> {
+        super::ManagedChunk::new(self, range)
+    }
+
+    /// Moves elements `range` to `location` ahead of use, asynchronously on `stream` (any stream of
+    /// the buffer's context), so that the move can overlap work on other streams.
+    ///
+    /// Then the GPU's stream waits for everything queued on `stream` so far, and the buffer's last
+    /// use is recorded on the GPU's stream. That keeps host access sound with several streams: every
+    /// use of the buffer (launches, prefetches, this) is recorded on the one GPU stream, after a
+    /// wait for any other stream's work on it, so the last recording completes only after all of
+    /// it. (Recording on `stream` itself would not: a later recording on a stream that runs ahead
+    /// could complete while an earlier use on another stream is still pending.) The cost: work
+    /// queued on the GPU's stream afterwards waits for this move, so queue the work it should
+    /// overlap (the kernel on another chunk) before calling this.
+    pub fn prefetch_range_on(
+        &self,
+        gpu: &Gpu,
+        stream: &cudarc::driver::CudaStream,
+        range: std::ops::Range<usize>,
+        location: MemoryLocation,
+    ) -> Result<()> {
+        if stream.context().cu_ctx() != self.ctx.cu_ctx() || gpu.context().cu_ctx() != self.ctx.cu_ctx() {
+            return Err(HostError::WrongMemory {
+                reason: "a managed buffer can be prefetched only on streams of its own GPU's context".into(),
+            });
+        }
+        super::managed_chunk::check_range(&range, self.len)?;
+        let (offset, bytes) = (range.start * size_of::<T>(), range.len() * size_of::<T>());
+        self.ctx.bind_to_thread().doing(|| "binding the context".into())?;
+        // SAFETY: the range is inside this allocation (checked above).
+        unsafe {
+            cudarc::driver::result::mem_prefetch_async(
+                self.address + offset as u64,
+                bytes,
+                self.location(location),
+                stream.cu_stream(),
+            )
+        }
+        .doing(|| format!("prefetching {bytes} bytes at offset {offset} to the {location:?}"))?;
+        let recorded = gpu
+            .stream()
+            .join(stream)
+            .doing(|| "ordering the GPU's stream after a prefetch".into())
+            .and_then(|()| self.record_use(gpu));
+        if recorded.is_err() {
+            // The move is not covered by the last-use event: drain it, so that the buffer does not
+            // look idle while it runs.
+            let _ = stream.synchronize();
+        }
+        recorded
+    }
+}
+
 impl<T: Element> Tracked for ManagedBuffer<T> {
     fn launched(&self, backend: &Backend) -> Result<()> {
         match backend {
@@ -322,6 +380,9 @@ unsafe impl<T: Element> Array<T> for ManagedBuffer<T> {
 
     fn address(&self, backend: &Backend) -> Result<u64> {
         match backend {
+            Backend::Gpu(gpu) if gpu.external_stream().is_some() => Err(HostError::WrongMemory {
+                reason: "a managed buffer's uses are recorded on the GPU's own stream: launch it there, not on an external one".into(),
+            }),
             Backend::Gpu(gpu) if gpu.context().cu_ctx() == self.ctx.cu_ctx() => Ok(self.address),
             Backend::Gpu(_) => Err(HostError::WrongMemory {
                 reason: "a managed buffer of another GPU's context cannot be launched on this one".into(),

@@ -3,16 +3,20 @@
 mod cub;
 mod cublas;
 mod cuda_c;
+mod external;
 mod info;
 mod launch;
 mod managed;
+mod managed_chunk;
 mod timing;
 
 pub use cub::{CUB_ENV, Cub};
 pub use cublas::Cublas;
 pub use cuda_c::{CudaC, ENTRY_SUFFIX};
+pub use external::{EXTERNAL_ALIGNMENT, ExternalArray, ExternalStream};
 pub use info::{DeviceInfo, KernelOccupancy};
 pub use managed::{ManagedBuffer, MemoryLocation};
+pub use managed_chunk::ManagedChunk;
 pub use timing::{MIN_WARMUP_MS, Timing, time_gpu, time_gpu_interleaved, time_once};
 
 use crate::error::{Doing, HostError, Result};
@@ -28,6 +32,8 @@ pub const DEVICE_ENV: &str = "KERNELS_DEVICE";
 pub struct Gpu {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
+    /// Someone else's stream that launches go to instead (`Gpu::on_external_stream`).
+    external: Option<ExternalStream>,
     functions: Vec<(&'static str, CudaFunction)>,
     cuda_c: Option<CudaC>,
     info: DeviceInfo,
@@ -97,6 +103,7 @@ impl Gpu {
         Ok(Gpu {
             ctx,
             stream,
+            external: None,
             functions,
             cuda_c: None,
             info,

@@ -1,0 +1,100 @@
+"""Each operator against PyTorch's built-in on the same shapes (torch.utils.benchmark, CUDA
+synchronised), and the per-call overhead of the Python path. Prints a table and, with --json
+FILE, writes the figures. Run on a GPU with the wheel installed:
+`python3 host/python/bench_torch.py --json OUT/torch-ops.json`."""
+
+import argparse
+import json
+
+import torch
+import torch.utils.benchmark as benchmark
+
+import rust_kernels
+from rust_kernels import native
+
+
+def median_us(statement, **globals_):
+    timer = benchmark.Timer(stmt=statement, globals=globals_)
+    timer.timeit(3)  # warm-up: the first call opens the GPU and loads the kernels
+    return timer.blocked_autorange(min_run_time=0.5).median * 1e6
+
+
+def cases():
+    """(operator, shape label, bytes or flops, ours, PyTorch's) on shapes that fill the H200."""
+    x = torch.rand(8192, 8192, device="cuda")
+    odd = torch.rand(8191, 4097, device="cuda")
+    rows = torch.rand(65536, 1024, device="cuda")
+    a, b = torch.rand(4096, 4096, device="cuda"), torch.rand(4096, 4096, device="cuda")
+    w5 = torch.rand(5, 5, device="cuda")
+    v, v2 = torch.rand(1 << 26, device="cuda"), torch.rand(1 << 26, device="cuda")
+    conv = torch.nn.functional.conv2d
+    return [
+        ("transpose", "8192x8192", 2 * 4 * x.numel(), lambda: rust_kernels.transpose(x), lambda: x.T.contiguous()),
+        ("transpose", "8191x4097", 2 * 4 * odd.numel(), lambda: rust_kernels.transpose(odd), lambda: odd.T.contiguous()),
+        ("softmax", "65536x1024", 2 * 4 * rows.numel(), lambda: rust_kernels.softmax(rows), lambda: torch.softmax(rows, -1)),
+        ("matmul", "4096^3", 2 * 4096**3, lambda: rust_kernels.matmul(a, b), lambda: a @ b),
+        (
+            "conv2d",
+            "8192x8192 5x5",
+            2 * 4 * x.numel(),
+            lambda: rust_kernels.conv2d(x, w5),
+            lambda: conv(x[None, None], w5[None, None], padding=2),
+        ),
+        ("add", "2^26", 3 * 4 * v.numel(), lambda: rust_kernels.add(v, v2), lambda: v + v2),
+    ]
+
+
+def overhead():
+    """Per call on a 256-element add, where the GPU work is a few µs: the host's cost."""
+    a, b = torch.rand(256, device="cuda"), torch.rand(256, device="cuda")
+    out = torch.empty_like(a)
+    stream = torch.cuda.current_stream().cuda_stream
+    from rust_kernels import operators
+
+    return {
+        "rust_kernels.add (eager)": median_us("rust_kernels.add(a, b)", rust_kernels=rust_kernels, a=a, b=b),
+        "torch.ops.rust_kernels.add (custom op)": median_us("op(a, b, 'auto')", op=operators._add, a=a, b=b),
+        "native.add (output given)": median_us(
+            "native.add(a, b, out, stream=s, device=0)", native=native, a=a, b=b, out=out, s=stream
+        ),
+        "torch.add": median_us("torch.add(a, b)", torch=torch, a=a, b=b),
+        "torch.add (output given)": median_us("torch.add(a, b, out=out)", torch=torch, a=a, b=b, out=out),
+    }
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", help="write the figures here")
+    args = parser.parse_args()
+    rows = []
+    for op, shape, work, ours, theirs in cases():
+        ours_us = median_us("f()", f=ours)
+        theirs_us = median_us("f()", f=theirs)
+        unit, scale = ("TFLOP/s", 1e-6) if op == "matmul" else ("GB/s", 1e-3)
+        rows.append(
+            {
+                "op": op,
+                "shape": shape,
+                "rust_us": ours_us,
+                "pytorch_us": theirs_us,
+                "speedup": theirs_us / ours_us,
+                "unit": unit,
+                "rust_rate": work / ours_us * scale,
+                "pytorch_rate": work / theirs_us * scale,
+            }
+        )
+        r = rows[-1]
+        print(
+            f"{op:10} {shape:14} rust {ours_us:9.1f} us ({r['rust_rate']:8.1f} {unit})  "
+            f"pytorch {theirs_us:9.1f} us ({r['pytorch_rate']:8.1f} {unit})  rust/pytorch speed {r['speedup']:.3f}"
+        )
+    calls = overhead()
+    for name, us in calls.items():
+        print(f"per call: {name:32} {us:7.2f} us")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"device": torch.cuda.get_device_name(), "torch": torch.__version__, "ops": rows, "per_call_us": calls}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,45 @@
+"""The project's Rust GPU kernels as PyTorch operators.
+
+``rust_kernels.transpose``, ``softmax``, ``matmul``, ``conv2d``, ``add`` and ``shared_mem_add`` take CUDA float32
+tensors and return new ones, computed by kernels written in Rust (compiled to PTX) and queued on
+PyTorch's current stream of the tensors' device, in the device's primary context. They are
+registered as ``torch.ops.rust_kernels.*`` custom operators (with fake implementations, so
+``torch.compile`` traces them without graph breaks, and autograd where the backward is simple).
+Each takes ``variant=``: ``"auto"`` (the device's tile configuration, or the fastest rung for the
+shape) or the name of any kernel of its family (``rust_kernels.variants(op)``).
+
+``rust_kernels.native`` is the extension itself: the same operators on any objects with
+``__cuda_array_interface__`` (or torch tensors, read directly: faster), outputs given by the caller, the stream and device passed
+explicitly. It imports without PyTorch and without a GPU; calls that get past the argument checks
+need the NVIDIA driver.
+"""
+
+from . import _native as native
+
+#: The address alignment the kernels are given (tensors elsewhere are copied first).
+ALIGNMENT = native.ALIGNMENT
+
+
+def variants(op):
+    """The kernels ``op`` (add, conv2d, matmul, softmax, transpose) can be asked for by name."""
+    return native.variants(op)
+
+
+try:
+    import torch as _torch
+except ImportError:  # The native layer works without PyTorch; the operators do not.
+    _torch = None
+
+if _torch is not None:
+    from .operators import add, conv2d, matmul, shared_mem_add, softmax, transpose
+else:
+
+    def _needs_torch(*_args, **_kwargs):
+        raise ImportError(
+            "rust_kernels' operators take torch tensors: install PyTorch (pip install torch); "
+            "rust_kernels.native takes any object with __cuda_array_interface__"
+        )
+
+    add = conv2d = matmul = shared_mem_add = softmax = transpose = _needs_torch
+
+__all__ = ["ALIGNMENT", "add", "conv2d", "matmul", "native", "shared_mem_add", "softmax", "transpose", "variants"]

@@ -1,0 +1,256 @@
+"""The torch side: custom operators that allocate outputs with torch and launch on its stream."""
+
+import torch
+
+from . import _native
+
+_LIBRARY = "rust_kernels"
+
+
+def _ready(name, x):
+    """``x`` as the kernels take it: a contiguous CUDA float32 tensor at an aligned address."""
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"{name}: expected a torch.Tensor, got {type(x).__name__}")
+    if not x.is_cuda:
+        raise TypeError(f"{name}: the tensor is on {x.device}; move it to the GPU first (.cuda())")
+    if x.dtype != torch.float32:
+        raise TypeError(f"{name}: dtype {x.dtype} given, torch.float32 expected; convert it first (.float())")
+    x = x.detach().contiguous()
+    if x.data_ptr() % _native.ALIGNMENT != 0:
+        # A view at an offset into its storage: the kernels were tested on aligned bases only.
+        x = x.clone()
+    return x
+
+
+# The current stream's raw handle without building a torch.cuda.Stream (a few µs a call); the
+# public spelling where this private one is missing.
+_raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+
+
+def _launch_args(x):
+    device = x.device.index
+    stream = _raw_stream(device) if _raw_stream else torch.cuda.current_stream(device).cuda_stream
+    return {"stream": stream, "device": device}
+
+
+def _eager(*tensors):
+    """Whether a call may skip torch.library's dispatch (about 20 µs): plain tensors, outside
+    torch.compile, with no gradient to record. Anything else goes through the custom operator."""
+    if torch.compiler.is_compiling():
+        return False
+    grad = torch.is_grad_enabled()
+    return all(type(t) is torch.Tensor and not (grad and t.requires_grad) for t in tensors)
+
+
+def _same_device(*tensors):
+    devices = {t.device for t in tensors}
+    if len(devices) != 1:
+        raise ValueError(f"the tensors are on different devices: {sorted(map(str, devices))}")
+
+
+# transpose ---------------------------------------------------------------------------------------
+
+
+def _transpose_impl(x: torch.Tensor, variant: str) -> torch.Tensor:
+    x = _ready("x", x)
+    if x.dim() != 2:
+        raise ValueError(f"x: {x.dim()} dimensions given ({tuple(x.shape)}), 2 expected")
+    out = torch.empty((x.shape[1], x.shape[0]), device=x.device, dtype=x.dtype)
+    if x.numel():
+        _native.transpose(x, out, variant=variant, **_launch_args(x))
+    return out
+
+
+_transpose = torch.library.custom_op(f"{_LIBRARY}::transpose", _transpose_impl, mutates_args=())
+
+
+@_transpose.register_fake
+def _(x, variant):
+    return x.new_empty((x.shape[1], x.shape[0]))
+
+
+def _transpose_backward(ctx, grad):
+    return _transpose(grad, ctx.variant), None
+
+
+def _transpose_setup(ctx, inputs, output):
+    ctx.variant = inputs[1]
+
+
+_transpose.register_autograd(_transpose_backward, setup_context=_transpose_setup)
+
+
+def transpose(x, variant="auto"):
+    """``x.T`` of a 2-D float32 CUDA tensor, as a new contiguous tensor."""
+    return _transpose_impl(x, variant) if _eager(x) else _transpose(x, variant)
+
+
+# softmax -----------------------------------------------------------------------------------------
+
+
+def _softmax_impl(x: torch.Tensor, variant: str) -> torch.Tensor:
+    x = _ready("x", x)
+    if x.dim() == 0:
+        raise ValueError("x: a 0-dimensional tensor has no rows")
+    out = torch.empty_like(x)
+    if x.numel():
+        cols = x.shape[-1]
+        _native.softmax(x.view(-1, cols), out.view(-1, cols), variant=variant, **_launch_args(x))
+    return out
+
+
+_softmax = torch.library.custom_op(f"{_LIBRARY}::softmax", _softmax_impl, mutates_args=())
+
+
+@_softmax.register_fake
+def _(x, variant):
+    return torch.empty_like(x)
+
+
+def _softmax_backward(ctx, grad):
+    (y,) = ctx.saved_tensors
+    return y * (grad - (grad * y).sum(dim=-1, keepdim=True)), None
+
+
+def _softmax_setup(ctx, inputs, output):
+    ctx.save_for_backward(output)
+
+
+_softmax.register_autograd(_softmax_backward, setup_context=_softmax_setup)
+
+
+def softmax(x, dim=-1, variant="auto"):
+    """The softmax over the last dimension of a float32 CUDA tensor (``torch.softmax(x, -1)``)."""
+    if dim not in (-1, x.dim() - 1):
+        raise ValueError(f"dim={dim}: only the last dimension is supported; move it last (x.transpose)")
+    return _softmax_impl(x, variant) if _eager(x) else _softmax(x, variant)
+
+
+# matmul ------------------------------------------------------------------------------------------
+
+
+def _matmul_impl(a: torch.Tensor, b: torch.Tensor, variant: str) -> torch.Tensor:
+    a, b = _ready("a", a), _ready("b", b)
+    _same_device(a, b)
+    if a.dim() != 2 or b.dim() != 2 or a.shape[1] != b.shape[0]:
+        raise ValueError(f"a {tuple(a.shape)} and b {tuple(b.shape)}: expected (m, k) and (k, n)")
+    c = torch.empty((a.shape[0], b.shape[1]), device=a.device, dtype=a.dtype)
+    if c.numel():
+        if a.shape[1] == 0:
+            c.zero_()
+        else:
+            _native.matmul(a, b, c, variant=variant, **_launch_args(a))
+    return c
+
+
+_matmul = torch.library.custom_op(f"{_LIBRARY}::matmul", _matmul_impl, mutates_args=())
+
+
+@_matmul.register_fake
+def _(a, b, variant):
+    return a.new_empty((a.shape[0], b.shape[1]))
+
+
+def _matmul_backward(ctx, grad):
+    a, b = ctx.saved_tensors
+    grad_a = _matmul(grad, _transpose(b, "auto"), ctx.variant) if ctx.needs_input_grad[0] else None
+    grad_b = _matmul(_transpose(a, "auto"), grad, ctx.variant) if ctx.needs_input_grad[1] else None
+    return grad_a, grad_b, None
+
+
+def _matmul_setup(ctx, inputs, output):
+    a, b, variant = inputs
+    ctx.save_for_backward(a, b)
+    ctx.variant = variant
+
+
+_matmul.register_autograd(_matmul_backward, setup_context=_matmul_setup)
+
+
+def matmul(a, b, variant="auto"):
+    """``a @ b`` for 2-D float32 CUDA tensors (m × k and k × n)."""
+    return _matmul_impl(a, b, variant) if _eager(a, b) else _matmul(a, b, variant)
+
+
+# conv2d ------------------------------------------------------------------------------------------
+
+
+def _conv2d_impl(image: torch.Tensor, weight: torch.Tensor, variant: str) -> torch.Tensor:
+    image, weight = _ready("image", image), _ready("weight", weight)
+    _same_device(image, weight)
+    out = torch.empty_like(image)
+    if image.numel():
+        _native.conv2d(image, weight, out, variant=variant, **_launch_args(image))
+    return out
+
+
+_conv2d = torch.library.custom_op(f"{_LIBRARY}::conv2d", _conv2d_impl, mutates_args=())
+
+
+@_conv2d.register_fake
+def _(image, weight, variant):
+    return torch.empty_like(image)
+
+
+def conv2d(image, weight, variant="auto"):
+    """One channel, one filter: ``torch.nn.functional.conv2d(image[None, None], weight[None, None],
+    padding=r)[0, 0]`` for a 2-D image and a square 3×3, 5×5 or 7×7 filter (r its radius)."""
+    return _conv2d_impl(image, weight, variant) if _eager(image, weight) else _conv2d(image, weight, variant)
+
+
+# add ---------------------------------------------------------------------------------------------
+
+
+def _add_impl(a: torch.Tensor, b: torch.Tensor, variant: str) -> torch.Tensor:
+    a, b = _ready("a", a), _ready("b", b)
+    _same_device(a, b)
+    if a.shape != b.shape:
+        raise ValueError(f"a {tuple(a.shape)} and b {tuple(b.shape)}: the shapes must be equal (no broadcasting)")
+    out = torch.empty_like(a)
+    if a.numel():
+        _native.add(a, b, out, variant=variant, **_launch_args(a))
+    return out
+
+
+_add = torch.library.custom_op(f"{_LIBRARY}::add", _add_impl, mutates_args=())
+
+
+@_add.register_fake
+def _(a, b, variant):
+    return torch.empty_like(a)
+
+
+_add.register_autograd(lambda ctx, grad: (grad, grad, None))
+
+
+def add(a, b, variant="auto"):
+    """``a + b`` for float32 CUDA tensors of one shape (the seeds' ``vec_add``)."""
+    return _add_impl(a, b, variant) if _eager(a, b) else _add(a, b, variant)
+
+
+# shared_mem_add ----------------------------------------------------------------------------------
+
+
+def _shared_mem_add_impl(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    a, b = _ready("a", a), _ready("b", b)
+    _same_device(a, b)
+    if a.shape != b.shape:
+        raise ValueError(f"a {tuple(a.shape)} and b {tuple(b.shape)}: the shapes must be equal (no broadcasting)")
+    out = torch.empty_like(a)
+    if a.numel():
+        _native.shared_mem_add(a, b, out, **_launch_args(a))
+    return out
+
+
+_shared_mem_add = torch.library.custom_op(f"{_LIBRARY}::shared_mem_add", _shared_mem_add_impl, mutates_args=())
+
+
+@_shared_mem_add.register_fake
+def _(a, b):
+    return torch.empty_like(a)
+
+
+def shared_mem_add(a, b):
+    """The first seed's shared-memory example over the flattened tensors: ``s = a + b``, then each
+    element plus its left neighbour's ``s`` within blocks of 256 (a block's first element alone)."""
+    return _shared_mem_add_impl(a, b) if _eager(a, b) else _shared_mem_add(a, b)

@@ -1,0 +1,212 @@
+//! What a CUDA array looks like from Rust: the parts of its `__cuda_array_interface__` (version
+//! 2 or 3, as PyTorch and CuPy give it) a launch needs, checked.
+
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyTuple};
+
+/// The element types the kernels take.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dtype {
+    F32,
+}
+
+impl Dtype {
+    /// The interface's type string (little-endian).
+    fn typestr(self) -> &'static str {
+        match self {
+            Dtype::F32 => "<f4",
+        }
+    }
+
+    fn bytes(self) -> usize {
+        match self {
+            Dtype::F32 => 4,
+        }
+    }
+
+    /// PyTorch's name of the type.
+    fn torch_name(self) -> &'static str {
+        match self {
+            Dtype::F32 => "torch.float32",
+        }
+    }
+}
+
+/// A checked CUDA array: its device address, its shape, whether it may be written.
+#[derive(Debug)]
+pub struct Tensor {
+    pub name: &'static str,
+    pub address: u64,
+    pub shape: Vec<usize>,
+    readonly: bool,
+}
+
+impl Tensor {
+    /// The array `object` describes: `dtype`, C-contiguous, `rank` dimensions (0: any). A torch
+    /// tensor is read through its own attributes (its `__cuda_array_interface__` is a dict built
+    /// in Python on every access: several µs per tensor); anything else through the interface.
+    pub fn read(name: &'static str, object: &Bound<PyAny>, dtype: Dtype, rank: usize) -> PyResult<Tensor> {
+        let tensor = match read_torch(name, object, dtype)? {
+            Some(tensor) => tensor,
+            None => read_interface(name, object, dtype)?,
+        };
+        if rank != 0 && tensor.shape.len() != rank {
+            return Err(PyValueError::new_err(format!(
+                "{name}: {} dimensions given ({:?}), {rank} expected",
+                tensor.shape.len(),
+                tensor.shape
+            )));
+        }
+        if tensor.len() == 0 {
+            return Err(PyValueError::new_err(format!(
+                "{name}: shape {:?} has no elements",
+                tensor.shape
+            )));
+        }
+        Ok(tensor)
+    }
+
+    pub fn len(&self) -> usize {
+        self.shape.iter().product()
+    }
+
+    /// This array, if it may be written.
+    pub fn writable(self) -> PyResult<Tensor> {
+        if self.readonly {
+            return Err(PyValueError::new_err(format!("{}: the array is read-only", self.name)));
+        }
+        Ok(self)
+    }
+
+    /// An error unless the shape is `expected`.
+    pub fn expect_shape(&self, expected: &[usize]) -> PyResult<()> {
+        if self.shape != expected {
+            return Err(PyValueError::new_err(format!(
+                "{}: shape {:?} given, {expected:?} expected",
+                self.name, self.shape
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// A torch tensor's address, shape and layout, from its attributes; `None` for other objects.
+fn read_torch(name: &'static str, object: &Bound<PyAny>, dtype: Dtype) -> PyResult<Option<Tensor>> {
+    let py = object.py();
+    let (Ok(is_cuda), Ok(data_ptr)) = (
+        object.getattr(intern!(py, "is_cuda")),
+        object.getattr(intern!(py, "data_ptr")),
+    ) else {
+        return Ok(None);
+    };
+    if !is_cuda.extract::<bool>()? {
+        return Err(PyTypeError::new_err(format!(
+            "{name}: the tensor is not on a CUDA device; move it to the GPU first (.cuda())"
+        )));
+    }
+    let given = object.getattr(intern!(py, "dtype"))?.str()?.to_string();
+    if given != dtype.torch_name() {
+        return Err(PyTypeError::new_err(format!(
+            "{name}: dtype {given} given, {} expected; convert it first (.float())",
+            dtype.torch_name()
+        )));
+    }
+    let shape: Vec<usize> = object.getattr(intern!(py, "shape"))?.extract()?;
+    if !object.call_method0(intern!(py, "is_contiguous"))?.extract::<bool>()? {
+        return Err(PyValueError::new_err(format!(
+            "{name}: the tensor of shape {shape:?} is not row-major contiguous; pass .contiguous()"
+        )));
+    }
+    Ok(Some(Tensor {
+        name,
+        address: data_ptr.call0()?.extract()?,
+        shape,
+        readonly: false,
+    }))
+}
+
+/// An array from its `__cuda_array_interface__` (version 2 or 3).
+fn read_interface(name: &'static str, object: &Bound<PyAny>, dtype: Dtype) -> PyResult<Tensor> {
+    let interface = object.getattr("__cuda_array_interface__").map_err(|_| {
+        let type_name = object
+            .get_type()
+            .name()
+            .map(|n| n.to_string())
+            .unwrap_or_else(|_| "?".into());
+        PyTypeError::new_err(format!(
+            "{name}: expected a CUDA tensor (an object with __cuda_array_interface__), got {type_name}; move it to the GPU first (.cuda())"
+        ))
+    })?;
+    let interface = interface
+        .downcast::<PyDict>()
+        .map_err(|_| PyTypeError::new_err(format!("{name}: __cuda_array_interface__ is not a dict")))?;
+    let field = |key: &str| -> PyResult<Bound<PyAny>> {
+        interface
+            .get_item(key)?
+            .ok_or_else(|| PyValueError::new_err(format!("{name}: __cuda_array_interface__ has no '{key}'")))
+    };
+    let typestr: String = field("typestr")?.extract()?;
+    if typestr != dtype.typestr() {
+        return Err(PyTypeError::new_err(format!(
+            "{name}: element type {typestr} given, {} ({}) expected; convert it first (.float())",
+            dtype.typestr(),
+            dtype.torch_name()
+        )));
+    }
+    let shape: Vec<usize> = field("shape")?
+        .extract()
+        .map_err(|_| PyValueError::new_err(format!("{name}: the shape is not a tuple of non-negative integers")))?;
+    let data = field("data")?;
+    let data = data
+        .downcast::<PyTuple>()
+        .map_err(|_| PyValueError::new_err(format!("{name}: 'data' is not an (address, read-only) pair")))?;
+    let (address, readonly): (u64, bool) = data.extract()?;
+    if let Some(strides) = interface.get_item("strides")?
+        && !strides.is_none()
+    {
+        let strides: Vec<isize> = strides.extract()?;
+        if !contiguous(&shape, &strides, dtype.bytes()) {
+            return Err(PyValueError::new_err(format!(
+                "{name}: strides {strides:?} (bytes) for shape {shape:?} are not row-major contiguous; pass .contiguous()"
+            )));
+        }
+    }
+    Ok(Tensor {
+        name,
+        address,
+        shape,
+        readonly,
+    })
+}
+
+/// Whether `strides` (bytes) lay `shape` out row-major without gaps; dimensions of one element
+/// may have any stride (they are never stepped over).
+pub fn contiguous(shape: &[usize], strides: &[isize], element: usize) -> bool {
+    if strides.len() != shape.len() {
+        return false;
+    }
+    let mut expected = element as isize;
+    for (&extent, &stride) in shape.iter().zip(strides).rev() {
+        if extent != 1 && stride != expected {
+            return false;
+        }
+        expected *= extent as isize;
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::contiguous;
+
+    #[test]
+    fn row_major_strides_are_contiguous_and_others_are_not() {
+        assert!(contiguous(&[3, 5], &[20, 4], 4));
+        assert!(contiguous(&[3, 1], &[4, 999], 4));
+        assert!(!contiguous(&[3, 5], &[4, 12], 4), "a transposed view");
+        assert!(!contiguous(&[3, 5], &[40, 8], 4), "a strided slice");
+        assert!(!contiguous(&[3, 5], &[20], 4));
+    }
+}

@@ -1,0 +1,260 @@
+//! `rust_kernels._native`: the project's kernels for Python. Each function takes CUDA arrays (any
+//! object with `__cuda_array_interface__`: PyTorch tensors, CuPy arrays), the raw handle of the
+//! stream to launch on (PyTorch's current stream) and the device's index, checks what it was given
+//! (type, shape, contiguity; then, with the driver, that the memory is the device's and large
+//! enough), and queues the kernel on that stream through the host crate's one launch path
+//! ([`host::gpu::Gpu::on_external_stream`], [`host::gpu::ExternalArray`]). Outputs are allocated
+//! by the caller (the Python layer, `rust_kernels/operators.py`, with torch).
+//!
+//! Everything that can be checked without a GPU is checked before the driver is loaded, so argument
+//! errors read the same on any machine.
+
+mod interface;
+mod variant;
+
+use host::Backend;
+use host::families;
+use host::gpu::{ExternalArray, ExternalStream, Gpu};
+use interface::{Dtype, Tensor};
+use kernels::Source;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use std::sync::{Arc, Mutex};
+use variant::Op;
+
+/// A host error as the Python exception that fits it: bad arguments are `ValueError`s, a missing
+/// driver or device and failed launches are `RuntimeError`s.
+fn to_python(error: host::HostError) -> PyErr {
+    use host::HostError as E;
+    match error {
+        E::InvalidInput { .. } | E::WrongMemory { .. } | E::TooLarge { .. } | E::InvalidSize(_) => {
+            PyValueError::new_err(error.to_string())
+        }
+        E::NoDriver => PyRuntimeError::new_err(
+            "rust_kernels needs an NVIDIA GPU: no NVIDIA driver was found (libcuda could not be loaded)",
+        ),
+        _ => PyRuntimeError::new_err(error.to_string()),
+    }
+}
+
+/// The GPUs opened so far, by device index: opening one loads every kernel into the device's
+/// primary context (the one PyTorch uses), once.
+static GPUS: Mutex<Vec<Option<Arc<Gpu>>>> = Mutex::new(Vec::new());
+
+fn gpu(device: usize) -> PyResult<Arc<Gpu>> {
+    let mut gpus = GPUS.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some(Some(gpu)) = gpus.get(device) {
+        return Ok(gpu.clone());
+    }
+    let gpu = Arc::new(Gpu::open(Some(device)).map_err(to_python)?);
+    if gpus.len() <= device {
+        gpus.resize(device + 1, None);
+    }
+    gpus[device] = Some(gpu.clone());
+    Ok(gpu)
+}
+
+/// The backend that launches on `stream` of `device`.
+fn backend(device: usize, stream: usize) -> PyResult<Backend> {
+    let gpu = gpu(device)?;
+    // SAFETY: the stream is the caller's current stream of `device` (the Python layer passes
+    // torch.cuda.current_stream(device).cuda_stream), alive while the call's launches are queued.
+    let stream = unsafe { ExternalStream::from_raw(stream) };
+    Ok(Backend::Gpu(Box::new(gpu.on_external_stream(stream))))
+}
+
+/// `tensor` as an array of the launch, checked against the driver's records.
+fn array<T: host::array::Element>(backend: &Backend, tensor: &Tensor) -> PyResult<ExternalArray<T>> {
+    let Backend::Gpu(gpu) = backend else {
+        unreachable!("the extension makes GPU backends only")
+    };
+    // SAFETY: the tensor's memory is held by the Python object for the whole call, and the caller
+    // orders its other uses on the stream the launch goes to (PyTorch's stream semantics); its
+    // length comes from its own interface.
+    unsafe { ExternalArray::new(gpu, tensor.address, tensor.len()) }.map_err(to_python)
+}
+
+/// `output = inputᵀ` for a rows × cols f32 matrix.
+#[pyfunction]
+#[pyo3(signature = (input, output, *, stream, device, variant = "auto"))]
+fn transpose(input: &Bound<PyAny>, output: &Bound<PyAny>, stream: usize, device: usize, variant: &str) -> PyResult<()> {
+    let input = Tensor::read("input", input, Dtype::F32, 2)?;
+    let output = Tensor::read("output", output, Dtype::F32, 2)?.writable()?;
+    let [rows, cols] = [input.shape[0], input.shape[1]];
+    output.expect_shape(&[cols, rows])?;
+    let problem = kernels::transpose::Transpose::new(rows, cols).map_err(|e| to_python(e.into()))?;
+    let backend = backend(device, stream)?;
+    let kernel = variant::resolve(Op::Transpose, &backend, variant, [rows, cols, 1])?;
+    let (input, mut output) = (array(&backend, &input)?, array(&backend, &output)?);
+    families::transpose::launch(
+        &backend,
+        &kernels::transpose::FAMILY.kernels[kernel],
+        Source::Rust,
+        &problem,
+        &input,
+        &mut output,
+    )
+    .map_err(to_python)
+}
+
+/// The softmax of each row of a rows × cols f32 matrix.
+#[pyfunction]
+#[pyo3(signature = (input, output, *, stream, device, variant = "auto"))]
+fn softmax(input: &Bound<PyAny>, output: &Bound<PyAny>, stream: usize, device: usize, variant: &str) -> PyResult<()> {
+    let input = Tensor::read("input", input, Dtype::F32, 2)?;
+    let output = Tensor::read("output", output, Dtype::F32, 2)?.writable()?;
+    output.expect_shape(&input.shape)?;
+    let [rows, cols] = [input.shape[0], input.shape[1]];
+    let problem = kernels::softmax::Softmax::new(rows, cols).map_err(|e| to_python(e.into()))?;
+    let backend = backend(device, stream)?;
+    let kernel = variant::resolve(Op::Softmax, &backend, variant, [rows, cols, 1])?;
+    let (input, mut output) = (array(&backend, &input)?, array(&backend, &output)?);
+    families::softmax::launch(
+        &backend,
+        &kernels::softmax::FAMILY.kernels[kernel],
+        Source::Rust,
+        &problem,
+        &input,
+        &mut output,
+    )
+    .map_err(to_python)
+}
+
+/// `c = a · b` for f32 matrices a (m × k) and b (k × n), row-major.
+#[pyfunction]
+#[pyo3(signature = (a, b, c, *, stream, device, variant = "auto"))]
+fn matmul(
+    a: &Bound<PyAny>,
+    b: &Bound<PyAny>,
+    c: &Bound<PyAny>,
+    stream: usize,
+    device: usize,
+    variant: &str,
+) -> PyResult<()> {
+    let a = Tensor::read("a", a, Dtype::F32, 2)?;
+    let b = Tensor::read("b", b, Dtype::F32, 2)?;
+    let c = Tensor::read("c", c, Dtype::F32, 2)?.writable()?;
+    let [m, k] = [a.shape[0], a.shape[1]];
+    let n = b.shape[1];
+    b.expect_shape(&[k, n])?;
+    c.expect_shape(&[m, n])?;
+    let problem = kernels::matmul::Matmul::new(m, n, k).map_err(|e| to_python(e.into()))?;
+    let backend = backend(device, stream)?;
+    let kernel = variant::resolve(Op::Matmul, &backend, variant, [m, n, k])?;
+    let (a, b, mut c) = (array(&backend, &a)?, array(&backend, &b)?, array(&backend, &c)?);
+    families::matmul::launch(
+        &backend,
+        &kernels::matmul::FAMILY.kernels[kernel],
+        Source::Rust,
+        &problem,
+        &a,
+        &b,
+        &mut c,
+    )
+    .map_err(to_python)
+}
+
+/// The 2-D cross-correlation of a height × width f32 image with a square filter (3×3, 5×5 or
+/// 7×7), zero outside the image, output the image's size: PyTorch's `conv2d` with `padding=r`.
+#[pyfunction]
+#[pyo3(signature = (image, filter, output, *, stream, device, variant = "auto"))]
+fn conv2d(
+    image: &Bound<PyAny>,
+    filter: &Bound<PyAny>,
+    output: &Bound<PyAny>,
+    stream: usize,
+    device: usize,
+    variant: &str,
+) -> PyResult<()> {
+    let image = Tensor::read("image", image, Dtype::F32, 2)?;
+    let filter = Tensor::read("filter", filter, Dtype::F32, 2)?;
+    let output = Tensor::read("output", output, Dtype::F32, 2)?.writable()?;
+    output.expect_shape(&image.shape)?;
+    let side = filter.shape[0];
+    filter.expect_shape(&[side, side])?;
+    let [height, width] = [image.shape[0], image.shape[1]];
+    let problem = kernels::conv2d::Conv2d::new(height, width, side).map_err(|e| to_python(e.into()))?;
+    let backend = backend(device, stream)?;
+    let kernel = variant::resolve(Op::Conv2d, &backend, variant, [height, width, side])?;
+    let (image, filter, mut output) = (
+        array(&backend, &image)?,
+        array(&backend, &filter)?,
+        array(&backend, &output)?,
+    );
+    families::conv2d::launch(
+        &backend,
+        &kernels::conv2d::FAMILY.kernels[kernel],
+        Source::Rust,
+        &problem,
+        (&image, &filter),
+        &mut output,
+    )
+    .map_err(to_python)
+}
+
+/// `out = a + b` elementwise over n f32 values (any shape, the same for all three): the seeds'
+/// `vec_add`.
+#[pyfunction]
+#[pyo3(signature = (a, b, out, *, stream, device, variant = "auto"))]
+fn add(
+    a: &Bound<PyAny>,
+    b: &Bound<PyAny>,
+    out: &Bound<PyAny>,
+    stream: usize,
+    device: usize,
+    variant: &str,
+) -> PyResult<()> {
+    elementwise(variant::add_kernel(variant)?, [a, b, out], stream, device)
+}
+
+/// The first seed's shared-memory example over n f32 values: `s = a + b` staged in shared memory,
+/// then each element plus its left neighbour's `s` within blocks of 256 (a block's first alone).
+#[pyfunction]
+#[pyo3(signature = (a, b, out, *, stream, device))]
+fn shared_mem_add(
+    a: &Bound<PyAny>,
+    b: &Bound<PyAny>,
+    out: &Bound<PyAny>,
+    stream: usize,
+    device: usize,
+) -> PyResult<()> {
+    elementwise(&kernels::shared_mem_add::KERNEL, [a, b, out], stream, device)
+}
+
+/// An element-wise kernel over two inputs and an output of one shape.
+fn elementwise(
+    kernel: &kernels::Kernel<kernels::elementwise::Elementwise>,
+    [a, b, out]: [&Bound<PyAny>; 3],
+    stream: usize,
+    device: usize,
+) -> PyResult<()> {
+    let a = Tensor::read("a", a, Dtype::F32, 0)?;
+    let b = Tensor::read("b", b, Dtype::F32, 0)?;
+    let out = Tensor::read("out", out, Dtype::F32, 0)?.writable()?;
+    b.expect_shape(&a.shape)?;
+    out.expect_shape(&a.shape)?;
+    let problem = kernels::elementwise::Elementwise::new(a.len()).map_err(|e| to_python(e.into()))?;
+    let backend = backend(device, stream)?;
+    let (a, b, mut out) = (array(&backend, &a)?, array(&backend, &b)?, array(&backend, &out)?);
+    families::elementwise::launch(&backend, kernel, Source::Rust, &problem, &a, &b, &mut out).map_err(to_python)
+}
+
+/// The kernels each operator can run, for `variant=`: the first is what `auto` means where the
+/// family has no tile configurations.
+#[pyfunction]
+fn variants(op: &str) -> PyResult<Vec<&'static str>> {
+    variant::names(op)
+}
+
+#[pymodule]
+fn _native(module: &Bound<PyModule>) -> PyResult<()> {
+    module.add_function(wrap_pyfunction!(transpose, module)?)?;
+    module.add_function(wrap_pyfunction!(softmax, module)?)?;
+    module.add_function(wrap_pyfunction!(matmul, module)?)?;
+    module.add_function(wrap_pyfunction!(conv2d, module)?)?;
+    module.add_function(wrap_pyfunction!(add, module)?)?;
+    module.add_function(wrap_pyfunction!(shared_mem_add, module)?)?;
+    module.add_function(wrap_pyfunction!(variants, module)?)?;
+    module.add("ALIGNMENT", host::gpu::EXTERNAL_ALIGNMENT)?;
+    Ok(())
+}

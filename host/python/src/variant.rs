@@ -1,0 +1,122 @@
+//! `variant=`: which kernel of a family an operator runs. `auto` is the device's tile
+//! configuration where the family has several (the host's chooser: the device's tile profile,
+//! else the occupancy rule), and elsewhere the fastest rung for the shape by the runner's figures
+//! (`docs/perf-log.md`); any kernel of the family can be named, with or without its family prefix.
+
+use host::Backend;
+use host::families::{FamilyDemo, Size, choice, conv2d, kernel_index, matmul, softmax, transpose};
+use kernels::elementwise::Elementwise;
+use kernels::softmax::{registers, wide};
+use kernels::{Kernel, vec_add};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+/// The operators whose kernels come from a family with a variant list.
+#[derive(Clone, Copy, Debug)]
+pub enum Op {
+    Transpose,
+    Softmax,
+    Matmul,
+    Conv2d,
+}
+
+impl Op {
+    fn demo(self) -> &'static dyn FamilyDemo {
+        match self {
+            Op::Transpose => &transpose::TransposeDemo,
+            Op::Softmax => &softmax::SoftmaxDemo,
+            Op::Matmul => &matmul::MatmulDemo,
+            Op::Conv2d => &conv2d::Conv2dDemo,
+        }
+    }
+
+    fn by_name(name: &str) -> Option<Op> {
+        [Op::Transpose, Op::Softmax, Op::Matmul, Op::Conv2d]
+            .into_iter()
+            .find(|op| op.demo().name() == name)
+    }
+}
+
+/// The configurations `auto` chose, by device, family and shape: the choice reads the device's
+/// profile and asks the driver for occupancies (tens of µs), the same every time for a shape.
+static CHOSEN: Mutex<BTreeMap<ShapeOn, usize>> = Mutex::new(BTreeMap::new());
+/// A device, a family, a shape.
+type ShapeOn = (usize, &'static str, [usize; 3]);
+/// Shapes remembered before the memory starts over (a model has a few dozen).
+const MAX_CHOSEN: usize = 4096;
+
+/// The fastest softmax rung for rows of `cols` (runs r, t and u): rows in one warp's or one
+/// block's registers up to 8192 columns, then 512-thread blocks up to 16384, then 1024.
+fn softmax_default(cols: usize) -> &'static str {
+    if cols <= registers::BLOCK_COLS as usize {
+        "softmax_registers"
+    } else if cols <= wide::WIDE_512_COLS as usize {
+        "softmax_wide_512"
+    } else {
+        "softmax_wide"
+    }
+}
+
+/// The index in `op`'s family of the kernel `variant` names for a problem of `size`.
+pub fn resolve(op: Op, backend: &Backend, variant: &str, size: [usize; 3]) -> PyResult<usize> {
+    let demo = op.demo();
+    let name = match (variant, op) {
+        ("auto", Op::Softmax) => softmax_default(size[1]),
+        ("auto", _) => {
+            let Backend::Gpu(gpu) = backend else {
+                unreachable!("the extension makes GPU backends only")
+            };
+            let key = (gpu.info().ordinal, demo.name(), size);
+            let mut chosen = CHOSEN.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            if let Some(&kernel) = chosen.get(&key) {
+                return Ok(kernel);
+            }
+            let kernel = choice::choose(gpu, demo, Size(size))
+                .map_err(crate::to_python)?
+                .map(|c| c.kernel)
+                .ok_or_else(|| PyValueError::new_err(format!("{} has no tile configurations", demo.name())))?;
+            if chosen.len() >= MAX_CHOSEN {
+                chosen.clear();
+            }
+            chosen.insert(key, kernel);
+            return Ok(kernel);
+        }
+        (named, _) => named,
+    };
+    kernel_index(demo, name).ok_or_else(|| unknown(demo.name(), variant, &names_of(demo)))
+}
+
+fn names_of(demo: &dyn FamilyDemo) -> Vec<&'static str> {
+    demo.kernels().iter().map(|k| k.entry).collect()
+}
+
+fn unknown(op: &str, variant: &str, names: &[&str]) -> PyErr {
+    PyValueError::new_err(format!(
+        "variant '{variant}' is not a {op} kernel; choose auto or one of {}",
+        names.join(", ")
+    ))
+}
+
+/// The kernel of `add`: the seeds' element-wise addition.
+pub fn add_kernel(variant: &str) -> PyResult<&'static Kernel<Elementwise>> {
+    match variant {
+        "auto" | "vec_add" => Ok(&vec_add::KERNEL),
+        _ => Err(unknown("add", variant, &ADD_NAMES)),
+    }
+}
+
+const ADD_NAMES: [&str; 1] = ["vec_add"];
+
+/// Every kernel `op` can be asked for by name.
+pub fn names(op: &str) -> PyResult<Vec<&'static str>> {
+    if op == "add" {
+        return Ok(ADD_NAMES.to_vec());
+    }
+    Op::by_name(op).map(|op| names_of(op.demo())).ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "'{op}' is not an operator; choose add, conv2d, matmul, softmax or transpose"
+        ))
+    })
+}

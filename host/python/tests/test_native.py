@@ -1,0 +1,96 @@
+"""Tests of rust_kernels that need no GPU and no PyTorch: argument checks through objects that
+implement __cuda_array_interface__, the variant lists, and the error a call gets past its checks
+on a machine without the NVIDIA driver. Run from the installed wheel:
+`python3 -m unittest discover -s host/python/tests`."""
+
+import os
+import unittest
+
+import rust_kernels
+from rust_kernels import native
+
+
+class FakeCuda:
+    """An object that says it is a CUDA array; its memory is never touched by these tests."""
+
+    def __init__(self, shape, typestr="<f4", address=1 << 40, strides=None, readonly=False):
+        self.__cuda_array_interface__ = {
+            "version": 3,
+            "shape": tuple(shape),
+            "typestr": typestr,
+            "data": (address, readonly),
+            "strides": strides,
+            "stream": None,
+        }
+
+
+LAUNCH = {"stream": 0, "device": 0}
+HAS_DRIVER = any(os.path.exists(p) for p in ("/dev/nvidiactl", "/proc/driver/nvidia/version"))
+
+
+class ArgumentChecks(unittest.TestCase):
+    def assert_refused(self, error, fragment, call, *args, **kwargs):
+        with self.assertRaises(error) as caught:
+            call(*args, **kwargs)
+        self.assertIn(fragment, str(caught.exception))
+
+    def test_host_objects_are_refused_with_what_to_do(self):
+        self.assert_refused(TypeError, ".cuda()", native.transpose, [1.0, 2.0], FakeCuda((2, 1)), **LAUNCH)
+
+    def test_a_wrong_element_type_is_named(self):
+        self.assert_refused(TypeError, "<f8", native.softmax, FakeCuda((4, 4), "<f8"), FakeCuda((4, 4)), **LAUNCH)
+
+    def test_a_wrong_rank_is_named(self):
+        self.assert_refused(ValueError, "3 dimensions", native.transpose, FakeCuda((2, 3, 4)), FakeCuda((4, 3)), **LAUNCH)
+
+    def test_output_shapes_must_match(self):
+        self.assert_refused(ValueError, "[3, 2] expected", native.transpose, FakeCuda((2, 3)), FakeCuda((2, 3)), **LAUNCH)
+        self.assert_refused(
+            ValueError, "[4, 7] expected", native.matmul, FakeCuda((4, 5)), FakeCuda((5, 7)), FakeCuda((7, 4)), **LAUNCH
+        )
+        self.assert_refused(
+            ValueError, "[5, 9] expected", native.matmul, FakeCuda((4, 5)), FakeCuda((6, 9)), FakeCuda((4, 9)), **LAUNCH
+        )
+
+    def test_strided_views_are_refused(self):
+        transposed = FakeCuda((3, 5), strides=(4, 12))
+        self.assert_refused(ValueError, ".contiguous()", native.softmax, transposed, FakeCuda((3, 5)), **LAUNCH)
+
+    def test_read_only_outputs_are_refused(self):
+        self.assert_refused(ValueError, "read-only", native.add, FakeCuda((8,)), FakeCuda((8,)), FakeCuda((8,), readonly=True), **LAUNCH)
+        self.assert_refused(
+            ValueError, "read-only", native.shared_mem_add, FakeCuda((8,)), FakeCuda((8,)), FakeCuda((8,), readonly=True), **LAUNCH
+        )
+
+    def test_empty_arrays_are_refused(self):
+        self.assert_refused(ValueError, "no elements", native.add, FakeCuda((0,)), FakeCuda((0,)), FakeCuda((0,)), **LAUNCH)
+
+    def test_filters_must_be_square_and_of_a_supported_size(self):
+        self.assert_refused(
+            ValueError, "[3, 3] expected", native.conv2d, FakeCuda((9, 9)), FakeCuda((3, 5)), FakeCuda((9, 9)), **LAUNCH
+        )
+        self.assert_refused(
+            ValueError, "filter", native.conv2d, FakeCuda((9, 9)), FakeCuda((4, 4)), FakeCuda((9, 9)), **LAUNCH
+        )
+
+    def test_variants_are_listed_and_unknown_ones_refused(self):
+        self.assertIn("transpose_vectorized_t64", rust_kernels.variants("transpose"))
+        self.assertIn("softmax_registers", rust_kernels.variants("softmax"))
+        self.assertEqual(rust_kernels.variants("add"), ["vec_add"])
+        self.assert_refused(ValueError, "not an operator", rust_kernels.variants, "fft")
+
+
+@unittest.skipIf(HAS_DRIVER, "this machine has the NVIDIA driver: the GPU tests cover it")
+class WithoutDriver(unittest.TestCase):
+    def test_a_valid_call_says_the_driver_is_missing(self):
+        with self.assertRaises(RuntimeError) as caught:
+            native.transpose(FakeCuda((2, 3)), FakeCuda((3, 2)), **LAUNCH)
+        self.assertIn("no NVIDIA driver", str(caught.exception))
+
+    def test_the_operators_import_and_the_native_layer_works_without_pytorch(self):
+        self.assertTrue(callable(rust_kernels.transpose))
+        self.assertEqual(rust_kernels.ALIGNMENT, 256)
+
+
+if __name__ == "__main__":
+    unittest.main()

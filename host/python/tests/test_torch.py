@@ -1,0 +1,138 @@
+"""The operators on a GPU, against PyTorch's own results (run on the GPU runner; elsewhere every
+test is reported as skipped, with the reason). Inputs are random, outputs compared in float64 with
+error bounds that follow the arithmetic; transposes move bits and must be exact."""
+
+import unittest
+
+try:
+    import torch
+except ImportError:
+    torch = None
+
+import rust_kernels
+
+GPU = torch is not None and torch.cuda.is_available()
+REASON = "needs PyTorch with a CUDA GPU" if torch is not None else "needs PyTorch (not installed)"
+#: float32's unit roundoff.
+U = 2.0**-24
+
+
+def rand(*shape, seed=0):
+    generator = torch.Generator(device="cuda").manual_seed(seed)
+    return torch.rand(*shape, device="cuda", generator=generator) * 2 - 1
+
+
+def softmax_bound(x, want):
+    """The host's tolerance (host/src/families/softmax.rs, check_rows): each e^x within 2^-21 plus
+    |x - max|·2u, the row's sum within its chain of additions · 9u, 10u for the rest."""
+    cols = x.shape[-1]
+    share = max(-(-cols // 256), -(-min(cols, 1024) // 32))
+    below_max = x.double().amax(dim=-1, keepdim=True) - x.double()
+    return want * ((share + 40) * 9 * U + below_max * 2 * U + 10 * U) + torch.finfo(torch.float32).tiny
+
+
+@unittest.skipUnless(GPU, REASON)
+class AgainstPyTorch(unittest.TestCase):
+    SHAPES = [(1, 1), (1, 37), (37, 1), (31, 33), (33, 31), (64, 64), (257, 509), (1024, 520), (1000, 3)]
+
+    def test_transpose_is_exact_on_edge_shapes_in_every_variant(self):
+        for variant in ["auto"] + rust_kernels.variants("transpose"):
+            for rows, cols in self.SHAPES:
+                x = rand(rows, cols, seed=rows * cols)
+                self.assertTrue(torch.equal(rust_kernels.transpose(x, variant=variant), x.T), f"{variant} {rows}x{cols}")
+
+    def test_softmax_within_its_bound(self):
+        for variant in ["auto"] + rust_kernels.variants("softmax"):
+            for rows, cols in self.SHAPES + [(3, 8192), (2, 8193), (2, 16385), (1, 40000)]:
+                x = rand(rows, cols, seed=cols) * 8
+                got = rust_kernels.softmax(x, variant=variant).double()
+                want = torch.softmax(x.double(), dim=-1)
+                self.assertTrue(bool(((got - want).abs() <= softmax_bound(x, want)).all()), f"{variant} {rows}x{cols}")
+
+    def test_matmul_within_its_bound(self):
+        for variant in ["auto"] + rust_kernels.variants("matmul"):
+            for m, n, k in [(1, 1, 1), (31, 33, 17), (64, 48, 32), (129, 65, 257), (97, 1, 1000), (1, 513, 77), (256, 256, 4096)]:
+                a, b = rand(m, k, seed=m), rand(k, n, seed=n)
+                got = rust_kernels.matmul(a, b, variant=variant).double()
+                want = a.double() @ b.double()
+                bound = (k + 2) * U * (a.double().abs() @ b.double().abs())
+                self.assertTrue(bool(((got - want).abs() <= bound).all()), f"{variant} {m}x{n}x{k}")
+
+    def test_conv2d_matches_pytorchs_conv2d_within_its_bound(self):
+        for variant in ["auto"] + rust_kernels.variants("conv2d"):
+            for (height, width), side in [((1, 1), 3), ((31, 33), 5), ((100, 7), 7), ((257, 509), 3), ((64, 64), 5)]:
+                image, weight = rand(height, width, seed=height), rand(side, side, seed=side)
+                got = rust_kernels.conv2d(image, weight, variant=variant).double()
+                conv = torch.nn.functional.conv2d
+                want = conv(image.double()[None, None], weight.double()[None, None], padding=side // 2)[0, 0]
+                magnitude = conv(image.double().abs()[None, None], weight.double().abs()[None, None], padding=side // 2)[0, 0]
+                bound = (side * side + 2) * U * magnitude
+                self.assertTrue(bool(((got - want).abs() <= bound).all()), f"{variant} {height}x{width} {side}x{side}")
+
+    def test_add_is_exact(self):
+        for n in [1, 31, 1025, 1_000_003]:
+            a, b = rand(n, seed=n), rand(n, seed=n + 1)
+            self.assertTrue(torch.equal(rust_kernels.add(a, b), a + b), f"{n}")
+
+    def test_shared_mem_add_is_exact(self):
+        for n in [1, 31, 256, 257, 1_000_003]:
+            a, b = rand(n, seed=n), rand(n, seed=n + 1)
+            staged = a + b
+            want = staged.clone()
+            inside = torch.arange(n, device="cuda") % 256 != 0  # not a block's first thread
+            want[inside] = staged[inside] + staged.roll(1)[inside]
+            self.assertTrue(torch.equal(rust_kernels.shared_mem_add(a, b), want), f"{n}")
+
+    def test_views_at_an_offset_and_strided_views_are_handled(self):
+        base = rand(4097 * 64 + 1)
+        x = base[1:].view(4097, 64)  # 4 bytes past an aligned address
+        self.assertTrue(torch.equal(rust_kernels.transpose(x), x.T))
+        y = rand(64, 128)[:, ::2]  # not contiguous
+        self.assertTrue(torch.equal(rust_kernels.transpose(y), y.T))
+
+    def test_bad_arguments_are_python_errors(self):
+        with self.assertRaises(TypeError):
+            rust_kernels.transpose(torch.zeros(3, 3))  # on the CPU
+        with self.assertRaises(TypeError):
+            rust_kernels.transpose(torch.zeros(3, 3, device="cuda", dtype=torch.float64))
+        with self.assertRaises(ValueError):
+            rust_kernels.matmul(rand(3, 4), rand(5, 6))
+        with self.assertRaises(ValueError):
+            rust_kernels.transpose(rand(3, 4), variant="fastest")
+
+
+@unittest.skipUnless(GPU, REASON)
+class StreamsAndCompilation(unittest.TestCase):
+    def test_ordered_after_a_write_on_a_side_stream(self):
+        stream = torch.cuda.Stream()
+        with torch.cuda.stream(stream):
+            for round in range(5):
+                x = torch.empty(4096, 4096, device="cuda")
+                x.fill_(float(round))
+                x.mul_(3.0)  # queued on the side stream just before the operator reads x
+                y = rust_kernels.transpose(x)
+                x.fill_(-1.0)  # after it: must not be seen by it
+                stream.synchronize()
+                self.assertTrue(bool((y == 3.0 * round).all()), f"round {round}")
+
+    def test_compiles_without_graph_breaks(self):
+        def f(x, w):
+            return rust_kernels.softmax(rust_kernels.matmul(x, w)) * 2
+
+        compiled = torch.compile(f, fullgraph=True, backend="aot_eager")
+        x, w = rand(64, 32), rand(32, 48, seed=1)
+        self.assertTrue(torch.allclose(compiled(x, w), f(x, w)))
+
+    def test_gradients_match_pytorchs(self):
+        x = rand(17, 40).requires_grad_()
+        w = rand(40, 9, seed=2).requires_grad_()
+        (rust_kernels.softmax(rust_kernels.matmul(x, w)) ** 2).sum().backward()
+        ours = (x.grad.clone(), w.grad.clone())
+        x.grad, w.grad = None, None
+        (torch.softmax(x @ w, dim=-1) ** 2).sum().backward()
+        for got, want in zip(ours, (x.grad, w.grad)):
+            self.assertTrue(torch.allclose(got, want, rtol=1e-4, atol=1e-6))
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,181 @@
+//! Launches on memory and streams that belong to someone else: a PyTorch tensor on PyTorch's
+//! current stream (`host/python`, the extension). The project's own memory (`CudaSlice`,
+//! `ManagedBuffer`) is ordered on the [`Gpu`]'s own stream; another framework's memory is ordered
+//! on that framework's stream. A `Gpu` made by [`Gpu::on_external_stream`] launches on the
+//! external stream and takes only [`ExternalArray`]s, so the two orders never mix.
+
+use super::Gpu;
+use crate::array::{Array, Element, Tracked};
+use crate::backend::Backend;
+use crate::error::{Doing, HostError, Result};
+use cudarc::driver::sys::{self, CUpointer_attribute};
+
+/// A raw CUDA stream handle created by someone else (PyTorch's `torch.cuda.current_stream()
+/// .cuda_stream`), in the primary context of the device it was made on. 0 is the legacy default
+/// stream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ExternalStream(pub(super) sys::CUstream);
+
+// SAFETY: a stream handle is a driver object usable from any thread of the process.
+unsafe impl Send for ExternalStream {}
+unsafe impl Sync for ExternalStream {}
+
+impl ExternalStream {
+    /// # Safety
+    /// `handle` is 0 (the legacy default stream) or a live stream of the primary context of the
+    /// device the `Gpu` it is given to was opened on, and stays alive while launches on it run.
+    pub unsafe fn from_raw(handle: usize) -> ExternalStream {
+        ExternalStream(handle as sys::CUstream)
+    }
+}
+
+impl Gpu {
+    /// This GPU, launching on `stream` instead of its own: the same context, device and loaded
+    /// kernels. It takes only [`ExternalArray`]s (the project's own buffers are ordered on the
+    /// GPU's own stream, which launches here would not wait for).
+    pub fn on_external_stream(&self, stream: ExternalStream) -> Gpu {
+        Gpu {
+            ctx: self.ctx.clone(),
+            stream: self.stream.clone(),
+            external: Some(stream),
+            functions: self.functions.clone(),
+            cuda_c: None,
+            info: self.info.clone(),
+            ptx: self.ptx,
+            _module: self._module.clone(),
+        }
+    }
+
+    /// The stream made by someone else that this GPU launches on, if any.
+    pub fn external_stream(&self) -> Option<ExternalStream> {
+        self.external
+    }
+
+    /// The stream launches go to: the external one, or the GPU's own.
+    pub(super) fn launch_stream(&self) -> sys::CUstream {
+        match self.external {
+            Some(ExternalStream(handle)) => handle,
+            None => self.stream.cu_stream(),
+        }
+    }
+}
+
+/// `len` elements of `T` of device memory someone else allocated and orders (a PyTorch tensor's
+/// storage), checked against the driver's records: memory of the GPU's context, inside one
+/// allocation.
+pub struct ExternalArray<T> {
+    address: u64,
+    len: usize,
+    _t: std::marker::PhantomData<T>,
+}
+
+/// The alignment every kernel of the project has been tested with: what `cudaMalloc` gives (its
+/// 16-byte paths need 16; the rest is margin).
+pub const EXTERNAL_ALIGNMENT: u64 = 256;
+
+impl<T: Element> ExternalArray<T> {
+    /// The array at `address`, after checking with the driver that it is device memory of `gpu`'s
+    /// context, aligned to [`EXTERNAL_ALIGNMENT`] and inside one allocation for all `len`
+    /// elements.
+    ///
+    /// # Safety
+    /// The memory stays allocated, and nothing touches it out of order with the external stream
+    /// of the launches it is given to, until those launches have finished; `len` elements of it
+    /// are this array's (the driver sees whole allocations, not a framework's tensors within one).
+    pub unsafe fn new(gpu: &Gpu, address: u64, len: usize) -> Result<Self> {
+        let bytes = (len as u64)
+            .checked_mul(size_of::<T>() as u64)
+            .filter(|&b| b > 0)
+            .ok_or_else(|| HostError::InvalidInput {
+                what: "external array".into(),
+                reason: format!("{len} elements is not a usable length"),
+            })?;
+        if !address.is_multiple_of(EXTERNAL_ALIGNMENT) {
+            return Err(HostError::InvalidInput {
+                what: "external array".into(),
+                reason: format!(
+                    "address {address:#x} is not aligned to {EXTERNAL_ALIGNMENT} bytes (a view into a larger tensor?): pass a copy"
+                ),
+            });
+        }
+        gpu.context().bind_to_thread().doing(|| "binding the context".into())?;
+        let mut context: sys::CUcontext = std::ptr::null_mut();
+        // SAFETY: writes one CUcontext; the driver answers for any address, ours or not.
+        unsafe {
+            sys::cuPointerGetAttribute(
+                (&mut context as *mut sys::CUcontext).cast(),
+                CUpointer_attribute::CU_POINTER_ATTRIBUTE_CONTEXT,
+                address,
+            )
+        }
+        .result()
+        .map_err(|_| HostError::WrongMemory {
+            reason: format!("address {address:#x} is not CUDA device memory"),
+        })?;
+        // Memory mapped with the virtual memory calls (PyTorch's expandable segments) belongs to
+        // no context: the device it lives on must be this one.
+        let ours = if context.is_null() {
+            let mut ordinal: i32 = -1;
+            // SAFETY: writes one i32.
+            unsafe {
+                sys::cuPointerGetAttribute(
+                    (&mut ordinal as *mut i32).cast(),
+                    CUpointer_attribute::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+                    address,
+                )
+            }
+            .result()
+            .doing(|| format!("finding the device of {address:#x}"))?;
+            ordinal == gpu.info().ordinal as i32
+        } else {
+            context == gpu.context().cu_ctx()
+        };
+        if !ours {
+            return Err(HostError::WrongMemory {
+                reason: format!(
+                    "address {address:#x} belongs to another context than device {}'s primary context",
+                    gpu.info().ordinal
+                ),
+            });
+        }
+        let (mut base, mut size) = (0u64, 0usize);
+        // SAFETY: writes the base and size of the allocation holding `address`.
+        unsafe { sys::cuMemGetAddressRange_v2(&mut base, &mut size, address) }
+            .result()
+            .doing(|| format!("finding the allocation of {address:#x}"))?;
+        if address + bytes > base + size as u64 {
+            return Err(HostError::WrongMemory {
+                reason: format!(
+                    "{bytes} bytes at {address:#x} run past the end of its allocation ({size} bytes at {base:#x})"
+                ),
+            });
+        }
+        Ok(ExternalArray {
+            address,
+            len,
+            _t: std::marker::PhantomData,
+        })
+    }
+}
+
+/// The external stream orders it: nothing to record.
+impl<T> Tracked for ExternalArray<T> {}
+
+// SAFETY: checked at construction to be `len` elements of device memory of the context; valid
+// while borrowed by the constructor's contract; only on a GPU launching on an external stream,
+// which orders it.
+unsafe impl<T: Element> Array<T> for ExternalArray<T> {
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    fn address(&self, backend: &Backend) -> Result<u64> {
+        match backend {
+            Backend::Gpu(gpu) if gpu.external_stream().is_some() => Ok(self.address),
+            _ => Err(HostError::WrongMemory {
+                reason: "external memory is launched on only by a Gpu on its external stream (Gpu::on_external_stream)"
+                    .into(),
+            }),
+        }
+    }
+}
