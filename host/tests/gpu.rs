@@ -239,8 +239,9 @@ fn managed_thrashing_runs_every_cure_and_checks_what_the_cpu_reads() {
         rng: 1,
     };
     let rows = host::demos::thrashing::run(&backend, &settings, 1 << 20).unwrap();
-    // Five ways, each with the CPU reading a few elements and all of them.
-    assert_eq!(rows.len(), 10);
+    // Five ways with the CPU reading a few elements and all of them, and the overlapped copies
+    // (all of them only).
+    assert_eq!(rows.len(), 11);
     for row in &rows {
         assert!(!row.failed(), "{}: {}", row.variant, row.check);
         assert!(
@@ -253,7 +254,7 @@ fn managed_thrashing_runs_every_cure_and_checks_what_the_cpu_reads() {
 
 #[test]
 #[ignore = "needs an NVIDIA GPU; the runner runs it with --include-ignored"]
-fn managed_partial_reads_each_fraction_of_pages_exactly_three_ways() {
+fn managed_partial_reads_each_fraction_of_pages_exactly_four_ways() {
     let backend = open();
     let settings = host::demos::Settings {
         warmup: 1,
@@ -262,7 +263,8 @@ fn managed_partial_reads_each_fraction_of_pages_exactly_three_ways() {
     };
     // 64 pages of 64 KiB: 0.1 % and 1 % round to one page, then 6 and 64.
     let rows = host::demos::partial::run(&backend, &settings, 64 << 14).unwrap();
-    assert_eq!(rows.len(), 4 * 3);
+    // Four fractions, four ways: on demand, mapped, prefetch all, copy all.
+    assert_eq!(rows.len(), 4 * 4);
     for row in &rows {
         assert!(!row.failed(), "{} at {}: {}", row.variant, row.size, row.check);
     }

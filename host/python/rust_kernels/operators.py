@@ -224,7 +224,8 @@ _add.register_autograd(lambda ctx, grad: (grad, grad, None))
 
 
 def add(a, b, variant="auto"):
-    """``a + b`` for float32 CUDA tensors of one shape (the seeds' ``vec_add``)."""
+    """``a + b`` for float32 CUDA tensors of one shape (16-byte accesses; ``variant="vec_add"``:
+    the seed's one element per thread)."""
     return _add_impl(a, b, variant) if _eager(a, b) else _add(a, b, variant)
 
 

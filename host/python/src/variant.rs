@@ -99,15 +99,16 @@ fn unknown(op: &str, variant: &str, names: &[&str]) -> PyErr {
     ))
 }
 
-/// The kernel of `add`: the seeds' element-wise addition.
+/// The kernel of `add`: the 16-byte one unless the seed's is asked for.
 pub fn add_kernel(variant: &str) -> PyResult<&'static Kernel<Elementwise>> {
     match variant {
-        "auto" | "vec_add" => Ok(&vec_add::KERNEL),
+        "auto" | "vec_add_vectorized" => Ok(&vec_add::vectorized::KERNEL),
+        "vec_add" => Ok(&vec_add::KERNEL),
         _ => Err(unknown("add", variant, &ADD_NAMES)),
     }
 }
 
-const ADD_NAMES: [&str; 1] = ["vec_add"];
+const ADD_NAMES: [&str; 2] = ["vec_add_vectorized", "vec_add"];
 
 /// Every kernel `op` can be asked for by name.
 pub fn names(op: &str) -> PyResult<Vec<&'static str>> {

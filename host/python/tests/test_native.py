@@ -76,7 +76,7 @@ class ArgumentChecks(unittest.TestCase):
     def test_variants_are_listed_and_unknown_ones_refused(self):
         self.assertIn("transpose_vectorized_t64", rust_kernels.variants("transpose"))
         self.assertIn("softmax_registers", rust_kernels.variants("softmax"))
-        self.assertEqual(rust_kernels.variants("add"), ["vec_add"])
+        self.assertEqual(rust_kernels.variants("add"), ["vec_add_vectorized", "vec_add"])
         self.assert_refused(ValueError, "not an operator", rust_kernels.variants, "fft")
 
 

@@ -70,9 +70,10 @@ class AgainstPyTorch(unittest.TestCase):
                 self.assertTrue(bool(((got - want).abs() <= bound).all()), f"{variant} {height}x{width} {side}x{side}")
 
     def test_add_is_exact(self):
-        for n in [1, 31, 1025, 1_000_003]:
-            a, b = rand(n, seed=n), rand(n, seed=n + 1)
-            self.assertTrue(torch.equal(rust_kernels.add(a, b), a + b), f"{n}")
+        for variant in ["auto"] + rust_kernels.variants("add"):
+            for n in [1, 3, 31, 1025, 2051, 1_000_003]:
+                a, b = rand(n, seed=n), rand(n, seed=n + 1)
+                self.assertTrue(torch.equal(rust_kernels.add(a, b, variant=variant), a + b), f"{variant} {n}")
 
     def test_shared_mem_add_is_exact(self):
         for n in [1, 31, 256, 257, 1_000_003]:

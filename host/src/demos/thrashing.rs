@@ -4,17 +4,19 @@
 //! (or of the pages read). The cures: prefetch at each phase change (one bulk migration instead of
 //! faults); the GPU as preferred location with the CPU's access advised; read-mostly (the CPU
 //! only reads); and no managed memory at all (device memory and explicit copies into pinned host
-//! memory). Each variant runs with the CPU reading a few elements (16, spread over the array) and
+//! memory, whole, or in chunks that the CPU reads as they land). Each variant runs with the CPU reading a few elements (16, spread over the array) and
 //! all of them. The time per iteration is wall clock: the launch of vec_add writing the array,
 //! the moves, and the CPU's read.
 
 use super::Settings;
 use super::report::Row;
+use crate::array::Array;
 use crate::backend::Backend;
 use crate::error::{Doing, HostError, Result};
 use crate::families::{Bound, Work, elementwise};
 use crate::gpu::{Gpu, ManagedBuffer, MemoryLocation, Timing};
-use cudarc::driver::CudaSlice;
+use cudarc::driver::sys;
+use cudarc::driver::{CudaEvent, CudaSlice};
 use kernels::elementwise::Elementwise;
 use kernels::{Source, vec_add};
 use std::time::Instant;
@@ -40,15 +42,18 @@ enum Cure {
     ReadMostly,
     /// Device memory, and explicit copies into pinned host memory.
     PinnedCopies,
+    /// The same, the copy in chunks that the CPU reads as they land.
+    PinnedOverlapped,
 }
 
 impl Cure {
-    const ALL: [Cure; 5] = [
+    const ALL: [Cure; 6] = [
         Cure::None,
         Cure::Prefetch,
         Cure::PreferGpu,
         Cure::ReadMostly,
         Cure::PinnedCopies,
+        Cure::PinnedOverlapped,
     ];
 
     fn name(self) -> &'static str {
@@ -58,6 +63,7 @@ impl Cure {
             Cure::PreferGpu => "managed, preferred GPU + accessed by CPU",
             Cure::ReadMostly => "managed, read-mostly",
             Cure::PinnedCopies => "device memory + pinned copies",
+            Cure::PinnedOverlapped => "device memory + pinned copies, read as they land",
         }
     }
 }
@@ -87,6 +93,10 @@ pub fn run(backend: &Backend, _settings: &Settings, n: usize) -> Result<Vec<Row>
     let mut rows = Vec::new();
     for cure in Cure::ALL {
         for few in [true, false] {
+            if few && cure == Cure::PinnedOverlapped {
+                // Sixteen single elements are copied one by one either way.
+                continue;
+            }
             let (timing, check) = iterate(backend, gpu, &problem, (&a, &b), cure, few)?;
             let read = if few {
                 format!("CPU reads {FEW}")
@@ -124,47 +134,109 @@ fn indices(n: usize, few: bool) -> Vec<usize> {
 }
 
 /// What the CPU reads: the elements `at`, or (when `at` is empty) all of them, split over the
-/// CPU's cores as a program that reads a whole array would (one core reads about 10 GB/s; the
-/// pages' moves, not the reading, are what the scenario measures). Sums what it reads, so that
-/// the reads happen, and checks each value is 1 + 2.
-fn read(values: &[f32], at: &[usize]) -> std::result::Result<f64, String> {
-    let check = |i: usize, v: f32| {
-        if v == 3.0 {
-            Ok(v as f64)
-        } else {
-            Err(format!("element {i} is {v}, not 1 + 2"))
-        }
-    };
+/// CPU's cores as a program that reads a whole array would. Checks that each value is 1 + 2.
+fn read(values: &[f32], at: &[usize]) -> std::result::Result<(), String> {
     if !at.is_empty() {
-        return at
-            .iter()
-            .map(|&i| check(i, values[i]))
-            .sum::<std::result::Result<f64, String>>();
+        return match at.iter().find(|&&i| values[i] != 3.0) {
+            None => Ok(()),
+            Some(&i) => Err(wrong(i, values[i])),
+        };
     }
     let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
-    let chunk = values.len().div_ceil(threads).max(1);
-    let sums: Vec<std::result::Result<f64, String>> = std::thread::scope(|scope| {
+    let part = values.len().div_ceil(threads).max(1);
+    std::thread::scope(|scope| {
         let workers: Vec<_> = values
-            .chunks(chunk)
+            .chunks(part)
             .enumerate()
-            .map(|(part, slice)| {
+            .map(|(k, slice)| scope.spawn(move || check_all(slice, k * part)))
+            .collect();
+        joined(workers)
+    })
+}
+
+/// Every reader's verdict: the first error, after all have finished.
+fn joined(
+    workers: Vec<std::thread::ScopedJoinHandle<'_, std::result::Result<(), String>>>,
+) -> std::result::Result<(), String> {
+    let verdicts: Vec<_> = workers
+        .into_iter()
+        .map(|w| w.join().unwrap_or_else(|_| Err("a reading thread panicked".into())))
+        .collect();
+    verdicts.into_iter().collect()
+}
+
+fn wrong(i: usize, value: f32) -> String {
+    format!("element {i} is {value}, not 1 + 2")
+}
+
+/// Every element of `slice` (element `offset` of the array first) equal to 1 + 2. Counts the
+/// others in a loop the compiler vectorises, so that the read runs at the memory's speed (a
+/// running f64 sum, one add's latency per element, held a core to 0.7 G elements/s, run af).
+fn check_all(slice: &[f32], offset: usize) -> std::result::Result<(), String> {
+    let others = slice.iter().fold(0usize, |count, &v| count + usize::from(v != 3.0));
+    match std::hint::black_box(others) {
+        0 => Ok(()),
+        _ => {
+            let i = slice.iter().position(|&v| v != 3.0).unwrap_or(0);
+            Err(wrong(offset + i, slice[i]))
+        }
+    }
+}
+
+/// Chunks the overlapped cure copies the array in: the CPU reads each as soon as it has landed,
+/// while later ones are still on their way.
+const OVERLAP_CHUNKS: usize = 16;
+
+/// The pinned array's address, for the reading threads: they form slices of a chunk only after the
+/// chunk's copy has finished, and the round's copies are all done before the next round starts.
+#[derive(Clone, Copy)]
+struct Landed(*const f32);
+// SAFETY: only read, and only where a finished copy wrote (see `read_as_landed`).
+unsafe impl Send for Landed {}
+unsafe impl Sync for Landed {}
+
+impl Landed {
+    /// Element `i`'s address (a method, so that closures take the whole `Landed`, not its field).
+    fn at(self, i: usize) -> *const f32 {
+        self.0.wrapping_add(i)
+    }
+}
+
+/// All `n` elements at `host`, each chunk read by every core's share as soon as its event (the end
+/// of its copy) has completed.
+///
+/// # Safety
+/// `host` holds `n` floats that the copies ending at `landed[k]` write chunk by chunk (chunk k:
+/// elements `chunk_range(n, k)`), and nothing else writes them until this returns.
+unsafe fn read_as_landed(host: *const f32, n: usize, landed: &[CudaEvent]) -> std::result::Result<(), String> {
+    let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
+    let host = Landed(host);
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|t| {
                 scope.spawn(move || {
-                    slice
-                        .iter()
-                        .enumerate()
-                        .map(|(j, &v)| check(part * chunk + j, v))
-                        .sum::<std::result::Result<f64, String>>()
+                    for (k, event) in landed.iter().enumerate() {
+                        event.synchronize().map_err(|e| format!("waiting for chunk {k}: {e}"))?;
+                        let chunk = chunk_range(n, k);
+                        let part = chunk.len().div_ceil(threads);
+                        let start = (chunk.start + t * part).min(chunk.end);
+                        let end = (start + part).min(chunk.end);
+                        // SAFETY: inside the array, and chunk k's copy has finished (the event).
+                        let slice = unsafe { std::slice::from_raw_parts(host.at(start), end - start) };
+                        check_all(slice, start)?;
+                    }
+                    Ok(())
                 })
             })
             .collect();
-        workers
-            .into_iter()
-            .map(|w| w.join().unwrap_or_else(|_| Err("a reading thread panicked".into())))
-            .collect()
-    });
-    sums.into_iter()
-        .sum::<std::result::Result<f64, String>>()
-        .map(std::hint::black_box)
+        joined(workers)
+    })
+}
+
+/// Elements of chunk `k` of [`OVERLAP_CHUNKS`] over `n`.
+fn chunk_range(n: usize, k: usize) -> std::ops::Range<usize> {
+    let size = n.div_ceil(OVERLAP_CHUNKS);
+    (k * size).min(n)..((k + 1) * size).min(n)
 }
 
 /// ITERATIONS + 1 rounds of the GPU writing the array and the CPU reading it, the first untimed.
@@ -179,8 +251,50 @@ fn iterate(
     let n = problem.n as usize;
     let at = indices(n, few);
     let mut samples = Vec::with_capacity(ITERATIONS);
-    let mut outcome = Ok(0.0);
-    if cure == Cure::PinnedCopies {
+    let mut outcome = Ok(());
+    if cure == Cure::PinnedOverlapped {
+        let mut out: CudaSlice<f32> = gpu.zeros(n)?;
+        // SAFETY: written by the copies before it is read; flags 0 = ordinary pinned memory.
+        let mut host = unsafe { gpu.context().alloc_pinned_with_flags::<f32>(n, 0) }
+            .doing(|| "allocating pinned memory".into())?;
+        // Raw pointers only: no reference to the pinned memory exists while copies run.
+        let target = host.as_mut_ptr().doing(|| "mapping pinned memory".into())?;
+        let landed = (0..OVERLAP_CHUNKS)
+            .map(|_| gpu.context().new_event(None).doing(|| "creating an event".into()))
+            .collect::<Result<Vec<_>>>()?;
+        for round in 0..=ITERATIONS {
+            let start = Instant::now();
+            elementwise::launch(backend, &vec_add::KERNEL, Source::Rust, problem, a, b, &mut out)?;
+            let source = out.address(backend)?;
+            for (k, event) in landed.iter().enumerate() {
+                let chunk = chunk_range(n, k);
+                let bytes = chunk.len() * size_of::<f32>();
+                // SAFETY: the chunk lies inside both arrays of n floats, which outlive the copy (it
+                // is waited for below, before the next round or the end); the CPU reads it only
+                // after its event.
+                unsafe {
+                    sys::cuMemcpyDtoHAsync_v2(
+                        target.add(chunk.start).cast(),
+                        source + (chunk.start * size_of::<f32>()) as u64,
+                        bytes,
+                        gpu.stream().cu_stream(),
+                    )
+                }
+                .result()
+                .doing(|| format!("copying chunk {k} to the host"))?;
+                event.record(gpu.stream()).doing(|| "recording an event".into())?;
+            }
+            // SAFETY: the copies just queued write every chunk; nothing else writes the array.
+            let result = unsafe { read_as_landed(target, n, &landed) };
+            gpu.synchronize()?;
+            if round > 0 {
+                samples.push(start.elapsed().as_secs_f64() * 1e3);
+            }
+            if outcome.is_ok() {
+                outcome = result;
+            }
+        }
+    } else if cure == Cure::PinnedCopies {
         let mut out: CudaSlice<f32> = gpu.zeros(n)?;
         // SAFETY: written by the copies before it is read; flags 0 = ordinary pinned memory.
         let mut host = unsafe { gpu.context().alloc_pinned_with_flags::<f32>(n, 0) }

@@ -1,4 +1,7 @@
-//! `out[i] = a[i] + b[i]`: the memory-bound baseline, one element per thread.
+//! `out[i] = a[i] + b[i]`: the memory-bound baseline, one element per thread (the seed's kernel,
+//! here), and [`vectorized`]: 16-byte accesses, two per array in flight per thread.
+
+pub mod vectorized;
 
 use crate::device::{block_dim, block_idx, global_store, thread_idx};
 use crate::elementwise::Elementwise;
@@ -29,4 +32,4 @@ pub const KERNEL: Kernel<Elementwise> = Kernel {
 };
 
 /// `out = a + b`: the registry's list of its kernels.
-pub const FAMILY: Family<Elementwise> = Family::new("vec_add", &[KERNEL]);
+pub const FAMILY: Family<Elementwise> = Family::new("vec_add", &[KERNEL, vectorized::KERNEL]);
