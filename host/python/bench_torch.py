@@ -27,6 +27,7 @@ def cases():
     a, b = torch.rand(4096, 4096, device="cuda"), torch.rand(4096, 4096, device="cuda")
     w5 = torch.rand(5, 5, device="cuda")
     v, v2 = torch.rand(1 << 26, device="cuda"), torch.rand(1 << 26, device="cuda")
+    long = torch.rand(1 << 28, device="cuda")
     conv = torch.nn.functional.conv2d
     return [
         ("transpose", "8192x8192", 2 * 4 * x.numel(), lambda: rust_kernels.transpose(x), lambda: x.T.contiguous()),
@@ -41,6 +42,8 @@ def cases():
             lambda: conv(x[None, None], w5[None, None], padding=2),
         ),
         ("add", "2^26", 3 * 4 * v.numel(), lambda: rust_kernels.add(v, v2), lambda: v + v2),
+        ("sum", "2^28", 4 * long.numel(), lambda: rust_kernels.sum(long), lambda: long.sum()),
+        ("cumsum", "2^28", 2 * 4 * long.numel(), lambda: rust_kernels.cumsum(long), lambda: torch.cumsum(long, 0)),
     ]
 
 

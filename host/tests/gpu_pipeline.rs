@@ -25,8 +25,9 @@ fn managed_pipeline_checks_every_way_exactly_and_draws_the_timeline() {
     for (chunk_mib, timeline) in [(8, Some(path.as_path())), (6, None)] {
         let plan = host::demos::pipeline::Plan::new(64 << 20, chunk_mib << 20).unwrap();
         let rows = host::demos::pipeline::run(&backend, &settings, &plan, timeline).unwrap();
-        // Two pinned copies (the ceiling), then the four ways.
-        assert_eq!(rows.len(), 6);
+        // Two pinned copies (the ceiling), then the five ways (the prefetch pipeline both ways and
+        // to the GPU only).
+        assert_eq!(rows.len(), 7);
         for row in &rows {
             assert!(!row.failed(), "{} at {}: {}", row.variant, row.size, row.check);
             assert!(row.rate.is_some_and(|r| r > 0.0), "{} has no rate", row.variant);

@@ -255,3 +255,85 @@ def shared_mem_add(a, b):
     """The first seed's shared-memory example over the flattened tensors: ``s = a + b``, then each
     element plus its left neighbour's ``s`` within blocks of 256 (a block's first element alone)."""
     return _shared_mem_add_impl(a, b) if _eager(a, b) else _shared_mem_add(a, b)
+
+
+# sum ---------------------------------------------------------------------------------------------
+
+
+def _sum_impl(x: torch.Tensor, variant: str) -> torch.Tensor:
+    x = _ready("x", x)
+    if x.numel() == 0:
+        return x.new_zeros(())
+    launch = _launch_args(x)
+    length = _native.sum_scratch_len(x.numel(), device=launch["device"], variant=variant)
+    # Two allocations, not two rows of one: each must start at an aligned address.
+    scratch = [torch.empty(length, device=x.device, dtype=x.dtype) for _ in range(2)]
+    ticket = torch.zeros(1, device=x.device, dtype=torch.int32)
+    at = _native.sum(x, scratch[0], scratch[1], ticket, variant=variant, **launch)
+    return scratch[at][0].clone()
+
+
+_sum = torch.library.custom_op(f"{_LIBRARY}::sum", _sum_impl, mutates_args=())
+
+
+@_sum.register_fake
+def _(x, variant):
+    return x.new_empty(())
+
+
+def _sum_backward(ctx, grad):
+    return grad.expand(ctx.shape), None
+
+
+def _sum_setup(ctx, inputs, output):
+    ctx.shape = inputs[0].shape
+
+
+_sum.register_autograd(_sum_backward, setup_context=_sum_setup)
+
+
+def sum(x, variant="auto"):
+    """The sum of every element of a float32 CUDA tensor, as a 0-dimensional tensor."""
+    return _sum_impl(x, variant) if _eager(x) else _sum(x, variant)
+
+
+# cumsum ------------------------------------------------------------------------------------------
+
+
+def _cumsum_impl(x: torch.Tensor, exclusive: bool, variant: str) -> torch.Tensor:
+    x = _ready("x", x)
+    out = torch.empty_like(x)
+    if x.numel():
+        scratch = [torch.empty(n, device=x.device, dtype=x.dtype) for n in _native.cumsum_scratch_lens(x.numel())]
+        _native.cumsum(x, out, scratch, exclusive=exclusive, variant=variant, **_launch_args(x))
+    return out
+
+
+_cumsum = torch.library.custom_op(f"{_LIBRARY}::cumsum", _cumsum_impl, mutates_args=())
+
+
+@_cumsum.register_fake
+def _(x, exclusive, variant):
+    return torch.empty_like(x)
+
+
+def _cumsum_backward(ctx, grad):
+    flat = grad.reshape(-1)
+    # Output i sums inputs 0..i (0..i-1 when exclusive): input k's gradient sums outputs k.. (k+1..).
+    suffix = torch.flip(torch.cumsum(torch.flip(flat, [0]), 0), [0])
+    if ctx.exclusive:
+        suffix = suffix - flat
+    return suffix.view_as(grad), None, None
+
+
+def _cumsum_setup(ctx, inputs, output):
+    ctx.exclusive = inputs[1]
+
+
+_cumsum.register_autograd(_cumsum_backward, setup_context=_cumsum_setup)
+
+
+def cumsum(x, exclusive=False, variant="auto"):
+    """Prefix sums over every element of a float32 CUDA tensor in row-major order, the shape kept:
+    ``torch.cumsum(x.flatten(), 0).view_as(x)``; ``exclusive=True`` starts from 0."""
+    return _cumsum_impl(x, exclusive, variant) if _eager(x) else _cumsum(x, exclusive, variant)

@@ -10,26 +10,30 @@ use pyo3::types::{PyDict, PyTuple};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Dtype {
     F32,
+    /// A 32-bit word the kernels treat as unsigned (a counter): torch's int32 or uint32.
+    U32,
 }
 
 impl Dtype {
     /// The interface's type string (little-endian).
-    fn typestr(self) -> &'static str {
+    fn typestrs(self) -> &'static [&'static str] {
         match self {
-            Dtype::F32 => "<f4",
+            Dtype::F32 => &["<f4"],
+            Dtype::U32 => &["<i4", "<u4"],
         }
     }
 
     fn bytes(self) -> usize {
         match self {
-            Dtype::F32 => 4,
+            Dtype::F32 | Dtype::U32 => 4,
         }
     }
 
     /// PyTorch's name of the type.
-    fn torch_name(self) -> &'static str {
+    fn torch_names(self) -> &'static [&'static str] {
         match self {
-            Dtype::F32 => "torch.float32",
+            Dtype::F32 => &["torch.float32"],
+            Dtype::U32 => &["torch.int32", "torch.uint32"],
         }
     }
 }
@@ -107,10 +111,10 @@ fn read_torch(name: &'static str, object: &Bound<PyAny>, dtype: Dtype) -> PyResu
         )));
     }
     let given = object.getattr(intern!(py, "dtype"))?.str()?.to_string();
-    if given != dtype.torch_name() {
+    if !dtype.torch_names().contains(&given.as_str()) {
         return Err(PyTypeError::new_err(format!(
-            "{name}: dtype {given} given, {} expected; convert it first (.float())",
-            dtype.torch_name()
+            "{name}: dtype {given} given, {} expected; convert it first",
+            dtype.torch_names().join(" or ")
         )));
     }
     let shape: Vec<usize> = object.getattr(intern!(py, "shape"))?.extract()?;
@@ -148,11 +152,11 @@ fn read_interface(name: &'static str, object: &Bound<PyAny>, dtype: Dtype) -> Py
             .ok_or_else(|| PyValueError::new_err(format!("{name}: __cuda_array_interface__ has no '{key}'")))
     };
     let typestr: String = field("typestr")?.extract()?;
-    if typestr != dtype.typestr() {
+    if !dtype.typestrs().contains(&typestr.as_str()) {
         return Err(PyTypeError::new_err(format!(
-            "{name}: element type {typestr} given, {} ({}) expected; convert it first (.float())",
-            dtype.typestr(),
-            dtype.torch_name()
+            "{name}: element type {typestr} given, {} ({}) expected; convert it first",
+            dtype.typestrs().join(" or "),
+            dtype.torch_names().join(" or ")
         )));
     }
     let shape: Vec<usize> = field("shape")?

@@ -239,6 +239,125 @@ fn elementwise(
     families::elementwise::launch(&backend, kernel, Source::Rust, &problem, &a, &b, &mut out).map_err(to_python)
 }
 
+/// Elements each of `sum`'s two scratch arrays needs for `n` elements with `variant` on `device`.
+#[pyfunction]
+#[pyo3(signature = (n, *, device, variant = "auto"))]
+fn sum_scratch_len(n: usize, device: usize, variant: &str) -> PyResult<usize> {
+    let backend = backend(device, 0)?;
+    let (kernel, problem) = sum_problem(&backend, n, variant)?;
+    Ok(families::reduce::output_len(kernel, &problem))
+}
+
+fn sum_problem(
+    backend: &Backend,
+    n: usize,
+    variant: &str,
+) -> PyResult<(
+    &'static kernels::Kernel<kernels::reduce::Reduce>,
+    kernels::reduce::Reduce,
+)> {
+    let kernel = &kernels::reduce::FAMILY.kernels[variant::resolve(Op::Sum, backend, variant, [n, 1, 1])?];
+    let blocks = families::reduce::resident_blocks(backend, kernels::reduce::THREADS);
+    let problem = kernels::reduce::Reduce::new(n, blocks).map_err(|e| to_python(e.into()))?;
+    Ok((kernel, problem))
+}
+
+/// The sum of the n f32 of `input` (any shape) into element 0 of `scratch0` or `scratch1` (each
+/// [`sum_scratch_len`] long); `ticket` is one zeroed 32-bit integer. Returns which scratch array
+/// holds the sum.
+#[pyfunction]
+#[pyo3(signature = (input, scratch0, scratch1, ticket, *, stream, device, variant = "auto"))]
+#[allow(clippy::too_many_arguments)]
+fn sum(
+    input: &Bound<PyAny>,
+    scratch0: &Bound<PyAny>,
+    scratch1: &Bound<PyAny>,
+    ticket: &Bound<PyAny>,
+    stream: usize,
+    device: usize,
+    variant: &str,
+) -> PyResult<usize> {
+    let input = Tensor::read("input", input, Dtype::F32, 0)?;
+    let scratch = [
+        Tensor::read("scratch0", scratch0, Dtype::F32, 1)?.writable()?,
+        Tensor::read("scratch1", scratch1, Dtype::F32, 1)?.writable()?,
+    ];
+    let ticket = Tensor::read("ticket", ticket, Dtype::U32, 1)?.writable()?;
+    ticket.expect_shape(&[1])?;
+    let backend = backend(device, stream)?;
+    let (kernel, problem) = sum_problem(&backend, input.len(), variant)?;
+    let input = array(&backend, &input)?;
+    let mut scratch = [array(&backend, &scratch[0])?, array(&backend, &scratch[1])?];
+    let mut ticket = array::<u32>(&backend, &ticket)?;
+    families::reduce::complete(
+        &backend,
+        kernel,
+        Source::Rust,
+        &problem,
+        &input,
+        &mut scratch,
+        &mut ticket,
+    )
+    .map_err(to_python)
+}
+
+/// Lengths of the scratch arrays `cumsum` needs for `n` elements (the same for every variant).
+#[pyfunction]
+fn cumsum_scratch_lens(n: usize) -> PyResult<Vec<usize>> {
+    let n = kernels::scan::Scan::<f32>::new(n, false)
+        .map_err(|e| to_python(e.into()))?
+        .n;
+    Ok(families::scan::levels_for(n))
+}
+
+/// The inclusive (or exclusive) prefix sums of the n f32 of `input` into `output` (the same
+/// shape), with scratch arrays of [`cumsum_scratch_lens`].
+#[pyfunction]
+#[pyo3(signature = (input, output, scratch, *, stream, device, exclusive = false, variant = "auto"))]
+#[allow(clippy::too_many_arguments)]
+fn cumsum(
+    input: &Bound<PyAny>,
+    output: &Bound<PyAny>,
+    scratch: Vec<Bound<PyAny>>,
+    stream: usize,
+    device: usize,
+    exclusive: bool,
+    variant: &str,
+) -> PyResult<()> {
+    let input = Tensor::read("input", input, Dtype::F32, 0)?;
+    let output = Tensor::read("output", output, Dtype::F32, 0)?.writable()?;
+    output.expect_shape(&input.shape)?;
+    let scratch = scratch
+        .iter()
+        .map(|s| Tensor::read("scratch", s, Dtype::F32, 1)?.writable())
+        .collect::<PyResult<Vec<_>>>()?;
+    let problem = kernels::scan::Scan::new(input.len(), exclusive).map_err(|e| to_python(e.into()))?;
+    let backend = backend(device, stream)?;
+    let problem = families::scan::with_resident_blocks(
+        &backend,
+        &kernels::scan::pipelined::KERNEL,
+        kernels::scan::FAMILY.name,
+        problem,
+    )
+    .map_err(to_python)?;
+    let kernel = &kernels::scan::FAMILY.kernels[variant::resolve(Op::Cumsum, &backend, variant, [input.len(), 1, 1])?];
+    let (input, mut output) = (array(&backend, &input)?, array(&backend, &output)?);
+    let mut levels = scratch
+        .iter()
+        .map(|s| array(&backend, s))
+        .collect::<PyResult<Vec<_>>>()?;
+    families::scan::scan(
+        &backend,
+        kernel,
+        Source::Rust,
+        &problem,
+        &input,
+        &mut output,
+        &mut levels,
+    )
+    .map_err(to_python)
+}
+
 /// The kernels each operator can run, for `variant=`: the first is what `auto` means where the
 /// family has no tile configurations.
 #[pyfunction]
@@ -254,6 +373,10 @@ fn _native(module: &Bound<PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(conv2d, module)?)?;
     module.add_function(wrap_pyfunction!(add, module)?)?;
     module.add_function(wrap_pyfunction!(shared_mem_add, module)?)?;
+    module.add_function(wrap_pyfunction!(sum_scratch_len, module)?)?;
+    module.add_function(wrap_pyfunction!(sum, module)?)?;
+    module.add_function(wrap_pyfunction!(cumsum_scratch_lens, module)?)?;
+    module.add_function(wrap_pyfunction!(cumsum, module)?)?;
     module.add_function(wrap_pyfunction!(variants, module)?)?;
     module.add("ALIGNMENT", host::gpu::EXTERNAL_ALIGNMENT)?;
     Ok(())

@@ -4,7 +4,7 @@
 //! (`docs/perf-log.md`); any kernel of the family can be named, with or without its family prefix.
 
 use host::Backend;
-use host::families::{FamilyDemo, Size, choice, conv2d, kernel_index, matmul, softmax, transpose};
+use host::families::{FamilyDemo, Size, choice, conv2d, kernel_index, matmul, reduce, scan, softmax, transpose};
 use kernels::elementwise::Elementwise;
 use kernels::softmax::{registers, wide};
 use kernels::{Kernel, vec_add};
@@ -20,6 +20,8 @@ pub enum Op {
     Softmax,
     Matmul,
     Conv2d,
+    Sum,
+    Cumsum,
 }
 
 impl Op {
@@ -29,13 +31,24 @@ impl Op {
             Op::Softmax => &softmax::SoftmaxDemo,
             Op::Matmul => &matmul::MatmulDemo,
             Op::Conv2d => &conv2d::Conv2dDemo,
+            Op::Sum => &reduce::ReduceDemo,
+            Op::Cumsum => &scan::ScanDemo,
+        }
+    }
+
+    /// The operator's name in Python.
+    fn name(self) -> &'static str {
+        match self {
+            Op::Sum => "sum",
+            Op::Cumsum => "cumsum",
+            other => other.demo().name(),
         }
     }
 
     fn by_name(name: &str) -> Option<Op> {
-        [Op::Transpose, Op::Softmax, Op::Matmul, Op::Conv2d]
+        [Op::Transpose, Op::Softmax, Op::Matmul, Op::Conv2d, Op::Sum, Op::Cumsum]
             .into_iter()
-            .find(|op| op.demo().name() == name)
+            .find(|op| op.name() == name)
     }
 }
 
@@ -64,6 +77,10 @@ pub fn resolve(op: Op, backend: &Backend, variant: &str, size: [usize; 3]) -> Py
     let demo = op.demo();
     let name = match (variant, op) {
         ("auto", Op::Softmax) => softmax_default(size[1]),
+        // One launch, the last block adding the partial sums: level with CUB (run 2026-11-30-l).
+        ("auto", Op::Sum) => "reduce_one_pass",
+        // The look-back scan with the ticket chain: the fastest rung (run 2026-11-30-x).
+        ("auto", Op::Cumsum) => "scan_look_back_ordered",
         ("auto", _) => {
             let Backend::Gpu(gpu) = backend else {
                 unreachable!("the extension makes GPU backends only")
@@ -117,7 +134,7 @@ pub fn names(op: &str) -> PyResult<Vec<&'static str>> {
     }
     Op::by_name(op).map(|op| names_of(op.demo())).ok_or_else(|| {
         PyValueError::new_err(format!(
-            "'{op}' is not an operator; choose add, conv2d, matmul, softmax or transpose"
+            "'{op}' is not an operator with variants; choose add, conv2d, cumsum, matmul, softmax, sum or transpose"
         ))
     })
 }

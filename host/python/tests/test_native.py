@@ -73,9 +73,23 @@ class ArgumentChecks(unittest.TestCase):
             ValueError, "filter", native.conv2d, FakeCuda((9, 9)), FakeCuda((4, 4)), FakeCuda((9, 9)), **LAUNCH
         )
 
+    def test_sums_check_their_scratch_and_ticket(self):
+        self.assert_refused(
+            TypeError, "<i4 or <u4", native.sum, FakeCuda((9,)), FakeCuda((4,)), FakeCuda((4,)), FakeCuda((1,)), **LAUNCH
+        )
+        self.assert_refused(
+            ValueError, "[1] expected", native.sum, FakeCuda((9,)), FakeCuda((4,)), FakeCuda((4,)), FakeCuda((2,), "<i4"), **LAUNCH
+        )
+        self.assert_refused(
+            ValueError, "2 dimensions", native.cumsum, FakeCuda((9,)), FakeCuda((9,)), [FakeCuda((2, 2))], **LAUNCH
+        )
+        self.assertGreaterEqual(len(native.cumsum_scratch_lens(1_000_003)), 2)
+
     def test_variants_are_listed_and_unknown_ones_refused(self):
         self.assertIn("transpose_vectorized_t64", rust_kernels.variants("transpose"))
         self.assertIn("softmax_registers", rust_kernels.variants("softmax"))
+        self.assertIn("reduce_one_pass", rust_kernels.variants("sum"))
+        self.assertIn("scan_look_back_ordered", rust_kernels.variants("cumsum"))
         self.assertEqual(rust_kernels.variants("add"), ["vec_add_vectorized", "vec_add"])
         self.assert_refused(ValueError, "not an operator", rust_kernels.variants, "fft")
 

@@ -22,6 +22,12 @@ def rand(*shape, seed=0):
     return torch.rand(*shape, device="cuda", generator=generator) * 2 - 1
 
 
+def grid(n, seed=0):
+    """Random multiples of 2^-7 in [-1, 1): every partial sum of fewer than 2^17 of them is exact."""
+    generator = torch.Generator(device="cuda").manual_seed(seed)
+    return torch.randint(-128, 128, (n,), device="cuda", generator=generator).float() / 128
+
+
 def softmax_bound(x, want):
     """The host's tolerance (host/src/families/softmax.rs, check_rows): each e^x within 2^-21 plus
     |x - max|·2u, the row's sum within its chain of additions · 9u, 10u for the rest."""
@@ -84,6 +90,32 @@ class AgainstPyTorch(unittest.TestCase):
             want[inside] = staged[inside] + staged.roll(1)[inside]
             self.assertTrue(torch.equal(rust_kernels.shared_mem_add(a, b), want), f"{n}")
 
+    def test_sums_are_exact_where_every_partial_sum_is_and_within_the_bound_beyond(self):
+        for variant in ["auto"] + rust_kernels.variants("sum"):
+            for n in [1, 31, 1025, 100_003, 1 << 24]:
+                x = grid(n, seed=n)
+                got = float(rust_kernels.sum(x, variant=variant))
+                want = float(x.double().sum())
+                # Multiples of 2^-7: exact while the magnitudes add up to less than 2^17.
+                bound = 0.0 if n <= 100_003 else (n / 1024 + 64) * U * float(x.double().abs().sum())
+                self.assertLessEqual(abs(got - want), bound, f"{variant} {n}")
+
+    def test_cumsums_are_exact_where_every_prefix_is_and_within_the_bound_beyond(self):
+        for variant in ["auto"] + rust_kernels.variants("cumsum"):
+            for exclusive in [False, True]:
+                for n in [1, 31, 1025, 100_003, 1 << 22]:
+                    x = grid(n, seed=n)
+                    got = rust_kernels.cumsum(x, exclusive=exclusive, variant=variant).double()
+                    want = torch.cumsum(x.double(), 0)
+                    if exclusive:
+                        want = want - x.double()
+                    label = f"{variant} n={n} exclusive={exclusive}"
+                    if n <= 100_003:
+                        self.assertTrue(torch.equal(got, want), label)
+                    else:
+                        bound = (n / 256 + 64) * U * torch.cumsum(x.double().abs(), 0)
+                        self.assertTrue(bool(((got - want).abs() <= bound).all()), label)
+
     def test_views_at_an_offset_and_strided_views_are_handled(self):
         base = rand(4097 * 64 + 1)
         x = base[1:].view(4097, 64)  # 4 bytes past an aligned address
@@ -123,6 +155,17 @@ class StreamsAndCompilation(unittest.TestCase):
         compiled = torch.compile(f, fullgraph=True, backend="aot_eager")
         x, w = rand(64, 32), rand(32, 48, seed=1)
         self.assertTrue(torch.allclose(compiled(x, w), f(x, w)))
+
+    def test_sum_and_cumsum_gradients_match_pytorchs(self):
+        x = rand(1000).requires_grad_()
+        (rust_kernels.cumsum(x) ** 2).sum().backward()
+        ours = x.grad.clone()
+        x.grad = None
+        (torch.cumsum(x, 0) ** 2).sum().backward()
+        self.assertTrue(torch.allclose(ours, x.grad, rtol=1e-4, atol=1e-4))
+        x.grad = None
+        (rust_kernels.sum(x) * 3).backward()
+        self.assertTrue(torch.equal(x.grad, torch.full_like(x, 3.0)))
 
     def test_gradients_match_pytorchs(self):
         x = rand(17, 40).requires_grad_()

@@ -72,7 +72,7 @@ pub fn complete(
     source: Source,
     problem: &Reduce,
     input: &impl Array<f32>,
-    scratch: &mut [Buffer<f32>; 2],
+    scratch: &mut [impl Array<f32>; 2],
     ticket: &mut impl Array<u32>,
 ) -> Result<usize> {
     launch(backend, kernel, source, problem, input, &mut scratch[0], ticket)?;

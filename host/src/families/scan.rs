@@ -95,7 +95,7 @@ pub fn scan<T: ScanElement + Element>(
     problem: &Scan<T>,
     input: &impl Array<T>,
     output: &mut impl Array<T>,
-    levels: &mut [Buffer<T>],
+    levels: &mut [impl Array<T>],
 ) -> Result<()> {
     let Some(first) = levels.first_mut() else {
         return Err(HostError::InvalidInput {
@@ -139,7 +139,7 @@ fn three_phase<T: ScanElement + Element>(
     problem: &Scan<T>,
     input: &impl Array<T>,
     output: &mut impl Array<T>,
-    levels: &mut [Buffer<T>],
+    levels: &mut [impl Array<T>],
 ) -> Result<()> {
     let [totals, prefixes, deeper @ ..] = levels else {
         return Err(HostError::InvalidInput {
