@@ -132,3 +132,30 @@ impl BenchRun {
             .collect()
     }
 }
+
+/// The PyTorch extension's benchmark (`host/python/bench_torch.py --json`, run by `run.sh OUT
+/// torch` as OUT/torch-ops.json): each operator against PyTorch's built-in, and the per-call cost.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct TorchRun {
+    pub device: String,
+    /// PyTorch's version.
+    pub torch: String,
+    pub ops: Vec<TorchOp>,
+    /// Microseconds per call on a tiny tensor, by way of calling.
+    pub per_call_us: std::collections::BTreeMap<String, f64>,
+}
+
+/// One operator at one shape, from Python.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct TorchOp {
+    pub op: String,
+    pub shape: String,
+    pub rust_us: f64,
+    pub pytorch_us: f64,
+    /// PyTorch's time over ours: above 1, the Rust kernel is faster.
+    pub speedup: f64,
+    /// "GB/s" or "TFLOP/s".
+    pub unit: String,
+    pub rust_rate: f64,
+    pub pytorch_rate: f64,
+}

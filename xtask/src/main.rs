@@ -63,6 +63,10 @@ enum Verb {
         /// staged and moved in only when all were written. Default: <workspace>/docs/bench.
         #[arg(long)]
         out: Option<PathBuf>,
+        /// The PyTorch extension's benchmark (`run.sh OUT torch` writes OUT/torch-ops.json): adds
+        /// the section "From PyTorch" and copies the file beside results.json.
+        #[arg(long)]
+        torch: Option<PathBuf>,
     },
 }
 
@@ -82,7 +86,7 @@ fn main() -> ExitCode {
         Verb::Setup { force } => setup(force),
         Verb::Doctor => doctor(),
         Verb::GpuBundle { out } => gpu_bundle(&out),
-        Verb::BenchReport { input, out } => bench_report(input, out),
+        Verb::BenchReport { input, out, torch } => bench_report(input, out, torch),
         Verb::Wheel { out } => wheel::build(&workspace_root(), &target_dir(), &workspace_root().join(out))
             .map(|wheel| println!("wrote {}", wheel.display()))
             .map_err(Failure),
@@ -222,11 +226,11 @@ fn gpu_bundle(out: &Path) -> Result<(), Failure> {
     bundle::build(&workspace_root(), &target_dir(), &out).map_err(Failure)
 }
 
-fn bench_report(input: Option<PathBuf>, out: Option<PathBuf>) -> Result<(), Failure> {
+fn bench_report(input: Option<PathBuf>, out: Option<PathBuf>, torch: Option<PathBuf>) -> Result<(), Failure> {
     // Paths given are the user's, from where they are; the defaults are the workspace's.
     let input = input.unwrap_or_else(|| target_dir().join("bench/results.json"));
     let out = out.unwrap_or_else(|| workspace_root().join("docs/bench"));
-    for path in report::write(&input, &out).map_err(Failure)? {
+    for path in report::write(&input, torch.as_deref(), &out).map_err(Failure)? {
         println!("wrote {}", path.display());
     }
     Ok(())

@@ -9,7 +9,7 @@ use crate::plots::{self, Plot};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use xtask::bench_results::{BankReading, BenchCase, BenchRun, Bound, Source};
+use xtask::bench_results::{BankReading, BenchCase, BenchRun, Bound, Source, TorchRun};
 
 /// Where results files come from: the benches need the GPU runner.
 const HOW_TO_RUN: &str = "run the benches on the GPU runner with `target/gpu-bundle/run.sh OUT bench` \
@@ -21,6 +21,8 @@ const MAX_INPUT_BYTES: u64 = 64 << 20;
 /// One file the report writes.
 enum Step {
     Data,
+    /// The PyTorch benchmark's file, copied beside the results.
+    TorchData,
     Readme,
     Svg(Plot),
     Png(Plot),
@@ -30,6 +32,7 @@ impl Step {
     fn file(&self) -> String {
         match self {
             Step::Data => "results.json".into(),
+            Step::TorchData => TORCH_FILE.into(),
             Step::Readme => "README.md".into(),
             Step::Svg(plot) => format!("{}.svg", plot.stem()),
             Step::Png(plot) => format!("{}.png", plot.stem()),
@@ -37,8 +40,12 @@ impl Step {
     }
 }
 
-/// Reads `input` and writes the report into `out`; returns the files written.
-pub fn write(input: &Path, out: &Path) -> Result<Vec<PathBuf>, String> {
+/// The PyTorch benchmark's name in the report's folder.
+const TORCH_FILE: &str = "torch-ops.json";
+
+/// Reads `input` (and `torch`, the PyTorch extension's benchmark, when given) and writes the
+/// report into `out`; returns the files written.
+pub fn write(input: &Path, torch: Option<&Path>, out: &Path) -> Result<Vec<PathBuf>, String> {
     let size = std::fs::metadata(input).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => format!("{} does not exist: {HOW_TO_RUN}", input.display()),
         _ => format!("cannot read {}: {e}", input.display()),
@@ -54,8 +61,12 @@ pub fn write(input: &Path, out: &Path) -> Result<Vec<PathBuf>, String> {
     let run: BenchRun = serde_json::from_str(&text)
         .map_err(|e| format!("{} is not a bench results file ({e}); {HOW_TO_RUN}", input.display()))?;
 
+    let torch = torch.map(read_torch).transpose()?;
     let plots = Plot::all(&run);
     let mut steps = vec![Step::Data, Step::Readme];
+    if torch.is_some() {
+        steps.push(Step::TorchData);
+    }
     for plot in &plots {
         steps.extend([Step::Svg(plot.clone()), Step::Png(plot.clone())]);
     }
@@ -65,7 +76,7 @@ pub fn write(input: &Path, out: &Path) -> Result<Vec<PathBuf>, String> {
     progress.set_style(
         ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}").unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
-    let staged = stage(&run, &text, &steps, &staging, &progress);
+    let staged = stage(&run, &text, torch.as_ref(), &steps, &staging, &progress);
     progress.finish_and_clear();
     let result = staged.and_then(|()| publish(&steps, &staging, out));
     let _ = std::fs::remove_dir_all(&staging);
@@ -73,7 +84,14 @@ pub fn write(input: &Path, out: &Path) -> Result<Vec<PathBuf>, String> {
 }
 
 /// Writes every step's file into `staging`.
-fn stage(run: &BenchRun, text: &str, steps: &[Step], staging: &Path, progress: &ProgressBar) -> Result<(), String> {
+fn stage(
+    run: &BenchRun,
+    text: &str,
+    torch: Option<&(TorchRun, String)>,
+    steps: &[Step],
+    staging: &Path,
+    progress: &ProgressBar,
+) -> Result<(), String> {
     for step in steps {
         let path = staging.join(step.file());
         progress.set_message(step.file());
@@ -81,7 +99,8 @@ fn stage(run: &BenchRun, text: &str, steps: &[Step], staging: &Path, progress: &
         match step {
             // The text already read, not a file copy: the input may be the output's own copy.
             Step::Data => std::fs::write(&path, text).map_err(cannot)?,
-            Step::Readme => std::fs::write(&path, markdown(run)).map_err(cannot)?,
+            Step::TorchData => std::fs::write(&path, torch.map_or("", |(_, raw)| raw)).map_err(cannot)?,
+            Step::Readme => std::fs::write(&path, markdown(run, torch.map(|(t, _)| t))).map_err(cannot)?,
             Step::Svg(plot) => plot.write_svg(run, &path)?,
             Step::Png(plot) => plot.write_png(run, &path)?,
         }
@@ -122,9 +141,20 @@ fn staging_dir(out: &Path) -> PathBuf {
     out.with_file_name(format!(".{name}.staging-{}", std::process::id()))
 }
 
+/// The PyTorch benchmark at `path` and its text, or why it cannot be read.
+fn read_torch(path: &Path) -> Result<(TorchRun, String), String> {
+    let how =
+        "write it on the GPU runner with `target/gpu-bundle/run.sh OUT torch` and pass `--torch OUT/torch-ops.json`";
+    let raw = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}; {how}", path.display()))?;
+    let run = serde_json::from_str(&raw)
+        .map_err(|e| format!("{} is not the PyTorch benchmark's file ({e}); {how}", path.display()))?;
+    Ok((run, raw))
+}
+
 /// The README: the run's machine, then the compute-bound families one by one, the memory-bound
-/// kernels together, the managed-memory scenarios, and Rust against CUDA C.
-pub fn markdown(run: &BenchRun) -> String {
+/// kernels together, the managed-memory scenarios, Rust against CUDA C, and (when given) the
+/// operators from PyTorch.
+pub fn markdown(run: &BenchRun, torch: Option<&TorchRun>) -> String {
     let mut md = String::new();
     let _ = writeln!(md, "# Benchmarks\n");
     let _ = writeln!(
@@ -151,7 +181,52 @@ pub fn markdown(run: &BenchRun) -> String {
     bank_section(&mut md, run);
     transfer_section(&mut md, run);
     ratio_section(&mut md, run);
+    if let Some(torch) = torch {
+        torch_section(&mut md, torch);
+    }
     md
+}
+
+/// The kernels as PyTorch operators against PyTorch's own, and what a call costs.
+fn torch_section(md: &mut String, torch: &TorchRun) {
+    let _ = writeln!(md, "## From PyTorch\n");
+    let _ = writeln!(
+        md,
+        "The `rust_kernels` wheel on {} with PyTorch {} ([{TORCH_FILE}]({TORCH_FILE}), \
+         `host/python/bench_torch.py`: torch.utils.benchmark medians, outputs allocated by torch in \
+         both columns). Speed above 1: the Rust kernel is faster.\n",
+        text(&torch.device),
+        text(&torch.torch)
+    );
+    let _ = writeln!(
+        md,
+        "| operator | shape | Rust µs | PyTorch µs | Rust rate | PyTorch rate | speed |"
+    );
+    let _ = writeln!(md, "| --- | --- | ---: | ---: | ---: | ---: | ---: |");
+    for op in &torch.ops {
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {} | {} {unit} | {} {unit} | {} |",
+            text(&op.op),
+            text(&op.shape),
+            fixed(op.rust_us, 1),
+            fixed(op.pytorch_us, 1),
+            fixed(op.rust_rate, 1),
+            fixed(op.pytorch_rate, 1),
+            fixed(op.speedup, 3),
+            unit = text(&op.unit)
+        );
+    }
+    let _ = writeln!(
+        md,
+        "\nPer call on a 256-element add, where the host's work, not the GPU's, sets the time:\n"
+    );
+    let _ = writeln!(md, "| call | µs |");
+    let _ = writeln!(md, "| --- | ---: |");
+    for (call, us) in &torch.per_call_us {
+        let _ = writeln!(md, "| {} | {} |", text(call), fixed(*us, 2));
+    }
+    md.push('\n');
 }
 
 /// The families of one bound, in the order the run measured them.
@@ -582,7 +657,7 @@ mod tests {
 
     #[test]
     fn markdown_has_the_machine_the_tables_and_the_ratios() {
-        let md = markdown(&sample());
+        let md = markdown(&sample(), None);
         assert!(md.starts_with("# Benchmarks\n"));
         assert!(md.contains("Run of 2026-01-02 on Test GPU (compute capability 9.0), driver CUDA 13.0"));
         assert!(md.contains("copy ceiling 3500.0 GB/s"));
@@ -611,7 +686,7 @@ mod tests {
     fn empty_groups_get_a_note_instead_of_a_table() {
         let mut run = sample();
         run.cases.retain(|c| c.bound == Bound::Transfer);
-        let md = markdown(&run);
+        let md = markdown(&run, None);
         assert!(!md.contains("## matmul"));
         assert!(md.contains("_No memory-bound cases in this run._"));
         assert!(md.contains("_No kernel was measured both in Rust and in CUDA C in this run._"));
@@ -628,8 +703,56 @@ mod tests {
         assert_eq!(text("*bold* `code` _em_"), "\\*bold\\* \\`code\\` \\_em\\_");
         let mut run = sample();
         run.gpu = "GPU | [evil](x)\n# heading".into();
-        let md = markdown(&run);
+        let md = markdown(&run, None);
         assert!(md.contains("on GPU \\| \\[evil\\](x) \\# heading (compute"), "{md}");
+    }
+
+    fn torch_sample() -> TorchRun {
+        TorchRun {
+            device: "NVIDIA H200".into(),
+            torch: "2.11.0".into(),
+            ops: vec![xtask::bench_results::TorchOp {
+                op: "transpose".into(),
+                shape: "8191x4097".into(),
+                rust_us: 100.4,
+                pytorch_us: 237.6,
+                speedup: 2.367,
+                unit: "GB/s".into(),
+                rust_rate: 2675.0,
+                pytorch_rate: 1130.0,
+            }],
+            per_call_us: [("torch.add".to_string(), 7.42)].into_iter().collect(),
+        }
+    }
+
+    #[test]
+    fn the_pytorch_section_shows_each_operator_and_the_call_costs_and_only_when_given() {
+        let md = markdown(&sample(), Some(&torch_sample()));
+        assert!(md.contains("## From PyTorch"), "{md}");
+        assert!(
+            md.contains("| transpose | 8191x4097 | 100.4 | 237.6 | 2675.0 GB/s | 1130.0 GB/s | 2.367 |"),
+            "{md}"
+        );
+        assert!(md.contains("| torch.add | 7.42 |"), "{md}");
+        assert!(!markdown(&sample(), None).contains("From PyTorch"));
+    }
+
+    #[test]
+    fn a_pytorch_file_that_is_missing_or_wrong_is_an_error_that_says_how_to_make_one() {
+        let dir = scratch("bench-report-torch");
+        std::fs::create_dir_all(&dir).unwrap();
+        let input = dir.join("bench.json");
+        std::fs::write(&input, serde_json::to_string(&sample()).unwrap()).unwrap();
+        let torch = dir.join("torch-ops.json");
+        let missing = write(&input, Some(&torch), &dir.join("out")).unwrap_err();
+        assert!(missing.contains("run.sh OUT torch"), "{missing}");
+        std::fs::write(&torch, "{\"ops\": 3}").unwrap();
+        let wrong = write(&input, Some(&torch), &dir.join("out")).unwrap_err();
+        assert!(wrong.contains("not the PyTorch benchmark's file"), "{wrong}");
+        std::fs::write(&torch, serde_json::to_string(&torch_sample()).unwrap()).unwrap();
+        let written = write(&input, Some(&torch), &dir.join("out")).unwrap();
+        assert!(written.iter().any(|p| p.ends_with("torch-ops.json")));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
@@ -642,7 +765,7 @@ mod tests {
         // A plot an earlier run drew and this one does not: removed with the new report.
         std::fs::create_dir_all(&out).unwrap();
         std::fs::write(out.join("stale.svg"), "<svg/>").unwrap();
-        let written = write(&input, &out).unwrap();
+        let written = write(&input, None, &out).unwrap();
         assert_eq!(written.len(), 8);
         for plot in ["matmul", "vec_add", "ratios"] {
             let svg = std::fs::read_to_string(out.join(format!("{plot}.svg"))).unwrap();
@@ -668,7 +791,7 @@ mod tests {
     #[test]
     fn a_convolution_is_plotted_against_its_filter_and_the_bank_study_gets_a_section() {
         let run = sample_with_conv_and_banks();
-        let md = markdown(&run);
+        let md = markdown(&run, None);
         assert!(md.contains("### conv2d\n"), "{md}");
         assert!(md.contains("![conv2d GB/s against the filter side"), "{md}");
         assert!(md.contains("| conv2d\\_tiled | Rust | 2048x2048, 7x7 |"), "{md}");
@@ -688,7 +811,7 @@ mod tests {
         let input = dir.join("bench.json");
         std::fs::write(&input, serde_json::to_string(&run).unwrap()).unwrap();
         let out = dir.join("out");
-        write(&input, &out).unwrap();
+        write(&input, None, &out).unwrap();
         for plot in ["conv2d", "banks"] {
             let png = std::fs::read(out.join(format!("{plot}.png"))).unwrap();
             assert!(png.starts_with(b"\x89PNG"), "{plot}.png is not a PNG");
@@ -704,7 +827,7 @@ mod tests {
         std::fs::write(out.join("README.md"), "old").unwrap();
         let input = dir.join("bench.json");
         std::fs::write(&input, "{\"date\": 3}").unwrap();
-        assert!(write(&input, &out).is_err());
+        assert!(write(&input, None, &out).is_err());
         assert_eq!(std::fs::read_to_string(out.join("README.md")).unwrap(), "old");
         std::fs::remove_dir_all(&dir).unwrap();
     }
@@ -712,7 +835,7 @@ mod tests {
     #[test]
     fn a_missing_input_says_how_to_get_one() {
         let dir = scratch("bench-report-missing");
-        let error = write(&dir.join("bench.json"), &dir.join("out")).unwrap_err();
+        let error = write(&dir.join("bench.json"), None, &dir.join("out")).unwrap_err();
         assert!(error.contains("does not exist"), "{error}");
         assert!(error.contains("run.sh OUT bench"), "{error}");
         assert!(!dir.exists());
@@ -724,7 +847,7 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let input = dir.join("bench.json");
         std::fs::write(&input, "{\"date\": 3}").unwrap();
-        let error = write(&input, &dir.join("out")).unwrap_err();
+        let error = write(&input, None, &dir.join("out")).unwrap_err();
         assert!(error.contains("is not a bench results file"), "{error}");
         std::fs::remove_dir_all(&dir).unwrap();
     }

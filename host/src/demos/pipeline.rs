@@ -240,13 +240,13 @@ pub fn run(backend: &Backend, settings: &Settings, plan: &Plan, timeline_file: O
     let prefetched_check = check_doubled(managed.read()?, passes);
     progress("the prefetch pipeline");
     let pipelined = measure(warmup, runs, || {
-        managed_pipeline(backend, gpu, plan, &mut managed, &streams)
+        managed_pipeline(backend, gpu, plan, &mut managed, &streams, Results::BackOnHost)
     })?;
     passes += warmup + runs;
     let pipelined_check = check_doubled(managed.read()?, passes);
     progress("the prefetch pipeline to the GPU only");
     let one_way = measure(warmup, runs, || {
-        managed_pipeline_to_gpu(backend, gpu, plan, &mut managed, &streams)
+        managed_pipeline(backend, gpu, plan, &mut managed, &streams, Results::OnGpu)
     })?;
     passes += warmup + runs;
     let one_way_check = check_doubled(managed.read()?, passes);
@@ -659,16 +659,30 @@ fn move_chunk(
     })
 }
 
-/// Way 3: the kernel on chunk i on the GPU's stream, chunk i+1 prefetched to the GPU on `streams[0]`,
-/// chunk i−1 back to the host on `streams[1]`.
+/// Where the prefetch pipeline leaves the results.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Results {
+    /// Chunk i−1 goes back to the host while chunk i+1 comes up.
+    BackOnHost,
+    /// Left on the GPU (inputs streamed in, results used there or small). Moves to the host share
+    /// the driver's migration work with moves to the GPU (run 2026-11-30-af: both directions at
+    /// once ran no faster than one after the other); this is the pipeline without them. Untimed
+    /// after the run, everything goes back to the host for the next run.
+    OnGpu,
+}
+
+/// Way 3: the kernel on chunk i on the GPU's stream, chunk i+1 prefetched to the GPU on `streams[0]`
+/// and, for [`Results::BackOnHost`], chunk i−1 back to the host on `streams[1]`.
 fn managed_pipeline(
     backend: &Backend,
     gpu: &Gpu,
     plan: &Plan,
     buffer: &mut ManagedBuffer<f32>,
     streams: &[Arc<CudaStream>; 2],
+    results: Results,
 ) -> Result<Recorded> {
     let [up, down] = streams;
+    let back = results == Results::BackOnHost;
     let chunks = plan.chunks();
     let mut recorder = Recorder::start(gpu, streams)?;
     // Each prefetch also makes the GPU's stream wait for it: the kernel on chunk 0 waits for this.
@@ -676,21 +690,27 @@ fn managed_pipeline(
     let mut kernels = Vec::with_capacity(chunks);
     for i in 0..chunks {
         let range = plan.chunk(i);
-        // After the prefetches of chunk i (queued before) and of chunk i−2 back.
+        // Queued before chunk i+1's prefetch, which the GPU's stream then waits for: the kernel
+        // runs under that prefetch (and after chunk i−2's move back).
         kernels.push(recorder.record(Lane::Kernel, i, gpu.stream(), || {
             double_in_place(backend, &mut buffer.chunk_mut(range.clone())?, range.len())
         })?);
         if i + 1 < chunks {
-            if i >= 1 {
+            if back && i >= 1 {
                 // A bounded pipeline: chunk i+1 comes up once chunk i−1 is done with.
                 recorder.wait(up, kernels[i - 1])?;
             }
             move_chunk(&mut recorder, gpu, plan, buffer, (i + 1, up, MemoryLocation::Device))?;
         }
-        if i >= 1 {
+        if back && i >= 1 {
             recorder.wait(down, kernels[i - 1])?;
             move_chunk(&mut recorder, gpu, plan, buffer, (i - 1, down, MemoryLocation::Host))?;
         }
+    }
+    if !back {
+        let recorded = recorder.finish()?;
+        buffer.prefetch_to_host(gpu)?;
+        return Ok(recorded);
     }
     recorder.wait(down, kernels[chunks - 1])?;
     move_chunk(
@@ -701,38 +721,6 @@ fn managed_pipeline(
         (chunks - 1, down, MemoryLocation::Host),
     )?;
     recorder.finish()
-}
-
-/// Way 3, one way: chunk i+1 prefetched to the GPU on `streams[0]` while the kernel runs on chunk
-/// i, the results left on the GPU (inputs streamed in, results used there or small). Moves to the
-/// host share the driver's migration work with moves to the GPU (run 2026-11-30-af: the two-way
-/// pipeline ran both directions at once no faster than one after the other); this is the pipeline
-/// without them. Untimed after the run, everything goes back to the host for the next run.
-fn managed_pipeline_to_gpu(
-    backend: &Backend,
-    gpu: &Gpu,
-    plan: &Plan,
-    buffer: &mut ManagedBuffer<f32>,
-    streams: &[Arc<CudaStream>; 2],
-) -> Result<Recorded> {
-    let [up, _] = streams;
-    let chunks = plan.chunks();
-    let mut recorder = Recorder::start(gpu, streams)?;
-    move_chunk(&mut recorder, gpu, plan, buffer, (0, up, MemoryLocation::Device))?;
-    for i in 0..chunks {
-        let range = plan.chunk(i);
-        // Queued before chunk i+1's prefetch, which the GPU's stream then waits for: the kernel
-        // runs under that prefetch.
-        recorder.record(Lane::Kernel, i, gpu.stream(), || {
-            double_in_place(backend, &mut buffer.chunk_mut(range.clone())?, range.len())
-        })?;
-        if i + 1 < chunks {
-            move_chunk(&mut recorder, gpu, plan, buffer, (i + 1, up, MemoryLocation::Device))?;
-        }
-    }
-    let recorded = recorder.finish()?;
-    buffer.prefetch_to_host(gpu)?;
-    Ok(recorded)
 }
 
 /// The ceiling: the whole pinned array copied to a device array and back, `runs` times each after
