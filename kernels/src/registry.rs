@@ -6,8 +6,8 @@
 
 use crate::family::{AnyFamily, KernelInfo};
 use crate::{
-    atomic_probe, banks, conv2d, gather, histogram, histogram_f32, matmul, probe, reduce, rows, scan, shared_mem_add,
-    softmax, transpose, vec_add,
+    atomic_probe, banks, conv2d, gather, histogram, histogram_f32, matmul, mma_probe, probe, reduce, rows, scan,
+    shared_mem_add, softmax, transpose, vec_add,
 };
 
 /// Every family, in the order demos and reports show them.
@@ -29,6 +29,7 @@ pub static FAMILIES: &[&dyn AnyFamily] = &[
     &softmax::FAMILY,
     &probe::FAMILY,
     &atomic_probe::FAMILY,
+    &mma_probe::FAMILY,
     &banks::FAMILY,
 ];
 

@@ -15,6 +15,7 @@ pub mod gather;
 pub mod histogram;
 pub mod histogram_f32;
 pub mod matmul;
+pub mod mma_probe;
 pub mod profile;
 pub mod reduce;
 pub mod reduce_max;
@@ -49,6 +50,7 @@ pub static FAMILIES: &[&dyn FamilyDemo] = &[
     &softmax::SoftmaxDemo,
     &warp_probe::WarpProbeDemo,
     &atomic_probe::AtomicProbeDemo,
+    &mma_probe::MmaProbeDemo,
     &bank_probe::BankProbeDemo,
 ];
 

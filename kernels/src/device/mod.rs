@@ -6,6 +6,7 @@
 
 mod async_copy;
 mod atomic;
+pub mod mma;
 mod shared;
 mod unroll;
 mod vector;

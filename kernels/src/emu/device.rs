@@ -496,3 +496,83 @@ pub fn async_copy_wait<const PENDING: u32>() {
         }
     }
 }
+
+/// Every lane's `bits`, in lane order, the warp meeting once: the emulator's view of a warp-wide
+/// operation on registers (the tensor cores' `mma.sync`). A partial warp is reported: those
+/// operations need all 32 lanes.
+fn warp_gather(bits: u32, site: &'static Location<'static>) -> [u32; WARP_SIZE as usize] {
+    let current = current();
+    let block = current.block();
+    let warp = current.tid / WARP_SIZE;
+    block.offer(current.tid, bits);
+    wait(Wait::Warp, site);
+    if block.warp_len(warp) < WARP_SIZE {
+        report(format!(
+            "the warp-wide operation at {} runs in warp {warp}, which has only {} threads: it needs all 32",
+            shadow::site(site),
+            block.warp_len(warp)
+        ));
+    }
+    core::array::from_fn(|lane| block.exchanged(current.tid, lane as u32))
+}
+
+/// The registers of every lane, `[r][lane]`; `site` is the kernel's line, for reports.
+fn gather_all<const R: usize>(regs: [u32; R], site: &'static Location<'static>) -> [[u32; WARP_SIZE as usize]; R] {
+    regs.map(|bits| warp_gather(bits, site))
+}
+
+/// The emulator's `mma.sync` m16n8k16 bf16: the warp's A and B gathered from every lane's
+/// fragments (the positions of `device::mma`), and this lane's four sums of A's row times B's
+/// column accumulated in f32 in k order onto C (the hardware's order and intermediate precision
+/// are its own; each product of two bf16 is exact in f32).
+#[track_caller]
+pub fn mma_bf16_m16n8k16(a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4] {
+    use crate::device::mma::{Bf16, accumulator_position, bf16_a_position, bf16_b_position};
+    let site = Location::caller();
+    let (a_all, b_all) = (gather_all(a, site), gather_all(b, site));
+    let mut am = [[0.0f32; 16]; 16];
+    let mut bm = [[0.0f32; 8]; 16];
+    for lane in 0..WARP_SIZE {
+        for e in 0..2 {
+            for r in 0..4 {
+                let (row, col) = bf16_a_position(lane, r, e);
+                am[row as usize][col as usize] = Bf16((a_all[r as usize][lane as usize] >> (16 * e)) as u16).to_f32();
+            }
+            for r in 0..2 {
+                let (row, col) = bf16_b_position(lane, r, e);
+                bm[row as usize][col as usize] = Bf16((b_all[r as usize][lane as usize] >> (16 * e)) as u16).to_f32();
+            }
+        }
+    }
+    let lane = lane_id();
+    core::array::from_fn(|r| {
+        let (row, col) = accumulator_position(lane, r as u32);
+        (0..16).fold(c[r], |sum, k| sum + am[row as usize][k] * bm[k][col as usize])
+    })
+}
+
+/// The emulator's `mma.sync` m16n8k8 tf32, as [`mma_bf16_m16n8k16`]; each operand's lower 13
+/// mantissa bits are ignored, as the tensor cores ignore them.
+#[track_caller]
+pub fn mma_tf32_m16n8k8(a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4] {
+    use crate::device::mma::{accumulator_position, tf32_a_position, tf32_b_position, tf32_value};
+    let site = Location::caller();
+    let (a_all, b_all) = (gather_all(a, site), gather_all(b, site));
+    let mut am = [[0.0f32; 8]; 16];
+    let mut bm = [[0.0f32; 8]; 8];
+    for lane in 0..WARP_SIZE {
+        for r in 0..4 {
+            let (row, col) = tf32_a_position(lane, r);
+            am[row as usize][col as usize] = tf32_value(a_all[r as usize][lane as usize]);
+        }
+        for r in 0..2 {
+            let (row, col) = tf32_b_position(lane, r);
+            bm[row as usize][col as usize] = tf32_value(b_all[r as usize][lane as usize]);
+        }
+    }
+    let lane = lane_id();
+    core::array::from_fn(|r| {
+        let (row, col) = accumulator_position(lane, r as u32);
+        (0..8).fold(c[r], |sum, k| sum + am[row as usize][k] * bm[k][col as usize])
+    })
+}

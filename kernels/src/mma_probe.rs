@@ -1,0 +1,153 @@
+//! Kernels that run the tensor cores' `mma.sync` once per warp on tiles read from global memory,
+//! each lane loading and storing exactly the elements the fragment tables of [`crate::device::mma`]
+//! give it: the GPU suite checks those tables against the hardware, the emulator suite the
+//! emulator's form of the instruction, both against one f64 reference.
+//!
+//! Per tile (one warp each): A as 128 words, B as 64 words, C and D as 128 f32 each.
+//! * bf16 (m16n8k16): A 16×16 row-major, two bf16 per word (columns 2j and 2j + 1 of a row); B
+//!   16×8 stored column by column, two bf16 per word (rows 2j and 2j + 1 of a column).
+//! * tf32 (m16n8k8): A 16×8 row-major, B 8×8 column by column, one element per word.
+//! * C and D: 16×8 f32 row-major.
+
+use crate::device::mma::{
+    accumulator_position, bf16_a_position, bf16_b_position, mma_bf16_m16n8k16, mma_tf32_m16n8k8, tf32_a_position,
+    tf32_b_position,
+};
+use crate::device::{WARP_SIZE, block_dim, block_idx, global_store, lane_id, thread_idx, unrolled};
+use crate::family::{Family, Problem};
+use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel};
+
+/// Words of A per tile.
+pub const A_WORDS: u32 = 128;
+/// Words of B per tile.
+pub const B_WORDS: u32 = 64;
+/// f32 of C (and of D) per tile.
+pub const C_LEN: u32 = 128;
+/// Two warps per block, a tile each.
+pub const BLOCK: u32 = 2 * WARP_SIZE;
+
+/// `blocks` blocks of two warps: `2·blocks` tiles.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MmaProbe {
+    pub blocks: u32,
+}
+
+impl Problem for MmaProbe {
+    /// `(a, b, c, d)`.
+    type Args = (*const u32, *const u32, *const f32, *mut f32);
+}
+
+#[cfg(not(target_arch = "nvptx64"))]
+impl MmaProbe {
+    /// At least one block, and arrays within the 32-bit index range.
+    pub fn new(blocks: usize) -> Result<Self, crate::InvalidSize> {
+        let words = (blocks as u64).checked_mul(2 * C_LEN as u64);
+        match words {
+            Some(words) if blocks >= 1 && words <= u32::MAX as u64 => Ok(MmaProbe { blocks: blocks as u32 }),
+            _ => Err(crate::InvalidSize {
+                problem: "mma probe",
+                reason: format!(
+                    "blocks = {blocks}: at least 1, and at most {} (a 32-bit index over the arrays)",
+                    u32::MAX / (2 * C_LEN)
+                ),
+            }),
+        }
+    }
+
+    pub fn tiles(&self) -> u32 {
+        2 * self.blocks
+    }
+}
+
+/// This warp's tile.
+#[inline(always)]
+fn tile() -> u32 {
+    (block_idx().x * block_dim().x + thread_idx().x) / WARP_SIZE
+}
+
+/// Stores this lane's four elements of D.
+///
+/// # Safety
+/// `d` holds the tile's [`C_LEN`] f32.
+#[inline(always)]
+unsafe fn store_d(d: *mut f32, lane: u32, values: [f32; 4]) {
+    unrolled::<4>(|r| {
+        let (row, col) = accumulator_position(lane, r);
+        // SAFETY: row < 16, col < 8: inside the tile.
+        unsafe { global_store(d.add((row * 8 + col) as usize), values[r as usize]) };
+    });
+}
+
+/// This lane's four elements of C.
+///
+/// # Safety
+/// `c` holds the tile's [`C_LEN`] f32.
+#[inline(always)]
+unsafe fn load_c(c: *const f32, lane: u32) -> [f32; 4] {
+    core::array::from_fn(|r| {
+        let (row, col) = accumulator_position(lane, r as u32);
+        // SAFETY: inside the tile.
+        unsafe { *c.add((row * 8 + col) as usize) }
+    })
+}
+
+kernel! {
+    /// Warp w: `D_w = A_w·B_w + C_w` by `mma.sync.m16n8k16` on bf16.
+    pub unsafe fn mma_probe_bf16(a: *const u32, b: *const u32, c: *const f32, d: *mut f32) {
+        let (t, lane) = (tile(), lane_id());
+        // SAFETY (every access): the caller gives the arrays of every launched warp's tile.
+        let (a, b) = unsafe { (a.add((t * A_WORDS) as usize), b.add((t * B_WORDS) as usize)) };
+        let fa: [u32; 4] = core::array::from_fn(|r| {
+            let (row, col) = bf16_a_position(lane, r as u32, 0);
+            unsafe { *a.add((row * 8 + col / 2) as usize) }
+        });
+        let fb: [u32; 2] = core::array::from_fn(|r| {
+            let (k, n) = bf16_b_position(lane, r as u32, 0);
+            unsafe { *b.add((n * 8 + k / 2) as usize) }
+        });
+        let fc = unsafe { load_c(c.add((t * C_LEN) as usize), lane) };
+        let fd = mma_bf16_m16n8k16(fa, fb, fc);
+        unsafe { store_d(d.add((t * C_LEN) as usize), lane, fd) };
+    }
+}
+
+kernel! {
+    /// Warp w: `D_w = A_w·B_w + C_w` by `mma.sync.m16n8k8` on tf32.
+    pub unsafe fn mma_probe_tf32(a: *const u32, b: *const u32, c: *const f32, d: *mut f32) {
+        let (t, lane) = (tile(), lane_id());
+        // SAFETY (every access): the caller gives the arrays of every launched warp's tile.
+        let (a, b) = unsafe { (a.add((t * A_WORDS) as usize), b.add((t * B_WORDS) as usize)) };
+        let fa: [u32; 4] = core::array::from_fn(|r| {
+            let (row, col) = tf32_a_position(lane, r as u32);
+            unsafe { *a.add((row * 8 + col) as usize) }
+        });
+        let fb: [u32; 2] = core::array::from_fn(|r| {
+            let (k, n) = tf32_b_position(lane, r as u32);
+            unsafe { *b.add((n * 8 + k) as usize) }
+        });
+        let fc = unsafe { load_c(c.add((t * C_LEN) as usize), lane) };
+        let fd = mma_tf32_m16n8k8(fa, fb, fc);
+        unsafe { store_d(d.add((t * C_LEN) as usize), lane, fd) };
+    }
+}
+
+/// bf16 m16n8k16, [`BLOCK`] threads per block.
+pub const KERNEL_BF16: Kernel<MmaProbe> = Kernel {
+    code: mma_probe_bf16,
+    block: Dim3::x(BLOCK),
+    shared: SharedMemory::NONE,
+    grid: |p| Dim3::x(p.blocks),
+    bounds: LaunchBounds::NONE,
+};
+
+/// tf32 m16n8k8, [`BLOCK`] threads per block.
+pub const KERNEL_TF32: Kernel<MmaProbe> = Kernel {
+    code: mma_probe_tf32,
+    block: Dim3::x(BLOCK),
+    shared: SharedMemory::NONE,
+    grid: |p| Dim3::x(p.blocks),
+    bounds: LaunchBounds::NONE,
+};
+
+/// The tensor cores' `mma.sync`, checked: the registry's list.
+pub const FAMILY: Family<MmaProbe> = Family::new("mma_probe", &[KERNEL_BF16, KERNEL_TF32]);
