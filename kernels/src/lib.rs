@@ -41,6 +41,7 @@ pub mod gather;
 pub mod histogram;
 pub mod histogram_f32;
 pub mod matmul;
+pub mod matmul_tc;
 pub mod mma_probe;
 pub mod probe;
 pub mod reduce;

@@ -81,21 +81,46 @@ pub fn conv2d_at(
     (value, (side * side + 2) as f64 * F32_UNIT_ROUNDOFF * magnitude)
 }
 
+/// How a matmul kernel reads its f32 operands: as they are, or as the tensor cores read tf32 (the
+/// lower 13 mantissa bits dropped).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Operands {
+    F32,
+    Tf32,
+}
+
+impl Operands {
+    /// `x` as the kernel multiplies it.
+    pub fn read(self, x: f32) -> f64 {
+        match self {
+            Operands::F32 => x as f64,
+            Operands::Tf32 => f32::from_bits(x.to_bits() & !0x1fff) as f64,
+        }
+    }
+}
+
 /// `C = A·B` (row-major, A m×k, B k×n). An f32 dot product of length k in any order (FMA or not)
 /// is within about k unit roundoffs of `Σ|a||b|`; the tolerance allows k + 2.
 pub fn matmul(a: &[f32], b: &[f32], m: usize, n: usize, k: usize) -> Expected {
+    matmul_of(a, b, (m, n, k), Operands::F32)
+}
+
+/// [`matmul`] on the operands as `operands` reads them (exact products in f64 of those values),
+/// with the same tolerance: the accumulation in f32 is what remains.
+pub fn matmul_of(a: &[f32], b: &[f32], (m, n, k): (usize, usize, usize), operands: Operands) -> Expected {
     assert_eq!(a.len(), m * k, "A must be m×k");
     assert_eq!(b.len(), k * n, "B must be k×n");
     let mut values = vec![0.0f64; m * n];
     let mut magnitude = vec![0.0f64; m * n];
     for row in 0..m {
         for i in 0..k {
-            let x = a[row * k + i] as f64;
+            let x = operands.read(a[row * k + i]);
             let b_row = &b[i * n..(i + 1) * n];
             let out = row * n;
             for (col, &y) in b_row.iter().enumerate() {
-                values[out + col] += x * y as f64;
-                magnitude[out + col] += (x * y as f64).abs();
+                let product = x * operands.read(y);
+                values[out + col] += product;
+                magnitude[out + col] += product.abs();
             }
         }
     }
@@ -107,6 +132,17 @@ pub fn matmul(a: &[f32], b: &[f32], m: usize, n: usize, k: usize) -> Expected {
 /// `C = A·B` at the given (row, col) positions only: for shapes whose full f64 product would take
 /// too long on the CPU. Same tolerance as [`matmul`].
 pub fn matmul_at(a: &[f32], b: &[f32], n: usize, k: usize, positions: &[(usize, usize)]) -> Expected {
+    matmul_at_of(a, b, (n, k), positions, Operands::F32)
+}
+
+/// [`matmul_at`] on the operands as `operands` reads them.
+pub fn matmul_at_of(
+    a: &[f32],
+    b: &[f32],
+    (n, k): (usize, usize),
+    positions: &[(usize, usize)],
+    operands: Operands,
+) -> Expected {
     let allowance = (k as f64 + 2.0) * F32_UNIT_ROUNDOFF;
     let mut expected = Expected {
         values: Vec::with_capacity(positions.len()),
@@ -115,7 +151,7 @@ pub fn matmul_at(a: &[f32], b: &[f32], n: usize, k: usize, positions: &[(usize, 
     for &(row, col) in positions {
         let (mut value, mut magnitude) = (0.0f64, 0.0f64);
         for i in 0..k {
-            let product = a[row * k + i] as f64 * b[i * n + col] as f64;
+            let product = operands.read(a[row * k + i]) * operands.read(b[i * n + col]);
             value += product;
             magnitude += product.abs();
         }

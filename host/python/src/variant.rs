@@ -29,7 +29,7 @@ impl Op {
         match self {
             Op::Transpose => &transpose::TransposeDemo,
             Op::Softmax => &softmax::SoftmaxDemo,
-            Op::Matmul => &matmul::MatmulDemo,
+            Op::Matmul => &matmul::MATMUL,
             Op::Conv2d => &conv2d::Conv2dDemo,
             Op::Sum => &reduce::ReduceDemo,
             Op::Cumsum => &scan::ScanDemo,

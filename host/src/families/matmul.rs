@@ -1,5 +1,7 @@
-//! The matmul family's host side: its safe launch, cuBLAS SGEMM as the baseline, and the f64 check
-//! (every element for small products, sampled elements and a NaN scan for large ones).
+//! The matmul families' host side: their safe launch, cuBLAS SGEMM as the f32 ladder's baseline,
+//! and the f64 check (every element for small products, sampled elements and a NaN scan for large
+//! ones) on the operands as each ladder reads them: [`MATMUL`], the f32 ladder, and [`MATMUL_TC`],
+//! the tensor cores' (TF32 operands).
 
 use super::choice::Grid;
 use super::elementwise::check_shape;
@@ -12,8 +14,8 @@ use crate::backend::Backend;
 use crate::error::{HostError, Result};
 use crate::gpu::{Cublas, Gpu};
 use kernels::matmul::{FAMILY, Matmul, split_k, warp_tiled};
-use kernels::reference::{self, Expected};
-use kernels::{AnyFamily, Kernel, Source};
+use kernels::reference::{self, Expected, Operands};
+use kernels::{AnyFamily, Family, Kernel, Source};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -47,8 +49,29 @@ pub fn launch(
     unsafe { backend.launch(kernel, source, problem, args, &[a, b, &*c]) }
 }
 
-/// The host side of the matmul family.
-pub struct MatmulDemo;
+/// The host side of a matmul family: its kernels, and how they read their operands.
+pub struct MatmulDemo {
+    family: &'static Family<Matmul>,
+    operands: Operands,
+}
+
+/// The f32 ladder, against cuBLAS SGEMM.
+pub static MATMUL: MatmulDemo = MatmulDemo {
+    family: &FAMILY,
+    operands: Operands::F32,
+};
+
+/// The tensor-core ladder: TF32 operands, f32 accumulation.
+pub static MATMUL_TC: MatmulDemo = MatmulDemo {
+    family: &kernels::matmul_tc::FAMILY,
+    operands: Operands::Tf32,
+};
+
+impl MatmulDemo {
+    fn is_f32(&self) -> bool {
+        self.operands == Operands::F32
+    }
+}
 
 /// The baseline: cuBLAS SGEMM in its default math mode (plain FP32, no TF32).
 const CUBLAS: &str = "cublas_sgemm";
@@ -82,11 +105,15 @@ const EDGE_SHAPES: [[usize; 3]; 14] = [
 
 impl FamilyDemo for MatmulDemo {
     fn family(&self) -> &'static dyn AnyFamily {
-        &FAMILY
+        self.family
     }
 
     fn about(&self) -> &'static str {
-        "C = A·B (row-major, A m×k, B k×n) with each variant, against cuBLAS SGEMM"
+        if self.is_f32() {
+            "C = A·B (row-major, A m×k, B k×n) with each variant, against cuBLAS SGEMM"
+        } else {
+            "C = A·B on the tensor cores: TF32 operands (10 mantissa bits), f32 sums, checked against the f64 product of the operands as read"
+        }
     }
 
     fn extents(&self) -> &'static [&'static str] {
@@ -132,6 +159,9 @@ impl FamilyDemo for MatmulDemo {
     /// across the grid), which the occupancy rule takes only where those tiles leave SMs without a
     /// block ([`super::choice::MIN_UNSPLIT_BLOCKS_PER_SM`]).
     fn configurations(&self) -> &'static [&'static str] {
+        if !self.is_f32() {
+            return &[];
+        }
         const TILES: [&str; 4] = [
             warp_tiled::KERNEL_64X64.entry(),
             warp_tiled::KERNEL_128X64.entry(),
@@ -144,7 +174,7 @@ impl FamilyDemo for MatmulDemo {
     /// The grid [`MatmulDemo::prepare`] launches on `gpu`: split-k's counts its ways (grid z).
     fn grid_on(&self, gpu: &Gpu, size: Size, kernel: usize) -> Result<Grid> {
         let problem = problem(size, resident_blocks_on(gpu, &split_k::KERNEL.info(FAMILY.name))?)?;
-        let kernel = &FAMILY.kernels[kernel];
+        let kernel = &self.family.kernels[kernel];
         Ok(Grid {
             blocks: kernel.launch_shape(&problem).grid.volume(),
             split: kernel.entry() == split_k::KERNEL.entry(),
@@ -152,13 +182,13 @@ impl FamilyDemo for MatmulDemo {
     }
 
     fn baseline(&self) -> Option<&'static str> {
-        Some(CUBLAS)
+        self.is_f32().then_some(CUBLAS)
     }
 
     fn plan(&self, size: Size) -> Result<Plan> {
         let [m, n, k] = size.0;
         let problem = Matmul::new(m, n, k)?;
-        for kernel in FAMILY.kernels {
+        for kernel in self.family.kernels {
             check_shape(kernel, &problem)?;
         }
         let (a_len, b_len, c_len) = problem.lengths();
@@ -187,16 +217,17 @@ impl FamilyDemo for MatmulDemo {
         let (a_len, b_len, c_len) = problem.lengths();
         let a = guarded_inputs(substream(rng, 4), a_len);
         let b = guarded_inputs(substream(rng, 5), b_len);
-        let oracle = Oracle::new(&a[..a_len], &b[..b_len], &problem, substream(rng, 6));
+        let oracle = Oracle::new(&a[..a_len], &b[..b_len], &problem, substream(rng, 6), self.operands);
         let inputs = (0..sets.max(1))
             .map(|_| Ok((Buffer::upload(backend, &a)?, Buffer::upload(backend, &b)?)))
             .collect::<Result<Vec<_>>>()?;
         let outputs = Outputs::new(backend, c_len, GUARD, f32::NAN, sets)?;
         let cublas = match backend {
-            Backend::Gpu(gpu) => Some(Cublas::new(gpu)?),
-            Backend::Emu => None,
+            Backend::Gpu(gpu) if self.is_f32() => Some(Cublas::new(gpu)?),
+            _ => None,
         };
         Ok(Box::new(MatmulCase {
+            family: self.family,
             backend,
             problem,
             oracle,
@@ -220,6 +251,7 @@ fn macs(problem: &Matmul) -> u64 {
 }
 
 struct MatmulCase<'a> {
+    family: &'static Family<Matmul>,
     backend: &'a Backend,
     problem: Matmul,
     oracle: Oracle,
@@ -233,7 +265,7 @@ impl Case for MatmulCase<'_> {
         let (a, b) = &self.inputs[set];
         launch(
             self.backend,
-            &FAMILY.kernels[kernel],
+            &self.family.kernels[kernel],
             source,
             &self.problem,
             a,
@@ -277,20 +309,21 @@ pub struct Oracle {
 }
 
 impl Oracle {
-    /// The reference for `problem` on `a` and `b`; samples drawn from stream `rng`.
-    pub fn new(a: &[f32], b: &[f32], problem: &Matmul, rng: u64) -> Oracle {
+    /// The reference for `problem` on `a` and `b` as `operands` reads them; samples drawn from
+    /// stream `rng`.
+    pub fn new(a: &[f32], b: &[f32], problem: &Matmul, rng: u64, operands: Operands) -> Oracle {
         let (m, n, k) = (problem.m as usize, problem.n as usize, problem.k as usize);
         if macs(problem) <= FULL_CHECK_MAX_MACS {
             return Oracle {
                 n,
                 positions: None,
-                expected: reference::matmul(a, b, m, n, k),
+                expected: reference::matmul_of(a, b, (m, n, k), operands),
             };
         }
         let mut rng = StdRng::seed_from_u64(rng);
         let mut positions = vec![(0, 0), (0, n - 1), (m - 1, 0), (m - 1, n - 1)];
         positions.extend((0..SAMPLES).map(|_| (rng.random_range(0..m), rng.random_range(0..n))));
-        let expected = reference::matmul_at(a, b, n, k, &positions);
+        let expected = reference::matmul_at_of(a, b, (n, k), &positions, operands);
         Oracle {
             n,
             positions: Some(positions),

@@ -35,7 +35,8 @@ use kernels::{AnyFamily, KernelInfo, Source};
 pub static FAMILIES: &[&dyn FamilyDemo] = &[
     &elementwise::VEC_ADD,
     &elementwise::SHARED_MEM_ADD,
-    &matmul::MatmulDemo,
+    &matmul::MATMUL,
+    &matmul::MATMUL_TC,
     &transpose::TransposeDemo,
     &conv2d::Conv2dDemo,
     &gather::GatherDemo,
