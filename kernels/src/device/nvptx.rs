@@ -427,38 +427,30 @@ pub fn async_copy_wait<const PENDING: u32>() {
     unsafe { asm!("cp.async.wait_group {n};", n = const PENDING, options(nostack)) };
 }
 
-// Tensor-core products. Not `pure`: warp-collective, so they must not be moved into or out of
-// branches; no memory is touched.
-#[inline(always)]
-pub fn mma_bf16_m16n8k16(a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4] {
-    let (d0, d1, d2, d3): (f32, f32, f32, f32);
-    // SAFETY: register operands only; every lane of the warp executes it (the caller's promise).
-    unsafe {
-        asm!(
-            "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {{{}, {}, {}, {}}}, {{{}, {}, {}, {}}}, {{{}, {}}}, {{{}, {}, {}, {}}};",
-            out(reg32) d0, out(reg32) d1, out(reg32) d2, out(reg32) d3,
-            in(reg32) a[0], in(reg32) a[1], in(reg32) a[2], in(reg32) a[3],
-            in(reg32) b[0], in(reg32) b[1],
-            in(reg32) c[0], in(reg32) c[1], in(reg32) c[2], in(reg32) c[3],
-            options(nomem, nostack),
-        )
+// Tensor-core products: four f32 accumulators from four A registers, two B registers and four C
+// accumulators. Not `pure`: warp-collective, so they must not be moved into or out of branches;
+// no memory is touched.
+macro_rules! mma {
+    ($name:ident, $instruction:literal) => {
+        #[inline(always)]
+        pub fn $name(a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4] {
+            let (d0, d1, d2, d3): (f32, f32, f32, f32);
+            // SAFETY: register operands only; every lane of the warp executes it (the caller's
+            // promise).
+            unsafe {
+                asm!(
+                    concat!($instruction, " {{{}, {}, {}, {}}}, {{{}, {}, {}, {}}}, {{{}, {}}}, {{{}, {}, {}, {}}};"),
+                    out(reg32) d0, out(reg32) d1, out(reg32) d2, out(reg32) d3,
+                    in(reg32) a[0], in(reg32) a[1], in(reg32) a[2], in(reg32) a[3],
+                    in(reg32) b[0], in(reg32) b[1],
+                    in(reg32) c[0], in(reg32) c[1], in(reg32) c[2], in(reg32) c[3],
+                    options(nomem, nostack),
+                )
+            };
+            [d0, d1, d2, d3]
+        }
     };
-    [d0, d1, d2, d3]
 }
 
-#[inline(always)]
-pub fn mma_tf32_m16n8k8(a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4] {
-    let (d0, d1, d2, d3): (f32, f32, f32, f32);
-    // SAFETY: as for mma_bf16_m16n8k16.
-    unsafe {
-        asm!(
-            "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {{{}, {}, {}, {}}}, {{{}, {}, {}, {}}}, {{{}, {}}}, {{{}, {}, {}, {}}};",
-            out(reg32) d0, out(reg32) d1, out(reg32) d2, out(reg32) d3,
-            in(reg32) a[0], in(reg32) a[1], in(reg32) a[2], in(reg32) a[3],
-            in(reg32) b[0], in(reg32) b[1],
-            in(reg32) c[0], in(reg32) c[1], in(reg32) c[2], in(reg32) c[3],
-            options(nomem, nostack),
-        )
-    };
-    [d0, d1, d2, d3]
-}
+mma!(mma_bf16_m16n8k16, "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32");
+mma!(mma_tf32_m16n8k8, "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32");
