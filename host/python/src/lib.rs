@@ -37,6 +37,11 @@ fn to_python(error: host::HostError) -> PyErr {
     }
 }
 
+/// A problem size no kernel can run, as a `ValueError` naming it.
+fn size_error(error: kernels::InvalidSize) -> PyErr {
+    to_python(error.into())
+}
+
 /// The GPUs opened so far, by device index: opening one loads every kernel into the device's
 /// primary context (the one PyTorch uses), once.
 static GPUS: Mutex<Vec<Option<Arc<Gpu>>>> = Mutex::new(Vec::new());
@@ -82,7 +87,7 @@ fn transpose(input: &Bound<PyAny>, output: &Bound<PyAny>, stream: usize, device:
     let output = Tensor::read("output", output, Dtype::F32, 2)?.writable()?;
     let [rows, cols] = [input.shape[0], input.shape[1]];
     output.expect_shape(&[cols, rows])?;
-    let problem = kernels::transpose::Transpose::new(rows, cols).map_err(|e| to_python(e.into()))?;
+    let problem = kernels::transpose::Transpose::new(rows, cols).map_err(size_error)?;
     let backend = backend(device, stream)?;
     let kernel = variant::resolve(Op::Transpose, &backend, variant, [rows, cols, 1])?;
     let (input, mut output) = (array(&backend, &input)?, array(&backend, &output)?);
@@ -105,7 +110,7 @@ fn softmax(input: &Bound<PyAny>, output: &Bound<PyAny>, stream: usize, device: u
     let output = Tensor::read("output", output, Dtype::F32, 2)?.writable()?;
     output.expect_shape(&input.shape)?;
     let [rows, cols] = [input.shape[0], input.shape[1]];
-    let problem = kernels::softmax::Softmax::new(rows, cols).map_err(|e| to_python(e.into()))?;
+    let problem = kernels::softmax::Softmax::new(rows, cols).map_err(size_error)?;
     let backend = backend(device, stream)?;
     let kernel = variant::resolve(Op::Softmax, &backend, variant, [rows, cols, 1])?;
     let (input, mut output) = (array(&backend, &input)?, array(&backend, &output)?);
@@ -138,7 +143,7 @@ fn matmul(
     let n = b.shape[1];
     b.expect_shape(&[k, n])?;
     c.expect_shape(&[m, n])?;
-    let problem = kernels::matmul::Matmul::new(m, n, k).map_err(|e| to_python(e.into()))?;
+    let problem = kernels::matmul::Matmul::new(m, n, k).map_err(size_error)?;
     let backend = backend(device, stream)?;
     let kernel = variant::resolve(Op::Matmul, &backend, variant, [m, n, k])?;
     let (a, b, mut c) = (array(&backend, &a)?, array(&backend, &b)?, array(&backend, &c)?);
@@ -173,7 +178,7 @@ fn conv2d(
     let side = filter.shape[0];
     filter.expect_shape(&[side, side])?;
     let [height, width] = [image.shape[0], image.shape[1]];
-    let problem = kernels::conv2d::Conv2d::new(height, width, side).map_err(|e| to_python(e.into()))?;
+    let problem = kernels::conv2d::Conv2d::new(height, width, side).map_err(size_error)?;
     let backend = backend(device, stream)?;
     let kernel = variant::resolve(Op::Conv2d, &backend, variant, [height, width, side])?;
     let (image, filter, mut output) = (
@@ -233,7 +238,7 @@ fn elementwise(
     let out = Tensor::read("out", out, Dtype::F32, 0)?.writable()?;
     b.expect_shape(&a.shape)?;
     out.expect_shape(&a.shape)?;
-    let problem = kernels::elementwise::Elementwise::new(a.len()).map_err(|e| to_python(e.into()))?;
+    let problem = kernels::elementwise::Elementwise::new(a.len()).map_err(size_error)?;
     let backend = backend(device, stream)?;
     let (a, b, mut out) = (array(&backend, &a)?, array(&backend, &b)?, array(&backend, &out)?);
     families::elementwise::launch(&backend, kernel, Source::Rust, &problem, &a, &b, &mut out).map_err(to_python)
@@ -258,7 +263,7 @@ fn sum_problem(
 )> {
     let kernel = &kernels::reduce::FAMILY.kernels[variant::resolve(Op::Sum, backend, variant, [n, 1, 1])?];
     let blocks = families::reduce::resident_blocks(backend, kernels::reduce::THREADS);
-    let problem = kernels::reduce::Reduce::new(n, blocks).map_err(|e| to_python(e.into()))?;
+    let problem = kernels::reduce::Reduce::new(n, blocks).map_err(size_error)?;
     Ok((kernel, problem))
 }
 
@@ -304,9 +309,7 @@ fn sum(
 /// Lengths of the scratch arrays `cumsum` needs for `n` elements (the same for every variant).
 #[pyfunction]
 fn cumsum_scratch_lens(n: usize) -> PyResult<Vec<usize>> {
-    let n = kernels::scan::Scan::<f32>::new(n, false)
-        .map_err(|e| to_python(e.into()))?
-        .n;
+    let n = kernels::scan::Scan::<f32>::new(n, false).map_err(size_error)?.n;
     Ok(families::scan::levels_for(n))
 }
 
@@ -331,7 +334,7 @@ fn cumsum(
         .iter()
         .map(|s| Tensor::read("scratch", s, Dtype::F32, 1)?.writable())
         .collect::<PyResult<Vec<_>>>()?;
-    let problem = kernels::scan::Scan::new(input.len(), exclusive).map_err(|e| to_python(e.into()))?;
+    let problem = kernels::scan::Scan::new(input.len(), exclusive).map_err(size_error)?;
     let backend = backend(device, stream)?;
     let problem = families::scan::with_resident_blocks(
         &backend,
