@@ -38,9 +38,10 @@ fn write_table(path: &Path, ptx_paths: &[PathBuf]) {
     let mut table = String::from("pub static EMBEDDED: &[EmbeddedPtx] = &[\n");
     for (arch, ptx) in DEFAULT_ARCHS.iter().zip(ptx_paths) {
         table += &format!(
-            "    EmbeddedPtx {{ arch: \"{arch}\", compute_capability: ({}, {}), ptx: include_str!({:?}) }},\n",
+            "    EmbeddedPtx {{ arch: \"{arch}\", compute_capability: ({}, {}), specific: {}, ptx: include_str!({:?}) }},\n",
             arch.major,
             arch.minor,
+            arch.specific,
             ptx.display().to_string()
         );
     }

@@ -68,8 +68,18 @@ impl Backend {
         }
     }
 
-    /// Whether `source` of `kernel` can run here: Rust everywhere, CUDA C on a GPU that loaded it.
+    /// Whether the sm_90a PTX is loaded here, and with it the kernels only it runs (`wgmma`).
+    pub fn runs_sm90a(&self) -> bool {
+        matches!(self, Backend::Gpu(gpu) if gpu.ptx_arch() == "sm_90a")
+    }
+
+    /// Whether `source` of `kernel` can run here: Rust everywhere (but the sm_90a-only kernels, on
+    /// the sm_90a PTX alone), CUDA C on a GPU that loaded it.
     pub fn has(&self, entry: &str, source: Source) -> bool {
+        let sm90a_only = kernels::registry::find(entry).is_some_and(|k| k.sm90a_only);
+        if sm90a_only && !self.runs_sm90a() {
+            return false;
+        }
         match (self, source) {
             (_, Source::Rust) => true,
             (Backend::Gpu(gpu), Source::CudaC) => gpu.cuda_c().is_some_and(|c| c.has(entry)),
@@ -98,6 +108,13 @@ impl Backend {
         used: &[&dyn Tracked],
     ) -> Result<()> {
         let entry = kernel.entry();
+        if kernel.code.sm90a_only() && !self.runs_sm90a() {
+            let backend = match self {
+                Backend::Emu => "the CPU emulator".to_string(),
+                Backend::Gpu(gpu) => format!("this GPU ({} PTX loaded)", gpu.ptx_arch()),
+            };
+            return Err(HostError::NeedsSm90a { entry, backend });
+        }
         let shape = kernel.launch_shape(problem);
         shape.check().map_err(|reason| HostError::InvalidInput {
             what: entry.to_string(),

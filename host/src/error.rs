@@ -45,6 +45,10 @@ pub enum HostError {
         "{entry} from {compiled_from} is not available on this backend: CUDA C runs only on a GPU, with --cuda-c DIR pointing at nvcc-made PTX of benches/reference/cuda_c"
     )]
     SourceUnavailable { entry: &'static str, compiled_from: Source },
+    #[error(
+        "{entry} uses Hopper's architecture-specific instructions (wgmma): it runs only on a GPU of compute capability 9.0 (H100, H200), from the sm_90a PTX, and {backend} has not that"
+    )]
+    NeedsSm90a { entry: &'static str, backend: String },
     #[error("{what} needs a GPU: {why}. Run it on a machine with an NVIDIA GPU (--backend gpu)")]
     NeedsGpu { what: String, why: &'static str },
     #[error(

@@ -49,3 +49,30 @@ fn every_configuration_a_family_names_is_one_of_its_kernels() {
         }
     }
 }
+
+#[test]
+fn the_emulator_refuses_the_sm90a_kernels_before_running_them() {
+    let backend = Backend::Emu;
+    let mut refused = 0;
+    for family in host::families::FAMILIES {
+        for (index, kernel) in family.kernels().iter().enumerate() {
+            if !kernel.sm90a_only {
+                continue;
+            }
+            assert!(!backend.has(kernel.entry, kernels::Source::Rust), "{}", kernel.entry);
+            let mut case = family.prepare(&backend, family.smoke_size(), 1, 1).unwrap();
+            case.poison().unwrap();
+            let error = case.launch(index, kernels::Source::Rust, 0).unwrap_err();
+            assert!(
+                matches!(error, host::HostError::NeedsSm90a { .. }) && error.to_string().contains(kernel.entry),
+                "{}: {error}",
+                kernel.entry
+            );
+            // Refused before anything ran: the output is still the poison.
+            let check = case.check(0).unwrap_err();
+            assert!(check.contains("NaN"), "{}: {check}", kernel.entry);
+            refused += 1;
+        }
+    }
+    assert!(refused >= 1, "no kernel is marked sm_90a-only");
+}

@@ -17,6 +17,8 @@ use crate::params::Params;
 /// parameters `A`; on the host, also the same body on the emulator.
 pub struct KernelFn<A> {
     entry: &'static str,
+    /// Made by [`kernel_sm90a!`](crate::kernel_sm90a): runs only from the sm_90a PTX.
+    sm90a_only: bool,
     #[cfg(not(target_arch = "nvptx64"))]
     emulate: unsafe fn(&LaunchShape, A) -> Result<(), crate::emu::EmuError>,
     #[cfg(target_arch = "nvptx64")]
@@ -39,7 +41,11 @@ impl<A> KernelFn<A> {
         entry: &'static str,
         emulate: unsafe fn(&LaunchShape, A) -> Result<(), crate::emu::EmuError>,
     ) -> Self {
-        KernelFn { entry, emulate }
+        KernelFn {
+            entry,
+            sm90a_only: false,
+            emulate,
+        }
     }
 
     #[doc(hidden)]
@@ -47,8 +53,24 @@ impl<A> KernelFn<A> {
     pub const fn new(entry: &'static str) -> Self {
         KernelFn {
             entry,
+            sm90a_only: false,
             _args: core::marker::PhantomData,
         }
+    }
+
+    /// Made by `kernel_sm90a!`: as [`KernelFn::new`], marked as needing the sm_90a PTX.
+    #[doc(hidden)]
+    pub const fn sm90a(self) -> Self {
+        KernelFn {
+            sm90a_only: true,
+            ..self
+        }
+    }
+
+    /// Whether only the sm_90a PTX (Hopper's architecture-specific instructions: `wgmma`) runs
+    /// it: the other PTX modules hold a stub that traps, and the emulator does not run it.
+    pub const fn sm90a_only(&self) -> bool {
+        self.sm90a_only
     }
 
     /// The `.entry` name in the PTX: the kernel function's name.
@@ -175,6 +197,7 @@ impl<P: Problem> Kernel<P> {
             block: self.block,
             shared_bytes: self.shared.bytes(),
             min_blocks_per_sm: self.bounds.blocks(),
+            sm90a_only: self.code.sm90a_only(),
         }
     }
 
@@ -222,6 +245,8 @@ pub struct KernelInfo {
     pub shared_bytes: u32,
     /// Its launch bound, where it has one.
     pub min_blocks_per_sm: Option<u32>,
+    /// Runs only from the sm_90a PTX ([`KernelFn::sm90a_only`]).
+    pub sm90a_only: bool,
 }
 
 /// A family seen without its problem type, so that the registry can list families of all problems.

@@ -81,3 +81,48 @@ macro_rules! kernel {
         };
     };
 }
+
+/// As [`kernel!`], for a kernel that uses Hopper's architecture-specific instructions (`wgmma`),
+/// which only the sm_90a PTX has: the body is compiled there alone. The other PTX modules get an
+/// entry of the same name that traps, so every module lists every kernel; the host launches it
+/// only from an sm_90a module ([`KernelFn::sm90a_only`](crate::KernelFn::sm90a_only)), and the
+/// emulator refuses it with that reason.
+#[macro_export]
+macro_rules! kernel_sm90a {
+    (
+        $(#[$meta:meta])*
+        $vis:vis unsafe fn $name:ident($($arg:ident : $ty:ty),* $(,)?) $body:block
+    ) => {
+        #[cfg(target_arch = "nvptx64")]
+        $(#[$meta])*
+        #[allow(non_upper_case_globals)]
+        $vis const $name: $crate::KernelFn<($($ty,)*)> = {
+            #[cfg(target_feature = "sm_90a")]
+            #[unsafe(no_mangle)]
+            unsafe extern "ptx-kernel" fn $name($($arg: $ty),*) $body
+            #[cfg(not(target_feature = "sm_90a"))]
+            #[unsafe(no_mangle)]
+            unsafe extern "ptx-kernel" fn $name($($arg: $ty),*) {
+                let _ = ($($arg,)*);
+                $crate::device::trap()
+            }
+            $crate::KernelFn::new(::core::stringify!($name)).sm90a()
+        };
+
+        #[cfg(not(target_arch = "nvptx64"))]
+        $(#[$meta])*
+        #[allow(non_upper_case_globals)]
+        $vis const $name: $crate::KernelFn<($($ty,)*)> = {
+            unsafe fn emulate(
+                _launch: &$crate::LaunchShape,
+                _args: ($($ty,)*),
+            ) -> ::core::result::Result<(), $crate::emu::EmuError> {
+                ::core::result::Result::Err($crate::emu::EmuError::InvalidLaunch {
+                    kernel: ::core::stringify!($name),
+                    reason: "it uses Hopper's sm_90a instructions (wgmma), which the emulator does not model: it runs on an sm_90 GPU only".into(),
+                })
+            }
+            $crate::KernelFn::new(::core::stringify!($name), emulate).sm90a()
+        };
+    };
+}

@@ -10,6 +10,9 @@
 //! lists its kernels, and the [`registry`] lists the families: the host, the emulator, the tests, the
 //! benches and the PTX builder all read them from there.
 #![cfg_attr(target_arch = "nvptx64", no_std)]
+// `#[inline(always)]` on the closures that hold a kernel's accumulators: a closure the inliner leaves
+// out of line takes them by reference, which puts them in local memory.
+#![feature(stmt_expr_attributes)]
 #![cfg_attr(
     target_arch = "nvptx64",
     feature(
@@ -41,6 +44,7 @@ pub mod gather;
 pub mod histogram;
 pub mod histogram_f32;
 pub mod matmul;
+pub mod matmul_bf16;
 pub mod matmul_tc;
 pub mod mma_probe;
 pub mod probe;

@@ -8,14 +8,21 @@
 //!   16×8 stored column by column, two bf16 per word (rows 2j and 2j + 1 of a column).
 //! * tf32 (m16n8k8): A 16×8 row-major, B 8×8 column by column, one element per word.
 //! * C and D: 16×8 f32 row-major.
+//!
+//! A third kernel runs the bf16 tile through shared memory and `ldmatrix`: A as it is stored, B
+//! turned k-major (the layout a GEMM stages B in), both read back into fragments by `ldmatrix`,
+//! B by its transposing form. The same check then covers the two `ldmatrix` forms.
 
 use crate::device::mma::{
     accumulator_position, bf16_a_position, bf16_b_position, mma_bf16_m16n8k16, mma_tf32_m16n8k8, tf32_a_position,
     tf32_b_position,
 };
-use crate::device::{WARP_SIZE, block_dim, block_idx, global_store, lane_id, thread_idx, unrolled};
+use crate::device::{
+    MatrixLayout, SharedMatrix, WARP_SIZE, block_dim, block_idx, global_store, lane_id, sync_threads, thread_idx,
+    unrolled,
+};
 use crate::family::{Family, Problem};
-use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel};
+use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel, shared_memory};
 
 /// Words of A per tile.
 pub const A_WORDS: u32 = 128;
@@ -131,6 +138,48 @@ kernel! {
     }
 }
 
+shared_memory! {
+    /// Each warp's tile staged for `ldmatrix`: A's 16 rows of 8 words, B's 16 k-rows of 4 words
+    /// (two bf16 columns per word), the warps' tiles one below the other.
+    pub struct Staged {
+        pub a: SharedMatrix<u32> = MatrixLayout::dense(2 * 16, 8),
+        pub b: SharedMatrix<u32> = MatrixLayout::dense(2 * 16, 4),
+    }
+}
+
+kernel! {
+    /// Warp w: `D_w = A_w·B_w + C_w` by `mma.sync.m16n8k16` on bf16, the fragments read from
+    /// shared memory by `ldmatrix` (A) and `ldmatrix.trans` (B, staged k-major).
+    pub unsafe fn mma_probe_bf16_ldmatrix(a: *const u32, b: *const u32, c: *const f32, d: *mut f32) {
+        let Staged { a: a_tile, b: b_tile } = Staged::carve();
+        let (t, lane) = (tile(), lane_id());
+        let base = 16 * (thread_idx().x / WARP_SIZE);
+        // SAFETY (every global access): the caller gives the arrays of every launched warp's tile;
+        // (every shared access) rows below 32, words below 8 and 4.
+        let (a, b) = unsafe { (a.add((t * A_WORDS) as usize), b.add((t * B_WORDS) as usize)) };
+        unrolled::<4>(|i| {
+            let word = lane + 32 * i;
+            unsafe { a_tile.set_unchecked(base + word / 8, word % 8, *a.add(word as usize)) };
+        });
+        // B's word (k, j) holds columns 2j and 2j + 1 of row k; the input holds B column by column.
+        unrolled::<2>(|i| {
+            let word = lane + 32 * i;
+            let (k, j) = (word / 4, word % 4);
+            let half = |n: u32| (unsafe { *b.add((n * 8 + k / 2) as usize) } >> (16 * (k % 2))) & 0xffff;
+            unsafe { b_tile.set_unchecked(base + k, j, half(2 * j) | (half(2 * j + 1) << 16)) };
+        });
+        sync_threads();
+        // Lane l gives row l % 8 of matrix l / 8: A's matrices at rows 0 and 8, words 0 and 4;
+        // B's at k 0 and 8 (lanes 16 to 31 repeat them: only two registers are used).
+        let (j, r) = (lane / 8, lane % 8);
+        let fa = unsafe { a_tile.load_matrices_x4(base + r + 8 * (j % 2), 4 * (j / 2)) };
+        let [b0, b1, _, _] = unsafe { b_tile.load_matrices_x4_trans(base + r + 8 * (j % 2), 0) };
+        let fc = unsafe { load_c(c.add((t * C_LEN) as usize), lane) };
+        let fd = mma_bf16_m16n8k16(fa, [b0, b1], fc);
+        unsafe { store_d(d.add((t * C_LEN) as usize), lane, fd) };
+    }
+}
+
 /// bf16 m16n8k16, [`BLOCK`] threads per block.
 pub const KERNEL_BF16: Kernel<MmaProbe> = Kernel {
     code: mma_probe_bf16,
@@ -149,5 +198,14 @@ pub const KERNEL_TF32: Kernel<MmaProbe> = Kernel {
     bounds: LaunchBounds::NONE,
 };
 
+/// bf16 m16n8k16 through shared memory and `ldmatrix`, [`BLOCK`] threads per block.
+pub const KERNEL_BF16_LDMATRIX: Kernel<MmaProbe> = Kernel {
+    code: mma_probe_bf16_ldmatrix,
+    block: Dim3::x(BLOCK),
+    shared: SharedMemory::of(Staged::BYTES),
+    grid: |p| Dim3::x(p.blocks),
+    bounds: LaunchBounds::NONE,
+};
+
 /// The tensor cores' `mma.sync`, checked: the registry's list.
-pub const FAMILY: Family<MmaProbe> = Family::new("mma_probe", &[KERNEL_BF16, KERNEL_TF32]);
+pub const FAMILY: Family<MmaProbe> = Family::new("mma_probe", &[KERNEL_BF16, KERNEL_TF32, KERNEL_BF16_LDMATRIX]);

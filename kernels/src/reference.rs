@@ -82,11 +82,13 @@ pub fn conv2d_at(
 }
 
 /// How a matmul kernel reads its f32 operands: as they are, or as the tensor cores read tf32 (the
-/// lower 13 mantissa bits dropped).
+/// lower 13 mantissa bits dropped), or converted to tf32 by a library in a way it does not state
+/// (cuBLAS's TF32 mode: rounded or truncated, each operand within 2^-10 of its value, relatively).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Operands {
     F32,
     Tf32,
+    Tf32Unstated,
 }
 
 impl Operands {
@@ -95,6 +97,18 @@ impl Operands {
         match self {
             Operands::F32 => x as f64,
             Operands::Tf32 => f32::from_bits(x.to_bits() & !0x1fff) as f64,
+            Operands::Tf32Unstated => x as f64,
+        }
+    }
+
+    /// The tolerance of an f32 dot product of length `k` of operands read this way, relative to
+    /// `Σ|a·b|`: k + 2 unit roundoffs of f32 accumulation, plus, where the conversion is not
+    /// known, each product's error from its two operands' (2·2^-10 + 2^-20).
+    pub fn allowance(self, k: usize) -> f64 {
+        let accumulation = (k as f64 + 2.0) * F32_UNIT_ROUNDOFF;
+        match self {
+            Operands::F32 | Operands::Tf32 => accumulation,
+            Operands::Tf32Unstated => accumulation + 2.0 * 2f64.powi(-10) + 2f64.powi(-20),
         }
     }
 }
@@ -124,7 +138,7 @@ pub fn matmul_of(a: &[f32], b: &[f32], (m, n, k): (usize, usize, usize), operand
             }
         }
     }
-    let allowance = (k as f64 + 2.0) * F32_UNIT_ROUNDOFF;
+    let allowance = operands.allowance(k);
     let tolerance = magnitude.iter().map(|s| allowance * s).collect();
     Expected { values, tolerance }
 }
@@ -143,7 +157,7 @@ pub fn matmul_at_of(
     positions: &[(usize, usize)],
     operands: Operands,
 ) -> Expected {
-    let allowance = (k as f64 + 2.0) * F32_UNIT_ROUNDOFF;
+    let allowance = operands.allowance(k);
     let mut expected = Expected {
         values: Vec::with_capacity(positions.len()),
         tolerance: Vec::with_capacity(positions.len()),

@@ -3,27 +3,52 @@
 use std::fmt;
 use std::str::FromStr;
 
-/// A compute capability, written `sm_XY` as nvcc and ptxas write it.
+/// A compute capability, written `sm_XY` as nvcc and ptxas write it; `sm_XYa` for its
+/// architecture-specific form (Hopper's `wgmma`), whose PTX runs on exactly that capability.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Arch {
     pub major: u32,
     pub minor: u32,
+    /// The `a` suffix: this capability's own instructions, not forward-compatible.
+    pub specific: bool,
 }
 
-/// Built by default and embedded in the host: Ampere (A100) and Hopper (H100, H200).
-pub const DEFAULT_ARCHS: &[Arch] = &[Arch { major: 8, minor: 0 }, Arch { major: 9, minor: 0 }];
+/// Built by default and embedded in the host: sm_80 for Ampere (A100) and every GPU after it but
+/// Hopper, and Hopper's architecture-specific form for the H100 and H200, the one module that
+/// holds the `wgmma` kernels. (Plain sm_90 PTX would differ from sm_80's only in its `.target`:
+/// no kernel uses an sm_90 feature outside the `a` form.)
+pub const DEFAULT_ARCHS: &[Arch] = &[Arch::new(8, 0), Arch::specific(9, 0)];
 
 /// PTX ISA version every build targets: 8.0 runs on drivers from CUDA 12.0 on and covers sm_90.
 pub const PTX_ISA: &str = "ptx80";
 
 impl Arch {
     /// Oldest architecture the kernels support: `bar.warp.sync` and `shfl.sync` need sm_70.
-    pub const OLDEST: Arch = Arch { major: 7, minor: 0 };
+    pub const OLDEST: Arch = Arch::new(7, 0);
+
+    /// `sm_XY`.
+    pub const fn new(major: u32, minor: u32) -> Arch {
+        Arch {
+            major,
+            minor,
+            specific: false,
+        }
+    }
+
+    /// `sm_XYa`.
+    pub const fn specific(major: u32, minor: u32) -> Arch {
+        Arch {
+            major,
+            minor,
+            specific: true,
+        }
+    }
 }
 
 impl fmt::Display for Arch {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "sm_{}{}", self.major, self.minor)
+        let suffix = if self.specific { "a" } else { "" };
+        write!(f, "sm_{}{}{suffix}", self.major, self.minor)
     }
 }
 
@@ -31,8 +56,12 @@ impl FromStr for Arch {
     type Err = String;
 
     fn from_str(text: &str) -> Result<Self, Self::Err> {
-        let bad = || format!("'{text}' is not an architecture like sm_80 or sm_90");
+        let bad = || format!("'{text}' is not an architecture like sm_80, sm_90 or sm_90a");
         let digits = text.trim().strip_prefix("sm_").ok_or_else(bad)?;
+        let (digits, specific) = match digits.strip_suffix('a') {
+            Some(digits) => (digits, true),
+            None => (digits, false),
+        };
         if digits.len() < 2 || !digits.bytes().all(|b| b.is_ascii_digit()) {
             return Err(bad());
         }
@@ -40,6 +69,7 @@ impl FromStr for Arch {
         let arch = Arch {
             major: major.parse().map_err(|_| bad())?,
             minor: minor.parse().map_err(|_| bad())?,
+            specific,
         };
         if arch < Arch::OLDEST {
             return Err(format!(
@@ -58,14 +88,17 @@ mod tests {
     #[test]
     fn arch_parses_and_prints_as_sm_xy() {
         let arch: Arch = "sm_90".parse().unwrap();
-        assert_eq!(arch, Arch { major: 9, minor: 0 });
+        assert_eq!(arch, Arch::new(9, 0));
         assert_eq!(arch.to_string(), "sm_90");
-        assert_eq!("sm_120".parse::<Arch>().unwrap(), Arch { major: 12, minor: 0 });
+        assert_eq!("sm_120".parse::<Arch>().unwrap(), Arch::new(12, 0));
+        let specific: Arch = "sm_90a".parse().unwrap();
+        assert_eq!(specific, Arch::specific(9, 0));
+        assert_eq!(specific.to_string(), "sm_90a");
     }
 
     #[test]
     fn arch_rejects_malformed_and_too_old_names() {
-        for bad in ["90", "sm_", "sm_9", "sm_9x", "compute_90", "sm_61"] {
+        for bad in ["90", "sm_", "sm_9", "sm_9x", "compute_90", "sm_61", "sm_90aa", "sm_a"] {
             assert!(bad.parse::<Arch>().is_err(), "{bad} was accepted");
         }
     }

@@ -38,8 +38,10 @@ export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 export PATH=/usr/local/cuda/bin:$PATH
 status=0
 env_log="$out/environment.txt"
-# The device's own architecture, e.g. sm_90 for compute capability 9.0.
+# The device's own architecture, e.g. sm_80 for compute capability 8.0; Hopper's own form
+# (sm_90a) on compute capability 9.0, which the wgmma twins need.
 arch=sm_$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -n 1 | tr -d ' .')
+if [ "$arch" = sm_90 ]; then arch=sm_90a; fi
 { date -u; nvidia-smi --query-gpu=name,driver_version,compute_cap,memory.total --format=csv,noheader; nvcc --version | tail -1; echo "arch: $arch"; } > "$env_log" 2>&1
 if [ "$mode" != torch ]; then
 # The CUDA C twins, compiled as the comparisons use them; SASS of both sides for reading.

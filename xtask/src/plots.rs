@@ -363,6 +363,8 @@ fn kernel_color(run: &BenchRun, kernel: &str) -> RGBColor {
 fn library_name(kernel: &str) -> &str {
     match kernel {
         "cublas_sgemm" => "cuBLAS SGEMM",
+        "cublas_tf32" => "cuBLAS TF32 (GemmEx)",
+        "cublas_bf16" => "cuBLAS BF16 (GemmEx)",
         "torch_transpose" => "PyTorch t().contiguous()",
         "torch_conv2d" => "PyTorch conv2d (cuDNN)",
         "cub_reduce_sum" => "CUB DeviceReduce::Sum",

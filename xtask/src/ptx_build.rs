@@ -216,6 +216,7 @@ mod tests {
                 block: kernels::Dim3::xy(32, 8),
                 shared_bytes: 0,
                 min_blocks_per_sm: Some(3),
+                sm90a_only: false,
             },
             kernels::KernelInfo {
                 entry: "free",
@@ -223,6 +224,7 @@ mod tests {
                 block: kernels::Dim3::x(64),
                 shared_bytes: 0,
                 min_blocks_per_sm: None,
+                sm90a_only: false,
             },
         ];
         assert_eq!(

@@ -100,6 +100,10 @@ pub fn run_family(
     for &index in kernels {
         let entry = infos[index].entry;
         let sources: Vec<Source> = Source::ALL.into_iter().filter(|&s| backend.has(entry, s)).collect();
+        if sources.is_empty() {
+            eprintln!("note: {entry} skipped: it runs only from the sm_90a PTX, on a compute capability 9.0 GPU");
+            continue;
+        }
         progress(family.name(), entry, &format!("{} source(s)", sources.len()), &label);
         let (timings, checks) = if let Backend::Emu = backend {
             // One run is the timing and the check: the emulator's time only shows that it ran.

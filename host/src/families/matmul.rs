@@ -1,7 +1,7 @@
-//! The matmul families' host side: their safe launch, cuBLAS SGEMM as the f32 ladder's baseline,
-//! and the f64 check (every element for small products, sampled elements and a NaN scan for large
-//! ones) on the operands as each ladder reads them: [`MATMUL`], the f32 ladder, and [`MATMUL_TC`],
-//! the tensor cores' (TF32 operands).
+//! The matmul families' host side: their safe launch, cuBLAS in each ladder's precision as its
+//! baseline, and the f64 check (every element for small products, sampled elements and a NaN scan
+//! for large ones) on the operands as each ladder reads them: [`MATMUL`], the f32 ladder against
+//! SGEMM, and [`MATMUL_TC`], the tensor cores' (TF32 operands) against cuBLAS's TF32 mode.
 
 use super::choice::Grid;
 use super::elementwise::check_shape;
@@ -12,7 +12,7 @@ use super::{
 use crate::array::{Array, Buffer};
 use crate::backend::Backend;
 use crate::error::{HostError, Result};
-use crate::gpu::{Cublas, Gpu};
+use crate::gpu::{Cublas, Gpu, Precision};
 use kernels::matmul::{FAMILY, Matmul, split_k, warp_tiled};
 use kernels::reference::{self, Expected, Operands};
 use kernels::{AnyFamily, Family, Kernel, Source};
@@ -53,18 +53,22 @@ pub fn launch(
 pub struct MatmulDemo {
     family: &'static Family<Matmul>,
     operands: Operands,
+    /// The baseline's precision; its operands read as `Operands::Tf32Unstated` where that is TF32.
+    baseline: Precision,
 }
 
 /// The f32 ladder, against cuBLAS SGEMM.
 pub static MATMUL: MatmulDemo = MatmulDemo {
     family: &FAMILY,
     operands: Operands::F32,
+    baseline: Precision::F32,
 };
 
 /// The tensor-core ladder: TF32 operands, f32 accumulation.
 pub static MATMUL_TC: MatmulDemo = MatmulDemo {
     family: &kernels::matmul_tc::FAMILY,
     operands: Operands::Tf32,
+    baseline: Precision::Tf32,
 };
 
 impl MatmulDemo {
@@ -72,9 +76,6 @@ impl MatmulDemo {
         self.operands == Operands::F32
     }
 }
-
-/// The baseline: cuBLAS SGEMM in its default math mode (plain FP32, no TF32).
-const CUBLAS: &str = "cublas_sgemm";
 
 /// Above this many multiply-adds the f64 reference checks sampled elements instead of all of them.
 const FULL_CHECK_MAX_MACS: u64 = 1 << 28;
@@ -182,7 +183,7 @@ impl FamilyDemo for MatmulDemo {
     }
 
     fn baseline(&self) -> Option<&'static str> {
-        self.is_f32().then_some(CUBLAS)
+        Some(self.baseline.baseline_name())
     }
 
     fn plan(&self, size: Size) -> Result<Plan> {
@@ -217,13 +218,24 @@ impl FamilyDemo for MatmulDemo {
         let (a_len, b_len, c_len) = problem.lengths();
         let a = guarded_inputs(substream(rng, 4), a_len);
         let b = guarded_inputs(substream(rng, 5), b_len);
-        let oracle = Oracle::new(&a[..a_len], &b[..b_len], &problem, substream(rng, 6), self.operands);
+        let dims = (problem.m as usize, problem.n as usize, problem.k as usize);
+        let oracle = Oracle::new(&a[..a_len], &b[..b_len], dims, substream(rng, 6), self.operands);
+        // cuBLAS's TF32 conversion is its own: its result is checked with the wider bound.
+        let baseline_oracle = (self.baseline == Precision::Tf32).then(|| {
+            Oracle::new(
+                &a[..a_len],
+                &b[..b_len],
+                dims,
+                substream(rng, 6),
+                Operands::Tf32Unstated,
+            )
+        });
         let inputs = (0..sets.max(1))
             .map(|_| Ok((Buffer::upload(backend, &a)?, Buffer::upload(backend, &b)?)))
             .collect::<Result<Vec<_>>>()?;
         let outputs = Outputs::new(backend, c_len, GUARD, f32::NAN, sets)?;
         let cublas = match backend {
-            Backend::Gpu(gpu) if self.is_f32() => Some(Cublas::new(gpu)?),
+            Backend::Gpu(gpu) => Some(Cublas::new(gpu)?),
             _ => None,
         };
         Ok(Box::new(MatmulCase {
@@ -231,9 +243,12 @@ impl FamilyDemo for MatmulDemo {
             backend,
             problem,
             oracle,
+            baseline_oracle,
+            baseline_wrote: vec![false; sets.max(1)],
             inputs,
             outputs,
             cublas,
+            precision: self.baseline,
         }))
     }
 }
@@ -255,14 +270,20 @@ struct MatmulCase<'a> {
     backend: &'a Backend,
     problem: Matmul,
     oracle: Oracle,
+    /// The baseline's reference where it reads the operands differently from the kernels.
+    baseline_oracle: Option<Oracle>,
+    /// Per output set, whether the baseline wrote it last.
+    baseline_wrote: Vec<bool>,
     inputs: Vec<(Buffer<f32>, Buffer<f32>)>,
     outputs: Outputs<f32>,
     cublas: Option<Cublas>,
+    precision: Precision,
 }
 
 impl Case for MatmulCase<'_> {
     fn launch(&mut self, kernel: usize, source: Source, set: usize) -> Result<()> {
         let (a, b) = &self.inputs[set];
+        self.baseline_wrote[set] = false;
         launch(
             self.backend,
             &self.family.kernels[kernel],
@@ -275,7 +296,7 @@ impl Case for MatmulCase<'_> {
     }
 
     fn baseline(&self) -> Option<&'static str> {
-        self.cublas.as_ref().map(|_| CUBLAS)
+        self.cublas.as_ref().map(|_| self.precision.baseline_name())
     }
 
     fn launch_baseline(&mut self, set: usize) -> Result<()> {
@@ -284,7 +305,9 @@ impl Case for MatmulCase<'_> {
             why: "it is a GPU library",
         })?;
         let (a, b) = &self.inputs[set];
-        cublas.sgemm(self.backend, &self.problem, a, b, self.outputs.get_mut(set))
+        self.baseline_wrote[set] = true;
+        let Matmul { m, n, k, .. } = self.problem;
+        cublas.gemm(self.backend, self.precision, (m, n, k), a, b, self.outputs.get_mut(set))
     }
 
     fn poison(&mut self) -> Result<()> {
@@ -294,7 +317,11 @@ impl Case for MatmulCase<'_> {
     fn check(&self, set: usize) -> std::result::Result<String, String> {
         let c_len = self.problem.lengths().2;
         let c = self.outputs.read(self.backend, set)?;
-        let summary = self.oracle.check(&c[..c_len])?;
+        let oracle = match &self.baseline_oracle {
+            Some(oracle) if self.baseline_wrote[set] => oracle,
+            _ => &self.oracle,
+        };
+        let summary = oracle.check(&c[..c_len])?;
         check_guard(&c, c_len)?;
         Ok(summary)
     }
@@ -309,11 +336,10 @@ pub struct Oracle {
 }
 
 impl Oracle {
-    /// The reference for `problem` on `a` and `b` as `operands` reads them; samples drawn from
-    /// stream `rng`.
-    pub fn new(a: &[f32], b: &[f32], problem: &Matmul, rng: u64, operands: Operands) -> Oracle {
-        let (m, n, k) = (problem.m as usize, problem.n as usize, problem.k as usize);
-        if macs(problem) <= FULL_CHECK_MAX_MACS {
+    /// The reference for the m×k by k×n product of `a` and `b` as `operands` reads them; samples
+    /// drawn from stream `rng`.
+    pub fn new(a: &[f32], b: &[f32], (m, n, k): (usize, usize, usize), rng: u64, operands: Operands) -> Oracle {
+        if (m * n * k) as u64 <= FULL_CHECK_MAX_MACS {
             return Oracle {
                 n,
                 positions: None,

@@ -7,7 +7,7 @@ use crate::array::{Array, Buffer};
 use crate::backend::Backend;
 use crate::error::Result;
 use kernels::device::mma::{Bf16, tf32_value};
-use kernels::mma_probe::{A_WORDS, B_WORDS, C_LEN, FAMILY, KERNEL_BF16, MmaProbe};
+use kernels::mma_probe::{A_WORDS, B_WORDS, C_LEN, FAMILY, KERNEL_TF32, MmaProbe};
 use kernels::{AnyFamily, Kernel, Source};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -102,7 +102,7 @@ impl FamilyDemo for MmaProbeDemo {
     }
 
     fn about(&self) -> &'static str {
-        "the tensor cores' mma.sync (bf16 m16n8k16, tf32 m16n8k8), a tile per warp, against the f64 product: the fragment layouts checked"
+        "the tensor cores' mma.sync (bf16 m16n8k16, tf32 m16n8k8; bf16 again through ldmatrix), a tile per warp, against the f64 product: the fragment layouts checked"
     }
 
     fn extents(&self) -> &'static [&'static str] {
@@ -192,7 +192,7 @@ struct MmaProbeCase<'a> {
 impl Case for MmaProbeCase<'_> {
     fn launch(&mut self, kernel: usize, source: Source, set: usize) -> Result<()> {
         let kernel = &FAMILY.kernels[kernel];
-        let bf16 = kernel.entry() == KERNEL_BF16.entry();
+        let bf16 = kernel.entry() != KERNEL_TF32.entry();
         let (a, b, c) = &self.inputs[usize::from(!bf16)];
         launch(
             self.backend,

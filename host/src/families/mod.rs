@@ -15,6 +15,7 @@ pub mod gather;
 pub mod histogram;
 pub mod histogram_f32;
 pub mod matmul;
+pub mod matmul_bf16;
 pub mod mma_probe;
 pub mod profile;
 pub mod reduce;
@@ -37,6 +38,7 @@ pub static FAMILIES: &[&dyn FamilyDemo] = &[
     &elementwise::SHARED_MEM_ADD,
     &matmul::MATMUL,
     &matmul::MATMUL_TC,
+    &matmul_bf16::MatmulBf16Demo,
     &transpose::TransposeDemo,
     &conv2d::Conv2dDemo,
     &gather::GatherDemo,

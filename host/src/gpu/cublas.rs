@@ -1,18 +1,50 @@
-//! cuBLAS SGEMM on row-major matrices: the ceiling the matmul kernels are measured against.
+//! cuBLAS GEMM on row-major matrices with f32 output: the ceilings the matmul kernels are measured
+//! against, in the precision each ladder computes in ([`Precision`]).
 
 use super::Gpu;
 use crate::array::Array;
 use crate::backend::Backend;
 use crate::error::{HostError, Result};
 use cudarc::cublas::CudaBlas;
+use cudarc::cublas::sys::cublasComputeType_t::{CUBLAS_COMPUTE_32F, CUBLAS_COMPUTE_32F_FAST_TF32};
+use cudarc::cublas::sys::cublasGemmAlgo_t::CUBLAS_GEMM_DFALT as CUBLAS_GEMM_DEFAULT;
 use cudarc::cublas::sys::cublasOperation_t::CUBLAS_OP_N;
+use cudarc::cublas::sys::cudaDataType_t::{CUDA_R_16BF, CUDA_R_32F};
 
 pub struct Cublas {
     blas: CudaBlas,
 }
 
+/// What cuBLAS computes in: the operands' type and the multiplier's precision; f32 sums and output
+/// throughout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Precision {
+    /// f32 operands on the FP32 pipes (SGEMM's default: no TF32).
+    F32,
+    /// f32 operands rounded to TF32 for the tensor cores (`CUBLAS_COMPUTE_32F_FAST_TF32`).
+    Tf32,
+    /// bf16 operands on the tensor cores.
+    Bf16,
+}
+
+impl Precision {
+    /// The name reports show the baseline under.
+    pub fn baseline_name(self) -> &'static str {
+        match self {
+            Precision::F32 => "cublas_sgemm",
+            Precision::Tf32 => "cublas_tf32",
+            Precision::Bf16 => "cublas_bf16",
+        }
+    }
+
+    /// Bytes of one operand element.
+    fn operand_bytes(self) -> usize {
+        if self == Precision::Bf16 { 2 } else { 4 }
+    }
+}
+
 impl Cublas {
-    /// A cuBLAS handle on the GPU's stream, in its default math mode (plain FP32, no TF32).
+    /// A cuBLAS handle on the GPU's stream.
     pub fn new(gpu: &Gpu) -> Result<Cublas> {
         // SAFETY: only tries to load the library.
         if !unsafe { cudarc::cublas::sys::is_culib_present() } {
@@ -28,52 +60,72 @@ impl Cublas {
         Ok(Cublas { blas })
     }
 
-    /// `C = A·B` for `problem` with row-major A (m×k), B (k×n), C (m×n), on `backend`'s GPU.
-    /// cuBLAS is column-major, so this computes `Cᵀ = Bᵀ·Aᵀ`, which has the same memory layout.
-    pub fn sgemm(
+    /// `C = A·B` with row-major A (m×k), B (k×n) and f32 C (m×n) on `backend`'s GPU, A and B of
+    /// `precision`'s operand type (`u16` holds bf16 bits). cuBLAS is column-major, so this computes
+    /// `Cᵀ = Bᵀ·Aᵀ`, which has the same memory layout.
+    pub fn gemm<T: crate::array::Element>(
         &self,
         backend: &Backend,
-        problem: &kernels::matmul::Matmul,
-        a: &impl Array<f32>,
-        b: &impl Array<f32>,
+        precision: Precision,
+        (m, n, k): (u32, u32, u32),
+        a: &impl Array<T>,
+        b: &impl Array<T>,
         c: &mut impl Array<f32>,
     ) -> Result<()> {
+        let name = precision.baseline_name();
         let invalid = |reason: String| HostError::InvalidInput {
-            what: "cublas_sgemm".into(),
+            what: name.into(),
             reason,
         };
-        let (a_len, b_len, c_len) = problem.lengths();
-        crate::families::check_len("A", a.len(), a_len)?;
-        crate::families::check_len("B", b.len(), b_len)?;
-        crate::families::check_len("C", c.len(), c_len)?;
-        let dims = [problem.m, problem.n, problem.k].map(i32::try_from);
-        let [Ok(m), Ok(n), Ok(k)] = dims else {
-            return Err(invalid(format!("{problem:?} has a dimension beyond cuBLAS's i32")));
+        if size_of::<T>() != precision.operand_bytes() {
+            return Err(invalid(format!(
+                "{precision:?} operands are {} bytes each, the arrays' elements {}",
+                precision.operand_bytes(),
+                size_of::<T>()
+            )));
+        }
+        let (mu, nu, ku) = (m as usize, n as usize, k as usize);
+        crate::families::check_len("A", a.len(), mu * ku)?;
+        crate::families::check_len("B", b.len(), ku * nu)?;
+        crate::families::check_len("C", c.len(), mu * nu)?;
+        let [Ok(m), Ok(n), Ok(k)] = [m, n, k].map(i32::try_from) else {
+            return Err(invalid(format!("{m}×{n}×{k} has a dimension beyond cuBLAS's i32")));
+        };
+        let (operand_type, compute) = match precision {
+            Precision::F32 => (CUDA_R_32F, CUBLAS_COMPUTE_32F),
+            Precision::Tf32 => (CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32),
+            Precision::Bf16 => (CUDA_R_16BF, CUBLAS_COMPUTE_32F),
         };
         let (a_address, b_address, c_address) = (a.address(backend)?, b.address(backend)?, c.address_mut(backend)?);
         let (alpha, beta) = (1.0f32, 0.0f32);
-        // SAFETY: the lengths were checked above and the addresses are on this GPU; the handle
-        // works on the GPU's stream.
+        // SAFETY: the lengths and element sizes were checked above and the addresses are on this
+        // GPU; the handle works on the GPU's stream; alpha and beta are f32, as the compute type
+        // wants.
         unsafe {
-            cudarc::cublas::result::sgemm(
+            cudarc::cublas::result::gemm_ex(
                 *self.blas.handle(),
                 CUBLAS_OP_N,
                 CUBLAS_OP_N,
                 n,
                 m,
                 k,
-                &alpha,
-                b_address as *const f32,
+                (&alpha as *const f32).cast(),
+                b_address as *const _,
+                operand_type,
                 n,
-                a_address as *const f32,
+                a_address as *const _,
+                operand_type,
                 k,
-                &beta,
-                c_address as *mut f32,
+                (&beta as *const f32).cast(),
+                c_address as *mut _,
+                CUDA_R_32F,
                 n,
+                compute,
+                CUBLAS_GEMM_DEFAULT,
             )
         }
         .map_err(|e| HostError::Cublas {
-            doing: "running SGEMM".into(),
+            doing: format!("running {name}"),
             message: e.to_string(),
         })?;
         for array in [a as &dyn crate::array::Tracked, b, &*c] {

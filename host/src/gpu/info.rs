@@ -83,6 +83,9 @@ impl Gpu {
     pub fn occupancy(&self, kernel: &KernelInfo) -> Result<KernelOccupancy> {
         let function = self.function(kernel.entry, Source::Rust)?;
         let threads = kernel.block.volume() as u32;
+        // The driver counts a block that needs more than the function's current shared-memory
+        // limit as not fitting at all: raise it first, as a launch would.
+        self.allow_shared_memory(function, kernel.entry, kernel.shared_bytes)?;
         let blocks = function
             .occupancy_max_active_blocks_per_multiprocessor(threads, kernel.shared_bytes as usize, None)
             .doing(|| format!("computing the occupancy of {}", kernel.entry))?;

@@ -56,7 +56,7 @@ impl Gpu {
 
     /// Raises the function's dynamic shared-memory limit where it needs more than 48 KiB, and
     /// refuses what the device cannot give.
-    fn allow_shared_memory(&self, function: &CudaFunction, entry: &'static str, bytes: u32) -> Result<()> {
+    pub(super) fn allow_shared_memory(&self, function: &CudaFunction, entry: &'static str, bytes: u32) -> Result<()> {
         let limit = self.info().shared_per_block_optin;
         if bytes > limit {
             return Err(HostError::SharedMemoryTooLarge {

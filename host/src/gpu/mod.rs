@@ -11,7 +11,7 @@ mod managed_chunk;
 mod timing;
 
 pub use cub::{CUB_ENV, Cub};
-pub use cublas::Cublas;
+pub use cublas::{Cublas, Precision};
 pub use cuda_c::{CudaC, ENTRY_SUFFIX};
 pub use external::{EXTERNAL_ALIGNMENT, ExternalArray, ExternalStream};
 pub use info::{DeviceInfo, KernelOccupancy};
@@ -116,7 +116,7 @@ impl Gpu {
         &self.info
     }
 
-    /// The architecture of the PTX the driver loaded, e.g. "sm_90".
+    /// The architecture of the PTX the driver loaded, e.g. "sm_90a".
     pub fn ptx_arch(&self) -> &'static str {
         self.ptx.arch
     }

@@ -10,7 +10,7 @@
 
 use super::{Float4, SharedMatrix, backend};
 
-impl SharedMatrix<f32> {
+impl<T: super::Word32> SharedMatrix<T> {
     /// Starts copying the four floats at `src` (global memory) into elements `(row, col..col + 4)`:
     /// `cp.async.cg.shared.global`, 16 bytes, cached in the L2 only. The copy joins this thread's
     /// open group ([`async_copy_commit`] closes it).
@@ -21,10 +21,10 @@ impl SharedMatrix<f32> {
     /// (The emulator checks both alignments.)
     #[inline(always)]
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-    pub unsafe fn copy4_async_unchecked(&self, row: u32, col: u32, src: *const f32) {
+    pub unsafe fn copy4_async_unchecked(&self, row: u32, col: u32, src: *const T) {
         let dst = self.vector_at(row, col);
         // SAFETY: forwarded from the caller.
-        unsafe { backend::copy16_async(dst, src) }
+        unsafe { backend::copy16_async(dst, src.cast()) }
     }
 
     /// As [`SharedMatrix::copy4_async_unchecked`], but only the first `valid` of the four floats
@@ -37,10 +37,10 @@ impl SharedMatrix<f32> {
     /// `valid ≤ 4`.
     #[inline(always)]
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-    pub unsafe fn copy4_async_zero_fill_unchecked(&self, row: u32, col: u32, src: *const f32, valid: u32) {
+    pub unsafe fn copy4_async_zero_fill_unchecked(&self, row: u32, col: u32, src: *const T, valid: u32) {
         let dst = self.vector_at(row, col);
         // SAFETY: forwarded from the caller.
-        unsafe { backend::copy16_async_zero_fill(dst, src, valid) }
+        unsafe { backend::copy16_async_zero_fill(dst, src.cast(), valid) }
     }
 
     /// Starts copying the float at `src` into element `(row, col)` where `valid`, else a zero
@@ -53,10 +53,10 @@ impl SharedMatrix<f32> {
     /// 4-byte aligned either way.
     #[inline(always)]
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-    pub unsafe fn copy1_async_zero_fill_unchecked(&self, row: u32, col: u32, src: *const f32, valid: bool) {
+    pub unsafe fn copy1_async_zero_fill_unchecked(&self, row: u32, col: u32, src: *const T, valid: bool) {
         let dst = self.element_at(row, col);
         // SAFETY: forwarded from the caller.
-        unsafe { backend::copy4_async(dst, src, valid as u32) }
+        unsafe { backend::copy4_async(dst.cast(), src.cast(), valid as u32) }
     }
 }
 

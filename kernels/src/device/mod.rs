@@ -6,16 +6,23 @@
 
 mod async_copy;
 mod atomic;
+mod ldmatrix;
 pub mod mma;
 mod shared;
 mod unroll;
 mod vector;
+#[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
+pub mod wgmma;
 mod word;
 
 #[cfg(target_arch = "nvptx64")]
 mod nvptx;
 #[cfg(target_arch = "nvptx64")]
 use nvptx as backend;
+/// Aborts the kernel: the launch fails (the stub that `kernel_sm90a!` leaves in other PTX).
+#[cfg(target_arch = "nvptx64")]
+#[doc(hidden)]
+pub use nvptx::trap;
 
 #[cfg(not(target_arch = "nvptx64"))]
 use crate::emu::device as backend;
@@ -31,7 +38,7 @@ pub use atomic::{
 pub use shared::{DynamicShared, MatrixLayout, SharedMatrix, SharedSlice, region};
 pub use unroll::{unrolled, unrolled_to};
 pub use vector::{Float4, is_aligned4, load4, store4};
-pub use word::{SharedWord, WarpWord};
+pub use word::{SharedWord, WarpWord, Word32};
 
 /// Threads per warp on every NVIDIA GPU so far.
 pub const WARP_SIZE: u32 = 32;

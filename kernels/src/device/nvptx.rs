@@ -454,3 +454,25 @@ macro_rules! mma {
 
 mma!(mma_bf16_m16n8k16, "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32");
 mma!(mma_tf32_m16n8k8, "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32");
+
+macro_rules! ldmatrix {
+    ($name:ident, $instruction:literal) => {
+        /// `ldmatrix` from the generic address of this lane's row.
+        #[inline(always)]
+        pub unsafe fn $name(row: *const u32) -> [u32; 4] {
+            let (r0, r1, r2, r3): (u32, u32, u32, u32);
+            // SAFETY: the caller passes an aligned address in shared memory; every lane executes it.
+            unsafe {
+                asm!(
+                    concat!("{{ .reg .u64 s; .reg .u32 s32; cvta.to.shared.u64 s, {p}; cvt.u32.u64 s32, s; ", $instruction, " {{{}, {}, {}, {}}}, [s32]; }}"),
+                    out(reg32) r0, out(reg32) r1, out(reg32) r2, out(reg32) r3,
+                    p = in(reg64) row,
+                    options(nostack, readonly),
+                )
+            };
+            [r0, r1, r2, r3]
+        }
+    };
+}
+ldmatrix!(ldmatrix_x4, "ldmatrix.sync.aligned.m8n8.x4.shared.b16");
+ldmatrix!(ldmatrix_x4_trans, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16");

@@ -341,6 +341,16 @@ impl<T: SharedWord> SharedMatrix<T> {
         self.layout
     }
 
+    /// The address of element `(row, col)`, for instructions that take shared addresses of their
+    /// own (`wgmma`'s descriptors). Checked on the emulator.
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    pub fn element_ptr(&self, row: u32, col: u32) -> *const T {
+        emulator_check_index(row, self.layout.rows, "matrix row");
+        emulator_check_index(col, self.layout.cols, "matrix column");
+        self.ptr.wrapping_add((row * self.layout.pitch + col) as usize)
+    }
+
     /// Element `(row, col)`; a bad index fails the launch (emulator) or traps (GPU).
     #[inline(always)]
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
@@ -413,11 +423,14 @@ impl SharedMatrix<f32> {
         // SAFETY: as in `get4_unchecked`.
         unsafe { super::backend::shared_store(ptr, value) }
     }
+}
 
+/// Addresses of 4-byte elements and of 16-byte vectors of them (the async copies' and `ldmatrix`'s).
+impl<T: super::Word32> SharedMatrix<T> {
     /// The address of element `(row, col)`, checked on the emulator.
     #[inline(always)]
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-    pub(super) fn element_at(&self, row: u32, col: u32) -> *mut f32 {
+    pub(super) fn element_at(&self, row: u32, col: u32) -> *mut T {
         emulator_check_index(row, self.layout.rows, "matrix row");
         emulator_check_index(col, self.layout.cols, "matrix column");
         self.ptr.wrapping_add((row * self.layout.pitch + col) as usize)

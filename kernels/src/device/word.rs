@@ -55,3 +55,11 @@ macro_rules! shared_word {
 }
 
 shared_word!(u32, i32, f32, u64, i64, f64, super::Float4);
+
+/// A 4-byte shared word: what `cp.async` moves four of at a time, and what a pair of bf16 or a
+/// tf32 operand travels in.
+pub trait Word32: SharedWord {}
+
+impl Word32 for u32 {}
+impl Word32 for i32 {}
+impl Word32 for f32 {}

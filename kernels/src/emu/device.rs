@@ -576,3 +576,55 @@ pub fn mma_tf32_m16n8k8(a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4] {
         (0..8).fold(c[r], |sum, k| sum + am[row as usize][k] * bm[k][col as usize])
     })
 }
+
+/// The emulator's `ldmatrix` (x4): every lane's row address gathered, and this lane's word of each
+/// of the four matrices read from shared memory as the PTX ISA places it (`device::ldmatrix`).
+/// Each read is a shared-memory read of this thread, so the shadow checks it as any other.
+///
+/// # Safety
+/// Every lane's address is inside the block's shared memory (checked per read) and 16-byte aligned.
+#[track_caller]
+pub unsafe fn ldmatrix_x4(row: *const u32) -> [u32; 4] {
+    // SAFETY: forwarded.
+    unsafe { ldmatrix_x4_of(row, false) }
+}
+
+/// As [`ldmatrix_x4`], each matrix transposed.
+///
+/// # Safety
+/// As for [`ldmatrix_x4`].
+#[track_caller]
+pub unsafe fn ldmatrix_x4_trans(row: *const u32) -> [u32; 4] {
+    // SAFETY: forwarded.
+    unsafe { ldmatrix_x4_of(row, true) }
+}
+
+#[track_caller]
+unsafe fn ldmatrix_x4_of(row: *const u32, trans: bool) -> [u32; 4] {
+    let site = Location::caller();
+    if !(row as usize).is_multiple_of(16) {
+        report(format!("ldmatrix needs 16-byte aligned row addresses, got {row:p}"));
+    }
+    let address = row as usize as u64;
+    let (low, high) = (
+        warp_gather(address as u32, site),
+        warp_gather((address >> 32) as u32, site),
+    );
+    let row_of = |lane: u32| (low[lane as usize] as u64 | ((high[lane as usize] as u64) << 32)) as usize as *const u32;
+    let lane = lane_id();
+    let half = |word: u32, e: u32| (word >> (16 * e)) & 0xffff;
+    core::array::from_fn(|j| {
+        let j = j as u32;
+        if !trans {
+            // SAFETY: inside shared memory (checked by the read), aligned (checked above).
+            unsafe { shared_load(row_of(8 * j + lane / 4).add((lane % 4) as usize)) }
+        } else {
+            // Element lane / 4 of rows 2·(lane % 4) and the next.
+            let [r0, r1] = [0, 1].map(|e| {
+                let word = unsafe { shared_load(row_of(8 * j + 2 * (lane % 4) + e).add((lane / 4 / 2) as usize)) };
+                half(word, (lane / 4) % 2)
+            });
+            r0 | (r1 << 16)
+        }
+    })
+}

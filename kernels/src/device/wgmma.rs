@@ -1,0 +1,169 @@
+//! Hopper's warpgroup matrix multiply (`wgmma.mma_async`, sm_90a only): the four warps of a
+//! warpgroup multiply a 64×16 tile of A by a 16×N tile of B, both read straight from shared memory
+//! through *matrix descriptors*, into f32 accumulators spread over the warpgroup's 128 lanes as
+//! mma.sync's 16×8 accumulators are over a warp (warp w of the group holds rows 16·w to 16·w + 15,
+//! register 4·j + r at row `group + 8·(r / 2)`, column `8·j + 2·member + r % 2`).
+//!
+//! The operands' shared-memory layout is the 128-byte swizzle: each row of a tile is 128 bytes
+//! (64 bf16), its eight 16-byte chunks stored at chunk `c ^ (row % 8)`, and eight rows form a
+//! 1024-byte atom that must start 1024-byte aligned. A is K-major (rows of A, k along the row),
+//! B is MN-major (rows of k, n along the row, 64 columns per atom): the layouts `cp.async` fills
+//! from row-major A and B without a transpose.
+//!
+//! Only the GPU has these: the emulator does not model a warpgroup's asynchronous multiply, so the
+//! kernels that use them are GPU-only (`kernel_sm90a!`).
+
+use core::arch::asm;
+
+/// A shared-memory matrix descriptor for the 128-byte swizzle.
+#[derive(Clone, Copy)]
+pub struct Descriptor(pub u64);
+
+impl Descriptor {
+    /// The matrix starting at shared address `address` (the `.shared` window's, 16-byte units
+    /// kept), atoms of eight rows `stride` bytes apart, and (MN-major only) 64-column atoms
+    /// `leading` bytes apart.
+    #[inline(always)]
+    pub const fn swizzle_128(address: u32, leading: u32, stride: u32) -> Descriptor {
+        Descriptor(field(address) | (field(leading) << 16) | (field(stride) << 32) | (1u64 << 62))
+    }
+
+    /// The same matrix `bytes` further on (a k-step inside a swizzled row, or the next atoms).
+    #[inline(always)]
+    pub const fn offset(self, bytes: u32) -> Descriptor {
+        Descriptor(self.0 + (bytes >> 4) as u64)
+    }
+}
+
+/// A descriptor's 14-bit field: bytes in 16-byte units.
+const fn field(bytes: u32) -> u64 {
+    ((bytes >> 4) & 0x3fff) as u64
+}
+
+/// The `.shared` window address of a generic pointer into shared memory.
+#[inline(always)]
+pub fn shared_address<T>(ptr: *const T) -> u32 {
+    let address: u32;
+    // SAFETY: register arithmetic only.
+    unsafe {
+        asm!(
+            "{{ .reg .u64 s; cvta.to.shared.u64 s, {p}; cvt.u32.u64 {a}, s; }}",
+            p = in(reg64) ptr, a = out(reg32) address, options(pure, nomem, nostack),
+        )
+    };
+    address
+}
+
+/// `fence.proxy.async.shared::cta`: this thread's writes to shared memory (stores, `cp.async`)
+/// become visible to the async proxy that `wgmma` reads through. Before the barrier that
+/// publishes a stage.
+#[inline(always)]
+pub fn fence_proxy_async() {
+    // SAFETY: a fence; no operands.
+    unsafe { asm!("fence.proxy.async.shared::cta;", options(nostack)) };
+}
+
+/// `wgmma.fence`: orders this warpgroup's register accesses before the next `wgmma`s.
+#[inline(always)]
+pub fn wgmma_fence() {
+    // SAFETY: a fence; every lane of the warpgroup calls it.
+    unsafe { asm!("wgmma.fence.sync.aligned;", options(nostack)) };
+}
+
+/// `wgmma.commit_group`: closes the group of `wgmma`s issued since the last one.
+#[inline(always)]
+pub fn wgmma_commit() {
+    // SAFETY: no operands; every lane of the warpgroup calls it.
+    unsafe { asm!("wgmma.commit_group.sync.aligned;", options(nostack)) };
+}
+
+/// `wgmma.wait_group N`: waits until at most `N` groups are in flight; their accumulators are
+/// then written.
+#[inline(always)]
+pub fn wgmma_wait<const N: u32>() {
+    // SAFETY: no operands; every lane of the warpgroup calls it.
+    unsafe { asm!("wgmma.wait_group.sync.aligned {n};", n = const N, options(nostack)) };
+}
+
+/// `acc += A·B` for the warpgroup: A 64×16 bf16 (K-major, descriptor `a`), B 16×128 bf16
+/// (MN-major, descriptor `b`), `acc` this lane's 64 f32 of the 64×128 product
+/// (`wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16`, B transposed). Asynchronous: `acc`
+/// is written at the [`wgmma_wait`] that covers its group, and must not be touched before.
+#[inline(always)]
+pub fn wgmma_m64n128k16_bf16(acc: &mut [f32; 64], a: Descriptor, b: Descriptor) {
+    // SAFETY: the descriptors address shared memory the caller staged; every lane of the
+    // warpgroup executes it together.
+    unsafe {
+        asm!(
+            "{{ .reg .pred p; setp.ne.b32 p, {one}, 0; wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}, {9}, {10}, {11}, {12}, {13}, {14}, {15}, {16}, {17}, {18}, {19}, {20}, {21}, {22}, {23}, {24}, {25}, {26}, {27}, {28}, {29}, {30}, {31}, {32}, {33}, {34}, {35}, {36}, {37}, {38}, {39}, {40}, {41}, {42}, {43}, {44}, {45}, {46}, {47}, {48}, {49}, {50}, {51}, {52}, {53}, {54}, {55}, {56}, {57}, {58}, {59}, {60}, {61}, {62}, {63}}}, {a}, {b}, p, 1, 1, 0, 1; }}",
+                    inout(reg32) acc[0],
+                    inout(reg32) acc[1],
+                    inout(reg32) acc[2],
+                    inout(reg32) acc[3],
+                    inout(reg32) acc[4],
+                    inout(reg32) acc[5],
+                    inout(reg32) acc[6],
+                    inout(reg32) acc[7],
+                    inout(reg32) acc[8],
+                    inout(reg32) acc[9],
+                    inout(reg32) acc[10],
+                    inout(reg32) acc[11],
+                    inout(reg32) acc[12],
+                    inout(reg32) acc[13],
+                    inout(reg32) acc[14],
+                    inout(reg32) acc[15],
+                    inout(reg32) acc[16],
+                    inout(reg32) acc[17],
+                    inout(reg32) acc[18],
+                    inout(reg32) acc[19],
+                    inout(reg32) acc[20],
+                    inout(reg32) acc[21],
+                    inout(reg32) acc[22],
+                    inout(reg32) acc[23],
+                    inout(reg32) acc[24],
+                    inout(reg32) acc[25],
+                    inout(reg32) acc[26],
+                    inout(reg32) acc[27],
+                    inout(reg32) acc[28],
+                    inout(reg32) acc[29],
+                    inout(reg32) acc[30],
+                    inout(reg32) acc[31],
+                    inout(reg32) acc[32],
+                    inout(reg32) acc[33],
+                    inout(reg32) acc[34],
+                    inout(reg32) acc[35],
+                    inout(reg32) acc[36],
+                    inout(reg32) acc[37],
+                    inout(reg32) acc[38],
+                    inout(reg32) acc[39],
+                    inout(reg32) acc[40],
+                    inout(reg32) acc[41],
+                    inout(reg32) acc[42],
+                    inout(reg32) acc[43],
+                    inout(reg32) acc[44],
+                    inout(reg32) acc[45],
+                    inout(reg32) acc[46],
+                    inout(reg32) acc[47],
+                    inout(reg32) acc[48],
+                    inout(reg32) acc[49],
+                    inout(reg32) acc[50],
+                    inout(reg32) acc[51],
+                    inout(reg32) acc[52],
+                    inout(reg32) acc[53],
+                    inout(reg32) acc[54],
+                    inout(reg32) acc[55],
+                    inout(reg32) acc[56],
+                    inout(reg32) acc[57],
+                    inout(reg32) acc[58],
+                    inout(reg32) acc[59],
+                    inout(reg32) acc[60],
+                    inout(reg32) acc[61],
+                    inout(reg32) acc[62],
+                    inout(reg32) acc[63],
+                    one = in(reg32) 1u32,
+                    a = in(reg64) a.0,
+                    b = in(reg64) b.0,
+                    options(nostack),
+        )
+    };
+}

@@ -1,0 +1,61 @@
+//! `C = A·B` with bf16 operands on the tensor cores and f32 sums and output: the precision that
+//! production matmuls run in. Row-major A (m×k) and B (k×n) of bf16, C (m×n) of f32, any m, n,
+//! k ≥ 1. Each product of two bf16 is exact in f32, so the check is the f32 ladder's: the f64
+//! product of the operands as given, within f32 accumulation's bound.
+//!
+//! * [`pipelined`]: `mma.sync` m16n8k16 fed by `ldmatrix` from padded shared tiles that `cp.async`
+//!   fills four steps ahead.
+//! * [`wgmma`]: Hopper's warpgroup multiply reading both operands from 128-byte-swizzled shared
+//!   tiles (sm_90a, GPU only).
+//!
+//! A new rung is a file here and its line in [`FAMILY`].
+
+pub mod pipelined;
+pub mod wgmma;
+
+use crate::device::mma::Bf16;
+use crate::family::{Family, Problem};
+
+/// The sizes of one product: A is m×k, B k×n, C m×n.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MatmulBf16 {
+    pub m: u32,
+    pub n: u32,
+    pub k: u32,
+}
+
+impl Problem for MatmulBf16 {
+    /// `(a, b, c, m, n, k)`.
+    type Args = (*const Bf16, *const Bf16, *mut f32, u32, u32, u32);
+}
+
+/// The bf16 matmul kernels, in ladder order: the registry's list.
+pub const FAMILY: Family<MatmulBf16> = Family::new("matmul_bf16", &[pipelined::KERNEL, wgmma::KERNEL]);
+
+#[cfg(not(target_arch = "nvptx64"))]
+impl MatmulBf16 {
+    /// m, n, k at least 1, and each matrix within the kernels' 32-bit index range (the f32
+    /// ladder's rule).
+    pub fn new(m: usize, n: usize, k: usize) -> Result<Self, crate::InvalidSize> {
+        let sizes = crate::matmul::Matmul::new(m, n, k).map_err(|e| crate::InvalidSize {
+            problem: "matmul_bf16",
+            ..e
+        })?;
+        Ok(MatmulBf16 {
+            m: sizes.m,
+            n: sizes.n,
+            k: sizes.k,
+        })
+    }
+
+    /// Elements of A, B and C.
+    pub fn lengths(&self) -> (usize, usize, usize) {
+        let (m, n, k) = (self.m as usize, self.n as usize, self.k as usize);
+        (m * k, k * n, m * n)
+    }
+
+    /// Floating-point operations of the product: one multiply and one add per term.
+    pub fn flops(&self) -> f64 {
+        2.0 * self.m as f64 * self.n as f64 * self.k as f64
+    }
+}

@@ -1,0 +1,249 @@
+//! Rung 2: Hopper's `wgmma`, the operands read by the tensor cores straight from shared memory. A
+//! block of two warpgroups (eight warps) computes a 128×128 tile of C, each warpgroup a 64×128
+//! half with `wgmma.m64n128k16` (64 accumulators per lane). Per step of 64 along k the block stages
+//! A's 128×64 and B's 64×128 by 16-byte `cp.async` into a three-slot ring laid out in the 128-byte
+//! swizzle that the descriptors name (see [`crate::device::wgmma`]): A K-major, B MN-major in two
+//! 64-column atoms, so neither is transposed on the way. Four `wgmma`s per step and warpgroup, then
+//! a wait for them before the barrier that lets their slot be refilled.
+//!
+//! GPU-only (sm_90a): the emulator does not model `wgmma`. As in rung 1, shapes whose rows are not
+//! 16-byte multiples stage with plain loads and stores into the same layout.
+
+use super::MatmulBf16;
+use crate::device::{MatrixLayout, SharedMatrix, WARP_SIZE};
+use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel_sm90a, shared_memory};
+
+/// Rows of C per block.
+pub const BM: u32 = 128;
+/// Columns of C per block.
+pub const BN: u32 = 128;
+/// The k of one step: one 128-byte swizzled row of bf16.
+pub const BK: u32 = 64;
+/// Slots of the ring.
+pub const STAGES: u32 = 3;
+/// Two warpgroups of four warps.
+pub const THREADS: u32 = 8 * WARP_SIZE;
+/// Bytes of one swizzled row; the ring is counted in them.
+const ROW_BYTES: u32 = 128;
+/// Rows of one slot: A's 128, then B's two atoms of 64 k-rows.
+const SLOT_ROWS: u32 = BM + 2 * BK;
+/// Rows kept free to align the ring to 1024 bytes (the swizzle's atom) wherever the carve lands.
+const SLACK_ROWS: u32 = 1024 / ROW_BYTES;
+
+shared_memory! {
+    /// The ring of A's and B's slices, in 128-byte rows of 32 words.
+    pub struct Ring {
+        pub rows: SharedMatrix<u32> = MatrixLayout::dense(STAGES * SLOT_ROWS + SLACK_ROWS, ROW_BYTES / 4),
+    }
+}
+
+#[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
+mod body {
+    use super::*;
+    use crate::device::mma::Bf16;
+    use crate::device::wgmma::{
+        Descriptor, fence_proxy_async, shared_address, wgmma_commit, wgmma_fence, wgmma_m64n128k16_bf16, wgmma_wait,
+    };
+    use crate::device::{
+        async_copy_commit, async_copy_wait, block_idx, global_store, lane_id, sync_threads, thread_idx, unrolled,
+    };
+
+    /// bf16 per 16-byte chunk.
+    const CHUNK: u32 = 8;
+    /// Chunks of A's and B's slice per thread.
+    const A_CHUNKS: u32 = BM * BK / CHUNK / THREADS;
+    const B_CHUNKS: u32 = BK * BN / CHUNK / THREADS;
+
+    #[derive(Clone, Copy)]
+    struct Operands {
+        a: *const Bf16,
+        b: *const Bf16,
+        m: u32,
+        n: u32,
+        k: u32,
+        row0: u32,
+        col0: u32,
+        aligned: bool,
+    }
+
+    /// Element `at`, or zero outside the matrix.
+    ///
+    /// # Safety
+    /// `at` is inside the matrix where `inside`.
+    #[inline(always)]
+    unsafe fn element_or_zero(matrix: *const Bf16, at: u32, inside: bool) -> u32 {
+        if inside {
+            unsafe { (*matrix.add(at as usize)).0 as u32 }
+        } else {
+            0
+        }
+    }
+
+    /// Copies (or, unaligned, loads and stores) one 16-byte chunk: `valid` says whether it is
+    /// inside the matrix, `elements(i)` gives element i of it for the plain path.
+    ///
+    /// # Safety
+    /// `src` inside the matrix where `inside`; the destination inside the ring.
+    #[inline(always)]
+    unsafe fn chunk(
+        ring: &SharedMatrix<u32>,
+        (row, word): (u32, u32),
+        aligned: bool,
+        src: *const Bf16,
+        inside: bool,
+        element: impl Fn(u32) -> u32,
+    ) {
+        if aligned {
+            unsafe { ring.copy4_async_zero_fill_unchecked(row, word, src.cast::<u32>(), 4 * inside as u32) };
+        } else {
+            unrolled::<4>(|w| unsafe {
+                ring.set_unchecked(row, word + w, element(2 * w) | (element(2 * w + 1) << 16))
+            });
+        }
+    }
+
+    /// Stages step `step` into the slot whose first row is `first`: A's row r at row `first + r`,
+    /// its chunk c at chunk `c ^ (r % 8)`; B's k-row r of columns 64·h.. at row
+    /// `first + BM + 64·h + r`, chunk likewise.
+    ///
+    /// # Safety
+    /// A and B hold m·k and k·n elements; `first + SLOT_ROWS` within the ring.
+    #[inline(always)]
+    unsafe fn stage(ring: &SharedMatrix<u32>, ops: Operands, tid: u32, step: u32, first: u32) {
+        let Operands {
+            a,
+            b,
+            m,
+            n,
+            k,
+            row0,
+            col0,
+            aligned,
+        } = ops;
+        let k0 = step * BK;
+        unrolled::<A_CHUNKS>(|i| {
+            let e = tid + i * THREADS;
+            let (r, c) = (e / (BK / CHUNK), e % (BK / CHUNK));
+            let (row, at) = (row0 + r, k0 + CHUNK * c);
+            let inside = row < m && at < k;
+            let src = if inside {
+                unsafe { a.add((row * k + at) as usize) }
+            } else {
+                a
+            };
+            let element = |i: u32| unsafe { element_or_zero(a, row * k + at + i, row < m && at + i < k) };
+            unsafe { chunk(ring, (first + r, 4 * (c ^ (r % 8))), aligned, src, inside, element) };
+        });
+        unrolled::<B_CHUNKS>(|i| {
+            let e = tid + i * THREADS;
+            let (r, c) = (e / (BN / CHUNK), e % (BN / CHUNK));
+            let (at, column) = (k0 + r, col0 + CHUNK * c);
+            let inside = at < k && column < n;
+            let src = if inside {
+                unsafe { b.add((at * n + column) as usize) }
+            } else {
+                b
+            };
+            let element = |i: u32| unsafe { element_or_zero(b, at * n + column + i, at < k && column + i < n) };
+            let row = first + BM + BK * (c / 8) + r;
+            unsafe { chunk(ring, (row, 4 * ((c % 8) ^ (r % 8))), aligned, src, inside, element) };
+        });
+    }
+
+    /// The kernel's body (see the module).
+    ///
+    /// # Safety
+    /// The kernel's contract.
+    #[inline(always)]
+    pub unsafe fn run(a: *const Bf16, b: *const Bf16, c: *mut f32, m: u32, n: u32, k: u32) {
+        let Ring { rows: ring } = Ring::carve();
+        let (tid, lane) = (thread_idx().x, lane_id());
+        let warp = tid / WARP_SIZE;
+        let (group, warp_in_group) = (warp / 4, warp % 4);
+        let (row0, col0) = (block_idx().y * BM, block_idx().x * BN);
+        let base = shared_address(ring.element_ptr(0, 0));
+        let skew = (1024 - base % 1024) % 1024 / ROW_BYTES;
+        let aligned = k.is_multiple_of(CHUNK)
+            && n.is_multiple_of(CHUNK)
+            && (a as usize).is_multiple_of(16)
+            && (b as usize).is_multiple_of(16);
+        let ops = Operands {
+            a,
+            b,
+            m,
+            n,
+            k,
+            row0,
+            col0,
+            aligned,
+        };
+        let first_row = |slot: u32| skew + slot * SLOT_ROWS;
+        let steps = k.div_ceil(BK);
+        for step in 0..STAGES - 1 {
+            if step < steps {
+                unsafe { stage(&ring, ops, tid, step, first_row(step)) };
+            }
+            async_copy_commit();
+        }
+        let mut acc = [0.0f32; 64];
+        for step in 0..steps {
+            async_copy_wait::<{ STAGES - 2 }>();
+            // This thread's copies and stores, seen by the tensor cores' reads...
+            fence_proxy_async();
+            // ...and everyone's: the step's slot is whole, the slot refilled next is free (its
+            // wgmmas were waited for before this barrier).
+            sync_threads();
+            let next = step + STAGES - 1;
+            if next < steps {
+                unsafe { stage(&ring, ops, tid, next, first_row(next % STAGES)) };
+            }
+            async_copy_commit();
+            let first = base + first_row(step % STAGES) * ROW_BYTES;
+            let (a_rows, b_rows) = (first + 64 * group * ROW_BYTES, first + BM * ROW_BYTES);
+            wgmma_fence();
+            unrolled::<{ BK / 16 }>(
+                #[inline(always)]
+                |kk| {
+                    // A: 16 more k = 32 bytes along the swizzled rows; 8-row atoms 1024 bytes apart.
+                    let da = Descriptor::swizzle_128(a_rows + 32 * kk, 16, 1024);
+                    // B: 16 more k = 16 rows; 64-column atoms BK rows apart, 8-row atoms 1024 bytes.
+                    let db = Descriptor::swizzle_128(b_rows + 16 * ROW_BYTES * kk, BK * ROW_BYTES, 1024);
+                    wgmma_m64n128k16_bf16(&mut acc, da, db);
+                },
+            );
+            wgmma_commit();
+            wgmma_wait::<0>();
+        }
+        let row = row0 + 64 * group + 16 * warp_in_group + lane / 4;
+        unrolled::<{ BN / 8 }>(
+            #[inline(always)]
+            |j| {
+                unrolled::<4>(|r| {
+                    let (row, col) = (row + 8 * (r / 2), col0 + 8 * j + 2 * (lane % 4) + r % 2);
+                    if row < m && col < n {
+                        // SAFETY: inside C (m×n).
+                        unsafe { global_store(c.add((row * n + col) as usize), acc[(4 * j + r) as usize]) };
+                    }
+                });
+            },
+        );
+    }
+}
+
+kernel_sm90a! {
+    /// `C = A·B` by `wgmma` (bf16 operands, f32 sums and output), 128×128 per block.
+    pub unsafe fn matmul_bf16_wgmma(a: *const crate::device::mma::Bf16, b: *const crate::device::mma::Bf16, c: *mut f32, m: u32, n: u32, k: u32) {
+        // SAFETY: the kernel's contract.
+        unsafe { body::run(a, b, c, m, n, k) }
+    }
+}
+
+/// [`THREADS`] threads per block, one block per 128×128 tile of C; a 97 KiB ring, two blocks per
+/// SM.
+pub const KERNEL: Kernel<MatmulBf16> = Kernel {
+    code: matmul_bf16_wgmma,
+    block: Dim3::x(THREADS),
+    shared: SharedMemory::opt_in(Ring::BYTES),
+    grid: |p| Dim3::xy(p.n.div_ceil(BN), p.m.div_ceil(BM)),
+    bounds: LaunchBounds::min_blocks_per_sm(2),
+};
