@@ -7,6 +7,8 @@
 mod async_copy;
 mod atomic;
 mod ldmatrix;
+#[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
+pub mod mbarrier;
 pub mod mma;
 mod shared;
 mod unroll;

@@ -237,6 +237,15 @@ impl<T: SharedWord> SharedSlice<T> {
         self.len == 0
     }
 
+    /// The address of element `i`, for instructions that take shared addresses of their own
+    /// (`mbarrier`). Checked on the emulator.
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    pub fn element_ptr(&self, i: u32) -> *const T {
+        emulator_check_index(i, self.len, "slice");
+        self.ptr.wrapping_add(i as usize)
+    }
+
     /// Element `i`; a bad index fails the launch (emulator) or traps (GPU).
     #[inline(always)]
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]

@@ -7,10 +7,14 @@
 //!   fills four steps ahead.
 //! * [`wgmma`]: Hopper's warpgroup multiply reading both operands from 128-byte-swizzled shared
 //!   tiles (sm_90a, GPU only).
+//! * [`specialized`]: a producer warpgroup copying and two consumer warpgroups multiplying
+//!   128×256 tiles, handing slots over by `mbarrier`s, one `wgmma` group always in flight (sm_90a).
 //!
 //! A new rung is a file here and its line in [`FAMILY`].
 
 pub mod pipelined;
+pub mod specialized;
+mod swizzled;
 pub mod wgmma;
 
 use crate::device::mma::Bf16;
@@ -30,7 +34,8 @@ impl Problem for MatmulBf16 {
 }
 
 /// The bf16 matmul kernels, in ladder order: the registry's list.
-pub const FAMILY: Family<MatmulBf16> = Family::new("matmul_bf16", &[pipelined::KERNEL, wgmma::KERNEL]);
+pub const FAMILY: Family<MatmulBf16> =
+    Family::new("matmul_bf16", &[pipelined::KERNEL, wgmma::KERNEL, specialized::KERNEL]);
 
 #[cfg(not(target_arch = "nvptx64"))]
 impl MatmulBf16 {

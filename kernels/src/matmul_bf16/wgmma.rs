@@ -10,6 +10,7 @@
 //! 16-byte multiples stage with plain loads and stores into the same layout.
 
 use super::MatmulBf16;
+use super::swizzled::ROW_BYTES;
 use crate::device::{MatrixLayout, SharedMatrix, WARP_SIZE};
 use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel_sm90a, shared_memory};
 
@@ -23,8 +24,6 @@ pub const BK: u32 = 64;
 pub const STAGES: u32 = 3;
 /// Two warpgroups of four warps.
 pub const THREADS: u32 = 8 * WARP_SIZE;
-/// Bytes of one swizzled row; the ring is counted in them.
-const ROW_BYTES: u32 = 128;
 /// Rows of one slot: A's 128, then B's two atoms of 64 k-rows.
 const SLOT_ROWS: u32 = BM + 2 * BK;
 /// Rows kept free to align the ring to 1024 bytes (the swizzle's atom) wherever the carve lands.
@@ -47,108 +46,7 @@ mod body {
     use crate::device::{
         async_copy_commit, async_copy_wait, block_idx, global_store, lane_id, sync_threads, thread_idx, unrolled,
     };
-
-    /// bf16 per 16-byte chunk.
-    const CHUNK: u32 = 8;
-    /// Chunks of A's and B's slice per thread.
-    const A_CHUNKS: u32 = BM * BK / CHUNK / THREADS;
-    const B_CHUNKS: u32 = BK * BN / CHUNK / THREADS;
-
-    #[derive(Clone, Copy)]
-    struct Operands {
-        a: *const Bf16,
-        b: *const Bf16,
-        m: u32,
-        n: u32,
-        k: u32,
-        row0: u32,
-        col0: u32,
-        aligned: bool,
-    }
-
-    /// Element `at`, or zero outside the matrix.
-    ///
-    /// # Safety
-    /// `at` is inside the matrix where `inside`.
-    #[inline(always)]
-    unsafe fn element_or_zero(matrix: *const Bf16, at: u32, inside: bool) -> u32 {
-        if inside {
-            unsafe { (*matrix.add(at as usize)).0 as u32 }
-        } else {
-            0
-        }
-    }
-
-    /// Copies (or, unaligned, loads and stores) one 16-byte chunk: `valid` says whether it is
-    /// inside the matrix, `elements(i)` gives element i of it for the plain path.
-    ///
-    /// # Safety
-    /// `src` inside the matrix where `inside`; the destination inside the ring.
-    #[inline(always)]
-    unsafe fn chunk(
-        ring: &SharedMatrix<u32>,
-        (row, word): (u32, u32),
-        aligned: bool,
-        src: *const Bf16,
-        inside: bool,
-        element: impl Fn(u32) -> u32,
-    ) {
-        if aligned {
-            unsafe { ring.copy4_async_zero_fill_unchecked(row, word, src.cast::<u32>(), 4 * inside as u32) };
-        } else {
-            unrolled::<4>(|w| unsafe {
-                ring.set_unchecked(row, word + w, element(2 * w) | (element(2 * w + 1) << 16))
-            });
-        }
-    }
-
-    /// Stages step `step` into the slot whose first row is `first`: A's row r at row `first + r`,
-    /// its chunk c at chunk `c ^ (r % 8)`; B's k-row r of columns 64·h.. at row
-    /// `first + BM + 64·h + r`, chunk likewise.
-    ///
-    /// # Safety
-    /// A and B hold m·k and k·n elements; `first + SLOT_ROWS` within the ring.
-    #[inline(always)]
-    unsafe fn stage(ring: &SharedMatrix<u32>, ops: Operands, tid: u32, step: u32, first: u32) {
-        let Operands {
-            a,
-            b,
-            m,
-            n,
-            k,
-            row0,
-            col0,
-            aligned,
-        } = ops;
-        let k0 = step * BK;
-        unrolled::<A_CHUNKS>(|i| {
-            let e = tid + i * THREADS;
-            let (r, c) = (e / (BK / CHUNK), e % (BK / CHUNK));
-            let (row, at) = (row0 + r, k0 + CHUNK * c);
-            let inside = row < m && at < k;
-            let src = if inside {
-                unsafe { a.add((row * k + at) as usize) }
-            } else {
-                a
-            };
-            let element = |i: u32| unsafe { element_or_zero(a, row * k + at + i, row < m && at + i < k) };
-            unsafe { chunk(ring, (first + r, 4 * (c ^ (r % 8))), aligned, src, inside, element) };
-        });
-        unrolled::<B_CHUNKS>(|i| {
-            let e = tid + i * THREADS;
-            let (r, c) = (e / (BN / CHUNK), e % (BN / CHUNK));
-            let (at, column) = (k0 + r, col0 + CHUNK * c);
-            let inside = at < k && column < n;
-            let src = if inside {
-                unsafe { b.add((at * n + column) as usize) }
-            } else {
-                b
-            };
-            let element = |i: u32| unsafe { element_or_zero(b, at * n + column + i, at < k && column + i < n) };
-            let row = first + BM + BK * (c / 8) + r;
-            unsafe { chunk(ring, (row, 4 * ((c % 8) ^ (r % 8))), aligned, src, inside, element) };
-        });
-    }
+    use crate::matmul_bf16::swizzled::{Operands, stage};
 
     /// The kernel's body (see the module).
     ///
@@ -163,25 +61,12 @@ mod body {
         let (row0, col0) = (block_idx().y * BM, block_idx().x * BN);
         let base = shared_address(ring.element_ptr(0, 0));
         let skew = (1024 - base % 1024) % 1024 / ROW_BYTES;
-        let aligned = k.is_multiple_of(CHUNK)
-            && n.is_multiple_of(CHUNK)
-            && (a as usize).is_multiple_of(16)
-            && (b as usize).is_multiple_of(16);
-        let ops = Operands {
-            a,
-            b,
-            m,
-            n,
-            k,
-            row0,
-            col0,
-            aligned,
-        };
+        let ops = Operands::new(a, b, (m, n, k), (row0, col0));
         let first_row = |slot: u32| skew + slot * SLOT_ROWS;
         let steps = k.div_ceil(BK);
         for step in 0..STAGES - 1 {
             if step < steps {
-                unsafe { stage(&ring, ops, tid, step, first_row(step)) };
+                unsafe { stage::<THREADS, BM, BN, BK>(&ring, ops, tid, step, first_row(step)) };
             }
             async_copy_commit();
         }
@@ -195,7 +80,7 @@ mod body {
             sync_threads();
             let next = step + STAGES - 1;
             if next < steps {
-                unsafe { stage(&ring, ops, tid, next, first_row(next % STAGES)) };
+                unsafe { stage::<THREADS, BM, BN, BK>(&ring, ops, tid, next, first_row(next % STAGES)) };
             }
             async_copy_commit();
             let first = base + first_row(step % STAGES) * ROW_BYTES;

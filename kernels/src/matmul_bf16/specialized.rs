@@ -1,0 +1,171 @@
+//! Rung 3: warp specialisation, as cuBLAS's Hopper kernels are built. A block of three warpgroups
+//! computes a 128×256 tile of C: the first only copies (a *producer*), the other two only multiply
+//! (*consumers*, 64×256 each with `wgmma.m64n256k16`, 128 accumulators per lane). They hand the
+//! four slots of the ring to each other through `mbarrier`s instead of block-wide barriers: a
+//! producer thread arrives on a slot's *full* barrier once its copies into it have landed
+//! (`cp.async.mbarrier.arrive`), a consumer waits for it, issues the slot's four `wgmma`s, and
+//! arrives on the slot's *empty* barrier only when the next slot's group has been issued and this
+//! one is done (`wgmma.wait_group 1`), so one group of `wgmma`s is always in flight.
+//!
+//! The slots are laid out as in rung 2 ([`super::swizzled`]): A's 128 k-major rows, then B's four
+//! 64-column atoms. GPU-only (sm_90a).
+
+use super::MatmulBf16;
+use super::swizzled::ROW_BYTES;
+use crate::device::{MatrixLayout, SharedMatrix, SharedSlice, WARP_SIZE};
+use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel_sm90a, shared_memory};
+
+/// Rows of C per block.
+pub const BM: u32 = 128;
+/// Columns of C per block.
+pub const BN: u32 = 256;
+/// The k of one step: one 128-byte swizzled row of bf16.
+pub const BK: u32 = 64;
+/// Slots of the ring.
+pub const STAGES: u32 = 4;
+/// Threads of a warpgroup.
+const WARPGROUP: u32 = 4 * WARP_SIZE;
+/// One producer warpgroup, two consumers.
+pub const THREADS: u32 = 3 * WARPGROUP;
+/// Rows of one slot: A's 128, then B's four atoms of 64 k-rows.
+const SLOT_ROWS: u32 = BM + (BN / 64) * BK;
+/// Rows kept free to align the ring to 1024 bytes wherever the carve lands.
+const SLACK_ROWS: u32 = 1024 / ROW_BYTES;
+
+shared_memory! {
+    /// The ring, in 128-byte rows of 32 words, and each slot's *full* and *empty* barriers.
+    pub struct Ring {
+        pub rows: SharedMatrix<u32> = MatrixLayout::dense(STAGES * SLOT_ROWS + SLACK_ROWS, ROW_BYTES / 4),
+        pub barriers: SharedSlice<u64> = 2 * STAGES,
+    }
+}
+
+#[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
+mod body {
+    use super::*;
+    use crate::device::mbarrier;
+    use crate::device::mma::Bf16;
+    use crate::device::wgmma::{
+        Descriptor, fence_proxy_async, shared_address, wgmma_commit, wgmma_fence, wgmma_m64n256k16_bf16, wgmma_wait,
+    };
+    use crate::device::{block_idx, global_store, lane_id, shfl_idx, sync_threads, thread_idx, unrolled};
+    use crate::matmul_bf16::swizzled::{Operands, stage};
+
+    /// The kernel's body (see the module).
+    ///
+    /// # Safety
+    /// The kernel's contract.
+    #[inline(always)]
+    pub unsafe fn run(a: *const Bf16, b: *const Bf16, c: *mut f32, m: u32, n: u32, k: u32) {
+        let Ring { rows: ring, barriers } = Ring::carve();
+        let tid = thread_idx().x;
+        // Read from lane 0 so that the compiler knows every lane of a warp has the same: without
+        // it the warpgroups' paths look divergent, and ptxas serialises the wgmmas (its warning
+        // C7520), as CUTLASS's `canonical_warp_group_idx` avoids the same way.
+        let group = shfl_idx(tid / WARPGROUP, 0);
+        let (row0, col0) = (block_idx().y * BM, block_idx().x * BN);
+        let base = shared_address(ring.element_ptr(0, 0));
+        let skew = (1024 - base % 1024) % 1024 / ROW_BYTES;
+        let first_row = |slot: u32| skew + slot * SLOT_ROWS;
+        let full = |slot: u32| barriers.element_ptr(slot);
+        let empty = |slot: u32| barriers.element_ptr(STAGES + slot);
+        if tid == 0 {
+            for slot in 0..STAGES {
+                // SAFETY: the barriers' words, used by no one before the barrier below.
+                unsafe {
+                    // Every producer thread arrives once per fill...
+                    mbarrier::init(full(slot), WARPGROUP);
+                    // ...and every consumer thread once per use.
+                    mbarrier::init(empty(slot), 2 * WARPGROUP);
+                }
+            }
+        }
+        sync_threads();
+        let steps = k.div_ceil(BK);
+        if group == 0 {
+            let ops = Operands::new(a, b, (m, n, k), (row0, col0));
+            for step in 0..steps {
+                let slot = step % STAGES;
+                // Wait until the consumers are done with the slot's last use (a fresh barrier
+                // passes the first round: the slots start empty).
+                // SAFETY (every barrier operation): initialised above.
+                unsafe { mbarrier::wait(empty(slot), ((step / STAGES) & 1) ^ 1) };
+                // SAFETY: the kernel's contract; the slot within the ring.
+                unsafe { stage::<WARPGROUP, BM, BN, BK>(&ring, ops, tid, step, first_row(slot)) };
+                if ops.aligned {
+                    unsafe { mbarrier::arrive_when_copies_land(full(slot)) };
+                } else {
+                    // The plain stores, seen by the tensor cores' reads, then published.
+                    fence_proxy_async();
+                    unsafe { mbarrier::arrive(full(slot)) };
+                }
+            }
+            return;
+        }
+        let consumer = group - 1;
+        let (mut low, mut high) = ([0.0f32; 64], [0.0f32; 64]);
+        for step in 0..steps {
+            let slot = step % STAGES;
+            unsafe { mbarrier::wait(full(slot), (step / STAGES) & 1) };
+            // The copies landed in the generic proxy; the wgmmas read through the async one.
+            fence_proxy_async();
+            let first = base + first_row(slot) * ROW_BYTES;
+            let (a_rows, b_rows) = (first + 64 * consumer * ROW_BYTES, first + BM * ROW_BYTES);
+            wgmma_fence();
+            unrolled::<{ BK / 16 }>(
+                #[inline(always)]
+                |kk| {
+                    let da = Descriptor::swizzle_128(a_rows + 32 * kk, 16, 1024);
+                    let db = Descriptor::swizzle_128(b_rows + 16 * ROW_BYTES * kk, BK * ROW_BYTES, 1024);
+                    wgmma_m64n256k16_bf16((&mut low, &mut high), da, db);
+                },
+            );
+            wgmma_commit();
+            // The previous step's group is done: its slot goes back to the producer.
+            wgmma_wait::<1>();
+            if step > 0 {
+                unsafe { mbarrier::arrive(empty((step - 1) % STAGES)) };
+            }
+        }
+        wgmma_wait::<0>();
+        let lane = lane_id();
+        let warp_in_group = (tid / WARP_SIZE) % 4;
+        let row = row0 + 64 * consumer + 16 * warp_in_group + lane / 4;
+        unrolled::<{ BN / 8 }>(
+            #[inline(always)]
+            |j| {
+                unrolled::<4>(|r| {
+                    let (row, col) = (row + 8 * (r / 2), col0 + 8 * j + 2 * (lane % 4) + r % 2);
+                    if row < m && col < n {
+                        // SAFETY: inside C (m×n).
+                        let value = if j < 16 {
+                            low[(4 * j + r) as usize]
+                        } else {
+                            high[(4 * (j - 16) + r) as usize]
+                        };
+                        unsafe { global_store(c.add((row * n + col) as usize), value) };
+                    }
+                });
+            },
+        );
+    }
+}
+
+kernel_sm90a! {
+    /// `C = A·B` by warp-specialised `wgmma` (bf16 operands, f32 sums and output), 128×256 per
+    /// block.
+    pub unsafe fn matmul_bf16_specialized(a: *const crate::device::mma::Bf16, b: *const crate::device::mma::Bf16, c: *mut f32, m: u32, n: u32, k: u32) {
+        // SAFETY: the kernel's contract.
+        unsafe { body::run(a, b, c, m, n, k) }
+    }
+}
+
+/// [`THREADS`] threads per block (a producer warpgroup and two consumers), one block per 128×256
+/// tile of C; a 193 KiB ring, one block per SM.
+pub const KERNEL: Kernel<MatmulBf16> = Kernel {
+    code: matmul_bf16_specialized,
+    block: Dim3::x(THREADS),
+    shared: SharedMemory::opt_in(Ring::BYTES),
+    grid: |p| Dim3::xy(p.n.div_ceil(BN), p.m.div_ceil(BM)),
+    bounds: LaunchBounds::min_blocks_per_sm(1),
+};
