@@ -84,7 +84,8 @@ __device__ __forceinline__ void barrier_arrive(unsigned barrier) {
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
-    matmul_bf16_specialized_cuda(const bf16* a, const bf16* b, float* c, unsigned m, unsigned n, unsigned k) {
+    matmul_bf16_specialized_cuda(const bf16* a, const bf16* b, float* c, unsigned m, unsigned n, unsigned k,
+                             const void* maps /* the TMA kernel's; unused here */) {
     // The launch's dynamic shared memory, carved as the Rust kernel carves it: the ring of 128-byte
     // rows (used from the first 1024-byte boundary), then the 2·STAGES barriers.
     extern __shared__ __align__(16) unsigned shared[];

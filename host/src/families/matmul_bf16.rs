@@ -10,9 +10,9 @@ use super::{
 use crate::array::{Array, Buffer};
 use crate::backend::Backend;
 use crate::error::{HostError, Result};
-use crate::gpu::{Cublas, Precision};
+use crate::gpu::{Cublas, Precision, bf16_swizzled};
 use kernels::device::mma::Bf16;
-use kernels::matmul_bf16::{FAMILY, MatmulBf16};
+use kernels::matmul_bf16::{FAMILY, MatmulBf16, TensorMaps, specialized};
 use kernels::reference::Operands;
 use kernels::{AnyFamily, Kernel, Source};
 
@@ -31,17 +31,41 @@ pub fn launch(
     check_len("A", a.len(), a_len)?;
     check_len("B", b.len(), b_len)?;
     check_len("C", c.len(), c_len)?;
+    let (a_address, b_address) = (a.address(backend)?, b.address(backend)?);
+    let maps = tensor_maps(backend, kernel, problem, (a_address, b_address))?;
     let args = (
-        a.address(backend)? as *const Bf16,
-        b.address(backend)? as *const Bf16,
+        a_address as *const Bf16,
+        b_address as *const Bf16,
         c.address_mut(backend)? as *mut f32,
         problem.m,
         problem.n,
         problem.k,
+        maps,
     );
     // SAFETY: each pointer is its array's address on this backend, and A, B and C hold the m·k,
     // k·n and m·n elements the kernels read or write for this problem (bf16 is u16's size).
     unsafe { backend.launch(kernel, source, problem, args, &[a, b, &*c]) }
+}
+
+/// The tensor maps of A and B for the TMA kernel on a GPU, where TMA can take the shape (rows of
+/// 16-byte multiples, aligned matrices); null otherwise (the kernel then copies by `cp.async`, and
+/// the other kernels never read them).
+fn tensor_maps(
+    backend: &Backend,
+    kernel: &Kernel<MatmulBf16>,
+    problem: &MatmulBf16,
+    (a, b): (u64, u64),
+) -> Result<*const TensorMaps> {
+    let MatmulBf16 { m, n, k } = *problem;
+    let fits = k.is_multiple_of(8) && n.is_multiple_of(8) && a.is_multiple_of(16) && b.is_multiple_of(16);
+    match backend {
+        Backend::Gpu(gpu) if fits && kernel.entry() == specialized::KERNEL_TMA.entry() => {
+            let a_map = bf16_swizzled(a, (m, k), specialized::A_BOX)?;
+            let b_map = bf16_swizzled(b, (k, n), specialized::B_BOX)?;
+            Ok(gpu.tensor_maps(&[a_map, b_map])? as *const TensorMaps)
+        }
+        _ => Ok(std::ptr::null()),
+    }
 }
 
 /// The host side of the bf16 matmul family.

@@ -43,6 +43,7 @@ impl Gpu {
             info: self.info.clone(),
             ptx: self.ptx,
             _module: self._module.clone(),
+            tensor_map_cache: self.tensor_map_cache.clone(),
         }
     }
 

@@ -8,6 +8,7 @@ mod info;
 mod launch;
 mod managed;
 mod managed_chunk;
+mod tensor_map;
 mod timing;
 
 pub use cub::{CUB_ENV, Cub};
@@ -17,6 +18,7 @@ pub use external::{EXTERNAL_ALIGNMENT, ExternalArray, ExternalStream};
 pub use info::{DeviceInfo, KernelOccupancy};
 pub use managed::{ManagedBuffer, MemoryLocation};
 pub use managed_chunk::ManagedChunk;
+pub use tensor_map::{TensorMap, TensorMapCache, bf16_swizzled};
 pub use timing::{MIN_WARMUP_MS, Timing, time_gpu, time_gpu_interleaved, time_once};
 
 use crate::error::{Doing, HostError, Result};
@@ -39,6 +41,8 @@ pub struct Gpu {
     info: DeviceInfo,
     ptx: &'static EmbeddedPtx,
     _module: Arc<CudaModule>,
+    /// The TMA tensor maps uploaded so far ([`Gpu::tensor_maps`]).
+    tensor_map_cache: Arc<TensorMapCache>,
 }
 
 /// Whether this machine has a usable NVIDIA driver and at least one device.
@@ -109,6 +113,7 @@ impl Gpu {
             info,
             ptx,
             _module: module,
+            tensor_map_cache: Arc::default(),
         })
     }
 

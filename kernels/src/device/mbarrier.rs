@@ -41,6 +41,23 @@ pub unsafe fn arrive(barrier: *const u64) {
     };
 }
 
+/// `mbarrier.arrive.expect_tx`: this thread's arrival, announcing `bytes` more that asynchronous
+/// copies (TMA) will complete on the current phase: the phase completes when the arrivals and
+/// the bytes are all in.
+///
+/// # Safety
+/// `barrier` was initialised.
+#[inline(always)]
+pub unsafe fn arrive_expect_tx(barrier: *const u64, bytes: u32) {
+    // SAFETY: the caller's promise.
+    unsafe {
+        asm!(
+            "{{ .reg .b64 state; mbarrier.arrive.expect_tx.shared::cta.b64 state, [{a}], {n}; }}",
+            a = in(reg32) address(barrier), n = in(reg32) bytes, options(nostack),
+        )
+    };
+}
+
 /// `cp.async.mbarrier.arrive.noinc`: this thread arrives once all the `cp.async` copies it has
 /// started so far have landed (counted among the barrier's expected arrivals).
 ///

@@ -11,6 +11,8 @@ mod ldmatrix;
 pub mod mbarrier;
 pub mod mma;
 mod shared;
+#[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
+pub mod tma;
 mod unroll;
 mod vector;
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]

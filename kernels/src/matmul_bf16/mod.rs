@@ -8,7 +8,8 @@
 //! * [`wgmma`]: Hopper's warpgroup multiply reading both operands from 128-byte-swizzled shared
 //!   tiles (sm_90a, GPU only).
 //! * [`specialized`]: a producer warpgroup copying and two consumer warpgroups multiplying
-//!   128×256 tiles, handing slots over by `mbarrier`s, one `wgmma` group always in flight (sm_90a).
+//!   128×256 tiles, handing slots over by `mbarrier`s, one `wgmma` group always in flight; and the
+//!   same with the producer's copies made by TMA (sm_90a).
 //!
 //! A new rung is a file here and its line in [`FAMILY`].
 
@@ -29,13 +30,31 @@ pub struct MatmulBf16 {
 }
 
 impl Problem for MatmulBf16 {
-    /// `(a, b, c, m, n, k)`.
-    type Args = (*const Bf16, *const Bf16, *mut f32, u32, u32, u32);
+    /// `(a, b, c, m, n, k, maps)`: `maps` the tensor maps of A and B for the TMA rung (null where
+    /// there are none; the other rungs ignore it).
+    type Args = (*const Bf16, *const Bf16, *mut f32, u32, u32, u32, *const TensorMaps);
+}
+
+/// The tensor maps of A and of B that [`specialized`]'s TMA kernel copies tiles by: 128 opaque
+/// bytes each, made by the host (`cuTensorMapEncodeTiled`, the 128-byte swizzle, boxes
+/// [`specialized::A_BOX`] and [`specialized::B_BOX`]) and kept in global memory.
+#[derive(Clone, Copy, Debug)]
+#[repr(C, align(128))]
+pub struct TensorMaps {
+    pub a: [u64; 16],
+    pub b: [u64; 16],
 }
 
 /// The bf16 matmul kernels, in ladder order: the registry's list.
-pub const FAMILY: Family<MatmulBf16> =
-    Family::new("matmul_bf16", &[pipelined::KERNEL, wgmma::KERNEL, specialized::KERNEL]);
+pub const FAMILY: Family<MatmulBf16> = Family::new(
+    "matmul_bf16",
+    &[
+        pipelined::KERNEL,
+        wgmma::KERNEL,
+        specialized::KERNEL,
+        specialized::KERNEL_TMA,
+    ],
+);
 
 #[cfg(not(target_arch = "nvptx64"))]
 impl MatmulBf16 {

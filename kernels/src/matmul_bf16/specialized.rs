@@ -9,6 +9,13 @@
 //!
 //! The slots are laid out as in rung 2 ([`super::swizzled`]): A's 128 k-major rows, then B's four
 //! 64-column atoms. GPU-only (sm_90a).
+//!
+//! Two kernels share the body. In [`matmul_bf16_specialized`] every producer thread copies 16-byte
+//! chunks (`cp.async`, arriving on the *full* barrier when they have landed). In
+//! [`matmul_bf16_tma`] one producer thread fills a slot with five TMA copies (A's 64×128 box and
+//! B's four 64×64 boxes, by the tensor maps the host made, the copy engine swizzling and
+//! zero-filling past the edges), announcing the slot's bytes on its *full* barrier; shapes that TMA
+//! cannot take (rows not 16-byte multiples: the host passes no maps) fall back to the copies.
 
 use super::MatmulBf16;
 use super::swizzled::ROW_BYTES;
@@ -31,6 +38,9 @@ pub const THREADS: u32 = 3 * WARPGROUP;
 const SLOT_ROWS: u32 = BM + (BN / 64) * BK;
 /// Rows kept free to align the ring to 1024 bytes wherever the carve lands.
 const SLACK_ROWS: u32 = 1024 / ROW_BYTES;
+/// The TMA boxes (columns, rows): A's slice of a step, and one 64-column atom of B's.
+pub const A_BOX: (u32, u32) = (BK, BM);
+pub const B_BOX: (u32, u32) = (64, BK);
 
 shared_memory! {
     /// The ring, in 128-byte rows of 32 words, and each slot's *full* and *empty* barriers.
@@ -43,20 +53,29 @@ shared_memory! {
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
 mod body {
     use super::*;
-    use crate::device::mbarrier;
     use crate::device::mma::Bf16;
     use crate::device::wgmma::{
         Descriptor, fence_proxy_async, shared_address, wgmma_commit, wgmma_fence, wgmma_m64n256k16_bf16, wgmma_wait,
     };
     use crate::device::{block_idx, global_store, lane_id, shfl_idx, sync_threads, thread_idx, unrolled};
+    use crate::device::{mbarrier, tma};
+    use crate::matmul_bf16::TensorMaps;
     use crate::matmul_bf16::swizzled::{Operands, stage};
 
-    /// The kernel's body (see the module).
+    /// The kernel's body (see the module): with `TMA` and tensor maps, one producer thread copies
+    /// by TMA; else every producer thread by `cp.async`.
     ///
     /// # Safety
-    /// The kernel's contract.
+    /// The kernel's contract; `maps`, where not null, describes A and B.
     #[inline(always)]
-    pub unsafe fn run(a: *const Bf16, b: *const Bf16, c: *mut f32, m: u32, n: u32, k: u32) {
+    pub unsafe fn run<const TMA: bool>(
+        a: *const Bf16,
+        b: *const Bf16,
+        c: *mut f32,
+        (m, n, k): (u32, u32, u32),
+        maps: *const TensorMaps,
+    ) {
+        let by_tma = TMA && !maps.is_null();
         let Ring { rows: ring, barriers } = Ring::carve();
         let tid = thread_idx().x;
         // Read from lane 0 so that the compiler knows every lane of a warp has the same: without
@@ -73,8 +92,9 @@ mod body {
             for slot in 0..STAGES {
                 // SAFETY: the barriers' words, used by no one before the barrier below.
                 unsafe {
-                    // Every producer thread arrives once per fill...
-                    mbarrier::init(full(slot), WARPGROUP);
+                    // One arrival per fill by TMA (its bytes complete the phase), else every
+                    // producer thread's...
+                    mbarrier::init(full(slot), if by_tma { 1 } else { WARPGROUP });
                     // ...and every consumer thread once per use.
                     mbarrier::init(empty(slot), 2 * WARPGROUP);
                 }
@@ -82,6 +102,27 @@ mod body {
         }
         sync_threads();
         let steps = k.div_ceil(BK);
+        if group == 0 && by_tma {
+            if tid == 0 {
+                let (a_map, b_map) = (maps.cast::<u8>(), maps.cast::<u8>().wrapping_add(128));
+                for step in 0..steps {
+                    let slot = step % STAGES;
+                    // SAFETY (barriers): initialised above; (copies) the maps describe A and B,
+                    // the boxes land inside the slot, 1024-byte aligned.
+                    unsafe {
+                        mbarrier::wait(empty(slot), ((step / STAGES) & 1) ^ 1);
+                        mbarrier::arrive_expect_tx(full(slot), SLOT_ROWS * ROW_BYTES);
+                        let first = base + first_row(slot) * ROW_BYTES;
+                        tma::load_2d(first, a_map, (step * BK, row0), full(slot));
+                        for atom in 0..BN / 64 {
+                            let dst = first + (BM + BK * atom) * ROW_BYTES;
+                            tma::load_2d(dst, b_map, (col0 + 64 * atom, step * BK), full(slot));
+                        }
+                    }
+                }
+            }
+            return;
+        }
         if group == 0 {
             let ops = Operands::new(a, b, (m, n, k), (row0, col0));
             for step in 0..steps {
@@ -154,9 +195,18 @@ mod body {
 kernel_sm90a! {
     /// `C = A·B` by warp-specialised `wgmma` (bf16 operands, f32 sums and output), 128×256 per
     /// block.
-    pub unsafe fn matmul_bf16_specialized(a: *const crate::device::mma::Bf16, b: *const crate::device::mma::Bf16, c: *mut f32, m: u32, n: u32, k: u32) {
+    pub unsafe fn matmul_bf16_specialized(a: *const crate::device::mma::Bf16, b: *const crate::device::mma::Bf16, c: *mut f32, m: u32, n: u32, k: u32, maps: *const super::TensorMaps) {
         // SAFETY: the kernel's contract.
-        unsafe { body::run(a, b, c, m, n, k) }
+        unsafe { body::run::<false>(a, b, c, (m, n, k), maps) }
+    }
+}
+
+kernel_sm90a! {
+    /// As [`matmul_bf16_specialized`], the producer copying by TMA where the host gives tensor
+    /// maps.
+    pub unsafe fn matmul_bf16_tma(a: *const crate::device::mma::Bf16, b: *const crate::device::mma::Bf16, c: *mut f32, m: u32, n: u32, k: u32, maps: *const super::TensorMaps) {
+        // SAFETY: the kernel's contract.
+        unsafe { body::run::<true>(a, b, c, (m, n, k), maps) }
     }
 }
 
@@ -168,4 +218,11 @@ pub const KERNEL: Kernel<MatmulBf16> = Kernel {
     shared: SharedMemory::opt_in(Ring::BYTES),
     grid: |p| Dim3::xy(p.n.div_ceil(BN), p.m.div_ceil(BM)),
     bounds: LaunchBounds::min_blocks_per_sm(1),
+};
+
+/// As [`KERNEL`], the slots filled by TMA: the host passes tensor maps of A and B for shapes whose
+/// rows are 16-byte multiples.
+pub const KERNEL_TMA: Kernel<MatmulBf16> = Kernel {
+    code: matmul_bf16_tma,
+    ..KERNEL
 };

@@ -117,7 +117,9 @@ mod body {
 
 kernel_sm90a! {
     /// `C = A·B` by `wgmma` (bf16 operands, f32 sums and output), 128×128 per block.
-    pub unsafe fn matmul_bf16_wgmma(a: *const crate::device::mma::Bf16, b: *const crate::device::mma::Bf16, c: *mut f32, m: u32, n: u32, k: u32) {
+    pub unsafe fn matmul_bf16_wgmma(a: *const crate::device::mma::Bf16, b: *const crate::device::mma::Bf16, c: *mut f32, m: u32, n: u32, k: u32, maps: *const super::TensorMaps) {
+        // Copies by cp.async: no tensor maps.
+        let _ = maps;
         // SAFETY: the kernel's contract.
         unsafe { body::run(a, b, c, m, n, k) }
     }

@@ -1,0 +1,97 @@
+//! Tensor maps for TMA copies: the host encodes one per matrix (`cuTensorMapEncodeTiled`) and the
+//! kernels read them from global memory. Each GPU keeps the maps it has uploaded, keyed by their
+//! own bytes (which encode the address, sizes, strides and box), so a launch on arrays it has seen
+//! costs one host-side encode and no copy.
+
+use super::Gpu;
+use crate::error::{Doing, HostError, Result};
+use cudarc::driver::CudaSlice;
+use cudarc::driver::sys::{
+    self, CUtensorMapDataType, CUtensorMapFloatOOBfill, CUtensorMapInterleave, CUtensorMapL2promotion,
+    CUtensorMapSwizzle,
+};
+use std::sync::Mutex;
+
+/// One map: 128 bytes.
+pub type TensorMap = [u64; 16];
+
+/// Maps kept per GPU before the cache is emptied (their uploads are a few hundred bytes each).
+const KEPT: usize = 64;
+
+/// The maps a GPU has uploaded, each with its device copy.
+#[derive(Default)]
+pub struct TensorMapCache(Mutex<Vec<(Vec<u64>, CudaSlice<u64>)>>);
+
+/// A row-major bf16 matrix, `rows × cols`, copied in boxes of `box_cols × box_rows` (at most 64
+/// columns: one 128-byte swizzled row) into shared memory in the 128-byte swizzle; zeros for the
+/// parts of a box outside the matrix.
+pub fn bf16_swizzled(address: u64, (rows, cols): (u32, u32), (box_cols, box_rows): (u32, u32)) -> Result<TensorMap> {
+    let invalid = |reason: String| HostError::InvalidInput {
+        what: "a TMA tensor map".into(),
+        reason,
+    };
+    if !address.is_multiple_of(16) || !(2 * cols as u64).is_multiple_of(16) {
+        return Err(invalid(format!(
+            "the matrix at {address:#x} with rows of {cols} bf16: TMA needs a 16-byte aligned address and rows a multiple of 16 bytes"
+        )));
+    }
+    if box_cols * 2 > 128 || box_rows > 256 || box_cols == 0 || box_rows == 0 {
+        return Err(invalid(format!(
+            "box {box_cols}×{box_rows}: at most 64 columns (128 bytes) and 256 rows"
+        )));
+    }
+    let mut map = sys::CUtensorMap { opaque: [0; 16] };
+    let dims = [cols as u64, rows as u64];
+    let strides = [2 * cols as u64];
+    let boxes = [box_cols, box_rows];
+    let element_strides = [1u32, 1];
+    // SAFETY: every pointer is to a local of the length the rank (2) asks for; the driver only
+    // writes `map`.
+    let result = unsafe {
+        sys::cuTensorMapEncodeTiled(
+            &mut map,
+            CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+            2,
+            address as *mut std::ffi::c_void,
+            dims.as_ptr(),
+            strides.as_ptr(),
+            boxes.as_ptr(),
+            element_strides.as_ptr(),
+            CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_NONE,
+            CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B,
+            CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+            CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
+        )
+    };
+    result
+        .result()
+        .doing(|| format!("encoding a tensor map of a {rows}×{cols} bf16 matrix"))?;
+    Ok(map.opaque)
+}
+
+impl Gpu {
+    /// The device address of `maps` (consecutive, 128 bytes each) in global memory: uploaded
+    /// once, then reused while the GPU keeps them. The upload is waited for, so a launch on any
+    /// stream may read them.
+    pub fn tensor_maps(&self, maps: &[TensorMap]) -> Result<u64> {
+        let words: Vec<u64> = maps.iter().flatten().copied().collect();
+        let mut cache = self.tensor_map_cache.0.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, device)) = cache.iter().find(|(kept, _)| *kept == words) {
+            return Ok(device_address(self, device));
+        }
+        if cache.len() >= KEPT {
+            cache.clear();
+        }
+        let device = self.upload(&words)?;
+        self.stream.synchronize().doing(|| "uploading tensor maps".into())?;
+        let address = device_address(self, &device);
+        cache.push((words, device));
+        Ok(address)
+    }
+}
+
+fn device_address(gpu: &Gpu, device: &CudaSlice<u64>) -> u64 {
+    use cudarc::driver::DevicePtr;
+    let (address, _guard) = device.device_ptr(gpu.stream());
+    address
+}
