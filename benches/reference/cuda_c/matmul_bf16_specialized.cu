@@ -4,6 +4,10 @@
 // atoms) and two consumer warpgroups multiply 64×256 each with wgmma.m64n256k16, the slots handed
 // over by mbarriers (full: producers' copies landed; empty: consumers' wgmmas done), one wgmma group
 // in flight. Needs nvcc -arch=sm_90a.
+//
+// matmul_bf16_tma_cuda (kernels::matmul_bf16::specialized, KERNEL_TMA): the same, one producer
+// thread filling each slot by TMA from the tensor maps the host passes in `maps` (A's, then B's,
+// 128 bytes each); with no maps, the copies above.
 #define BM 128
 #define BN 256
 #define BK 64
@@ -79,13 +83,22 @@ __device__ __forceinline__ void barrier_wait(unsigned barrier, unsigned parity) 
         "r"(parity));
 }
 
+__device__ __forceinline__ void tma_load(unsigned dst, const void* map, unsigned x, unsigned y, unsigned barrier) {
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];" ::"r"(
+            dst),
+        "l"(map), "r"(x), "r"(y), "r"(barrier)
+        : "memory");
+}
+
 __device__ __forceinline__ void barrier_arrive(unsigned barrier) {
     asm volatile("{ .reg .b64 state; mbarrier.arrive.shared::cta.b64 state, [%0]; }" ::"r"(barrier));
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS, 1)
-    matmul_bf16_specialized_cuda(const bf16* a, const bf16* b, float* c, unsigned m, unsigned n, unsigned k,
-                             const void* maps /* the TMA kernel's; unused here */) {
+template <bool TMA>
+__device__ __forceinline__ void specialized(const bf16* a, const bf16* b, float* c, unsigned m, unsigned n,
+                                            unsigned k, const void* maps) {
+    bool by_tma = TMA && maps != nullptr;
     // The launch's dynamic shared memory, carved as the Rust kernel carves it: the ring of 128-byte
     // rows (used from the first 1024-byte boundary), then the 2·STAGES barriers.
     extern __shared__ __align__(16) unsigned shared[];
@@ -99,12 +112,29 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     unsigned full0 = (unsigned)__cvta_generic_to_shared(barriers), empty0 = full0 + 8 * STAGES;
     if (tid == 0) {
         for (unsigned s = 0; s < STAGES; ++s) {
-            asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(full0 + 8 * s), "r"(WARPGROUP));
+            asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(full0 + 8 * s), "r"(by_tma ? 1 : WARPGROUP));
             asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(empty0 + 8 * s), "r"(2 * WARPGROUP));
         }
     }
     __syncthreads();
     unsigned steps = (k + BK - 1) / BK;
+    if (group == 0 && by_tma) {
+        if (tid == 0) {
+            const char* b_map = (const char*)maps + 128;
+            for (unsigned step = 0; step < steps; ++step) {
+                unsigned slot = step % STAGES, full = full0 + 8 * slot;
+                barrier_wait(empty0 + 8 * slot, ((step / STAGES) & 1) ^ 1);
+                asm volatile("{ .reg .b64 state; mbarrier.arrive.expect_tx.shared::cta.b64 state, [%0], %1; }" ::"r"(
+                                 full),
+                             "r"(SLOT_ROWS * ROW_BYTES));
+                unsigned first = base + (skew + slot * SLOT_ROWS) * ROW_BYTES;
+                tma_load(first, maps, step * BK, row0, full);
+                for (unsigned atom = 0; atom < BN / 64; ++atom)
+                    tma_load(first + (BM + BK * atom) * ROW_BYTES, b_map, col0 + 64 * atom, step * BK, full);
+            }
+        }
+        return;
+    }
     if (group == 0) {
         bool aligned = k % 8 == 0 && n % 8 == 0 && (size_t)a % 16 == 0 && (size_t)b % 16 == 0;
         for (unsigned step = 0; step < steps; ++step) {
@@ -147,4 +177,16 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
             unsigned rr = row + 8 * (r / 2), col = col0 + 8 * j + 2 * (lane % 4) + r % 2;
             if (rr < m && col < n) c[rr * n + col] = acc[4 * j + r];
         }
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS, 1)
+    matmul_bf16_specialized_cuda(const bf16* a, const bf16* b, float* c, unsigned m, unsigned n, unsigned k,
+                                 const void* maps) {
+    specialized<false>(a, b, c, m, n, k, maps);
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS, 1)
+    matmul_bf16_tma_cuda(const bf16* a, const bf16* b, float* c, unsigned m, unsigned n, unsigned k,
+                         const void* maps) {
+    specialized<true>(a, b, c, m, n, k, maps);
 }
