@@ -7,14 +7,14 @@ from . import _native
 _LIBRARY = "rust_kernels"
 
 
-def _ready(name, x):
-    """``x`` as the kernels take it: a contiguous CUDA float32 tensor at an aligned address."""
+def _ready(name, x, dtype=torch.float32):
+    """``x`` as the kernels take it: a contiguous CUDA tensor of ``dtype`` at an aligned address."""
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"{name}: expected a torch.Tensor, got {type(x).__name__}")
     if not x.is_cuda:
         raise TypeError(f"{name}: the tensor is on {x.device}; move it to the GPU first (.cuda())")
-    if x.dtype != torch.float32:
-        raise TypeError(f"{name}: dtype {x.dtype} given, torch.float32 expected; convert it first (.float())")
+    if x.dtype != dtype:
+        raise TypeError(f"{name}: dtype {x.dtype} given, {dtype} expected; convert it first (.to({dtype}))")
     x = x.detach().contiguous()
     if x.data_ptr() % _native.ALIGNMENT != 0:
         # A view at an offset into its storage: the kernels were tested on aligned bases only.
@@ -170,6 +170,38 @@ _matmul.register_autograd(_matmul_backward, setup_context=_matmul_setup)
 def matmul(a, b, variant="auto"):
     """``a @ b`` for 2-D float32 CUDA tensors (m × k and k × n)."""
     return _matmul_impl(a, b, variant) if _eager(a, b) else _matmul(a, b, variant)
+
+
+# matmul_bf16 -------------------------------------------------------------------------------------
+
+
+def _matmul_bf16_impl(a: torch.Tensor, b: torch.Tensor, variant: str) -> torch.Tensor:
+    a, b = _ready("a", a, torch.bfloat16), _ready("b", b, torch.bfloat16)
+    _same_device(a, b)
+    if a.dim() != 2 or b.dim() != 2 or a.shape[1] != b.shape[0]:
+        raise ValueError(f"a {tuple(a.shape)} and b {tuple(b.shape)}: expected (m, k) and (k, n)")
+    c = torch.empty((a.shape[0], b.shape[1]), device=a.device, dtype=torch.float32)
+    if c.numel():
+        if a.shape[1] == 0:
+            c.zero_()
+        else:
+            _native.matmul_bf16(a, b, c, variant=variant, **_launch_args(a))
+    return c
+
+
+_matmul_bf16 = torch.library.custom_op(f"{_LIBRARY}::matmul_bf16", _matmul_bf16_impl, mutates_args=())
+
+
+@_matmul_bf16.register_fake
+def _(a, b, variant):
+    return a.new_empty((a.shape[0], b.shape[1]), dtype=torch.float32)
+
+
+def matmul_bf16(a, b, variant="auto"):
+    """``a.float() @ b.float()`` for 2-D bfloat16 CUDA tensors (m × k and k × n), in float32: the
+    products of the bf16 values are exact and summed in f32 on the tensor cores (``wgmma`` with TMA
+    on an H100 or H200, ``mma.sync`` elsewhere). No autograd."""
+    return _matmul_bf16_impl(a, b, variant) if _eager(a, b) else _matmul_bf16(a, b, variant)
 
 
 # conv2d ------------------------------------------------------------------------------------------

@@ -12,6 +12,9 @@ pub enum Dtype {
     F32,
     /// A 32-bit word the kernels treat as unsigned (a counter): torch's int32 or uint32.
     U32,
+    /// bfloat16, as its 16 bits (torch tensors only: the array interface has no type string
+    /// for it).
+    Bf16,
 }
 
 impl Dtype {
@@ -20,12 +23,14 @@ impl Dtype {
         match self {
             Dtype::F32 => &["<f4"],
             Dtype::U32 => &["<i4", "<u4"],
+            Dtype::Bf16 => &[],
         }
     }
 
     fn bytes(self) -> usize {
         match self {
             Dtype::F32 | Dtype::U32 => 4,
+            Dtype::Bf16 => 2,
         }
     }
 
@@ -34,6 +39,7 @@ impl Dtype {
         match self {
             Dtype::F32 => &["torch.float32"],
             Dtype::U32 => &["torch.int32", "torch.uint32"],
+            Dtype::Bf16 => &["torch.bfloat16"],
         }
     }
 }
@@ -152,6 +158,12 @@ fn read_interface(name: &'static str, object: &Bound<PyAny>, dtype: Dtype) -> Py
             .ok_or_else(|| PyValueError::new_err(format!("{name}: __cuda_array_interface__ has no '{key}'")))
     };
     let typestr: String = field("typestr")?.extract()?;
+    if dtype.typestrs().is_empty() {
+        return Err(PyTypeError::new_err(format!(
+            "{name}: {} arrays are taken as torch tensors only (the array interface has no type for them)",
+            dtype.torch_names().join(" or ")
+        )));
+    }
     if !dtype.typestrs().contains(&typestr.as_str()) {
         return Err(PyTypeError::new_err(format!(
             "{name}: element type {typestr} given, {} ({}) expected; convert it first",

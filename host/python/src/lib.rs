@@ -159,6 +159,41 @@ fn matmul(
     .map_err(to_python)
 }
 
+/// `c = a · b` for bf16 matrices a (m × k) and b (k × n), row-major, into f32 c (m × n): f32
+/// sums of exact products, on the tensor cores.
+#[pyfunction]
+#[pyo3(signature = (a, b, c, *, stream, device, variant = "auto"))]
+fn matmul_bf16(
+    a: &Bound<PyAny>,
+    b: &Bound<PyAny>,
+    c: &Bound<PyAny>,
+    stream: usize,
+    device: usize,
+    variant: &str,
+) -> PyResult<()> {
+    let a = Tensor::read("a", a, Dtype::Bf16, 2)?;
+    let b = Tensor::read("b", b, Dtype::Bf16, 2)?;
+    let c = Tensor::read("c", c, Dtype::F32, 2)?.writable()?;
+    let [m, k] = [a.shape[0], a.shape[1]];
+    let n = b.shape[1];
+    b.expect_shape(&[k, n])?;
+    c.expect_shape(&[m, n])?;
+    let problem = kernels::matmul_bf16::MatmulBf16::new(m, n, k).map_err(size_error)?;
+    let backend = backend(device, stream)?;
+    let kernel = variant::resolve(Op::MatmulBf16, &backend, variant, [m, n, k])?;
+    let (a, b, mut c) = (array(&backend, &a)?, array(&backend, &b)?, array(&backend, &c)?);
+    families::matmul_bf16::launch(
+        &backend,
+        &kernels::matmul_bf16::FAMILY.kernels[kernel],
+        Source::Rust,
+        &problem,
+        &a,
+        &b,
+        &mut c,
+    )
+    .map_err(to_python)
+}
+
 /// The 2-D cross-correlation of a height × width f32 image with a square filter (3×3, 5×5 or
 /// 7×7), zero outside the image, output the image's size: PyTorch's `conv2d` with `padding=r`.
 #[pyfunction]
@@ -373,6 +408,7 @@ fn _native(module: &Bound<PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(transpose, module)?)?;
     module.add_function(wrap_pyfunction!(softmax, module)?)?;
     module.add_function(wrap_pyfunction!(matmul, module)?)?;
+    module.add_function(wrap_pyfunction!(matmul_bf16, module)?)?;
     module.add_function(wrap_pyfunction!(conv2d, module)?)?;
     module.add_function(wrap_pyfunction!(add, module)?)?;
     module.add_function(wrap_pyfunction!(shared_mem_add, module)?)?;

@@ -4,7 +4,9 @@
 //! (`docs/perf-log.md`); any kernel of the family can be named, with or without its family prefix.
 
 use host::Backend;
-use host::families::{FamilyDemo, Size, choice, conv2d, kernel_index, matmul, reduce, scan, softmax, transpose};
+use host::families::{
+    FamilyDemo, Size, choice, conv2d, kernel_index, matmul, matmul_bf16, reduce, scan, softmax, transpose,
+};
 use kernels::elementwise::Elementwise;
 use kernels::softmax::{registers, wide};
 use kernels::{Kernel, vec_add};
@@ -19,6 +21,7 @@ pub enum Op {
     Transpose,
     Softmax,
     Matmul,
+    MatmulBf16,
     Conv2d,
     Sum,
     Cumsum,
@@ -30,6 +33,7 @@ impl Op {
             Op::Transpose => &transpose::TransposeDemo,
             Op::Softmax => &softmax::SoftmaxDemo,
             Op::Matmul => &matmul::MATMUL,
+            Op::MatmulBf16 => &matmul_bf16::MatmulBf16Demo,
             Op::Conv2d => &conv2d::Conv2dDemo,
             Op::Sum => &reduce::ReduceDemo,
             Op::Cumsum => &scan::ScanDemo,
@@ -46,9 +50,17 @@ impl Op {
     }
 
     fn by_name(name: &str) -> Option<Op> {
-        [Op::Transpose, Op::Softmax, Op::Matmul, Op::Conv2d, Op::Sum, Op::Cumsum]
-            .into_iter()
-            .find(|op| op.name() == name)
+        [
+            Op::Transpose,
+            Op::Softmax,
+            Op::Matmul,
+            Op::MatmulBf16,
+            Op::Conv2d,
+            Op::Sum,
+            Op::Cumsum,
+        ]
+        .into_iter()
+        .find(|op| op.name() == name)
     }
 }
 
@@ -81,6 +93,10 @@ pub fn resolve(op: Op, backend: &Backend, variant: &str, size: [usize; 3]) -> Py
         ("auto", Op::Sum) => "reduce_one_pass",
         // The look-back scan with the ticket chain: the fastest rung (run 2026-11-30-x).
         ("auto", Op::Cumsum) => "scan_look_back_ordered",
+        // TMA and wgmma where the sm_90a PTX is loaded (76.8 % of cuBLAS at 8192³, run ap), the
+        // mma.sync ring elsewhere.
+        ("auto", Op::MatmulBf16) if backend.runs_sm90a() => "matmul_bf16_tma",
+        ("auto", Op::MatmulBf16) => "matmul_bf16_pipelined",
         ("auto", _) => {
             let Backend::Gpu(gpu) = backend else {
                 unreachable!("the extension makes GPU backends only")
@@ -134,7 +150,7 @@ pub fn names(op: &str) -> PyResult<Vec<&'static str>> {
     }
     Op::by_name(op).map(|op| names_of(op.demo())).ok_or_else(|| {
         PyValueError::new_err(format!(
-            "'{op}' is not an operator with variants; choose add, conv2d, cumsum, matmul, softmax, sum or transpose"
+            "'{op}' is not an operator with variants; choose add, conv2d, cumsum, matmul, matmul_bf16, softmax, sum or transpose"
         ))
     })
 }

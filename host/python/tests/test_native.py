@@ -52,6 +52,12 @@ class ArgumentChecks(unittest.TestCase):
             ValueError, "[5, 9] expected", native.matmul, FakeCuda((4, 5)), FakeCuda((6, 9)), FakeCuda((4, 9)), **LAUNCH
         )
 
+    def test_bf16_is_taken_from_torch_tensors_only(self):
+        # The array interface has no type string for bfloat16.
+        self.assert_refused(
+            TypeError, "torch.bfloat16", native.matmul_bf16, FakeCuda((4, 5), "<V2"), FakeCuda((5, 7), "<V2"), FakeCuda((4, 7)), **LAUNCH
+        )
+
     def test_strided_views_are_refused(self):
         transposed = FakeCuda((3, 5), strides=(4, 12))
         self.assert_refused(ValueError, ".contiguous()", native.softmax, transposed, FakeCuda((3, 5)), **LAUNCH)
@@ -91,6 +97,7 @@ class ArgumentChecks(unittest.TestCase):
         self.assertIn("reduce_one_pass", rust_kernels.variants("sum"))
         self.assertIn("scan_look_back_ordered", rust_kernels.variants("cumsum"))
         self.assertEqual(rust_kernels.variants("add"), ["vec_add_vectorized", "vec_add"])
+        self.assertIn("matmul_bf16_tma", rust_kernels.variants("matmul_bf16"))
         self.assert_refused(ValueError, "not an operator", rust_kernels.variants, "fft")
 
 

@@ -64,6 +64,25 @@ class AgainstPyTorch(unittest.TestCase):
                 bound = (k + 2) * U * (a.double().abs() @ b.double().abs())
                 self.assertTrue(bool(((got - want).abs() <= bound).all()), f"{variant} {m}x{n}x{k}")
 
+    def test_matmul_bf16_within_its_bound(self):
+        # Products of two bf16 are exact in f32: only the f32 sums are allowed for. Shapes with k
+        # and n multiples of 8 take TMA on an H100/H200; the others the copies' path.
+        shapes = [(1, 1, 1), (31, 33, 17), (64, 136, 200), (130, 72, 256), (129, 65, 257), (8, 200, 96), (256, 512, 4096)]
+        for variant in ["auto"] + rust_kernels.variants("matmul_bf16"):
+            for m, n, k in shapes:
+                a = rand(m, k, seed=m).to(torch.bfloat16)
+                b = rand(k, n, seed=n).to(torch.bfloat16)
+                try:
+                    got = rust_kernels.matmul_bf16(a, b, variant=variant).double()
+                except RuntimeError as e:
+                    # The wgmma kernels run on compute capability 9.0 alone, and say so.
+                    self.assertIn("sm_90a", str(e))
+                    self.assertNotEqual(torch.cuda.get_device_capability(), (9, 0), f"{variant} refused on sm_90")
+                    continue
+                want = a.double() @ b.double()
+                bound = (k + 2) * U * (a.double().abs() @ b.double().abs())
+                self.assertTrue(bool(((got - want).abs() <= bound).all()), f"{variant} {m}x{n}x{k}")
+
     def test_conv2d_matches_pytorchs_conv2d_within_its_bound(self):
         for variant in ["auto"] + rust_kernels.variants("conv2d"):
             for (height, width), side in [((1, 1), 3), ((31, 33), 5), ((100, 7), 7), ((257, 509), 3), ((64, 64), 5)]:
