@@ -17,37 +17,7 @@
 #define ROW_BYTES 128
 #define SLOT_ROWS (BM + (BN / 64) * BK)
 
-typedef unsigned short bf16;
-
-__device__ __forceinline__ unsigned long long descriptor(unsigned address, unsigned leading, unsigned stride) {
-    auto field = [](unsigned bytes) { return (unsigned long long)((bytes >> 4) & 0x3fff); };
-    return field(address) | (field(leading) << 16) | (field(stride) << 32) | (1ull << 62);
-}
-
-__device__ __forceinline__ void copy16(unsigned dst, const void* src, bool inside) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(src), "r"(inside ? 16 : 0));
-}
-
-__device__ __forceinline__ unsigned element_or_zero(const bf16* matrix, unsigned at, bool inside) {
-    return inside ? matrix[at] : 0u;
-}
-
-// One 16-byte chunk into ring word `word` (of the 32 words of row `row`).
-__device__ __forceinline__ void chunk(unsigned* ring, unsigned row, unsigned word, bool aligned, const bf16* matrix,
-                                      unsigned at, bool row_inside, unsigned limit, unsigned along) {
-    unsigned* dst = ring + row * (ROW_BYTES / 4) + word;
-    if (aligned) {
-        bool inside = row_inside && along < limit;
-        copy16((unsigned)__cvta_generic_to_shared(dst), inside ? matrix + at : matrix, inside);
-    } else {
-#pragma unroll
-        for (unsigned w = 0; w < 4; ++w) {
-            unsigned x = 2 * w;
-            dst[w] = element_or_zero(matrix, at + x, row_inside && along + x < limit) |
-                     (element_or_zero(matrix, at + x + 1, row_inside && along + x + 1 < limit) << 16);
-        }
-    }
-}
+#include "matmul_bf16_swizzled.cuh"
 
 __device__ __forceinline__ void wgmma256(float (&d)[128], unsigned long long a, unsigned long long b) {
     asm volatile(
@@ -55,25 +25,6 @@ __device__ __forceinline__ void wgmma256(float (&d)[128], unsigned long long a, 
         "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, %128, %129, p, 1, 1, 0, 1; }"
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
         : "l"(a), "l"(b), "r"(1));
-}
-
-__device__ __forceinline__ void stage(unsigned* ring, const bf16* a, const bf16* b, unsigned m, unsigned n,
-                                      unsigned k, unsigned row0, unsigned col0, bool aligned, unsigned tid,
-                                      unsigned step, unsigned first) {
-    unsigned k0 = step * BK;
-#pragma unroll
-    for (unsigned i = 0; i < BM * BK / 8 / WARPGROUP; ++i) {
-        unsigned e = tid + i * WARPGROUP, r = e / (BK / 8), c = e % (BK / 8);
-        unsigned row = row0 + r, at = k0 + 8 * c;
-        chunk(ring, first + r, 4 * (c ^ (r % 8)), aligned, a, row * k + at, row < m, k, at);
-    }
-#pragma unroll
-    for (unsigned i = 0; i < BK * BN / 8 / WARPGROUP; ++i) {
-        unsigned e = tid + i * WARPGROUP, r = e / (BN / 8), c = e % (BN / 8);
-        unsigned at = k0 + r, column = col0 + 8 * c;
-        chunk(ring, first + BM + BK * (c / 8) + r, 4 * ((c % 8) ^ (r % 8)), aligned, b, at * n + column, at < k, n,
-              column);
-    }
 }
 
 __device__ __forceinline__ void barrier_wait(unsigned barrier, unsigned parity) {
@@ -140,7 +91,7 @@ __device__ __forceinline__ void specialized(const bf16* a, const bf16* b, float*
         for (unsigned step = 0; step < steps; ++step) {
             unsigned slot = step % STAGES;
             barrier_wait(empty0 + 8 * slot, ((step / STAGES) & 1) ^ 1);
-            stage(shared, a, b, m, n, k, row0, col0, aligned, tid, step, skew + slot * SLOT_ROWS);
+            stage_swizzled<WARPGROUP, BN>(shared, a, b, m, n, k, row0, col0, aligned, tid, step, skew + slot * SLOT_ROWS);
             if (aligned) {
                 asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" ::"r"(full0 + 8 * slot));
             } else {

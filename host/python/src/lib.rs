@@ -125,6 +125,22 @@ fn softmax(input: &Bound<PyAny>, output: &Bound<PyAny>, stream: usize, device: u
     .map_err(to_python)
 }
 
+/// The operands of `c = a · b`: a (m × k) and b (k × n) of `operands`, c (m × n) f32 and
+/// writable; and m, n, k.
+fn product_operands(
+    (a, b, c): (&Bound<PyAny>, &Bound<PyAny>, &Bound<PyAny>),
+    operands: Dtype,
+) -> PyResult<(Tensor, Tensor, Tensor, [usize; 3])> {
+    let a = Tensor::read("a", a, operands, 2)?;
+    let b = Tensor::read("b", b, operands, 2)?;
+    let c = Tensor::read("c", c, Dtype::F32, 2)?.writable()?;
+    let [m, k] = [a.shape[0], a.shape[1]];
+    let n = b.shape[1];
+    b.expect_shape(&[k, n])?;
+    c.expect_shape(&[m, n])?;
+    Ok((a, b, c, [m, n, k]))
+}
+
 /// `c = a · b` for f32 matrices a (m × k) and b (k × n), row-major.
 #[pyfunction]
 #[pyo3(signature = (a, b, c, *, stream, device, variant = "auto"))]
@@ -136,13 +152,7 @@ fn matmul(
     device: usize,
     variant: &str,
 ) -> PyResult<()> {
-    let a = Tensor::read("a", a, Dtype::F32, 2)?;
-    let b = Tensor::read("b", b, Dtype::F32, 2)?;
-    let c = Tensor::read("c", c, Dtype::F32, 2)?.writable()?;
-    let [m, k] = [a.shape[0], a.shape[1]];
-    let n = b.shape[1];
-    b.expect_shape(&[k, n])?;
-    c.expect_shape(&[m, n])?;
+    let (a, b, c, [m, n, k]) = product_operands((a, b, c), Dtype::F32)?;
     let problem = kernels::matmul::Matmul::new(m, n, k).map_err(size_error)?;
     let backend = backend(device, stream)?;
     let kernel = variant::resolve(Op::Matmul, &backend, variant, [m, n, k])?;
@@ -171,13 +181,7 @@ fn matmul_bf16(
     device: usize,
     variant: &str,
 ) -> PyResult<()> {
-    let a = Tensor::read("a", a, Dtype::Bf16, 2)?;
-    let b = Tensor::read("b", b, Dtype::Bf16, 2)?;
-    let c = Tensor::read("c", c, Dtype::F32, 2)?.writable()?;
-    let [m, k] = [a.shape[0], a.shape[1]];
-    let n = b.shape[1];
-    b.expect_shape(&[k, n])?;
-    c.expect_shape(&[m, n])?;
+    let (a, b, c, [m, n, k]) = product_operands((a, b, c), Dtype::Bf16)?;
     let problem = kernels::matmul_bf16::MatmulBf16::new(m, n, k).map_err(size_error)?;
     let backend = backend(device, stream)?;
     let kernel = variant::resolve(Op::MatmulBf16, &backend, variant, [m, n, k])?;

@@ -15,6 +15,7 @@
 
 pub mod pipelined;
 pub mod specialized;
+mod store;
 mod swizzled;
 pub mod wgmma;
 

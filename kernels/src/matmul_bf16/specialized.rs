@@ -57,9 +57,10 @@ mod body {
     use crate::device::wgmma::{
         Descriptor, fence_proxy_async, shared_address, wgmma_commit, wgmma_fence, wgmma_m64n256k16_bf16, wgmma_wait,
     };
-    use crate::device::{block_idx, global_store, lane_id, shfl_idx, sync_threads, thread_idx, unrolled};
+    use crate::device::{block_idx, shfl_idx, sync_threads, thread_idx, unrolled};
     use crate::device::{mbarrier, tma};
     use crate::matmul_bf16::TensorMaps;
+    use crate::matmul_bf16::store::store_warpgroup;
     use crate::matmul_bf16::swizzled::{Operands, stage};
 
     /// The kernel's body (see the module): with `TMA` and tensor maps, one producer thread copies
@@ -169,26 +170,15 @@ mod body {
             }
         }
         wgmma_wait::<0>();
-        let lane = lane_id();
-        let warp_in_group = (tid / WARP_SIZE) % 4;
-        let row = row0 + 64 * consumer + 16 * warp_in_group + lane / 4;
-        unrolled::<{ BN / 8 }>(
-            #[inline(always)]
-            |j| {
-                unrolled::<4>(|r| {
-                    let (row, col) = (row + 8 * (r / 2), col0 + 8 * j + 2 * (lane % 4) + r % 2);
-                    if row < m && col < n {
-                        // SAFETY: inside C (m×n).
-                        let value = if j < 16 {
-                            low[(4 * j + r) as usize]
-                        } else {
-                            high[(4 * (j - 16) + r) as usize]
-                        };
-                        unsafe { global_store(c.add((row * n + col) as usize), value) };
-                    }
-                });
-            },
-        );
+        let value = |i: u32| {
+            if i < 64 {
+                low[i as usize]
+            } else {
+                high[(i - 64) as usize]
+            }
+        };
+        // SAFETY: the kernel's contract (C holds m·n); every lane of the warpgroup is here.
+        unsafe { store_warpgroup::<BN>(c, (m, n), (row0 + 64 * consumer, col0), value) };
     }
 }
 

@@ -43,9 +43,8 @@ mod body {
     use crate::device::wgmma::{
         Descriptor, fence_proxy_async, shared_address, wgmma_commit, wgmma_fence, wgmma_m64n128k16_bf16, wgmma_wait,
     };
-    use crate::device::{
-        async_copy_commit, async_copy_wait, block_idx, global_store, lane_id, sync_threads, thread_idx, unrolled,
-    };
+    use crate::device::{async_copy_commit, async_copy_wait, block_idx, sync_threads, thread_idx, unrolled};
+    use crate::matmul_bf16::store::store_warpgroup;
     use crate::matmul_bf16::swizzled::{Operands, stage};
 
     /// The kernel's body (see the module).
@@ -55,9 +54,9 @@ mod body {
     #[inline(always)]
     pub unsafe fn run(a: *const Bf16, b: *const Bf16, c: *mut f32, m: u32, n: u32, k: u32) {
         let Ring { rows: ring } = Ring::carve();
-        let (tid, lane) = (thread_idx().x, lane_id());
+        let tid = thread_idx().x;
         let warp = tid / WARP_SIZE;
-        let (group, warp_in_group) = (warp / 4, warp % 4);
+        let group = warp / 4;
         let (row0, col0) = (block_idx().y * BM, block_idx().x * BN);
         let base = shared_address(ring.element_ptr(0, 0));
         let skew = (1024 - base % 1024) % 1024 / ROW_BYTES;
@@ -99,19 +98,8 @@ mod body {
             wgmma_commit();
             wgmma_wait::<0>();
         }
-        let row = row0 + 64 * group + 16 * warp_in_group + lane / 4;
-        unrolled::<{ BN / 8 }>(
-            #[inline(always)]
-            |j| {
-                unrolled::<4>(|r| {
-                    let (row, col) = (row + 8 * (r / 2), col0 + 8 * j + 2 * (lane % 4) + r % 2);
-                    if row < m && col < n {
-                        // SAFETY: inside C (m×n).
-                        unsafe { global_store(c.add((row * n + col) as usize), acc[(4 * j + r) as usize]) };
-                    }
-                });
-            },
-        );
+        // SAFETY: the kernel's contract (C holds m·n); every lane of the warpgroup is here.
+        unsafe { store_warpgroup::<BN>(c, (m, n), (row0 + 64 * group, col0), |i| acc[i as usize]) };
     }
 }
 

@@ -1,0 +1,37 @@
+//! The way out of a warpgroup's `wgmma` accumulators into C, for the `wgmma` rungs: register i of
+//! lane l in warp w of the group holds row `16·w + l / 4 + 8·((i % 4) / 2)`, column
+//! `8·(i / 4) + 2·(l % 4) + i % 2` of the group's 64×N product (see [`crate::device::wgmma`]).
+// Only the sm_90a kernel bodies store with it; elsewhere the bodies are stubs.
+#![cfg_attr(not(all(target_arch = "nvptx64", target_feature = "sm_90a")), allow(dead_code))]
+
+use crate::device::{WARP_SIZE, global_store, lane_id, thread_idx, unrolled, unrolled_to};
+
+/// Stores the 64×`N` product this thread's warpgroup holds, at rows from `row0` and columns from
+/// `col0` of C (m×n), the parts inside C only; `value(i)` is this lane's accumulator register i.
+///
+/// # Safety
+/// `c` holds m·n f32; every lane of the warpgroup calls it.
+#[inline(always)]
+pub unsafe fn store_warpgroup<const N: u32>(
+    c: *mut f32,
+    (m, n): (u32, u32),
+    (row0, col0): (u32, u32),
+    value: impl Fn(u32) -> f32,
+) {
+    let lane = lane_id();
+    let warp = (thread_idx().x / WARP_SIZE) % 4;
+    let row = row0 + 16 * warp + lane / 4;
+    unrolled_to(
+        N / 8,
+        #[inline(always)]
+        |j| {
+            unrolled::<4>(|r| {
+                let (row, col) = (row + 8 * (r / 2), col0 + 8 * j + 2 * (lane % 4) + r % 2);
+                if row < m && col < n {
+                    // SAFETY: inside C (m×n), by the test above.
+                    unsafe { global_store(c.add((row * n + col) as usize), value(4 * j + r)) };
+                }
+            });
+        },
+    );
+}
