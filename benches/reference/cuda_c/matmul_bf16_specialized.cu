@@ -57,7 +57,9 @@ __device__ __forceinline__ void specialized(const bf16* a, const bf16* b, float*
         (unsigned long long*)(shared + (STAGES * SLOT_ROWS + 1024 / ROW_BYTES) * (ROW_BYTES / 4));
     unsigned tid = threadIdx.x;
     unsigned group = __shfl_sync(0xffffffff, tid / WARPGROUP, 0);
-    unsigned row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
+    // One tile per block, numbered in row-major order of C's tiles (the Rust kernels' 1-D grid).
+    unsigned tiles_n = (n + BN - 1) / BN;
+    unsigned row0 = blockIdx.x / tiles_n * BM, col0 = blockIdx.x % tiles_n * BN;
     unsigned base = (unsigned)__cvta_generic_to_shared(shared);
     unsigned skew = (1024 - base % 1024) % 1024 / ROW_BYTES;
     unsigned full0 = (unsigned)__cvta_generic_to_shared(barriers), empty0 = full0 + 8 * STAGES;

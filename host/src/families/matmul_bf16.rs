@@ -5,7 +5,8 @@
 use super::elementwise::check_shape;
 use super::matmul::Oracle;
 use super::{
-    Bound, Case, FamilyDemo, GUARD, Outputs, Plan, Size, Work, check_guard, check_len, guarded_inputs, substream,
+    Bound, Case, FamilyDemo, GUARD, Outputs, Plan, Size, Work, check_guard, check_len, guarded_inputs,
+    resident_blocks_of, substream,
 };
 use crate::array::{Array, Buffer};
 use crate::backend::Backend;
@@ -47,7 +48,12 @@ pub fn launch(
     unsafe { backend.launch(kernel, source, problem, args, &[a, b, &*c]) }
 }
 
-/// The tensor maps of A and B for the TMA kernel on a GPU, where TMA can take the shape (rows of
+/// Whether `kernel` copies by TMA (and so reads tensor maps).
+fn uses_maps(kernel: &Kernel<MatmulBf16>) -> bool {
+    [specialized::KERNEL_TMA.entry(), specialized::KERNEL_PERSISTENT.entry()].contains(&kernel.entry())
+}
+
+/// The tensor maps of A and B for the TMA kernels on a GPU, where TMA can take the shape (rows of
 /// 16-byte multiples, aligned matrices); null otherwise (the kernel then copies by `cp.async`, and
 /// the other kernels never read them).
 fn tensor_maps(
@@ -56,10 +62,10 @@ fn tensor_maps(
     problem: &MatmulBf16,
     (a, b): (u64, u64),
 ) -> Result<*const TensorMaps> {
-    let MatmulBf16 { m, n, k } = *problem;
+    let MatmulBf16 { m, n, k, .. } = *problem;
     let fits = k.is_multiple_of(8) && n.is_multiple_of(8) && a.is_multiple_of(16) && b.is_multiple_of(16);
     match backend {
-        Backend::Gpu(gpu) if fits && kernel.entry() == specialized::KERNEL_TMA.entry() => {
+        Backend::Gpu(gpu) if fits && uses_maps(kernel) => {
             let a_map = bf16_swizzled(a, (m, k), specialized::A_BOX)?;
             let b_map = bf16_swizzled(b, (k, n), specialized::B_BOX)?;
             Ok(gpu.tensor_maps(&[a_map, b_map])? as *const TensorMaps)
@@ -157,7 +163,9 @@ impl FamilyDemo for MatmulBf16Demo {
 
     fn prepare<'a>(&self, backend: &'a Backend, size: Size, rng: u64, sets: usize) -> Result<Box<dyn Case + 'a>> {
         let [m, n, k] = size.0;
-        let problem = MatmulBf16::new(m, n, k)?;
+        // The persistent kernel's grid: as many blocks as the device holds at once.
+        let resident = resident_blocks_of(backend, &specialized::KERNEL_PERSISTENT.info(FAMILY.name))?;
+        let problem = MatmulBf16::new(m, n, k)?.with_resident(resident);
         let (a_len, b_len, c_len) = problem.lengths();
         // Random f32 rounded to bf16: the reference gets exactly the values the kernels read. The
         // guards stay NaN.
@@ -220,7 +228,7 @@ impl Case for MatmulBf16Case<'_> {
             why: "it is a GPU library",
         })?;
         let (a, b) = &self.inputs[set];
-        let MatmulBf16 { m, n, k } = self.problem;
+        let MatmulBf16 { m, n, k, .. } = self.problem;
         cublas.gemm(
             self.backend,
             Precision::Bf16,

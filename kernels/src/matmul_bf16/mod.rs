@@ -9,7 +9,7 @@
 //!   tiles (sm_90a, GPU only).
 //! * [`specialized`]: a producer warpgroup copying and two consumer warpgroups multiplying
 //!   128×256 tiles, handing slots over by `mbarrier`s, one `wgmma` group always in flight; and the
-//!   same with the producer's copies made by TMA (sm_90a).
+//!   same with the producer's copies made by TMA, and that on a persistent grid (sm_90a).
 //!
 //! A new rung is a file here and its line in [`FAMILY`].
 
@@ -28,6 +28,9 @@ pub struct MatmulBf16 {
     pub m: u32,
     pub n: u32,
     pub k: u32,
+    /// Blocks of the persistent kernel ([`specialized::KERNEL_PERSISTENT`]): the device's resident
+    /// count, which the host sets; 0 launches one per tile, as the other kernels do.
+    pub resident: u32,
 }
 
 impl Problem for MatmulBf16 {
@@ -54,6 +57,7 @@ pub const FAMILY: Family<MatmulBf16> = Family::new(
         wgmma::KERNEL,
         specialized::KERNEL,
         specialized::KERNEL_TMA,
+        specialized::KERNEL_PERSISTENT,
     ],
 );
 
@@ -70,7 +74,13 @@ impl MatmulBf16 {
             m: sizes.m,
             n: sizes.n,
             k: sizes.k,
+            resident: 0,
         })
+    }
+
+    /// The same product, the persistent kernel launching `resident` blocks.
+    pub fn with_resident(self, resident: u32) -> Self {
+        MatmulBf16 { resident, ..self }
     }
 
     /// Elements of A, B and C.

@@ -57,7 +57,7 @@ mod body {
     use crate::device::wgmma::{
         Descriptor, fence_proxy_async, shared_address, wgmma_commit, wgmma_fence, wgmma_m64n256k16_bf16, wgmma_wait,
     };
-    use crate::device::{block_idx, shfl_idx, sync_threads, thread_idx, unrolled};
+    use crate::device::{block_idx, grid_dim, shfl_idx, sync_threads, thread_idx, unrolled};
     use crate::device::{mbarrier, tma};
     use crate::matmul_bf16::TensorMaps;
     use crate::matmul_bf16::store::store_warpgroup;
@@ -83,7 +83,12 @@ mod body {
         // it the warpgroups' paths look divergent, and ptxas serialises the wgmmas (its warning
         // C7520), as CUTLASS's `canonical_warp_group_idx` avoids the same way.
         let group = shfl_idx(tid / WARPGROUP, 0);
-        let (row0, col0) = (block_idx().y * BM, block_idx().x * BN);
+        // The tiles this block computes, in row-major order of C's tiles: one (a grid of one block
+        // per tile) or every `grid_dim().x`-th (the persistent grid).
+        let tiles_n = n.div_ceil(BN);
+        let tiles = m.div_ceil(BM) * tiles_n;
+        let (first_tile, stride) = (block_idx().x, grid_dim().x);
+        let corner = |tile: u32| ((tile / tiles_n) * BM, (tile % tiles_n) * BN);
         let base = shared_address(ring.element_ptr(0, 0));
         let skew = (1024 - base % 1024) % 1024 / ROW_BYTES;
         let first_row = |slot: u32| skew + slot * SLOT_ROWS;
@@ -103,82 +108,108 @@ mod body {
         }
         sync_threads();
         let steps = k.div_ceil(BK);
+        // Fills of the ring so far, counted across tiles: fill g goes to slot g % STAGES, in
+        // that slot's phase g / STAGES.
+        let slot_of = |fill: u32| (fill % STAGES, (fill / STAGES) & 1);
         if group == 0 && by_tma {
             if tid == 0 {
                 let (a_map, b_map) = (maps.cast::<u8>(), maps.cast::<u8>().wrapping_add(128));
-                for step in 0..steps {
-                    let slot = step % STAGES;
-                    // SAFETY (barriers): initialised above; (copies) the maps describe A and B,
-                    // the boxes land inside the slot, 1024-byte aligned.
-                    unsafe {
-                        mbarrier::wait(empty(slot), ((step / STAGES) & 1) ^ 1);
-                        mbarrier::arrive_expect_tx(full(slot), SLOT_ROWS * ROW_BYTES);
-                        let first = base + first_row(slot) * ROW_BYTES;
-                        tma::load_2d(first, a_map, (step * BK, row0), full(slot));
-                        for atom in 0..BN / 64 {
-                            let dst = first + (BM + BK * atom) * ROW_BYTES;
-                            tma::load_2d(dst, b_map, (col0 + 64 * atom, step * BK), full(slot));
+                let mut fill = 0;
+                let mut tile = first_tile;
+                while tile < tiles {
+                    let (row0, col0) = corner(tile);
+                    for step in 0..steps {
+                        let (slot, phase) = slot_of(fill);
+                        // SAFETY (barriers): initialised above; (copies) the maps describe A and
+                        // B, the boxes land inside the slot, 1024-byte aligned.
+                        unsafe {
+                            mbarrier::wait(empty(slot), phase ^ 1);
+                            mbarrier::arrive_expect_tx(full(slot), SLOT_ROWS * ROW_BYTES);
+                            let first = base + first_row(slot) * ROW_BYTES;
+                            tma::load_2d(first, a_map, (step * BK, row0), full(slot));
+                            for atom in 0..BN / 64 {
+                                let dst = first + (BM + BK * atom) * ROW_BYTES;
+                                tma::load_2d(dst, b_map, (col0 + 64 * atom, step * BK), full(slot));
+                            }
                         }
+                        fill += 1;
                     }
+                    tile += stride;
                 }
             }
             return;
         }
         if group == 0 {
-            let ops = Operands::new(a, b, (m, n, k), (row0, col0));
-            for step in 0..steps {
-                let slot = step % STAGES;
-                // Wait until the consumers are done with the slot's last use (a fresh barrier
-                // passes the first round: the slots start empty).
-                // SAFETY (every barrier operation): initialised above.
-                unsafe { mbarrier::wait(empty(slot), ((step / STAGES) & 1) ^ 1) };
-                // SAFETY: the kernel's contract; the slot within the ring.
-                unsafe { stage::<WARPGROUP, BM, BN, BK>(&ring, ops, tid, step, first_row(slot)) };
-                if ops.aligned {
-                    unsafe { mbarrier::arrive_when_copies_land(full(slot)) };
-                } else {
-                    // The plain stores, seen by the tensor cores' reads, then published.
-                    fence_proxy_async();
-                    unsafe { mbarrier::arrive(full(slot)) };
+            let mut fill = 0;
+            let mut tile = first_tile;
+            while tile < tiles {
+                let ops = Operands::new(a, b, (m, n, k), corner(tile));
+                for step in 0..steps {
+                    let (slot, phase) = slot_of(fill);
+                    // Wait until the consumers are done with the slot's last use (a fresh
+                    // barrier passes the first round: the slots start empty).
+                    // SAFETY (every barrier operation): initialised above.
+                    unsafe { mbarrier::wait(empty(slot), phase ^ 1) };
+                    // SAFETY: the kernel's contract; the slot within the ring.
+                    unsafe { stage::<WARPGROUP, BM, BN, BK>(&ring, ops, tid, step, first_row(slot)) };
+                    if ops.aligned {
+                        unsafe { mbarrier::arrive_when_copies_land(full(slot)) };
+                    } else {
+                        // The plain stores, seen by the tensor cores' reads, then published.
+                        fence_proxy_async();
+                        unsafe { mbarrier::arrive(full(slot)) };
+                    }
+                    fill += 1;
                 }
+                tile += stride;
             }
             return;
         }
         let consumer = group - 1;
-        let (mut low, mut high) = ([0.0f32; 64], [0.0f32; 64]);
-        for step in 0..steps {
-            let slot = step % STAGES;
-            unsafe { mbarrier::wait(full(slot), (step / STAGES) & 1) };
-            // The copies landed in the generic proxy; the wgmmas read through the async one.
-            fence_proxy_async();
-            let first = base + first_row(slot) * ROW_BYTES;
-            let (a_rows, b_rows) = (first + 64 * consumer * ROW_BYTES, first + BM * ROW_BYTES);
-            wgmma_fence();
-            unrolled::<{ BK / 16 }>(
-                #[inline(always)]
-                |kk| {
-                    let da = Descriptor::swizzle_128(a_rows + 32 * kk, 16, 1024);
-                    let db = Descriptor::swizzle_128(b_rows + 16 * ROW_BYTES * kk, BK * ROW_BYTES, 1024);
-                    wgmma_m64n256k16_bf16((&mut low, &mut high), da, db);
-                },
-            );
-            wgmma_commit();
-            // The previous step's group is done: its slot goes back to the producer.
-            wgmma_wait::<1>();
-            if step > 0 {
-                unsafe { mbarrier::arrive(empty((step - 1) % STAGES)) };
+        let mut fill = 0;
+        let mut tile = first_tile;
+        while tile < tiles {
+            let (row0, col0) = corner(tile);
+            let (mut low, mut high) = ([0.0f32; 64], [0.0f32; 64]);
+            for step in 0..steps {
+                let (slot, phase) = slot_of(fill);
+                unsafe { mbarrier::wait(full(slot), phase) };
+                // The copies landed in the generic proxy; the wgmmas read through the async one.
+                fence_proxy_async();
+                let first = base + first_row(slot) * ROW_BYTES;
+                let (a_rows, b_rows) = (first + 64 * consumer * ROW_BYTES, first + BM * ROW_BYTES);
+                wgmma_fence();
+                unrolled::<{ BK / 16 }>(
+                    #[inline(always)]
+                    |kk| {
+                        let da = Descriptor::swizzle_128(a_rows + 32 * kk, 16, 1024);
+                        let db = Descriptor::swizzle_128(b_rows + 16 * ROW_BYTES * kk, BK * ROW_BYTES, 1024);
+                        wgmma_m64n256k16_bf16((&mut low, &mut high), da, db);
+                    },
+                );
+                wgmma_commit();
+                // The previous step's group is done: its slot goes back to the producer.
+                wgmma_wait::<1>();
+                if step > 0 {
+                    unsafe { mbarrier::arrive(empty(slot_of(fill - 1).0)) };
+                }
+                fill += 1;
             }
+            // The tile's last group, and its slot: then the accumulators are final, while the
+            // producer already fills the ring for the next tile.
+            wgmma_wait::<0>();
+            unsafe { mbarrier::arrive(empty(slot_of(fill - 1).0)) };
+            let value = |i: u32| {
+                if i < 64 {
+                    low[i as usize]
+                } else {
+                    high[(i - 64) as usize]
+                }
+            };
+            // SAFETY: the kernel's contract (C holds m·n); every lane of the warpgroup is here.
+            unsafe { store_warpgroup::<BN>(c, (m, n), (row0 + 64 * consumer, col0), value) };
+            tile += stride;
         }
-        wgmma_wait::<0>();
-        let value = |i: u32| {
-            if i < 64 {
-                low[i as usize]
-            } else {
-                high[(i - 64) as usize]
-            }
-        };
-        // SAFETY: the kernel's contract (C holds m·n); every lane of the warpgroup is here.
-        unsafe { store_warpgroup::<BN>(c, (m, n), (row0 + 64 * consumer, col0), value) };
     }
 }
 
@@ -188,6 +219,14 @@ kernel_sm90a! {
     pub unsafe fn matmul_bf16_specialized(a: *const crate::device::mma::Bf16, b: *const crate::device::mma::Bf16, c: *mut f32, m: u32, n: u32, k: u32, maps: *const super::TensorMaps) {
         // SAFETY: the kernel's contract.
         unsafe { body::run::<false>(a, b, c, (m, n, k), maps) }
+    }
+}
+
+kernel_sm90a! {
+    /// As [`matmul_bf16_tma`], each block taking tile after tile (the grid the host gives).
+    pub unsafe fn matmul_bf16_persistent(a: *const crate::device::mma::Bf16, b: *const crate::device::mma::Bf16, c: *mut f32, m: u32, n: u32, k: u32, maps: *const super::TensorMaps) {
+        // SAFETY: the kernel's contract.
+        unsafe { body::run::<true>(a, b, c, (m, n, k), maps) }
     }
 }
 
@@ -206,7 +245,7 @@ pub const KERNEL: Kernel<MatmulBf16> = Kernel {
     code: matmul_bf16_specialized,
     block: Dim3::x(THREADS),
     shared: SharedMemory::opt_in(Ring::BYTES),
-    grid: |p| Dim3::xy(p.n.div_ceil(BN), p.m.div_ceil(BM)),
+    grid: |p| Dim3::x(tiles(p)),
     bounds: LaunchBounds::min_blocks_per_sm(1),
 };
 
@@ -216,3 +255,27 @@ pub const KERNEL_TMA: Kernel<MatmulBf16> = Kernel {
     code: matmul_bf16_tma,
     ..KERNEL
 };
+
+/// As [`KERNEL_TMA`] on a persistent grid: the device's resident blocks (`p.resident`, one per
+/// SM at 193 KiB each) take the tiles in turn, so a block's producer fills the ring for its next
+/// tile while its consumers store the last, and no wave of blocks ends half-empty.
+pub const KERNEL_PERSISTENT: Kernel<MatmulBf16> = Kernel {
+    code: matmul_bf16_persistent,
+    grid: |p| {
+        Dim3::x(if p.resident == 0 {
+            tiles(p)
+        } else {
+            min(tiles(p), p.resident)
+        })
+    },
+    ..KERNEL
+};
+
+/// Tiles of C (128×256 each).
+const fn tiles(p: &MatmulBf16) -> u32 {
+    p.m.div_ceil(BM) * p.n.div_ceil(BN)
+}
+
+const fn min(a: u32, b: u32) -> u32 {
+    if a < b { a } else { b }
+}
