@@ -200,7 +200,7 @@ def _(a, b, variant):
 def matmul_bf16(a, b, variant="auto"):
     """``a.float() @ b.float()`` for 2-D bfloat16 CUDA tensors (m × k and k × n), in float32: the
     products of the bf16 values are exact and summed in f32 on the tensor cores (``wgmma`` with TMA
-    on an H100 or H200, ``mma.sync`` elsewhere). No autograd."""
+    on a persistent grid on an H100 or H200, ``mma.sync`` elsewhere). No autograd."""
     return _matmul_bf16_impl(a, b, variant) if _eager(a, b) else _matmul_bf16(a, b, variant)
 
 

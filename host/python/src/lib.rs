@@ -184,18 +184,17 @@ fn matmul_bf16(
     let (a, b, c, [m, n, k]) = product_operands((a, b, c), Dtype::Bf16)?;
     let problem = kernels::matmul_bf16::MatmulBf16::new(m, n, k).map_err(size_error)?;
     let backend = backend(device, stream)?;
-    let kernel = variant::resolve(Op::MatmulBf16, &backend, variant, [m, n, k])?;
+    let kernel = &kernels::matmul_bf16::FAMILY.kernels[variant::resolve(Op::MatmulBf16, &backend, variant, [m, n, k])?];
+    let persistent = kernels::matmul_bf16::specialized::KERNEL_PERSISTENT;
+    let problem = if kernel.entry() == persistent.entry() {
+        // Its grid: the blocks the device holds at once.
+        let info = persistent.info(kernels::matmul_bf16::FAMILY.name);
+        problem.with_resident(families::resident_blocks_of(&backend, &info).map_err(to_python)?)
+    } else {
+        problem
+    };
     let (a, b, mut c) = (array(&backend, &a)?, array(&backend, &b)?, array(&backend, &c)?);
-    families::matmul_bf16::launch(
-        &backend,
-        &kernels::matmul_bf16::FAMILY.kernels[kernel],
-        Source::Rust,
-        &problem,
-        &a,
-        &b,
-        &mut c,
-    )
-    .map_err(to_python)
+    families::matmul_bf16::launch(&backend, kernel, Source::Rust, &problem, &a, &b, &mut c).map_err(to_python)
 }
 
 /// The 2-D cross-correlation of a height × width f32 image with a square filter (3×3, 5×5 or

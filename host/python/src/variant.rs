@@ -93,9 +93,9 @@ pub fn resolve(op: Op, backend: &Backend, variant: &str, size: [usize; 3]) -> Py
         ("auto", Op::Sum) => "reduce_one_pass",
         // The look-back scan with the ticket chain: the fastest rung (run 2026-11-30-x).
         ("auto", Op::Cumsum) => "scan_look_back_ordered",
-        // TMA and wgmma where the sm_90a PTX is loaded (76.8 % of cuBLAS at 8192³, run ap), the
-        // mma.sync ring elsewhere.
-        ("auto", Op::MatmulBf16) if backend.runs_sm90a() => "matmul_bf16_tma",
+        // TMA and wgmma on a persistent grid where the sm_90a PTX is loaded (93.5 % of cuBLAS at
+        // 8192³, run au), the mma.sync ring elsewhere.
+        ("auto", Op::MatmulBf16) if backend.runs_sm90a() => "matmul_bf16_persistent",
         ("auto", Op::MatmulBf16) => "matmul_bf16_pipelined",
         ("auto", _) => {
             let Backend::Gpu(gpu) = backend else {
