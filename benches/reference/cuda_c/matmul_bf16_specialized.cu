@@ -7,7 +7,8 @@
 //
 // matmul_bf16_tma_cuda (kernels::matmul_bf16::specialized, KERNEL_TMA): the same, one producer
 // thread filling each slot by TMA from the tensor maps the host passes in `maps` (A's, then B's,
-// 128 bytes each); with no maps, the copies above.
+// 128 bytes each); with no maps, the copies above. matmul_bf16_persistent_cuda: the same body on
+// the persistent grid the host launches (each block taking every gridDim.x-th tile).
 #define BM 128
 #define BN 256
 #define BK 64
@@ -57,9 +58,9 @@ __device__ __forceinline__ void specialized(const bf16* a, const bf16* b, float*
         (unsigned long long*)(shared + (STAGES * SLOT_ROWS + 1024 / ROW_BYTES) * (ROW_BYTES / 4));
     unsigned tid = threadIdx.x;
     unsigned group = __shfl_sync(0xffffffff, tid / WARPGROUP, 0);
-    // One tile per block, numbered in row-major order of C's tiles (the Rust kernels' 1-D grid).
-    unsigned tiles_n = (n + BN - 1) / BN;
-    unsigned row0 = blockIdx.x / tiles_n * BM, col0 = blockIdx.x % tiles_n * BN;
+    // The tiles this block computes, in row-major order of C's tiles: every gridDim.x-th from
+    // blockIdx.x (one, with a grid of one block per tile; several on the persistent grid).
+    unsigned tiles_n = (n + BN - 1) / BN, tiles = (m + BM - 1) / BM * tiles_n;
     unsigned base = (unsigned)__cvta_generic_to_shared(shared);
     unsigned skew = (1024 - base % 1024) % 1024 / ROW_BYTES;
     unsigned full0 = (unsigned)__cvta_generic_to_shared(barriers), empty0 = full0 + 8 * STAGES;
@@ -71,65 +72,79 @@ __device__ __forceinline__ void specialized(const bf16* a, const bf16* b, float*
     }
     __syncthreads();
     unsigned steps = (k + BK - 1) / BK;
+    // Fills of the ring counted across tiles: fill g goes to slot g % STAGES, phase g / STAGES.
+    unsigned fill = 0;
     if (group == 0 && by_tma) {
         if (tid == 0) {
             const char* b_map = (const char*)maps + 128;
-            for (unsigned step = 0; step < steps; ++step) {
-                unsigned slot = step % STAGES, full = full0 + 8 * slot;
-                barrier_wait(empty0 + 8 * slot, ((step / STAGES) & 1) ^ 1);
-                asm volatile("{ .reg .b64 state; mbarrier.arrive.expect_tx.shared::cta.b64 state, [%0], %1; }" ::"r"(
-                                 full),
-                             "r"(SLOT_ROWS * ROW_BYTES));
-                unsigned first = base + (skew + slot * SLOT_ROWS) * ROW_BYTES;
-                tma_load(first, maps, step * BK, row0, full);
-                for (unsigned atom = 0; atom < BN / 64; ++atom)
-                    tma_load(first + (BM + BK * atom) * ROW_BYTES, b_map, col0 + 64 * atom, step * BK, full);
+            for (unsigned tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+                unsigned row0 = tile / tiles_n * BM, col0 = tile % tiles_n * BN;
+                for (unsigned step = 0; step < steps; ++step, ++fill) {
+                    unsigned slot = fill % STAGES, full = full0 + 8 * slot;
+                    barrier_wait(empty0 + 8 * slot, ((fill / STAGES) & 1) ^ 1);
+                    asm volatile(
+                        "{ .reg .b64 state; mbarrier.arrive.expect_tx.shared::cta.b64 state, [%0], %1; }" ::"r"(full),
+                        "r"(SLOT_ROWS * ROW_BYTES));
+                    unsigned first = base + (skew + slot * SLOT_ROWS) * ROW_BYTES;
+                    tma_load(first, maps, step * BK, row0, full);
+                    for (unsigned atom = 0; atom < BN / 64; ++atom)
+                        tma_load(first + (BM + BK * atom) * ROW_BYTES, b_map, col0 + 64 * atom, step * BK, full);
+                }
             }
         }
         return;
     }
     if (group == 0) {
         bool aligned = k % 8 == 0 && n % 8 == 0 && (size_t)a % 16 == 0 && (size_t)b % 16 == 0;
-        for (unsigned step = 0; step < steps; ++step) {
-            unsigned slot = step % STAGES;
-            barrier_wait(empty0 + 8 * slot, ((step / STAGES) & 1) ^ 1);
-            stage_swizzled<WARPGROUP, BN>(shared, a, b, m, n, k, row0, col0, aligned, tid, step, skew + slot * SLOT_ROWS);
-            if (aligned) {
-                asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" ::"r"(full0 + 8 * slot));
-            } else {
-                asm volatile("fence.proxy.async.shared::cta;");
-                barrier_arrive(full0 + 8 * slot);
+        for (unsigned tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+            unsigned row0 = tile / tiles_n * BM, col0 = tile % tiles_n * BN;
+            for (unsigned step = 0; step < steps; ++step, ++fill) {
+                unsigned slot = fill % STAGES;
+                barrier_wait(empty0 + 8 * slot, ((fill / STAGES) & 1) ^ 1);
+                stage_swizzled<WARPGROUP, BN>(shared, a, b, m, n, k, row0, col0, aligned, tid, step,
+                                              skew + slot * SLOT_ROWS);
+                if (aligned) {
+                    asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" ::"r"(full0 + 8 * slot));
+                } else {
+                    asm volatile("fence.proxy.async.shared::cta;");
+                    barrier_arrive(full0 + 8 * slot);
+                }
             }
         }
         return;
     }
     unsigned consumer = group - 1;
-    float acc[128] = {};
-    for (unsigned step = 0; step < steps; ++step) {
-        unsigned slot = step % STAGES;
-        barrier_wait(full0 + 8 * slot, (step / STAGES) & 1);
-        asm volatile("fence.proxy.async.shared::cta;");
-        unsigned first = base + (skew + slot * SLOT_ROWS) * ROW_BYTES;
-        unsigned a_rows = first + 64 * consumer * ROW_BYTES, b_rows = first + BM * ROW_BYTES;
-        asm volatile("wgmma.fence.sync.aligned;");
-#pragma unroll
-        for (unsigned kk = 0; kk < BK / 16; ++kk)
-            wgmma256(acc, descriptor(a_rows + 32 * kk, 16, 1024),
-                     descriptor(b_rows + 16 * ROW_BYTES * kk, BK * ROW_BYTES, 1024));
-        asm volatile("wgmma.commit_group.sync.aligned;");
-        asm volatile("wgmma.wait_group.sync.aligned 1;");
-        if (step > 0) barrier_arrive(empty0 + 8 * ((step - 1) % STAGES));
-    }
-    asm volatile("wgmma.wait_group.sync.aligned 0;");
     unsigned lane = tid % 32, warp_in_group = (tid / 32) % 4;
-    unsigned row = row0 + 64 * consumer + 16 * warp_in_group + lane / 4;
+    for (unsigned tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+        unsigned row0 = tile / tiles_n * BM, col0 = tile % tiles_n * BN;
+        float acc[128] = {};
+        for (unsigned step = 0; step < steps; ++step, ++fill) {
+            unsigned slot = fill % STAGES;
+            barrier_wait(full0 + 8 * slot, (fill / STAGES) & 1);
+            asm volatile("fence.proxy.async.shared::cta;");
+            unsigned first = base + (skew + slot * SLOT_ROWS) * ROW_BYTES;
+            unsigned a_rows = first + 64 * consumer * ROW_BYTES, b_rows = first + BM * ROW_BYTES;
+            asm volatile("wgmma.fence.sync.aligned;");
 #pragma unroll
-    for (unsigned j = 0; j < BN / 8; ++j)
-#pragma unroll
-        for (unsigned r = 0; r < 4; ++r) {
-            unsigned rr = row + 8 * (r / 2), col = col0 + 8 * j + 2 * (lane % 4) + r % 2;
-            if (rr < m && col < n) c[rr * n + col] = acc[4 * j + r];
+            for (unsigned kk = 0; kk < BK / 16; ++kk)
+                wgmma256(acc, descriptor(a_rows + 32 * kk, 16, 1024),
+                         descriptor(b_rows + 16 * ROW_BYTES * kk, BK * ROW_BYTES, 1024));
+            asm volatile("wgmma.commit_group.sync.aligned;");
+            asm volatile("wgmma.wait_group.sync.aligned 1;");
+            if (step > 0) barrier_arrive(empty0 + 8 * ((fill - 1) % STAGES));
         }
+        // The tile's last group and its slot, while the producer fills the ring for the next tile.
+        asm volatile("wgmma.wait_group.sync.aligned 0;");
+        barrier_arrive(empty0 + 8 * ((fill - 1) % STAGES));
+        unsigned row = row0 + 64 * consumer + 16 * warp_in_group + lane / 4;
+#pragma unroll
+        for (unsigned j = 0; j < BN / 8; ++j)
+#pragma unroll
+            for (unsigned r = 0; r < 4; ++r) {
+                unsigned rr = row + 8 * (r / 2), col = col0 + 8 * j + 2 * (lane % 4) + r % 2;
+                if (rr < m && col < n) c[rr * n + col] = acc[4 * j + r];
+            }
+    }
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
@@ -141,5 +156,11 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
     matmul_bf16_tma_cuda(const bf16* a, const bf16* b, float* c, unsigned m, unsigned n, unsigned k,
                          const void* maps) {
+    specialized<true>(a, b, c, m, n, k, maps);
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS, 1)
+    matmul_bf16_persistent_cuda(const bf16* a, const bf16* b, float* c, unsigned m, unsigned n, unsigned k,
+                                const void* maps) {
     specialized<true>(a, b, c, m, n, k, maps);
 }
