@@ -69,7 +69,12 @@ pub fn run_family(
     let label = family.label(size);
     let infos = family.kernels();
     let mut case = family.prepare(backend, size, settings.rng, 1)?;
-    let mut rows = Vec::new();
+    // What runs, in row order: the library (None) where there is one, then each kernel from each
+    // source the backend has; each checked on its own output before any is timed.
+    let mut variants: Vec<(Option<usize>, Source)> = Vec::new();
+    let mut checks = Vec::new();
+    // The emulator's times: the checked run's own (they only show that it ran).
+    let mut emulator_times = Vec::new();
     let mut ceiling = None;
     if let Backend::Gpu(gpu) = backend {
         // Memory-bound kernels are rated against the copy; compute-bound ones against their
@@ -85,16 +90,8 @@ pub fn run_family(
             progress(family.name(), baseline, "library", &label);
             case.poison()?;
             case.launch_baseline(0)?;
-            let check = case.check(0);
-            let timing = time(backend, settings, || case.launch_baseline(0))?;
-            let row = Row::measured(family.name(), baseline, &label, backend, timing, &plan.work).with_check(check);
-            if plan.work.bound == Bound::Compute {
-                ceiling = row.rate.map(|rate| Ceiling {
-                    name: format!("{baseline} {label}, {}", row.unit.unwrap_or_default()),
-                    rate,
-                });
-            }
-            rows.push(row.with_ceiling(ceiling.as_ref()));
+            checks.push(case.check(0));
+            variants.push((None, Source::Rust));
         }
     }
     for &index in kernels {
@@ -105,31 +102,45 @@ pub fn run_family(
             continue;
         }
         progress(family.name(), entry, &format!("{} source(s)", sources.len()), &label);
-        let (timings, checks) = if let Backend::Emu = backend {
-            // One run is the timing and the check: the emulator's time only shows that it ran.
+        for source in sources {
             case.poison()?;
-            let timings = time_interleaved(backend, settings, 1, |_| case.launch(index, Source::Rust, 0))?;
-            (timings, vec![case.check(0)])
-        } else {
-            // Each source is checked on its own output first; then the sources are timed
-            // interleaved, so that Rust and CUDA C see the same clocks.
-            let mut checks = Vec::with_capacity(sources.len());
-            for &source in &sources {
-                case.poison()?;
-                case.launch(index, source, 0)?;
-                checks.push(case.check(0));
-            }
-            let timings = time_interleaved(backend, settings, sources.len(), |v| case.launch(index, sources[v], 0))?;
-            (timings, checks)
-        };
-        for ((source, timing), check) in sources.into_iter().zip(timings).zip(checks) {
-            rows.push(
-                Row::measured(family.name(), entry, &label, backend, timing, &plan.work)
-                    .from_kernel(entry, source)
-                    .with_ceiling(ceiling.as_ref())
-                    .with_check(check),
-            );
+            let start = Instant::now();
+            case.launch(index, source, 0)?;
+            emulator_times.push(Timing::from_samples(vec![start.elapsed().as_secs_f64() * 1e3]));
+            checks.push(case.check(0));
+            variants.push((Some(index), source));
         }
+    }
+    // On the GPU every variant, the library's too, is timed in the same rounds, so that all of
+    // them see the same clocks (a long tensor-core run brings the GPU to its power limit, and
+    // whatever ran first would otherwise run faster: run 2026-11-30-aw).
+    let timings = match backend {
+        Backend::Gpu(_) => time_interleaved(backend, settings, variants.len(), |v| match variants[v] {
+            (None, _) => case.launch_baseline(0),
+            (Some(index), source) => case.launch(index, source, 0),
+        })?,
+        Backend::Emu => emulator_times,
+    };
+    let mut rows = Vec::new();
+    for ((&(kernel, source), timing), check) in variants.iter().zip(timings).zip(checks) {
+        let row = match kernel {
+            None => {
+                let baseline = case.baseline().unwrap_or("library");
+                let row = Row::measured(family.name(), baseline, &label, backend, timing, &plan.work);
+                if plan.work.bound == Bound::Compute {
+                    ceiling = row.rate.map(|rate| Ceiling {
+                        name: format!("{baseline} {label}, {}", row.unit.unwrap_or_default()),
+                        rate,
+                    });
+                }
+                row
+            }
+            Some(index) => {
+                let entry = infos[index].entry;
+                Row::measured(family.name(), entry, &label, backend, timing, &plan.work).from_kernel(entry, source)
+            }
+        };
+        rows.push(row.with_ceiling(ceiling.as_ref()).with_check(check));
     }
     Ok(rows)
 }
