@@ -32,12 +32,25 @@ def cases():
     v, v2 = torch.rand(1 << 26, device="cuda"), torch.rand(1 << 26, device="cuda")
     long = torch.rand(1 << 28, device="cuda")
     conv = torch.nn.functional.conv2d
+    # Attention, batch 8 × 16 heads, sequence 4096, head dim 128 (the shape); causal counts
+    # half the flops, as FlashAttention's and PyTorch's benchmarks do.
+    q, k, w = (torch.randn(8, 16, 4096, 128, device="cuda", dtype=torch.bfloat16) for _ in range(3))
+    sdpa = torch.nn.functional.scaled_dot_product_attention
+    attention_flops = 4 * 8 * 16 * 4096**2 * 128
     return [
         ("transpose", "8192x8192", 2 * 4 * x.numel(), lambda: rust_kernels.transpose(x), lambda: x.T.contiguous()),
         ("transpose", "8191x4097", 2 * 4 * odd.numel(), lambda: rust_kernels.transpose(odd), lambda: odd.T.contiguous()),
         ("softmax", "65536x1024", 2 * 4 * rows.numel(), lambda: rust_kernels.softmax(rows), lambda: torch.softmax(rows, -1)),
         ("matmul", "4096^3", 2 * 4096**3, lambda: rust_kernels.matmul(a, b), lambda: a @ b),
         ("matmul_bf16", "8192^3", 2 * 8192**3, lambda: rust_kernels.matmul_bf16(a16, b16), lambda: a16 @ b16),
+        ("attention", "b8h16s4096d128", attention_flops, lambda: rust_kernels.attention(q, k, w), lambda: sdpa(q, k, w)),
+        (
+            "attention_causal",
+            "b8h16s4096d128",
+            attention_flops / 2,
+            lambda: rust_kernels.attention(q, k, w, causal=True),
+            lambda: sdpa(q, k, w, is_causal=True),
+        ),
         (
             "conv2d",
             "8192x8192 5x5",
@@ -77,7 +90,7 @@ def main():
     for op, shape, work, ours, theirs in cases():
         ours_us = median_us("f()", f=ours)
         theirs_us = median_us("f()", f=theirs)
-        unit, scale = ("TFLOP/s", 1e-6) if op.startswith("matmul") else ("GB/s", 1e-3)
+        unit, scale = ("TFLOP/s", 1e-6) if op.startswith(("matmul", "attention")) else ("GB/s", 1e-3)
         rows.append(
             {
                 "op": op,

@@ -38,6 +38,7 @@ pub mod params;
 pub mod registry;
 
 pub mod atomic_probe;
+pub mod attention;
 pub mod conv2d;
 pub mod elementwise;
 pub mod gather;

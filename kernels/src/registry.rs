@@ -6,8 +6,8 @@
 
 use crate::family::{AnyFamily, KernelInfo};
 use crate::{
-    atomic_probe, banks, conv2d, gather, histogram, histogram_f32, matmul, matmul_bf16, matmul_tc, mma_probe, probe,
-    reduce, rows, scan, shared_mem_add, softmax, transpose, vec_add,
+    atomic_probe, attention, banks, conv2d, gather, histogram, histogram_f32, matmul, matmul_bf16, matmul_tc,
+    mma_probe, probe, reduce, rows, scan, shared_mem_add, softmax, transpose, vec_add,
 };
 
 /// Every family, in the order demos and reports show them.
@@ -17,6 +17,8 @@ pub static FAMILIES: &[&dyn AnyFamily] = &[
     &matmul::FAMILY,
     &matmul_tc::FAMILY,
     &matmul_bf16::FAMILY,
+    &attention::FAMILY,
+    &attention::CAUSAL_FAMILY,
     &transpose::FAMILY,
     &conv2d::FAMILY,
     &gather::FAMILY,

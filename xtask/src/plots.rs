@@ -84,8 +84,13 @@ impl Plot {
     pub fn alt(&self, run: &BenchRun) -> String {
         match self {
             Plot::Compute(family) => format!(
-                "{} TFLOP/s against matrix side, with the library as the ceiling",
-                crate::report::text(family)
+                "{} TFLOP/s against {}, with the library as the ceiling",
+                crate::report::text(family),
+                if square(run, family).next().is_some() {
+                    "matrix side"
+                } else {
+                    "sequence length"
+                }
             ),
             Plot::Memory(family) => format!(
                 "{} GB/s against {}, with the copy bandwidth as the ceiling",
@@ -104,10 +109,9 @@ impl Plot {
     /// Why this run has nothing to draw, or `None` when it has.
     pub fn missing(&self, run: &BenchRun) -> Option<&'static str> {
         match self {
-            Plot::Compute(family) => square(run, family)
-                .next()
-                .is_none()
-                .then_some("no square shapes (m = n = k) to plot"),
+            Plot::Compute(family) => compute_cases(run, family)
+                .is_empty()
+                .then_some("no cases of this family to plot"),
             Plot::Memory(family) => memory_cases(run, family)
                 .next()
                 .is_none()
@@ -214,6 +218,16 @@ fn matrix_sides(size: &str) -> Option<(u64, u64)> {
 /// A compute-bound family's square shapes.
 fn square<'a>(run: &'a BenchRun, family: &'a str) -> impl Iterator<Item = &'a BenchCase> {
     of_bound(run, Bound::Compute).filter(move |c| c.family == family && square_side(&c.size).is_some())
+}
+
+/// What a compute-bound family's plot draws: its square shapes against the side where it has
+/// any (matmuls), else every case against its `x` (attention: the sequence length).
+fn compute_cases<'a>(run: &'a BenchRun, family: &'a str) -> Vec<&'a BenchCase> {
+    let square: Vec<&BenchCase> = square(run, family).collect();
+    if !square.is_empty() {
+        return square;
+    }
+    of_bound(run, Bound::Compute).filter(|c| c.family == family).collect()
 }
 
 /// "2²⁰" for powers of two, else the number: elements read better as exponents.
@@ -513,10 +527,22 @@ fn line_chart<DB: DrawingBackend>(area: &Area<DB>, lines: &[Line], axes: &Axes) 
 }
 
 fn draw_compute<DB: DrawingBackend>(run: &BenchRun, family: &str, root: &Area<DB>) -> Result<(), String> {
-    let lines = lines(run, square(run, family));
-    let (chart, legend) = layout(root, &format!("{family}: throughput, square matrices"))?;
+    let matrices = square(run, family).next().is_some();
+    let lines = lines(run, compute_cases(run, family).into_iter());
+    let (title, x_desc) = if matrices {
+        (
+            format!("{family}: throughput, square matrices"),
+            "matrix side n (C = A·B, all n × n)",
+        )
+    } else {
+        (
+            format!("{family}: throughput"),
+            "sequence length (sizes: heads × seq × dim)",
+        )
+    };
+    let (chart, legend) = layout(root, &title)?;
     let axes = Axes {
-        x_desc: "matrix side n (C = A·B, all n × n)",
+        x_desc,
         y_desc: "TFLOP/s",
         x_label: &|x| format!("{}", x.round()),
         ceiling: None,

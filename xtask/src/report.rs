@@ -259,10 +259,19 @@ fn compute_section(md: &mut String, run: &BenchRun, family: &str) {
             text(&c.size),
             ms(c.median_ms),
             fixed(c.rate, 2),
-            percent(c.percent_of_ceiling)
+            percent(c.percent_of_ceiling.or_else(|| of_library(run, c)))
         );
     }
     md.push('\n');
+}
+
+/// A compute-bound case's rate as a percentage of the library's on the same shape in the run,
+/// where the benches did not set it (baselines merged from PyTorch's anchors).
+fn of_library(run: &BenchRun, case: &BenchCase) -> Option<f64> {
+    run.cases
+        .iter()
+        .find(|l| l.source.is_none() && l.bound == Bound::Compute && l.family == case.family && l.size == case.size)
+        .map(|library| 100.0 * case.rate / library.rate)
 }
 
 fn memory_section(md: &mut String, run: &BenchRun) {
@@ -612,6 +621,34 @@ mod tests {
             choices: Vec::new(),
             banks: Vec::new(),
         }
+    }
+
+    #[test]
+    fn a_family_without_square_shapes_is_plotted_by_x_and_rated_against_pytorchs_case() {
+        const ATTENTION: (&str, Bound) = ("attention", Bound::Compute);
+        let mut run = sample();
+        for (size, x) in [("128x4096x128", 4096.0), ("32x8192x128", 8192.0)] {
+            let mut library = case(ATTENTION, "torch_sdpa", None, size, x, (1.0, 600.0));
+            // As the benches merge PyTorch's compute cases: no percentage of their own.
+            library.percent_of_ceiling = None;
+            let mut kernel = case(
+                ATTENTION,
+                "attention_specialized",
+                Some(Source::Rust),
+                size,
+                x,
+                (1.2, 450.0),
+            );
+            kernel.percent_of_ceiling = None;
+            run.cases.extend([library, kernel]);
+        }
+        assert!(Plot::all(&run).contains(&Plot::Compute("attention".into())));
+        let md = markdown(&run, None);
+        assert!(
+            md.contains("| attention\\_specialized | Rust | 128x4096x128 | 1.20 | 450.00 | 75.0 |"),
+            "{md}"
+        );
+        assert!(md.contains("attention TFLOP/s against sequence length"), "{md}");
     }
 
     /// `sample()` with a convolution family (three filters at one image, one at a smaller image)

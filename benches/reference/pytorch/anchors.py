@@ -193,6 +193,24 @@ def histograms_f32():
             del inputs
 
 
+def attentions():
+    """`scaled_dot_product_attention` in bf16 at the attention families' bench sizes (heads = batch ×
+    heads, seq, dim), with and without the causal mask; compute-bound cases in TFLOP/s (causal
+    counting half the flops, as the Rust side does)."""
+    for heads, seq, dim in [(512, 1024, 128), (256, 2048, 128), (128, 4096, 128), (32, 8192, 128)]:
+        shape = (heads // 16, 16, seq, dim) if heads % 16 == 0 else (1, heads, seq, dim)
+        tensor = 2 * heads * seq * dim
+        sets = input_sets(3 * tensor)
+        inputs = [[torch.randn(shape, device="cuda", dtype=torch.bfloat16) for _ in range(3)] for _ in range(sets)]
+        for family, causal in [("attention", False), ("attention_causal", True)]:
+            flops = 4 * heads * seq * seq * dim / (2 if causal else 1)
+            ms = median_ms(lambda i: F.scaled_dot_product_attention(*inputs[i], is_causal=causal), sets)
+            c = case(family, "torch_sdpa", f"{heads}x{seq}x{dim}", seq, 4 * tensor, flops, ms, sets)
+            c.update(bound="compute", rate=flops / (ms * 1e-3) / 1e12)
+            yield c
+        del inputs
+
+
 # Each generator with the families it times, so that BENCH_FAMILIES (as the Rust benches read it)
 # limits the anchors too.
 GENERATORS = [
@@ -205,6 +223,7 @@ GENERATORS = [
     (scans_i32, {"scan_i32"}),
     (softmaxes, {"softmax"}),
     (row_reductions, {"row_sum", "row_max"}),
+    (attentions, {"attention", "attention_causal"}),
 ]
 
 
@@ -217,7 +236,8 @@ def main():
             cases += [c for c in generator() if wanted is None or c["family"] in wanted]
     json.dump(cases, sys.stdout, indent=1)
     for c in cases:
-        print(f"{c['kernel']} {c['size']}: {c['median_ms']:.4f} ms, {c['rate']:.1f} GB/s", file=sys.stderr)
+        unit = "TFLOP/s" if c["bound"] == "compute" else "GB/s"
+        print(f"{c['kernel']} {c['size']}: {c['median_ms']:.4f} ms, {c['rate']:.1f} {unit}", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -204,6 +204,40 @@ def matmul_bf16(a, b, variant="auto"):
     return _matmul_bf16_impl(a, b, variant) if _eager(a, b) else _matmul_bf16(a, b, variant)
 
 
+# attention ---------------------------------------------------------------------------------------
+
+
+def _attention_impl(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, variant: str) -> torch.Tensor:
+    q, k, v = _ready("q", q, torch.bfloat16), _ready("k", k, torch.bfloat16), _ready("v", v, torch.bfloat16)
+    _same_device(q, k, v)
+    if q.dim() != 4 or k.shape != q.shape or v.shape != q.shape:
+        raise ValueError(
+            f"q {tuple(q.shape)}, k {tuple(k.shape)} and v {tuple(v.shape)}: expected three tensors of one shape "
+            "(batch, heads, seq, dim)"
+        )
+    o = torch.empty_like(q)
+    if o.numel():
+        _native.attention(q, k, v, o, causal=causal, variant=variant, **_launch_args(q))
+    return o
+
+
+_attention = torch.library.custom_op(f"{_LIBRARY}::attention", _attention_impl, mutates_args=())
+
+
+@_attention.register_fake
+def _(q, k, v, causal, variant):
+    return torch.empty_like(q)
+
+
+def attention(q, k, v, causal=False, variant="auto"):
+    """``torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)`` for bfloat16
+    CUDA tensors of shape (batch, heads, seq, dim) with dim 64 or 128: one fused kernel (online
+    softmax, f32 sums; ``wgmma`` fed by TMA on an H100 or H200, ``mma.sync`` elsewhere), bfloat16
+    out. The
+    variants of the causal form are ``rust_kernels.variants("attention_causal")``. No autograd."""
+    return _attention_impl(q, k, v, causal, variant) if _eager(q, k, v) else _attention(q, k, v, causal, variant)
+
+
 # conv2d ------------------------------------------------------------------------------------------
 
 

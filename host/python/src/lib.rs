@@ -197,6 +197,46 @@ fn matmul_bf16(
     families::matmul_bf16::launch(&backend, kernel, Source::Rust, &problem, &a, &b, &mut c).map_err(to_python)
 }
 
+/// `o = softmax(q·kᵀ/√d)·v` per head for bf16 tensors of shape (batch, heads, seq, dim), dim 64 or
+/// 128, over every key or (`causal`) the keys up to each query's position; one fused kernel.
+#[pyfunction]
+#[pyo3(signature = (q, k, v, o, *, stream, device, causal = false, variant = "auto"))]
+#[allow(clippy::too_many_arguments)]
+fn attention(
+    q: &Bound<PyAny>,
+    k: &Bound<PyAny>,
+    v: &Bound<PyAny>,
+    o: &Bound<PyAny>,
+    stream: usize,
+    device: usize,
+    causal: bool,
+    variant: &str,
+) -> PyResult<()> {
+    let q = Tensor::read("q", q, Dtype::Bf16, 4)?;
+    let k = Tensor::read("k", k, Dtype::Bf16, 4)?;
+    let v = Tensor::read("v", v, Dtype::Bf16, 4)?;
+    let o = Tensor::read("o", o, Dtype::Bf16, 4)?.writable()?;
+    for other in [&k, &v, &o] {
+        other.expect_shape(&q.shape)?;
+    }
+    let [batch, heads, seq, dim] = [q.shape[0], q.shape[1], q.shape[2], q.shape[3]];
+    let problem = kernels::attention::Attention::new(batch * heads, seq, dim).map_err(size_error)?;
+    let backend = backend(device, stream)?;
+    let (op, family) = if causal {
+        (Op::AttentionCausal, &kernels::attention::CAUSAL_FAMILY)
+    } else {
+        (Op::Attention, &kernels::attention::FAMILY)
+    };
+    let kernel = &family.kernels[variant::resolve(op, &backend, variant, [batch * heads, seq, dim])?];
+    let (q, k, v, mut o) = (
+        array(&backend, &q)?,
+        array(&backend, &k)?,
+        array(&backend, &v)?,
+        array(&backend, &o)?,
+    );
+    families::attention::launch(&backend, kernel, Source::Rust, &problem, (&q, &k, &v), &mut o).map_err(to_python)
+}
+
 /// The 2-D cross-correlation of a height × width f32 image with a square filter (3×3, 5×5 or
 /// 7×7), zero outside the image, output the image's size: PyTorch's `conv2d` with `padding=r`.
 #[pyfunction]
@@ -412,6 +452,7 @@ fn _native(module: &Bound<PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(softmax, module)?)?;
     module.add_function(wrap_pyfunction!(matmul, module)?)?;
     module.add_function(wrap_pyfunction!(matmul_bf16, module)?)?;
+    module.add_function(wrap_pyfunction!(attention, module)?)?;
     module.add_function(wrap_pyfunction!(conv2d, module)?)?;
     module.add_function(wrap_pyfunction!(add, module)?)?;
     module.add_function(wrap_pyfunction!(shared_mem_add, module)?)?;

@@ -5,7 +5,7 @@
 
 use host::Backend;
 use host::families::{
-    FamilyDemo, Size, choice, conv2d, kernel_index, matmul, matmul_bf16, reduce, scan, softmax, transpose,
+    FamilyDemo, Size, attention, choice, conv2d, kernel_index, matmul, matmul_bf16, reduce, scan, softmax, transpose,
 };
 use kernels::elementwise::Elementwise;
 use kernels::softmax::{registers, wide};
@@ -22,6 +22,8 @@ pub enum Op {
     Softmax,
     Matmul,
     MatmulBf16,
+    Attention,
+    AttentionCausal,
     Conv2d,
     Sum,
     Cumsum,
@@ -34,6 +36,8 @@ impl Op {
             Op::Softmax => &softmax::SoftmaxDemo,
             Op::Matmul => &matmul::MATMUL,
             Op::MatmulBf16 => &matmul_bf16::MatmulBf16Demo,
+            Op::Attention => &attention::ATTENTION,
+            Op::AttentionCausal => &attention::ATTENTION_CAUSAL,
             Op::Conv2d => &conv2d::Conv2dDemo,
             Op::Sum => &reduce::ReduceDemo,
             Op::Cumsum => &scan::ScanDemo,
@@ -55,6 +59,8 @@ impl Op {
             Op::Softmax,
             Op::Matmul,
             Op::MatmulBf16,
+            Op::Attention,
+            Op::AttentionCausal,
             Op::Conv2d,
             Op::Sum,
             Op::Cumsum,
@@ -97,6 +103,12 @@ pub fn resolve(op: Op, backend: &Backend, variant: &str, size: [usize; 3]) -> Py
         // 8192³, run au), the mma.sync ring elsewhere.
         ("auto", Op::MatmulBf16) if backend.runs_sm90a() => "matmul_bf16_persistent",
         ("auto", Op::MatmulBf16) => "matmul_bf16_pipelined",
+        // The TMA producer and wgmma where the sm_90a PTX is loaded (0.93× SDPA at b8 h16 s4096
+        // d128, run ba), the mma.sync kernel elsewhere.
+        ("auto", Op::Attention) if backend.runs_sm90a() => "attention_specialized",
+        ("auto", Op::Attention) => "attention_flash",
+        ("auto", Op::AttentionCausal) if backend.runs_sm90a() => "attention_causal_specialized",
+        ("auto", Op::AttentionCausal) => "attention_causal_flash",
         ("auto", _) => {
             let Backend::Gpu(gpu) = backend else {
                 unreachable!("the extension makes GPU backends only")
@@ -150,7 +162,7 @@ pub fn names(op: &str) -> PyResult<Vec<&'static str>> {
     }
     Op::by_name(op).map(|op| names_of(op.demo())).ok_or_else(|| {
         PyValueError::new_err(format!(
-            "'{op}' is not an operator with variants; choose add, conv2d, cumsum, matmul, matmul_bf16, softmax, sum or transpose"
+            "'{op}' is not an operator with variants; choose add, attention, attention_causal, conv2d, cumsum, matmul, matmul_bf16, softmax, sum or transpose"
         ))
     })
 }

@@ -83,6 +83,37 @@ class AgainstPyTorch(unittest.TestCase):
                 bound = (k + 2) * U * (a.double().abs() @ b.double().abs())
                 self.assertTrue(bool(((got - want).abs() <= bound).all()), f"{variant} {m}x{n}x{k}")
 
+    def test_attention_within_its_bound(self):
+        # The f64 attention of the bf16 values; the bound follows the kernels' arithmetic (see
+        # host/src/families/attention_oracle.rs): the exponentials rounded to bf16 dominate.
+        shapes = [(1, 1, 1, 64), (1, 2, 33, 128), (2, 1, 130, 64), (1, 3, 257, 128)]
+        for causal in [False, True]:
+            family = "attention_causal" if causal else "attention"
+            for variant in ["auto"] + rust_kernels.variants(family):
+                for b, h, s, d in shapes:
+                    q = (4 * rand(b, h, s, d, seed=s)).to(torch.bfloat16)
+                    k = rand(b, h, s, d, seed=s + 1).to(torch.bfloat16)
+                    v = rand(b, h, s, d, seed=s + 2).to(torch.bfloat16)
+                    try:
+                        got = rust_kernels.attention(q, k, v, causal=causal, variant=variant).double()
+                    except RuntimeError as e:
+                        self.assertIn("sm_90a", str(e))
+                        self.assertNotEqual(torch.cuda.get_device_capability(), (9, 0), f"{variant} refused on sm_90")
+                        continue
+                    qd, kd, vd = q.double(), k.double(), v.double()
+                    scores = qd @ kd.transpose(-1, -2) / d**0.5
+                    magnitude = qd.abs() @ kd.abs().transpose(-1, -2) / d**0.5
+                    if causal:
+                        masked = torch.ones(s, s, dtype=torch.bool, device=q.device).triu(1)
+                        scores = scores.masked_fill(masked, float("-inf"))
+                        magnitude = magnitude.masked_fill(masked, 0.0)
+                    p = torch.softmax(scores, -1)
+                    want, weight = p @ vd, p @ vd.abs()
+                    score_error = (2 * d * U * magnitude + 2 * U * scores.nan_to_num(0.0, 0.0, 0.0).abs()).amax(-1, keepdim=True)
+                    relative = 2 * (score_error + 2.0**-21) + 2.0**-8 + 4 * (s + 64) * U
+                    bound = weight * relative + 2.0**-8 * want.abs()
+                    self.assertTrue(bool(((got - want).abs() <= bound).all()), f"{variant} causal={causal} {b}x{h}x{s}x{d}")
+
     def test_conv2d_matches_pytorchs_conv2d_within_its_bound(self):
         for variant in ["auto"] + rust_kernels.variants("conv2d"):
             for (height, width), side in [((1, 1), 3), ((31, 33), 5), ((100, 7), 7), ((257, 509), 3), ((64, 64), 5)]:

@@ -7,6 +7,8 @@
 //! family needs nothing here.
 
 pub mod atomic_probe;
+pub mod attention;
+pub mod attention_oracle;
 pub mod bank_probe;
 pub mod choice;
 pub mod conv2d;
@@ -39,6 +41,8 @@ pub static FAMILIES: &[&dyn FamilyDemo] = &[
     &matmul::MATMUL,
     &matmul::MATMUL_TC,
     &matmul_bf16::MatmulBf16Demo,
+    &attention::ATTENTION,
+    &attention::ATTENTION_CAUSAL,
     &transpose::TransposeDemo,
     &conv2d::Conv2dDemo,
     &gather::GatherDemo,

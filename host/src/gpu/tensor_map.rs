@@ -26,13 +26,31 @@ pub struct TensorMapCache(Mutex<Vec<(Vec<u64>, CudaSlice<u64>)>>);
 /// columns: one 128-byte swizzled row) into shared memory in the 128-byte swizzle; zeros for the
 /// parts of a box outside the matrix.
 pub fn bf16_swizzled(address: u64, (rows, cols): (u32, u32), (box_cols, box_rows): (u32, u32)) -> Result<TensorMap> {
+    encode_bf16_swizzled(address, &[cols, rows], (box_cols, box_rows))
+}
+
+/// `heads` row-major bf16 matrices of `rows × cols` one after another (attention's
+/// `[heads][seq][dim]`), copied as [`bf16_swizzled`] copies one, a box never crossing from one
+/// matrix into the next: zeros past a matrix's last row.
+pub fn bf16_swizzled_stack(
+    address: u64,
+    (heads, rows, cols): (u32, u32, u32),
+    (box_cols, box_rows): (u32, u32),
+) -> Result<TensorMap> {
+    encode_bf16_swizzled(address, &[cols, rows, heads], (box_cols, box_rows))
+}
+
+/// The map of a bf16 tensor of `dims` (innermost first, rank 2 or 3), boxes of `box_cols ×
+/// box_rows` (× 1 in the outer dimension).
+fn encode_bf16_swizzled(address: u64, dims: &[u32], (box_cols, box_rows): (u32, u32)) -> Result<TensorMap> {
     let invalid = |reason: String| HostError::InvalidInput {
         what: "a TMA tensor map".into(),
         reason,
     };
+    let cols = dims[0];
     if !address.is_multiple_of(16) || !(2 * cols as u64).is_multiple_of(16) {
         return Err(invalid(format!(
-            "the matrix at {address:#x} with rows of {cols} bf16: TMA needs a 16-byte aligned address and rows a multiple of 16 bytes"
+            "the tensor at {address:#x} with rows of {cols} bf16: TMA needs a 16-byte aligned address and rows a multiple of 16 bytes"
         )));
     }
     if box_cols * 2 > 128 || box_rows > 256 || box_cols == 0 || box_rows == 0 {
@@ -41,19 +59,23 @@ pub fn bf16_swizzled(address: u64, (rows, cols): (u32, u32), (box_cols, box_rows
         )));
     }
     let mut map = sys::CUtensorMap { opaque: [0; 16] };
-    let dims = [cols as u64, rows as u64];
-    let strides = [2 * cols as u64];
-    let boxes = [box_cols, box_rows];
-    let element_strides = [1u32, 1];
-    // SAFETY: every pointer is to a local of the length the rank (2) asks for; the driver only
-    // writes `map`.
+    let sizes: Vec<u64> = dims.iter().map(|&d| d as u64).collect();
+    // Bytes from one row, and from one matrix, to the next.
+    let strides: Vec<u64> = (1..dims.len())
+        .map(|i| 2 * dims[..i].iter().map(|&d| d as u64).product::<u64>())
+        .collect();
+    let boxes = [box_cols, box_rows, 1];
+    let element_strides = [1u32; 3];
+    let shape = dims.iter().map(u32::to_string).collect::<Vec<_>>().join("×");
+    // SAFETY: every pointer is to a local at least as long as the rank (dims.len(), 2 or 3) asks
+    // for; the driver only writes `map`.
     let result = unsafe {
         sys::cuTensorMapEncodeTiled(
             &mut map,
             CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
-            2,
+            dims.len() as u32,
             address as *mut std::ffi::c_void,
-            dims.as_ptr(),
+            sizes.as_ptr(),
             strides.as_ptr(),
             boxes.as_ptr(),
             element_strides.as_ptr(),
@@ -65,7 +87,7 @@ pub fn bf16_swizzled(address: u64, (rows, cols): (u32, u32), (box_cols, box_rows
     };
     result
         .result()
-        .doing(|| format!("encoding a tensor map of a {rows}×{cols} bf16 matrix"))?;
+        .doing(|| format!("encoding a tensor map of a bf16 tensor of {shape} (innermost first)"))?;
     Ok(map.opaque)
 }
 

@@ -44,6 +44,27 @@ pub fn pack_bf16x2(low: Bf16, high: Bf16) -> u32 {
     (low.0 as u32) | ((high.0 as u32) << 16)
 }
 
+/// `low` and `high` rounded to bf16 (nearest, ties to even) and packed as [`pack_bf16x2`] packs
+/// them: one `cvt.rn.bf16x2.f32` on the GPU.
+#[inline(always)]
+pub fn round_pack_bf16x2(low: f32, high: f32) -> u32 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let packed: u32;
+        // SAFETY: arithmetic on registers; the instruction puts its first source in the upper half.
+        unsafe {
+            core::arch::asm!(
+                "cvt.rn.bf16x2.f32 {}, {}, {};",
+                out(reg32) packed, in(reg32) high, in(reg32) low,
+                options(pure, nomem, nostack),
+            )
+        };
+        packed
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    pack_bf16x2(Bf16::from_f32(low), Bf16::from_f32(high))
+}
+
 /// `x` as the tensor cores read a tf32 operand: its sign, exponent and upper 10 mantissa bits
 /// (the lower 13 bits are not used).
 #[inline(always)]

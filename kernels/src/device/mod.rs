@@ -183,6 +183,13 @@ pub fn exp(x: f32) -> f32 {
     backend::exp2_approx(x * core::f32::consts::LOG2_E)
 }
 
+/// 2^x as CUDA's `exp2f` with `--use_fast_math`: one `ex2.approx.ftz.f32`, relative error about
+/// 2^-22; 2^-∞ is 0. For kernels that keep their exponents in log2 units (attention's scores).
+#[inline(always)]
+pub fn exp2(x: f32) -> f32 {
+    backend::exp2_approx(x)
+}
+
 /// `fmaf(a, b, c)`: `a·b + c` with a single rounding, one `fma.rn.f32` instruction. nvcc contracts
 /// `sum += a * b` into this by default (`--fmad=true`); Rust never contracts floating-point
 /// expressions, so a kernel that wants the fused instruction asks for it here.

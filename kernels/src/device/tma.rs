@@ -26,3 +26,21 @@ pub unsafe fn load_2d(dst: u32, map: *const u8, (x, y): (u32, u32), barrier: *co
         )
     };
 }
+
+/// As [`load_2d`] for a 3-D tensor (a stack of matrices): the box at column `x`, row `y` of matrix
+/// `z`.
+///
+/// # Safety
+/// As for [`load_2d`], the map describing a 3-D tensor.
+#[inline(always)]
+pub unsafe fn load_3d(dst: u32, map: *const u8, (x, y, z): (u32, u32, u32), barrier: *const u64) {
+    let barrier = super::wgmma::shared_address(barrier);
+    // SAFETY: the caller's promise.
+    unsafe {
+        asm!(
+            "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [{d}], [{m}, {{{x}, {y}, {z}}}], [{b}];",
+            d = in(reg32) dst, m = in(reg64) map, x = in(reg32) x, y = in(reg32) y, z = in(reg32) z, b = in(reg32) barrier,
+            options(nostack),
+        )
+    };
+}

@@ -1,0 +1,181 @@
+//! Rung 3: rung 2 with each warpgroup's softmax overlapped with its own products
+//! (FlashAttention-3's intra-warpgroup pipelining). While the tensor cores multiply tile t's
+//! exponentials by V, the warpgroup has already issued tile t + 1's scores, and exponentiates them
+//! as soon as they land: two `wgmma` groups in flight, the second product waited for only before
+//! the output is rescaled. The scores of the next tile and the exponentials of this one live in
+//! registers side by side (about 40 more per lane).
+//!
+//! K is needed a tile earlier than in rung 2, so K and V stream through three slots: tile t + 2's
+//! copies start once every warpgroup is done with tile t − 1, one barrier per tile. 225 KiB of
+//! shared memory, one block per SM. GPU-only (sm_90a).
+
+use super::Attention;
+use super::warpgroup::{ROW_BYTES, SLACK_ROWS, THREADS, TILE_ROWS};
+use crate::device::{MatrixLayout, SharedMatrix};
+use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel_sm90a, shared_memory};
+
+/// Slots of K's and of V's rings.
+pub const SLOTS: u32 = 3;
+
+shared_memory! {
+    /// Q's tile, K's three slots, V's three, in 128-byte rows of 32 words.
+    pub struct Tiles {
+        pub rows: SharedMatrix<u32> = MatrixLayout::dense((1 + 2 * SLOTS) * TILE_ROWS + SLACK_ROWS, ROW_BYTES / 4),
+    }
+}
+
+#[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
+mod body {
+    use super::*;
+    use crate::attention::warpgroup::{
+        Halves, KEYS, ROWS, Running, issue_scores, issue_values, rescale, stage, tile_needs_mask,
+    };
+    use crate::attention::{key_tiles, log2_scale, query_block};
+    use crate::device::WARP_SIZE;
+    use crate::device::mma::Bf16;
+    use crate::device::wgmma::{fence_proxy_async, shared_address, wgmma_commit, wgmma_fence, wgmma_wait};
+    use crate::device::{
+        async_copy_commit, async_copy_wait, block_idx, grid_dim, lane_id, shfl_idx, sync_threads, thread_idx,
+    };
+
+    /// Where K's and V's slots start, in staged rows (Q's tile first).
+    const K_ROWS: u32 = TILE_ROWS;
+    const V_ROWS: u32 = (1 + SLOTS) * TILE_ROWS;
+
+    /// The kernel's body for head dimension `D` (see the module).
+    ///
+    /// # Safety
+    /// Q, K, V and O hold heads·seq·D elements, 16-byte aligned; the grid is [`KERNEL`]'s.
+    #[inline(always)]
+    pub unsafe fn run<const D: u32, const CAUSAL: bool>(
+        q: *const Bf16,
+        k: *const Bf16,
+        v: *const Bf16,
+        o: *mut Bf16,
+        seq: u32,
+    ) {
+        let Tiles { rows: tiles } = Tiles::carve();
+        let tid = thread_idx().x;
+        // The warpgroup as a value ptxas sees is uniform across it (else it serializes wgmma).
+        let group = shfl_idx(tid / 128, 0);
+        let warp = (tid / WARP_SIZE) % 4;
+        let head = (block_idx().y * seq * D) as usize;
+        // SAFETY: head·seq·D + seq·D ≤ heads·seq·D elements.
+        let (q, k, v, o) = unsafe { (q.add(head), k.add(head), v.add(head), o.add(head)) };
+        let first = query_block(CAUSAL, block_idx().x, grid_dim().x) * ROWS;
+        let tiles_n = key_tiles(CAUSAL, seq, first, ROWS, KEYS);
+        let base = shared_address(tiles.element_ptr(0, 0));
+        let skew = (1024 - base % 1024) % 1024 / ROW_BYTES;
+        let address = |row: u32| base + (skew + row) * ROW_BYTES;
+        let (k_slot, v_slot) = (
+            |t: u32| K_ROWS + (t % SLOTS) * TILE_ROWS,
+            |t: u32| V_ROWS + (t % SLOTS) * TILE_ROWS,
+        );
+        // Tile t's K and V into their slots: one commit group.
+        let stage_tile = |t: u32| {
+            // SAFETY: the kernel's contract; the slots inside the carve.
+            unsafe {
+                stage::<D>(&tiles, k, seq, t * KEYS, skew + k_slot(t));
+                stage::<D>(&tiles, v, seq, t * KEYS, skew + v_slot(t));
+            }
+            async_copy_commit();
+        };
+        // SAFETY: as above.
+        unsafe { stage::<D>(&tiles, q, seq, first, skew) };
+        stage_tile(0);
+        if tiles_n > 1 {
+            stage_tile(1);
+            async_copy_wait::<1>();
+        } else {
+            async_copy_wait::<0>();
+        }
+        fence_proxy_async();
+        sync_threads();
+        let q_rows = address(0) + 64 * group * ROW_BYTES;
+        let row0 = first + 64 * group + 16 * warp + lane_id() / 4;
+        let rows = [row0, row0 + 8];
+        let edge = |t: u32| tile_needs_mask::<CAUSAL>(t, seq, first);
+        let scale = log2_scale(D);
+        let mut running = Running::EMPTY;
+        let mut s: Halves = ([0.0; 32], [0.0; 32]);
+        wgmma_fence();
+        issue_scores::<D>(&mut s, q_rows, address(k_slot(0)));
+        wgmma_commit();
+        wgmma_wait::<0>();
+        // Nothing is summed yet: the first factor multiplies zeros.
+        let (_, mut p) = running.fold::<CAUSAL>(&mut s, (0, edge(0)), (seq, rows, scale));
+        let mut acc: Halves = ([0.0; 32], [0.0; 32]);
+        for t in 0..tiles_n {
+            let next = t + 1 < tiles_n;
+            if next {
+                // Tile t + 1 has landed (its group is the only one open), and every warpgroup is
+                // done with tile t − 1: its slots take tile t + 2.
+                async_copy_wait::<0>();
+                fence_proxy_async();
+                sync_threads();
+                if t + 2 < tiles_n {
+                    stage_tile(t + 2);
+                }
+                s = ([0.0; 32], [0.0; 32]);
+            }
+            wgmma_fence();
+            if next {
+                issue_scores::<D>(&mut s, q_rows, address(k_slot(t + 1)));
+                wgmma_commit();
+            }
+            issue_values::<D>(&mut acc, &p, address(v_slot(t)));
+            wgmma_commit();
+            if next {
+                // The scores have landed; P·V is still running.
+                wgmma_wait::<1>();
+                let (alpha, p_next) = running.fold::<CAUSAL>(&mut s, ((t + 1) * KEYS, edge(t + 1)), (seq, rows, scale));
+                wgmma_wait::<0>();
+                rescale(&mut acc, alpha);
+                p = p_next;
+            } else {
+                wgmma_wait::<0>();
+            }
+        }
+        // SAFETY: the kernel's contract.
+        unsafe { running.store::<D>(&acc, o, seq, rows) };
+    }
+}
+
+kernel_sm90a! {
+    /// Attention over every key, `wgmma` with the softmax overlapped.
+    pub unsafe fn attention_overlapped(q: *const crate::device::mma::Bf16, k: *const crate::device::mma::Bf16, v: *const crate::device::mma::Bf16, o: *mut crate::device::mma::Bf16, heads: u32, seq: u32, dim: u32, maps: *const super::TensorMaps) {
+        // Copies by cp.async: no tensor maps; the heads are the grid's.
+        let _ = (heads, maps);
+        // SAFETY: the kernel's contract (dim is one of DIMS, checked by the host).
+        unsafe {
+            if dim == 64 { body::run::<64, false>(q, k, v, o, seq) } else { body::run::<128, false>(q, k, v, o, seq) }
+        }
+    }
+}
+
+kernel_sm90a! {
+    /// Attention over the keys up to each query, `wgmma` with the softmax overlapped.
+    pub unsafe fn attention_causal_overlapped(q: *const crate::device::mma::Bf16, k: *const crate::device::mma::Bf16, v: *const crate::device::mma::Bf16, o: *mut crate::device::mma::Bf16, heads: u32, seq: u32, dim: u32, maps: *const super::TensorMaps) {
+        // Copies by cp.async: no tensor maps; the heads are the grid's.
+        let _ = (heads, maps);
+        // SAFETY: as above.
+        unsafe {
+            if dim == 64 { body::run::<64, true>(q, k, v, o, seq) } else { body::run::<128, true>(q, k, v, o, seq) }
+        }
+    }
+}
+
+/// [`THREADS`] threads per block, one block per 128 query rows of each head; 225 KiB of tiles.
+pub const KERNEL: Kernel<Attention> = Kernel {
+    code: attention_overlapped,
+    block: Dim3::x(THREADS),
+    shared: SharedMemory::opt_in(Tiles::BYTES),
+    grid: super::wgmma::grid,
+    bounds: LaunchBounds::min_blocks_per_sm(1),
+};
+
+/// As [`KERNEL`], with the causal mask.
+pub const KERNEL_CAUSAL: Kernel<Attention> = Kernel {
+    code: attention_causal_overlapped,
+    ..KERNEL
+};

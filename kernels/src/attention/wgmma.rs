@@ -1,0 +1,154 @@
+//! Rung 2: attention on Hopper's `wgmma` (the shape, the staging and the softmax in
+//! [`super::warpgroup`]). Per 128-key tile each warpgroup computes its 64×128 scores with one
+//! `wgmma` group reading Q and K from shared memory, waits for it, folds the scores into the online
+//! softmax, then multiplies the exponentials by V with them as `wgmma`'s register operand, and
+//! waits again: the tensor cores idle while the warpgroup exponentiates. K and V are
+//! double-buffered: the next tile's copies run during this tile's products.
+//!
+//! GPU-only (sm_90a): the emulator does not model `wgmma`.
+
+use super::Attention;
+use super::warpgroup::{ROW_BYTES, ROWS, SLACK_ROWS, THREADS, TILE_ROWS};
+use crate::device::{MatrixLayout, SharedMatrix};
+use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel_sm90a, shared_memory};
+
+shared_memory! {
+    /// Q's tile, K's two slots, V's two, in 128-byte rows of 32 words.
+    pub struct Tiles {
+        pub rows: SharedMatrix<u32> = MatrixLayout::dense(5 * TILE_ROWS + SLACK_ROWS, ROW_BYTES / 4),
+    }
+}
+
+#[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
+mod body {
+    use super::*;
+    use crate::attention::warpgroup::{
+        Halves, KEYS, Running, issue_scores, issue_values, rescale, stage, tile_needs_mask,
+    };
+    use crate::attention::{key_tiles, log2_scale, query_block};
+    use crate::device::WARP_SIZE;
+    use crate::device::mma::Bf16;
+    use crate::device::wgmma::{fence_proxy_async, shared_address, wgmma_commit, wgmma_fence, wgmma_wait};
+    use crate::device::{
+        async_copy_commit, async_copy_wait, block_idx, grid_dim, lane_id, shfl_idx, sync_threads, thread_idx,
+    };
+
+    /// Where K's and V's two slots start, in staged rows (Q's tile first).
+    const K_ROWS: u32 = TILE_ROWS;
+    const V_ROWS: u32 = 3 * TILE_ROWS;
+
+    /// The kernel's body for head dimension `D` (see the module).
+    ///
+    /// # Safety
+    /// Q, K, V and O hold heads·seq·D elements, 16-byte aligned; the grid is [`KERNEL`]'s.
+    #[inline(always)]
+    pub unsafe fn run<const D: u32, const CAUSAL: bool>(
+        q: *const Bf16,
+        k: *const Bf16,
+        v: *const Bf16,
+        o: *mut Bf16,
+        seq: u32,
+    ) {
+        let Tiles { rows: tiles } = Tiles::carve();
+        let tid = thread_idx().x;
+        // The warpgroup as a value ptxas sees is uniform across it (else it serializes wgmma).
+        let group = shfl_idx(tid / 128, 0);
+        let warp = (tid / WARP_SIZE) % 4;
+        let head = (block_idx().y * seq * D) as usize;
+        // SAFETY: head·seq·D + seq·D ≤ heads·seq·D elements.
+        let (q, k, v, o) = unsafe { (q.add(head), k.add(head), v.add(head), o.add(head)) };
+        let first = query_block(CAUSAL, block_idx().x, grid_dim().x) * ROWS;
+        let tiles_n = key_tiles(CAUSAL, seq, first, ROWS, KEYS);
+        let base = shared_address(tiles.element_ptr(0, 0));
+        let skew = (1024 - base % 1024) % 1024 / ROW_BYTES;
+        // SAFETY (stages): the kernel's contract; every tile inside the carve.
+        unsafe {
+            stage::<D>(&tiles, q, seq, first, skew);
+            stage::<D>(&tiles, k, seq, 0, skew + K_ROWS);
+            stage::<D>(&tiles, v, seq, 0, skew + V_ROWS);
+        }
+        async_copy_commit();
+        let address = |row: u32| base + (skew + row) * ROW_BYTES;
+        let q_rows = address(0) + 64 * group * ROW_BYTES;
+        let row0 = first + 64 * group + 16 * warp + lane_id() / 4;
+        let rows = [row0, row0 + 8];
+        let edge = |t: u32| tile_needs_mask::<CAUSAL>(t, seq, first);
+        let mut acc: Halves = ([0.0; 32], [0.0; 32]);
+        let mut running = Running::EMPTY;
+        for t in 0..tiles_n {
+            let slot = t % 2;
+            if t + 1 < tiles_n {
+                // SAFETY: as above; the other slot's products were waited for before the barrier
+                // that ended tile t - 1.
+                unsafe {
+                    stage::<D>(&tiles, k, seq, (t + 1) * KEYS, skew + K_ROWS + (1 - slot) * TILE_ROWS);
+                    stage::<D>(&tiles, v, seq, (t + 1) * KEYS, skew + V_ROWS + (1 - slot) * TILE_ROWS);
+                }
+                async_copy_commit();
+                async_copy_wait::<1>();
+            } else {
+                async_copy_wait::<0>();
+            }
+            // This thread's copies seen by the tensor cores, then everyone's.
+            fence_proxy_async();
+            sync_threads();
+            let mut s: Halves = ([0.0; 32], [0.0; 32]);
+            wgmma_fence();
+            issue_scores::<D>(&mut s, q_rows, address(K_ROWS + slot * TILE_ROWS));
+            wgmma_commit();
+            wgmma_wait::<0>();
+            let (alpha, p) = running.fold::<CAUSAL>(&mut s, (t * KEYS, edge(t)), (seq, rows, log2_scale(D)));
+            rescale(&mut acc, alpha);
+            wgmma_fence();
+            issue_values::<D>(&mut acc, &p, address(V_ROWS + slot * TILE_ROWS));
+            wgmma_commit();
+            wgmma_wait::<0>();
+        }
+        // SAFETY: the kernel's contract.
+        unsafe { running.store::<D>(&acc, o, seq, rows) };
+    }
+}
+
+kernel_sm90a! {
+    /// Attention over every key, `wgmma`.
+    pub unsafe fn attention_wgmma(q: *const crate::device::mma::Bf16, k: *const crate::device::mma::Bf16, v: *const crate::device::mma::Bf16, o: *mut crate::device::mma::Bf16, heads: u32, seq: u32, dim: u32, maps: *const super::TensorMaps) {
+        // Copies by cp.async: no tensor maps; the heads are the grid's.
+        let _ = (heads, maps);
+        // SAFETY: the kernel's contract (dim is one of DIMS, checked by the host).
+        unsafe {
+            if dim == 64 { body::run::<64, false>(q, k, v, o, seq) } else { body::run::<128, false>(q, k, v, o, seq) }
+        }
+    }
+}
+
+kernel_sm90a! {
+    /// Attention over the keys up to each query, `wgmma`.
+    pub unsafe fn attention_causal_wgmma(q: *const crate::device::mma::Bf16, k: *const crate::device::mma::Bf16, v: *const crate::device::mma::Bf16, o: *mut crate::device::mma::Bf16, heads: u32, seq: u32, dim: u32, maps: *const super::TensorMaps) {
+        // Copies by cp.async: no tensor maps; the heads are the grid's.
+        let _ = (heads, maps);
+        // SAFETY: as above.
+        unsafe {
+            if dim == 64 { body::run::<64, true>(q, k, v, o, seq) } else { body::run::<128, true>(q, k, v, o, seq) }
+        }
+    }
+}
+
+/// One block per 128 query rows of each head.
+pub(super) fn grid(p: &Attention) -> Dim3 {
+    Dim3::xy(p.seq.div_ceil(ROWS), p.heads)
+}
+
+/// [`THREADS`] threads per block; 161 KiB of tiles, one block per SM.
+pub const KERNEL: Kernel<Attention> = Kernel {
+    code: attention_wgmma,
+    block: Dim3::x(THREADS),
+    shared: SharedMemory::opt_in(Tiles::BYTES),
+    grid,
+    bounds: LaunchBounds::min_blocks_per_sm(1),
+};
+
+/// As [`KERNEL`], with the causal mask.
+pub const KERNEL_CAUSAL: Kernel<Attention> = Kernel {
+    code: attention_causal_wgmma,
+    ..KERNEL
+};
