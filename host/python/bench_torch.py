@@ -31,6 +31,7 @@ def cases():
     w5 = torch.rand(5, 5, device="cuda")
     v, v2 = torch.rand(1 << 26, device="cuda"), torch.rand(1 << 26, device="cuda")
     long = torch.rand(1 << 28, device="cuda")
+    b8 = torch.randint(0, 256, (1 << 28,), device="cuda", dtype=torch.uint8)
     conv = torch.nn.functional.conv2d
     # Attention, batch 8 × 16 heads, sequence 4096, head dim 128 (the shape); causal counts
     # half the flops, as FlashAttention's and PyTorch's benchmarks do.
@@ -60,6 +61,7 @@ def cases():
         ),
         ("add", "2^26", 3 * 4 * v.numel(), lambda: rust_kernels.add(v, v2), lambda: v + v2),
         ("sum", "2^28", 4 * long.numel(), lambda: rust_kernels.sum(long), lambda: long.sum()),
+        ("histogram", "2^28 bytes", b8.numel(), lambda: rust_kernels.histogram(b8), lambda: torch.bincount(b8, minlength=256)),
         ("cumsum", "2^28", 2 * 4 * long.numel(), lambda: rust_kernels.cumsum(long), lambda: torch.cumsum(long, 0)),
     ]
 

@@ -363,6 +363,31 @@ def sum(x, variant="auto"):
     return _sum_impl(x, variant) if _eager(x) else _sum(x, variant)
 
 
+# histogram ---------------------------------------------------------------------------------------
+
+
+def _histogram_impl(x: torch.Tensor, variant: str) -> torch.Tensor:
+    x = _ready("x", x, torch.uint8)
+    bins = torch.zeros(256, device=x.device, dtype=torch.int32)
+    if x.numel():
+        _native.histogram(x, bins, variant=variant, **_launch_args(x))
+    return bins
+
+
+_histogram = torch.library.custom_op(f"{_LIBRARY}::histogram", _histogram_impl, mutates_args=())
+
+
+@_histogram.register_fake
+def _(x, variant):
+    return x.new_empty(256, dtype=torch.int32)
+
+
+def histogram(x, variant="auto"):
+    """The counts of the 256 byte values over every element of a uint8 CUDA tensor, as int32:
+    ``torch.bincount(x.flatten(), minlength=256)`` (int64 there), exact."""
+    return _histogram_impl(x, variant) if _eager(x) else _histogram(x, variant)
+
+
 # cumsum ------------------------------------------------------------------------------------------
 
 

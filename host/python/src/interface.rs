@@ -12,6 +12,8 @@ pub enum Dtype {
     F32,
     /// A 32-bit word the kernels treat as unsigned (a counter): torch's int32 or uint32.
     U32,
+    /// A byte: torch's uint8.
+    U8,
     /// bfloat16, as its 16 bits (torch tensors only: the array interface has no type string
     /// for it).
     Bf16,
@@ -23,6 +25,7 @@ impl Dtype {
         match self {
             Dtype::F32 => &["<f4"],
             Dtype::U32 => &["<i4", "<u4"],
+            Dtype::U8 => &["|u1", "<u1"],
             Dtype::Bf16 => &[],
         }
     }
@@ -31,6 +34,7 @@ impl Dtype {
         match self {
             Dtype::F32 | Dtype::U32 => 4,
             Dtype::Bf16 => 2,
+            Dtype::U8 => 1,
         }
     }
 
@@ -39,6 +43,7 @@ impl Dtype {
         match self {
             Dtype::F32 => &["torch.float32"],
             Dtype::U32 => &["torch.int32", "torch.uint32"],
+            Dtype::U8 => &["torch.uint8"],
             Dtype::Bf16 => &["torch.bfloat16"],
         }
     }

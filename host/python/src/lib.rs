@@ -384,6 +384,23 @@ fn sum(
     .map_err(to_python)
 }
 
+/// `bins += histogram(input)`: the 256 counts of the byte values of `input` (uint8, any shape,
+/// every element) added to `bins` (256 int32 or uint32, zero for a fresh histogram).
+#[pyfunction]
+#[pyo3(signature = (input, bins, *, stream, device, variant = "auto"))]
+fn histogram(input: &Bound<PyAny>, bins: &Bound<PyAny>, stream: usize, device: usize, variant: &str) -> PyResult<()> {
+    let input = Tensor::read("input", input, Dtype::U8, 0)?;
+    let bins = Tensor::read("bins", bins, Dtype::U32, 1)?.writable()?;
+    bins.expect_shape(&[kernels::histogram::BINS as usize])?;
+    let backend = backend(device, stream)?;
+    let resident = families::resident_blocks(&backend, kernels::histogram::THREADS);
+    let problem = kernels::histogram::Histogram::new(input.len(), resident).map_err(size_error)?;
+    let kernel =
+        &kernels::histogram::FAMILY.kernels[variant::resolve(Op::Histogram, &backend, variant, [input.len(), 1, 1])?];
+    let (input, mut bins) = (array(&backend, &input)?, array(&backend, &bins)?);
+    families::histogram::launch(&backend, kernel, Source::Rust, &problem, &input, &mut bins).map_err(to_python)
+}
+
 /// Lengths of the scratch arrays `cumsum` needs for `n` elements (the same for every variant).
 #[pyfunction]
 fn cumsum_scratch_lens(n: usize) -> PyResult<Vec<usize>> {
@@ -453,6 +470,7 @@ fn _native(module: &Bound<PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(matmul, module)?)?;
     module.add_function(wrap_pyfunction!(matmul_bf16, module)?)?;
     module.add_function(wrap_pyfunction!(attention, module)?)?;
+    module.add_function(wrap_pyfunction!(histogram, module)?)?;
     module.add_function(wrap_pyfunction!(conv2d, module)?)?;
     module.add_function(wrap_pyfunction!(add, module)?)?;
     module.add_function(wrap_pyfunction!(shared_mem_add, module)?)?;

@@ -5,7 +5,8 @@
 
 use host::Backend;
 use host::families::{
-    FamilyDemo, Size, attention, choice, conv2d, kernel_index, matmul, matmul_bf16, reduce, scan, softmax, transpose,
+    FamilyDemo, Size, attention, choice, conv2d, histogram, kernel_index, matmul, matmul_bf16, reduce, scan, softmax,
+    transpose,
 };
 use kernels::elementwise::Elementwise;
 use kernels::softmax::{registers, wide};
@@ -27,6 +28,7 @@ pub enum Op {
     Conv2d,
     Sum,
     Cumsum,
+    Histogram,
 }
 
 impl Op {
@@ -41,6 +43,7 @@ impl Op {
             Op::Conv2d => &conv2d::Conv2dDemo,
             Op::Sum => &reduce::ReduceDemo,
             Op::Cumsum => &scan::ScanDemo,
+            Op::Histogram => &histogram::HistogramDemo,
         }
     }
 
@@ -64,6 +67,7 @@ impl Op {
             Op::Conv2d,
             Op::Sum,
             Op::Cumsum,
+            Op::Histogram,
         ]
         .into_iter()
         .find(|op| op.name() == name)
@@ -99,15 +103,17 @@ pub fn resolve(op: Op, backend: &Backend, variant: &str, size: [usize; 3]) -> Py
         ("auto", Op::Sum) => "reduce_one_pass",
         // The look-back scan with the ticket chain: the fastest rung (run 2026-11-30-x).
         ("auto", Op::Cumsum) => "scan_look_back_ordered",
+        // Eight copies of the bins per block: 1.08× CUB on bytes half of one value (runs u to w).
+        ("auto", Op::Histogram) => "histogram_vectorized",
         // TMA and wgmma on a persistent grid where the sm_90a PTX is loaded (93.5 % of cuBLAS at
         // 8192³, run au), the mma.sync ring elsewhere.
         ("auto", Op::MatmulBf16) if backend.runs_sm90a() => "matmul_bf16_persistent",
         ("auto", Op::MatmulBf16) => "matmul_bf16_pipelined",
-        // The TMA producer and wgmma where the sm_90a PTX is loaded (0.93× SDPA at b8 h16 s4096
-        // d128, run ba), the mma.sync kernel elsewhere.
-        ("auto", Op::Attention) if backend.runs_sm90a() => "attention_specialized",
+        // The TMA producer warpgroup, setmaxnreg and ping-pong where the sm_90a PTX is loaded (638
+        // TFLOP/s at b8 h16 s4096 d128, run be), the mma.sync kernel elsewhere.
+        ("auto", Op::Attention) if backend.runs_sm90a() => "attention_rebalanced",
         ("auto", Op::Attention) => "attention_flash",
-        ("auto", Op::AttentionCausal) if backend.runs_sm90a() => "attention_causal_specialized",
+        ("auto", Op::AttentionCausal) if backend.runs_sm90a() => "attention_causal_rebalanced",
         ("auto", Op::AttentionCausal) => "attention_causal_flash",
         ("auto", _) => {
             let Backend::Gpu(gpu) = backend else {
@@ -162,7 +168,7 @@ pub fn names(op: &str) -> PyResult<Vec<&'static str>> {
     }
     Op::by_name(op).map(|op| names_of(op.demo())).ok_or_else(|| {
         PyValueError::new_err(format!(
-            "'{op}' is not an operator with variants; choose add, attention, attention_causal, conv2d, cumsum, matmul, matmul_bf16, softmax, sum or transpose"
+            "'{op}' is not an operator with variants; choose add, attention, attention_causal, conv2d, cumsum, histogram, matmul, matmul_bf16, softmax, sum or transpose"
         ))
     })
 }

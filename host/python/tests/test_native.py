@@ -57,6 +57,8 @@ class ArgumentChecks(unittest.TestCase):
         self.assert_refused(
             TypeError, "torch.bfloat16", native.matmul_bf16, FakeCuda((4, 5), "<V2"), FakeCuda((5, 7), "<V2"), FakeCuda((4, 7)), **LAUNCH
         )
+        self.assert_refused(TypeError, "<f4", native.histogram, FakeCuda((64,), "<f4"), FakeCuda((256,), "<i4"), **LAUNCH)
+        self.assert_refused(ValueError, "[256] expected", native.histogram, FakeCuda((64,), "|u1"), FakeCuda((255,), "<i4"), **LAUNCH)
         qkv = [FakeCuda((1, 2, 8, 64), "<V2") for _ in range(4)]
         self.assert_refused(TypeError, "torch.bfloat16", native.attention, *qkv, **LAUNCH)
 
@@ -101,6 +103,7 @@ class ArgumentChecks(unittest.TestCase):
         self.assertEqual(rust_kernels.variants("add"), ["vec_add_vectorized", "vec_add"])
         self.assertIn("matmul_bf16_tma", rust_kernels.variants("matmul_bf16"))
         self.assertIn("attention_specialized", rust_kernels.variants("attention"))
+        self.assertIn("histogram_vectorized", rust_kernels.variants("histogram"))
         self.assertIn("attention_causal_flash", rust_kernels.variants("attention_causal"))
         self.assert_refused(ValueError, "not an operator", rust_kernels.variants, "fft")
 

@@ -114,6 +114,18 @@ class AgainstPyTorch(unittest.TestCase):
                     bound = weight * relative + 2.0**-8 * want.abs()
                     self.assertTrue(bool(((got - want).abs() <= bound).all()), f"{variant} causal={causal} {b}x{h}x{s}x{d}")
 
+    def test_histogram_equals_bincount(self):
+        # Counts are exact: uniform bytes, and bytes of which half are one value (the contended
+        # case), at edge sizes and past one block's share.
+        for variant in ["auto"] + rust_kernels.variants("histogram"):
+            for n in [1, 31, 1025, 1_000_003]:
+                generator = torch.Generator(device="cuda").manual_seed(n)
+                x = torch.randint(0, 256, (n,), device="cuda", dtype=torch.uint8, generator=generator)
+                x[: n // 2] = 200
+                got = rust_kernels.histogram(x.view(-1, 1) if n % 2 else x, variant=variant)
+                want = torch.bincount(x, minlength=256).int()
+                self.assertTrue(torch.equal(got, want), f"{variant} n={n}")
+
     def test_conv2d_matches_pytorchs_conv2d_within_its_bound(self):
         for variant in ["auto"] + rust_kernels.variants("conv2d"):
             for (height, width), side in [((1, 1), 3), ((31, 33), 5), ((100, 7), 7), ((257, 509), 3), ((64, 64), 5)]:

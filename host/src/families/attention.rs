@@ -71,7 +71,7 @@ fn tensor_maps(
     problem: &Attention,
     [q, k, v]: [u64; 3],
 ) -> Result<*const TensorMaps> {
-    let uses_maps = [specialized::KERNEL.entry(), specialized::KERNEL_CAUSAL.entry()].contains(&kernel.entry());
+    let uses_maps = specialized::TMA_KERNELS.iter().any(|k| k.entry() == kernel.entry());
     match backend {
         Backend::Gpu(gpu) if uses_maps => {
             let shape = (problem.heads, problem.seq, problem.dim);

@@ -17,7 +17,7 @@ use crate::device::{
     MatrixLayout, SharedMatrix, WARP_SIZE, async_copy_commit, async_copy_wait, block_idx, exp2, global_store, grid_dim,
     lane_id, shfl_xor, sync_threads, thread_idx, unrolled, unrolled_to,
 };
-use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel, shared_memory};
+use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, shared_memory};
 
 /// Query rows per block.
 pub const ROWS: u32 = 64;
@@ -84,7 +84,10 @@ unsafe fn run<const D: u32, const CAUSAL: bool>(
     v: *const Bf16,
     o: *mut Bf16,
     seq: u32,
+    maps: *const super::TensorMaps,
 ) {
+    // Copies by cp.async: no tensor maps.
+    let _ = maps;
     let Tiles { rows: tiles } = Tiles::carve();
     let (lane, warp) = (lane_id(), thread_idx().x / WARP_SIZE);
     let (group, member) = (lane / 4, lane % 4);
@@ -217,29 +220,14 @@ unsafe fn run<const D: u32, const CAUSAL: bool>(
     });
 }
 
-kernel! {
+super::entries!(
+    kernel,
+    run,
     /// Attention over every key, `mma.sync`.
-    pub unsafe fn attention_flash(q: *const Bf16, k: *const Bf16, v: *const Bf16, o: *mut Bf16, heads: u32, seq: u32, dim: u32, maps: *const super::TensorMaps) {
-        // Copies by cp.async: no tensor maps; the heads are the grid's.
-        let _ = (heads, maps);
-        // SAFETY: the kernel's contract (dim is one of DIMS, checked by the host).
-        unsafe {
-            if dim == 64 { run::<64, false>(q, k, v, o, seq) } else { run::<128, false>(q, k, v, o, seq) }
-        }
-    }
-}
-
-kernel! {
+    attention_flash,
     /// Attention over the keys up to each query, `mma.sync`.
-    pub unsafe fn attention_causal_flash(q: *const Bf16, k: *const Bf16, v: *const Bf16, o: *mut Bf16, heads: u32, seq: u32, dim: u32, maps: *const super::TensorMaps) {
-        // Copies by cp.async: no tensor maps; the heads are the grid's.
-        let _ = (heads, maps);
-        // SAFETY: as above.
-        unsafe {
-            if dim == 64 { run::<64, true>(q, k, v, o, seq) } else { run::<128, true>(q, k, v, o, seq) }
-        }
-    }
-}
+    attention_causal_flash
+);
 
 /// One block per 64 query rows of each head.
 fn grid(p: &Attention) -> Dim3 {

@@ -66,7 +66,13 @@ pub struct TensorMaps {
 /// Every key: the encoder's attention.
 pub const FAMILY: Family<Attention> = Family::new(
     "attention",
-    &[flash::KERNEL, wgmma::KERNEL, overlapped::KERNEL, specialized::KERNEL],
+    &[
+        flash::KERNEL,
+        wgmma::KERNEL,
+        overlapped::KERNEL,
+        specialized::KERNEL,
+        specialized::KERNEL_REBALANCED,
+    ],
 );
 
 /// Keys up to the query's own position.
@@ -77,6 +83,7 @@ pub const CAUSAL_FAMILY: Family<Attention> = Family::new(
         wgmma::KERNEL_CAUSAL,
         overlapped::KERNEL_CAUSAL,
         specialized::KERNEL_CAUSAL,
+        specialized::KERNEL_CAUSAL_REBALANCED,
     ],
 );
 
@@ -91,6 +98,45 @@ pub(crate) const fn log2_scale(dim: u32) -> f32 {
     };
     core::f32::consts::LOG2_E * inverse_root
 }
+
+/// The two PTX entries of a rung, every key and causal, each running the rung's
+/// `run::<D, CAUSAL>(q, k, v, o, seq, maps)` for the head dimension it is given (64 or 128: the
+/// host checks it). `$kernel` is `kernel` or `kernel_sm90a`.
+macro_rules! entries {
+    ($kernel:ident, $($run:ident)::+, $(#[$all:meta])* $name:ident, $(#[$masked:meta])* $causal:ident) => {
+        $crate::$kernel! {
+            $(#[$all])*
+            pub unsafe fn $name(q: *const $crate::device::mma::Bf16, k: *const $crate::device::mma::Bf16, v: *const $crate::device::mma::Bf16, o: *mut $crate::device::mma::Bf16, heads: u32, seq: u32, dim: u32, maps: *const $crate::attention::TensorMaps) {
+                // The heads are the grid's y.
+                let _ = heads;
+                // SAFETY: the kernel's contract.
+                unsafe {
+                    if dim == 64 {
+                        $($run)::+::<64, false>(q, k, v, o, seq, maps)
+                    } else {
+                        $($run)::+::<128, false>(q, k, v, o, seq, maps)
+                    }
+                }
+            }
+        }
+
+        $crate::$kernel! {
+            $(#[$masked])*
+            pub unsafe fn $causal(q: *const $crate::device::mma::Bf16, k: *const $crate::device::mma::Bf16, v: *const $crate::device::mma::Bf16, o: *mut $crate::device::mma::Bf16, heads: u32, seq: u32, dim: u32, maps: *const $crate::attention::TensorMaps) {
+                let _ = heads;
+                // SAFETY: the kernel's contract.
+                unsafe {
+                    if dim == 64 {
+                        $($run)::+::<64, true>(q, k, v, o, seq, maps)
+                    } else {
+                        $($run)::+::<128, true>(q, k, v, o, seq, maps)
+                    }
+                }
+            }
+        }
+    };
+}
+use entries;
 
 /// The block of query rows a block of a causal grid works on: the last first, so that the blocks
 /// with the most keys start before those with the fewest.

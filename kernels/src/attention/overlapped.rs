@@ -12,7 +12,7 @@
 use super::Attention;
 use super::warpgroup::{ROW_BYTES, SLACK_ROWS, THREADS, TILE_ROWS};
 use crate::device::{MatrixLayout, SharedMatrix};
-use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel_sm90a, shared_memory};
+use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, shared_memory};
 
 /// Slots of K's and of V's rings.
 pub const SLOTS: u32 = 3;
@@ -28,12 +28,14 @@ shared_memory! {
 mod body {
     use super::*;
     use crate::attention::warpgroup::{
-        Halves, KEYS, ROWS, Running, issue_scores, issue_values, rescale, stage, tile_needs_mask,
+        Halves, KEYS, ROWS, Running, issue_scores, issue_values, rescale, stage, tile_needs_mask, value_descriptors,
     };
     use crate::attention::{key_tiles, log2_scale, query_block};
     use crate::device::WARP_SIZE;
     use crate::device::mma::Bf16;
-    use crate::device::wgmma::{fence_proxy_async, shared_address, wgmma_commit, wgmma_fence, wgmma_wait};
+    use crate::device::wgmma::{
+        fence_proxy_async, shared_address, wgmma_commit, wgmma_fence, wgmma_wait, wgmma_wait_reading,
+    };
     use crate::device::{
         async_copy_commit, async_copy_wait, block_idx, grid_dim, lane_id, shfl_idx, sync_threads, thread_idx,
     };
@@ -53,7 +55,10 @@ mod body {
         v: *const Bf16,
         o: *mut Bf16,
         seq: u32,
+        maps: *const crate::attention::TensorMaps,
     ) {
+        // Copies by cp.async: no tensor maps.
+        let _ = maps;
         let Tiles { rows: tiles } = Tiles::carve();
         let tid = thread_idx().x;
         // The warpgroup as a value ptxas sees is uniform across it (else it serializes wgmma).
@@ -105,65 +110,51 @@ mod body {
         // Nothing is summed yet: the first factor multiplies zeros.
         let (_, mut p) = running.fold::<CAUSAL>(&mut s, (0, edge(0)), (seq, rows, scale));
         let mut acc: Halves = ([0.0; 32], [0.0; 32]);
-        for t in 0..tiles_n {
-            let next = t + 1 < tiles_n;
-            if next {
-                // Tile t + 1 has landed (its group is the only one open), and every warpgroup is
-                // done with tile t − 1: its slots take tile t + 2.
-                async_copy_wait::<0>();
-                fence_proxy_async();
-                sync_threads();
-                if t + 2 < tiles_n {
-                    stage_tile(t + 2);
-                }
-                s = ([0.0; 32], [0.0; 32]);
+        // Every tile but the last has a next one; the last is peeled off, so that no branch (and
+        // no copy of the accumulators the compiler would make where branches join) falls between
+        // a `wgmma` and its wait: ptxas serialises the products when one does (its note C7513).
+        for t in 0..tiles_n - 1 {
+            // Tile t + 1 has landed (its group is the only one open), and every warpgroup is done
+            // with tile t − 1: its slots take tile t + 2.
+            async_copy_wait::<0>();
+            fence_proxy_async();
+            sync_threads();
+            if t + 2 < tiles_n {
+                stage_tile(t + 2);
             }
+            s = ([0.0; 32], [0.0; 32]);
+            let dv = value_descriptors(address(v_slot(t)));
             wgmma_fence();
-            if next {
-                issue_scores::<D>(&mut s, q_rows, address(k_slot(t + 1)));
-                wgmma_commit();
-            }
-            issue_values::<D>(&mut acc, &p, address(v_slot(t)));
+            issue_scores::<D>(&mut s, q_rows, address(k_slot(t + 1)));
             wgmma_commit();
-            if next {
-                // The scores have landed; P·V is still running.
-                wgmma_wait::<1>();
-                let (alpha, p_next) = running.fold::<CAUSAL>(&mut s, ((t + 1) * KEYS, edge(t + 1)), (seq, rows, scale));
-                wgmma_wait::<0>();
-                rescale(&mut acc, alpha);
-                p = p_next;
-            } else {
-                wgmma_wait::<0>();
-            }
+            issue_values::<D>(&mut acc, &p, &dv);
+            wgmma_commit();
+            // The scores have landed; P·V is still running.
+            wgmma_wait::<1>();
+            let (alpha, p_next) = running.fold::<CAUSAL>(&mut s, ((t + 1) * KEYS, edge(t + 1)), (seq, rows, scale));
+            // P·V of tile t still reads `p`: kept apart from `p_next` up to the wait.
+            wgmma_wait_reading::<0>(&p);
+            rescale(&mut acc, alpha);
+            p = p_next;
         }
+        let dv = value_descriptors(address(v_slot(tiles_n - 1)));
+        wgmma_fence();
+        issue_values::<D>(&mut acc, &p, &dv);
+        wgmma_commit();
+        wgmma_wait::<0>();
         // SAFETY: the kernel's contract.
         unsafe { running.store::<D>(&acc, o, seq, rows) };
     }
 }
 
-kernel_sm90a! {
+super::entries!(
+    kernel_sm90a,
+    body::run,
     /// Attention over every key, `wgmma` with the softmax overlapped.
-    pub unsafe fn attention_overlapped(q: *const crate::device::mma::Bf16, k: *const crate::device::mma::Bf16, v: *const crate::device::mma::Bf16, o: *mut crate::device::mma::Bf16, heads: u32, seq: u32, dim: u32, maps: *const super::TensorMaps) {
-        // Copies by cp.async: no tensor maps; the heads are the grid's.
-        let _ = (heads, maps);
-        // SAFETY: the kernel's contract (dim is one of DIMS, checked by the host).
-        unsafe {
-            if dim == 64 { body::run::<64, false>(q, k, v, o, seq) } else { body::run::<128, false>(q, k, v, o, seq) }
-        }
-    }
-}
-
-kernel_sm90a! {
+    attention_overlapped,
     /// Attention over the keys up to each query, `wgmma` with the softmax overlapped.
-    pub unsafe fn attention_causal_overlapped(q: *const crate::device::mma::Bf16, k: *const crate::device::mma::Bf16, v: *const crate::device::mma::Bf16, o: *mut crate::device::mma::Bf16, heads: u32, seq: u32, dim: u32, maps: *const super::TensorMaps) {
-        // Copies by cp.async: no tensor maps; the heads are the grid's.
-        let _ = (heads, maps);
-        // SAFETY: as above.
-        unsafe {
-            if dim == 64 { body::run::<64, true>(q, k, v, o, seq) } else { body::run::<128, true>(q, k, v, o, seq) }
-        }
-    }
-}
+    attention_causal_overlapped
+);
 
 /// [`THREADS`] threads per block, one block per 128 query rows of each head; 225 KiB of tiles.
 pub const KERNEL: Kernel<Attention> = Kernel {

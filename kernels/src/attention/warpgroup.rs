@@ -89,13 +89,22 @@ mod body {
         });
     }
 
-    /// Issues `acc += P·V` for the warpgroup: `p` the exponentials as A registers (keys 16·kk.. in
-    /// `p[kk]`), V's tile at shared address `v` (16 keys = 16 rows on; 64-column atoms KEYS rows
-    /// apart). Not committed.
+    /// The descriptors of P·V's eight k-steps over V's tile at shared address `v` (16 keys = 16
+    /// rows on; 64-column atoms KEYS rows apart), [pinned](Descriptor::pinned) where they are
+    /// computed: before the `wgmma_fence` of a stage that issues the scores first.
     #[inline(always)]
-    pub fn issue_values<const D: u32>(acc: &mut Halves, p: &[[u32; 4]; 8], v: u32) {
+    pub fn value_descriptors(v: u32) -> [Descriptor; 8] {
+        core::array::from_fn(|kk| {
+            Descriptor::swizzle_128(v + 16 * ROW_BYTES * kk as u32, KEYS * ROW_BYTES, 1024).pinned()
+        })
+    }
+
+    /// Issues `acc += P·V` for the warpgroup: `p` the exponentials as A registers (keys 16·kk.. in
+    /// `p[kk]`), `v` V's [`value_descriptors`]. Not committed.
+    #[inline(always)]
+    pub fn issue_values<const D: u32>(acc: &mut Halves, p: &[[u32; 4]; 8], v: &[Descriptor; 8]) {
         unrolled::<{ KEYS / 16 }>(|kk| {
-            let db = Descriptor::swizzle_128(v + 16 * ROW_BYTES * kk, KEYS * ROW_BYTES, 1024);
+            let db = v[kk as usize];
             if D == 64 {
                 wgmma_m64n64k16_bf16_registers(&mut acc.0, p[kk as usize], db);
             } else {

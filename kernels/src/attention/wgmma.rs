@@ -10,7 +10,7 @@
 use super::Attention;
 use super::warpgroup::{ROW_BYTES, ROWS, SLACK_ROWS, THREADS, TILE_ROWS};
 use crate::device::{MatrixLayout, SharedMatrix};
-use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel_sm90a, shared_memory};
+use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, shared_memory};
 
 shared_memory! {
     /// Q's tile, K's two slots, V's two, in 128-byte rows of 32 words.
@@ -23,7 +23,7 @@ shared_memory! {
 mod body {
     use super::*;
     use crate::attention::warpgroup::{
-        Halves, KEYS, Running, issue_scores, issue_values, rescale, stage, tile_needs_mask,
+        Halves, KEYS, Running, issue_scores, issue_values, rescale, stage, tile_needs_mask, value_descriptors,
     };
     use crate::attention::{key_tiles, log2_scale, query_block};
     use crate::device::WARP_SIZE;
@@ -48,7 +48,10 @@ mod body {
         v: *const Bf16,
         o: *mut Bf16,
         seq: u32,
+        maps: *const crate::attention::TensorMaps,
     ) {
+        // Copies by cp.async: no tensor maps.
+        let _ = maps;
         let Tiles { rows: tiles } = Tiles::carve();
         let tid = thread_idx().x;
         // The warpgroup as a value ptxas sees is uniform across it (else it serializes wgmma).
@@ -99,8 +102,9 @@ mod body {
             wgmma_wait::<0>();
             let (alpha, p) = running.fold::<CAUSAL>(&mut s, (t * KEYS, edge(t)), (seq, rows, log2_scale(D)));
             rescale(&mut acc, alpha);
+            let dv = value_descriptors(address(V_ROWS + slot * TILE_ROWS));
             wgmma_fence();
-            issue_values::<D>(&mut acc, &p, address(V_ROWS + slot * TILE_ROWS));
+            issue_values::<D>(&mut acc, &p, &dv);
             wgmma_commit();
             wgmma_wait::<0>();
         }
@@ -109,29 +113,14 @@ mod body {
     }
 }
 
-kernel_sm90a! {
+super::entries!(
+    kernel_sm90a,
+    body::run,
     /// Attention over every key, `wgmma`.
-    pub unsafe fn attention_wgmma(q: *const crate::device::mma::Bf16, k: *const crate::device::mma::Bf16, v: *const crate::device::mma::Bf16, o: *mut crate::device::mma::Bf16, heads: u32, seq: u32, dim: u32, maps: *const super::TensorMaps) {
-        // Copies by cp.async: no tensor maps; the heads are the grid's.
-        let _ = (heads, maps);
-        // SAFETY: the kernel's contract (dim is one of DIMS, checked by the host).
-        unsafe {
-            if dim == 64 { body::run::<64, false>(q, k, v, o, seq) } else { body::run::<128, false>(q, k, v, o, seq) }
-        }
-    }
-}
-
-kernel_sm90a! {
+    attention_wgmma,
     /// Attention over the keys up to each query, `wgmma`.
-    pub unsafe fn attention_causal_wgmma(q: *const crate::device::mma::Bf16, k: *const crate::device::mma::Bf16, v: *const crate::device::mma::Bf16, o: *mut crate::device::mma::Bf16, heads: u32, seq: u32, dim: u32, maps: *const super::TensorMaps) {
-        // Copies by cp.async: no tensor maps; the heads are the grid's.
-        let _ = (heads, maps);
-        // SAFETY: as above.
-        unsafe {
-            if dim == 64 { body::run::<64, true>(q, k, v, o, seq) } else { body::run::<128, true>(q, k, v, o, seq) }
-        }
-    }
-}
+    attention_causal_wgmma
+);
 
 /// One block per 128 query rows of each head.
 pub(super) fn grid(p: &Attention) -> Dim3 {

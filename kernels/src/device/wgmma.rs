@@ -28,6 +28,18 @@ impl Descriptor {
         Descriptor(field(address) | (field(leading) << 16) | (field(stride) << 32) | (1u64 << 62))
     }
 
+    /// The same descriptor, computed here: an empty `asm!` that the compiler keeps in order with
+    /// the other `asm!`s, so that it cannot sink the computation between two `wgmma` groups
+    /// (where ptxas, seeing a wgmma input defined while another group is in flight, serialises
+    /// them: its note C7513).
+    #[inline(always)]
+    pub fn pinned(self) -> Descriptor {
+        let mut bits = self.0;
+        // SAFETY: a register move.
+        unsafe { asm!("mov.b64 {0}, {0};", inout(reg64) bits, options(nostack)) };
+        Descriptor(bits)
+    }
+
     /// The same matrix `bytes` further on (a k-step inside a swizzled row, or the next atoms).
     #[inline(always)]
     pub const fn offset(self, bytes: u32) -> Descriptor {
@@ -539,4 +551,89 @@ pub fn wgmma_m64n64k16_bf16_registers(acc: &mut [f32; 32], a: [u32; 4], b: Descr
                 options(nostack),
         )
     };
+}
+
+/// `setmaxnreg.inc.sync.aligned.u32 N`: this warpgroup's threads may use up to `N` registers
+/// from here on, taken from what other warpgroups gave back with [`registers_release`] (the
+/// block's total stays within what it was launched with). Every warp of the warpgroup executes it.
+#[inline(always)]
+pub fn registers_claim<const N: u32>() {
+    // SAFETY: no operands; every lane of the warpgroup calls it, with the block's total in bounds.
+    unsafe { asm!("setmaxnreg.inc.sync.aligned.u32 {n};", n = const N, options(nostack)) };
+}
+
+/// `setmaxnreg.dec.sync.aligned.u32 N`: this warpgroup's threads keep at most `N` registers
+/// from here on; the rest go back to the block's pool for [`registers_claim`].
+#[inline(always)]
+pub fn registers_release<const N: u32>() {
+    // SAFETY: as for `registers_claim`.
+    unsafe { asm!("setmaxnreg.dec.sync.aligned.u32 {n};", n = const N, options(nostack)) };
+}
+
+/// [`wgmma_wait`] that keeps `registers` (the A registers of a `wgmma` still in flight) alive up
+/// to the wait. The compiler sees a `wgmma`'s register operands consumed at the issue and would
+/// give their registers to new values computed before the wait, which the tensor cores may still
+/// be reading; ptxas, seeing that, serialises the `wgmma`s (its note C7513). Naming them here
+/// keeps the next values in other registers.
+#[inline(always)]
+pub fn wgmma_wait_reading<const N: u32>(registers: &[[u32; 4]; 8]) {
+    // SAFETY: no effect on the registers (they appear in a comment only); every lane of the
+    // warpgroup calls it.
+    unsafe {
+        asm!(
+            "wgmma.wait_group.sync.aligned {n}; // reads {r0} {r1} {r2} {r3} {r4} {r5} {r6} {r7} {r8} {r9} {r10} {r11} {r12} {r13} {r14} {r15} {r16} {r17} {r18} {r19} {r20} {r21} {r22} {r23} {r24} {r25} {r26} {r27} {r28} {r29} {r30} {r31}",
+            n = const N,
+            r0 = in(reg32) registers[0][0],
+            r1 = in(reg32) registers[0][1],
+            r2 = in(reg32) registers[0][2],
+            r3 = in(reg32) registers[0][3],
+            r4 = in(reg32) registers[1][0],
+            r5 = in(reg32) registers[1][1],
+            r6 = in(reg32) registers[1][2],
+            r7 = in(reg32) registers[1][3],
+            r8 = in(reg32) registers[2][0],
+            r9 = in(reg32) registers[2][1],
+            r10 = in(reg32) registers[2][2],
+            r11 = in(reg32) registers[2][3],
+            r12 = in(reg32) registers[3][0],
+            r13 = in(reg32) registers[3][1],
+            r14 = in(reg32) registers[3][2],
+            r15 = in(reg32) registers[3][3],
+            r16 = in(reg32) registers[4][0],
+            r17 = in(reg32) registers[4][1],
+            r18 = in(reg32) registers[4][2],
+            r19 = in(reg32) registers[4][3],
+            r20 = in(reg32) registers[5][0],
+            r21 = in(reg32) registers[5][1],
+            r22 = in(reg32) registers[5][2],
+            r23 = in(reg32) registers[5][3],
+            r24 = in(reg32) registers[6][0],
+            r25 = in(reg32) registers[6][1],
+            r26 = in(reg32) registers[6][2],
+            r27 = in(reg32) registers[6][3],
+            r28 = in(reg32) registers[7][0],
+            r29 = in(reg32) registers[7][1],
+            r30 = in(reg32) registers[7][2],
+            r31 = in(reg32) registers[7][3],
+            options(nostack),
+        )
+    };
+}
+
+/// `bar.sync id, threads`: waits at named barrier `id` (1 to 15: 0 is `sync_threads`'s) until
+/// `threads` threads (a multiple of 32) have arrived, this warp's among them. With
+/// [`barrier_arrive`], two warpgroups take turns: each waits at its own barrier for the other's
+/// arrival.
+#[inline(always)]
+pub fn barrier_sync<const ID: u32, const THREADS: u32>() {
+    // SAFETY: a barrier over `THREADS` threads the caller's schedule arrives with; every lane of
+    // the warp executes it.
+    unsafe { asm!("bar.sync {id}, {n};", id = const ID, n = const THREADS, options(nostack)) };
+}
+
+/// `bar.arrive id, threads`: counts this warp at named barrier `id` without waiting.
+#[inline(always)]
+pub fn barrier_arrive<const ID: u32, const THREADS: u32>() {
+    // SAFETY: as for `barrier_sync`.
+    unsafe { asm!("bar.arrive {id}, {n};", id = const ID, n = const THREADS, options(nostack)) };
 }
