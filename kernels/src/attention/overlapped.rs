@@ -28,7 +28,8 @@ shared_memory! {
 mod body {
     use super::*;
     use crate::attention::warpgroup::{
-        Halves, KEYS, ROWS, Running, issue_scores, issue_values, rescale, stage, tile_needs_mask, value_descriptors,
+        Block, Halves, KEYS, ROWS, Running, head_offset, issue_scores, issue_values, rescale, stage, tile_needs_mask,
+        value_descriptors,
     };
     use crate::attention::{key_tiles, log2_scale, query_block};
     use crate::device::WARP_SIZE;
@@ -60,18 +61,12 @@ mod body {
         // Copies by cp.async: no tensor maps.
         let _ = maps;
         let Tiles { rows: tiles } = Tiles::carve();
-        let tid = thread_idx().x;
-        // The warpgroup as a value ptxas sees is uniform across it (else it serializes wgmma).
-        let group = shfl_idx(tid / 128, 0);
-        let warp = (tid / WARP_SIZE) % 4;
-        let head = (block_idx().y * seq * D) as usize;
+        let block = Block::new::<CAUSAL>(&tiles, seq);
+        let (first, tiles_n, rows, skew) = (block.first, block.tiles, block.rows, block.skew);
+        let head = head_offset::<D>(seq);
         // SAFETY: head·seq·D + seq·D ≤ heads·seq·D elements.
         let (q, k, v, o) = unsafe { (q.add(head), k.add(head), v.add(head), o.add(head)) };
-        let first = query_block(CAUSAL, block_idx().x, grid_dim().x) * ROWS;
-        let tiles_n = key_tiles(CAUSAL, seq, first, ROWS, KEYS);
-        let base = shared_address(tiles.element_ptr(0, 0));
-        let skew = (1024 - base % 1024) % 1024 / ROW_BYTES;
-        let address = |row: u32| base + (skew + row) * ROW_BYTES;
+        let address = |row: u32| block.address(row);
         let (k_slot, v_slot) = (
             |t: u32| K_ROWS + (t % SLOTS) * TILE_ROWS,
             |t: u32| V_ROWS + (t % SLOTS) * TILE_ROWS,
@@ -96,10 +91,8 @@ mod body {
         }
         fence_proxy_async();
         sync_threads();
-        let q_rows = address(0) + 64 * group * ROW_BYTES;
-        let row0 = first + 64 * group + 16 * warp + lane_id() / 4;
-        let rows = [row0, row0 + 8];
-        let edge = |t: u32| tile_needs_mask::<CAUSAL>(t, seq, first);
+        let q_rows = block.q_rows();
+        let edge = |t: u32| block.needs_mask::<CAUSAL>(t, seq);
         let scale = log2_scale(D);
         let mut running = Running::EMPTY;
         let mut s: Halves = ([0.0; 32], [0.0; 32]);

@@ -45,7 +45,8 @@ mod body {
     use super::*;
     use crate::attention::TensorMaps;
     use crate::attention::warpgroup::{
-        Halves, KEYS, ROWS, Running, issue_scores, issue_values, rescale, tile_needs_mask, value_descriptors,
+        Block, Halves, KEYS, ROWS, Running, head_offset, issue_scores, issue_values, rescale, tile_needs_mask,
+        value_descriptors,
     };
     use crate::attention::{key_tiles, log2_scale, query_block};
     use crate::device::mma::Bf16;
@@ -121,11 +122,9 @@ mod body {
         let Tiles { rows: tiles, barriers } = Tiles::carve();
         let tid = thread_idx().x;
         let head = block_idx().y;
-        let first = query_block(CAUSAL, block_idx().x, grid_dim().x) * ROWS;
-        let tiles_n = key_tiles(CAUSAL, seq, first, ROWS, KEYS);
-        let base = shared_address(tiles.element_ptr(0, 0));
-        let skew = (1024 - base % 1024) % 1024 / ROW_BYTES;
-        let address = |row: u32| base + (skew + row) * ROW_BYTES;
+        let block = Block::new::<CAUSAL>(&tiles, seq);
+        let (first, tiles_n, rows, group) = (block.first, block.tiles, block.rows, block.group);
+        let address = |row: u32| block.address(row);
         let (k_slot, v_slot) = (
             |slot: u32| K_ROWS + slot * TILE_ROWS,
             |slot: u32| V_ROWS + slot * TILE_ROWS,
@@ -185,13 +184,8 @@ mod body {
         if REBALANCED {
             registers_claim::<CONSUMER_REGISTERS>();
         }
-        // The warpgroup as a value ptxas sees is uniform across it (else it serializes wgmma).
-        let group = shfl_idx(tid / 128, 0);
-        let warp = (tid / WARP_SIZE) % 4;
-        let q_rows = address(0) + 64 * group * ROW_BYTES;
-        let row0 = first + 64 * group + 16 * warp + lane_id() / 4;
-        let rows = [row0, row0 + 8];
-        let edge = |t: u32| tile_needs_mask::<CAUSAL>(t, seq, first);
+        let q_rows = block.q_rows();
+        let edge = |t: u32| block.needs_mask::<CAUSAL>(t, seq);
         let mut acc: Halves = ([0.0; 32], [0.0; 32]);
         let mut running = Running::EMPTY;
         let scale = log2_scale(D);
@@ -288,9 +282,8 @@ mod body {
                 unsafe { mbarrier::arrive(empty(slot)) };
             }
         }
-        let head_o = (head * seq * D) as usize;
         // SAFETY: the kernel's contract (O holds heads·seq·D elements).
-        unsafe { running.store::<D>(&acc, o.add(head_o), seq, rows) };
+        unsafe { running.store::<D>(&acc, o.add(head_offset::<D>(seq)), seq, rows) };
     }
 }
 

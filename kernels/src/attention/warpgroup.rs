@@ -32,18 +32,85 @@ pub use body::*;
 
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
 mod body {
-    use super::{KEYS, ROW_BYTES, THREADS};
+    use super::{KEYS, ROW_BYTES, ROWS, THREADS, WARP_SIZE};
+    use crate::attention::{key_tiles, query_block};
     use crate::device::mma::{Bf16, round_pack_bf16x2};
+    use crate::device::wgmma::shared_address;
     use crate::device::wgmma::{
         Descriptor, wgmma_m64n64k16_bf16_registers, wgmma_m64n128k16_bf16_k_major, wgmma_m64n128k16_bf16_registers,
     };
     use crate::device::{SharedMatrix, exp2, fma, global_store, shfl_xor, thread_idx, unrolled, unrolled_to};
+    use crate::device::{block_idx, grid_dim, lane_id, shfl_idx};
 
     /// bf16 per 16-byte chunk.
     const CHUNK: u32 = 8;
 
     /// A lane's 64×128 accumulators (or 64×64 in the low half), columns 0–63 and 64–127.
     pub type Halves = ([f32; 32], [f32; 32]);
+
+    /// Where one block of a `wgmma` rung works: this thread's warpgroup and rows, the block's key
+    /// tiles, and its tiles' shared addresses, counted from the first 1024-byte boundary (the
+    /// swizzle's atom) of the carve.
+    #[derive(Clone, Copy)]
+    pub struct Block {
+        /// This thread's warpgroup, read through a shuffle: ptxas must see that it is uniform
+        /// across the warpgroup, else it serialises the `wgmma`s.
+        pub group: u32,
+        /// The first of the block's query rows.
+        pub first: u32,
+        /// The key tiles its rows attend to.
+        pub tiles: u32,
+        /// This lane's two rows of its warpgroup's accumulators.
+        pub rows: [u32; 2],
+        /// Staged rows before the first 1024-byte boundary.
+        pub skew: u32,
+        base: u32,
+    }
+
+    impl Block {
+        /// The block's place: query block `block_idx().x` (the last first when `CAUSAL`), the
+        /// tiles' start at `tiles`' first row.
+        #[inline(always)]
+        pub fn new<const CAUSAL: bool>(tiles: &SharedMatrix<u32>, seq: u32) -> Block {
+            let tid = thread_idx().x;
+            let group = shfl_idx(tid / 128, 0);
+            let first = query_block(CAUSAL, block_idx().x, grid_dim().x) * ROWS;
+            let row0 = first + 64 * group + 16 * ((tid / WARP_SIZE) % 4) + lane_id() / 4;
+            let base = shared_address(tiles.element_ptr(0, 0));
+            Block {
+                group,
+                first,
+                tiles: key_tiles(CAUSAL, seq, first, ROWS, KEYS),
+                rows: [row0, row0 + 8],
+                skew: (1024 - base % 1024) % 1024 / ROW_BYTES,
+                base,
+            }
+        }
+
+        /// The shared address of staged row `row`, counted from the boundary.
+        #[inline(always)]
+        pub fn address(&self, row: u32) -> u32 {
+            self.base + (self.skew + row) * ROW_BYTES
+        }
+
+        /// This warpgroup's 64 rows of Q's tile (staged first).
+        #[inline(always)]
+        pub fn q_rows(&self) -> u32 {
+            self.address(64 * self.group)
+        }
+
+        /// Whether key tile `t` needs its keys tested (see [`tile_needs_mask`]).
+        #[inline(always)]
+        pub fn needs_mask<const CAUSAL: bool>(&self, t: u32, seq: u32) -> bool {
+            tile_needs_mask::<CAUSAL>(t, seq, self.first)
+        }
+    }
+
+    /// Element offset of head `block_idx().y`'s matrices in Q, K, V and O.
+    #[inline(always)]
+    pub fn head_offset<const D: u32>(seq: u32) -> usize {
+        (block_idx().y * seq * D) as usize
+    }
 
     /// Starts copying rows `first..first + 128` of one head's `[seq][D]` matrix into the tile whose
     /// first staged row is `at`, zeros past `seq`: this thread's chunks.

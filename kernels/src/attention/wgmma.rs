@@ -23,7 +23,8 @@ shared_memory! {
 mod body {
     use super::*;
     use crate::attention::warpgroup::{
-        Halves, KEYS, Running, issue_scores, issue_values, rescale, stage, tile_needs_mask, value_descriptors,
+        Block, Halves, KEYS, Running, head_offset, issue_scores, issue_values, rescale, stage, tile_needs_mask,
+        value_descriptors,
     };
     use crate::attention::{key_tiles, log2_scale, query_block};
     use crate::device::WARP_SIZE;
@@ -53,17 +54,11 @@ mod body {
         // Copies by cp.async: no tensor maps.
         let _ = maps;
         let Tiles { rows: tiles } = Tiles::carve();
-        let tid = thread_idx().x;
-        // The warpgroup as a value ptxas sees is uniform across it (else it serializes wgmma).
-        let group = shfl_idx(tid / 128, 0);
-        let warp = (tid / WARP_SIZE) % 4;
-        let head = (block_idx().y * seq * D) as usize;
+        let block = Block::new::<CAUSAL>(&tiles, seq);
+        let (first, tiles_n, rows, skew) = (block.first, block.tiles, block.rows, block.skew);
+        let head = head_offset::<D>(seq);
         // SAFETY: head·seq·D + seq·D ≤ heads·seq·D elements.
         let (q, k, v, o) = unsafe { (q.add(head), k.add(head), v.add(head), o.add(head)) };
-        let first = query_block(CAUSAL, block_idx().x, grid_dim().x) * ROWS;
-        let tiles_n = key_tiles(CAUSAL, seq, first, ROWS, KEYS);
-        let base = shared_address(tiles.element_ptr(0, 0));
-        let skew = (1024 - base % 1024) % 1024 / ROW_BYTES;
         // SAFETY (stages): the kernel's contract; every tile inside the carve.
         unsafe {
             stage::<D>(&tiles, q, seq, first, skew);
@@ -71,11 +66,9 @@ mod body {
             stage::<D>(&tiles, v, seq, 0, skew + V_ROWS);
         }
         async_copy_commit();
-        let address = |row: u32| base + (skew + row) * ROW_BYTES;
-        let q_rows = address(0) + 64 * group * ROW_BYTES;
-        let row0 = first + 64 * group + 16 * warp + lane_id() / 4;
-        let rows = [row0, row0 + 8];
-        let edge = |t: u32| tile_needs_mask::<CAUSAL>(t, seq, first);
+        let address = |row: u32| block.address(row);
+        let q_rows = block.q_rows();
+        let edge = |t: u32| block.needs_mask::<CAUSAL>(t, seq);
         let mut acc: Halves = ([0.0; 32], [0.0; 32]);
         let mut running = Running::EMPTY;
         for t in 0..tiles_n {
