@@ -27,19 +27,13 @@ shared_memory! {
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
 mod body {
     use super::*;
+    use crate::attention::log2_scale;
     use crate::attention::warpgroup::{
-        Block, Halves, KEYS, ROWS, Running, head_offset, issue_scores, issue_values, rescale, stage, tile_needs_mask,
-        value_descriptors,
+        Block, Halves, KEYS, Running, head_offset, issue_scores, issue_values, rescale, stage, value_descriptors,
     };
-    use crate::attention::{key_tiles, log2_scale, query_block};
-    use crate::device::WARP_SIZE;
     use crate::device::mma::Bf16;
-    use crate::device::wgmma::{
-        fence_proxy_async, shared_address, wgmma_commit, wgmma_fence, wgmma_wait, wgmma_wait_reading,
-    };
-    use crate::device::{
-        async_copy_commit, async_copy_wait, block_idx, grid_dim, lane_id, shfl_idx, sync_threads, thread_idx,
-    };
+    use crate::device::wgmma::{fence_proxy_async, wgmma_commit, wgmma_fence, wgmma_wait, wgmma_wait_reading};
+    use crate::device::{async_copy_commit, async_copy_wait, sync_threads};
 
     /// Where K's and V's slots start, in staged rows (Q's tile first).
     const K_ROWS: u32 = TILE_ROWS;

@@ -44,17 +44,16 @@ shared_memory! {
 mod body {
     use super::*;
     use crate::attention::TensorMaps;
+    use crate::attention::log2_scale;
     use crate::attention::warpgroup::{
-        Block, Halves, KEYS, ROWS, Running, head_offset, issue_scores, issue_values, rescale, tile_needs_mask,
-        value_descriptors,
+        Block, Halves, KEYS, ROWS, Running, head_offset, issue_scores, issue_values, rescale, value_descriptors,
     };
-    use crate::attention::{key_tiles, log2_scale, query_block};
     use crate::device::mma::Bf16;
     use crate::device::wgmma::{
-        barrier_arrive, barrier_sync, registers_claim, registers_release, shared_address, wgmma_commit, wgmma_fence,
-        wgmma_wait, wgmma_wait_reading,
+        barrier_arrive, barrier_sync, registers_claim, registers_release, wgmma_commit, wgmma_fence, wgmma_wait,
+        wgmma_wait_reading,
     };
-    use crate::device::{block_idx, grid_dim, lane_id, mbarrier, shfl_idx, sync_threads, thread_idx, tma, trap};
+    use crate::device::{block_idx, mbarrier, sync_threads, thread_idx, tma, trap};
 
     /// Where K's and V's slots start, in staged rows (Q's tile first).
     const K_ROWS: u32 = TILE_ROWS;
