@@ -28,6 +28,16 @@ def cases():
     # bf16 at 8192³; PyTorch's `@` returns bf16 (cuBLAS rounding its f32 sums), ours f32.
     a16 = torch.rand(8192, 8192, device="cuda").to(torch.bfloat16)
     b16 = torch.rand(8192, 8192, device="cuda").to(torch.bfloat16)
+    # f32 at 8192³ on the tensor cores: PyTorch's `@` with TF32 allowed for that call only.
+    a32, b32 = torch.rand(8192, 8192, device="cuda"), torch.rand(8192, 8192, device="cuda")
+
+    def tf32_mm(x, y):
+        torch.backends.cuda.matmul.allow_tf32 = True
+        try:
+            return x @ y
+        finally:
+            torch.backends.cuda.matmul.allow_tf32 = False
+
     w5 = torch.rand(5, 5, device="cuda")
     v, v2 = torch.rand(1 << 26, device="cuda"), torch.rand(1 << 26, device="cuda")
     long = torch.rand(1 << 28, device="cuda")
@@ -43,6 +53,7 @@ def cases():
         ("transpose", "8191x4097", 2 * 4 * odd.numel(), lambda: rust_kernels.transpose(odd), lambda: odd.T.contiguous()),
         ("softmax", "65536x1024", 2 * 4 * rows.numel(), lambda: rust_kernels.softmax(rows), lambda: torch.softmax(rows, -1)),
         ("matmul", "4096^3", 2 * 4096**3, lambda: rust_kernels.matmul(a, b), lambda: a @ b),
+        ("matmul_tf32", "8192^3", 2 * 8192**3, lambda: rust_kernels.matmul_tf32(a32, b32), lambda: tf32_mm(a32, b32)),
         ("matmul_bf16", "8192^3", 2 * 8192**3, lambda: rust_kernels.matmul_bf16(a16, b16), lambda: a16 @ b16),
         ("attention", "b8h16s4096d128", attention_flops, lambda: rust_kernels.attention(q, k, w), lambda: sdpa(q, k, w)),
         (

@@ -1,6 +1,6 @@
 """The project's Rust GPU kernels as PyTorch operators.
 
-``rust_kernels.transpose``, ``softmax``, ``matmul``, ``conv2d``, ``sum``, ``cumsum``, ``add`` and ``shared_mem_add`` take CUDA float32
+``rust_kernels.transpose``, ``softmax``, ``matmul``, ``matmul_tf32`` (on the tensor cores), ``conv2d``, ``sum``, ``cumsum``, ``add`` and ``shared_mem_add`` take CUDA float32
 tensors and return new ones (``matmul_bf16`` takes bfloat16 ones and returns float32; ``attention`` takes and returns bfloat16, ``histogram`` counts uint8 values), computed by kernels written in Rust (compiled to PTX) and queued on
 PyTorch's current stream of the tensors' device, in the device's primary context. They are
 registered as ``torch.ops.rust_kernels.*`` custom operators (with fake implementations, so
@@ -22,7 +22,7 @@ ALIGNMENT = native.ALIGNMENT
 
 def variants(op):
     """The kernels ``op`` (add, attention, attention_causal, conv2d, cumsum, histogram, matmul, matmul_bf16,
-    softmax, sum, transpose) can be
+    matmul_tf32, softmax, sum, transpose) can be
     asked for by name."""
     return native.variants(op)
 
@@ -33,7 +33,20 @@ except ImportError:  # The native layer works without PyTorch; the operators do 
     _torch = None
 
 if _torch is not None:
-    from .operators import add, attention, conv2d, histogram, cumsum, matmul, matmul_bf16, shared_mem_add, softmax, sum, transpose
+    from .operators import (
+        add,
+        attention,
+        conv2d,
+        cumsum,
+        histogram,
+        matmul,
+        matmul_bf16,
+        matmul_tf32,
+        shared_mem_add,
+        softmax,
+        sum,
+        transpose,
+    )
 else:
 
     def _needs_torch(*_args, **_kwargs):
@@ -42,7 +55,8 @@ else:
             "rust_kernels.native takes any object with __cuda_array_interface__"
         )
 
-    add = attention = conv2d = histogram = cumsum = matmul = matmul_bf16 = shared_mem_add = softmax = sum = transpose = _needs_torch
+    add = attention = conv2d = histogram = cumsum = matmul = matmul_bf16 = matmul_tf32 = _needs_torch
+    shared_mem_add = softmax = sum = transpose = _needs_torch
 
 __all__ = [
     "ALIGNMENT",
@@ -53,6 +67,7 @@ __all__ = [
     "histogram",
     "matmul",
     "matmul_bf16",
+    "matmul_tf32",
     "native",
     "shared_mem_add",
     "softmax",

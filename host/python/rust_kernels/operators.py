@@ -204,6 +204,39 @@ def matmul_bf16(a, b, variant="auto"):
     return _matmul_bf16_impl(a, b, variant) if _eager(a, b) else _matmul_bf16(a, b, variant)
 
 
+# matmul_tf32 -------------------------------------------------------------------------------------
+
+
+def _matmul_tf32_impl(a: torch.Tensor, b: torch.Tensor, variant: str) -> torch.Tensor:
+    a, b = _ready("a", a, torch.float32), _ready("b", b, torch.float32)
+    _same_device(a, b)
+    if a.dim() != 2 or b.dim() != 2 or a.shape[1] != b.shape[0]:
+        raise ValueError(f"a {tuple(a.shape)} and b {tuple(b.shape)}: expected (m, k) and (k, n)")
+    c = torch.empty((a.shape[0], b.shape[1]), device=a.device, dtype=torch.float32)
+    if c.numel():
+        if a.shape[1] == 0:
+            c.zero_()
+        else:
+            _native.matmul_tf32(a, b, c, variant=variant, **_launch_args(a))
+    return c
+
+
+_matmul_tf32 = torch.library.custom_op(f"{_LIBRARY}::matmul_tf32", _matmul_tf32_impl, mutates_args=())
+
+
+@_matmul_tf32.register_fake
+def _(a, b, variant):
+    return a.new_empty((a.shape[0], b.shape[1]))
+
+
+def matmul_tf32(a, b, variant="auto"):
+    """``a @ b`` for 2-D float32 CUDA tensors (m × k and k × n) on the tensor cores, as PyTorch
+    computes it with ``torch.backends.cuda.matmul.allow_tf32 = True``: each operand read as TF32
+    (its lower 13 mantissa bits dropped), the exact products summed in f32 (``wgmma`` with TMA on a
+    persistent grid on an H100 or H200, ``mma.sync`` elsewhere). No autograd."""
+    return _matmul_tf32_impl(a, b, variant) if _eager(a, b) else _matmul_tf32(a, b, variant)
+
+
 # attention ---------------------------------------------------------------------------------------
 
 

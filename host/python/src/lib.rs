@@ -197,6 +197,34 @@ fn matmul_bf16(
     families::matmul_bf16::launch(&backend, kernel, Source::Rust, &problem, &a, &b, &mut c).map_err(to_python)
 }
 
+/// `c = a · b` for f32 matrices a (m × k) and b (k × n), row-major, on the tensor cores: each
+/// operand read as TF32 (10 mantissa bits), f32 sums (PyTorch's `a @ b` with TF32 allowed).
+#[pyfunction]
+#[pyo3(signature = (a, b, c, *, stream, device, variant = "auto"))]
+fn matmul_tf32(
+    a: &Bound<PyAny>,
+    b: &Bound<PyAny>,
+    c: &Bound<PyAny>,
+    stream: usize,
+    device: usize,
+    variant: &str,
+) -> PyResult<()> {
+    let (a, b, c, [m, n, k]) = product_operands((a, b, c), Dtype::F32)?;
+    let problem = kernels::matmul_tc::MatmulTc::new(m, n, k).map_err(size_error)?;
+    let backend = backend(device, stream)?;
+    let kernel = &kernels::matmul_tc::FAMILY.kernels[variant::resolve(Op::MatmulTf32, &backend, variant, [m, n, k])?];
+    let persistent = kernels::matmul_tc::specialized::KERNEL;
+    let problem = if kernel.entry() == persistent.entry() {
+        // Its grid: the blocks the device holds at once.
+        let info = persistent.info(kernels::matmul_tc::FAMILY.name);
+        problem.with_resident(families::resident_blocks_of(&backend, &info).map_err(to_python)?)
+    } else {
+        problem
+    };
+    let (a, b, mut c) = (array(&backend, &a)?, array(&backend, &b)?, array(&backend, &c)?);
+    families::matmul_tc::launch(&backend, kernel, Source::Rust, &problem, &a, &b, &mut c).map_err(to_python)
+}
+
 /// `o = softmax(q·kᵀ/√d)·v` per head for bf16 tensors of shape (batch, heads, seq, dim), dim 64 or
 /// 128, over every key or (`causal`) the keys up to each query's position; one fused kernel.
 #[pyfunction]
@@ -469,6 +497,7 @@ fn _native(module: &Bound<PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(softmax, module)?)?;
     module.add_function(wrap_pyfunction!(matmul, module)?)?;
     module.add_function(wrap_pyfunction!(matmul_bf16, module)?)?;
+    module.add_function(wrap_pyfunction!(matmul_tf32, module)?)?;
     module.add_function(wrap_pyfunction!(attention, module)?)?;
     module.add_function(wrap_pyfunction!(histogram, module)?)?;
     module.add_function(wrap_pyfunction!(conv2d, module)?)?;

@@ -23,6 +23,7 @@ pub enum Op {
     Softmax,
     Matmul,
     MatmulBf16,
+    MatmulTf32,
     Attention,
     AttentionCausal,
     Conv2d,
@@ -38,6 +39,7 @@ impl Op {
             Op::Softmax => &softmax::SoftmaxDemo,
             Op::Matmul => &matmul::MATMUL,
             Op::MatmulBf16 => &matmul_bf16::MatmulBf16Demo,
+            Op::MatmulTf32 => &matmul::MATMUL_TC,
             Op::Attention => &attention::ATTENTION,
             Op::AttentionCausal => &attention::ATTENTION_CAUSAL,
             Op::Conv2d => &conv2d::Conv2dDemo,
@@ -52,6 +54,7 @@ impl Op {
         match self {
             Op::Sum => "sum",
             Op::Cumsum => "cumsum",
+            Op::MatmulTf32 => "matmul_tf32",
             other => other.demo().name(),
         }
     }
@@ -62,6 +65,7 @@ impl Op {
             Op::Softmax,
             Op::Matmul,
             Op::MatmulBf16,
+            Op::MatmulTf32,
             Op::Attention,
             Op::AttentionCausal,
             Op::Conv2d,
@@ -109,6 +113,10 @@ pub fn resolve(op: Op, backend: &Backend, variant: &str, size: [usize; 3]) -> Py
         // 8192³, run au), the mma.sync ring elsewhere.
         ("auto", Op::MatmulBf16) if backend.runs_sm90a() => "matmul_bf16_persistent",
         ("auto", Op::MatmulBf16) => "matmul_bf16_pipelined",
+        // The roles-swapped wgmma with TMA on a persistent grid where the sm_90a PTX is loaded
+        // (91.6 % of cuBLAS's TF32 at 8192³, run 2026-12-01-c), the mma.sync kernel elsewhere.
+        ("auto", Op::MatmulTf32) if backend.runs_sm90a() => "matmul_tc_wgmma",
+        ("auto", Op::MatmulTf32) => "matmul_tc_tf32",
         // The TMA producer warpgroup, setmaxnreg and ping-pong where the sm_90a PTX is loaded (638
         // TFLOP/s at b8 h16 s4096 d128, run be), the mma.sync kernel elsewhere.
         ("auto", Op::Attention) if backend.runs_sm90a() => "attention_rebalanced",
@@ -168,7 +176,7 @@ pub fn names(op: &str) -> PyResult<Vec<&'static str>> {
     }
     Op::by_name(op).map(|op| names_of(op.demo())).ok_or_else(|| {
         PyValueError::new_err(format!(
-            "'{op}' is not an operator with variants; choose add, attention, attention_causal, conv2d, cumsum, histogram, matmul, matmul_bf16, softmax, sum or transpose"
+            "'{op}' is not an operator with variants; choose add, attention, attention_causal, conv2d, cumsum, histogram, matmul, matmul_bf16, matmul_tf32, softmax, sum or transpose"
         ))
     })
 }

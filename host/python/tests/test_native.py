@@ -102,6 +102,7 @@ class ArgumentChecks(unittest.TestCase):
         self.assertIn("scan_look_back_ordered", rust_kernels.variants("cumsum"))
         self.assertEqual(rust_kernels.variants("add"), ["vec_add_vectorized", "vec_add"])
         self.assertIn("matmul_bf16_tma", rust_kernels.variants("matmul_bf16"))
+        self.assertEqual(rust_kernels.variants("matmul_tf32"), ["matmul_tc_tf32", "matmul_tc_wgmma"])
         self.assertIn("attention_specialized", rust_kernels.variants("attention"))
         self.assertIn("histogram_vectorized", rust_kernels.variants("histogram"))
         self.assertIn("attention_causal_flash", rust_kernels.variants("attention_causal"))

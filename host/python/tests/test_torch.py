@@ -83,6 +83,26 @@ class AgainstPyTorch(unittest.TestCase):
                 bound = (k + 2) * U * (a.double().abs() @ b.double().abs())
                 self.assertTrue(bool(((got - want).abs() <= bound).all()), f"{variant} {m}x{n}x{k}")
 
+    def test_matmul_tf32_within_its_bound(self):
+        # The tensor cores read each f32 as TF32, its lower 13 mantissa bits dropped; the products
+        # of those are exact, so only the f32 sums are allowed for. Shapes with k and n multiples
+        # of 4 take TMA on an H100/H200; the others the copies' path.
+        shapes = [(1, 1, 1), (31, 33, 17), (64, 136, 200), (257, 129, 256), (129, 65, 257), (8, 200, 96), (512, 256, 4096)]
+        tf32 = lambda x: (x.view(torch.int32) & ~0x1FFF).view(torch.float32).double()
+        for variant in ["auto"] + rust_kernels.variants("matmul_tf32"):
+            for m, n, k in shapes:
+                a, b = rand(m, k, seed=m) - 0.5, rand(k, n, seed=n) - 0.5
+                try:
+                    got = rust_kernels.matmul_tf32(a, b, variant=variant).double()
+                except RuntimeError as e:
+                    # The wgmma kernel runs on compute capability 9.0 alone, and says so.
+                    self.assertIn("sm_90a", str(e))
+                    self.assertNotEqual(torch.cuda.get_device_capability(), (9, 0), f"{variant} refused on sm_90")
+                    continue
+                want = tf32(a) @ tf32(b)
+                bound = (k + 2) * U * (tf32(a).abs() @ tf32(b).abs())
+                self.assertTrue(bool(((got - want).abs() <= bound).all()), f"{variant} {m}x{n}x{k}")
+
     def test_attention_within_its_bound(self):
         # The f64 attention of the bf16 values; the bound follows the kernels' arithmetic (see
         # host/src/families/attention_oracle.rs): the exponentials rounded to bf16 dominate.

@@ -14,6 +14,7 @@ use crate::backend::Backend;
 use crate::error::{HostError, Result};
 use crate::gpu::{Cublas, Gpu, Precision};
 use kernels::matmul::{FAMILY, Matmul, split_k, warp_tiled};
+use kernels::matmul_tc::{self, MatmulTc};
 use kernels::reference::{self, Expected, Operands};
 use kernels::{AnyFamily, Family, Kernel, Source};
 use rand::rngs::StdRng;
@@ -51,7 +52,7 @@ pub fn launch(
 
 /// The host side of a matmul family: its kernels, and how they read their operands.
 pub struct MatmulDemo {
-    family: &'static Family<Matmul>,
+    ladder: Ladder,
     operands: Operands,
     /// The baseline's precision; its operands read as `Operands::Tf32Unstated` where that is TF32.
     baseline: Precision,
@@ -59,17 +60,35 @@ pub struct MatmulDemo {
 
 /// The f32 ladder, against cuBLAS SGEMM.
 pub static MATMUL: MatmulDemo = MatmulDemo {
-    family: &FAMILY,
+    ladder: Ladder::F32(&FAMILY),
     operands: Operands::F32,
     baseline: Precision::F32,
 };
 
 /// The tensor-core ladder: TF32 operands, f32 accumulation.
 pub static MATMUL_TC: MatmulDemo = MatmulDemo {
-    family: &kernels::matmul_tc::FAMILY,
+    ladder: Ladder::Tc(&matmul_tc::FAMILY),
     operands: Operands::Tf32,
     baseline: Precision::Tf32,
 };
+
+/// A ladder's kernels: the f32 ladder's, or the tensor cores' (whose problem carries the
+/// persistent grid and whose launch passes tensor maps).
+#[derive(Clone, Copy)]
+enum Ladder {
+    F32(&'static Family<Matmul>),
+    Tc(&'static Family<MatmulTc>),
+}
+
+/// The tensor cores' problem of `sizes`, the persistent grid of `resident` blocks.
+fn tc_problem(sizes: &Matmul, resident: u32) -> Result<MatmulTc> {
+    Ok(MatmulTc::new(sizes.m as usize, sizes.n as usize, sizes.k as usize)?.with_resident(resident))
+}
+
+/// What sizes the persistent grid of the tensor cores' ladder.
+fn persistent_tc() -> kernels::KernelInfo {
+    matmul_tc::specialized::KERNEL.info(matmul_tc::FAMILY.name)
+}
 
 impl MatmulDemo {
     fn is_f32(&self) -> bool {
@@ -106,7 +125,10 @@ const EDGE_SHAPES: [[usize; 3]; 14] = [
 
 impl FamilyDemo for MatmulDemo {
     fn family(&self) -> &'static dyn AnyFamily {
-        self.family
+        match self.ladder {
+            Ladder::F32(family) => family,
+            Ladder::Tc(family) => family,
+        }
     }
 
     fn about(&self) -> &'static str {
@@ -175,10 +197,21 @@ impl FamilyDemo for MatmulDemo {
     /// The grid [`MatmulDemo::prepare`] launches on `gpu`: split-k's counts its ways (grid z).
     fn grid_on(&self, gpu: &Gpu, size: Size, kernel: usize) -> Result<Grid> {
         let problem = problem(size, resident_blocks_on(gpu, &split_k::KERNEL.info(FAMILY.name))?)?;
-        let kernel = &self.family.kernels[kernel];
-        Ok(Grid {
-            blocks: kernel.launch_shape(&problem).grid.volume(),
-            split: kernel.entry() == split_k::KERNEL.entry(),
+        Ok(match self.ladder {
+            Ladder::F32(family) => {
+                let kernel = &family.kernels[kernel];
+                Grid {
+                    blocks: kernel.launch_shape(&problem).grid.volume(),
+                    split: kernel.entry() == split_k::KERNEL.entry(),
+                }
+            }
+            Ladder::Tc(family) => Grid {
+                blocks: family.kernels[kernel]
+                    .launch_shape(&tc_problem(&problem, resident_blocks_on(gpu, &persistent_tc())?)?)
+                    .grid
+                    .volume(),
+                split: false,
+            },
         })
     }
 
@@ -189,8 +222,15 @@ impl FamilyDemo for MatmulDemo {
     fn plan(&self, size: Size) -> Result<Plan> {
         let [m, n, k] = size.0;
         let problem = Matmul::new(m, n, k)?;
-        for kernel in self.family.kernels {
-            check_shape(kernel, &problem)?;
+        match self.ladder {
+            Ladder::F32(family) => family
+                .kernels
+                .iter()
+                .try_for_each(|kernel| check_shape(kernel, &problem))?,
+            Ladder::Tc(family) => {
+                let tc = MatmulTc::new(m, n, k)?;
+                family.kernels.iter().try_for_each(|kernel| check_shape(kernel, &tc))?
+            }
         }
         let (a_len, b_len, c_len) = problem.lengths();
         let arrays = 4 * (a_len + b_len + c_len + 3 * GUARD) as u64;
@@ -238,10 +278,12 @@ impl FamilyDemo for MatmulDemo {
             Backend::Gpu(gpu) => Some(Cublas::new(gpu)?),
             _ => None,
         };
+        let tc = tc_problem(&problem, resident_blocks_of(backend, &persistent_tc())?)?;
         Ok(Box::new(MatmulCase {
-            family: self.family,
+            ladder: self.ladder,
             backend,
             problem,
+            tc,
             oracle,
             baseline_oracle,
             baseline_wrote: vec![false; sets.max(1)],
@@ -266,9 +308,11 @@ fn macs(problem: &Matmul) -> u64 {
 }
 
 struct MatmulCase<'a> {
-    family: &'static Family<Matmul>,
+    ladder: Ladder,
     backend: &'a Backend,
     problem: Matmul,
+    /// The tensor cores' form of `problem` (their ladder launches it).
+    tc: MatmulTc,
     oracle: Oracle,
     /// The baseline's reference where it reads the operands differently from the kernels.
     baseline_oracle: Option<Oracle>,
@@ -284,15 +328,13 @@ impl Case for MatmulCase<'_> {
     fn launch(&mut self, kernel: usize, source: Source, set: usize) -> Result<()> {
         let (a, b) = &self.inputs[set];
         self.baseline_wrote[set] = false;
-        launch(
-            self.backend,
-            &self.family.kernels[kernel],
-            source,
-            &self.problem,
-            a,
-            b,
-            self.outputs.get_mut(set),
-        )
+        let c = self.outputs.get_mut(set);
+        match self.ladder {
+            Ladder::Tc(family) => {
+                super::matmul_tc::launch(self.backend, &family.kernels[kernel], source, &self.tc, a, b, c)
+            }
+            Ladder::F32(family) => launch(self.backend, &family.kernels[kernel], source, &self.problem, a, b, c),
+        }
     }
 
     fn baseline(&self) -> Option<&'static str> {

@@ -18,6 +18,7 @@ pub mod histogram;
 pub mod histogram_f32;
 pub mod matmul;
 pub mod matmul_bf16;
+pub mod matmul_tc;
 pub mod mma_probe;
 pub mod profile;
 pub mod reduce;

@@ -18,7 +18,7 @@ pub use external::{EXTERNAL_ALIGNMENT, ExternalArray, ExternalStream};
 pub use info::{DeviceInfo, KernelOccupancy};
 pub use managed::{ManagedBuffer, MemoryLocation};
 pub use managed_chunk::ManagedChunk;
-pub use tensor_map::{TensorMap, TensorMapCache, bf16_swizzled, bf16_swizzled_stack};
+pub use tensor_map::{TensorMap, TensorMapCache, bf16_swizzled, bf16_swizzled_stack, f32_swizzled};
 pub use timing::{MIN_WARMUP_MS, Timing, time_gpu, time_gpu_interleaved, time_once};
 
 use crate::error::{Doing, HostError, Result};

@@ -26,7 +26,13 @@ pub struct TensorMapCache(Mutex<Vec<(Vec<u64>, CudaSlice<u64>)>>);
 /// columns: one 128-byte swizzled row) into shared memory in the 128-byte swizzle; zeros for the
 /// parts of a box outside the matrix.
 pub fn bf16_swizzled(address: u64, (rows, cols): (u32, u32), (box_cols, box_rows): (u32, u32)) -> Result<TensorMap> {
-    encode_bf16_swizzled(address, &[cols, rows], (box_cols, box_rows))
+    encode_swizzled(Element::Bf16, address, &[cols, rows], (box_cols, box_rows))
+}
+
+/// As [`bf16_swizzled`] for a row-major f32 matrix: boxes of at most 32 columns (one 128-byte
+/// swizzled row). The bits are copied as they are; the tensor cores read them as TF32.
+pub fn f32_swizzled(address: u64, (rows, cols): (u32, u32), (box_cols, box_rows): (u32, u32)) -> Result<TensorMap> {
+    encode_swizzled(Element::F32, address, &[cols, rows], (box_cols, box_rows))
 }
 
 /// `heads` row-major bf16 matrices of `rows × cols` one after another (attention's
@@ -37,32 +43,68 @@ pub fn bf16_swizzled_stack(
     (heads, rows, cols): (u32, u32, u32),
     (box_cols, box_rows): (u32, u32),
 ) -> Result<TensorMap> {
-    encode_bf16_swizzled(address, &[cols, rows, heads], (box_cols, box_rows))
+    encode_swizzled(Element::Bf16, address, &[cols, rows, heads], (box_cols, box_rows))
 }
 
-/// The map of a bf16 tensor of `dims` (innermost first, rank 2 or 3), boxes of `box_cols ×
-/// box_rows` (× 1 in the outer dimension).
-fn encode_bf16_swizzled(address: u64, dims: &[u32], (box_cols, box_rows): (u32, u32)) -> Result<TensorMap> {
+/// The element types the maps copy.
+#[derive(Clone, Copy)]
+enum Element {
+    Bf16,
+    F32,
+}
+
+impl Element {
+    fn bytes(self) -> u32 {
+        match self {
+            Element::Bf16 => 2,
+            Element::F32 => 4,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Element::Bf16 => "bf16",
+            Element::F32 => "f32",
+        }
+    }
+
+    fn data_type(self) -> CUtensorMapDataType {
+        match self {
+            Element::Bf16 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+            Element::F32 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
+        }
+    }
+}
+
+/// The map of a tensor of `element`s of `dims` (innermost first, rank 2 or 3), boxes of
+/// `box_cols × box_rows` (× 1 in the outer dimension) in the 128-byte swizzle.
+fn encode_swizzled(
+    element: Element,
+    address: u64,
+    dims: &[u32],
+    (box_cols, box_rows): (u32, u32),
+) -> Result<TensorMap> {
     let invalid = |reason: String| HostError::InvalidInput {
         what: "a TMA tensor map".into(),
         reason,
     };
     let cols = dims[0];
-    if !address.is_multiple_of(16) || !(2 * cols as u64).is_multiple_of(16) {
+    let (bytes, name) = (element.bytes(), element.name());
+    if !address.is_multiple_of(16) || !(bytes as u64 * cols as u64).is_multiple_of(16) {
         return Err(invalid(format!(
-            "the tensor at {address:#x} with rows of {cols} bf16: TMA needs a 16-byte aligned address and rows a multiple of 16 bytes"
+            "the tensor at {address:#x} with rows of {cols} {name}: TMA needs a 16-byte aligned address and rows a multiple of 16 bytes"
         )));
     }
-    if box_cols * 2 > 128 || box_rows > 256 || box_cols == 0 || box_rows == 0 {
+    if box_cols * bytes > 128 || box_rows > 256 || box_cols == 0 || box_rows == 0 {
         return Err(invalid(format!(
-            "box {box_cols}×{box_rows}: at most 64 columns (128 bytes) and 256 rows"
+            "box {box_cols}×{box_rows} of {name}: at most 128 bytes of columns and 256 rows"
         )));
     }
     let mut map = sys::CUtensorMap { opaque: [0; 16] };
     let sizes: Vec<u64> = dims.iter().map(|&d| d as u64).collect();
     // Bytes from one row, and from one matrix, to the next.
     let strides: Vec<u64> = (1..dims.len())
-        .map(|i| 2 * dims[..i].iter().map(|&d| d as u64).product::<u64>())
+        .map(|i| bytes as u64 * dims[..i].iter().map(|&d| d as u64).product::<u64>())
         .collect();
     let boxes = [box_cols, box_rows, 1];
     let element_strides = [1u32; 3];
@@ -72,7 +114,7 @@ fn encode_bf16_swizzled(address: u64, dims: &[u32], (box_cols, box_rows): (u32, 
     let result = unsafe {
         sys::cuTensorMapEncodeTiled(
             &mut map,
-            CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+            element.data_type(),
             dims.len() as u32,
             address as *mut std::ffi::c_void,
             sizes.as_ptr(),
@@ -87,7 +129,7 @@ fn encode_bf16_swizzled(address: u64, dims: &[u32], (box_cols, box_rows): (u32, 
     };
     result
         .result()
-        .doing(|| format!("encoding a tensor map of a bf16 tensor of {shape} (innermost first)"))?;
+        .doing(|| format!("encoding a tensor map of a {name} tensor of {shape} (innermost first)"))?;
     Ok(map.opaque)
 }
 

@@ -181,154 +181,73 @@ pub fn wgmma_m64n128k16_bf16(acc: &mut [f32; 64], a: Descriptor, b: Descriptor) 
     };
 }
 
-/// `acc += A·B` for the warpgroup: A 64×16 bf16 (K-major, descriptor `a`), B 16×256 bf16
-/// (MN-major, descriptor `b`, 4 atoms of 64 columns), `low` and `high` this lane's 128 f32 of the
-/// 64×256 product, columns 0–127 and 128–255 (`wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.
-/// bf16`, B transposed). Two halves because LLVM leaves an array of 128 in local memory where it
-/// keeps two of 64 in registers (38 KB of stack, measured). Asynchronous: the accumulators are
+/// Defines `$name((low, high), a, b)`: `acc += A·B` for the warpgroup by the 64×256 `wgmma`
+/// `$instruction` (its trailing immediates `$immediates`), A by a descriptor or in four registers
+/// per lane, B by a descriptor; `low` and `high` this lane's 128 f32 of the 64×256 product,
+/// columns 0–127 and 128–255. Two halves because LLVM leaves an array of 128 in local memory where
+/// it keeps two of 64 in registers (38 KB of stack, measured). Asynchronous: the accumulators are
 /// written at the [`wgmma_wait`] that covers their group, and must not be touched before.
-#[inline(always)]
-pub fn wgmma_m64n256k16_bf16((low, high): (&mut [f32; 64], &mut [f32; 64]), a: Descriptor, b: Descriptor) {
-    // SAFETY: the descriptors address shared memory the caller staged; every lane of the
-    // warpgroup executes it together.
-    unsafe {
-        asm!(
-            "{{ .reg .pred p; setp.ne.b32 p, {one}, 0; wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {{{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}, {9}, {10}, {11}, {12}, {13}, {14}, {15}, {16}, {17}, {18}, {19}, {20}, {21}, {22}, {23}, {24}, {25}, {26}, {27}, {28}, {29}, {30}, {31}, {32}, {33}, {34}, {35}, {36}, {37}, {38}, {39}, {40}, {41}, {42}, {43}, {44}, {45}, {46}, {47}, {48}, {49}, {50}, {51}, {52}, {53}, {54}, {55}, {56}, {57}, {58}, {59}, {60}, {61}, {62}, {63}, {64}, {65}, {66}, {67}, {68}, {69}, {70}, {71}, {72}, {73}, {74}, {75}, {76}, {77}, {78}, {79}, {80}, {81}, {82}, {83}, {84}, {85}, {86}, {87}, {88}, {89}, {90}, {91}, {92}, {93}, {94}, {95}, {96}, {97}, {98}, {99}, {100}, {101}, {102}, {103}, {104}, {105}, {106}, {107}, {108}, {109}, {110}, {111}, {112}, {113}, {114}, {115}, {116}, {117}, {118}, {119}, {120}, {121}, {122}, {123}, {124}, {125}, {126}, {127}}}, {a}, {b}, p, 1, 1, 0, 1; }}",
-                inout(reg32) low[0],
-                inout(reg32) low[1],
-                inout(reg32) low[2],
-                inout(reg32) low[3],
-                inout(reg32) low[4],
-                inout(reg32) low[5],
-                inout(reg32) low[6],
-                inout(reg32) low[7],
-                inout(reg32) low[8],
-                inout(reg32) low[9],
-                inout(reg32) low[10],
-                inout(reg32) low[11],
-                inout(reg32) low[12],
-                inout(reg32) low[13],
-                inout(reg32) low[14],
-                inout(reg32) low[15],
-                inout(reg32) low[16],
-                inout(reg32) low[17],
-                inout(reg32) low[18],
-                inout(reg32) low[19],
-                inout(reg32) low[20],
-                inout(reg32) low[21],
-                inout(reg32) low[22],
-                inout(reg32) low[23],
-                inout(reg32) low[24],
-                inout(reg32) low[25],
-                inout(reg32) low[26],
-                inout(reg32) low[27],
-                inout(reg32) low[28],
-                inout(reg32) low[29],
-                inout(reg32) low[30],
-                inout(reg32) low[31],
-                inout(reg32) low[32],
-                inout(reg32) low[33],
-                inout(reg32) low[34],
-                inout(reg32) low[35],
-                inout(reg32) low[36],
-                inout(reg32) low[37],
-                inout(reg32) low[38],
-                inout(reg32) low[39],
-                inout(reg32) low[40],
-                inout(reg32) low[41],
-                inout(reg32) low[42],
-                inout(reg32) low[43],
-                inout(reg32) low[44],
-                inout(reg32) low[45],
-                inout(reg32) low[46],
-                inout(reg32) low[47],
-                inout(reg32) low[48],
-                inout(reg32) low[49],
-                inout(reg32) low[50],
-                inout(reg32) low[51],
-                inout(reg32) low[52],
-                inout(reg32) low[53],
-                inout(reg32) low[54],
-                inout(reg32) low[55],
-                inout(reg32) low[56],
-                inout(reg32) low[57],
-                inout(reg32) low[58],
-                inout(reg32) low[59],
-                inout(reg32) low[60],
-                inout(reg32) low[61],
-                inout(reg32) low[62],
-                inout(reg32) low[63],
-                inout(reg32) high[0],
-                inout(reg32) high[1],
-                inout(reg32) high[2],
-                inout(reg32) high[3],
-                inout(reg32) high[4],
-                inout(reg32) high[5],
-                inout(reg32) high[6],
-                inout(reg32) high[7],
-                inout(reg32) high[8],
-                inout(reg32) high[9],
-                inout(reg32) high[10],
-                inout(reg32) high[11],
-                inout(reg32) high[12],
-                inout(reg32) high[13],
-                inout(reg32) high[14],
-                inout(reg32) high[15],
-                inout(reg32) high[16],
-                inout(reg32) high[17],
-                inout(reg32) high[18],
-                inout(reg32) high[19],
-                inout(reg32) high[20],
-                inout(reg32) high[21],
-                inout(reg32) high[22],
-                inout(reg32) high[23],
-                inout(reg32) high[24],
-                inout(reg32) high[25],
-                inout(reg32) high[26],
-                inout(reg32) high[27],
-                inout(reg32) high[28],
-                inout(reg32) high[29],
-                inout(reg32) high[30],
-                inout(reg32) high[31],
-                inout(reg32) high[32],
-                inout(reg32) high[33],
-                inout(reg32) high[34],
-                inout(reg32) high[35],
-                inout(reg32) high[36],
-                inout(reg32) high[37],
-                inout(reg32) high[38],
-                inout(reg32) high[39],
-                inout(reg32) high[40],
-                inout(reg32) high[41],
-                inout(reg32) high[42],
-                inout(reg32) high[43],
-                inout(reg32) high[44],
-                inout(reg32) high[45],
-                inout(reg32) high[46],
-                inout(reg32) high[47],
-                inout(reg32) high[48],
-                inout(reg32) high[49],
-                inout(reg32) high[50],
-                inout(reg32) high[51],
-                inout(reg32) high[52],
-                inout(reg32) high[53],
-                inout(reg32) high[54],
-                inout(reg32) high[55],
-                inout(reg32) high[56],
-                inout(reg32) high[57],
-                inout(reg32) high[58],
-                inout(reg32) high[59],
-                inout(reg32) high[60],
-                inout(reg32) high[61],
-                inout(reg32) high[62],
-                inout(reg32) high[63],
-                one = in(reg32) 1u32,
-                a = in(reg64) a.0,
-                b = in(reg64) b.0,
-                options(nostack),
-        )
+macro_rules! wgmma_m64n256 {
+    ($(#[$meta:meta])* $name:ident, $instruction:literal, descriptor, $immediates:literal) => {
+        wgmma_m64n256!(@define $(#[$meta])* $name, $instruction, $immediates,
+            a: Descriptor, "{a}", (a = in(reg64) a.0), [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63]);
+    };
+    ($(#[$meta:meta])* $name:ident, $instruction:literal, registers, $immediates:literal) => {
+        wgmma_m64n256!(@define $(#[$meta])* $name, $instruction, $immediates,
+            a: [u32; 4], "{{{a0}, {a1}, {a2}, {a3}}}",
+            (a0 = in(reg32) a[0], a1 = in(reg32) a[1], a2 = in(reg32) a[2], a3 = in(reg32) a[3]), [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63]);
+    };
+    (@define $(#[$meta:meta])* $name:ident, $instruction:literal, $immediates:literal,
+        $a:ident: $a_type:ty, $a_operand:literal, ($($a_binding:tt)*), [$($i:literal)*]) => {
+        $(#[$meta])*
+        #[inline(always)]
+        pub fn $name((low, high): (&mut [f32; 64], &mut [f32; 64]), $a: $a_type, b: Descriptor) {
+            // SAFETY: the descriptors address shared memory the caller staged; every lane of the
+            // warpgroup executes it together.
+            unsafe {
+                asm!(
+                    concat!(
+                        "{{ .reg .pred p; setp.ne.b32 p, {one}, 0; ",
+                        $instruction,
+                        " {{{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}, {9}, {10}, {11}, {12}, {13}, {14}, {15}, {16}, {17}, {18}, {19}, {20}, {21}, {22}, {23}, {24}, {25}, {26}, {27}, {28}, {29}, {30}, {31}, {32}, {33}, {34}, {35}, {36}, {37}, {38}, {39}, {40}, {41}, {42}, {43}, {44}, {45}, {46}, {47}, {48}, {49}, {50}, {51}, {52}, {53}, {54}, {55}, {56}, {57}, {58}, {59}, {60}, {61}, {62}, {63}, {64}, {65}, {66}, {67}, {68}, {69}, {70}, {71}, {72}, {73}, {74}, {75}, {76}, {77}, {78}, {79}, {80}, {81}, {82}, {83}, {84}, {85}, {86}, {87}, {88}, {89}, {90}, {91}, {92}, {93}, {94}, {95}, {96}, {97}, {98}, {99}, {100}, {101}, {102}, {103}, {104}, {105}, {106}, {107}, {108}, {109}, {110}, {111}, {112}, {113}, {114}, {115}, {116}, {117}, {118}, {119}, {120}, {121}, {122}, {123}, {124}, {125}, {126}, {127}}}, ",
+                        $a_operand,
+                        ", {b}, p, ",
+                        $immediates,
+                        "; }}"
+                    ),
+                    $(inout(reg32) low[$i],)*
+                    $(inout(reg32) high[$i],)*
+                    one = in(reg32) 1u32,
+                    $($a_binding)*,
+                    b = in(reg64) b.0,
+                    options(nostack),
+                )
+            };
+        }
     };
 }
+
+wgmma_m64n256!(
+    /// A 64×16 bf16 (K-major, descriptor `a`) times B 16×256 bf16 (MN-major, descriptor `b`, 4
+    /// atoms of 64 columns): `wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16`, B transposed.
+    wgmma_m64n256k16_bf16,
+    "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16",
+    descriptor,
+    "1, 1, 0, 1"
+);
+
+wgmma_m64n256!(
+    /// A 64×8 tf32 in registers (lane l of warp w holding rows `16·w + l / 4` and `+ 8`, columns
+    /// `l % 4` and `+ 4`, in mma.sync's m16n8k8 order, see [`crate::device::mma::tf32_a_position`])
+    /// times B 8×256 tf32 given as its 256×8 transpose, rows of k (K-major, descriptor `b`):
+    /// `wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32`. TF32's B must be K-major (the
+    /// instruction has no transpose for it); each f32 is read with its lower 13 mantissa bits
+    /// ignored.
+    wgmma_m64n256k8_tf32_registers,
+    "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32",
+    registers,
+    "1, 1"
+);
 
 /// `acc += A·Bᵀ` for the warpgroup with both operands K-major: A 64×16 bf16 (descriptor `a`),
 /// B given as its 128×16 transpose, rows of k (descriptor `b`: what a row-major K is to Q·Kᵀ);

@@ -15,7 +15,7 @@
 
 pub mod pipelined;
 pub mod specialized;
-mod store;
+pub(crate) mod store;
 mod swizzled;
 pub mod wgmma;
 

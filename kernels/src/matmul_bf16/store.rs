@@ -1,4 +1,4 @@
-//! The way out of a warpgroup's `wgmma` accumulators into C, for the `wgmma` rungs: register i of
+//! The ways out of a warpgroup's `wgmma` accumulators into C, for the `wgmma` rungs: register i of
 //! lane l in warp w of the group holds row `16·w + l / 4 + 8·((i % 4) / 2)`, column
 //! `8·(i / 4) + 2·(l % 4) + i % 2` of the group's 64×N product (see [`crate::device::wgmma`]).
 // Only the sm_90a kernel bodies store with it; elsewhere the bodies are stubs.
@@ -27,6 +27,38 @@ pub unsafe fn store_warpgroup<const N: u32>(
         |j| {
             unrolled::<4>(|r| {
                 let (row, col) = (row + 8 * (r / 2), col0 + 8 * j + 2 * (lane % 4) + r % 2);
+                if row < m && col < n {
+                    // SAFETY: inside C (m×n), by the test above.
+                    unsafe { global_store(c.add((row * n + col) as usize), value(4 * j + r)) };
+                }
+            });
+        },
+    );
+}
+
+/// As [`store_warpgroup`] for a warpgroup that holds the transpose of its part of C (the
+/// operands' roles swapped): product row i and column j go to C's row `row0 + j` and column
+/// `col0 + i`. A warp's store then writes 8 consecutive columns of 4 rows: four whole 32-byte
+/// sectors.
+///
+/// # Safety
+/// As for [`store_warpgroup`].
+#[inline(always)]
+pub unsafe fn store_warpgroup_transposed<const N: u32>(
+    c: *mut f32,
+    (m, n): (u32, u32),
+    (row0, col0): (u32, u32),
+    value: impl Fn(u32) -> f32,
+) {
+    let lane = lane_id();
+    let warp = (thread_idx().x / WARP_SIZE) % 4;
+    let col = col0 + 16 * warp + lane / 4;
+    unrolled_to(
+        N / 8,
+        #[inline(always)]
+        |j| {
+            unrolled::<4>(|r| {
+                let (col, row) = (col + 8 * (r / 2), row0 + 8 * j + 2 * (lane % 4) + r % 2);
                 if row < m && col < n {
                     // SAFETY: inside C (m×n), by the test above.
                     unsafe { global_store(c.add((row * n + col) as usize), value(4 * j + r)) };

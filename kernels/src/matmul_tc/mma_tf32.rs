@@ -7,11 +7,11 @@
 //! the same. Plain loads and one stage: what it lacks against cuBLAS (ldmatrix, cp.async stages,
 //! larger tiles) is the next rungs' business.
 
+use super::{MatmulTc, TensorMaps};
 use crate::device::mma::{accumulator_position, mma_tf32_m16n8k8, tf32_a_position, tf32_b_position};
 use crate::device::{
     MatrixLayout, SharedMatrix, WARP_SIZE, block_idx, global_store, lane_id, sync_threads, thread_idx, unrolled,
 };
-use crate::matmul::Matmul;
 use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel, shared_memory};
 
 /// Rows of C per block.
@@ -51,7 +51,9 @@ shared_memory! {
 
 kernel! {
     /// `C = A·B` on the tensor cores (TF32 operands, f32 accumulation), 64×64 per block.
-    pub unsafe fn matmul_tc_tf32(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32) {
+    pub unsafe fn matmul_tc_tf32(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32, maps: *const TensorMaps) {
+        // Tensor maps are for the TMA rung.
+        let _ = maps;
         let Slices { a: a_tile, b: b_tile } = Slices::carve();
         let (tid, lane) = (thread_idx().x, lane_id());
         let warp = tid / WARP_SIZE;
@@ -113,7 +115,7 @@ kernel! {
 }
 
 /// [`THREADS`] threads per block, one block per 64×64 tile of C.
-pub const KERNEL: Kernel<Matmul> = Kernel {
+pub const KERNEL: Kernel<MatmulTc> = Kernel {
     code: matmul_tc_tf32,
     block: Dim3::x(THREADS),
     shared: SharedMemory::of(Slices::BYTES),

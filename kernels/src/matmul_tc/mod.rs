@@ -1,13 +1,74 @@
-//! Matmul on the tensor cores: the same `C = A·B` as [`crate::matmul`] (the same problem type and
-//! launch), its operands read as the tensor cores read them. A ladder of its own, because its
-//! precision is not the f32 ladder's: TF32 keeps 10 of f32's 23 mantissa bits of each operand
-//! (products then exact, sums in f32), so results are checked against the product of the operands
-//! as read (`reference::Operands::Tf32`).
+//! Matmul on the tensor cores with f32 operands: the same `C = A·B` as [`crate::matmul`], its
+//! operands read as the tensor cores read them. A ladder of its own, because its precision is
+//! not the f32 ladder's: TF32 keeps 10 of f32's 23 mantissa bits of each operand (products then
+//! exact, sums in f32), so results are checked against the product of the operands as read
+//! (`reference::Operands::Tf32`).
+//!
+//! * [`mma_tf32`]: `mma.sync` m16n8k8, a 64×64 tile per block of four warps (sm_80+, emulated).
+//! * [`specialized`]: Hopper's `wgmma` with the operands' roles swapped (TF32 must be K-major in
+//!   shared memory, which row-major B is not), a TMA producer warp and two consumer warpgroups on
+//!   a persistent grid (sm_90a, GPU only).
+//!
+//! A new rung is a file here and its line in [`FAMILY`].
 
 pub mod mma_tf32;
+pub mod specialized;
 
 use crate::Family;
+use crate::family::Problem;
 use crate::matmul::Matmul;
+pub use crate::matmul_bf16::TensorMaps;
 
-/// The tensor-core matmul kernels, in ladder order: the registry's list.
-pub const FAMILY: Family<Matmul> = Family::new("matmul_tc", &[mma_tf32::KERNEL]);
+/// The sizes of one product (A m×k, B k×n, C m×n), and the persistent kernel's grid.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MatmulTc {
+    pub m: u32,
+    pub n: u32,
+    pub k: u32,
+    /// Blocks of the persistent kernel ([`specialized::KERNEL`]): the device's resident count,
+    /// which the host sets; 0 launches one per tile.
+    pub resident: u32,
+}
+
+impl Problem for MatmulTc {
+    /// `(a, b, c, m, n, k, maps)`: `maps` the tensor maps of A and B for the TMA producer (null
+    /// where there are none: that rung then copies by `cp.async`, and the others ignore it).
+    type Args = (*const f32, *const f32, *mut f32, u32, u32, u32, *const TensorMaps);
+}
+
+/// The tensor-core matmul kernels on f32, in ladder order: the registry's list.
+pub const FAMILY: Family<MatmulTc> = Family::new("matmul_tc", &[mma_tf32::KERNEL, specialized::KERNEL]);
+
+#[cfg(not(target_arch = "nvptx64"))]
+impl MatmulTc {
+    /// m, n, k at least 1, and each matrix within the kernels' 32-bit index range (the f32
+    /// ladder's rule).
+    pub fn new(m: usize, n: usize, k: usize) -> Result<Self, crate::InvalidSize> {
+        let sizes = Matmul::new(m, n, k).map_err(|e| crate::InvalidSize {
+            problem: "matmul_tc",
+            ..e
+        })?;
+        Ok(MatmulTc {
+            m: sizes.m,
+            n: sizes.n,
+            k: sizes.k,
+            resident: 0,
+        })
+    }
+
+    /// The same product, the persistent kernel launching `resident` blocks.
+    pub fn with_resident(self, resident: u32) -> Self {
+        MatmulTc { resident, ..self }
+    }
+
+    /// Elements of A, B and C.
+    pub fn lengths(&self) -> (usize, usize, usize) {
+        let (m, n, k) = (self.m as usize, self.n as usize, self.k as usize);
+        (m * k, k * n, m * n)
+    }
+
+    /// Floating-point operations of the product: one multiply and one add per term.
+    pub fn flops(&self) -> f64 {
+        2.0 * self.m as f64 * self.n as f64 * self.k as f64
+    }
+}

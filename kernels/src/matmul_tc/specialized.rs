@@ -1,0 +1,374 @@
+//! Rung 2: TF32 on Hopper's warpgroup multiply, warp-specialised as the bf16 ladder's rung 3
+//! ([`crate::matmul_bf16::specialized`]): a producer warpgroup copies (`cp.async`), two consumer
+//! warpgroups multiply, handing the four slots of a ring over by `mbarrier`s, one group of
+//! `wgmma`s always in flight.
+//!
+//! What TF32 changes is the layout. `wgmma` reads a TF32 operand from shared memory K-major only:
+//! rows of k, as row-major A is and row-major B is not. Its A operand may instead come from
+//! registers, in any layout the lanes load. So the roles are swapped: each consumer computes a
+//! 64×256 block of Cᵀ = Bᵀ·Aᵀ, Bᵀ's fragments loaded by its lanes from B's tile as copied (rows
+//! of k), Aᵀ read by descriptor from A's rows, which are K-major as they stand. A block covers
+//! 256 rows × 128 columns of C, stored transposed back out of the accumulators.
+//!
+//! A slot is 384 rows of 128 bytes: A's 256 rows of 32 f32 of k in the 128-byte swizzle, then B's
+//! 32 k-rows of 128 columns, 512 bytes each, 16-byte chunk c of k-row r at chunk `c ^ 2·(r % 4)`
+//! so that a fragment load (8 columns × 4 k per warp) and a copy (a k-row per warp) both hit 32
+//! banks. 16-byte copies where k and n are multiples of 4 and A and B 16-byte aligned, else
+//! 4-byte ones; zeros land past the matrices' edges, so edge tiles need no other case.
+//! GPU-only (sm_90a).
+
+use super::MatmulTc;
+use crate::device::{MatrixLayout, SharedMatrix, SharedSlice, WARP_SIZE};
+use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel_sm90a, shared_memory};
+
+/// Rows of C per block: the `wgmma`'s N.
+pub const BM: u32 = 256;
+/// Columns of C per block: 64 (the `wgmma`'s M) per consumer.
+pub const BN: u32 = 128;
+/// The k of one step: one 128-byte swizzled row of f32.
+pub const BK: u32 = 32;
+/// Slots of the ring.
+pub const STAGES: u32 = 4;
+/// Threads of a warpgroup.
+const WARPGROUP: u32 = 4 * WARP_SIZE;
+/// One producer warpgroup, two consumers.
+pub const THREADS: u32 = 3 * WARPGROUP;
+/// Bytes of one ring row.
+const ROW_BYTES: u32 = 128;
+/// Columns of B per box: one 128-byte swizzled row of f32.
+const B_BOX_COLUMNS: u32 = ROW_BYTES / 4;
+/// Rows of one slot: A's BM, then B's BN / 32 boxes of BK k-rows.
+const SLOT_ROWS: u32 = BM + BK * (BN / B_BOX_COLUMNS);
+/// Rows kept free to align the ring to 1024 bytes wherever the carve lands.
+const SLACK_ROWS: u32 = 1024 / ROW_BYTES;
+
+shared_memory! {
+    /// The ring, in 128-byte rows of 32 words, and each slot's *full* and *empty* barriers.
+    pub struct Ring {
+        pub rows: SharedMatrix<u32> = MatrixLayout::dense(STAGES * SLOT_ROWS + SLACK_ROWS, ROW_BYTES / 4),
+        pub barriers: SharedSlice<u64> = 2 * STAGES,
+    }
+}
+
+/// The TMA boxes (columns, rows): A's slice of a step, and one 32-column box of B's.
+pub const A_BOX: (u32, u32) = (BK, BM);
+pub const B_BOX: (u32, u32) = (B_BOX_COLUMNS, BK);
+
+/// Where element (k-row `r`, column `nn`) of B's tile lies: ring row and word from the slot's B
+/// part (see the module).
+#[cfg_attr(not(all(target_arch = "nvptx64", target_feature = "sm_90a")), allow(dead_code))]
+#[inline(always)]
+const fn b_place(r: u32, nn: u32) -> (u32, u32) {
+    let (column, chunk) = (nn % B_BOX_COLUMNS, nn / B_BOX_COLUMNS);
+    (BK * chunk + r, 4 * ((column / 4) ^ (r % 8)) + column % 4)
+}
+
+#[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
+mod body {
+    use super::*;
+    use crate::device::mma::tf32_a_position;
+    use crate::device::wgmma::{
+        Descriptor, fence_proxy_async, registers_claim, registers_release, shared_address, wgmma_commit, wgmma_fence,
+        wgmma_m64n256k8_tf32_registers, wgmma_wait, wgmma_wait_reading,
+    };
+    use crate::device::{
+        block_idx, grid_dim, lane_id, mbarrier, opaque, shfl_idx, sync_threads, thread_idx, tma, unrolled,
+    };
+
+    /// Registers per thread of the producer warpgroup, which only computes addresses...
+    const PRODUCER_REGISTERS: u32 = 64;
+    /// ...and of each consumer: 128 accumulators and two groups' fragments (the block's 168 per
+    /// thread at launch, redistributed; with 168, ptxas serialises the `wgmma`s, its note C7512).
+    const CONSUMER_REGISTERS: u32 = 216;
+
+    /// `body(i)` for i in 0..N: unrolled for the 16-byte copies; a plain loop for the 4-byte ones,
+    /// whose unrolled addresses would not fit in the producer's registers.
+    #[inline(always)]
+    fn each<const VECTORS: bool, const N: u32>(mut body: impl FnMut(u32)) {
+        if VECTORS {
+            unrolled::<N>(body);
+        } else {
+            for i in 0..opaque(N) {
+                body(i);
+            }
+        }
+    }
+    use crate::matmul_bf16::store::store_warpgroup_transposed;
+    use crate::matmul_tc::TensorMaps;
+
+    /// Starts copying the four f32 of `matrix` at `offset` into ring words `(row, word..word + 4)`,
+    /// the first `valid` of them, zeros after: one 16-byte copy with `VECTORS`, else four 4-byte
+    /// ones.
+    ///
+    /// # Safety
+    /// The first `valid` (≤ 4) elements from `offset` lie inside the matrix; with `VECTORS`,
+    /// `matrix + offset` is 16-byte aligned; the words inside the ring.
+    #[inline(always)]
+    unsafe fn copy_chunk<const VECTORS: bool>(
+        ring: &SharedMatrix<u32>,
+        (row, word): (u32, u32),
+        matrix: *const f32,
+        offset: u32,
+        valid: u32,
+    ) {
+        if VECTORS {
+            // SAFETY (both): the caller's promise; with nothing valid, the matrix's start, read
+            // for no bytes.
+            let src = if valid > 0 {
+                unsafe { matrix.add(offset as usize) }
+            } else {
+                matrix
+            };
+            unsafe { ring.copy4_async_zero_fill_unchecked(row, word, src.cast(), valid) };
+        } else {
+            unrolled::<4>(|w| {
+                let inside = w < valid;
+                // SAFETY: as above.
+                let src = if inside {
+                    unsafe { matrix.add((offset + w) as usize) }
+                } else {
+                    matrix
+                };
+                unsafe { ring.copy1_async_zero_fill_unchecked(row, word + w, src.cast(), inside) };
+            });
+        }
+    }
+
+    /// Starts the copies of k-step `step` into the slot whose first row is `first`: producer
+    /// thread `tid`'s share of A's BM × BK and of B's BK × BN, for the tile at `(row0, col0)`.
+    ///
+    /// # Safety
+    /// A and B hold m·k and k·n f32; `VECTORS` only where k and n are multiples of 4 and A and B
+    /// 16-byte aligned; the slot within the ring; `tid < WARPGROUP`.
+    #[inline(always)]
+    unsafe fn stage<const VECTORS: bool>(
+        ring: &SharedMatrix<u32>,
+        (a, b): (*const f32, *const f32),
+        (m, n, k): (u32, u32, u32),
+        (row0, col0): (u32, u32),
+        (tid, step, first): (u32, u32, u32),
+    ) {
+        let k0 = step * BK;
+        let part = |left: u32| if left < 4 { left } else { 4 };
+        // A: a warp copies four rows of 8 chunks; pass i moves down 16 rows, which keeps each
+        // thread's chunk c at the same swizzled place (c ^ (r % 8)).
+        let (r0, c) = (tid / (BK / 4), tid % (BK / 4));
+        let (at, word) = (k0 + 4 * c, 4 * (c ^ (r0 % 8)));
+        each::<VECTORS, { BM * BK / 4 / WARPGROUP }>(|i| {
+            let r = r0 + i * (WARPGROUP / (BK / 4));
+            let row = row0 + r;
+            let valid = if row < m { part(k.saturating_sub(at)) } else { 0 };
+            // SAFETY: `valid` counts only elements inside A; the destination inside the slot.
+            unsafe { copy_chunk::<VECTORS>(ring, (first + r, word), a, row.wrapping_mul(k).wrapping_add(at), valid) };
+        });
+        // B: a warp copies one k-row of 32 chunks, 8 in each box; pass i moves down 4 k-rows.
+        let (r0, c) = (tid / (BN / 4), tid % (BN / 4));
+        let column = col0 + 4 * c;
+        each::<VECTORS, { BK * BN / 4 / WARPGROUP }>(|i| {
+            let r = r0 + i * (WARPGROUP / (BN / 4));
+            let at = k0 + r;
+            let valid = if at < k { part(n.saturating_sub(column)) } else { 0 };
+            let (b_row, word) = b_place(r, 4 * c);
+            let row = first + BM + b_row;
+            // SAFETY: as for A.
+            unsafe { copy_chunk::<VECTORS>(ring, (row, word), b, at.wrapping_mul(n).wrapping_add(column), valid) };
+        });
+    }
+
+    /// The kernel's body (see the module), each block taking the tiles of C from its own index
+    /// in steps of the grid's size.
+    ///
+    /// # Safety
+    /// The kernel's contract.
+    #[inline(always)]
+    pub unsafe fn run(a: *const f32, b: *const f32, c: *mut f32, (m, n, k): (u32, u32, u32), maps: *const TensorMaps) {
+        let by_tma = !maps.is_null();
+        let Ring { rows: ring, barriers } = Ring::carve();
+        let tid = thread_idx().x;
+        // From lane 0, so that ptxas sees one path per warp (see the bf16 rung).
+        let group = shfl_idx(tid / WARPGROUP, 0);
+        let tiles_n = n.div_ceil(BN);
+        let tiles = m.div_ceil(BM) * tiles_n;
+        let (first_tile, stride) = (block_idx().x, grid_dim().x);
+        let corner = |tile: u32| ((tile / tiles_n) * BM, (tile % tiles_n) * BN);
+        let base = shared_address(ring.element_ptr(0, 0));
+        let skew = (1024 - base % 1024) % 1024 / ROW_BYTES;
+        let first_row = |slot: u32| skew + slot * SLOT_ROWS;
+        let full = |slot: u32| barriers.element_ptr(slot);
+        let empty = |slot: u32| barriers.element_ptr(STAGES + slot);
+        if tid == 0 {
+            for slot in 0..STAGES {
+                // SAFETY: the barriers' words, used by no one before the barrier below.
+                unsafe {
+                    // One arrival per fill by TMA (its bytes complete the phase), else every
+                    // producer thread's once its copies have landed...
+                    mbarrier::init(full(slot), if by_tma { 1 } else { WARPGROUP });
+                    // ...and every consumer thread once per use.
+                    mbarrier::init(empty(slot), 2 * WARPGROUP);
+                }
+            }
+        }
+        sync_threads();
+        let steps = k.div_ceil(BK);
+        // Fill g of the ring (counted across tiles) goes to slot g % STAGES, phase g / STAGES.
+        let slot_of = |fill: u32| (fill % STAGES, (fill / STAGES) & 1);
+        if group == 0 {
+            registers_release::<PRODUCER_REGISTERS>();
+            if by_tma {
+                if tid == 0 {
+                    let (a_map, b_map) = (maps.cast::<u8>(), maps.cast::<u8>().wrapping_add(128));
+                    let mut fill = 0;
+                    let mut tile = first_tile;
+                    while tile < tiles {
+                        let (row0, col0) = corner(tile);
+                        for step in 0..steps {
+                            let (slot, phase) = slot_of(fill);
+                            // SAFETY (barriers): initialised above; (copies) the maps describe A
+                            // and B, the boxes land inside the slot, 1024-byte aligned.
+                            unsafe {
+                                mbarrier::wait(empty(slot), phase ^ 1);
+                                mbarrier::arrive_expect_tx(full(slot), SLOT_ROWS * ROW_BYTES);
+                                let first = base + first_row(slot) * ROW_BYTES;
+                                tma::load_2d(first, a_map, (step * BK, row0), full(slot));
+                                for box_index in 0..BN / B_BOX_COLUMNS {
+                                    let dst = first + (BM + BK * box_index) * ROW_BYTES;
+                                    let at = (col0 + B_BOX_COLUMNS * box_index, step * BK);
+                                    tma::load_2d(dst, b_map, at, full(slot));
+                                }
+                            }
+                            fill += 1;
+                        }
+                        tile += stride;
+                    }
+                }
+                return;
+            }
+            let vectors = k.is_multiple_of(4)
+                && n.is_multiple_of(4)
+                && (a as usize).is_multiple_of(16)
+                && (b as usize).is_multiple_of(16);
+            let produce = |stage: unsafe fn(&SharedMatrix<u32>, _, _, _, _)| {
+                let mut fill = 0;
+                let mut tile = first_tile;
+                while tile < tiles {
+                    for step in 0..steps {
+                        let (slot, phase) = slot_of(fill);
+                        // SAFETY (every barrier operation): initialised above. The slot is free
+                        // once the consumers are done with its last use (fresh ones pass: they
+                        // start empty).
+                        unsafe { mbarrier::wait(empty(slot), phase ^ 1) };
+                        // SAFETY: the kernel's contract; the slot within the ring.
+                        unsafe { stage(&ring, (a, b), (m, n, k), corner(tile), (tid, step, first_row(slot))) };
+                        unsafe { mbarrier::arrive_when_copies_land(full(slot)) };
+                        fill += 1;
+                    }
+                    tile += stride;
+                }
+            };
+            if vectors {
+                produce(stage::<true>);
+            } else {
+                produce(stage::<false>);
+            }
+            return;
+        }
+        registers_claim::<CONSUMER_REGISTERS>();
+        // Read again rather than kept: ptxas would spill it across the register hand-over.
+        let consumer = shfl_idx(thread_idx().x / WARPGROUP, 0) - 1;
+        let lane = lane_id();
+        // This warp's 16 columns of C (rows of Cᵀ) within the block's tile.
+        let columns = 64 * consumer + 16 * ((tid / WARP_SIZE) % 4);
+        let mut fill = 0;
+        let mut tile = first_tile;
+        // The fragments of the group in flight, kept alive until the wait that ends it.
+        let mut in_flight = [[0u32; 4]; 2];
+        while tile < tiles {
+            let (row0, col0) = corner(tile);
+            let (mut low, mut high) = ([0.0f32; 64], [0.0f32; 64]);
+            for step in 0..steps {
+                let (slot, phase) = slot_of(fill);
+                unsafe { mbarrier::wait(full(slot), phase) };
+                let first = first_row(slot);
+                // The copies landed in the generic proxy; the wgmmas read A's rows through the
+                // async one.
+                fence_proxy_async();
+                // Two groups per slot, of two k-steps each: the fragments of one group in flight
+                // and of the next fit beside the 128 accumulators.
+                unrolled::<2>(
+                    #[inline(always)]
+                    |half| {
+                        // Bᵀ's 64×8 fragments of the group's k-steps, in mma.sync's tf32 A order.
+                        let fragments: [[u32; 4]; 2] = core::array::from_fn(|kk| {
+                            core::array::from_fn(|r| {
+                                let (column, kr) = tf32_a_position(lane, r as u32);
+                                let (row, word) = b_place(16 * half + 8 * kk as u32 + kr, columns + column);
+                                // SAFETY: inside the slot's B part, which the copies have filled.
+                                unsafe { ring.get_unchecked(first + BM + row, word) }
+                            })
+                        });
+                        let a_rows = base + first * ROW_BYTES + 64 * half;
+                        wgmma_fence();
+                        unrolled::<2>(
+                            #[inline(always)]
+                            |kk| {
+                                // 8 f32 of k are 32 bytes along A's swizzled rows.
+                                let db = Descriptor::swizzle_128(a_rows + 32 * kk, 16, 1024);
+                                wgmma_m64n256k8_tf32_registers((&mut low, &mut high), fragments[kk as usize], db);
+                            },
+                        );
+                        wgmma_commit();
+                        // The group before this one is done (its fragments free); where it
+                        // ended the previous slot, that slot goes back to the producer.
+                        let ([p0, p1], [f0, f1]) = (in_flight, fragments);
+                        wgmma_wait_reading::<1>(&[p0, p1, f0, f1, f0, f1, f0, f1]);
+                        in_flight = fragments;
+                        if half == 0 && step > 0 {
+                            unsafe { mbarrier::arrive(empty(slot_of(fill - 1).0)) };
+                        }
+                    },
+                );
+                fill += 1;
+            }
+            wgmma_wait::<0>();
+            unsafe { mbarrier::arrive(empty(slot_of(fill - 1).0)) };
+            let value = |i: u32| {
+                if i < 64 {
+                    low[i as usize]
+                } else {
+                    high[(i - 64) as usize]
+                }
+            };
+            // SAFETY: the kernel's contract (C holds m·n); every lane of the warpgroup is here.
+            unsafe { store_warpgroup_transposed::<BM>(c, (m, n), (row0, col0 + 64 * consumer), value) };
+            tile += stride;
+        }
+    }
+}
+
+kernel_sm90a! {
+    /// `C = A·B` by warp-specialised `wgmma` on TF32 operands (f32 sums), 256×128 per block, the
+    /// operands' roles swapped (see the module).
+    pub unsafe fn matmul_tc_wgmma(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32, maps: *const super::TensorMaps) {
+        // SAFETY: the kernel's contract.
+        unsafe { body::run(a, b, c, (m, n, k), maps) }
+    }
+}
+
+/// [`THREADS`] threads per block (a producer warpgroup and two consumers), a 193 KiB ring, one
+/// block per SM; a persistent grid: the device's resident blocks (`p.resident`) take the 256×128
+/// tiles of C in turn, so a block's producer fills the ring for its next tile while its consumers
+/// store the last (one block per tile where `p.resident` is 0).
+pub const KERNEL: Kernel<MatmulTc> = Kernel {
+    code: matmul_tc_wgmma,
+    block: Dim3::x(THREADS),
+    shared: SharedMemory::opt_in(Ring::BYTES),
+    grid: |p| {
+        let tiles = p.m.div_ceil(BM) * p.n.div_ceil(BN);
+        Dim3::x(if p.resident == 0 || tiles < p.resident {
+            tiles
+        } else {
+            p.resident
+        })
+    },
+    bounds: LaunchBounds::min_blocks_per_sm(1),
+};
