@@ -1,7 +1,8 @@
 //! Launches on someone else's memory and stream (what the PyTorch extension does): a `Gpu` on an
 //! external stream runs the registry's kernels on `ExternalArray`s, and refuses the project's own
-//! buffers; `ExternalArray` refuses memory the driver does not vouch for. Without a GPU these show
-//! as ignored; the runner runs them with `--include-ignored`.
+//! buffers; `ExternalArray` refuses memory the driver does not vouch for; and the extension's path
+//! gives the host path's results bit for bit. Without a GPU these show as ignored; the runner runs
+//! them with `--include-ignored`.
 
 use cudarc::driver::{CudaSlice, DevicePtr};
 use host::families::elementwise;
@@ -104,4 +105,90 @@ fn a_gpu_on_an_external_stream_refuses_the_projects_own_buffers() {
         &mut out,
     );
     assert!(matches!(mixed, Err(HostError::WrongMemory { .. })), "{mixed:?}");
+}
+
+/// Runs `launch` twice on the same inputs: the host's way (`Buffer`s on the GPU's own stream) and
+/// the extension's (`ExternalArray`s over memory allocated elsewhere, on a side stream), and
+/// returns both outputs. `launch` is written once and expanded for each kind of array.
+macro_rules! both_paths {
+    ($gpu:expr, [$($input:expr),+], $out_len:expr, |$backend:ident, [$($x:ident),+], $out:ident| $launch:expr) => {{
+        let gpu: &Gpu = $gpu;
+        let host = {
+            let $backend = &Backend::Gpu(Box::new(open()));
+            $(let $x = &host::array::Buffer::upload($backend, &$input).unwrap();)+
+            let $out = &mut host::array::Buffer::upload($backend, &vec![f32::NAN; $out_len]).unwrap();
+            $launch.unwrap();
+            $out.read($backend).unwrap()
+        };
+        let side = gpu.context().new_stream().unwrap();
+        // SAFETY: a live stream of this GPU's primary context, alive until the end of the block.
+        let stream = unsafe { ExternalStream::from_raw(side.cu_stream() as usize) };
+        let $backend = &Backend::Gpu(Box::new(gpu.on_external_stream(stream)));
+        let slices = [$(gpu.upload(&$input).unwrap()),+];
+        let out_slice = gpu.upload(&vec![f32::NAN; $out_len]).unwrap();
+        gpu.synchronize().unwrap();
+        let external = |slice: &CudaSlice<f32>| {
+            // SAFETY: the slices outlive the launch, which the block waits for on the side stream.
+            unsafe { ExternalArray::<f32>::new(gpu, address(slice), slice.len()) }.unwrap()
+        };
+        let mut arrays = slices.iter().map(external);
+        $(let $x = &arrays.next().unwrap();)+
+        let $out = &mut external(&out_slice);
+        $launch.unwrap();
+        side.synchronize().unwrap();
+        (host, gpu.download(&out_slice).unwrap())
+    }};
+}
+
+fn assert_same_bits(what: &str, host: &[f32], extension: &[f32]) {
+    assert_eq!(host.len(), extension.len(), "{what}: lengths");
+    if let Some(i) = (0..host.len()).find(|&i| host[i].to_bits() != extension[i].to_bits()) {
+        panic!(
+            "{what}: element {i} is {} by the host's path, {} by the extension's",
+            host[i], extension[i]
+        );
+    }
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU; the runner runs it with --include-ignored"]
+fn the_extensions_path_gives_the_host_paths_bits() {
+    use host::families::{matmul_tc, softmax, transpose};
+    let gpu = &open();
+    let mut inputs = rng();
+    let (rows, cols) = (1001, 777);
+    let x = random_vec(&mut inputs, rows * cols);
+    let problem = kernels::transpose::Transpose::new(rows, cols).unwrap();
+    for kernel in kernels::transpose::FAMILY.kernels {
+        let (host, extension) = both_paths!(gpu, [x], rows * cols, |backend, [input], out| {
+            transpose::launch(backend, kernel, Source::Rust, &problem, input, out)
+        });
+        assert_same_bits(kernel.entry(), &host, &extension);
+    }
+    let problem = kernels::softmax::Softmax::new(rows, cols).unwrap();
+    for kernel in kernels::softmax::FAMILY.kernels {
+        let (host, extension) = both_paths!(gpu, [x], rows * cols, |backend, [input], out| {
+            softmax::launch(backend, kernel, Source::Rust, &problem, input, out)
+        });
+        assert_same_bits(kernel.entry(), &host, &extension);
+    }
+    // TF32 on the tensor cores, the wgmma rung by TMA where the GPU runs sm_90a.
+    let (m, n, k) = (300, 260, 200);
+    let (a, b) = (random_vec(&mut inputs, m * k), random_vec(&mut inputs, k * n));
+    // Any persistent grid will do: both paths launch the same one.
+    let problem = kernels::matmul_tc::MatmulTc::new(m, n, k).unwrap().with_resident(132);
+    let sm90a = Backend::Gpu(Box::new(open())).runs_sm90a();
+    for kernel in kernels::matmul_tc::FAMILY.kernels {
+        if kernel.code.sm90a_only() && !sm90a {
+            eprintln!(
+                "{} not compared: it runs on compute capability 9.0 only",
+                kernel.entry()
+            );
+            continue;
+        }
+        let (host, extension) = both_paths!(gpu, [a, b], m * n, |backend, [left, right], out| {
+            matmul_tc::launch(backend, kernel, Source::Rust, &problem, left, right, out)
+        });
+        assert_same_bits(kernel.entry(), &host, &extension);
+    }
 }

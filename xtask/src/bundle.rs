@@ -21,7 +21,8 @@ const RUN_SCRIPT: &str = r#"#!/usr/bin/env bash
 #                    `cargo xtask bench-report` (BENCH_FAMILIES=a,b limits both to some families)
 #   torch:           the PyTorch extension's wheel installed into BUNDLE/python/site (no network
 #                    needed), its tests with the runner's PyTorch, and its benchmark against
-#                    PyTorch's built-ins (OUT_DIR/torch-ops.json); skips the nvcc builds
+#                    PyTorch's built-ins (OUT_DIR/torch-ops.json), and where a call's µs go
+#                    (OUT_DIR/call-cost.json); skips the nvcc builds
 #   prep:            only the builds every other mode starts with: the CUDA C twins (BUNDLE/cuda-c) and
 #                    CUB's wrappers (BUNDLE/libcub_anchors.so, for $CUB_ANCHORS), for commands of
 #                    one's own after it
@@ -99,6 +100,7 @@ if [ "$mode" = torch ] || [ "$mode" = all ]; then
   python3 -m pip install --quiet --no-deps --no-index --target "$site" "$here"/python/*.whl >> "$out/torch.log" 2>&1 || status=1
   PYTHONPATH="$site" python3 -m unittest discover -v -s "$here/python/tests" >> "$out/torch.log" 2>&1 || status=1
   PYTHONPATH="$site" python3 "$here/python/bench_torch.py" --json "$out/torch-ops.json" >> "$out/torch.log" 2>&1 || status=1
+  PYTHONPATH="$site" python3 "$here/python/call_cost.py" --json "$out/call-cost.json" >> "$out/torch.log" 2>&1 || status=1
   grep -E "^Ran |^OK|FAILED|Error|per call|rust/pytorch" "$out/torch.log"
 fi
 echo "run.sh: exit $status"
@@ -184,7 +186,12 @@ pub fn build(workspace: &Path, target_dir: &Path, out: &Path) -> Result<(), Stri
     eprintln!("building the PyTorch extension's wheel ...");
     crate::wheel::build(workspace, target_dir, &out.join("python"))?;
     let python = workspace.join("host/python");
-    for file in ["tests/test_native.py", "tests/test_torch.py", "bench_torch.py"] {
+    for file in [
+        "tests/test_native.py",
+        "tests/test_torch.py",
+        "bench_torch.py",
+        "call_cost.py",
+    ] {
         copy(&python.join(file), &out.join("python").join(file))?;
     }
     let anchors = workspace.join("benches/reference/pytorch/anchors.py");

@@ -4,6 +4,7 @@
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::intern;
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyTuple};
 
 /// The element types the kernels take.
@@ -121,8 +122,11 @@ fn read_torch(name: &'static str, object: &Bound<PyAny>, dtype: Dtype) -> PyResu
             "{name}: the tensor is not on a CUDA device; move it to the GPU first (.cuda())"
         )));
     }
-    let given = object.getattr(intern!(py, "dtype"))?.str()?.to_string();
-    if !dtype.torch_names().contains(&given.as_str()) {
+    let given = object.getattr(intern!(py, "dtype"))?;
+    // The usual case by identity with torch's own dtype objects; the name only for the message.
+    let known = torch_dtypes(py, dtype)?.iter().any(|d| d.bind(py).is(&given));
+    let given = if known { String::new() } else { given.str()?.to_string() };
+    if !known && !dtype.torch_names().contains(&given.as_str()) {
         return Err(PyTypeError::new_err(format!(
             "{name}: dtype {given} given, {} expected; convert it first",
             dtype.torch_names().join(" or ")
@@ -143,6 +147,32 @@ fn read_torch(name: &'static str, object: &Bound<PyAny>, dtype: Dtype) -> PyResu
 }
 
 /// An array from its `__cuda_array_interface__` (version 2 or 3).
+/// torch's dtype objects for `dtype` (`torch.float32`, ...), looked up once per process, so that
+/// a tensor's dtype is checked by identity rather than by formatting its name (a few hundred ns per
+/// tensor per call).
+fn torch_dtypes(py: Python<'_>, dtype: Dtype) -> PyResult<&'static [Py<PyAny>]> {
+    static OBJECTS: [PyOnceLock<Vec<Py<PyAny>>>; 4] = [const { PyOnceLock::new() }; 4];
+    let cell = &OBJECTS[match dtype {
+        Dtype::F32 => 0,
+        Dtype::U32 => 1,
+        Dtype::U8 => 2,
+        Dtype::Bf16 => 3,
+    }];
+    let objects = cell.get_or_try_init(py, || -> PyResult<Vec<Py<PyAny>>> {
+        // Without torch (an object that only looks like a tensor) the names decide.
+        let Ok(torch) = py.import("torch") else {
+            return Ok(Vec::new());
+        };
+        Ok(dtype
+            .torch_names()
+            .iter()
+            .filter_map(|name| torch.getattr(name.trim_start_matches("torch.")).ok())
+            .map(Bound::unbind)
+            .collect())
+    })?;
+    Ok(objects)
+}
+
 fn read_interface(name: &'static str, object: &Bound<PyAny>, dtype: Dtype) -> PyResult<Tensor> {
     let interface = object.getattr("__cuda_array_interface__").map_err(|_| {
         let type_name = object

@@ -100,33 +100,37 @@ impl<T: Element> ExternalArray<T> {
             });
         }
         gpu.context().bind_to_thread().doing(|| "binding the context".into())?;
+        // One driver call for the four records (a call from Python pays it per array): the
+        // context, the device, and the allocation's range. Where `address` is not CUDA memory the
+        // driver answers with empty records (a zero-sized range) rather than an error.
         let mut context: sys::CUcontext = std::ptr::null_mut();
-        // SAFETY: writes one CUcontext; the driver answers for any address, ours or not.
-        unsafe {
-            sys::cuPointerGetAttribute(
-                (&mut context as *mut sys::CUcontext).cast(),
-                CUpointer_attribute::CU_POINTER_ATTRIBUTE_CONTEXT,
-                address,
-            )
+        let mut ordinal: i32 = -1;
+        let (mut base, mut size) = (0u64, 0u64);
+        let mut attributes = [
+            CUpointer_attribute::CU_POINTER_ATTRIBUTE_CONTEXT,
+            CUpointer_attribute::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+            CUpointer_attribute::CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+            CUpointer_attribute::CU_POINTER_ATTRIBUTE_RANGE_SIZE,
+        ];
+        let mut data: [*mut std::ffi::c_void; 4] = [
+            (&mut context as *mut sys::CUcontext).cast(),
+            (&mut ordinal as *mut i32).cast(),
+            (&mut base as *mut u64).cast(),
+            (&mut size as *mut u64).cast(),
+        ];
+        // SAFETY: each data pointer points at a local of the attribute's type (a CUcontext, an
+        // int, a device pointer, a size), as many as attributes.
+        unsafe { sys::cuPointerGetAttributes(4, attributes.as_mut_ptr(), data.as_mut_ptr(), address) }
+            .result()
+            .doing(|| format!("reading the driver's records of {address:#x}"))?;
+        if size == 0 {
+            return Err(HostError::WrongMemory {
+                reason: format!("address {address:#x} is not CUDA device memory"),
+            });
         }
-        .result()
-        .map_err(|_| HostError::WrongMemory {
-            reason: format!("address {address:#x} is not CUDA device memory"),
-        })?;
         // Memory mapped with the virtual memory calls (PyTorch's expandable segments) belongs to
         // no context: the device it lives on must be this one.
         let ours = if context.is_null() {
-            let mut ordinal: i32 = -1;
-            // SAFETY: writes one i32.
-            unsafe {
-                sys::cuPointerGetAttribute(
-                    (&mut ordinal as *mut i32).cast(),
-                    CUpointer_attribute::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
-                    address,
-                )
-            }
-            .result()
-            .doing(|| format!("finding the device of {address:#x}"))?;
             ordinal == gpu.info().ordinal as i32
         } else {
             context == gpu.context().cu_ctx()
@@ -139,12 +143,7 @@ impl<T: Element> ExternalArray<T> {
                 ),
             });
         }
-        let (mut base, mut size) = (0u64, 0usize);
-        // SAFETY: writes the base and size of the allocation holding `address`.
-        unsafe { sys::cuMemGetAddressRange_v2(&mut base, &mut size, address) }
-            .result()
-            .doing(|| format!("finding the allocation of {address:#x}"))?;
-        if address + bytes > base + size as u64 {
+        if address + bytes > base + size {
             return Err(HostError::WrongMemory {
                 reason: format!(
                     "{bytes} bytes at {address:#x} run past the end of its allocation ({size} bytes at {base:#x})"

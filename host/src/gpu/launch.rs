@@ -12,7 +12,7 @@ impl Gpu {
     /// The function of `entry` compiled from `source`.
     pub fn function(&self, entry: &'static str, source: Source) -> Result<&CudaFunction> {
         let function = match source {
-            Source::Rust => self.functions.iter().find(|(e, _)| *e == entry).map(|(_, f)| f),
+            Source::Rust => self.functions.get(entry),
             Source::CudaC => self.cuda_c.as_ref().and_then(|c| c.function(entry)),
         };
         function.ok_or(HostError::SourceUnavailable {

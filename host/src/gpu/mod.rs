@@ -24,6 +24,7 @@ pub use timing::{MIN_WARMUP_MS, Timing, time_gpu, time_gpu_interleaved, time_onc
 use crate::error::{Doing, HostError, Result};
 use crate::ptx::{self, EmbeddedPtx};
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DeviceRepr, ValidAsZeroBits};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 /// Environment variable choosing the device when no `--device` is given.
@@ -36,9 +37,11 @@ pub struct Gpu {
     stream: Arc<CudaStream>,
     /// Someone else's stream that launches go to instead (`Gpu::on_external_stream`).
     external: Option<ExternalStream>,
-    functions: Vec<(&'static str, CudaFunction)>,
+    /// Shared with the GPU's external-stream views ([`Gpu::on_external_stream`], made per call
+    /// from Python): cloning them is a reference count, not a copy of every kernel's handle.
+    functions: Arc<HashMap<&'static str, CudaFunction>>,
     cuda_c: Option<CudaC>,
-    info: DeviceInfo,
+    info: Arc<DeviceInfo>,
     ptx: &'static EmbeddedPtx,
     _module: Arc<CudaModule>,
     /// The TMA tensor maps uploaded so far ([`Gpu::tensor_maps`]).
@@ -97,20 +100,20 @@ impl Gpu {
                 isa: ptx::isa_version(ptx.ptx).unwrap_or("?").to_string(),
                 source,
             })?;
-        let mut functions = Vec::new();
+        let mut functions = HashMap::new();
         for kernel in kernels::registry::kernels() {
             let function = module
                 .load_function(kernel.entry)
                 .doing(|| format!("loading kernel {}", kernel.entry))?;
-            functions.push((kernel.entry, function));
+            functions.insert(kernel.entry, function);
         }
         Ok(Gpu {
             ctx,
             stream,
             external: None,
-            functions,
+            functions: Arc::new(functions),
             cuda_c: None,
-            info,
+            info: Arc::new(info),
             ptx,
             _module: module,
             tensor_map_cache: Arc::default(),

@@ -1,0 +1,120 @@
+"""Where the microseconds of one operator call go: the pieces of an eager `rust_kernels.add` on a
+256-element tensor (GPU work of a few µs, so the host's cost is what is timed), each timed alone
+with torch.utils.benchmark, medians in µs. Run on a GPU machine with the wheel on PYTHONPATH:
+
+    python3 call_cost.py [--json FILE]
+"""
+
+import argparse
+import ctypes
+import json
+import statistics
+
+import torch
+import torch.utils.benchmark as benchmark
+
+import rust_kernels
+from rust_kernels import native, operators
+
+
+def median_us(statement, **globals_):
+    timer = benchmark.Timer(stmt=statement, globals=globals_)
+    timer.timeit(100)  # warm-up: the first calls open the GPU and load the kernels
+    return timer.blocked_autorange(min_run_time=0.3).median * 1e6
+
+
+def gpu_us(launch, repeats=200):
+    """The GPU's time for one `launch`: CUDA events around it, the GPU kept busy by a sleep queued
+    first, so that the host's time between the two events does not count."""
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    times = []
+    for _ in range(repeats):
+        torch.cuda._sleep(200_000)
+        start.record()
+        launch()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) * 1e3)
+    return statistics.median(times)
+
+
+class Interface:
+    """Only `__cuda_array_interface__`, computed once: what the array-interface path reads."""
+
+    def __init__(self, tensor):
+        self.__cuda_array_interface__ = tensor.__cuda_array_interface__
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", help="write the figures here")
+    args = parser.parse_args()
+    a, b = torch.rand(256, device="cuda"), torch.rand(256, device="cuda")
+    out, short = torch.empty_like(a), torch.empty(255, device="cuda")
+    s = torch.cuda.current_stream().cuda_stream
+    ia, ib, iout = Interface(a), Interface(b), Interface(out)
+    cuda = ctypes.CDLL("libcuda.so.1")
+    context, base, size = ctypes.c_void_p(), ctypes.c_uint64(), ctypes.c_size_t()
+    pointer = ctypes.c_uint64(a.data_ptr())
+    refused = "try:\n    f()\nexcept ValueError:\n    pass"
+    g = dict(
+        rust_kernels=rust_kernels,
+        native=native,
+        operators=operators,
+        torch=torch,
+        a=a,
+        b=b,
+        out=out,
+        short=short,
+        s=s,
+        ia=ia,
+        ib=ib,
+        iout=iout,
+        cuda=cuda,
+        context=context,
+        base=base,
+        size=size,
+        pointer=pointer,
+        ref=ctypes.byref,
+    )
+    pieces = {
+        "rust_kernels.add(a, b), eager": ("rust_kernels.add(a, b)", {}),
+        "torch.ops.rust_kernels.add, the custom operator": ("operators._add(a, b, 'auto')", {}),
+        "native.add, torch tensors": ("native.add(a, b, out, stream=s, device=0)", {}),
+        "native.add, array-interface objects": ("native.add(ia, ib, iout, stream=s, device=0)", {}),
+        "native.add refused by its variant (nothing read)": (
+            refused,
+            {"f": lambda: native.add(a, b, out, stream=s, device=0, variant="none")},
+        ),
+        "native.add refused by a shape (three tensors read)": (
+            refused,
+            {"f": lambda: native.add(a, b, short, stream=s, device=0)},
+        ),
+        "ctypes: cuCtxGetCurrent (the call's own cost)": ("cuda.cuCtxGetCurrent(ref(context))", {}),
+        "ctypes: cuPointerGetAttribute (context)": ("cuda.cuPointerGetAttribute(ref(context), 1, pointer)", {}),
+        "ctypes: cuMemGetAddressRange": ("cuda.cuMemGetAddressRange_v2(ref(base), ref(size), pointer)", {}),
+        "operators._eager(a, b)": ("operators._eager(a, b)", {}),
+        "operators._ready('a', a)": ("operators._ready('a', a)", {}),
+        "torch.empty_like(a)": ("torch.empty_like(a)", {}),
+        "operators._launch_args(a)": ("operators._launch_args(a)", {}),
+        "torch.add(a, b, out=out)": ("torch.add(a, b, out=out)", {}),
+        "torch.add(a, b)": ("torch.add(a, b)", {}),
+    }
+    figures = {}
+    for name, (statement, extra) in pieces.items():
+        figures[name] = median_us(statement, **g, **extra)
+        print(f"{name:55} {figures[name]:7.2f} us")
+    # The bare kernel: what the GPU spends on the launch itself; a call's overhead is the rest.
+    bare = figures["the kernel on the GPU (CUDA events)"] = gpu_us(lambda: native.add(a, b, out, stream=s, device=0))
+    figures["torch.add's kernel on the GPU (CUDA events)"] = gpu_us(lambda: torch.add(a, b, out=out))
+    for call in ["rust_kernels.add(a, b), eager", "torch.ops.rust_kernels.add, the custom operator", "native.add, torch tensors"]:
+        figures[f"overhead over the bare kernel: {call}"] = figures[call] - bare
+    for name in list(figures)[len(pieces) :]:
+        print(f"{name:55} {figures[name]:7.2f} us")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"device": torch.cuda.get_device_name(), "torch": torch.__version__, "us": figures}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
