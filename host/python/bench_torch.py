@@ -74,6 +74,15 @@ def cases():
         ("sum", "2^28", 4 * long.numel(), lambda: rust_kernels.sum(long), lambda: long.sum()),
         ("histogram", "2^28 bytes", b8.numel(), lambda: rust_kernels.histogram(b8), lambda: torch.bincount(b8, minlength=256)),
         ("cumsum", "2^28", 2 * 4 * long.numel(), lambda: rust_kernels.cumsum(long), lambda: torch.cumsum(long, 0)),
+        ("row_sum", "65536x1024", 4 * rows.numel(), lambda: rust_kernels.row_sum(rows), lambda: rows.sum(dim=1)),
+        ("row_max", "65536x1024", 4 * rows.numel(), lambda: rust_kernels.row_max(rows), lambda: rows.amax(dim=1)),
+        (
+            "histogram_f32",
+            "2^28",
+            4 * long.numel(),
+            lambda: rust_kernels.histogram_f32(long, 0.0, 1.0),
+            lambda: torch.histc(long, 256, 0.0, 1.0),
+        ),
     ]
 
 

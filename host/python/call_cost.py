@@ -57,6 +57,19 @@ def main():
     context, base, size = ctypes.c_void_p(), ctypes.c_uint64(), ctypes.c_size_t()
     pointer = ctypes.c_uint64(a.data_ptr())
     refused = "try:\n    f()\nexcept ValueError:\n    pass"
+    # The same call registered the older way (torch.library.Library with a CUDA kernel), and an
+    # operator that does nothing: what the dispatcher's way into Python costs by itself.
+    library = torch.library.Library("call_cost", "DEF")
+    library.define("add(Tensor a, Tensor b) -> Tensor")
+    library.define("nothing(Tensor a) -> Tensor")
+
+    def add_cuda(a, b):
+        out = torch.empty_like(a)
+        native.add(a, b, out, **operators._launch_args(a))
+        return out
+
+    library.impl("add", add_cuda, "CUDA")
+    library.impl("nothing", lambda a: a, "CUDA")
     g = dict(
         rust_kernels=rust_kernels,
         native=native,
@@ -80,6 +93,8 @@ def main():
     pieces = {
         "rust_kernels.add(a, b), eager": ("rust_kernels.add(a, b)", {}),
         "torch.ops.rust_kernels.add, the custom operator": ("operators._add(a, b, 'auto')", {}),
+        "torch.ops.call_cost.add, torch.library.Library": ("torch.ops.call_cost.add(a, b)", {}),
+        "torch.ops.call_cost.nothing, torch.library.Library": ("torch.ops.call_cost.nothing(a)", {}),
         "native.add, torch tensors": ("native.add(a, b, out, stream=s, device=0)", {}),
         "native.add, array-interface objects": ("native.add(ia, ib, iout, stream=s, device=0)", {}),
         "native.add refused by its variant (nothing read)": (

@@ -1,7 +1,7 @@
 """The project's Rust GPU kernels as PyTorch operators.
 
-``rust_kernels.transpose``, ``softmax``, ``matmul``, ``matmul_tf32`` (on the tensor cores), ``conv2d``, ``sum``, ``cumsum``, ``add`` and ``shared_mem_add`` take CUDA float32
-tensors and return new ones (``matmul_bf16`` takes bfloat16 ones and returns float32; ``attention`` takes and returns bfloat16, ``histogram`` counts uint8 values), computed by kernels written in Rust (compiled to PTX) and queued on
+``rust_kernels.transpose``, ``softmax``, ``row_sum``, ``row_max``, ``matmul``, ``matmul_tf32`` (on the tensor cores), ``conv2d``, ``sum``, ``cumsum``, ``add`` and ``shared_mem_add`` take CUDA float32
+tensors and return new ones (``matmul_bf16`` takes bfloat16 ones and returns float32; ``attention`` takes and returns bfloat16, ``histogram`` counts uint8 values, ``histogram_f32`` float32 ones in 256 bins), computed by kernels written in Rust (compiled to PTX) and queued on
 PyTorch's current stream of the tensors' device, in the device's primary context. They are
 registered as ``torch.ops.rust_kernels.*`` custom operators (with fake implementations, so
 ``torch.compile`` traces them without graph breaks, and autograd where the backward is simple).
@@ -21,8 +21,8 @@ ALIGNMENT = native.ALIGNMENT
 
 
 def variants(op):
-    """The kernels ``op`` (add, attention, attention_causal, conv2d, cumsum, histogram, matmul, matmul_bf16,
-    matmul_tf32, softmax, sum, transpose) can be
+    """The kernels ``op`` (add, attention, attention_causal, conv2d, cumsum, histogram, histogram_f32, matmul,
+    matmul_bf16, matmul_tf32, row_max, row_sum, softmax, sum, transpose) can be
     asked for by name."""
     return native.variants(op)
 
@@ -39,9 +39,12 @@ if _torch is not None:
         conv2d,
         cumsum,
         histogram,
+        histogram_f32,
         matmul,
         matmul_bf16,
         matmul_tf32,
+        row_max,
+        row_sum,
         shared_mem_add,
         softmax,
         sum,
@@ -55,7 +58,8 @@ else:
             "rust_kernels.native takes any object with __cuda_array_interface__"
         )
 
-    add = attention = conv2d = histogram = cumsum = matmul = matmul_bf16 = matmul_tf32 = _needs_torch
+    add = attention = conv2d = histogram = histogram_f32 = cumsum = matmul = matmul_bf16 = matmul_tf32 = _needs_torch
+    row_max = row_sum = _needs_torch
     shared_mem_add = softmax = sum = transpose = _needs_torch
 
 __all__ = [
@@ -65,10 +69,13 @@ __all__ = [
     "conv2d",
     "cumsum",
     "histogram",
+    "histogram_f32",
     "matmul",
     "matmul_bf16",
     "matmul_tf32",
     "native",
+    "row_max",
+    "row_sum",
     "shared_mem_add",
     "softmax",
     "sum",

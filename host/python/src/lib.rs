@@ -429,6 +429,79 @@ fn histogram(input: &Bound<PyAny>, bins: &Bound<PyAny>, stream: usize, device: u
     families::histogram::launch(&backend, kernel, Source::Rust, &problem, &input, &mut bins).map_err(to_python)
 }
 
+/// The counts of the f32 of `input` (any shape) in 256 equal bins over [lo, hi), added into
+/// `bins` (256 int32, zero before the call); values outside the range, NaN included, not counted.
+#[pyfunction]
+#[pyo3(signature = (input, bins, lo, hi, *, stream, device, variant = "auto"))]
+#[allow(clippy::too_many_arguments)]
+fn histogram_f32(
+    input: &Bound<PyAny>,
+    bins: &Bound<PyAny>,
+    lo: f32,
+    hi: f32,
+    stream: usize,
+    device: usize,
+    variant: &str,
+) -> PyResult<()> {
+    let input = Tensor::read("input", input, Dtype::F32, 0)?;
+    let bins = Tensor::read("bins", bins, Dtype::U32, 1)?.writable()?;
+    bins.expect_shape(&[kernels::histogram_f32::BINS as usize])?;
+    let backend = backend(device, stream)?;
+    let resident = families::resident_blocks(&backend, kernels::histogram_f32::THREADS);
+    let problem = kernels::histogram_f32::HistogramF32::new(input.len(), resident).map_err(size_error)?;
+    let kernel = &kernels::histogram_f32::FAMILY.kernels
+        [variant::resolve(Op::HistogramF32, &backend, variant, [input.len(), 1, 1])?];
+    let (input, mut bins) = (array(&backend, &input)?, array(&backend, &bins)?);
+    families::histogram_f32::launch(&backend, kernel, Source::Rust, &problem, (&input, (lo, hi)), &mut bins)
+        .map_err(to_python)
+}
+
+/// The sum (`row_sum`) or the maximum (`row_max`) of each row of a rows × cols f32 matrix into
+/// `output` (rows).
+fn row_reduce(
+    op: Op,
+    family: &'static kernels::Family<kernels::rows::RowReduce>,
+    (input, output): (&Bound<PyAny>, &Bound<PyAny>),
+    (stream, device): (usize, usize),
+    variant: &str,
+) -> PyResult<()> {
+    let input = Tensor::read("input", input, Dtype::F32, 2)?;
+    let output = Tensor::read("output", output, Dtype::F32, 1)?.writable()?;
+    let [rows, cols] = [input.shape[0], input.shape[1]];
+    output.expect_shape(&[rows])?;
+    let problem = kernels::rows::RowReduce::new(rows, cols).map_err(size_error)?;
+    let backend = backend(device, stream)?;
+    let kernel = &family.kernels[variant::resolve(op, &backend, variant, [rows, cols, 1])?];
+    let (input, mut output) = (array(&backend, &input)?, array(&backend, &output)?);
+    families::rows::launch(&backend, kernel, Source::Rust, &problem, &input, &mut output).map_err(to_python)
+}
+
+/// `output[r]` = the sum of row r of a rows × cols f32 matrix.
+#[pyfunction]
+#[pyo3(signature = (input, output, *, stream, device, variant = "auto"))]
+fn row_sum(input: &Bound<PyAny>, output: &Bound<PyAny>, stream: usize, device: usize, variant: &str) -> PyResult<()> {
+    row_reduce(
+        Op::RowSum,
+        &kernels::rows::SUM_FAMILY,
+        (input, output),
+        (stream, device),
+        variant,
+    )
+}
+
+/// `output[r]` = the maximum of row r of a rows × cols f32 matrix.
+#[pyfunction]
+#[pyo3(signature = (input, output, *, stream, device, variant = "auto"))]
+fn row_max(input: &Bound<PyAny>, output: &Bound<PyAny>, stream: usize, device: usize, variant: &str) -> PyResult<()> {
+    row_reduce(
+        Op::RowMax,
+        &kernels::rows::MAX_FAMILY,
+        (input, output),
+        (stream, device),
+        variant,
+    )
+}
+
 /// Lengths of the scratch arrays `cumsum` needs for `n` elements (the same for every variant).
 #[pyfunction]
 fn cumsum_scratch_lens(n: usize) -> PyResult<Vec<usize>> {
@@ -498,6 +571,9 @@ fn _native(module: &Bound<PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(matmul, module)?)?;
     module.add_function(wrap_pyfunction!(matmul_bf16, module)?)?;
     module.add_function(wrap_pyfunction!(matmul_tf32, module)?)?;
+    module.add_function(wrap_pyfunction!(histogram_f32, module)?)?;
+    module.add_function(wrap_pyfunction!(row_sum, module)?)?;
+    module.add_function(wrap_pyfunction!(row_max, module)?)?;
     module.add_function(wrap_pyfunction!(attention, module)?)?;
     module.add_function(wrap_pyfunction!(histogram, module)?)?;
     module.add_function(wrap_pyfunction!(conv2d, module)?)?;

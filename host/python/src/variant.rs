@@ -5,8 +5,8 @@
 
 use host::Backend;
 use host::families::{
-    FamilyDemo, Size, attention, choice, conv2d, histogram, kernel_index, matmul, matmul_bf16, reduce, scan, softmax,
-    transpose,
+    FamilyDemo, Size, attention, choice, conv2d, histogram, histogram_f32, kernel_index, matmul, matmul_bf16, reduce,
+    rows, scan, softmax, transpose,
 };
 use kernels::elementwise::Elementwise;
 use kernels::softmax::{registers, wide};
@@ -30,6 +30,9 @@ pub enum Op {
     Sum,
     Cumsum,
     Histogram,
+    HistogramF32,
+    RowSum,
+    RowMax,
 }
 
 impl Op {
@@ -46,6 +49,9 @@ impl Op {
             Op::Sum => &reduce::ReduceDemo,
             Op::Cumsum => &scan::ScanDemo,
             Op::Histogram => &histogram::HistogramDemo,
+            Op::HistogramF32 => &histogram_f32::HistogramF32Demo,
+            Op::RowSum => &rows::ROW_SUM,
+            Op::RowMax => &rows::ROW_MAX,
         }
     }
 
@@ -72,6 +78,9 @@ impl Op {
             Op::Sum,
             Op::Cumsum,
             Op::Histogram,
+            Op::HistogramF32,
+            Op::RowSum,
+            Op::RowMax,
         ]
         .into_iter()
         .find(|op| op.name() == name)
@@ -109,6 +118,14 @@ pub fn resolve(op: Op, backend: &Backend, variant: &str, size: [usize; 3]) -> Py
         ("auto", Op::Cumsum) => "scan_look_back_ordered",
         // Eight copies of the bins per block: 1.08× CUB on bytes half of one value (runs u to w).
         ("auto", Op::Histogram) => "histogram_vectorized",
+        // Bins per warp, 16-byte loads: the f32 ladder's fastest (issue 10's runs).
+        ("auto", Op::HistogramF32) => "histogram_f32_warp_bins",
+        // A warp per row was ahead of a block per row up to 1024 columns, the longest measured
+        // (run 2026-11-30-n); a block per row for long rows, which are few and need the threads.
+        ("auto", Op::RowSum) if size[1] <= 4096 => "row_sum_warp",
+        ("auto", Op::RowSum) => "row_sum_block",
+        ("auto", Op::RowMax) if size[1] <= 4096 => "row_max_warp",
+        ("auto", Op::RowMax) => "row_max_block",
         // TMA and wgmma on a persistent grid where the sm_90a PTX is loaded (93.5 % of cuBLAS at
         // 8192³, run au), the mma.sync ring elsewhere.
         ("auto", Op::MatmulBf16) if backend.runs_sm90a() => "matmul_bf16_persistent",
@@ -176,7 +193,7 @@ pub fn names(op: &str) -> PyResult<Vec<&'static str>> {
     }
     Op::by_name(op).map(|op| names_of(op.demo())).ok_or_else(|| {
         PyValueError::new_err(format!(
-            "'{op}' is not an operator with variants; choose add, attention, attention_causal, conv2d, cumsum, histogram, matmul, matmul_bf16, matmul_tf32, softmax, sum or transpose"
+            "'{op}' is not an operator with variants; choose add, attention, attention_causal, conv2d, cumsum, histogram, histogram_f32, matmul, matmul_bf16, matmul_tf32, row_max, row_sum, softmax, sum or transpose"
         ))
     })
 }

@@ -146,6 +146,38 @@ class AgainstPyTorch(unittest.TestCase):
                 want = torch.bincount(x, minlength=256).int()
                 self.assertTrue(torch.equal(got, want), f"{variant} n={n}")
 
+    def test_row_maxima_are_exact_and_row_sums_within_their_bound(self):
+        shapes = [(1, 1), (3, 31), (33, 257), (100, 1000), (7, 5000)]
+        for name in ["row_sum", "row_max"]:
+            for variant in ["auto"] + rust_kernels.variants(name):
+                for rows, cols in shapes:
+                    x = rand(rows, cols, seed=cols)
+                    got = getattr(rust_kernels, name)(x, variant=variant)
+                    if name == "row_max":
+                        self.assertTrue(torch.equal(got, x.amax(dim=1)), f"{variant} {rows}x{cols}")
+                        continue
+                    # A row's sum passes through at most cols additions, each within u.
+                    bound = (cols + 1) * U * x.double().abs().sum(dim=1)
+                    err = (got.double() - x.double().sum(dim=1)).abs()
+                    self.assertTrue(bool((err <= bound).all()), f"{variant} {rows}x{cols}")
+
+    def test_histogram_f32_counts_as_its_formula_does(self):
+        # The bin of each value computed by torch in f32 as the kernels compute it (CUB's
+        # HistogramEven): counts must be equal. Values outside the range, NaN and hi itself are in
+        # the inputs and are not counted.
+        for variant in ["auto"] + rust_kernels.variants("histogram_f32"):
+            for n, (lo, hi) in [(1, (-1.0, 1.0)), (1000, (-1.0, 1.0)), (1 << 20, (-0.5, 2.0)), (4097, (0.0, 1.0))]:
+                x = rand(n, seed=n) * 1.5
+                x[::97] = float("nan")
+                x[1::89] = hi
+                got = rust_kernels.histogram_f32(x, lo, hi, variant=variant)
+                lo32, hi32 = torch.tensor(lo, device="cuda"), torch.tensor(hi, device="cuda")
+                scale = torch.tensor(256.0, device="cuda") / (hi32 - lo32)
+                inside = x[(x >= lo32) & (x < hi32)]
+                bins = ((inside - lo32) * scale).clamp(0, 255).to(torch.int64)
+                want = torch.bincount(bins, minlength=256).to(torch.int32)
+                self.assertTrue(torch.equal(got, want), f"{variant} n={n} [{lo}, {hi})")
+
     def test_conv2d_matches_pytorchs_conv2d_within_its_bound(self):
         for variant in ["auto"] + rust_kernels.variants("conv2d"):
             for (height, width), side in [((1, 1), 3), ((31, 33), 5), ((100, 7), 7), ((257, 509), 3), ((64, 64), 5)]:
@@ -237,6 +269,64 @@ class StreamsAndCompilation(unittest.TestCase):
         compiled = torch.compile(f, fullgraph=True, backend="aot_eager")
         x, w = rand(64, 32), rand(32, 48, seed=1)
         self.assertTrue(torch.allclose(compiled(x, w), f(x, w)))
+
+    def test_replays_in_a_cuda_graph(self):
+        # Captured into a CUDA graph after a warm-up on a side stream (which also makes the tensor
+        # maps the TMA kernels read: nothing is uploaded during the capture), then replayed on new
+        # values written into the same inputs: the results are the eager calls' on those values.
+        x, a, b = rand(300, 520), rand(256, 384, seed=1), rand(384, 128, seed=2)
+        w = rand(5, 5, seed=3)
+        q, k, v = (rand(1, 2, 130, 64, seed=seed).to(torch.bfloat16) for seed in (4, 5, 6))
+        names = ["transpose", "softmax", "add", "conv2d", "matmul", "matmul_tf32", "attention"]
+
+        def work():
+            return [
+                rust_kernels.transpose(x),
+                rust_kernels.softmax(x),
+                rust_kernels.add(x, x),
+                rust_kernels.conv2d(x, w),
+                rust_kernels.matmul(a, b),
+                rust_kernels.matmul_tf32(a, b),
+                rust_kernels.attention(q, k, v),
+            ]
+
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            for _ in range(2):
+                before = work()
+        torch.cuda.current_stream().wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            captured = work()
+        for tensor, seed in ((x, 7), (a, 8), (b, 9), (w, 10)):
+            tensor.copy_(rand(*tensor.shape, seed=seed))
+        for tensor, seed in ((q, 11), (k, 12), (v, 13)):
+            tensor.copy_(rand(*tensor.shape, seed=seed).to(torch.bfloat16))
+        graph.replay()
+        eager = work()
+        torch.cuda.synchronize()
+        for name, got, want, old in zip(names, captured, eager, before):
+            # The replay computed on the new values (not left what the old ones gave)...
+            self.assertFalse(torch.equal(got, old), name)
+            # ...and as the eager call does.
+            if name == "matmul":
+                # Where the chooser splits k, the partial sums are added in whatever order they land.
+                self.assertTrue(torch.allclose(got, want, rtol=1e-5, atol=1e-5), name)
+            else:
+                self.assertTrue(torch.equal(got, want), name)
+
+    def test_a_capture_without_a_warm_up_says_what_to_do(self):
+        # The TMA kernels' tensor maps are made on a first call; inside a capture that call can
+        # only refuse, naming the remedy (and the capture itself stays usable).
+        if torch.cuda.get_device_capability() != (9, 0):
+            self.skipTest("only the sm_90a kernels copy by TMA")
+        a, b = rand(64, 64, seed=20), rand(64, 64, seed=21)
+        graph = torch.cuda.CUDAGraph()
+        with self.assertRaisesRegex(ValueError, "before capturing"):
+            with torch.cuda.graph(graph):
+                rust_kernels.matmul_tf32(a, b)
+        self.assertTrue(torch.equal(rust_kernels.transpose(a), a.T.contiguous()))
 
     def test_sum_and_cumsum_gradients_match_pytorchs(self):
         x = rand(1000).requires_grad_()

@@ -143,6 +143,14 @@ impl Gpu {
         if let Some((_, device)) = cache.iter().find(|(kept, _)| *kept == words) {
             return Ok(device_address(self, device));
         }
+        if self.capturing()? {
+            // The upload below waits for a copy, which a stream capture forbids (and the capture
+            // would not replay it).
+            return Err(HostError::InvalidInput {
+                what: "a launch during a CUDA graph capture".into(),
+                reason: "its TMA kernel needs tensor maps of arrays it has not seen yet; call the operation once on the same arrays before capturing".into(),
+            });
+        }
         if cache.len() >= KEPT {
             cache.clear();
         }
@@ -151,6 +159,18 @@ impl Gpu {
         let address = device_address(self, &device);
         cache.push((words, device));
         Ok(address)
+    }
+}
+
+impl Gpu {
+    /// Whether the stream launches go to is capturing a CUDA graph.
+    fn capturing(&self) -> Result<bool> {
+        let mut status = sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE;
+        // SAFETY: writes one status; the stream is this GPU's or the live external one.
+        unsafe { sys::cuStreamIsCapturing(self.launch_stream(), &mut status) }
+            .result()
+            .doing(|| "asking whether the stream is capturing".into())?;
+        Ok(status != sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE)
     }
 }
 
