@@ -28,25 +28,6 @@ __device__ __forceinline__ void wgmma256(float (&d)[128], unsigned long long a, 
         : "l"(a), "l"(b), "r"(1));
 }
 
-__device__ __forceinline__ void barrier_wait(unsigned barrier, unsigned parity) {
-    asm volatile(
-        "{ .reg .pred done; retry: mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1; @!done bra retry; }" ::"r"(
-            barrier),
-        "r"(parity));
-}
-
-__device__ __forceinline__ void tma_load(unsigned dst, const void* map, unsigned x, unsigned y, unsigned barrier) {
-    asm volatile(
-        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];" ::"r"(
-            dst),
-        "l"(map), "r"(x), "r"(y), "r"(barrier)
-        : "memory");
-}
-
-__device__ __forceinline__ void barrier_arrive(unsigned barrier) {
-    asm volatile("{ .reg .b64 state; mbarrier.arrive.shared::cta.b64 state, [%0]; }" ::"r"(barrier));
-}
-
 template <bool TMA>
 __device__ __forceinline__ void specialized(const bf16* a, const bf16* b, float* c, unsigned m, unsigned n,
                                             unsigned k, const void* maps) {

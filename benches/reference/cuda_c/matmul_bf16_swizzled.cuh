@@ -1,15 +1,12 @@
-// Helpers of the wgmma twins (matmul_bf16_wgmma.cu, matmul_bf16_specialized.cu): descriptors of
-// the 128-byte swizzle, one wgmma shape, and the staging of a k-step into a slot of 128-byte rows
+// Helpers of the bf16 wgmma twins (matmul_bf16_wgmma.cu, matmul_bf16_specialized.cu): one wgmma
+// shape, and the staging of a k-step into a slot of 128-byte rows
 // (A's BM rows K-major, then B's 64-column atoms MN-major, chunk c of row r at c ^ (r % 8)), as
 // kernels::matmul_bf16::swizzled does. The including file defines BM, BK and ROW_BYTES.
 #pragma once
 
-typedef unsigned short bf16;
+#include "hopper.cuh"
 
-__device__ __forceinline__ unsigned long long descriptor(unsigned address, unsigned leading, unsigned stride) {
-    auto field = [](unsigned bytes) { return (unsigned long long)((bytes >> 4) & 0x3fff); };
-    return field(address) | (field(leading) << 16) | (field(stride) << 32) | (1ull << 62);
-}
+typedef unsigned short bf16;
 
 __device__ __forceinline__ void wgmma(float (&d)[64], unsigned long long a, unsigned long long b) {
     asm volatile(
