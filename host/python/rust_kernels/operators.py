@@ -247,8 +247,10 @@ def matmul(a, b, variant="auto"):
 # matmul_bf16 -------------------------------------------------------------------------------------
 
 
-def _matmul_bf16_impl(a: torch.Tensor, b: torch.Tensor, variant: str) -> torch.Tensor:
-    a, b = _ready("a", a, torch.bfloat16), _ready("b", b, torch.bfloat16)
+def _tensor_core_product(launch, a, b, dtype, variant):
+    """``a @ b`` of two 2-D ``dtype`` tensors into a new float32 one by ``launch`` (a native
+    tensor-core matmul): the two tensor-core operators' shared body."""
+    a, b = _ready("a", a, dtype), _ready("b", b, dtype)
     _same_device(a, b)
     if a.dim() != 2 or b.dim() != 2 or a.shape[1] != b.shape[0]:
         raise ValueError(f"a {tuple(a.shape)} and b {tuple(b.shape)}: expected (m, k) and (k, n)")
@@ -257,8 +259,12 @@ def _matmul_bf16_impl(a: torch.Tensor, b: torch.Tensor, variant: str) -> torch.T
         if a.shape[1] == 0:
             c.zero_()
         else:
-            _native.matmul_bf16(a, b, c, variant=variant, **_launch_args(a))
+            launch(a, b, c, variant=variant, **_launch_args(a))
     return c
+
+
+def _matmul_bf16_impl(a: torch.Tensor, b: torch.Tensor, variant: str) -> torch.Tensor:
+    return _tensor_core_product(_native.matmul_bf16, a, b, torch.bfloat16, variant)
 
 
 _matmul_bf16 = _Operator("matmul_bf16", _matmul_bf16_impl)
@@ -280,17 +286,7 @@ def matmul_bf16(a, b, variant="auto"):
 
 
 def _matmul_tf32_impl(a: torch.Tensor, b: torch.Tensor, variant: str) -> torch.Tensor:
-    a, b = _ready("a", a, torch.float32), _ready("b", b, torch.float32)
-    _same_device(a, b)
-    if a.dim() != 2 or b.dim() != 2 or a.shape[1] != b.shape[0]:
-        raise ValueError(f"a {tuple(a.shape)} and b {tuple(b.shape)}: expected (m, k) and (k, n)")
-    c = torch.empty((a.shape[0], b.shape[1]), device=a.device, dtype=torch.float32)
-    if c.numel():
-        if a.shape[1] == 0:
-            c.zero_()
-        else:
-            _native.matmul_tf32(a, b, c, variant=variant, **_launch_args(a))
-    return c
+    return _tensor_core_product(_native.matmul_tf32, a, b, torch.float32, variant)
 
 
 _matmul_tf32 = _Operator("matmul_tf32", _matmul_tf32_impl)

@@ -16,7 +16,7 @@ use host::Backend;
 use host::families;
 use host::gpu::{ExternalArray, ExternalStream, Gpu};
 use interface::{Dtype, Tensor};
-use kernels::Source;
+use kernels::{Kernel, Source};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use std::sync::{Arc, Mutex};
@@ -169,6 +169,20 @@ fn matmul(
     .map_err(to_python)
 }
 
+/// The grid of `persistent` where `kernel` is it: the blocks the device holds at once; else 0 (a
+/// block per tile, as every other kernel launches).
+fn persistent_grid<P: kernels::Problem>(
+    backend: &Backend,
+    kernel: &Kernel<P>,
+    persistent: &Kernel<P>,
+    family: &'static str,
+) -> PyResult<u32> {
+    if kernel.entry() != persistent.entry() {
+        return Ok(0);
+    }
+    families::resident_blocks_of(backend, &persistent.info(family)).map_err(to_python)
+}
+
 /// `c = a · b` for bf16 matrices a (m × k) and b (k × n), row-major, into f32 c (m × n): f32
 /// sums of exact products, on the tensor cores.
 #[pyfunction]
@@ -184,15 +198,10 @@ fn matmul_bf16(
     let (a, b, c, [m, n, k]) = product_operands((a, b, c), Dtype::Bf16)?;
     let problem = kernels::matmul_bf16::MatmulBf16::new(m, n, k).map_err(size_error)?;
     let backend = backend(device, stream)?;
-    let kernel = &kernels::matmul_bf16::FAMILY.kernels[variant::resolve(Op::MatmulBf16, &backend, variant, [m, n, k])?];
-    let persistent = kernels::matmul_bf16::specialized::KERNEL_PERSISTENT;
-    let problem = if kernel.entry() == persistent.entry() {
-        // Its grid: the blocks the device holds at once.
-        let info = persistent.info(kernels::matmul_bf16::FAMILY.name);
-        problem.with_resident(families::resident_blocks_of(&backend, &info).map_err(to_python)?)
-    } else {
-        problem
-    };
+    let family = &kernels::matmul_bf16::FAMILY;
+    let kernel = &family.kernels[variant::resolve(Op::MatmulBf16, &backend, variant, [m, n, k])?];
+    let persistent = &kernels::matmul_bf16::specialized::KERNEL_PERSISTENT;
+    let problem = problem.with_resident(persistent_grid(&backend, kernel, persistent, family.name)?);
     let (a, b, mut c) = (array(&backend, &a)?, array(&backend, &b)?, array(&backend, &c)?);
     families::matmul_bf16::launch(&backend, kernel, Source::Rust, &problem, &a, &b, &mut c).map_err(to_python)
 }
@@ -212,15 +221,10 @@ fn matmul_tf32(
     let (a, b, c, [m, n, k]) = product_operands((a, b, c), Dtype::F32)?;
     let problem = kernels::matmul_tc::MatmulTc::new(m, n, k).map_err(size_error)?;
     let backend = backend(device, stream)?;
-    let kernel = &kernels::matmul_tc::FAMILY.kernels[variant::resolve(Op::MatmulTf32, &backend, variant, [m, n, k])?];
-    let persistent = kernels::matmul_tc::specialized::KERNEL;
-    let problem = if kernel.entry() == persistent.entry() {
-        // Its grid: the blocks the device holds at once.
-        let info = persistent.info(kernels::matmul_tc::FAMILY.name);
-        problem.with_resident(families::resident_blocks_of(&backend, &info).map_err(to_python)?)
-    } else {
-        problem
-    };
+    let family = &kernels::matmul_tc::FAMILY;
+    let kernel = &family.kernels[variant::resolve(Op::MatmulTf32, &backend, variant, [m, n, k])?];
+    let persistent = &kernels::matmul_tc::specialized::KERNEL;
+    let problem = problem.with_resident(persistent_grid(&backend, kernel, persistent, family.name)?);
     let (a, b, mut c) = (array(&backend, &a)?, array(&backend, &b)?, array(&backend, &c)?);
     families::matmul_tc::launch(&backend, kernel, Source::Rust, &problem, &a, &b, &mut c).map_err(to_python)
 }

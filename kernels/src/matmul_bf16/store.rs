@@ -15,25 +15,11 @@ use crate::device::{WARP_SIZE, global_store, lane_id, thread_idx, unrolled, unro
 pub unsafe fn store_warpgroup<const N: u32>(
     c: *mut f32,
     (m, n): (u32, u32),
-    (row0, col0): (u32, u32),
+    corner: (u32, u32),
     value: impl Fn(u32) -> f32,
 ) {
-    let lane = lane_id();
-    let warp = (thread_idx().x / WARP_SIZE) % 4;
-    let row = row0 + 16 * warp + lane / 4;
-    unrolled_to(
-        N / 8,
-        #[inline(always)]
-        |j| {
-            unrolled::<4>(|r| {
-                let (row, col) = (row + 8 * (r / 2), col0 + 8 * j + 2 * (lane % 4) + r % 2);
-                if row < m && col < n {
-                    // SAFETY: inside C (m×n), by the test above.
-                    unsafe { global_store(c.add((row * n + col) as usize), value(4 * j + r)) };
-                }
-            });
-        },
-    );
+    // SAFETY: forwarded.
+    unsafe { store::<N, false>(c, (m, n), corner, value) }
 }
 
 /// As [`store_warpgroup`] for a warpgroup that holds the transpose of its part of C (the
@@ -47,21 +33,43 @@ pub unsafe fn store_warpgroup<const N: u32>(
 pub unsafe fn store_warpgroup_transposed<const N: u32>(
     c: *mut f32,
     (m, n): (u32, u32),
+    corner: (u32, u32),
+    value: impl Fn(u32) -> f32,
+) {
+    // SAFETY: forwarded.
+    unsafe { store::<N, true>(c, (m, n), corner, value) }
+}
+
+/// The two stores: product element (i, j) to C's (row0 + i, col0 + j), or where `TRANSPOSED` to
+/// (row0 + j, col0 + i).
+///
+/// # Safety
+/// As for [`store_warpgroup`].
+#[inline(always)]
+unsafe fn store<const N: u32, const TRANSPOSED: bool>(
+    c: *mut f32,
+    (m, n): (u32, u32),
     (row0, col0): (u32, u32),
     value: impl Fn(u32) -> f32,
 ) {
     let lane = lane_id();
     let warp = (thread_idx().x / WARP_SIZE) % 4;
-    let col = col0 + 16 * warp + lane / 4;
+    let first = 16 * warp + lane / 4;
     unrolled_to(
         N / 8,
         #[inline(always)]
-        |j| {
+        |block| {
             unrolled::<4>(|r| {
-                let (col, row) = (col + 8 * (r / 2), row0 + 8 * j + 2 * (lane % 4) + r % 2);
+                // Register 4·block + r: product row i, column j.
+                let (i, j) = (first + 8 * (r / 2), 8 * block + 2 * (lane % 4) + r % 2);
+                let (row, col) = if TRANSPOSED {
+                    (row0 + j, col0 + i)
+                } else {
+                    (row0 + i, col0 + j)
+                };
                 if row < m && col < n {
                     // SAFETY: inside C (m×n), by the test above.
-                    unsafe { global_store(c.add((row * n + col) as usize), value(4 * j + r)) };
+                    unsafe { global_store(c.add((row * n + col) as usize), value(4 * block + r)) };
                 }
             });
         },
