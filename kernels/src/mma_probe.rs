@@ -6,6 +6,7 @@
 //! Per tile (one warp each): A as 128 words, B as 64 words, C and D as 128 f32 each.
 //! * bf16 (m16n8k16): A 16×16 row-major, two bf16 per word (columns 2j and 2j + 1 of a row); B
 //!   16×8 stored column by column, two bf16 per word (rows 2j and 2j + 1 of a column).
+//! * f16 (m16n8k16): as bf16, two halves per word.
 //! * tf32 (m16n8k8): A 16×8 row-major, B 8×8 column by column, one element per word.
 //! * C and D: 16×8 f32 row-major.
 //!
@@ -14,8 +15,8 @@
 //! B by its transposing form. The same check then covers the two `ldmatrix` forms.
 
 use crate::device::mma::{
-    accumulator_position, bf16_a_position, bf16_b_position, mma_bf16_m16n8k16, mma_tf32_m16n8k8, tf32_a_position,
-    tf32_b_position,
+    accumulator_position, bf16_a_position, bf16_b_position, mma_bf16_m16n8k16, mma_f16_m16n8k16, mma_tf32_m16n8k8,
+    tf32_a_position, tf32_b_position,
 };
 use crate::device::{
     MatrixLayout, SharedMatrix, WARP_SIZE, block_dim, block_idx, global_store, lane_id, sync_threads, thread_idx,
@@ -98,23 +99,44 @@ unsafe fn load_c(c: *const f32, lane: u32) -> [f32; 4] {
     })
 }
 
+/// Warp w: `D_w = A_w·B_w + C_w` by `mma`, an m16n8k16 on two 16-bit elements per word.
+///
+/// # Safety
+/// The kernel's contract: the arrays hold every launched warp's tile.
+#[inline(always)]
+unsafe fn probe_m16n8k16(
+    (a, b, c, d): (*const u32, *const u32, *const f32, *mut f32),
+    mma: fn([u32; 4], [u32; 2], [f32; 4]) -> [f32; 4],
+) {
+    let (t, lane) = (tile(), lane_id());
+    // SAFETY (every access): the caller gives the arrays of every launched warp's tile.
+    let (a, b) = unsafe { (a.add((t * A_WORDS) as usize), b.add((t * B_WORDS) as usize)) };
+    let fa: [u32; 4] = core::array::from_fn(|r| {
+        let (row, col) = bf16_a_position(lane, r as u32, 0);
+        unsafe { *a.add((row * 8 + col / 2) as usize) }
+    });
+    let fb: [u32; 2] = core::array::from_fn(|r| {
+        let (k, n) = bf16_b_position(lane, r as u32, 0);
+        unsafe { *b.add((n * 8 + k / 2) as usize) }
+    });
+    let fc = unsafe { load_c(c.add((t * C_LEN) as usize), lane) };
+    let fd = mma(fa, fb, fc);
+    unsafe { store_d(d.add((t * C_LEN) as usize), lane, fd) };
+}
+
 kernel! {
     /// Warp w: `D_w = A_w·B_w + C_w` by `mma.sync.m16n8k16` on bf16.
     pub unsafe fn mma_probe_bf16(a: *const u32, b: *const u32, c: *const f32, d: *mut f32) {
-        let (t, lane) = (tile(), lane_id());
-        // SAFETY (every access): the caller gives the arrays of every launched warp's tile.
-        let (a, b) = unsafe { (a.add((t * A_WORDS) as usize), b.add((t * B_WORDS) as usize)) };
-        let fa: [u32; 4] = core::array::from_fn(|r| {
-            let (row, col) = bf16_a_position(lane, r as u32, 0);
-            unsafe { *a.add((row * 8 + col / 2) as usize) }
-        });
-        let fb: [u32; 2] = core::array::from_fn(|r| {
-            let (k, n) = bf16_b_position(lane, r as u32, 0);
-            unsafe { *b.add((n * 8 + k / 2) as usize) }
-        });
-        let fc = unsafe { load_c(c.add((t * C_LEN) as usize), lane) };
-        let fd = mma_bf16_m16n8k16(fa, fb, fc);
-        unsafe { store_d(d.add((t * C_LEN) as usize), lane, fd) };
+        // SAFETY: the kernel's contract.
+        unsafe { probe_m16n8k16((a, b, c, d), mma_bf16_m16n8k16) }
+    }
+}
+
+kernel! {
+    /// Warp w: `D_w = A_w·B_w + C_w` by `mma.sync.m16n8k16` on halves (f16).
+    pub unsafe fn mma_probe_f16(a: *const u32, b: *const u32, c: *const f32, d: *mut f32) {
+        // SAFETY: the kernel's contract.
+        unsafe { probe_m16n8k16((a, b, c, d), mma_f16_m16n8k16) }
     }
 }
 
@@ -189,6 +211,12 @@ pub const KERNEL_BF16: Kernel<MmaProbe> = Kernel {
     bounds: LaunchBounds::NONE,
 };
 
+/// f16 m16n8k16, [`BLOCK`] threads per block.
+pub const KERNEL_F16: Kernel<MmaProbe> = Kernel {
+    code: mma_probe_f16,
+    ..KERNEL_BF16
+};
+
 /// tf32 m16n8k8, [`BLOCK`] threads per block.
 pub const KERNEL_TF32: Kernel<MmaProbe> = Kernel {
     code: mma_probe_tf32,
@@ -208,4 +236,7 @@ pub const KERNEL_BF16_LDMATRIX: Kernel<MmaProbe> = Kernel {
 };
 
 /// The tensor cores' `mma.sync`, checked: the registry's list.
-pub const FAMILY: Family<MmaProbe> = Family::new("mma_probe", &[KERNEL_BF16, KERNEL_TF32, KERNEL_BF16_LDMATRIX]);
+pub const FAMILY: Family<MmaProbe> = Family::new(
+    "mma_probe",
+    &[KERNEL_BF16, KERNEL_F16, KERNEL_TF32, KERNEL_BF16_LDMATRIX],
+);

@@ -6,8 +6,8 @@ use super::{Bound, Case, FamilyDemo, GUARD, Outputs, Plan, Size, Work, check_len
 use crate::array::{Array, Buffer};
 use crate::backend::Backend;
 use crate::error::Result;
-use kernels::device::mma::{Bf16, tf32_value};
-use kernels::mma_probe::{A_WORDS, B_WORDS, C_LEN, FAMILY, KERNEL_TF32, MmaProbe};
+use kernels::device::mma::{Bf16, F16, tf32_value};
+use kernels::mma_probe::{A_WORDS, B_WORDS, C_LEN, FAMILY, KERNEL_F16, KERNEL_TF32, MmaProbe};
 use kernels::{AnyFamily, Kernel, Source};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -51,20 +51,75 @@ struct Operands {
     c: Vec<f32>,
 }
 
-/// Random operands for `tiles` tiles in the format of `bf16` (else tf32): values in [-1, 1) that
-/// the format holds exactly.
-fn operands(rng: u64, tiles: usize, bf16: bool) -> Operands {
+/// The operand formats the probe's kernels read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Format {
+    Bf16,
+    F16,
+    Tf32,
+}
+
+impl Format {
+    const ALL: [Format; 3] = [Format::Bf16, Format::F16, Format::Tf32];
+
+    fn of(kernel: &Kernel<MmaProbe>) -> Format {
+        match kernel.entry() {
+            e if e == KERNEL_TF32.entry() => Format::Tf32,
+            e if e == KERNEL_F16.entry() => Format::F16,
+            _ => Format::Bf16,
+        }
+    }
+
+    /// Its place in [`Format::ALL`].
+    fn index(self) -> usize {
+        self as usize
+    }
+
+    /// Elements per word: two 16-bit ones, or one tf32.
+    fn halves(self) -> bool {
+        self != Format::Tf32
+    }
+
+    /// The k of its `mma.sync` shape.
+    fn k(self) -> usize {
+        if self.halves() { 16 } else { 8 }
+    }
+
+    /// The value of the element in `bits` (its 16 or 32 bits), as the tensor cores read it.
+    fn value(self, bits: u32) -> f64 {
+        match self {
+            Format::Bf16 => Bf16(bits as u16).to_f32() as f64,
+            Format::F16 => F16(bits as u16).to_f32() as f64,
+            Format::Tf32 => tf32_value(bits) as f64,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Format::Bf16 => "bf16 m16n8k16",
+            Format::F16 => "f16 m16n8k16",
+            Format::Tf32 => "tf32 m16n8k8",
+        }
+    }
+}
+
+/// Random operands for `tiles` tiles in `format`: values in [-1, 1) that the format holds exactly.
+fn operands(rng: u64, tiles: usize, format: Format) -> Operands {
     let mut random = StdRng::seed_from_u64(rng);
-    let mut value = |bits: u32| -> u32 {
+    let mut value = || -> u32 {
         let x: f32 = random.random_range(-1.0..1.0);
-        if bits == 16 {
-            Bf16::from_f32(x).0 as u32
-        } else {
-            x.to_bits() & !0x1fff
+        match format {
+            Format::Bf16 => Bf16::from_f32(x).0 as u32,
+            Format::F16 => F16::from_f32(x).0 as u32,
+            Format::Tf32 => x.to_bits() & !0x1fff,
         }
     };
-    let word = |value: &mut dyn FnMut(u32) -> u32| {
-        if bf16 { value(16) | (value(16) << 16) } else { value(32) }
+    let word = |value: &mut dyn FnMut() -> u32| {
+        if format.halves() {
+            value() | (value() << 16)
+        } else {
+            value()
+        }
     };
     let a = (0..tiles * A_WORDS as usize).map(|_| word(&mut value)).collect();
     let b = (0..tiles * B_WORDS as usize).map(|_| word(&mut value)).collect();
@@ -76,23 +131,20 @@ fn operands(rng: u64, tiles: usize, bf16: bool) -> Operands {
 }
 
 /// Element (row, k) of tile `t`'s A and (k, col) of its B, as the tensor cores read them.
-fn a_at(ops: &Operands, bf16: bool, t: usize, row: usize, k: usize) -> f64 {
-    let base = t * A_WORDS as usize;
-    if bf16 {
-        let word = ops.a[base + row * 8 + k / 2];
-        Bf16((word >> (16 * (k % 2))) as u16).to_f32() as f64
-    } else {
-        tf32_value(ops.a[base + row * 8 + k]) as f64
-    }
+fn a_at(ops: &Operands, format: Format, t: usize, row: usize, k: usize) -> f64 {
+    element(&ops.a[t * A_WORDS as usize + row * 8..], format, k)
 }
 
-fn b_at(ops: &Operands, bf16: bool, t: usize, k: usize, col: usize) -> f64 {
-    let base = t * B_WORDS as usize;
-    if bf16 {
-        let word = ops.b[base + col * 8 + k / 2];
-        Bf16((word >> (16 * (k % 2))) as u16).to_f32() as f64
+fn b_at(ops: &Operands, format: Format, t: usize, k: usize, col: usize) -> f64 {
+    element(&ops.b[t * B_WORDS as usize + col * 8..], format, k)
+}
+
+/// Element `k` of a row (or column) of words starting at `words[0]`.
+fn element(words: &[u32], format: Format, k: usize) -> f64 {
+    if format.halves() {
+        format.value((words[k / 2] >> (16 * (k % 2))) & 0xffff)
     } else {
-        tf32_value(ops.b[base + col * 8 + k]) as f64
+        format.value(words[k])
     }
 }
 
@@ -102,7 +154,7 @@ impl FamilyDemo for MmaProbeDemo {
     }
 
     fn about(&self) -> &'static str {
-        "the tensor cores' mma.sync (bf16 m16n8k16, tf32 m16n8k8; bf16 again through ldmatrix), a tile per warp, against the f64 product: the fragment layouts checked"
+        "the tensor cores' mma.sync (bf16 and f16 m16n8k16, tf32 m16n8k8; bf16 again through ldmatrix), a tile per warp, against the f64 product: the fragment layouts checked"
     }
 
     fn extents(&self) -> &'static [&'static str] {
@@ -155,7 +207,7 @@ impl FamilyDemo for MmaProbeDemo {
     fn prepare<'a>(&self, backend: &'a Backend, size: Size, rng: u64, sets: usize) -> Result<Box<dyn Case + 'a>> {
         let problem = MmaProbe::new(size.0[0])?;
         let tiles = problem.tiles() as usize;
-        let formats = [true, false].map(|bf16| operands(substream(rng, bf16 as u64), tiles, bf16));
+        let formats = Format::ALL.map(|format| operands(substream(rng, format.index() as u64), tiles, format));
         let inputs = formats
             .iter()
             .map(|ops| {
@@ -181,19 +233,19 @@ impl FamilyDemo for MmaProbeDemo {
 struct MmaProbeCase<'a> {
     backend: &'a Backend,
     problem: MmaProbe,
-    /// The operands on the host, bf16 format first, then tf32.
-    formats: [Operands; 2],
+    /// The operands on the host, in the order of [`Format::ALL`].
+    formats: [Operands; 3],
     inputs: Vec<(Buffer<u32>, Buffer<u32>, Buffer<f32>)>,
     outputs: Outputs<f32>,
-    /// Per output set, the format of the kernel last launched into it (true: bf16).
-    launched: Vec<Option<bool>>,
+    /// Per output set, the format of the kernel last launched into it.
+    launched: Vec<Option<Format>>,
 }
 
 impl Case for MmaProbeCase<'_> {
     fn launch(&mut self, kernel: usize, source: Source, set: usize) -> Result<()> {
         let kernel = &FAMILY.kernels[kernel];
-        let bf16 = kernel.entry() != KERNEL_TF32.entry();
-        let (a, b, c) = &self.inputs[usize::from(!bf16)];
+        let format = Format::of(kernel);
+        let (a, b, c) = &self.inputs[format.index()];
         launch(
             self.backend,
             kernel,
@@ -202,7 +254,7 @@ impl Case for MmaProbeCase<'_> {
             (a, b, c),
             self.outputs.get_mut(set),
         )?;
-        self.launched[set] = Some(bf16);
+        self.launched[set] = Some(format);
         Ok(())
     }
 
@@ -213,9 +265,9 @@ impl Case for MmaProbeCase<'_> {
     /// Each element within (k + 2)·4u of the f64 result, relative to |C| + Σ|A||B| (the products
     /// are exact in f32; the tensor cores' adder has its own order and rounding).
     fn check(&self, set: usize) -> std::result::Result<String, String> {
-        let bf16 = self.launched[set].ok_or("no kernel was launched into this output")?;
-        let ops = &self.formats[usize::from(!bf16)];
-        let k = if bf16 { 16 } else { 8 };
+        let format = self.launched[set].ok_or("no kernel was launched into this output")?;
+        let ops = &self.formats[format.index()];
+        let k = format.k();
         let tiles = self.problem.tiles() as usize;
         let out = self.outputs.read(self.backend, set)?;
         for t in 0..tiles {
@@ -224,7 +276,7 @@ impl Case for MmaProbeCase<'_> {
                     let c = ops.c[t * C_LEN as usize + row * 8 + col] as f64;
                     let (mut sum, mut magnitude) = (c, c.abs());
                     for i in 0..k {
-                        let p = a_at(ops, bf16, t, row, i) * b_at(ops, bf16, t, i, col);
+                        let p = a_at(ops, format, t, row, i) * b_at(ops, format, t, i, col);
                         sum += p;
                         magnitude += p.abs();
                     }
@@ -242,7 +294,6 @@ impl Case for MmaProbeCase<'_> {
         if let Some(i) = out[len..].iter().position(|v| !v.is_nan()) {
             return Err(format!("wrote past the end of D, at element {}", len + i));
         }
-        let format = if bf16 { "bf16 m16n8k16" } else { "tf32 m16n8k8" };
-        Ok(format!("{tiles} tiles of {format} within (k + 2)·4u"))
+        Ok(format!("{tiles} tiles of {} within (k + 2)·4u", format.name()))
     }
 }

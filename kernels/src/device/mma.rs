@@ -38,6 +38,57 @@ impl Bf16 {
     }
 }
 
+/// An IEEE half (binary16: 5 exponent bits, 10 mantissa bits), kept as its bits. Its fragments
+/// are bf16's: `mma.sync` m16n8k16 takes either in the same registers.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(transparent)]
+pub struct F16(pub u16);
+
+impl F16 {
+    /// `x` rounded to the nearest half, ties to even: past 65504 (by half a unit) to infinity,
+    /// below 2^-14 to the subnormals, NaN stays NaN.
+    pub fn from_f32(x: f32) -> F16 {
+        let bits = x.to_bits();
+        let sign = ((bits >> 16) & 0x8000) as u16;
+        let exponent = (bits >> 23) & 0xff;
+        let mantissa = bits & 0x7f_ffff;
+        if exponent == 0xff {
+            return F16(sign | 0x7c00 | if mantissa != 0 { 0x200 } else { 0 });
+        }
+        // Below 2^-25 every value rounds to zero (2^-25 itself, a tie, to the even zero).
+        if exponent < 102 {
+            return F16(sign);
+        }
+        let half = if exponent < 113 {
+            // A subnormal half: the value in units of 2^-24.
+            round_shift(mantissa | 0x80_0000, 126 - exponent)
+        } else {
+            // Exponent and mantissa together, so that a carry out of the mantissa moves the
+            // exponent (and past the largest finite half, to infinity's bits).
+            round_shift(((exponent - 112) << 23) | mantissa, 13).min(0x7c00)
+        };
+        F16(sign | half as u16)
+    }
+
+    /// The value, exactly.
+    pub fn to_f32(self) -> f32 {
+        let sign = ((self.0 & 0x8000) as u32) << 16;
+        let (exponent, mantissa) = (((self.0 >> 10) & 0x1f) as u32, (self.0 & 0x3ff) as u32);
+        let magnitude = match exponent {
+            0 => mantissa as f32 * f32::from_bits(0x3380_0000), // mantissa · 2^-24
+            0x1f => f32::from_bits(0x7f80_0000 | (mantissa << 13)),
+            _ => f32::from_bits(((exponent + 112) << 23) | (mantissa << 13)),
+        };
+        f32::from_bits(sign | magnitude.to_bits())
+    }
+}
+
+/// `value / 2^shift` rounded to the nearest integer, ties to even (`0 < shift < 32`).
+const fn round_shift(value: u32, shift: u32) -> u32 {
+    let (kept, rest, half) = (value >> shift, value & ((1 << shift) - 1), 1 << (shift - 1));
+    kept + (rest > half || (rest == half && kept & 1 == 1)) as u32
+}
+
 /// Two bf16 in one register, `low` (the lower-numbered element) in the low half.
 #[inline(always)]
 pub fn pack_bf16x2(low: Bf16, high: Bf16) -> u32 {
@@ -111,6 +162,14 @@ pub fn mma_bf16_m16n8k16(a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4] {
     super::backend::mma_bf16_m16n8k16(a, b, c)
 }
 
+/// As [`mma_bf16_m16n8k16`] on halves (`mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32`): the
+/// same fragments, each holding two [`F16`].
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub fn mma_f16_m16n8k16(a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4] {
+    super::backend::mma_f16_m16n8k16(a, b, c)
+}
+
 /// `D = A·B + C` for the warp's 16×8 tf32 A, 8×8 tf32 B and 16×8 f32 C (`mma.sync.aligned.
 /// m16n8k8.row.col.f32.tf32.tf32.f32`, sm_80 and later). Every lane of the warp must call it
 /// together.
@@ -136,6 +195,32 @@ mod tests {
             1.0 + 2f32.powi(-7)
         );
         assert!(Bf16::from_f32(f32::NAN).to_f32().is_nan());
+        // Halves: exact values, ties to even, the largest finite, overflow, subnormals, zero.
+        let half = |x: f32| F16::from_f32(x).0;
+        assert_eq!(half(1.0), 0x3c00);
+        assert_eq!(half(-2.0), 0xc000);
+        assert_eq!(half(1.0 + 2f32.powi(-11)), 0x3c00);
+        assert_eq!(half(1.0 + 3.0 * 2f32.powi(-11)), 0x3c02);
+        assert_eq!(half(65504.0), 0x7bff);
+        assert_eq!(half(65519.0), 0x7bff);
+        assert_eq!(half(65520.0), 0x7c00);
+        assert_eq!(half(f32::INFINITY), 0x7c00);
+        assert_eq!(half(2f32.powi(-14)), 0x0400);
+        assert_eq!(half(2f32.powi(-24)), 0x0001);
+        assert_eq!(half(2f32.powi(-25)), 0x0000);
+        assert_eq!(half(1.5 * 2f32.powi(-25)), 0x0001);
+        assert_eq!(half(3.0 * 2f32.powi(-25)), 0x0002);
+        assert_eq!(half(-0.0), 0x8000);
+        assert!(F16::from_f32(f32::NAN).to_f32().is_nan());
+        // Every half survives the trip through f32.
+        for bits in 0..=u16::MAX {
+            let x = F16(bits);
+            if !x.to_f32().is_nan() {
+                assert_eq!(F16::from_f32(x.to_f32()), x, "{bits:#06x}");
+            }
+        }
+        assert_eq!(F16(0x0001).to_f32(), 2f32.powi(-24));
+        assert_eq!(F16(0x7bff).to_f32(), 65504.0);
         assert_eq!(pack_bf16x2(Bf16(0x1234), Bf16(0xabcd)), 0xabcd_1234);
     }
 

@@ -453,6 +453,7 @@ macro_rules! mma {
 }
 
 mma!(mma_bf16_m16n8k16, "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32");
+mma!(mma_f16_m16n8k16, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32");
 mma!(mma_tf32_m16n8k8, "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32");
 
 macro_rules! ldmatrix {

@@ -527,8 +527,37 @@ fn gather_all<const R: usize>(regs: [u32; R], site: &'static Location<'static>) 
 /// are its own; each product of two bf16 is exact in f32).
 #[track_caller]
 pub fn mma_bf16_m16n8k16(a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4] {
-    use crate::device::mma::{Bf16, accumulator_position, bf16_a_position, bf16_b_position};
-    let site = Location::caller();
+    m16n8k16(
+        a,
+        b,
+        c,
+        |bits| crate::device::mma::Bf16(bits).to_f32(),
+        Location::caller(),
+    )
+}
+
+/// As [`mma_bf16_m16n8k16`] on halves (the same fragments; a product of two halves is exact in
+/// f32 too).
+#[track_caller]
+pub fn mma_f16_m16n8k16(a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4] {
+    m16n8k16(
+        a,
+        b,
+        c,
+        |bits| crate::device::mma::F16(bits).to_f32(),
+        Location::caller(),
+    )
+}
+
+/// The m16n8k16 product on 16-bit elements that `decode` reads.
+fn m16n8k16(
+    a: [u32; 4],
+    b: [u32; 2],
+    c: [f32; 4],
+    decode: fn(u16) -> f32,
+    site: &'static Location<'static>,
+) -> [f32; 4] {
+    use crate::device::mma::{accumulator_position, bf16_a_position, bf16_b_position};
     let (a_all, b_all) = (gather_all(a, site), gather_all(b, site));
     let mut am = [[0.0f32; 16]; 16];
     let mut bm = [[0.0f32; 8]; 16];
@@ -536,11 +565,11 @@ pub fn mma_bf16_m16n8k16(a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4] {
         for e in 0..2 {
             for r in 0..4 {
                 let (row, col) = bf16_a_position(lane, r, e);
-                am[row as usize][col as usize] = Bf16((a_all[r as usize][lane as usize] >> (16 * e)) as u16).to_f32();
+                am[row as usize][col as usize] = decode((a_all[r as usize][lane as usize] >> (16 * e)) as u16);
             }
             for r in 0..2 {
                 let (row, col) = bf16_b_position(lane, r, e);
-                bm[row as usize][col as usize] = Bf16((b_all[r as usize][lane as usize] >> (16 * e)) as u16).to_f32();
+                bm[row as usize][col as usize] = decode((b_all[r as usize][lane as usize] >> (16 * e)) as u16);
             }
         }
     }
