@@ -10,9 +10,10 @@
 //! * tf32 (m16n8k8): A 16×8 row-major, B 8×8 column by column, one element per word.
 //! * C and D: 16×8 f32 row-major.
 //!
-//! A third kernel runs the bf16 tile through shared memory and `ldmatrix`: A as it is stored, B
+//! Three more kernels run the bf16 tile through shared memory and `ldmatrix`: A as it is stored, B
 //! turned k-major (the layout a GEMM stages B in), both read back into fragments by `ldmatrix`,
-//! B by its transposing form. The same check then covers the two `ldmatrix` forms.
+//! B by its transposing form, four, two and one matrix per instruction. The same check then covers
+//! the six `ldmatrix` forms.
 
 use crate::device::mma::{
     accumulator_position, bf16_a_position, bf16_b_position, mma_bf16_m16n8k16, mma_f16_m16n8k16, mma_tf32_m16n8k8,
@@ -20,7 +21,7 @@ use crate::device::mma::{
 };
 use crate::device::{
     MatrixLayout, SharedMatrix, WARP_SIZE, block_dim, block_idx, global_store, lane_id, sync_threads, thread_idx,
-    unrolled,
+    unrolled, unrolled_to,
 };
 use crate::family::{Family, Problem};
 use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel, shared_memory};
@@ -169,36 +170,79 @@ shared_memory! {
     }
 }
 
+/// Warp w: `D_w = A_w·B_w + C_w` by `mma.sync.m16n8k16` on bf16, the fragments read from shared
+/// memory by `ldmatrix` `WIDTH` matrices at a time (A) and by `ldmatrix.trans` (B, staged k-major:
+/// two x1 loads, one x2, or one x4 of which two registers are used).
+///
+/// # Safety
+/// The kernel's contract: the arrays hold every launched warp's tile.
+#[inline(always)]
+unsafe fn probe_ldmatrix<const WIDTH: usize>((a, b, c, d): (*const u32, *const u32, *const f32, *mut f32)) {
+    let Staged { a: a_tile, b: b_tile } = Staged::carve();
+    let (t, lane) = (tile(), lane_id());
+    let base = 16 * (thread_idx().x / WARP_SIZE);
+    // SAFETY (every global access): the caller gives the arrays of every launched warp's tile;
+    // (every shared access) rows below 32, words below 8 and 4.
+    let (a, b) = unsafe { (a.add((t * A_WORDS) as usize), b.add((t * B_WORDS) as usize)) };
+    unrolled::<4>(|i| {
+        let word = lane + 32 * i;
+        unsafe { a_tile.set_unchecked(base + word / 8, word % 8, *a.add(word as usize)) };
+    });
+    // B's word (k, j) holds columns 2j and 2j + 1 of row k; the input holds B column by column.
+    unrolled::<2>(|i| {
+        let word = lane + 32 * i;
+        let (k, j) = (word / 4, word % 4);
+        let half = |n: u32| (unsafe { *b.add((n * 8 + k / 2) as usize) } >> (16 * (k % 2))) & 0xffff;
+        unsafe { b_tile.set_unchecked(base + k, j, half(2 * j) | (half(2 * j + 1) << 16)) };
+    });
+    sync_threads();
+    // A's matrix m (of 4) is rows 8·(m % 2), words 4·(m / 2); a load of WIDTH takes matrices
+    // first..first + WIDTH, lane l giving row l % 8 of matrix first + (l / 8) % WIDTH (the lanes past
+    // 8·WIDTH repeat rows: their addresses are not read).
+    let r = lane % 8;
+    let mut fa = [0u32; 4];
+    unrolled_to(4 / WIDTH as u32, |load| {
+        let first = load * WIDTH as u32;
+        let m = first + (lane / 8) % WIDTH as u32;
+        let registers = unsafe { a_tile.load_matrices::<WIDTH>(base + r + 8 * (m % 2), 4 * (m / 2)) };
+        unrolled_to(WIDTH as u32, |i| fa[(first + i) as usize] = registers[i as usize]);
+    });
+    // B's two matrices at k 0 and 8.
+    let fb: [u32; 2] = if WIDTH == 1 {
+        [0, 8].map(|k| unsafe { b_tile.load_matrices_trans::<1>(base + r + k, 0) }[0])
+    } else if WIDTH == 2 {
+        unsafe { b_tile.load_matrices_trans::<2>(base + r + 8 * ((lane / 8) % 2), 0) }
+    } else {
+        let [b0, b1, _, _] = unsafe { b_tile.load_matrices_trans::<4>(base + r + 8 * ((lane / 8) % 2), 0) };
+        [b0, b1]
+    };
+    let fc = unsafe { load_c(c.add((t * C_LEN) as usize), lane) };
+    let fd = mma_bf16_m16n8k16(fa, fb, fc);
+    unsafe { store_d(d.add((t * C_LEN) as usize), lane, fd) };
+}
+
 kernel! {
     /// Warp w: `D_w = A_w·B_w + C_w` by `mma.sync.m16n8k16` on bf16, the fragments read from
-    /// shared memory by `ldmatrix` (A) and `ldmatrix.trans` (B, staged k-major).
+    /// shared memory by `ldmatrix` x4 (A) and `ldmatrix.x4.trans` (B, staged k-major).
     pub unsafe fn mma_probe_bf16_ldmatrix(a: *const u32, b: *const u32, c: *const f32, d: *mut f32) {
-        let Staged { a: a_tile, b: b_tile } = Staged::carve();
-        let (t, lane) = (tile(), lane_id());
-        let base = 16 * (thread_idx().x / WARP_SIZE);
-        // SAFETY (every global access): the caller gives the arrays of every launched warp's tile;
-        // (every shared access) rows below 32, words below 8 and 4.
-        let (a, b) = unsafe { (a.add((t * A_WORDS) as usize), b.add((t * B_WORDS) as usize)) };
-        unrolled::<4>(|i| {
-            let word = lane + 32 * i;
-            unsafe { a_tile.set_unchecked(base + word / 8, word % 8, *a.add(word as usize)) };
-        });
-        // B's word (k, j) holds columns 2j and 2j + 1 of row k; the input holds B column by column.
-        unrolled::<2>(|i| {
-            let word = lane + 32 * i;
-            let (k, j) = (word / 4, word % 4);
-            let half = |n: u32| (unsafe { *b.add((n * 8 + k / 2) as usize) } >> (16 * (k % 2))) & 0xffff;
-            unsafe { b_tile.set_unchecked(base + k, j, half(2 * j) | (half(2 * j + 1) << 16)) };
-        });
-        sync_threads();
-        // Lane l gives row l % 8 of matrix l / 8: A's matrices at rows 0 and 8, words 0 and 4;
-        // B's at k 0 and 8 (lanes 16 to 31 repeat them: only two registers are used).
-        let (j, r) = (lane / 8, lane % 8);
-        let fa = unsafe { a_tile.load_matrices_x4(base + r + 8 * (j % 2), 4 * (j / 2)) };
-        let [b0, b1, _, _] = unsafe { b_tile.load_matrices_x4_trans(base + r + 8 * (j % 2), 0) };
-        let fc = unsafe { load_c(c.add((t * C_LEN) as usize), lane) };
-        let fd = mma_bf16_m16n8k16(fa, [b0, b1], fc);
-        unsafe { store_d(d.add((t * C_LEN) as usize), lane, fd) };
+        // SAFETY: the kernel's contract.
+        unsafe { probe_ldmatrix::<4>((a, b, c, d)) }
+    }
+}
+
+kernel! {
+    /// As [`mma_probe_bf16_ldmatrix`] with `ldmatrix` x2 and x2.trans.
+    pub unsafe fn mma_probe_bf16_ldmatrix_x2(a: *const u32, b: *const u32, c: *const f32, d: *mut f32) {
+        // SAFETY: the kernel's contract.
+        unsafe { probe_ldmatrix::<2>((a, b, c, d)) }
+    }
+}
+
+kernel! {
+    /// As [`mma_probe_bf16_ldmatrix`] with `ldmatrix` x1 and x1.trans.
+    pub unsafe fn mma_probe_bf16_ldmatrix_x1(a: *const u32, b: *const u32, c: *const f32, d: *mut f32) {
+        // SAFETY: the kernel's contract.
+        unsafe { probe_ldmatrix::<1>((a, b, c, d)) }
     }
 }
 
@@ -235,8 +279,27 @@ pub const KERNEL_BF16_LDMATRIX: Kernel<MmaProbe> = Kernel {
     bounds: LaunchBounds::NONE,
 };
 
+/// bf16 through shared memory and `ldmatrix` x2, [`BLOCK`] threads per block.
+pub const KERNEL_BF16_LDMATRIX_X2: Kernel<MmaProbe> = Kernel {
+    code: mma_probe_bf16_ldmatrix_x2,
+    ..KERNEL_BF16_LDMATRIX
+};
+
+/// bf16 through shared memory and `ldmatrix` x1, [`BLOCK`] threads per block.
+pub const KERNEL_BF16_LDMATRIX_X1: Kernel<MmaProbe> = Kernel {
+    code: mma_probe_bf16_ldmatrix_x1,
+    ..KERNEL_BF16_LDMATRIX
+};
+
 /// The tensor cores' `mma.sync`, checked: the registry's list.
 pub const FAMILY: Family<MmaProbe> = Family::new(
     "mma_probe",
-    &[KERNEL_BF16, KERNEL_F16, KERNEL_TF32, KERNEL_BF16_LDMATRIX],
+    &[
+        KERNEL_BF16,
+        KERNEL_F16,
+        KERNEL_TF32,
+        KERNEL_BF16_LDMATRIX,
+        KERNEL_BF16_LDMATRIX_X2,
+        KERNEL_BF16_LDMATRIX_X1,
+    ],
 );

@@ -457,23 +457,71 @@ mma!(mma_f16_m16n8k16, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32");
 mma!(mma_tf32_m16n8k8, "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32");
 
 macro_rules! ldmatrix {
-    ($name:ident, $instruction:literal) => {
+    ($name:ident, $instruction:literal, $registers:literal, [$($r:ident),+]) => {
         /// `ldmatrix` from the generic address of this lane's row.
         #[inline(always)]
-        pub unsafe fn $name(row: *const u32) -> [u32; 4] {
-            let (r0, r1, r2, r3): (u32, u32, u32, u32);
+        pub unsafe fn $name(row: *const u32) -> [u32; [$(stringify!($r)),+].len()] {
+            $(let $r: u32;)+
             // SAFETY: the caller passes an aligned address in shared memory; every lane executes it.
             unsafe {
                 asm!(
-                    concat!("{{ .reg .u64 s; .reg .u32 s32; cvta.to.shared.u64 s, {p}; cvt.u32.u64 s32, s; ", $instruction, " {{{}, {}, {}, {}}}, [s32]; }}"),
-                    out(reg32) r0, out(reg32) r1, out(reg32) r2, out(reg32) r3,
+                    concat!("{{ .reg .u64 s; .reg .u32 s32; cvta.to.shared.u64 s, {p}; cvt.u32.u64 s32, s; ", $instruction, " {{", $registers, "}}, [s32]; }}"),
+                    $(out(reg32) $r,)+
                     p = in(reg64) row,
                     options(nostack, readonly),
                 )
             };
-            [r0, r1, r2, r3]
+            [$($r),+]
         }
     };
 }
-ldmatrix!(ldmatrix_x4, "ldmatrix.sync.aligned.m8n8.x4.shared.b16");
-ldmatrix!(ldmatrix_x4_trans, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16");
+ldmatrix!(ldmatrix_x1, "ldmatrix.sync.aligned.m8n8.x1.shared.b16", "{}", [r0]);
+ldmatrix!(
+    ldmatrix_x1_trans,
+    "ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16",
+    "{}",
+    [r0]
+);
+ldmatrix!(
+    ldmatrix_x2,
+    "ldmatrix.sync.aligned.m8n8.x2.shared.b16",
+    "{}, {}",
+    [r0, r1]
+);
+ldmatrix!(
+    ldmatrix_x2_trans,
+    "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16",
+    "{}, {}",
+    [r0, r1]
+);
+ldmatrix!(
+    ldmatrix_x4,
+    "ldmatrix.sync.aligned.m8n8.x4.shared.b16",
+    "{}, {}, {}, {}",
+    [r0, r1, r2, r3]
+);
+ldmatrix!(
+    ldmatrix_x4_trans,
+    "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16",
+    "{}, {}, {}, {}",
+    [r0, r1, r2, r3]
+);
+
+/// `ldmatrix` of `N` matrices (1, 2 or 4), transposed where `trans`: the instruction of that form.
+#[inline(always)]
+pub unsafe fn ldmatrix<const N: usize>(row: *const u32, trans: bool) -> [u32; N] {
+    const { assert!(N == 1 || N == 2 || N == 4, "ldmatrix loads 1, 2 or 4 matrices") };
+    let mut registers = [0u32; N];
+    // SAFETY (every form): forwarded from the caller.
+    unsafe {
+        match (N, trans) {
+            (1, false) => registers.copy_from_slice(&ldmatrix_x1(row)),
+            (1, true) => registers.copy_from_slice(&ldmatrix_x1_trans(row)),
+            (2, false) => registers.copy_from_slice(&ldmatrix_x2(row)),
+            (2, true) => registers.copy_from_slice(&ldmatrix_x2_trans(row)),
+            (_, false) => registers.copy_from_slice(&ldmatrix_x4(row)),
+            (_, true) => registers.copy_from_slice(&ldmatrix_x4_trans(row)),
+        }
+    }
+    registers
+}

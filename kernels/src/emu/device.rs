@@ -606,32 +606,19 @@ pub fn mma_tf32_m16n8k8(a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4] {
     })
 }
 
-/// The emulator's `ldmatrix` (x4): every lane's row address gathered, and this lane's word of each
-/// of the four matrices read from shared memory as the PTX ISA places it (`device::ldmatrix`).
-/// Each read is a shared-memory read of this thread, so the shadow checks it as any other.
+/// The emulator's `ldmatrix` (x1, x2, x4: one, two or four matrices, their rows' addresses from
+/// lanes 0–7, 0–15 or all, the other lanes' ignored): every lane's row address gathered, and this
+/// lane's word of each matrix read from shared memory as the PTX ISA places it
+/// (`device::ldmatrix`). Each read is a shared-memory read of this thread, so the shadow checks it
+/// as any other.
 ///
 /// # Safety
-/// Every lane's address is inside the block's shared memory (checked per read) and 16-byte aligned.
+/// The addresses of the lanes that give rows are inside the block's shared memory (checked per
+/// read) and 16-byte aligned.
 #[track_caller]
-pub unsafe fn ldmatrix_x4(row: *const u32) -> [u32; 4] {
-    // SAFETY: forwarded.
-    unsafe { ldmatrix_x4_of(row, false) }
-}
-
-/// As [`ldmatrix_x4`], each matrix transposed.
-///
-/// # Safety
-/// As for [`ldmatrix_x4`].
-#[track_caller]
-pub unsafe fn ldmatrix_x4_trans(row: *const u32) -> [u32; 4] {
-    // SAFETY: forwarded.
-    unsafe { ldmatrix_x4_of(row, true) }
-}
-
-#[track_caller]
-unsafe fn ldmatrix_x4_of(row: *const u32, trans: bool) -> [u32; 4] {
+pub unsafe fn ldmatrix<const N: usize>(row: *const u32, trans: bool) -> [u32; N] {
     let site = Location::caller();
-    if !(row as usize).is_multiple_of(16) {
+    if lane_id() < 8 * N as u32 && !(row as usize).is_multiple_of(16) {
         report(format!("ldmatrix needs 16-byte aligned row addresses, got {row:p}"));
     }
     let address = row as usize as u64;
