@@ -8,7 +8,8 @@
 //! `CUDA_C_PTX=<dir>`: nvcc-made PTX of `benches/reference/cuda_c/*.cu` (the GPU bundle's run.sh builds it).
 //! `PYTORCH_JSON=<file>`: PyTorch's own operations on the same shapes (`benches/reference/pytorch/anchors.py`),
 //! merged in as library baselines. `BENCH_FAMILIES=transpose,conv2d,…`: only these families (and
-//! `managed` for the scenarios, `bank_probe` for the bank-conflict study), so that a run fits a
+//! `managed` for the scenarios, `multi_gpu` for the several-GPU ones (two GPUs or more), `bank_probe`
+//! for the bank-conflict study), so that a run fits a
 //! time limit; default: everything.
 
 use benches::{input_sets, median, time_case, time_host_case};
@@ -16,12 +17,16 @@ use criterion::Criterion;
 use host::Backend;
 use host::demos::ceiling;
 use host::demos::managed::{self, Scenario, run_once};
+use host::demos::multi_gpu;
 use host::families::{self, Bound, FamilyDemo};
-use host::gpu::Gpu;
+use host::gpu::{DeviceList, Gpu};
 use indicatif::{ProgressBar, ProgressStyle};
 use kernels::Source;
 use std::time::Duration;
 use xtask::bench_results::{self, BankReading, BenchCase, BenchRun, ChoiceCase};
+
+/// `BENCH_FAMILIES`' name for the multi-GPU scenarios.
+const MULTI_GPU: &str = "multi_gpu";
 
 /// The random stream of every case's inputs.
 const RNG: u64 = 2026;
@@ -86,6 +91,10 @@ fn main() {
     if wanted.has("managed") {
         bench.managed().unwrap_or_else(|e| fail(&e.to_string()));
     }
+    if wanted.has(MULTI_GPU) {
+        bench.multi_gpu().unwrap_or_else(|e| fail(&e.to_string()));
+        bench.write();
+    }
     if wanted.has(kernels::banks::FAMILY.name) {
         bench.bank_study().unwrap_or_else(|e| fail(&e.to_string()));
     }
@@ -107,10 +116,10 @@ impl Wanted {
         Wanted(std::env::var("BENCH_FAMILIES").ok().map(|list| {
             let names: Vec<String> = list.split(',').map(|n| n.trim().replace('-', "_")).collect();
             for name in &names {
-                if name != "managed" && families::find(name).is_none() {
+                if name != "managed" && name != MULTI_GPU && families::find(name).is_none() {
                     let known: Vec<&str> = families::FAMILIES.iter().map(|f| f.name()).collect();
                     fail(&format!(
-                        "BENCH_FAMILIES names {name}, which is none of {} or managed",
+                        "BENCH_FAMILIES names {name}, which is none of {}, managed or {MULTI_GPU}",
                         known.join(", ")
                     ));
                 }
@@ -261,6 +270,66 @@ impl Bench {
                 rate: bytes / (median_ms * 1e-3) / 1e9,
                 percent_of_ceiling: None,
                 kernel_ms: Some(median(kernel_ms)),
+                input_sets: 1,
+            });
+        }
+        Ok(())
+    }
+
+    /// The multi-GPU scenarios on every device the driver sees (`host multi-gpu all`), where there
+    /// are two or more: each timed row (CUDA events, the demo's warm-up and median) becomes a case.
+    fn multi_gpu(&mut self) -> host::Result<()> {
+        let gpus = Gpu::open_list(&DeviceList::All)?;
+        if gpus.len() < 2 {
+            eprintln!(
+                "benches: {MULTI_GPU} needs two GPUs; this machine has {}: not measured",
+                gpus.len()
+            );
+            return Ok(());
+        }
+        self.progress.set_message(MULTI_GPU);
+        let backends = multi_gpu::backends_of(gpus);
+        let settings = host::demos::Settings {
+            warmup: 3,
+            runs: 20,
+            rng: RNG,
+        };
+        let plan = multi_gpu::Plan::new(
+            multi_gpu::Scenario::ALL.to_vec(),
+            multi_gpu::DEFAULT_N,
+            multi_gpu::DEFAULT_SHAPE,
+        )?;
+        let rows = multi_gpu::run(&backends, &settings, &plan)?;
+        if let Some(row) = rows.iter().find(|r| r.failed()) {
+            return Err(check_failed(&row.variant, row.check.clone()));
+        }
+        for row in rows {
+            let (Some(timing), Some(rate), Some(unit)) = (row.timing, row.rate, row.unit) else {
+                continue;
+            };
+            let compute = unit == "TFLOP/s";
+            let work = rate * timing.median_ms * 1e-3 * if compute { 1e12 } else { 1e9 };
+            self.cases.push(BenchCase {
+                family: MULTI_GPU.into(),
+                bound: if compute {
+                    bench_results::Bound::Compute
+                } else {
+                    bench_results::Bound::Transfer
+                },
+                kernel: format!("{}: {}", row.demo, row.variant),
+                source: None,
+                size: row.size.clone(),
+                x: if compute {
+                    multi_gpu::DEFAULT_SHAPE[0] as f64
+                } else {
+                    multi_gpu::DEFAULT_N as f64
+                },
+                bytes: if compute { 0.0 } else { work },
+                flops: if compute { work } else { 0.0 },
+                median_ms: timing.median_ms,
+                rate,
+                percent_of_ceiling: row.percent_of_ceiling,
+                kernel_ms: None,
                 input_sets: 1,
             });
         }

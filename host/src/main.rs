@@ -4,8 +4,9 @@
 
 use clap::{Arg, ArgMatches, Args, Command, FromArgMatches, value_parser};
 use host::backend::{Backend, BackendChoice};
-use host::demos::{self, Row, Settings, managed, migration, partial, pipeline, thrashing};
+use host::demos::{self, Row, Settings, managed, migration, multi_gpu, partial, pipeline, thrashing};
 use host::families::{self, FamilyDemo, Size};
+use host::gpu::{DeviceList, Gpu, Topology};
 use host::{HostError, Result};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -74,6 +75,10 @@ enum Job {
     Autotune {
         families: Vec<&'static dyn FamilyDemo>,
         out: PathBuf,
+    },
+    MultiGpu {
+        plan: multi_gpu::Plan,
+        devices: DeviceList,
     },
 }
 
@@ -148,6 +153,44 @@ fn cli() -> Command {
                         .value_name("FILE")
                         .value_parser(value_parser!(PathBuf))
                         .help("pipeline: draw when each move and kernel ran, one lane per stream (SVG; PNG if FILE ends in .png)"),
+                ),
+        )
+        .subcommand(
+            Command::new("multi-gpu")
+                .about(
+                    "Several GPUs of one host. peer: copies between GPUs (pushed, pulled, both ways at once) and a \
+                     kernel reading another GPU's memory in place, against the copy engine. managed: one managed \
+                     buffer on two GPUs: prefetched across, mapped with accessed-by advice, duplicated read-mostly, \
+                     written in turn with and without advice. split: a matmul with C's rows split across the GPUs, \
+                     against one GPU, resident and end to end. collective: the product split along k, the partial C \
+                     matrices summed by an NCCL all-reduce (finds PyTorch's libnccl, or $KERNELS_NCCL). all: each in \
+                     turn. A device may be listed twice (--devices 0,0) to run the splitting on one GPU; on the \
+                     emulator only split runs",
+                )
+                .arg(
+                    Arg::new("scenario")
+                        .value_parser(["peer", "managed", "split", "collective", "all"])
+                        .default_value("all")
+                        .help("Which scenario"),
+                )
+                .arg(
+                    Arg::new("devices")
+                        .long("devices")
+                        .default_value("all")
+                        .help("The devices, e.g. 0,1 (a device may repeat), or all"),
+                )
+                .arg(
+                    Arg::new("floats")
+                        .long("floats")
+                        .value_parser(value_parser!(usize))
+                        .default_value(multi_gpu::DEFAULT_N.to_string())
+                        .help("peer and managed: floats moved or read"),
+                )
+                .arg(
+                    Arg::new("shape")
+                        .long("shape")
+                        .default_value("8192x8192x8192")
+                        .help("split and collective: the product MxNxK"),
                 ),
         )
         .subcommand(Command::new("bank-conflicts").about(
@@ -255,6 +298,9 @@ fn run(matches: &ArgMatches) -> Result<bool> {
         {
             check_writable(path)?;
         }
+    }
+    if let Job::MultiGpu { plan, devices } = &job {
+        return run_multi_gpu(&globals, plan, devices);
     }
     let (mut backend, notice) = Backend::choose(globals.backend, globals.device)?;
     if let Some(notice) = notice {
@@ -366,6 +412,19 @@ fn parse_job(matches: &ArgMatches) -> Result<Job> {
             let out = sub.get_one::<PathBuf>("out").expect("out has a default").clone();
             Ok(Job::Autotune { families, out })
         }
+        "multi-gpu" => {
+            let scenario = sub.get_one::<String>("scenario").expect("scenario has a default");
+            let scenarios = match multi_gpu::Scenario::parse(scenario) {
+                Some(one) => vec![one],
+                None => multi_gpu::Scenario::ALL.to_vec(),
+            };
+            let shape = parse_shape(sub.get_one::<String>("shape").expect("shape has a default"))?;
+            let floats = *sub.get_one::<usize>("floats").expect("floats has a default");
+            Ok(Job::MultiGpu {
+                plan: multi_gpu::Plan::new(scenarios, floats, shape)?,
+                devices: host::gpu::parse_devices(sub.get_one::<String>("devices").expect("devices has a default"))?,
+            })
+        }
         "managed" => match sub.get_one::<String>("scenario").map(String::as_str) {
             Some("all") => Ok(Job::ManagedAll(
                 MANAGED_SCENARIOS
@@ -401,6 +460,65 @@ fn parse_job(matches: &ArgMatches) -> Result<Job> {
             Ok(Job::Family { demo, size, kernels })
         }
     }
+}
+
+/// `--shape MxNxK`.
+fn parse_shape(text: &str) -> Result<[usize; 3]> {
+    let parts: Vec<Option<usize>> = text.split(['x', '×']).map(|p| p.trim().parse().ok()).collect();
+    match parts[..] {
+        [Some(m), Some(n), Some(k)] => Ok([m, n, k]),
+        _ => Err(HostError::InvalidInput {
+            what: "--shape".into(),
+            reason: format!("'{text}' is not MxNxK, e.g. 8192x8192x8192"),
+        }),
+    }
+}
+
+/// `host multi-gpu`: one backend per listed device (emulators where there is no GPU or
+/// `--backend emu`), the plan's scenarios, the rows printed and written as every command's are.
+fn run_multi_gpu(globals: &Globals, plan: &multi_gpu::Plan, devices: &DeviceList) -> Result<bool> {
+    if let Some(path) = &globals.json_out {
+        check_writable(path)?;
+    }
+    let emulated = |why: &str| {
+        let count = match devices {
+            DeviceList::These(list) => list.len(),
+            DeviceList::All => 2,
+        };
+        eprintln!("note: {why}; running the split on {count} emulated devices at a small shape");
+        (0..count).map(|_| Backend::Emu).collect::<Vec<_>>()
+    };
+    let backends = match globals.backend {
+        BackendChoice::Emu => emulated("--backend emu"),
+        BackendChoice::Gpu => multi_gpu::backends_of(Gpu::open_list(devices)?),
+        BackendChoice::Auto => match Gpu::open_list(devices) {
+            Ok(gpus) => multi_gpu::backends_of(gpus),
+            Err(why @ (HostError::NoDriver | HostError::NoSuchDevice { available: 0, .. })) => {
+                emulated(&format!("no GPU ({why})"))
+            }
+            Err(other) => return Err(other),
+        },
+    };
+    let settings = Settings {
+        warmup: globals.warmup,
+        runs: globals.runs,
+        rng: globals.rng,
+    };
+    let rows = multi_gpu::run(&backends, &settings, plan)?;
+    let document = results_json(&backends[0], &rows);
+    if globals.json {
+        println!("{document}");
+    } else {
+        print_header(&backends[0]);
+        if let Ok(gpus) = multi_gpu::gpus_of(&backends) {
+            println!("devices {}", multi_gpu::device_names(&gpus));
+        }
+        demos::report::print_table(&rows);
+    }
+    if let Some(path) = &globals.json_out {
+        write_json(path, &document)?;
+    }
+    Ok(!rows.iter().any(Row::failed))
 }
 
 /// The scenarios `managed all` runs, in order.
@@ -440,7 +558,7 @@ fn managed_job(sub: &ArgMatches, scenario: &str) -> Result<Job> {
 fn run_job(backend: &Backend, settings: &Settings, job: &Job) -> Result<Vec<Row>> {
     match job {
         // Both answered in `run` before any rows are made.
-        Job::Info | Job::Autotune { .. } => Ok(Vec::new()),
+        Job::Info | Job::Autotune { .. } | Job::MultiGpu { .. } => Ok(Vec::new()),
         Job::Family { demo, size, kernels } => {
             let size = demos::emulator_size(backend, *demo, *size);
             demo.check(backend, size, 1)?;
@@ -587,7 +705,8 @@ fn info_json(backend: &Backend) -> Result<String> {
                 .into_iter()
                 .map(|(family, size, choice)| serde_json::json!({ "family": family, "size": size, "choice": choice }))
                 .collect();
-            serde_json::json!({ "backend": "gpu", "device": gpu.info(), "ptx_arch": gpu.ptx_arch(), "kernels": occupancy, "choices": choices })
+            let topology = Gpu::open_all().and_then(|gpus| Topology::of(&gpus)).ok();
+            serde_json::json!({ "backend": "gpu", "device": gpu.info(), "ptx_arch": gpu.ptx_arch(), "kernels": occupancy, "choices": choices, "topology": topology })
         }
         Backend::Emu => {
             let kernels: Vec<_> = kernels
@@ -664,6 +783,12 @@ fn print_info(backend: &Backend) -> Result<()> {
         "  managed memory: {}, concurrent managed access: {}, pageable memory access: {}",
         i.managed_memory, i.concurrent_managed_access, i.pageable_memory_access
     );
+    println!();
+    println!("Topology (every device the driver sees):");
+    match Gpu::open_all().and_then(|gpus| Topology::of(&gpus)) {
+        Ok(topology) => topology.describe().iter().for_each(|line| println!("  {line}")),
+        Err(why) => println!("  unknown: {why}"),
+    }
     println!();
     println!(
         "| {:<22} | {:>7} | {:>12} | {:>9} | {:>13} | {:>9} |",

@@ -144,6 +144,53 @@ fn managed_buffer_refuses_host_access_while_gpu_work_is_pending() {
 
 #[test]
 #[ignore = "needs an NVIDIA GPU; the runner runs it with --include-ignored"]
+fn a_buffer_attached_to_an_idle_stream_is_readable_while_another_streams_kernel_runs() {
+    let backend = open();
+    let gpu = gpu(&backend);
+    let idle = Gpu::open(Some(gpu.info().ordinal)).unwrap();
+    let mut attached = ManagedBuffer::new(gpu, 1024, 5.0f32).unwrap();
+    attached.share_with(&idle).unwrap();
+    attached.attach_to_stream(&idle).unwrap();
+    attached.wait().unwrap();
+    // Only the attached stream's work may use it now.
+    let refused = elementwise::launch(
+        &backend,
+        &vec_add::KERNEL,
+        Source::Rust,
+        &Elementwise::new(1024).unwrap(),
+        &attached,
+        &attached,
+        &mut ManagedBuffer::new(gpu, 1024, 0.0f32).unwrap(),
+    );
+    assert!(matches!(refused, Err(HostError::WrongMemory { .. })), "{refused:?}");
+    let side = 4096;
+    let a = ManagedBuffer::new(gpu, side * side, 1.0f32).unwrap();
+    let b = ManagedBuffer::new(gpu, side * side, 1.0f32).unwrap();
+    let mut c = ManagedBuffer::new(gpu, side * side, f32::NAN).unwrap();
+    let problem = Matmul::new(side, side, side).unwrap();
+    matmul::launch(
+        &backend,
+        &kernels::matmul::naive::KERNEL,
+        Source::Rust,
+        &problem,
+        &a,
+        &b,
+        &mut c,
+    )
+    .unwrap();
+    assert!(matches!(c.as_slice(), Err(HostError::ManagedBusy)));
+    // The kernel still runs (tens of milliseconds), and the attached buffer is the CPU's.
+    let values = attached.as_slice().expect("an idle stream's memory is the CPU's");
+    assert!(values.iter().all(|&v| v == 5.0));
+    assert!(
+        c.is_busy(),
+        "the check must happen while the other stream's kernel runs"
+    );
+    assert!(c.read().unwrap().iter().all(|&v| v == side as f32));
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU; the runner runs it with --include-ignored"]
 fn managed_allocation_beyond_free_memory_is_refused() {
     let backend = open();
     let gpu = gpu(&backend);
@@ -221,8 +268,8 @@ fn managed_migration_measures_every_transfer_and_checks_each() {
         rng: 1,
     };
     let rows = host::demos::migration::run(&backend, &settings, 4).unwrap();
-    // 2 and 4 MiB: six transfers each; the faults (two rows) and first touch (three) at 4 MiB.
-    assert_eq!(rows.len(), 2 * 6 + 2 + 3);
+    // 2 and 4 MiB: seven transfers each; the faults (two rows) and first touch (three) at 4 MiB.
+    assert_eq!(rows.len(), 2 * 7 + 2 + 3);
     for row in &rows {
         assert!(!row.failed(), "{}: {}", row.variant, row.check);
         assert!(row.rate.is_some_and(|r| r > 0.0), "{} has no rate", row.variant);
@@ -239,9 +286,9 @@ fn managed_thrashing_runs_every_cure_and_checks_what_the_cpu_reads() {
         rng: 1,
     };
     let rows = host::demos::thrashing::run(&backend, &settings, 1 << 20).unwrap();
-    // Five ways with the CPU reading a few elements and all of them, and the overlapped copies
+    // Six ways with the CPU reading a few elements and all of them, and the overlapped copies
     // (all of them only).
-    assert_eq!(rows.len(), 11);
+    assert_eq!(rows.len(), 13);
     for row in &rows {
         assert!(!row.failed(), "{}: {}", row.variant, row.check);
         assert!(

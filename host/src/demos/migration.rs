@@ -12,7 +12,7 @@ use super::report::{Ceiling, Row};
 use crate::backend::Backend;
 use crate::error::{Doing, HostError, Result};
 use crate::families::{Bound, Work, elementwise};
-use crate::gpu::{Gpu, ManagedBuffer, Timing, time_once};
+use crate::gpu::{Gpu, ManagedBuffer, MemoryLocation, Timing, time_once};
 use cudarc::driver::{CudaSlice, PinnedHostSlice};
 use kernels::elementwise::Elementwise;
 use kernels::{Source, vec_add};
@@ -142,6 +142,9 @@ fn all_equal(what: &str, values: &[f32], value: f32) -> std::result::Result<Stri
     }
 }
 
+/// Pieces the split prefetch to the host moves at once, each on a stream of its own.
+const HOST_PIECES: usize = 8;
+
 /// Pinned and pageable copies and managed prefetches of `bytes`, each way.
 fn transfers(backend: &Backend, gpu: &Gpu, settings: &Settings, bytes: u64) -> Result<Vec<Row>> {
     let n = (bytes / 4) as usize;
@@ -208,6 +211,32 @@ fn transfers(backend: &Backend, gpu: &Gpu, settings: &Settings, bytes: u64) -> R
             down.push(to_host);
         }
     }
+    // The same move to the host in pieces on several streams at once: whether the driver's work per
+    // page (not the link) is what limits it, and whether it runs in parallel.
+    let streams = (0..HOST_PIECES)
+        .map(|_| gpu.context().new_stream().doing(|| "creating a stream".into()))
+        .collect::<Result<Vec<_>>>()?;
+    let piece = n.div_ceil(HOST_PIECES);
+    let mut down_pieces = Vec::with_capacity(runs);
+    for run in 0..=runs {
+        managed.prefetch_to_device(gpu)?;
+        gpu.synchronize()?;
+        let ms = time_once(gpu, || {
+            for (i, side) in streams.iter().enumerate() {
+                let range = (i * piece).min(n)..((i + 1) * piece).min(n);
+                if range.is_empty() {
+                    continue;
+                }
+                side.join(gpu.stream())
+                    .doing(|| "starting a piece after the start event".into())?;
+                managed.prefetch_range_on(gpu, side, range, MemoryLocation::Host)?;
+            }
+            Ok(())
+        })?;
+        if run > 0 {
+            down_pieces.push(ms);
+        }
+    }
     let managed_check = all_equal("managed", managed.read()?, 3.0);
     let ceiling = |timing: &Timing, direction: &str| Ceiling {
         name: format!("pinned copy {direction}, {size}"),
@@ -223,8 +252,14 @@ fn transfers(backend: &Backend, gpu: &Gpu, settings: &Settings, bytes: u64) -> R
             .with_check(managed_check.clone())
             .with_ceiling(Some(&up_ceiling)),
         row("prefetch, to the host", Timing::from_samples(down))
-            .with_check(managed_check)
+            .with_check(managed_check.clone())
             .with_ceiling(Some(&down_ceiling)),
+        row(
+            &format!("prefetch, to the host, {HOST_PIECES} pieces on {HOST_PIECES} streams"),
+            Timing::from_samples(down_pieces),
+        )
+        .with_check(managed_check)
+        .with_ceiling(Some(&down_ceiling)),
     ])
 }
 

@@ -7,6 +7,7 @@ pub mod banks;
 pub mod ceiling;
 pub mod managed;
 pub mod migration;
+pub mod multi_gpu;
 pub mod partial;
 pub mod pipeline;
 pub mod report;

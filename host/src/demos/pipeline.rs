@@ -651,7 +651,7 @@ fn move_chunk(
     (i, stream, location): (usize, &CudaStream, MemoryLocation),
 ) -> Result<usize> {
     let lane = match location {
-        MemoryLocation::Device => Lane::ToGpu,
+        MemoryLocation::Device | MemoryLocation::Gpu(_) => Lane::ToGpu,
         MemoryLocation::Host => Lane::ToHost,
     };
     recorder.record(lane, i, stream, || {

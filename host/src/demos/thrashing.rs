@@ -4,7 +4,9 @@
 //! (or of the pages read). The cures: prefetch at each phase change (one bulk migration instead of
 //! faults); the GPU as preferred location with the CPU's access advised; read-mostly (the CPU
 //! only reads); and no managed memory at all (device memory and explicit copies into pinned host
-//! memory, whole, or in chunks that the CPU reads as they land). Each variant runs with the CPU reading a few elements (16, spread over the array) and
+//! memory, whole, or in chunks that the CPU reads as they land); and two managed arrays attached
+//! to two streams, the CPU reading the last round's while the GPU writes this round's. Each
+//! variant runs with the CPU reading a few elements (16, spread over the array) and
 //! all of them. The time per iteration is wall clock: the launch of vec_add writing the array,
 //! the moves, and the CPU's read.
 
@@ -44,16 +46,20 @@ enum Cure {
     PinnedCopies,
     /// The same, the copy in chunks that the CPU reads as they land.
     PinnedOverlapped,
+    /// Two managed arrays, each attached to a stream of its own (`cuStreamAttachMemAsync`): the
+    /// GPU writes round i's while the CPU reads round i−1's.
+    StreamAttached,
 }
 
 impl Cure {
-    const ALL: [Cure; 6] = [
+    const ALL: [Cure; 7] = [
         Cure::None,
         Cure::Prefetch,
         Cure::PreferGpu,
         Cure::ReadMostly,
         Cure::PinnedCopies,
         Cure::PinnedOverlapped,
+        Cure::StreamAttached,
     ];
 
     fn name(self) -> &'static str {
@@ -64,6 +70,7 @@ impl Cure {
             Cure::ReadMostly => "managed, read-mostly",
             Cure::PinnedCopies => "device memory + pinned copies",
             Cure::PinnedOverlapped => "device memory + pinned copies, read as they land",
+            Cure::StreamAttached => "managed, two arrays on two streams, read while the other is written",
         }
     }
 }
@@ -252,7 +259,38 @@ fn iterate(
     let at = indices(n, few);
     let mut samples = Vec::with_capacity(ITERATIONS);
     let mut outcome = Ok(());
-    if cure == Cure::PinnedOverlapped {
+    if cure == Cure::StreamAttached {
+        // A second handle on the same device: a stream of its own, the same context.
+        let other = Backend::Gpu(Box::new(Gpu::open(Some(gpu.info().ordinal))?));
+        let backends = [backend, &other];
+        let mut outs = [ManagedBuffer::new(gpu, n, 0.0f32)?, ManagedBuffer::new(gpu, n, 0.0f32)?];
+        for (out, side) in outs.iter_mut().zip(backends) {
+            let side = side.gpu().expect("both are GPUs");
+            out.share_with(side)?;
+            out.attach_to_stream(side)?;
+        }
+        // The inputs were uploaded on the first stream; the second reads them too.
+        gpu.synchronize()?;
+        for round in 0..=ITERATIONS + 1 {
+            let start = Instant::now();
+            let (writing, reading) = outs.split_at_mut(1);
+            let (now, before) = if round % 2 == 0 {
+                (&mut writing[0], &reading[0])
+            } else {
+                (&mut reading[0], &writing[0])
+            };
+            elementwise::launch(backends[round % 2], &vec_add::KERNEL, Source::Rust, problem, a, b, now)?;
+            // Round 0 has no earlier result to read; the other array is idle (its last write done).
+            let result = if round == 0 { Ok(()) } else { read(before.read()?, &at) };
+            now.wait()?;
+            if round > 1 {
+                samples.push(start.elapsed().as_secs_f64() * 1e3);
+            }
+            if outcome.is_ok() {
+                outcome = result;
+            }
+        }
+    } else if cure == Cure::PinnedOverlapped {
         let mut out: CudaSlice<f32> = gpu.zeros(n)?;
         // SAFETY: written by the copies before it is read; flags 0 = ordinary pinned memory.
         let mut host = unsafe { gpu.context().alloc_pinned_with_flags::<f32>(n, 0) }

@@ -297,7 +297,7 @@ impl FamilyDemo for MatmulDemo {
 
 /// The product of `size`, k split as many ways as [`split_k::splits_for`] gives for `resident`
 /// blocks of split-k held at once.
-fn problem(size: Size, resident: u32) -> Result<Matmul> {
+pub fn problem(size: Size, resident: u32) -> Result<Matmul> {
     let [m, n, k] = size.0;
     let problem = Matmul::new(m, n, k)?;
     Ok(problem.with_splits(split_k::splits_for(&problem, resident)))

@@ -142,7 +142,7 @@ pub fn grid_inputs(rng: u64, len: usize) -> Vec<f32> {
 
 /// The exact sum and the sum of absolute values of `values` (multiples of 2^-7: f64 adds them
 /// exactly up to 2^45 in magnitude).
-fn exact_sums(values: &[f32]) -> (f64, f64) {
+pub fn exact_sums(values: &[f32]) -> (f64, f64) {
     values
         .iter()
         .fold((0.0, 0.0), |(sum, abs), &v| (sum + v as f64, abs + (v as f64).abs()))

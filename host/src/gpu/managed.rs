@@ -16,10 +16,12 @@ use std::sync::Arc;
 /// Where managed pages are asked to live or be prefetched to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MemoryLocation {
-    /// The buffer's GPU.
+    /// The buffer's GPU in advice; in a prefetch, the GPU whose stream runs it.
     Device,
     /// The CPU.
     Host,
+    /// The GPU of this device number (several GPUs sharing one buffer).
+    Gpu(usize),
 }
 
 /// A managed allocation of `len` elements of `T`. The CPU may touch it only when no GPU work that
@@ -28,14 +30,29 @@ pub enum MemoryLocation {
 /// without concurrent managed access (the attribute `DeviceInfo::concurrent_managed_access`), the
 /// CPU may not touch any managed memory while any kernel runs, so host access there first waits
 /// for all of the context's work.
+///
+/// Other GPUs (or other streams of the same one) may use it after [`ManagedBuffer::share_with`]:
+/// each user stream has its own last-use event, and work queued on one waits for the others'.
 pub struct ManagedBuffer<T> {
     address: sys::CUdeviceptr,
     len: usize,
     ctx: Arc<CudaContext>,
     ordinal: i32,
     concurrent_access: bool,
-    last_use: CudaEvent,
+    /// The last use on the allocating GPU's stream, then on each stream shared with.
+    uses: Vec<StreamUse>,
+    /// Attached to one stream (`cuStreamAttachMemAsync`): on a device without concurrent managed
+    /// access the CPU may then touch it whenever that stream's work on it is done, even while
+    /// kernels run on other streams.
+    attached: Option<sys::CUstream>,
     _t: PhantomData<T>,
+}
+
+/// One stream that may use a managed buffer, and the event its last use recorded.
+struct StreamUse {
+    stream: sys::CUstream,
+    ctx: Arc<CudaContext>,
+    last_use: CudaEvent,
 }
 
 // SAFETY: the buffer owns its allocation; host access goes through &self / &mut self, and T is
@@ -116,10 +133,15 @@ impl<T: Element> ManagedBuffer<T> {
         let buffer = ManagedBuffer {
             address,
             len,
-            ctx,
+            ctx: ctx.clone(),
             ordinal: gpu.info().ordinal as i32,
             concurrent_access: gpu.info().concurrent_managed_access,
-            last_use,
+            uses: vec![StreamUse {
+                stream: gpu.stream().cu_stream(),
+                ctx,
+                last_use,
+            }],
+            attached: None,
             _t: PhantomData,
         };
         Ok(buffer)
@@ -141,21 +163,95 @@ impl<T: Element> ManagedBuffer<T> {
 
     /// Whether GPU work on this buffer is still pending.
     pub fn is_busy(&self) -> bool {
-        !self.last_use.is_complete()
+        self.uses.iter().any(|u| !u.last_use.is_complete())
     }
 
     /// Waits until GPU work on this buffer has finished.
     pub fn wait(&self) -> Result<()> {
-        self.last_use
-            .synchronize()
-            .doing(|| "waiting for GPU work on a managed buffer".into())
+        self.uses.iter().try_for_each(|u| {
+            u.last_use
+                .synchronize()
+                .doing(|| "waiting for GPU work on a managed buffer".into())
+        })
+    }
+
+    /// Lets `gpu` (another GPU, or another stream of this one) launch on and prefetch the buffer.
+    /// Work it queues waits for every other user's, and theirs for its.
+    pub fn share_with(&mut self, gpu: &Gpu) -> Result<()> {
+        if gpu.external_stream().is_some() {
+            return Err(HostError::WrongMemory {
+                reason: "a managed buffer is shared with a GPU's own stream, not an external one".into(),
+            });
+        }
+        if self.user(gpu).is_some() {
+            return Ok(());
+        }
+        let last_use = gpu.context().new_event(None).doing(|| "creating an event".into())?;
+        self.uses.push(StreamUse {
+            stream: gpu.stream().cu_stream(),
+            ctx: gpu.context().clone(),
+            last_use,
+        });
+        Ok(())
+    }
+
+    /// Attaches the buffer to `gpu`'s stream alone (`cuStreamAttachMemAsync`, single-stream), which
+    /// must be one it is shared with: kernels on other streams may no longer touch it, and on a
+    /// device without concurrent managed access the CPU may use it while other streams run (on one
+    /// with it, as the H200, the CPU may anyway: the attachment changes nothing there).
+    pub fn attach_to_stream(&mut self, gpu: &Gpu) -> Result<()> {
+        self.order_on(gpu)?;
+        // SAFETY: the whole allocation (length 0), attached to a stream of a context that shares it.
+        unsafe {
+            sys::cuStreamAttachMemAsync(
+                gpu.stream().cu_stream(),
+                self.address,
+                0,
+                CUmemAttach_flags::CU_MEM_ATTACH_SINGLE as u32,
+            )
+        }
+        .result()
+        .doing(|| "attaching managed memory to a stream".into())?;
+        self.record_use(gpu)?;
+        self.attached = Some(gpu.stream().cu_stream());
+        Ok(())
+    }
+
+    /// The index of `gpu`'s stream among the buffer's users.
+    fn user(&self, gpu: &Gpu) -> Option<usize> {
+        let stream = gpu.stream().cu_stream();
+        self.uses.iter().position(|u| u.stream == stream)
+    }
+
+    /// `gpu`'s stream, ordered after every other user's last use: an error where the buffer was
+    /// not shared with it.
+    fn order_on(&self, gpu: &Gpu) -> Result<usize> {
+        if self.attached.is_some_and(|stream| stream != gpu.stream().cu_stream()) {
+            return Err(HostError::WrongMemory {
+                reason: "this managed buffer is attached to another stream: only that stream's work may use it".into(),
+            });
+        }
+        let user = self.user(gpu).ok_or_else(|| HostError::WrongMemory {
+            reason: format!(
+                "this managed buffer is not shared with device {}'s stream: call share_with first",
+                gpu.info().ordinal
+            ),
+        })?;
+        for (i, other) in self.uses.iter().enumerate() {
+            if i != user {
+                gpu.stream()
+                    .wait(&other.last_use)
+                    .doing(|| "ordering a stream after another's use of a managed buffer".into())?;
+            }
+        }
+        Ok(user)
     }
 
     /// `ManagedBusy` while GPU work on the buffer is pending. On a device without concurrent
     /// managed access, waits for all of the context's work instead: the CPU may touch no managed
     /// memory there while any kernel runs.
     fn host_access(&self) -> Result<()> {
-        if !self.concurrent_access {
+        if !self.concurrent_access && self.attached.is_none() {
             return self.wait_for_host_access();
         }
         if self.is_busy() {
@@ -166,12 +262,14 @@ impl<T: Element> ManagedBuffer<T> {
 
     /// Waits until the CPU may touch the buffer.
     fn wait_for_host_access(&self) -> Result<()> {
-        if self.concurrent_access {
+        if self.concurrent_access || self.attached.is_some() {
             self.wait()
         } else {
-            self.ctx
-                .synchronize()
-                .doing(|| "waiting for all GPU work before touching managed memory".into())
+            self.uses.iter().try_for_each(|u| {
+                u.ctx
+                    .synchronize()
+                    .doing(|| "waiting for all GPU work before touching managed memory".into())
+            })
         }
     }
 
@@ -203,11 +301,13 @@ impl<T: Element> ManagedBuffer<T> {
     }
 
     fn location(&self, location: MemoryLocation) -> CUmemLocation {
+        let device = |id: i32| CUmemLocation {
+            type_: CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE,
+            id,
+        };
         match location {
-            MemoryLocation::Device => CUmemLocation {
-                type_: CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE,
-                id: self.ordinal,
-            },
+            MemoryLocation::Device => device(self.ordinal),
+            MemoryLocation::Gpu(ordinal) => device(ordinal as i32),
             MemoryLocation::Host => CUmemLocation {
                 type_: CUmemLocationType::CU_MEM_LOCATION_TYPE_HOST,
                 id: 0,
@@ -215,9 +315,15 @@ impl<T: Element> ManagedBuffer<T> {
         }
     }
 
-    /// Moves the pages to `location` ahead of use, asynchronously on the GPU's stream.
+    /// Moves the pages to `location` ahead of use, asynchronously on the GPU's stream (after every
+    /// other user's work on the buffer). `MemoryLocation::Device` is that GPU.
     pub fn prefetch(&self, gpu: &Gpu, location: MemoryLocation) -> Result<()> {
         let stream = gpu.stream();
+        self.order_on(gpu)?;
+        let location = match location {
+            MemoryLocation::Device => MemoryLocation::Gpu(gpu.info().ordinal),
+            other => other,
+        };
         // SAFETY: the range is this allocation.
         unsafe {
             cudarc::driver::result::mem_prefetch_async(
@@ -233,7 +339,11 @@ impl<T: Element> ManagedBuffer<T> {
 
     /// Records that work just queued on the GPU's stream uses the buffer.
     fn record_use(&self, gpu: &Gpu) -> Result<()> {
-        self.last_use
+        let user = self.user(gpu).ok_or_else(|| HostError::WrongMemory {
+            reason: "a managed buffer's use was recorded on a stream it is not shared with".into(),
+        })?;
+        self.uses[user]
+            .last_use
             .record(gpu.stream())
             .doing(|| "recording a managed buffer's last use".into())
     }
@@ -371,8 +481,9 @@ impl<T: Element> Tracked for ManagedBuffer<T> {
     }
 }
 
-// SAFETY: one allocation of len elements, valid on the GPU of its context and on the CPU (that is
-// managed memory); on the emulator only when the CPU may touch it now (no pending GPU work).
+// SAFETY: one allocation of len elements, valid on every GPU and on the CPU (that is managed
+// memory): launched only on streams it is shared with, each ordered after the others' uses; on the
+// emulator only when the CPU may touch it now (no pending GPU work).
 unsafe impl<T: Element> Array<T> for ManagedBuffer<T> {
     fn len(&self) -> usize {
         self.len
@@ -383,10 +494,10 @@ unsafe impl<T: Element> Array<T> for ManagedBuffer<T> {
             Backend::Gpu(gpu) if gpu.external_stream().is_some() => Err(HostError::WrongMemory {
                 reason: "a managed buffer's uses are recorded on the GPU's own stream: launch it there, not on an external one".into(),
             }),
-            Backend::Gpu(gpu) if gpu.context().cu_ctx() == self.ctx.cu_ctx() => Ok(self.address),
-            Backend::Gpu(_) => Err(HostError::WrongMemory {
-                reason: "a managed buffer of another GPU's context cannot be launched on this one".into(),
-            }),
+            Backend::Gpu(gpu) => {
+                self.order_on(gpu)?;
+                Ok(self.address)
+            }
             Backend::Emu => {
                 self.host_access()?;
                 Ok(self.address)
@@ -399,7 +510,9 @@ impl<T> Drop for ManagedBuffer<T> {
     fn drop(&mut self) {
         // Freeing memory a kernel still uses is undefined: wait first. Errors cannot propagate from
         // drop; cudarc records them on the context.
-        let _ = self.last_use.synchronize();
+        for u in &self.uses {
+            let _ = u.last_use.synchronize();
+        }
         let _ = self.ctx.bind_to_thread();
         // SAFETY: allocated by cuMemAllocManaged and no longer in use.
         let _ = unsafe { cudarc::driver::result::free_sync(self.address) };

@@ -3,21 +3,31 @@
 mod cub;
 mod cublas;
 mod cuda_c;
+mod devices;
 mod external;
 mod info;
 mod launch;
 mod managed;
 mod managed_chunk;
+mod nccl;
+mod nvml;
+mod peer;
 mod tensor_map;
 mod timing;
 
 pub use cub::{CUB_ENV, Cub};
 pub use cublas::{Cublas, Precision};
 pub use cuda_c::{CudaC, ENTRY_SUFFIX};
+pub use devices::{
+    DeviceList, MAX_DEVICES, PeerLink, Topology, TopologyDevice, can_access_peer, enable_peer_access, parse_devices,
+};
 pub use external::{EXTERNAL_ALIGNMENT, ExternalArray, ExternalStream};
 pub use info::{DeviceInfo, KernelOccupancy};
 pub use managed::{ManagedBuffer, MemoryLocation};
 pub use managed_chunk::ManagedChunk;
+pub use nccl::{Clique, NCCL_ENV, NVLS_ENV, Nccl};
+pub use nvml::Link;
+pub use peer::{CopyBy, PeerView, copy_between, exchange};
 pub use tensor_map::{TensorMap, TensorMapCache, bf16_swizzled, bf16_swizzled_stack, f32_swizzled};
 pub use timing::{MIN_WARMUP_MS, Timing, time_gpu, time_gpu_interleaved, time_once};
 
