@@ -90,10 +90,10 @@ __device__ __forceinline__ void look_back_body(const T* input, T* output, T* scr
     unsigned* ticket = (unsigned*)(statuses + tiles);
     unsigned t = threadIdx.x;
     if (phase == 0) {
-        if (t == 0) {
-            publish(statuses + blockIdx.x, 0);
-            if (blockIdx.x == 0) *(volatile unsigned*)ticket = 0;
-        }
+        // A thread per status word, and one for the ticket (the grid of kernels::scan::look_back).
+        unsigned i = blockIdx.x * THREADS + t;
+        if (i < tiles) publish(statuses + i, 0);
+        else if (i == tiles) *(volatile unsigned*)ticket = 0;
         return;
     }
     // The layout of kernels::scan::look_back::Scratch: sums, ticket, prefix.

@@ -8,7 +8,6 @@
 
 use super::look_back::{BLOCKS_PER_SM, Scratch, look_back_body};
 use super::look_back_warp::WholeWarp;
-use super::warp_shuffle::TILE;
 use super::{Scan, THREADS};
 use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel};
 
@@ -25,11 +24,12 @@ kernel! {
     }
 }
 
-/// One block per 4096 elements, in both phases; six blocks per SM, as the other look-back rungs.
+/// One block per 4096 elements (a thread per status word in the reset phase); six blocks per SM, as
+/// the other look-back rungs.
 pub const KERNEL: Kernel<Scan> = Kernel {
     code: scan_look_back_backoff,
     block: Dim3::x(THREADS),
     shared: SharedMemory::of(Scratch::BYTES),
-    grid: |p| Dim3::x(p.n.div_ceil(TILE)),
+    grid: |p| super::look_back::look_back_grid(p),
     bounds: LaunchBounds::min_blocks_per_sm(BLOCKS_PER_SM),
 };

@@ -48,35 +48,41 @@ kernel! {
     }
 }
 
-/// One block per 4096 elements, in every phase, with `shared` bytes (the layouts of f32, the same
-/// bytes for i32) and the f32 kernel's `bounds`.
+/// A kernel of one block per 4096 elements (the look-back ones: a thread per status word in their
+/// reset phase), with `shared` bytes (the layouts of f32, the same bytes for i32) and the f32
+/// kernel's `bounds`.
 const fn kernel(
     code: crate::KernelFn<<Scan<i32> as crate::family::Problem>::Args>,
     shared: u32,
     bounds: LaunchBounds,
+    grid: fn(&Scan<i32>) -> Dim3,
 ) -> Kernel<Scan<i32>> {
     Kernel {
         code,
         block: Dim3::x(THREADS),
         shared: SharedMemory::of(shared),
-        grid: |p| Dim3::x(p.n.div_ceil(TILE)),
+        grid,
         bounds,
     }
 }
 
 /// Three phases.
-pub const WARP_SHUFFLE: Kernel<Scan<i32>> = kernel(scan_warp_shuffle_i32, WarpTotals::BYTES, LaunchBounds::NONE);
+pub const WARP_SHUFFLE: Kernel<Scan<i32>> = kernel(scan_warp_shuffle_i32, WarpTotals::BYTES, LaunchBounds::NONE, |p| {
+    Dim3::x(p.n.div_ceil(TILE))
+});
 /// The thread walk.
 pub const LOOK_BACK: Kernel<Scan<i32>> = kernel(
     scan_look_back_i32,
     Scratch::BYTES,
     LaunchBounds::min_blocks_per_sm(LOOK_BACK_BLOCKS_PER_SM),
+    super::look_back::look_back_grid::<i32>,
 );
 /// The warp walk.
 pub const LOOK_BACK_WARP: Kernel<Scan<i32>> = kernel(
     scan_look_back_warp_i32,
     Scratch::BYTES,
     LaunchBounds::min_blocks_per_sm(LOOK_BACK_BLOCKS_PER_SM),
+    super::look_back::look_back_grid::<i32>,
 );
 
 /// The warp walk in resident blocks, each prefetching its next tile (as [`super::pipelined`]).

@@ -25,6 +25,19 @@ pub(super) const INCLUSIVE: u64 = 2;
 
 const _: () = assert!(TILE == PER_THREAD * THREADS);
 
+/// The grid of a look-back kernel with a tile per block: a block per tile to scan, and in phase
+/// [`RESET`] a thread per status word and one for the ticket (a block per tile there, its thread 0
+/// alone working, took 42 µs of the 827 at 2^28, where CUB's init kernel takes 2.4: run
+/// 2026-12-01-t).
+pub const fn look_back_grid<T>(p: &Scan<T>) -> Dim3 {
+    let tiles = p.n.div_ceil(TILE);
+    Dim3::x(if p.phase == RESET {
+        (tiles + 1).div_ceil(THREADS)
+    } else {
+        tiles
+    })
+}
+
 /// Blocks per SM the registers of the look-back kernels (this rung's, the warp walk's and the
 /// ordered one's, f32 and i32) must allow: six, at 40 registers, nvcc's count for the twins. At
 /// 48 registers (five blocks) they ran at 0.95 (f32) and 0.87 (i32) of the twins' speed (H200).
@@ -144,14 +157,15 @@ pub(super) unsafe fn look_back_body<T: ScanElement, W: Walk, const TICKETS: bool
     let ticket = statuses.wrapping_add(tiles as usize).cast::<u32>();
     let t = thread_idx().x;
     if phase == RESET {
-        if t == 0 {
-            // SAFETY: one status per tile and the ticket's slot after them (the caller gives
-            // `look_back_scratch(tiles)` words, 8-byte aligned).
-            unsafe {
-                store_relaxed(statuses.add(block_idx().x as usize), EMPTY);
-                if block_idx().x == 0 {
-                    store_relaxed(ticket, 0u32);
-                }
+        // One word per thread ([`look_back_grid`]): status i, and the ticket after the last.
+        let i = block_idx().x * THREADS + t;
+        // SAFETY: one status per tile and the ticket's slot after them (the caller gives
+        // `look_back_scratch(tiles)` words, 8-byte aligned).
+        unsafe {
+            if i < tiles {
+                store_relaxed(statuses.add(i as usize), EMPTY);
+            } else if i == tiles {
+                store_relaxed(ticket, 0u32);
             }
         }
         return;
@@ -202,12 +216,12 @@ kernel! {
     }
 }
 
-/// One block per 4096 elements, in both phases.
+/// One block per 4096 elements (a thread per status word in the reset phase).
 pub const KERNEL: Kernel<Scan> = Kernel {
     code: scan_look_back,
     block: Dim3::x(THREADS),
     shared: SharedMemory::of(Scratch::BYTES),
-    grid: |p| Dim3::x(p.n.div_ceil(TILE)),
+    grid: |p| look_back_grid(p),
     bounds: LaunchBounds::min_blocks_per_sm(BLOCKS_PER_SM),
 };
 

@@ -5,7 +5,6 @@
 //! tiles. One round trip to the L2 per 32 predecessors instead of per predecessor.
 
 use super::look_back::{AGGREGATE, BLOCKS_PER_SM, EMPTY, INCLUSIVE, Walk, look_back_body, status};
-use super::warp_shuffle::TILE;
 use super::{Scan, ScanElement, THREADS, warp_total};
 use crate::device::{WARP_SIZE, ballot, lane_id, load_relaxed, nanosleep, store_relaxed, vote_all};
 use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel};
@@ -77,12 +76,12 @@ kernel! {
     }
 }
 
-/// One block per 4096 elements, in both phases.
+/// One block per 4096 elements (a thread per status word in the reset phase).
 pub const KERNEL: Kernel<Scan> = Kernel {
     code: scan_look_back_warp,
     block: Dim3::x(THREADS),
     shared: SharedMemory::of(super::look_back::Scratch::BYTES),
-    grid: |p| Dim3::x(p.n.div_ceil(TILE)),
+    grid: |p| super::look_back::look_back_grid(p),
     bounds: LaunchBounds::min_blocks_per_sm(BLOCKS_PER_SM),
 };
 

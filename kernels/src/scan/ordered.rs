@@ -7,7 +7,6 @@
 
 use super::look_back::{BLOCKS_PER_SM, Scratch, look_back_body};
 use super::look_back_warp::WholeWarp;
-use super::warp_shuffle::TILE;
 use super::{Scan, THREADS};
 use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel};
 
@@ -20,11 +19,11 @@ kernel! {
     }
 }
 
-/// One block per 4096 elements, in both phases.
+/// One block per 4096 elements (a thread per status word in the reset phase).
 pub const KERNEL: Kernel<Scan> = Kernel {
     code: scan_look_back_ordered,
     block: Dim3::x(THREADS),
     shared: SharedMemory::of(Scratch::BYTES),
-    grid: |p| Dim3::x(p.n.div_ceil(TILE)),
+    grid: |p| super::look_back::look_back_grid(p),
     bounds: LaunchBounds::min_blocks_per_sm(BLOCKS_PER_SM),
 };

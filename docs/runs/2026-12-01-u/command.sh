@@ -1,0 +1,25 @@
+# Run u: change 74, the look-back scans' reset phase with a thread per status word (run t: a block
+# per tile, thread 0 alone working, 42 us of the 827 at 2^28). The scan families' GPU suite (the
+# reset is only really exercised where blocks run at once), memcheck and racecheck over them, then
+# the scans against their twins and CUB from 2^22 to 2^30.
+set -u
+b=target/gpu-bundle
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-} PATH=/usr/local/cuda/bin:$PATH
+mkdir -p /tmp/tt /tmp/cc && tar xzf $b/tests.tar.gz -C /tmp/tt
+for f in scan_look_back scan_look_back_warp scan_look_back_ordered scan_look_back_backoff scan_look_back_pipelined scan_integer scan_warp_shuffle; do
+  nvcc -arch=sm_90a -O3 -ptx $b/cuda-c-src/$f.cu -o /tmp/cc/$f.ptx >> $OUT/nvcc.txt 2>&1 || echo "nvcc $f failed" >> $OUT/run.txt
+done
+nvcc -arch=sm_90a -O3 -shared -Xcompiler -fPIC $b/cub/anchors.cu -o /tmp/libcub_anchors.so >> $OUT/nvcc.txt 2>&1
+export CUB_ANCHORS=/tmp/libcub_anchors.so
+TEST_FAMILIES=scan,scan_i32 timeout 200 /tmp/tt/tests/host-gpu-test --include-ignored every_registered > $OUT/tests.txt 2>&1; echo "gpu suite scan rc $?" >> $OUT/run.txt
+for t in memcheck racecheck; do
+  for fam in scan scan-i32; do
+    timeout 60 compute-sanitizer --tool $t --error-exitcode 3 $b/host --backend gpu $fam --n 1000003 --runs 1 --warmup 0 >> $OUT/san.txt 2>&1; echo "$t $fam rc $?" >> $OUT/run.txt
+  done
+done
+for n in 4194304 16777216 67108864 268435456 1073741824; do
+  timeout 100 $b/host --backend gpu --cuda-c /tmp/cc scan --n $n --json-out $OUT/scan_$n.json >> $OUT/scan.txt 2>&1; echo "scan $n rc $?" >> $OUT/run.txt
+done
+timeout 100 $b/host --backend gpu --cuda-c /tmp/cc scan-i32 --n 268435456 --json-out $OUT/scan_i32.json >> $OUT/scan.txt 2>&1; echo "scan-i32 rc $?" >> $OUT/run.txt
+grep -h "test result" $OUT/tests.txt >> $OUT/run.txt
+cat $OUT/run.txt; grep -E "SUMMARY" $OUT/san.txt; grep -E "look_back|cub_|n=" $OUT/scan.txt | grep -v exclusive | cut -c1-150
