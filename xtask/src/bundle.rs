@@ -10,7 +10,7 @@ const SIZE_LIMIT: u64 = 64 << 20;
 /// The script the runner executes: the GPU suite (ignored tests included) and the demos, logs and
 /// JSON into the folder it is given. Kept to sequencing; all logic is in the Rust binaries.
 const RUN_SCRIPT: &str = r#"#!/usr/bin/env bash
-# Runs on the GPU runner, which has no cargo. Usage: run.sh OUT_DIR [check|tests|demos|bench|torch|all|prep]
+# Runs on the GPU runner, which has no cargo. Usage: run.sh OUT_DIR [check|tests|demos|bench|torch|multi|all|prep]
 #   check (default): tests, then demos (each fits one 10-minute runner call on its own; together
 #                    they may not)
 #   tests:           every test with --include-ignored, the four compute-sanitizer tools on one
@@ -23,15 +23,19 @@ const RUN_SCRIPT: &str = r#"#!/usr/bin/env bash
 #                    needed), its tests with the runner's PyTorch, and its benchmark against
 #                    PyTorch's built-ins (OUT_DIR/torch-ops.json), and where a call's µs go
 #                    (OUT_DIR/call-cost.json); skips the nvcc builds
+#   multi:           several GPUs (the two-GPU runner): `host info` (the topology), the multi-GPU
+#                    tests (the two-GPU ones included), `host multi-gpu` on every device
+#                    (OUT_DIR/multi.json) and the bench's multi_gpu cases (OUT_DIR/bench-multi.json);
+#                    NVLink multicast kept off; skips the nvcc builds
 #   prep:            only the builds every other mode starts with: the CUDA C twins (BUNDLE/cuda-c) and
 #                    CUB's wrappers (BUNDLE/libcub_anchors.so, for $CUB_ANCHORS), for commands of
 #                    one's own after it
 set -u
-out=${1:?usage: run.sh OUT_DIR [check|tests|demos|bench|torch|all|prep]}
+out=${1:?usage: run.sh OUT_DIR [check|tests|demos|bench|torch|multi|all|prep]}
 mode=${2:-check}
 case "$mode" in
-  check|tests|demos|bench|torch|all|prep) ;;
-  *) echo "run.sh: unknown mode $mode: give check, tests, demos, bench, torch, all or prep" >&2; exit 2 ;;
+  check|tests|demos|bench|torch|multi|all|prep) ;;
+  *) echo "run.sh: unknown mode $mode: give check, tests, demos, bench, torch, multi, all or prep" >&2; exit 2 ;;
 esac
 here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$out" "$here/cuda-c"
@@ -44,7 +48,7 @@ env_log="$out/environment.txt"
 arch=sm_$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -n 1 | tr -d ' .')
 if [ "$arch" = sm_90 ]; then arch=sm_90a; fi
 { date -u; nvidia-smi --query-gpu=name,driver_version,compute_cap,memory.total --format=csv,noheader; nvcc --version | tail -1; echo "arch: $arch"; } > "$env_log" 2>&1
-if [ "$mode" != torch ]; then
+if [ "$mode" != torch ] && [ "$mode" != multi ]; then
 # The CUDA C twins, compiled as the comparisons use them; SASS of both sides for reading.
 for cu in "$here"/cuda-c-src/*.cu; do
   name=$(basename "$cu" .cu)
@@ -102,6 +106,19 @@ if [ "$mode" = torch ] || [ "$mode" = all ]; then
   PYTHONPATH="$site" python3 "$here/python/bench_torch.py" --json "$out/torch-ops.json" >> "$out/torch.log" 2>&1 || status=1
   PYTHONPATH="$site" python3 "$here/python/call_cost.py" --json "$out/call-cost.json" >> "$out/torch.log" 2>&1 || status=1
   grep -E "^Ran |^OK|FAILED|Error|per call|rust/pytorch" "$out/torch.log"
+fi
+if [ "$mode" = multi ]; then
+  # NCCL's NVLink multicast can put a shared host's GPUs out of service: off in every process.
+  export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+  [ -d "$here/tests" ] || tar -xzf "$here/tests.tar.gz" -C "$here"
+  "$here/host" --backend gpu info > "$out/info.txt" 2>&1 || status=1
+  grep -A8 "^Topology" "$out/info.txt"
+  timeout 300 "$here/tests/host-multi_gpu-test" --include-ignored > "$out/tests-multi.log" 2>&1 || status=1
+  grep -E "^test |test result" "$out/tests-multi.log"
+  timeout 300 "$here/host" --backend gpu multi-gpu --devices all --json-out "$out/multi.json" 2>&1 | tee "$out/multi.txt"
+  [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+  BENCH_FAMILIES=multi_gpu BENCH_JSON="$out/bench-multi.json" timeout 300 "$here/bench-kernels" --bench > "$out/bench-multi.log" 2>&1 || status=1
+  tail -n 3 "$out/bench-multi.log"
 fi
 echo "run.sh: exit $status"
 exit $status
