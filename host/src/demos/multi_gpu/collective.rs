@@ -5,19 +5,16 @@
 //! resident, against one GPU computing all of C; the all-reduce alone is timed too. Checked against
 //! the f64 reference, and every GPU's C against the first's bit for bit.
 
-use super::split::{pick, row_blocks};
+use super::split::{one_gpu, operands, pick, row_blocks};
 use super::time_across;
 use crate::backend::Backend;
 use crate::demos::{Ceiling, Row, Settings};
 use crate::error::Result;
-use crate::families::matmul::{self as host_matmul, Oracle};
+use crate::families::matmul as host_matmul;
 use crate::families::{Bound, Work};
 use crate::gpu::{Clique, Nccl};
 use cudarc::driver::CudaSlice;
 use kernels::Source;
-use kernels::reference::Operands;
-use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
 
 const DEMO: &str = "multi-gpu collective";
 
@@ -25,10 +22,7 @@ pub fn run(backends: &[Backend], settings: &Settings, [m, n, k]: [usize; 3]) -> 
     let gpus = super::gpus_of(backends)?;
     let nccl = Nccl::load()?;
     let clique = Clique::new(&nccl, &gpus)?;
-    let mut random = StdRng::seed_from_u64(settings.rng);
-    let a: Vec<f32> = (0..m * k).map(|_| random.random_range(-1.0..1.0)).collect();
-    let b: Vec<f32> = (0..k * n).map(|_| random.random_range(-1.0..1.0)).collect();
-    let oracle = Oracle::new(&a, &b, (m, n, k), settings.rng ^ 0x5eed, Operands::F32);
+    let (a, b, oracle) = operands([m, n, k], settings.rng);
     let size = format!("{m}×{n}×{k} on {} device(s)", gpus.len());
     let flops = Work {
         bytes: 0.0,
@@ -39,15 +33,11 @@ pub fn run(backends: &[Backend], settings: &Settings, [m, n, k]: [usize; 3]) -> 
 
     // One GPU.
     let first = gpus[0];
-    let (kernel, problem) = pick(&backends[0], m, n, k)?;
     let (a0, b0) = (first.upload(&a)?, first.upload(&b)?);
-    let mut c0: CudaSlice<f32> = first.zeros(m * n)?;
-    let one = time_across(&[first], settings, || {
-        host_matmul::launch(&backends[0], kernel, Source::Rust, &problem, &a0, &b0, &mut c0)
-    })?;
+    let (one, c0, entry) = one_gpu(&backends[0], settings, (&a0, &b0), [m, n, k])?;
     drop((a0, b0, c0));
     let one_rate = flops.rate(one.median_ms).map(|(rate, _)| Ceiling {
-        name: format!("one GPU ({})", kernel.entry()),
+        name: format!("one GPU ({entry})"),
         rate,
     });
 

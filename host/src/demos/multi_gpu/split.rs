@@ -16,7 +16,7 @@ use crate::demos::{Ceiling, Row, Settings};
 use crate::error::Result;
 use crate::families::matmul::{self as host_matmul, MATMUL, Oracle};
 use crate::families::{Bound, FamilyDemo, Size, Work, choice, resident_blocks_of};
-use crate::gpu::{CopyBy, ManagedBuffer, MemoryLocation, copy_between};
+use crate::gpu::{CopyBy, ManagedBuffer, MemoryLocation, Timing, copy_between};
 use cudarc::driver::CudaSlice;
 use kernels::matmul::{FAMILY, Matmul, split_k};
 use kernels::reference::Operands;
@@ -53,7 +53,7 @@ pub fn pick(backend: &Backend, m: usize, n: usize, k: usize) -> Result<(&'static
 }
 
 /// Random operands in [-1, 1), and the f64 reference of their product.
-fn operands(shape: [usize; 3], rng: u64) -> (Vec<f32>, Vec<f32>, Oracle) {
+pub fn operands(shape: [usize; 3], rng: u64) -> (Vec<f32>, Vec<f32>, Oracle) {
     let [m, n, k] = shape;
     let mut random = StdRng::seed_from_u64(rng);
     let a: Vec<f32> = (0..m * k).map(|_| random.random_range(-1.0..1.0)).collect();
@@ -128,6 +128,23 @@ pub fn check_split(
     }
 }
 
+/// The baseline of the splits: `backend`'s GPU computing all of C from the resident `a` and `b`
+/// with the kernel it picks for the whole shape; its time, C and the kernel's name.
+pub fn one_gpu(
+    backend: &Backend,
+    settings: &Settings,
+    (a, b): (&CudaSlice<f32>, &CudaSlice<f32>),
+    [m, n, k]: [usize; 3],
+) -> Result<(Timing, CudaSlice<f32>, &'static str)> {
+    let gpu = super::gpu_of(backend)?;
+    let (kernel, problem) = pick(backend, m, n, k)?;
+    let mut c: CudaSlice<f32> = gpu.zeros(m * n)?;
+    let timing = time_across(&[gpu], settings, || {
+        host_matmul::launch(backend, kernel, Source::Rust, &problem, a, b, &mut c)
+    })?;
+    Ok((timing, c, kernel.entry()))
+}
+
 pub fn run(backends: &[Backend], settings: &Settings, shape: [usize; 3]) -> Result<Vec<Row>> {
     let shape = if matches!(backends[0], Backend::Emu) {
         super::EMULATOR_SHAPE
@@ -161,20 +178,16 @@ pub fn run(backends: &[Backend], settings: &Settings, shape: [usize; 3]) -> Resu
     let mut rows = Vec::new();
 
     // One GPU, inputs resident.
-    let (kernel, problem) = pick(&backends[0], m, n, k)?;
     let (a0, b0) = (first.upload(&a)?, first.upload(&b)?);
-    let mut c0: CudaSlice<f32> = first.zeros(m * n)?;
-    let one = time_across(&[first], settings, || {
-        host_matmul::launch(&backends[0], kernel, Source::Rust, &problem, &a0, &b0, &mut c0)
-    })?;
+    let (one, c0, entry) = one_gpu(&backends[0], settings, (&a0, &b0), shape)?;
     let one_rate = flops.rate(one.median_ms).map(|(rate, _)| Ceiling {
-        name: format!("one GPU ({})", kernel.entry()),
+        name: format!("one GPU ({entry})"),
         rate,
     });
     rows.push(
         Row::measured(
             DEMO,
-            &format!("one GPU, {}", kernel.entry()),
+            &format!("one GPU, {entry}"),
             &format!("{m}×{n}×{k}"),
             &backends[0],
             one,
