@@ -6,6 +6,8 @@
 
 #define AGGREGATE 1ull
 #define INCLUSIVE 2ull
+// kernels::scan::look_back::BLOCKS_PER_SM: the look-back kernels' bound, 64 registers.
+#define LOOK_BACK_BLOCKS_PER_SM 4
 
 template <typename T>
 __device__ __forceinline__ unsigned long long status(unsigned long long flag, T value) {

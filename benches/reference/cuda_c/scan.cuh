@@ -5,7 +5,7 @@
 
 #define THREADS 256u
 #define WARPS (THREADS / 32u)
-#define RUNS 4u
+#define RUNS 8u
 #define PER_THREAD (4u * RUNS)
 #define SCAN_TILE (PER_THREAD * THREADS)
 

@@ -5,11 +5,11 @@ extern "C" __global__ void scan_warp_shuffle_i32_cuda(const int* input, int* out
                                                       unsigned exclusive, unsigned phase) {
     warp_shuffle_body<int>(input, output, scratch, n, exclusive, phase);
 }
-extern "C" __global__ void scan_look_back_i32_cuda(const int* input, int* output, int* scratch, unsigned n,
+extern "C" __global__ void __launch_bounds__(THREADS, LOOK_BACK_BLOCKS_PER_SM) scan_look_back_i32_cuda(const int* input, int* output, int* scratch, unsigned n,
                                                    unsigned exclusive, unsigned phase) {
     look_back_body<int, OneThread>(input, output, scratch, n, exclusive, phase);
 }
-extern "C" __global__ void scan_look_back_warp_i32_cuda(const int* input, int* output, int* scratch, unsigned n,
+extern "C" __global__ void __launch_bounds__(THREADS, LOOK_BACK_BLOCKS_PER_SM) scan_look_back_warp_i32_cuda(const int* input, int* output, int* scratch, unsigned n,
                                                         unsigned exclusive, unsigned phase) {
     look_back_body<int, WholeWarp>(input, output, scratch, n, exclusive, phase);
 }

@@ -4,7 +4,7 @@
 // buffer (cp.async) while the block looks back for and stores the current tile.
 #include "look_back.cuh"
 
-#define PIPELINED_BLOCKS_PER_SM 4
+#define PIPELINED_BLOCKS_PER_SM 2
 
 __device__ __forceinline__ unsigned in_tile(unsigned c) {
     return (threadIdx.x / 32) * (32 * PER_THREAD) + c * 128 + 4 * (threadIdx.x % 32);

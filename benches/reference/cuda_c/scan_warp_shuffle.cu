@@ -1,4 +1,4 @@
-// kernels::scan::warp_shuffle: 4096 elements per tile, 16 per thread in four runs striped across the warp, warp shuffles, warp totals in shared.
+// kernels::scan::warp_shuffle: 8192 elements per tile, 32 per thread in eight runs striped across the warp, warp shuffles, warp totals in shared.
 #include "scan.cuh"
 extern "C" __global__ void scan_warp_shuffle_cuda(const float* input, float* output, float* scratch, unsigned n,
                                                   unsigned exclusive, unsigned phase) {

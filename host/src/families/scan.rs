@@ -26,9 +26,9 @@ const CUB_INCLUSIVE: &str = "cub_inclusive_sum";
 const CUB_EXCLUSIVE: &str = "cub_exclusive_sum";
 
 /// Additions along any path inside one tile, for every variant here, with room to spare (at most
-/// 21: 4 in a run's total, 5 shuffle levels and 3 to join the runs in the warp, 3 for the warps,
-/// 2 to combine the prefixes, 4 in the run's scan; Blelloch: 2 · 9 + 1).
-const TILE_DEPTH: u64 = 24;
+/// 25: 4 in a run's total, 5 shuffle levels and 7 to join the eight runs in the warp, 3 for the
+/// warps, 2 to combine the prefixes, 4 in the run's scan; Blelloch: 2 · 9 + 1).
+const TILE_DEPTH: u64 = 28;
 
 /// Tiles of `kernel` for `problem`: its blocks when each block takes one tile (persistent kernels
 /// launch fewer).
@@ -259,8 +259,8 @@ pub fn check_prefixes(out: &[f32], input: &[f32], exclusive: bool, depth: u64) -
 /// The host side of the scan family. Sizes are (n, exclusive): 0 inclusive, 1 exclusive.
 pub struct ScanDemo;
 
-/// One element, the warp, tile (256, 512, 4096) and level edges, primes, both kinds.
-const EDGE_SIZES: [[usize; 2]; 15] = [
+/// One element, the warp, tile (256, 512, 4096, 8192) and level edges, primes, both kinds.
+const EDGE_SIZES: [[usize; 2]; 17] = [
     [1, 0],
     [2, 1],
     [31, 0],
@@ -273,6 +273,8 @@ const EDGE_SIZES: [[usize; 2]; 15] = [
     [2049, 1],
     [4095, 1],
     [4097, 0],
+    [8191, 0],
+    [8193, 1],
     [65_537, 1],
     [100_003, 0],
     [600_011, 1],

@@ -1,5 +1,5 @@
 //! Rung 8: the warp look-back with a pause between polls. While a window of statuses is not yet all
-//! published, the warp walk reads it again at once: with six blocks per SM on 132 SMs, hundreds of
+//! published, the warp walk reads it again at once: with four blocks per SM on 132 SMs, hundreds of
 //! warps can be re-reading 32 statuses each through the L2 that the scan's own data streams
 //! through. Here a warp that finds a window incomplete sleeps for about [`BACKOFF_NS`]
 //! (`nanosleep`) before it reads again, as CUB's look-back does with its delay between polls.
@@ -24,8 +24,8 @@ kernel! {
     }
 }
 
-/// One block per 4096 elements (a thread per status word in the reset phase); six blocks per SM, as
-/// the other look-back rungs.
+/// One block per 8192 elements (a thread per status word in the reset phase); four blocks per SM,
+/// as the other look-back rungs.
 pub const KERNEL: Kernel<Scan> = Kernel {
     code: scan_look_back_backoff,
     block: Dim3::x(THREADS),

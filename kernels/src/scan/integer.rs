@@ -12,7 +12,7 @@ use crate::family::Family;
 use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel};
 
 kernel! {
-    /// Phase 0: `output` = each 4096-element tile's scan, `scratch[tile]` = its total. Phase 1:
+    /// Phase 0: `output` = each 8192-element tile's scan, `scratch[tile]` = its total. Phase 1:
     /// `output[i] += scratch[tile of i]`.
     pub unsafe fn scan_warp_shuffle_i32(input: *const i32, output: *mut i32, scratch: *mut i32, n: u32, exclusive: u32, phase: u32) {
         // SAFETY: forwarded from the kernel's contract; the KERNELs launch THREADS threads.
@@ -48,7 +48,7 @@ kernel! {
     }
 }
 
-/// A kernel of one block per 4096 elements (the look-back ones: a thread per status word in their
+/// A kernel of one block per 8192 elements (the look-back ones: a thread per status word in their
 /// reset phase), with `shared` bytes (the layouts of f32, the same bytes for i32) and the f32
 /// kernel's `bounds`.
 const fn kernel(
@@ -89,7 +89,7 @@ pub const LOOK_BACK_WARP: Kernel<Scan<i32>> = kernel(
 pub const LOOK_BACK_PIPELINED: Kernel<Scan<i32>> = Kernel {
     code: scan_look_back_pipelined_i32,
     block: Dim3::x(THREADS),
-    shared: SharedMemory::of(SHARED_BYTES),
+    shared: SharedMemory::opt_in(SHARED_BYTES),
     grid: |p| grid(p),
     bounds: LaunchBounds::min_blocks_per_sm(BLOCKS_PER_SM),
 };

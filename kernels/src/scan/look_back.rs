@@ -1,6 +1,6 @@
 //! Rung 4: the whole scan in one pass (decoupled look-back, Merrill & Garland 2016). Each block
 //! takes the next tile by ticket (so that every tile it waits on belongs to a block that started
-//! before it), scans its 4096 elements as the warp-shuffle rung does, publishes its total
+//! before it), scans its 8192 elements as the warp-shuffle rung does, publishes its total
 //! (AGGREGATE), then walks back over the tiles before it, adding their totals until it meets one
 //! that has published its inclusive prefix (INCLUSIVE); it publishes its own and writes its
 //! elements. Every element is read once and written once: 2n words, the copy's traffic.
@@ -39,9 +39,11 @@ pub const fn look_back_grid<T>(p: &Scan<T>) -> Dim3 {
 }
 
 /// Blocks per SM the registers of the look-back kernels (this rung's, the warp walk's and the
-/// ordered one's, f32 and i32) must allow: six, at 40 registers, nvcc's count for the twins. At
-/// 48 registers (five blocks) they ran at 0.95 (f32) and 0.87 (i32) of the twins' speed (H200).
-pub(super) const BLOCKS_PER_SM: u32 = 6;
+/// ordered one's, f32 and i32) must allow: four, at 64 registers, with 32 elements per thread (the
+/// twins say the same to nvcc). With 16 per thread the bound was six blocks at 40 registers; 32 per
+/// thread at four blocks ran 1.11–1.32× faster at every size from 2^22 (change 75, run
+/// 2026-12-01-w).
+pub(super) const BLOCKS_PER_SM: u32 = 4;
 
 shared_memory! {
     /// The warps' totals, the tile's ticket and its prefix from the look-back (for f32; [`carve`]
@@ -216,7 +218,7 @@ kernel! {
     }
 }
 
-/// One block per 4096 elements (a thread per status word in the reset phase).
+/// One block per 8192 elements (a thread per status word in the reset phase).
 pub const KERNEL: Kernel<Scan> = Kernel {
     code: scan_look_back,
     block: Dim3::x(THREADS),

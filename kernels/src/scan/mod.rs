@@ -4,7 +4,7 @@
 //!   value `d` to the left (double-buffered); n·log n additions;
 //! * [`blelloch`]: a 512-element tile scanned work-efficiently (up-sweep, down-sweep), its shared
 //!   indices padded by one word per 32 so that the strided steps hit 32 banks;
-//! * [`warp_shuffle`]: 4096 elements per tile, 16 per thread in registers (four runs of 4, striped
+//! * [`warp_shuffle`]: 8192 elements per tile, 32 per thread in registers (eight runs of 4, striped
 //!   across the warp for 16-byte accesses), the runs' totals scanned with shuffles inside each warp
 //!   and the warps' totals through shared memory;
 //! * [`look_back`]: the warp-shuffle tile in one pass over the array: each tile publishes its total,

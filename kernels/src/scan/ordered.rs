@@ -19,7 +19,7 @@ kernel! {
     }
 }
 
-/// One block per 4096 elements (a thread per status word in the reset phase).
+/// One block per 8192 elements (a thread per status word in the reset phase).
 pub const KERNEL: Kernel<Scan> = Kernel {
     code: scan_look_back_ordered,
     block: Dim3::x(THREADS),

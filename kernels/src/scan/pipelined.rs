@@ -27,10 +27,10 @@ use crate::device::{
 };
 use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel};
 
-/// Blocks per SM the registers must allow: four (64 registers). At five (48) ptxas spills: the
-/// next ticket and the other buffer's offset live through the look-back. Shared memory (two
-/// 16 KiB tiles per block) would allow six.
-pub const BLOCKS_PER_SM: u32 = 4;
+/// Blocks per SM the registers must allow: two (128 registers). With 32 elements per thread and
+/// the next tile's copy in flight, ptxas spills at three (80 registers); shared memory (two 32 KiB
+/// tiles per block) would allow three. (With 16 per thread it ran at four blocks, 64 registers.)
+pub const BLOCKS_PER_SM: u32 = 2;
 
 /// Ticket slots: the block's first tile, then each next one (apart, so that a thread still reading
 /// the first cannot see it overwritten).
@@ -223,7 +223,7 @@ pub const fn grid<T>(p: &Scan<T>) -> Dim3 {
 pub const KERNEL: Kernel<Scan> = Kernel {
     code: scan_look_back_pipelined,
     block: Dim3::x(THREADS),
-    shared: SharedMemory::of(SHARED_BYTES),
+    shared: SharedMemory::opt_in(SHARED_BYTES),
     grid: |p| grid(p),
     bounds: LaunchBounds::min_blocks_per_sm(BLOCKS_PER_SM),
 };

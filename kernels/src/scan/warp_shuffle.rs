@@ -1,11 +1,13 @@
-//! Rung 3: 4096 elements per tile, 16 per thread in four runs of 4. Each thread sums its runs in
+//! Rung 3: 8192 elements per tile, 32 per thread in eight runs of 4. Each thread sums its runs in
 //! registers, the runs' totals are scanned with shuffles inside each warp, and only the eight warp
-//! totals go through shared memory: two barriers per tile instead of one per step, and 16 elements
-//! of work per thread per barrier. Four 16-byte loads per thread are in flight at once (with two,
-//! the single-pass scans waited on memory: 47 % of copy speed, run 2026-11-30 o).
+//! totals go through shared memory: two barriers per tile instead of one per step, and 32 elements
+//! of work per thread per barrier. Eight 16-byte loads per thread are in flight at once (with two,
+//! the single-pass scans waited on memory: 47 % of copy speed, run 2026-11-30 o; with four, the
+//! look-back scans' warps spent 64 % of their stalls waiting at the barrier for warp 0's look-back,
+//! run 2026-12-01-t, which eight runs halve per element: change 75).
 //!
 //! The runs are striped across the warp: lane l's run c is the 4 elements at 128·c + 4·l of the
-//! warp's 512, so each 16-byte load or store of the warp covers 512 contiguous bytes. (Eight
+//! warp's 1024, so each 16-byte load or store of the warp covers 512 contiguous bytes. (Eight
 //! consecutive elements per thread, the textbook layout, puts 32 bytes between lanes: every store
 //! instruction then touches 32 sectors, a quarter or an eighth of each, and the scans ran at a
 //! quarter of copy speed.)
@@ -18,7 +20,7 @@ use crate::device::{
 use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel, shared_memory};
 
 /// Runs of 4 elements per thread.
-pub const RUNS: u32 = 4;
+pub const RUNS: u32 = 8;
 /// Elements per thread.
 pub const PER_THREAD: u32 = 4 * RUNS;
 /// Elements per tile.
@@ -35,7 +37,7 @@ shared_memory! {
 pub type Runs<T> = [T; PER_THREAD as usize];
 
 /// Where the calling thread's run `c` of `tile` starts (saturating past u32::MAX: the last tile
-/// of an n near it): run 0's start plus a constant 128·c, so that the four runs share one live
+/// of an n near it): run 0's start plus a constant 128·c, so that the runs share one live
 /// value (an offset per run kept four live across the look-back).
 #[inline(always)]
 fn run_start(tile: u32, c: u32) -> u32 {
@@ -143,7 +145,7 @@ pub(crate) fn run_totals<T: ScanElement>(run: &Runs<T>) -> [T; RUNS as usize] {
     })
 }
 
-/// Phase 0: `output` = each 4096-element tile's scan, `scratch[tile]` = its total. Phase 1:
+/// Phase 0: `output` = each 8192-element tile's scan, `scratch[tile]` = its total. Phase 1:
 /// `output[i] += scratch[tile of i]`.
 ///
 /// # Safety
@@ -188,7 +190,7 @@ pub(super) unsafe fn warp_shuffle_body<T: ScanElement>(
 }
 
 kernel! {
-    /// Phase 0: `output` = each 4096-element tile's scan, `scratch[tile]` = its total. Phase 1:
+    /// Phase 0: `output` = each 8192-element tile's scan, `scratch[tile]` = its total. Phase 1:
     /// `output[i] += scratch[tile of i]`.
     pub unsafe fn scan_warp_shuffle(input: *const f32, output: *mut f32, scratch: *mut f32, n: u32, exclusive: u32, phase: u32) {
         // SAFETY: forwarded from the kernel's contract; KERNEL launches THREADS threads.
@@ -196,7 +198,7 @@ kernel! {
     }
 }
 
-/// One block per 4096 elements.
+/// One block per 8192 elements.
 pub const KERNEL: Kernel<Scan> = Kernel {
     code: scan_warp_shuffle,
     block: Dim3::x(THREADS),
