@@ -286,9 +286,9 @@ fn managed_thrashing_runs_every_cure_and_checks_what_the_cpu_reads() {
         rng: 1,
     };
     let rows = host::demos::thrashing::run(&backend, &settings, 1 << 20).unwrap();
-    // Six ways with the CPU reading a few elements and all of them, and the overlapped copies
+    // Six ways with the CPU reading a few elements and all of them, and the two overlapped copies
     // (all of them only).
-    assert_eq!(rows.len(), 13);
+    assert_eq!(rows.len(), 14);
     for row in &rows {
         assert!(!row.failed(), "{}: {}", row.variant, row.check);
         assert!(

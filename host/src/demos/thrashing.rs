@@ -4,7 +4,8 @@
 //! (or of the pages read). The cures: prefetch at each phase change (one bulk migration instead of
 //! faults); the GPU as preferred location with the CPU's access advised; read-mostly (the CPU
 //! only reads); and no managed memory at all (device memory and explicit copies into pinned host
-//! memory, whole, or in chunks that the CPU reads as they land); and two managed arrays attached
+//! memory, whole, or in chunks that the CPU reads as they land, also with two arrays on each side
+//! so that one round's kernel and copies run while the CPU reads the last); and two managed arrays attached
 //! to two streams, the CPU reading the last round's while the GPU writes this round's. Each
 //! variant runs with the CPU reading a few elements (16, spread over the array) and
 //! all of them. The time per iteration is wall clock: the launch of vec_add writing the array,
@@ -46,19 +47,23 @@ enum Cure {
     PinnedCopies,
     /// The same, the copy in chunks that the CPU reads as they land.
     PinnedOverlapped,
+    /// The same with two arrays on each side: round i's kernel and copies run while the CPU reads
+    /// round i−1's, the copies on a stream of their own.
+    PinnedPipelined,
     /// Two managed arrays, each attached to a stream of its own (`cuStreamAttachMemAsync`): the
     /// GPU writes round i's while the CPU reads round i−1's.
     StreamAttached,
 }
 
 impl Cure {
-    const ALL: [Cure; 7] = [
+    const ALL: [Cure; 8] = [
         Cure::None,
         Cure::Prefetch,
         Cure::PreferGpu,
         Cure::ReadMostly,
         Cure::PinnedCopies,
         Cure::PinnedOverlapped,
+        Cure::PinnedPipelined,
         Cure::StreamAttached,
     ];
 
@@ -70,6 +75,7 @@ impl Cure {
             Cure::ReadMostly => "managed, read-mostly",
             Cure::PinnedCopies => "device memory + pinned copies",
             Cure::PinnedOverlapped => "device memory + pinned copies, read as they land",
+            Cure::PinnedPipelined => "device memory + pinned copies, read as they land, rounds overlapped",
             Cure::StreamAttached => "managed, two arrays on two streams, read while the other is written",
         }
     }
@@ -100,7 +106,7 @@ pub fn run(backend: &Backend, _settings: &Settings, n: usize) -> Result<Vec<Row>
     let mut rows = Vec::new();
     for cure in Cure::ALL {
         for few in [true, false] {
-            if few && cure == Cure::PinnedOverlapped {
+            if few && matches!(cure, Cure::PinnedOverlapped | Cure::PinnedPipelined) {
                 // Sixteen single elements are copied one by one either way.
                 continue;
             }
@@ -246,6 +252,98 @@ fn chunk_range(n: usize, k: usize) -> std::ops::Range<usize> {
     (k * size).min(n)..((k + 1) * size).min(n)
 }
 
+/// [`Cure::PinnedPipelined`]: ITERATIONS + 2 rounds, each time the interval between the ends of two
+/// successive rounds' reads (the first two untimed). Round i writes device array i mod 2 on the
+/// GPU's stream (after round i−2's copies out of it), and a second stream copies it chunk by chunk
+/// into pinned array i mod 2 (after the kernel), while the CPU reads round i−1's chunks as they
+/// land; round i+1 is queued before round i is read, and round i+2 only after it, so no copy
+/// overwrites pinned memory the CPU is reading.
+fn pipelined_rounds(
+    backend: &Backend,
+    gpu: &Gpu,
+    problem: &Elementwise,
+    (a, b): (&CudaSlice<f32>, &CudaSlice<f32>),
+    samples: &mut Vec<f64>,
+) -> Result<std::result::Result<(), String>> {
+    let n = problem.n as usize;
+    let copies = gpu.context().new_stream().doing(|| "creating a stream".into())?;
+    let event = || gpu.context().new_event(None).doing(|| "creating an event".into());
+    let mut outs: Vec<CudaSlice<f32>> = vec![gpu.zeros(n)?, gpu.zeros(n)?];
+    // SAFETY: written by the copies before the CPU reads them; flags 0 = ordinary pinned memory.
+    let mut hosts = [
+        unsafe { gpu.context().alloc_pinned_with_flags::<f32>(n, 0) }.doing(|| "allocating pinned memory".into())?,
+        unsafe { gpu.context().alloc_pinned_with_flags::<f32>(n, 0) }.doing(|| "allocating pinned memory".into())?,
+    ];
+    // Raw pointers only: no reference to the pinned memory exists while copies run.
+    let targets = [
+        hosts[0].as_mut_ptr().doing(|| "mapping pinned memory".into())?,
+        hosts[1].as_mut_ptr().doing(|| "mapping pinned memory".into())?,
+    ];
+    let landed = [
+        (0..OVERLAP_CHUNKS).map(|_| event()).collect::<Result<Vec<_>>>()?,
+        (0..OVERLAP_CHUNKS).map(|_| event()).collect::<Result<Vec<_>>>()?,
+    ];
+    let (written, copied) = ([event()?, event()?], [event()?, event()?]);
+    let rounds = ITERATIONS + 2;
+    let queue = |round: usize, outs: &mut Vec<CudaSlice<f32>>| -> Result<()> {
+        let side = round % 2;
+        // The kernel may overwrite device array `side` once round − 2's copies out of it are done.
+        gpu.stream()
+            .wait(&copied[side])
+            .doing(|| "ordering a kernel after the copies".into())?;
+        elementwise::launch(backend, &vec_add::KERNEL, Source::Rust, problem, a, b, &mut outs[side])?;
+        written[side]
+            .record(gpu.stream())
+            .doing(|| "recording an event".into())?;
+        copies
+            .wait(&written[side])
+            .doing(|| "ordering copies after a kernel".into())?;
+        let source = outs[side].address(backend)?;
+        for (k, landing) in landed[side].iter().enumerate() {
+            let chunk = chunk_range(n, k);
+            // SAFETY: the chunk lies inside both arrays of n floats, which outlive the copies (all
+            // are waited for before this function returns); the kernel that writes the device
+            // array finished first (the event), and the CPU reads the pinned chunk only after its
+            // event, and no copy into this pinned array is queued before the CPU has read it.
+            unsafe {
+                sys::cuMemcpyDtoHAsync_v2(
+                    targets[side].add(chunk.start).cast(),
+                    source + (chunk.start * size_of::<f32>()) as u64,
+                    chunk.len() * size_of::<f32>(),
+                    copies.cu_stream(),
+                )
+            }
+            .result()
+            .doing(|| format!("copying chunk {k} to the host"))?;
+            landing.record(&copies).doing(|| "recording an event".into())?;
+        }
+        copied[side].record(&copies).doing(|| "recording an event".into())
+    };
+    let mut outcome = Ok(());
+    queue(0, &mut outs)?;
+    let mut last = Instant::now();
+    for round in 0..rounds {
+        if round + 1 < rounds {
+            queue(round + 1, &mut outs)?;
+        }
+        let side = round % 2;
+        // SAFETY: round `round`'s copies write every chunk of pinned array `side`; the next copies
+        // into it are queued only after this read returns.
+        let result = unsafe { read_as_landed(targets[side], n, &landed[side]) };
+        let now = Instant::now();
+        if round >= 2 {
+            samples.push((now - last).as_secs_f64() * 1e3);
+        }
+        last = now;
+        if outcome.is_ok() {
+            outcome = result;
+        }
+    }
+    copies.synchronize().doing(|| "waiting for the copies".into())?;
+    gpu.synchronize()?;
+    Ok(outcome)
+}
+
 /// ITERATIONS + 1 rounds of the GPU writing the array and the CPU reading it, the first untimed.
 fn iterate(
     backend: &Backend,
@@ -290,6 +388,8 @@ fn iterate(
                 outcome = result;
             }
         }
+    } else if cure == Cure::PinnedPipelined {
+        outcome = pipelined_rounds(backend, gpu, problem, (a, b), &mut samples)?;
     } else if cure == Cure::PinnedOverlapped {
         let mut out: CudaSlice<f32> = gpu.zeros(n)?;
         // SAFETY: written by the copies before it is read; flags 0 = ordinary pinned memory.
