@@ -705,7 +705,7 @@ fn info_json(backend: &Backend) -> Result<String> {
                 .into_iter()
                 .map(|(family, size, choice)| serde_json::json!({ "family": family, "size": size, "choice": choice }))
                 .collect();
-            let topology = Gpu::open_all().and_then(|gpus| Topology::of(&gpus)).ok();
+            let topology = Topology::of_all_devices().ok();
             serde_json::json!({ "backend": "gpu", "device": gpu.info(), "ptx_arch": gpu.ptx_arch(), "kernels": occupancy, "choices": choices, "topology": topology })
         }
         Backend::Emu => {
@@ -785,7 +785,7 @@ fn print_info(backend: &Backend) -> Result<()> {
     );
     println!();
     println!("Topology (every device the driver sees):");
-    match Gpu::open_all().and_then(|gpus| Topology::of(&gpus)) {
+    match Topology::of_all_devices() {
         Ok(topology) => topology.describe().iter().for_each(|line| println!("  {line}")),
         Err(why) => println!("  unknown: {why}"),
     }

@@ -19,7 +19,7 @@ use crate::error::{Doing, HostError, Result};
 use crate::families::{Bound, Work, elementwise};
 use crate::gpu::{Gpu, ManagedBuffer, MemoryLocation, Timing};
 use cudarc::driver::sys;
-use cudarc::driver::{CudaEvent, CudaSlice};
+use cudarc::driver::{CudaEvent, CudaSlice, CudaStream};
 use kernels::elementwise::Elementwise;
 use kernels::{Source, vec_add};
 use std::time::Instant;
@@ -246,6 +246,37 @@ unsafe fn read_as_landed(host: *const f32, n: usize, landed: &[CudaEvent]) -> st
     })
 }
 
+/// Queues on `stream` the copy of device array `source` (n floats) into pinned `target`, chunk k
+/// of [`OVERLAP_CHUNKS`] recording `landed[k]` once it has landed.
+///
+/// # Safety
+/// `source` and `target` hold n floats and outlive the copies; nothing writes `source` or touches
+/// `target` until the chunks' events have completed.
+unsafe fn queue_chunk_copies(
+    source: u64,
+    target: *mut f32,
+    n: usize,
+    landed: &[CudaEvent],
+    stream: &CudaStream,
+) -> Result<()> {
+    for (k, event) in landed.iter().enumerate() {
+        let chunk = chunk_range(n, k);
+        // SAFETY: the chunk lies inside both arrays (the caller's contract).
+        unsafe {
+            sys::cuMemcpyDtoHAsync_v2(
+                target.add(chunk.start).cast(),
+                source + (chunk.start * size_of::<f32>()) as u64,
+                chunk.len() * size_of::<f32>(),
+                stream.cu_stream(),
+            )
+        }
+        .result()
+        .doing(|| format!("copying chunk {k} to the host"))?;
+        event.record(stream).doing(|| "recording an event".into())?;
+    }
+    Ok(())
+}
+
 /// Elements of chunk `k` of [`OVERLAP_CHUNKS`] over `n`.
 fn chunk_range(n: usize, k: usize) -> std::ops::Range<usize> {
     let size = n.div_ceil(OVERLAP_CHUNKS);
@@ -298,25 +329,11 @@ fn pipelined_rounds(
         copies
             .wait(&written[side])
             .doing(|| "ordering copies after a kernel".into())?;
-        let source = outs[side].address(backend)?;
-        for (k, landing) in landed[side].iter().enumerate() {
-            let chunk = chunk_range(n, k);
-            // SAFETY: the chunk lies inside both arrays of n floats, which outlive the copies (all
-            // are waited for before this function returns); the kernel that writes the device
-            // array finished first (the event), and the CPU reads the pinned chunk only after its
-            // event, and no copy into this pinned array is queued before the CPU has read it.
-            unsafe {
-                sys::cuMemcpyDtoHAsync_v2(
-                    targets[side].add(chunk.start).cast(),
-                    source + (chunk.start * size_of::<f32>()) as u64,
-                    chunk.len() * size_of::<f32>(),
-                    copies.cu_stream(),
-                )
-            }
-            .result()
-            .doing(|| format!("copying chunk {k} to the host"))?;
-            landing.record(&copies).doing(|| "recording an event".into())?;
-        }
+        // SAFETY: both arrays hold n floats and outlive the copies (all are waited for before
+        // this function returns); the kernel that writes the device array finished first (the
+        // event); the CPU reads a pinned chunk only after its event, and no copy into this pinned
+        // array is queued before the CPU has read it.
+        unsafe { queue_chunk_copies(outs[side].address(backend)?, targets[side], n, &landed[side], &copies)? };
         copied[side].record(&copies).doing(|| "recording an event".into())
     };
     let mut outcome = Ok(());
@@ -403,25 +420,9 @@ fn iterate(
         for round in 0..=ITERATIONS {
             let start = Instant::now();
             elementwise::launch(backend, &vec_add::KERNEL, Source::Rust, problem, a, b, &mut out)?;
-            let source = out.address(backend)?;
-            for (k, event) in landed.iter().enumerate() {
-                let chunk = chunk_range(n, k);
-                let bytes = chunk.len() * size_of::<f32>();
-                // SAFETY: the chunk lies inside both arrays of n floats, which outlive the copy (it
-                // is waited for below, before the next round or the end); the CPU reads it only
-                // after its event.
-                unsafe {
-                    sys::cuMemcpyDtoHAsync_v2(
-                        target.add(chunk.start).cast(),
-                        source + (chunk.start * size_of::<f32>()) as u64,
-                        bytes,
-                        gpu.stream().cu_stream(),
-                    )
-                }
-                .result()
-                .doing(|| format!("copying chunk {k} to the host"))?;
-                event.record(gpu.stream()).doing(|| "recording an event".into())?;
-            }
+            // SAFETY: both arrays hold n floats and outlive the copies (waited for below, before
+            // the next round or the end); the CPU reads a chunk only after its event.
+            unsafe { queue_chunk_copies(out.address(backend)?, target, n, &landed, gpu.stream())? };
             // SAFETY: the copies just queued write every chunk; nothing else writes the array.
             let result = unsafe { read_as_landed(target, n, &landed) };
             gpu.synchronize()?;

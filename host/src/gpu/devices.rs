@@ -97,15 +97,20 @@ impl Gpu {
 
     /// The device's PCI address, e.g. "0000:18:00.0".
     pub fn pci_bus_id(&self) -> Result<String> {
-        let mut buffer = [0 as std::ffi::c_char; 32];
-        // SAFETY: writes a NUL-terminated string of at most the given length.
-        unsafe { sys::cuDeviceGetPCIBusId(buffer.as_mut_ptr(), buffer.len() as i32, self.context().cu_device()) }
-            .result()
-            .doing(|| "reading the PCI bus id".into())?;
-        // SAFETY: the driver wrote a NUL-terminated string into the buffer.
-        let id = unsafe { std::ffi::CStr::from_ptr(buffer.as_ptr()) };
-        Ok(id.to_string_lossy().into_owned())
+        pci_bus_id(self.context().cu_device())
     }
+}
+
+/// The PCI address of `device`.
+fn pci_bus_id(device: sys::CUdevice) -> Result<String> {
+    let mut buffer = [0 as std::ffi::c_char; 32];
+    // SAFETY: writes a NUL-terminated string of at most the given length.
+    unsafe { sys::cuDeviceGetPCIBusId(buffer.as_mut_ptr(), buffer.len() as i32, device) }
+        .result()
+        .doing(|| "reading the PCI bus id".into())?;
+    // SAFETY: the driver wrote a NUL-terminated string into the buffer.
+    let id = unsafe { std::ffi::CStr::from_ptr(buffer.as_ptr()) };
+    Ok(id.to_string_lossy().into_owned())
 }
 
 /// Whether kernels on `reader` can reach `owner`'s device memory (false for the same device: it
@@ -178,47 +183,65 @@ pub struct Topology {
 impl Topology {
     /// The topology of `gpus`.
     pub fn of(gpus: &[Gpu]) -> Result<Topology> {
+        let devices: Vec<(usize, sys::CUdevice)> = gpus
+            .iter()
+            .map(|g| (g.info().ordinal, g.context().cu_device()))
+            .collect();
+        Self::of_devices(&devices)
+    }
+
+    /// The topology of every device the driver sees, read from device handles alone (no context,
+    /// no module load: what `host info` needs).
+    pub fn of_all_devices() -> Result<Topology> {
+        cudarc::driver::result::init().doing(|| "initialising the driver".into())?;
+        let count = CudaContext::device_count().doing(|| "counting devices".into())?;
+        let devices = (0..count)
+            .map(|o| {
+                cudarc::driver::result::device::get(o)
+                    .map(|d| (o as usize, d))
+                    .doing(|| format!("opening device {o}"))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Self::of_devices(&devices)
+    }
+
+    /// The topology of `devices` (ordinal and handle each; a device listed twice has no pair
+    /// with itself).
+    fn of_devices(devices: &[(usize, sys::CUdevice)]) -> Result<Topology> {
         let nvml = Nvml::open();
         let nvml_note = nvml.as_ref().err().map(|e| e.to_string());
-        let mut devices = Vec::new();
-        for gpu in gpus {
-            let pci_bus_id = gpu.pci_bus_id()?;
+        let mut summaries = Vec::new();
+        for &(ordinal, device) in devices {
+            let pci_bus_id = pci_bus_id(device)?;
             let active_nvlinks = nvml.as_ref().ok().and_then(|n| n.active_nvlinks(&pci_bus_id).ok());
-            devices.push(TopologyDevice {
-                ordinal: gpu.info().ordinal,
-                name: gpu.info().name.clone(),
+            summaries.push(TopologyDevice {
+                ordinal,
+                name: cudarc::driver::result::device::get_name(device).doing(|| "reading the device name".into())?,
                 pci_bus_id,
                 active_nvlinks,
             });
         }
         let mut pairs = Vec::new();
-        for (i, a) in gpus.iter().enumerate() {
-            for (j, b) in gpus.iter().enumerate() {
-                if i == j || a.same_device(b) {
+        for (i, &(from, a)) in devices.iter().enumerate() {
+            for (j, &(to, b)) in devices.iter().enumerate() {
+                if i == j || a == b {
                     continue;
                 }
                 let attribute = |attribute: P2p| -> Result<i32> {
                     let mut value = 0;
                     // SAFETY: writes one int.
-                    unsafe {
-                        sys::cuDeviceGetP2PAttribute(
-                            &mut value,
-                            attribute,
-                            a.context().cu_device(),
-                            b.context().cu_device(),
-                        )
-                    }
-                    .result()
-                    .doing(|| format!("reading {attribute:?}"))?;
+                    unsafe { sys::cuDeviceGetP2PAttribute(&mut value, attribute, a, b) }
+                        .result()
+                        .doing(|| format!("reading {attribute:?}"))?;
                     Ok(value)
                 };
                 let link = nvml
                     .as_ref()
                     .ok()
-                    .and_then(|n| n.link(&devices[i].pci_bus_id, &devices[j].pci_bus_id).ok());
+                    .and_then(|n| n.link(&summaries[i].pci_bus_id, &summaries[j].pci_bus_id).ok());
                 pairs.push(PeerLink {
-                    from: a.info().ordinal,
-                    to: b.info().ordinal,
+                    from,
+                    to,
                     peer_access: attribute(P2p::CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED)? != 0,
                     performance_rank: attribute(P2p::CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK)?,
                     native_atomics: attribute(P2p::CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED)? != 0,
@@ -227,7 +250,7 @@ impl Topology {
             }
         }
         Ok(Topology {
-            devices,
+            devices: summaries,
             pairs,
             nvml_note,
         })
