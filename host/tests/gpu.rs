@@ -191,6 +191,68 @@ fn a_buffer_attached_to_an_idle_stream_is_readable_while_another_streams_kernel_
 
 #[test]
 #[ignore = "needs an NVIDIA GPU; the runner runs it with --include-ignored"]
+fn readers_of_a_shared_managed_buffer_run_at_once_and_a_writer_waits_for_them() {
+    let backend = open();
+    let gpu = gpu(&backend);
+    let other = Backend::Gpu(Box::new(Gpu::open(Some(gpu.info().ordinal)).unwrap()));
+    let side = 4096;
+    let mut shared = ManagedBuffer::new(gpu, side * side, 1.0f32).unwrap();
+    shared.share_with(self::gpu(&other)).unwrap();
+    let problem = Matmul::new(side, side, side).unwrap();
+    let naive = &kernels::matmul::naive::KERNEL;
+    let small = Elementwise::new(1024).unwrap();
+    let reads_shared_for_long = |c: &mut ManagedBuffer<f32>| {
+        matmul::launch(&backend, naive, Source::Rust, &problem, &shared, &shared, c).unwrap();
+    };
+    // A long read on the first stream, then a short read on the second: the second need not wait.
+    let mut c = ManagedBuffer::new(gpu, side * side, f32::NAN).unwrap();
+    reads_shared_for_long(&mut c);
+    let mut sum = ManagedBuffer::new(self::gpu(&other), 1024, f32::NAN).unwrap();
+    elementwise::launch(
+        &other,
+        &vec_add::KERNEL,
+        Source::Rust,
+        &small,
+        &shared,
+        &shared,
+        &mut sum,
+    )
+    .unwrap();
+    self::gpu(&other).synchronize().unwrap();
+    assert!(
+        c.is_busy(),
+        "a reader on another stream waited for the first stream's read to finish"
+    );
+    assert!(sum.read().unwrap().iter().all(|&v| v == 2.0));
+    assert!(c.read().unwrap().iter().all(|&v| v == side as f32));
+    // A long read, then a write on the second stream: the write must wait for the read.
+    reads_shared_for_long(&mut c);
+    let twos = ManagedBuffer::new(self::gpu(&other), side * side, 2.0f32).unwrap();
+    let whole = Elementwise::new(side * side).unwrap();
+    elementwise::launch(
+        &other,
+        &vec_add::KERNEL,
+        Source::Rust,
+        &whole,
+        &twos,
+        &twos,
+        &mut shared,
+    )
+    .unwrap();
+    self::gpu(&other).synchronize().unwrap();
+    assert!(
+        !c.is_busy(),
+        "a writer on another stream started before the first stream's read had finished"
+    );
+    assert!(
+        c.read().unwrap().iter().all(|&v| v == side as f32),
+        "the read saw the later write"
+    );
+    assert!(shared.read().unwrap().iter().all(|&v| v == 4.0));
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU; the runner runs it with --include-ignored"]
 fn managed_allocation_beyond_free_memory_is_refused() {
     let backend = open();
     let gpu = gpu(&backend);

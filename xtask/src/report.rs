@@ -43,6 +43,11 @@ impl Step {
 /// The PyTorch benchmark's name in the report's folder.
 const TORCH_FILE: &str = "torch-ops.json";
 
+/// The benches' family of several-GPU scenarios: its rows mix copies and products, each rated
+/// against a ceiling of its own run (the copy engine, one GPU), so it gets a table of its own
+/// rather than the families' plots.
+const MULTI_GPU: &str = "multi_gpu";
+
 /// Reads `input` (and `torch`, the PyTorch extension's benchmark, when given) and writes the
 /// report into `out`; returns the files written.
 pub fn write(input: &Path, torch: Option<&Path>, out: &Path) -> Result<Vec<PathBuf>, String> {
@@ -180,6 +185,7 @@ pub fn markdown(run: &BenchRun, torch: Option<&TorchRun>) -> String {
     choice_section(&mut md, run);
     bank_section(&mut md, run);
     transfer_section(&mut md, run);
+    multi_gpu_section(&mut md, run);
     ratio_section(&mut md, run);
     if let Some(torch) = torch {
         torch_section(&mut md, torch);
@@ -229,10 +235,11 @@ fn torch_section(md: &mut String, torch: &TorchRun) {
     md.push('\n');
 }
 
-/// The families of one bound, in the order the run measured them.
+/// The families of one bound, in the order the run measured them (the several-GPU scenarios
+/// apart: they have their own section).
 pub fn families(run: &BenchRun, bound: Bound) -> Vec<String> {
     let mut families: Vec<String> = Vec::new();
-    for case in run.cases.iter().filter(|c| c.bound == bound) {
+    for case in run.cases.iter().filter(|c| c.bound == bound && c.family != MULTI_GPU) {
         if !families.contains(&case.family) {
             families.push(case.family.clone());
         }
@@ -380,7 +387,11 @@ fn choice_section(md: &mut String, run: &BenchRun) {
 
 fn transfer_section(md: &mut String, run: &BenchRun) {
     let _ = writeln!(md, "## Managed memory and copies\n");
-    let cases: Vec<&BenchCase> = run.cases.iter().filter(|c| c.bound == Bound::Transfer).collect();
+    let cases: Vec<&BenchCase> = run
+        .cases
+        .iter()
+        .filter(|c| c.bound == Bound::Transfer && c.family != MULTI_GPU)
+        .collect();
     let Some(first) = cases.first() else {
         let _ = writeln!(md, "_No managed-memory cases in this run._\n");
         return;
@@ -411,6 +422,41 @@ fn transfer_section(md: &mut String, run: &BenchRun) {
             "| {scenario} | {} | {kernel_ms} | {} |",
             ms(c.median_ms),
             fixed(c.rate, 1)
+        );
+    }
+    md.push('\n');
+}
+
+/// The several-GPU scenarios (`host multi-gpu`), only where the run has them: each row against the
+/// ceiling the scenario measured in the same run (the copy engine's one direction for the links,
+/// one GPU for the split products).
+fn multi_gpu_section(md: &mut String, run: &BenchRun) {
+    let cases: Vec<&BenchCase> = run.cases.iter().filter(|c| c.family == MULTI_GPU).collect();
+    if cases.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        md,
+        "## Several GPUs
+"
+    );
+    let _ = writeln!(
+        md,
+        "`host multi-gpu`'s scenarios. % of ceiling: against the copy engine's one-direction rate \
+         for the links, against one GPU for the split products (200 % is twice one GPU), both \
+         measured in this run.\n"
+    );
+    let _ = writeln!(md, "| scenario | size | median ms | rate | % of ceiling |");
+    let _ = writeln!(md, "| --- | --- | ---: | ---: | ---: |");
+    for c in cases {
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {} | {} |",
+            text(&c.kernel),
+            text(&c.size),
+            ms(c.median_ms),
+            rate_with_unit(c),
+            percent(c.percent_of_ceiling)
         );
     }
     md.push('\n');
@@ -729,6 +775,52 @@ mod tests {
         assert!(md.contains("_No kernel was measured both in Rust and in CUDA C in this run._"));
         assert!(!md.contains(".svg)"));
         assert!(md.contains("| managed, prefetch | 9.00 | 0.500 | 1.4 |"));
+    }
+
+    #[test]
+    fn several_gpu_scenarios_get_their_own_table_and_no_family_plot() {
+        let mut run = sample();
+        assert!(
+            !markdown(&run, None).contains("## Several GPUs"),
+            "only where the run has them"
+        );
+        let mut split = case(
+            (MULTI_GPU, Bound::Compute),
+            "multi-gpu split: rows split, inputs resident",
+            None,
+            "8192×8192×8192 on 2 device(s)",
+            8192.0,
+            (13.3, 82.4),
+        );
+        split.percent_of_ceiling = Some(198.5);
+        let copy = case(
+            (MULTI_GPU, Bound::Transfer),
+            "multi-gpu peer: copy 0->1",
+            None,
+            "n=268435456",
+            268435456.0,
+            (2.73, 393.5),
+        );
+        run.cases.extend([split, copy]);
+        let md = markdown(&run, None);
+        assert!(
+            md.contains("| multi-gpu split: rows split, inputs resident | 8192×8192×8192 on 2 device(s) | 13.3 | 82.40 TFLOP/s | 198.5 |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| multi-gpu peer: copy 0-\\>1 | n=268435456 | 2.73 | 393.5 GB/s | — |"),
+            "{md}"
+        );
+        assert!(!md.contains("## multi"), "{md}");
+        let transfers = md
+            .split("## Managed memory")
+            .nth(1)
+            .unwrap()
+            .split("## Several GPUs")
+            .next()
+            .unwrap();
+        assert!(!transfers.contains("copy 0-"), "{transfers}");
+        assert!(Plot::all(&run).iter().all(|p| !p.stem().contains("multi")));
     }
 
     #[test]

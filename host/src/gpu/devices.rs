@@ -128,22 +128,63 @@ pub fn can_access_peer(reader: &Gpu, owner: &Gpu) -> Result<bool> {
 }
 
 /// Lets kernels and copies on `reader` address `owner`'s device memory directly. Idempotent.
+///
+/// Two switches, because the owner's memory comes from two allocators: `cuCtxEnablePeerAccess`
+/// covers `cuMemAlloc`'s memory, and the owner's memory pool (where cudarc's stream-ordered
+/// `cuMemAllocAsync` takes it from) keeps its own access list, which peer access leaves alone: a
+/// kernel reading pool memory of another GPU without it faults with an illegal address.
 pub fn enable_peer_access(reader: &Gpu, owner: &Gpu) -> Result<()> {
+    let doing = |what: &str| {
+        format!(
+            "{what} from device {} to device {}",
+            reader.info().ordinal,
+            owner.info().ordinal
+        )
+    };
     reader
         .context()
         .bind_to_thread()
         .doing(|| "binding the context".into())?;
     // SAFETY: a valid context of another device; flags must be 0.
     match unsafe { sys::cuCtxEnablePeerAccess(owner.context().cu_ctx(), 0) } {
-        CUresult::CUDA_SUCCESS | CUresult::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED => Ok(()),
-        other => other.result().doing(|| {
-            format!(
-                "enabling peer access from device {} to device {}",
-                reader.info().ordinal,
-                owner.info().ordinal
-            )
-        }),
+        CUresult::CUDA_SUCCESS | CUresult::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED => {}
+        other => other.result().doing(|| doing("enabling peer access"))?,
     }
+    if !has_memory_pools(owner)? {
+        return Ok(());
+    }
+    let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
+    // SAFETY: a valid device handle and room for the pool's handle.
+    unsafe { sys::cuDeviceGetMemPool(&mut pool, owner.context().cu_device()) }
+        .result()
+        .doing(|| doing("finding the memory pool"))?;
+    let access = sys::CUmemAccessDesc {
+        location: sys::CUmemLocation {
+            type_: sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE,
+            id: reader.context().cu_device(),
+        },
+        flags: sys::CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+    };
+    // SAFETY: the owner's pool and one access descriptor naming the reader's device.
+    unsafe { sys::cuMemPoolSetAccess(pool, &access, 1) }
+        .result()
+        .doing(|| doing("opening the memory pool"))
+}
+
+/// Whether the device allocates from memory pools (and so cudarc's allocations come from one).
+fn has_memory_pools(gpu: &Gpu) -> Result<bool> {
+    let mut supported = 0;
+    // SAFETY: a valid device handle and room for the answer.
+    unsafe {
+        sys::cuDeviceGetAttribute(
+            &mut supported,
+            sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED,
+            gpu.context().cu_device(),
+        )
+    }
+    .result()
+    .doing(|| "asking whether the device has memory pools".into())?;
+    Ok(supported != 0)
 }
 
 /// One device of a [`Topology`].

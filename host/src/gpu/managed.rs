@@ -10,6 +10,7 @@ use cudarc::driver::sys::{
     self, CUmem_advise, CUmem_range_attribute, CUmemAttach_flags, CUmemLocation, CUmemLocationType,
 };
 use cudarc::driver::{CudaContext, CudaEvent};
+use std::cell::Cell;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
@@ -32,7 +33,9 @@ pub enum MemoryLocation {
 /// for all of the context's work.
 ///
 /// Other GPUs (or other streams of the same one) may use it after [`ManagedBuffer::share_with`]:
-/// each user stream has its own last-use event, and work queued on one waits for the others'.
+/// each user stream has its own last-use and last-write events. A kernel that writes the buffer
+/// waits for every other stream's last use; one that only reads it waits for their last writes
+/// alone, so readers on several GPUs (read-mostly duplicates, say) run at once.
 pub struct ManagedBuffer<T> {
     address: sys::CUdeviceptr,
     len: usize,
@@ -45,14 +48,39 @@ pub struct ManagedBuffer<T> {
     /// access the CPU may then touch it whenever that stream's work on it is done, even while
     /// kernels run on other streams.
     attached: Option<sys::CUstream>,
+    /// Set when a launch took the address for writing, until that launch is recorded.
+    writing: Cell<bool>,
     _t: PhantomData<T>,
 }
 
-/// One stream that may use a managed buffer, and the event its last use recorded.
+/// One stream that may use a managed buffer, and the events its last use and last write recorded.
 struct StreamUse {
     stream: sys::CUstream,
     ctx: Arc<CudaContext>,
     last_use: CudaEvent,
+    last_write: CudaEvent,
+}
+
+/// How a stream's new work uses a managed buffer, and so what of the other streams' work it waits
+/// for.
+#[derive(Clone, Copy)]
+enum Use {
+    /// Reads only: after the others' writes.
+    Read,
+    /// Writes, moves or attaches it: after everything the others queued on it.
+    Exclusive,
+}
+
+impl StreamUse {
+    fn of(gpu: &Gpu) -> Result<StreamUse> {
+        let event = || gpu.context().new_event(None).doing(|| "creating an event".into());
+        Ok(StreamUse {
+            stream: gpu.stream().cu_stream(),
+            ctx: gpu.context().clone(),
+            last_use: event()?,
+            last_write: event()?,
+        })
+    }
 }
 
 // SAFETY: the buffer owns its allocation; host access goes through &self / &mut self, and T is
@@ -129,19 +157,15 @@ impl<T: Element> ManagedBuffer<T> {
         // SAFETY: a fresh allocation of `bytes`, attached globally (any stream may use it).
         let address = unsafe { cudarc::driver::result::malloc_managed(bytes, CUmemAttach_flags::CU_MEM_ATTACH_GLOBAL) }
             .doing(|| format!("allocating {bytes} bytes of managed memory"))?;
-        let last_use = ctx.new_event(None).doing(|| "creating an event".into())?;
         let buffer = ManagedBuffer {
             address,
             len,
-            ctx: ctx.clone(),
+            ctx,
             ordinal: gpu.info().ordinal as i32,
             concurrent_access: gpu.info().concurrent_managed_access,
-            uses: vec![StreamUse {
-                stream: gpu.stream().cu_stream(),
-                ctx,
-                last_use,
-            }],
+            uses: vec![StreamUse::of(gpu)?],
             attached: None,
+            writing: Cell::new(false),
             _t: PhantomData,
         };
         Ok(buffer)
@@ -186,12 +210,7 @@ impl<T: Element> ManagedBuffer<T> {
         if self.user(gpu).is_some() {
             return Ok(());
         }
-        let last_use = gpu.context().new_event(None).doing(|| "creating an event".into())?;
-        self.uses.push(StreamUse {
-            stream: gpu.stream().cu_stream(),
-            ctx: gpu.context().clone(),
-            last_use,
-        });
+        self.uses.push(StreamUse::of(gpu)?);
         Ok(())
     }
 
@@ -200,7 +219,7 @@ impl<T: Element> ManagedBuffer<T> {
     /// device without concurrent managed access the CPU may use it while other streams run (on one
     /// with it, as the H200, the CPU may anyway: the attachment changes nothing there).
     pub fn attach_to_stream(&mut self, gpu: &Gpu) -> Result<()> {
-        self.order_on(gpu)?;
+        self.order_on(gpu, Use::Exclusive)?;
         // SAFETY: the whole allocation (length 0), attached to a stream of a context that shares it.
         unsafe {
             sys::cuStreamAttachMemAsync(
@@ -223,9 +242,9 @@ impl<T: Element> ManagedBuffer<T> {
         self.uses.iter().position(|u| u.stream == stream)
     }
 
-    /// `gpu`'s stream, ordered after every other user's last use: an error where the buffer was
-    /// not shared with it.
-    fn order_on(&self, gpu: &Gpu) -> Result<usize> {
+    /// `gpu`'s stream, ordered after every other user's last use (`Use::Exclusive`), or only
+    /// after their last writes (`Use::Read`): an error where the buffer was not shared with it.
+    fn order_on(&self, gpu: &Gpu, how: Use) -> Result<usize> {
         if self.attached.is_some_and(|stream| stream != gpu.stream().cu_stream()) {
             return Err(HostError::WrongMemory {
                 reason: "this managed buffer is attached to another stream: only that stream's work may use it".into(),
@@ -239,8 +258,12 @@ impl<T: Element> ManagedBuffer<T> {
         })?;
         for (i, other) in self.uses.iter().enumerate() {
             if i != user {
+                let after = match how {
+                    Use::Exclusive => &other.last_use,
+                    Use::Read => &other.last_write,
+                };
                 gpu.stream()
-                    .wait(&other.last_use)
+                    .wait(after)
                     .doing(|| "ordering a stream after another's use of a managed buffer".into())?;
             }
         }
@@ -319,7 +342,7 @@ impl<T: Element> ManagedBuffer<T> {
     /// other user's work on the buffer). `MemoryLocation::Device` is that GPU.
     pub fn prefetch(&self, gpu: &Gpu, location: MemoryLocation) -> Result<()> {
         let stream = gpu.stream();
-        self.order_on(gpu)?;
+        self.order_on(gpu, Use::Exclusive)?;
         let location = match location {
             MemoryLocation::Device => MemoryLocation::Gpu(gpu.info().ordinal),
             other => other,
@@ -337,15 +360,21 @@ impl<T: Element> ManagedBuffer<T> {
         self.record_use(gpu)
     }
 
-    /// Records that work just queued on the GPU's stream uses the buffer.
+    /// Records that work just queued on the GPU's stream uses the buffer (and writes it, where the
+    /// launch took the address for writing).
     fn record_use(&self, gpu: &Gpu) -> Result<()> {
         let user = self.user(gpu).ok_or_else(|| HostError::WrongMemory {
             reason: "a managed buffer's use was recorded on a stream it is not shared with".into(),
         })?;
-        self.uses[user]
-            .last_use
-            .record(gpu.stream())
-            .doing(|| "recording a managed buffer's last use".into())
+        let recording = |event: &CudaEvent| {
+            event
+                .record(gpu.stream())
+                .doing(|| "recording a managed buffer's last use".into())
+        };
+        if self.writing.take() {
+            recording(&self.uses[user].last_write)?;
+        }
+        recording(&self.uses[user].last_use)
     }
 
     pub fn prefetch_to_device(&self, gpu: &Gpu) -> Result<()> {
@@ -482,7 +511,8 @@ impl<T: Element> Tracked for ManagedBuffer<T> {
 }
 
 // SAFETY: one allocation of len elements, valid on every GPU and on the CPU (that is managed
-// memory): launched only on streams it is shared with, each ordered after the others' uses; on the
+// memory): launched only on streams it is shared with, a reader ordered after the others' writes, a
+// writer after all their uses; on the
 // emulator only when the CPU may touch it now (no pending GPU work).
 unsafe impl<T: Element> Array<T> for ManagedBuffer<T> {
     fn len(&self) -> usize {
@@ -495,7 +525,7 @@ unsafe impl<T: Element> Array<T> for ManagedBuffer<T> {
                 reason: "a managed buffer's uses are recorded on the GPU's own stream: launch it there, not on an external one".into(),
             }),
             Backend::Gpu(gpu) => {
-                self.order_on(gpu)?;
+                self.order_on(gpu, Use::Read)?;
                 Ok(self.address)
             }
             Backend::Emu => {
@@ -503,6 +533,18 @@ unsafe impl<T: Element> Array<T> for ManagedBuffer<T> {
                 Ok(self.address)
             }
         }
+    }
+
+    fn address_mut(&mut self, backend: &Backend) -> Result<u64> {
+        if let Backend::Gpu(gpu) = backend
+            && gpu.external_stream().is_none()
+        {
+            // A writer waits for every other stream's reads too, and readers after it wait for it.
+            self.order_on(gpu, Use::Exclusive)?;
+            self.writing.set(true);
+            return Ok(self.address);
+        }
+        self.address(backend)
     }
 }
 

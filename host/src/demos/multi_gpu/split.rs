@@ -237,10 +237,13 @@ pub fn run(backends: &[Backend], settings: &Settings, shape: [usize; 3]) -> Resu
         .with_ceiling(one_rate.as_ref()),
     );
 
-    // End to end: A and B start on the first GPU, C ends there.
+    // End to end: A and B start on the first GPU, C ends there. In three phases (every part's
+    // inputs, every part's product, every part's C back), because a copy between two GPUs waits
+    // for both GPUs' earlier work: queued part by part, the second GPU's inputs would wait for the
+    // first GPU's whole product, and the GPUs would take turns.
     let mut gathered: CudaSlice<f32> = first.zeros(m * n)?;
     let end_to_end = time_across(&gpus, settings, || {
-        for (p, rows_p, kernel, problem, a_p, b_p, c_p) in parts.iter_mut() {
+        for (p, rows_p, _, _, a_p, b_p, _) in parts.iter_mut() {
             let gpu = gpus[*p];
             copy_between(
                 first,
@@ -253,9 +256,13 @@ pub fn run(backends: &[Backend], settings: &Settings, shape: [usize; 3]) -> Resu
                 CopyBy::Destination,
             )?;
             copy_between(first, &b0, 0, gpu, b_p, 0, k * n, CopyBy::Destination)?;
+        }
+        for (p, _, kernel, problem, a_p, b_p, c_p) in parts.iter_mut() {
             host_matmul::launch(&backends[*p], kernel, Source::Rust, problem, &*a_p, &*b_p, c_p)?;
+        }
+        for (p, rows_p, _, _, _, _, c_p) in parts.iter() {
             copy_between(
-                gpu,
+                gpus[*p],
                 c_p,
                 0,
                 first,
