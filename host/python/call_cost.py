@@ -1,6 +1,8 @@
 """Where the microseconds of one operator call go: the pieces of an eager `rust_kernels.add` on a
-256-element tensor (GPU work of a few µs, so the host's cost is what is timed), each timed alone
-with torch.utils.benchmark, medians in µs. Run on a GPU machine with the wheel on PYTHONPATH:
+256-element tensor (GPU work of a few µs, so the host's cost is what is timed), each timed with
+torch.utils.benchmark in several rounds that take the pieces in turn (a host that slows down for a
+while then slows every piece alike, not the few timed meanwhile), the median of the rounds' medians
+in µs. Run on a GPU machine with the wheel on PYTHONPATH:
 
     python3 call_cost.py [--json FILE]
 """
@@ -17,10 +19,22 @@ import rust_kernels
 from rust_kernels import native, operators
 
 
-def median_us(statement, **globals_):
-    timer = benchmark.Timer(stmt=statement, globals=globals_)
-    timer.timeit(100)  # warm-up: the first calls open the GPU and load the kernels
-    return timer.blocked_autorange(min_run_time=0.3).median * 1e6
+ROUNDS = 7
+
+
+def medians_us(pieces, globals_):
+    """Each piece's median µs: ROUNDS rounds, each timing every piece in turn."""
+    timers = {
+        name: benchmark.Timer(stmt=statement, globals={**globals_, **extra})
+        for name, (statement, extra) in pieces.items()
+    }
+    for timer in timers.values():
+        timer.timeit(100)  # warm-up: the first calls open the GPU and load the kernels
+    rounds = {name: [] for name in pieces}
+    for _ in range(ROUNDS):
+        for name, timer in timers.items():
+            rounds[name].append(timer.blocked_autorange(min_run_time=0.05).median * 1e6)
+    return {name: statistics.median(values) for name, values in rounds.items()}
 
 
 def gpu_us(launch, repeats=200):
@@ -92,6 +106,15 @@ def main():
     )
     pieces = {
         "rust_kernels.add(a, b), eager": ("rust_kernels.add(a, b)", {}),
+        "the same, checked in Python first (the careful way)": (
+            "x, y = operators._ready('a', a), operators._ready('b', b)\n"
+            "operators._same_device(x, y)\n"
+            "assert x.shape == y.shape\n"
+            "o = torch.empty_like(x)\n"
+            "if x.numel():\n"
+            "    native.add(x, y, o, **operators._launch_args(x))",
+            {},
+        ),
         "torch.ops.rust_kernels.add, the custom operator": ("operators._add(a, b, 'auto')", {}),
         "torch.ops.call_cost.add, torch.library.Library": ("torch.ops.call_cost.add(a, b)", {}),
         "torch.ops.call_cost.nothing, torch.library.Library": ("torch.ops.call_cost.nothing(a)", {}),
@@ -115,15 +138,22 @@ def main():
         "torch.add(a, b, out=out)": ("torch.add(a, b, out=out)", {}),
         "torch.add(a, b)": ("torch.add(a, b)", {}),
     }
-    figures = {}
-    for name, (statement, extra) in pieces.items():
-        figures[name] = median_us(statement, **g, **extra)
-        print(f"{name:55} {figures[name]:7.2f} us")
+    figures = medians_us(pieces, g)
+    for name, us in figures.items():
+        print(f"{name:55} {us:7.2f} us")
     # The bare kernel: what the GPU spends on the launch itself; a call's overhead is the rest.
     bare = figures["the kernel on the GPU (CUDA events)"] = gpu_us(lambda: native.add(a, b, out, stream=s, device=0))
     figures["torch.add's kernel on the GPU (CUDA events)"] = gpu_us(lambda: torch.add(a, b, out=out))
-    for call in ["rust_kernels.add(a, b), eager", "torch.ops.rust_kernels.add, the custom operator", "native.add, torch tensors"]:
+    for call in [
+        "rust_kernels.add(a, b), eager",
+        "the same, checked in Python first (the careful way)",
+        "torch.ops.rust_kernels.add, the custom operator",
+        "native.add, torch tensors",
+    ]:
         figures[f"overhead over the bare kernel: {call}"] = figures[call] - bare
+    figures["overhead over the bare kernel: torch.add(a, b)"] = (
+        figures["torch.add(a, b)"] - figures["torch.add's kernel on the GPU (CUDA events)"]
+    )
     for name in list(figures)[len(pieces) :]:
         print(f"{name:55} {figures[name]:7.2f} us")
     if args.json:

@@ -9,7 +9,7 @@ Each takes ``variant=``: ``"auto"`` (the device's tile configuration, or the fas
 shape) or the name of any kernel of its family (``rust_kernels.variants(op)``).
 
 ``rust_kernels.native`` is the extension itself: the same operators on any objects with
-``__cuda_array_interface__`` (or torch tensors, read directly: faster), outputs given by the caller, the stream and device passed
+``__cuda_array_interface__`` (or torch tensors, read directly and taken on torch's word for where their memory is: faster; other arrays' memory is checked with the driver), outputs given by the caller, the stream and device passed
 explicitly. It imports without PyTorch and without a GPU; calls that get past the argument checks
 need the NVIDIA driver.
 """

@@ -57,6 +57,9 @@ pub struct Tensor {
     pub address: u64,
     pub shape: Vec<usize>,
     readonly: bool,
+    /// The device index of a `torch.Tensor` proper (not a subclass, not another framework's
+    /// array): torch's own metadata, which the launch trusts for where the memory is and how long.
+    pub torch_device: Option<usize>,
 }
 
 impl Tensor {
@@ -138,12 +141,32 @@ fn read_torch(name: &'static str, object: &Bound<PyAny>, dtype: Dtype) -> PyResu
             "{name}: the tensor of shape {shape:?} is not row-major contiguous; pass .contiguous()"
         )));
     }
+    let torch_device = match torch_tensor_type(py)? {
+        Some(tensor_type) if object.get_type().is(tensor_type) => {
+            Some(object.call_method0(intern!(py, "get_device"))?.extract()?)
+        }
+        _ => None,
+    };
     Ok(Some(Tensor {
         name,
         address: data_ptr.call0()?.extract()?,
         shape,
         readonly: false,
+        torch_device,
     }))
+}
+
+/// `torch.Tensor`, looked up once per process; `None` without torch.
+fn torch_tensor_type(py: Python<'_>) -> PyResult<Option<&Bound<'_, PyAny>>> {
+    static TENSOR: PyOnceLock<Option<Py<PyAny>>> = PyOnceLock::new();
+    let tensor = TENSOR.get_or_try_init(py, || -> PyResult<Option<Py<PyAny>>> {
+        Ok(py
+            .import("torch")
+            .ok()
+            .and_then(|torch| torch.getattr("Tensor").ok())
+            .map(Bound::unbind))
+    })?;
+    Ok(tensor.as_ref().map(|t| t.bind(py)))
 }
 
 /// An array from its `__cuda_array_interface__` (version 2 or 3).
@@ -229,6 +252,7 @@ fn read_interface(name: &'static str, object: &Bound<PyAny>, dtype: Dtype) -> Py
         address,
         shape,
         readonly,
+        torch_device: None,
     })
 }
 

@@ -1,8 +1,9 @@
 //! `rust_kernels._native`: the project's kernels for Python. Each function takes CUDA arrays (any
 //! object with `__cuda_array_interface__`: PyTorch tensors, CuPy arrays), the raw handle of the
 //! stream to launch on (PyTorch's current stream) and the device's index, checks what it was given
-//! (type, shape, contiguity; then, with the driver, that the memory is the device's and large
-//! enough), and queues the kernel on that stream through the host crate's one launch path
+//! (type, shape, contiguity; then that the memory is the device's and large enough: a
+//! `torch.Tensor` by its device index, as torch's own metadata has it, any other array with the
+//! driver), and queues the kernel on that stream through the host crate's one launch path
 //! ([`host::gpu::Gpu::on_external_stream`], [`host::gpu::ExternalArray`]). Outputs are allocated
 //! by the caller (the Python layer, `rust_kernels/operators.py`, with torch).
 //!
@@ -68,15 +69,28 @@ fn backend(device: usize, stream: usize) -> PyResult<Backend> {
     Ok(Backend::Gpu(Box::new(gpu.on_external_stream(stream))))
 }
 
-/// `tensor` as an array of the launch, checked against the driver's records.
+/// `tensor` as an array of the launch: a `torch.Tensor` on its word (its device checked against
+/// the launch's), anything else checked against the driver's records.
 fn array<T: host::array::Element>(backend: &Backend, tensor: &Tensor) -> PyResult<ExternalArray<T>> {
     let Backend::Gpu(gpu) = backend else {
         unreachable!("the extension makes GPU backends only")
     };
-    // SAFETY: the tensor's memory is held by the Python object for the whole call, and the caller
-    // orders its other uses on the stream the launch goes to (PyTorch's stream semantics); its
-    // length comes from its own interface.
-    unsafe { ExternalArray::new(gpu, tensor.address, tensor.len()) }.map_err(to_python)
+    let device = gpu.info().ordinal;
+    match tensor.torch_device {
+        Some(on) if on != device => Err(PyValueError::new_err(format!(
+            "{}: the tensor is on cuda:{on}, the launch on cuda:{device}; move it first (.to('cuda:{device}'))",
+            tensor.name
+        ))),
+        // SAFETY: a contiguous torch.Tensor (the exact type) on this device: torch's storage
+        // holds its len() elements from its data pointer, allocated in the device's primary
+        // context (where torch allocates, and which this GPU uses); the Python object holds the
+        // memory for the whole call, and the caller orders its other uses on the launch's stream.
+        Some(_) => unsafe { ExternalArray::of_framework(tensor.address, tensor.len()) }.map_err(to_python),
+        // SAFETY: the tensor's memory is held by the Python object for the whole call, and the
+        // caller orders its other uses on the stream the launch goes to (PyTorch's stream
+        // semantics); its length comes from its own interface.
+        None => unsafe { ExternalArray::new(gpu, tensor.address, tensor.len()) }.map_err(to_python),
+    }
 }
 
 /// `output = inputᵀ` for a rows × cols f32 matrix.

@@ -195,6 +195,21 @@ class AgainstPyTorch(unittest.TestCase):
                 a, b = rand(n, seed=n), rand(n, seed=n + 1)
                 self.assertTrue(torch.equal(rust_kernels.add(a, b, variant=variant), a + b), f"{variant} {n}")
 
+    def test_add_converts_what_the_native_layer_refuses_and_names_what_it_cannot(self):
+        base, b = rand(1001, seed=3), rand(1000, seed=4)
+        a = base[1:]  # 4 bytes past an aligned address: refused natively, copied by the careful way
+        self.assertTrue(torch.equal(rust_kernels.add(a, b), a + b))
+        strided = rand(2000, seed=5)[::2]
+        self.assertTrue(torch.equal(rust_kernels.add(strided, b), strided + b))
+        empty = torch.empty(0, device="cuda")
+        self.assertEqual(rust_kernels.add(empty, empty).shape, (0,))
+        with self.assertRaisesRegex(ValueError, "shapes must be equal"):
+            rust_kernels.add(b, rand(999))
+        with self.assertRaisesRegex(TypeError, "move it to the GPU"):
+            rust_kernels.add(b, b.cpu())
+        with self.assertRaisesRegex(TypeError, "dtype"):
+            rust_kernels.add(b, b.double())
+
     def test_shared_mem_add_is_exact(self):
         for n in [1, 31, 256, 257, 1_000_003]:
             a, b = rand(n, seed=n), rand(n, seed=n + 1)
@@ -236,6 +251,26 @@ class AgainstPyTorch(unittest.TestCase):
         self.assertTrue(torch.equal(rust_kernels.transpose(x), x.T))
         y = rand(64, 128)[:, ::2]  # not contiguous
         self.assertTrue(torch.equal(rust_kernels.transpose(y), y.T))
+
+    def test_torch_tensors_are_taken_on_their_word_and_other_arrays_checked_by_the_driver(self):
+        a, b = rand(1000, seed=1), rand(1000, seed=2)
+        stream, device = torch.cuda.current_stream().cuda_stream, a.get_device()
+        out = torch.full_like(a, float("nan"))
+        rust_kernels.native.add(a, b, out, stream=stream, device=device)
+        # A subclass of torch.Tensor is not torch's own tensor: the driver checks its memory.
+        sub = torch.nn.Parameter(a.clone(), requires_grad=False)
+        out_of_sub = torch.full_like(a, float("nan"))
+        rust_kernels.native.add(sub, b, out_of_sub, stream=stream, device=device)
+        torch.cuda.synchronize()
+        self.assertTrue(torch.equal(out, a + b))
+        self.assertTrue(torch.equal(out_of_sub, a + b))
+
+    @unittest.skipUnless(GPU and torch.cuda.device_count() >= 2, "needs two GPUs")
+    def test_a_tensor_on_another_device_than_the_launch_is_refused(self):
+        a = rand(1000)
+        stream = torch.cuda.current_stream(1).cuda_stream
+        with self.assertRaisesRegex(ValueError, "cuda:0, the launch on cuda:1"):
+            rust_kernels.native.add(a, a, torch.empty_like(a), stream=stream, device=1)
 
     def test_bad_arguments_are_python_errors(self):
         with self.assertRaises(TypeError):
