@@ -116,6 +116,10 @@ def main():
             {},
         ),
         "torch.ops.rust_kernels.add, the custom operator": ("operators._add(a, b, 'auto')", {}),
+        "torch.ops.rust_kernels.add.default, the dispatcher alone (no gradient check)": (
+            "op(a, b, 'auto')",
+            {"op": torch.ops.rust_kernels.add.default},
+        ),
         "torch.ops.call_cost.add, torch.library.Library": ("torch.ops.call_cost.add(a, b)", {}),
         "torch.ops.call_cost.nothing, torch.library.Library": ("torch.ops.call_cost.nothing(a)", {}),
         "native.add, torch tensors": ("native.add(a, b, out, stream=s, device=0)", {}),
@@ -148,6 +152,7 @@ def main():
         "rust_kernels.add(a, b), eager",
         "the same, checked in Python first (the careful way)",
         "torch.ops.rust_kernels.add, the custom operator",
+        "torch.ops.rust_kernels.add.default, the dispatcher alone (no gradient check)",
         "native.add, torch tensors",
     ]:
         figures[f"overhead over the bare kernel: {call}"] = figures[call] - bare

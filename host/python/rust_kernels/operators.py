@@ -67,8 +67,10 @@ def _elementwise(launch, a, b, **options):
     converted (views, offsets) and otherwise raises with what to do."""
     if type(a) is torch.Tensor and a.is_cuda:
         out = torch.empty_like(a)
+        device = a.get_device()
+        stream = _raw_stream(device) if _raw_stream else torch.cuda.current_stream(device).cuda_stream
         try:
-            launch(a, b, out, **options, **_launch_args(a))
+            launch(a, b, out, stream=stream, device=device, **options)
             return out
         except (TypeError, ValueError):
             pass

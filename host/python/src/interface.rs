@@ -112,19 +112,27 @@ impl Tensor {
 }
 
 /// A torch tensor's address, shape and layout, from its attributes; `None` for other objects.
+/// A `torch.Tensor` proper is read with the fewest calls into Python (five: its device index, which
+/// is -1 on the CPU, its dtype, shape, contiguity and address); other objects with torch's
+/// attributes (subclasses) by the same attributes, their device from `is_cuda`.
 fn read_torch(name: &'static str, object: &Bound<PyAny>, dtype: Dtype) -> PyResult<Option<Tensor>> {
     let py = object.py();
-    let (Ok(is_cuda), Ok(data_ptr)) = (
-        object.getattr(intern!(py, "is_cuda")),
-        object.getattr(intern!(py, "data_ptr")),
-    ) else {
-        return Ok(None);
+    let exact = torch_tensor_type(py)?.is_some_and(|tensor_type| object.get_type().is(tensor_type));
+    let torch_device = if exact {
+        let index: i64 = object.call_method0(intern!(py, "get_device"))?.extract()?;
+        Some(usize::try_from(index).map_err(|_| not_on_cuda(name))?)
+    } else {
+        let (Ok(is_cuda), true) = (
+            object.getattr(intern!(py, "is_cuda")),
+            object.hasattr(intern!(py, "data_ptr"))?,
+        ) else {
+            return Ok(None);
+        };
+        if !is_cuda.extract::<bool>()? {
+            return Err(not_on_cuda(name));
+        }
+        None
     };
-    if !is_cuda.extract::<bool>()? {
-        return Err(PyTypeError::new_err(format!(
-            "{name}: the tensor is not on a CUDA device; move it to the GPU first (.cuda())"
-        )));
-    }
     let given = object.getattr(intern!(py, "dtype"))?;
     // The usual case by identity with torch's own dtype objects; the name only for the message.
     let known = torch_dtypes(py, dtype)?.iter().any(|d| d.bind(py).is(&given));
@@ -141,19 +149,19 @@ fn read_torch(name: &'static str, object: &Bound<PyAny>, dtype: Dtype) -> PyResu
             "{name}: the tensor of shape {shape:?} is not row-major contiguous; pass .contiguous()"
         )));
     }
-    let torch_device = match torch_tensor_type(py)? {
-        Some(tensor_type) if object.get_type().is(tensor_type) => {
-            Some(object.call_method0(intern!(py, "get_device"))?.extract()?)
-        }
-        _ => None,
-    };
     Ok(Some(Tensor {
         name,
-        address: data_ptr.call0()?.extract()?,
+        address: object.call_method0(intern!(py, "data_ptr"))?.extract()?,
         shape,
         readonly: false,
         torch_device,
     }))
+}
+
+fn not_on_cuda(name: &str) -> PyErr {
+    PyTypeError::new_err(format!(
+        "{name}: the tensor is not on a CUDA device; move it to the GPU first (.cuda())"
+    ))
 }
 
 /// `torch.Tensor`, looked up once per process; `None` without torch.
