@@ -245,13 +245,15 @@ fn family_command(family: &'static dyn FamilyDemo) -> Command {
         );
     }
     let names: Vec<&str> = family.kernels().iter().map(|k| k.entry).collect();
-    let auto = if family.configurations().is_empty() {
-        String::new()
-    } else {
+    let auto = if !family.configurations().is_empty() {
         format!(
             ", or auto (the tile configuration chosen for the device among {})",
             family.configurations().join(", ")
         )
+    } else if families::auto::has_auto(family) {
+        ", or auto (the fastest rung for the shape, by the runner's figures)".to_string()
+    } else {
+        String::new()
     };
     command.arg(Arg::new("variant").long("variant").default_value("all").help(format!(
         "Which kernel: {}, or all{auto} (the family prefix may be left out)",
@@ -444,14 +446,15 @@ fn parse_job(matches: &ArgMatches) -> Result<Job> {
             let variant = sub.get_one::<String>("variant").expect("variant has a default");
             let kernels = if variant == "all" {
                 (0..demo.kernels().len()).collect()
-            } else if variant == "auto" && !demo.configurations().is_empty() {
+            } else if variant == "auto" && families::auto::has_auto(demo) {
                 Vec::new()
             } else {
                 let index = families::kernel_index(demo, variant).ok_or_else(|| HostError::InvalidInput {
                     what: "--variant".into(),
                     reason: format!(
-                        "'{variant}' is not a {} kernel; choose one of {} or all",
+                        "'{variant}' is not a {} kernel; choose {}one of {} or all",
                         demo.name(),
+                        if families::auto::has_auto(demo) { "auto, " } else { "" },
                         demo.kernels().iter().map(|k| k.entry).collect::<Vec<_>>().join(", ")
                     ),
                 })?;
@@ -611,25 +614,14 @@ fn run_job(backend: &Backend, settings: &Settings, job: &Job) -> Result<Vec<Row>
     }
 }
 
-/// `--variant auto`: the configuration the device gets, said on stderr with the reason.
+/// `--variant auto`: the kernel the family runs when none is named, said on stderr with the reason.
 fn auto_kernel(backend: &Backend, demo: &dyn FamilyDemo, size: Size) -> Result<usize> {
-    let first = || {
-        let entry = demo.configurations()[0];
-        families::kernel_index(demo, entry).expect("configurations name kernels of the family (tested)")
-    };
-    match backend {
-        Backend::Gpu(gpu) => match families::choice::choose(gpu, demo, size)? {
-            Some(choice) => {
-                eprintln!("note: --variant auto: {} ({})", choice.entry, choice.why);
-                Ok(choice.kernel)
-            }
-            None => Ok(first()),
-        },
-        Backend::Emu => {
-            eprintln!("note: --variant auto needs a GPU's occupancy figures; the emulator runs the smallest tile");
-            Ok(first())
-        }
-    }
+    let auto = families::auto::auto(backend, demo, size)?.ok_or_else(|| HostError::InvalidInput {
+        what: "--variant".into(),
+        reason: format!("{} has no automatic choice: name a kernel", demo.name()),
+    })?;
+    eprintln!("note: --variant auto: {} ({})", auto.entry, auto.why);
+    Ok(auto.kernel)
 }
 
 /// For each family with several tile configurations, the one this GPU gets at the family's

@@ -306,3 +306,21 @@ fn every_family_has_a_command_and_the_variant_names_come_from_the_registry() {
     assert_eq!(printed["results"][0]["kernel"], "matmul_tiled");
     assert_eq!(printed["results"].as_array().unwrap().len(), 1);
 }
+
+#[test]
+fn variant_auto_runs_the_fastest_rung_where_a_family_has_no_tiles_and_says_which() {
+    let (output, _) = host(
+        &["--backend", "emu", "softmax", "--rows", "3", "--cols", "100", "--variant", "auto"],
+        &[],
+    );
+    let (out, err) = text(&output);
+    assert_eq!(output.status.code(), Some(0), "{err}");
+    assert!(err.contains("--variant auto: softmax_registers ("), "{err}");
+    assert!(out.contains("softmax_registers") && out.contains("pass"), "{out}");
+    assert!(!out.contains("softmax_online"), "only the chosen kernel runs: {out}");
+    // A family with no automatic choice says what to do instead.
+    let (output, _) = host(&["--backend", "emu", "gather", "--variant", "auto"], &[]);
+    let (_, err) = text(&output);
+    assert_eq!(output.status.code(), Some(2), "{err}");
+    assert!(err.contains("'auto' is not a gather kernel; choose one of gather or all"), "{err}");
+}

@@ -1,15 +1,14 @@
-//! `variant=`: which kernel of a family an operator runs. `auto` is the device's tile
-//! configuration where the family has several (the host's chooser: the device's tile profile,
-//! else the occupancy rule), and elsewhere the fastest rung for the shape by the runner's figures
-//! (`docs/perf-log.md`); any kernel of the family can be named, with or without its family prefix.
+//! `variant=`: which kernel of a family an operator runs. `auto` is what `host <family> --variant
+//! auto` runs ([`host::families::auto`]): the device's tile configuration where the family has
+//! several, elsewhere the fastest rung for the shape by the runner's figures; any kernel of the
+//! family can be named, with or without its family prefix.
 
 use host::Backend;
 use host::families::{
-    FamilyDemo, Size, attention, choice, conv2d, histogram, histogram_f32, kernel_index, matmul, matmul_bf16, reduce,
+    FamilyDemo, Size, attention, auto, conv2d, histogram, histogram_f32, kernel_index, matmul, matmul_bf16, reduce,
     rows, scan, softmax, transpose,
 };
 use kernels::elementwise::Elementwise;
-use kernels::softmax::{registers, wide};
 use kernels::{Kernel, vec_add};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -95,73 +94,30 @@ type ShapeOn = (usize, &'static str, [usize; 3]);
 /// Shapes remembered before the memory starts over (a model has a few dozen).
 const MAX_CHOSEN: usize = 4096;
 
-/// The fastest softmax rung for rows of `cols` (runs r, t and u): rows in one warp's or one
-/// block's registers up to 8192 columns, then 512-thread blocks up to 16384, then 1024.
-fn softmax_default(cols: usize) -> &'static str {
-    if cols <= registers::BLOCK_COLS as usize {
-        "softmax_registers"
-    } else if cols <= wide::WIDE_512_COLS as usize {
-        "softmax_wide_512"
-    } else {
-        "softmax_wide"
-    }
-}
-
 /// The index in `op`'s family of the kernel `variant` names for a problem of `size`.
 pub fn resolve(op: Op, backend: &Backend, variant: &str, size: [usize; 3]) -> PyResult<usize> {
     let demo = op.demo();
-    let name = match (variant, op) {
-        ("auto", Op::Softmax) => softmax_default(size[1]),
-        // One launch, the last block adding the partial sums: level with CUB (run 2026-11-30-l).
-        ("auto", Op::Sum) => "reduce_one_pass",
-        // The look-back scan with the ticket chain: the fastest rung (run 2026-11-30-x).
-        ("auto", Op::Cumsum) => "scan_look_back_ordered",
-        // Eight copies of the bins per block: 1.08× CUB on bytes half of one value (runs u to w).
-        ("auto", Op::Histogram) => "histogram_vectorized",
-        // Bins per warp, 16-byte loads: the f32 ladder's fastest (issue 10's runs).
-        ("auto", Op::HistogramF32) => "histogram_f32_warp_bins",
-        // A warp per row was ahead of a block per row up to 1024 columns, the longest measured
-        // (run 2026-11-30-n); a block per row for long rows, which are few and need the threads.
-        ("auto", Op::RowSum) if size[1] <= 4096 => "row_sum_warp",
-        ("auto", Op::RowSum) => "row_sum_block",
-        ("auto", Op::RowMax) if size[1] <= 4096 => "row_max_warp",
-        ("auto", Op::RowMax) => "row_max_block",
-        // TMA and wgmma on a persistent grid where the sm_90a PTX is loaded (93.5 % of cuBLAS at
-        // 8192³, run au), the mma.sync ring elsewhere.
-        ("auto", Op::MatmulBf16) if backend.runs_sm90a() => "matmul_bf16_persistent",
-        ("auto", Op::MatmulBf16) => "matmul_bf16_pipelined",
-        // The roles-swapped wgmma with TMA on a persistent grid where the sm_90a PTX is loaded
-        // (91.6 % of cuBLAS's TF32 at 8192³, run 2026-12-01-c), the mma.sync kernel elsewhere.
-        ("auto", Op::MatmulTf32) if backend.runs_sm90a() => "matmul_tc_wgmma",
-        ("auto", Op::MatmulTf32) => "matmul_tc_tf32",
-        // The TMA producer warpgroup, setmaxnreg and ping-pong where the sm_90a PTX is loaded (638
-        // TFLOP/s at b8 h16 s4096 d128, run be), the mma.sync kernel elsewhere.
-        ("auto", Op::Attention) if backend.runs_sm90a() => "attention_rebalanced",
-        ("auto", Op::Attention) => "attention_flash",
-        ("auto", Op::AttentionCausal) if backend.runs_sm90a() => "attention_causal_rebalanced",
-        ("auto", Op::AttentionCausal) => "attention_causal_flash",
-        ("auto", _) => {
-            let Backend::Gpu(gpu) = backend else {
-                unreachable!("the extension makes GPU backends only")
-            };
-            let key = (gpu.info().ordinal, demo.name(), size);
-            let mut chosen = CHOSEN.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-            if let Some(&kernel) = chosen.get(&key) {
-                return Ok(kernel);
-            }
-            let kernel = choice::choose(gpu, demo, Size(size))
-                .map_err(crate::to_python)?
-                .map(|c| c.kernel)
-                .ok_or_else(|| PyValueError::new_err(format!("{} has no tile configurations", demo.name())))?;
-            if chosen.len() >= MAX_CHOSEN {
-                chosen.clear();
-            }
-            chosen.insert(key, kernel);
+    if variant == "auto" {
+        let Backend::Gpu(gpu) = backend else {
+            unreachable!("the extension makes GPU backends only")
+        };
+        // The device's tile choice takes the driver's occupancy figures: once per shape.
+        let key = (gpu.info().ordinal, demo.name(), size);
+        let mut chosen = CHOSEN.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(&kernel) = chosen.get(&key) {
             return Ok(kernel);
         }
-        (named, _) => named,
-    };
-    kernel_index(demo, name).ok_or_else(|| unknown(demo.name(), variant, &names_of(demo)))
+        let kernel = auto::auto(backend, demo, Size(size))
+            .map_err(crate::to_python)?
+            .map(|a| a.kernel)
+            .ok_or_else(|| PyValueError::new_err(format!("{} has no automatic choice: name a kernel", demo.name())))?;
+        if chosen.len() >= MAX_CHOSEN {
+            chosen.clear();
+        }
+        chosen.insert(key, kernel);
+        return Ok(kernel);
+    }
+    kernel_index(demo, variant).ok_or_else(|| unknown(demo.name(), variant, &names_of(demo)))
 }
 
 fn names_of(demo: &dyn FamilyDemo) -> Vec<&'static str> {

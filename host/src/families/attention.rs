@@ -3,6 +3,7 @@
 //! `scaled_dot_product_attention`, timed beside these kernels by the Python bench (`python/`).
 
 use super::attention_oracle::AttentionOracle;
+use super::auto::Rung;
 use super::elementwise::check_shape;
 use super::{Bound, Case, FamilyDemo, GUARD, Outputs, Plan, Size, Work, check_len, guarded_inputs, substream};
 use crate::array::{Array, Buffer};
@@ -120,6 +121,21 @@ impl AttentionDemo {
 }
 
 impl FamilyDemo for AttentionDemo {
+    fn fastest_rung(&self, sm90a: bool, _size: Size) -> Option<Rung> {
+        let entry = match (self.causal, sm90a) {
+            (false, true) => "attention_rebalanced",
+            (false, false) => "attention_flash",
+            (true, true) => "attention_causal_rebalanced",
+            (true, false) => "attention_causal_flash",
+        };
+        let why = if sm90a {
+            "a TMA producer warpgroup, setmaxnreg and ping-pong: 638 TFLOP/s at b8 h16 s4096 d128 (run 2026-11-30-be)"
+        } else {
+            "FlashAttention-2's order on mma.sync: the fastest rung without sm_90a's PTX"
+        };
+        Some(Rung { entry, why })
+    }
+
     fn family(&self) -> &'static dyn AnyFamily {
         self.kernels_family()
     }

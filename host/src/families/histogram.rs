@@ -2,6 +2,7 @@
 //! value, CUB's `DeviceHistogram::HistogramEven` as the baseline, and the exact check (counts are
 //! integers: every bin must match).
 
+use super::auto::Rung;
 use super::elementwise::check_shape;
 use super::{Bound, Case, FamilyDemo, Outputs, Plan, Size, Work, check_len, resident_blocks, substream};
 use crate::array::{Array, Buffer};
@@ -90,6 +91,13 @@ const EDGE_SIZES: [[usize; 2]; 12] = [
 ];
 
 impl FamilyDemo for HistogramDemo {
+    fn fastest_rung(&self, _sm90a: bool, _size: Size) -> Option<Rung> {
+        Some(Rung {
+            entry: "histogram_vectorized",
+            why: "eight copies of the bins per block: 1.08x CUB on bytes half of one value (runs 2026-11-30-u to -w)",
+        })
+    }
+
     fn family(&self) -> &'static dyn AnyFamily {
         &FAMILY
     }

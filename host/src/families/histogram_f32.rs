@@ -2,6 +2,7 @@
 //! range (some uniform, some one frequent value), CUB's `DeviceHistogram::HistogramEven` on float
 //! samples as the baseline, and the exact check (counts are integers: every bin must match).
 
+use super::auto::Rung;
 use super::elementwise::check_shape;
 use super::histogram::{GUARD_WORDS, POISON, check_bins};
 use super::{Bound, Case, FamilyDemo, Outputs, Plan, Size, Work, check_len, resident_blocks, substream};
@@ -103,6 +104,13 @@ const EDGE_SIZES: [[usize; 2]; 11] = [
 ];
 
 impl FamilyDemo for HistogramF32Demo {
+    fn fastest_rung(&self, _sm90a: bool, _size: Size) -> Option<Rung> {
+        Some(Rung {
+            entry: "histogram_f32_warp_bins",
+            why: "bins per warp, 16-byte loads: the f32 ladder's fastest (issue 10's runs)",
+        })
+    }
+
     fn family(&self) -> &'static dyn AnyFamily {
         &FAMILY
     }

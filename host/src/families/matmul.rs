@@ -3,6 +3,7 @@
 //! for large ones) on the operands as each ladder reads them: [`MATMUL`], the f32 ladder against
 //! SGEMM, and [`MATMUL_TC`], the tensor cores' (TF32 operands) against cuBLAS's TF32 mode.
 
+use super::auto::Rung;
 use super::choice::Grid;
 use super::elementwise::check_shape;
 use super::{
@@ -124,6 +125,24 @@ const EDGE_SHAPES: [[usize; 3]; 14] = [
 ];
 
 impl FamilyDemo for MatmulDemo {
+    /// The tensor cores' ladder (the f32 ladder has tile configurations instead).
+    fn fastest_rung(&self, sm90a: bool, _size: Size) -> Option<Rung> {
+        if self.is_f32() {
+            return None;
+        }
+        Some(if sm90a {
+            Rung {
+                entry: "matmul_tc_wgmma",
+                why: "the roles-swapped wgmma with TMA on a persistent grid: 91.6 % of cuBLAS's TF32 at 8192³ (run 2026-12-01-c)",
+            }
+        } else {
+            Rung {
+                entry: "matmul_tc_tf32",
+                why: "the mma.sync kernel: the fastest rung without sm_90a's PTX",
+            }
+        })
+    }
+
     fn family(&self) -> &'static dyn AnyFamily {
         match self.ladder {
             Ladder::F32(family) => family,

@@ -9,6 +9,7 @@
 pub mod atomic_probe;
 pub mod attention;
 pub mod attention_oracle;
+pub mod auto;
 pub mod bank_probe;
 pub mod choice;
 pub mod conv2d;
@@ -152,6 +153,14 @@ pub trait FamilyDemo: Sync {
     /// device ([`choice`]).
     fn configurations(&self) -> &'static [&'static str] {
         &[]
+    }
+
+    /// In a family without tile configurations, the kernel `auto` runs at `size` where the sm_90a
+    /// PTX (wgmma, TMA) runs or not: the fastest rung for the shape by the runner's figures, and
+    /// which run said so ([`auto`]).
+    /// `None`: the family has configurations (the device chooses among them), or no default.
+    fn fastest_rung(&self, _sm90a: bool, _size: Size) -> Option<auto::Rung> {
+        None
     }
 
     /// The configurations that are distinct tiles at `size`, smallest first: those the choice is

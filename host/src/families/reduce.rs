@@ -8,6 +8,7 @@
 //! exact sum, where d is the longest chain of additions any element goes through in that kernel's
 //! order (its share walked by one thread, then the tree levels, pass after pass).
 
+use super::auto::Rung;
 use super::elementwise::check_shape;
 pub use super::resident_blocks;
 use super::{Bound, Case, FamilyDemo, GUARD, Plan, Size, Work, check_len, substream};
@@ -294,6 +295,13 @@ const EDGE_SIZES: [usize; 16] = [
 ];
 
 impl FamilyDemo for ReduceDemo {
+    fn fastest_rung(&self, _sm90a: bool, _size: Size) -> Option<Rung> {
+        Some(Rung {
+            entry: "reduce_one_pass",
+            why: "one launch, the last block adding the partial sums: level with CUB (run 2026-11-30-l)",
+        })
+    }
+
     fn family(&self) -> &'static dyn AnyFamily {
         &FAMILY
     }

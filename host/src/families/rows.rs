@@ -2,6 +2,7 @@
 //! the check: the maximum exactly, each row's sum exactly where that is certain and within the
 //! bound of its order beyond (as the sums of `families::reduce`, on the same inputs).
 
+use super::auto::Rung;
 use super::elementwise::check_shape;
 use super::reduce::{check_total, grid_inputs};
 use super::{Bound, Case, FamilyDemo, GUARD, Outputs, Plan, Size, Work, check_guard, check_len, substream};
@@ -74,6 +75,24 @@ const EDGE_SHAPES: [[usize; 2]; 10] = [
 ];
 
 impl FamilyDemo for RowDemo {
+    /// A warp per row ahead of a block per row up to 1024 columns, the longest measured (run
+    /// 2026-11-30-n); a block per row for long rows, which are few and need the threads.
+    fn fastest_rung(&self, _sm90a: bool, size: Size) -> Option<Rung> {
+        let warp = size.0[1] <= 4096;
+        let why = if warp {
+            "a warp per row: ahead of a block per row up to 1024 columns (run 2026-11-30-n)"
+        } else {
+            "a block per row: long rows are few and need the threads"
+        };
+        let entry = match (self.reduction, warp) {
+            (Reduction::Sum, true) => "row_sum_warp",
+            (Reduction::Sum, false) => "row_sum_block",
+            (Reduction::Max, true) => "row_max_warp",
+            (Reduction::Max, false) => "row_max_block",
+        };
+        Some(Rung { entry, why })
+    }
+
     fn family(&self) -> &'static dyn AnyFamily {
         self.family
     }

@@ -7,6 +7,7 @@
 //! must equal the exact prefix; beyond, output i must lie within γ_d·Σ_{k≤i}|x_k| of it, d the
 //! longest chain of additions in that kernel's order.
 
+use super::auto::Rung;
 use super::elementwise::check_shape;
 use super::{
     Bound, Case, FamilyDemo, GUARD, Outputs, Plan, Size, Work, check_guard, check_len, resident_blocks_of, substream,
@@ -315,6 +316,13 @@ pub(super) mod sizes {
 }
 
 impl FamilyDemo for ScanDemo {
+    fn fastest_rung(&self, _sm90a: bool, _size: Size) -> Option<Rung> {
+        Some(Rung {
+            entry: "scan_look_back_ordered",
+            why: "the single-pass look-back scan with the ticket chain: the fastest rung (run 2026-12-01-x)",
+        })
+    }
+
     fn family(&self) -> &'static dyn AnyFamily {
         &FAMILY
     }
