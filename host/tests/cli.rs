@@ -310,7 +310,17 @@ fn every_family_has_a_command_and_the_variant_names_come_from_the_registry() {
 #[test]
 fn variant_auto_runs_the_fastest_rung_where_a_family_has_no_tiles_and_says_which() {
     let (output, _) = host(
-        &["--backend", "emu", "softmax", "--rows", "3", "--cols", "100", "--variant", "auto"],
+        &[
+            "--backend",
+            "emu",
+            "softmax",
+            "--rows",
+            "3",
+            "--cols",
+            "100",
+            "--variant",
+            "auto",
+        ],
         &[],
     );
     let (out, err) = text(&output);
@@ -322,5 +332,8 @@ fn variant_auto_runs_the_fastest_rung_where_a_family_has_no_tiles_and_says_which
     let (output, _) = host(&["--backend", "emu", "gather", "--variant", "auto"], &[]);
     let (_, err) = text(&output);
     assert_eq!(output.status.code(), Some(2), "{err}");
-    assert!(err.contains("'auto' is not a gather kernel; choose one of gather or all"), "{err}");
+    assert!(
+        err.contains("'auto' is not a gather kernel; choose one of gather or all"),
+        "{err}"
+    );
 }

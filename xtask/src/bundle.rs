@@ -1,11 +1,78 @@
 //! `cargo xtask gpu-bundle`: everything the GPU runner needs, built here, in one folder: the release
 //! `host`, every test executable, the PTX, and `run.sh`, which runs them there without cargo.
+//! `--for MODE` builds only what `run.sh`'s MODE uses (the whole bundle is over the runner's size
+//! limit), `--tests a,b` packs only those test executables.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// What may travel to the runner with the working tree.
 const SIZE_LIMIT: u64 = 64 << 20;
+
+/// The run.sh mode a bundle is built for, which decides what it carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Purpose {
+    /// Tests, sanitizers and demos (run.sh's default mode).
+    Check,
+    Tests,
+    Demos,
+    Bench,
+    Torch,
+    Multi,
+    Prep,
+    /// Everything (over the runner's size limit unless --tests trims it).
+    All,
+}
+
+impl Purpose {
+    fn name(self) -> &'static str {
+        match self {
+            Purpose::Check => "check",
+            Purpose::Tests => "tests",
+            Purpose::Demos => "demos",
+            Purpose::Bench => "bench",
+            Purpose::Torch => "torch",
+            Purpose::Multi => "multi",
+            Purpose::Prep => "prep",
+            Purpose::All => "all",
+        }
+    }
+
+    /// What run.sh's mode of the same name reads from the bundle.
+    fn parts(self) -> Parts {
+        use Purpose::*;
+        let nvcc = !matches!(self, Torch | Multi);
+        Parts {
+            host: matches!(self, Check | Tests | Demos | Multi | All),
+            xtask: matches!(self, Check | Tests | All),
+            tests: matches!(self, Check | Tests | Multi | All),
+            bench: matches!(self, Bench | Multi | All),
+            python: matches!(self, Torch | All),
+            nvcc,
+            pytorch_anchors: matches!(self, Bench | All),
+        }
+    }
+
+    /// The test executables packed when `--tests` names none.
+    fn default_tests(self) -> Option<&'static [&'static str]> {
+        match self {
+            Purpose::Multi => Some(&["host-multi_gpu-test"]),
+            _ => None,
+        }
+    }
+}
+
+/// The pieces of a bundle.
+struct Parts {
+    host: bool,
+    xtask: bool,
+    tests: bool,
+    bench: bool,
+    python: bool,
+    /// The CUDA C twins' sources, CUB's wrappers and the PTX (nvcc and ptxas run on them).
+    nvcc: bool,
+    pytorch_anchors: bool,
+}
 
 /// The script the runner executes: the GPU suite (ignored tests included) and the demos, logs and
 /// JSON into the folder it is given. Kept to sequencing; all logic is in the Rust binaries.
@@ -38,6 +105,23 @@ case "$mode" in
   *) echo "run.sh: unknown mode $mode: give check, tests, demos, bench, torch, multi, all or prep" >&2; exit 2 ;;
 esac
 here=$(cd "$(dirname "$0")" && pwd)
+# A bundle carries what the mode it was built for needs (cargo xtask gpu-bundle --for MODE).
+need() {
+  for part in "$@"; do
+    [ -e "$here/$part" ] && continue
+    echo "run.sh: mode $mode needs $part, which this bundle (built --for $(cat "$here/for.txt" 2>/dev/null || echo '?')) lacks: rebuild it with cargo xtask gpu-bundle --for $mode" >&2
+    exit 2
+  done
+}
+case "$mode" in
+  torch) need python ;;
+  multi) need host tests.tar.gz bench-kernels ;;
+  *) need cuda-c-src cub ptx ;;
+esac
+case "$mode" in check|tests|all) need host xtask tests.tar.gz ;; esac
+case "$mode" in demos) need host ;; esac
+case "$mode" in bench|all) need bench-kernels pytorch/anchors.py ;; esac
+case "$mode" in all) need python ;; esac
 mkdir -p "$out" "$here/cuda-c"
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 export PATH=/usr/local/cuda/bin:$PATH
@@ -113,6 +197,7 @@ if [ "$mode" = multi ]; then
   [ -d "$here/tests" ] || tar -xzf "$here/tests.tar.gz" -C "$here"
   "$here/host" --backend gpu info > "$out/info.txt" 2>&1 || status=1
   grep -A8 "^Topology" "$out/info.txt"
+  need tests/host-multi_gpu-test
   timeout 300 "$here/tests/host-multi_gpu-test" --include-ignored > "$out/tests-multi.log" 2>&1 || status=1
   grep -E "^test |test result" "$out/tests-multi.log"
   timeout 300 "$here/host" --backend gpu multi-gpu --devices all --json-out "$out/multi.json" 2>&1 | tee "$out/multi.txt"
@@ -124,32 +209,124 @@ echo "run.sh: exit $status"
 exit $status
 "#;
 
-pub fn build(workspace: &Path, target_dir: &Path, out: &Path) -> Result<(), String> {
+pub fn build(
+    workspace: &Path,
+    target_dir: &Path,
+    out: &Path,
+    purpose: Purpose,
+    only_tests: Option<&[String]>,
+) -> Result<(), String> {
     let cargo = std::env::var_os("CARGO")
         .map(PathBuf::from)
         .unwrap_or_else(|| "cargo".into());
+    let parts = purpose.parts();
     if out.exists() {
         std::fs::remove_dir_all(out).map_err(|e| format!("cannot clear {}: {e}", out.display()))?;
     }
-    let tests_dir = out.join("tests");
-    std::fs::create_dir_all(&tests_dir).map_err(|e| format!("cannot create {}: {e}", tests_dir.display()))?;
+    std::fs::create_dir_all(out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
 
-    eprintln!("building the release host and xtask ...");
-    run(Command::new(&cargo).current_dir(workspace).args([
-        "build",
-        "--release",
-        "--locked",
-        "--bin",
-        "host",
-        "--bin",
-        "xtask",
-    ]))?;
-    copy(&target_dir.join("release/host"), &out.join("host"))?;
-    copy(&target_dir.join("release/xtask"), &out.join("xtask"))?;
+    if parts.host || parts.xtask {
+        eprintln!("building the release host and xtask ...");
+        run(Command::new(&cargo).current_dir(workspace).args([
+            "build",
+            "--release",
+            "--locked",
+            "--bin",
+            "host",
+            "--bin",
+            "xtask",
+        ]))?;
+    }
+    if parts.host {
+        copy_stripped(&target_dir.join("release/host"), &out.join("host"))?;
+    }
+    if parts.xtask {
+        copy_stripped(&target_dir.join("release/xtask"), &out.join("xtask"))?;
+    }
+    if parts.tests {
+        let wanted: Option<Vec<String>> = only_tests.map(<[String]>::to_vec).or_else(|| {
+            purpose
+                .default_tests()
+                .map(|names| names.iter().map(|n| n.to_string()).collect())
+        });
+        pack_tests(&cargo, workspace, out, wanted.as_deref())?;
+    }
+    if parts.bench {
+        eprintln!("building the benches ...");
+        let (_, bench) = cargo_no_run(
+            &cargo,
+            workspace,
+            &["bench", "-p", "benches", "--bench", "kernels"],
+            "bench",
+        )?
+        .into_iter()
+        .next()
+        .ok_or("cargo bench --no-run listed no bench executable")?;
+        copy_stripped(&bench, &out.join("bench-kernels"))?;
+    }
+    if parts.nvcc {
+        for arch in built_archs(target_dir)? {
+            let ptx = target_dir.join("ptx").join(&arch).join("kernels.ptx");
+            copy(&ptx, &out.join("ptx").join(&arch).join("kernels.ptx"))?;
+        }
+        let cub = workspace.join("benches/reference/cub/anchors.cu");
+        copy(&cub, &out.join("cub/anchors.cu"))?;
+        let sources = workspace.join("benches/reference/cuda_c");
+        for entry in std::fs::read_dir(&sources).map_err(|e| format!("cannot list {}: {e}", sources.display()))? {
+            let path = entry.map_err(|e| e.to_string())?.path();
+            if path.extension().is_some_and(|x| x == "cu" || x == "cuh") {
+                copy(
+                    &path,
+                    &out.join("cuda-c-src").join(path.file_name().unwrap_or_default()),
+                )?;
+            }
+        }
+    }
+    if parts.python {
+        eprintln!("building the PyTorch extension's wheel ...");
+        crate::wheel::build(workspace, target_dir, &out.join("python"))?;
+        let python = workspace.join("host/python");
+        for file in [
+            "tests/test_native.py",
+            "tests/test_torch.py",
+            "bench_torch.py",
+            "call_cost.py",
+        ] {
+            copy(&python.join(file), &out.join("python").join(file))?;
+        }
+    }
+    if parts.pytorch_anchors {
+        let anchors = workspace.join("benches/reference/pytorch/anchors.py");
+        copy(&anchors, &out.join("pytorch/anchors.py"))?;
+    }
+    let script = out.join("run.sh");
+    std::fs::write(&script, RUN_SCRIPT).map_err(|e| format!("cannot write {}: {e}", script.display()))?;
+    make_executable(&script)?;
+    let label = out.join("for.txt");
+    std::fs::write(&label, format!("{}\n", purpose.name()))
+        .map_err(|e| format!("cannot write {}: {e}", label.display()))?;
 
+    let size = folder_size(out)?;
+    println!(
+        "wrote {} for run.sh's {} mode ({:.1} MiB)",
+        out.display(),
+        purpose.name(),
+        size as f64 / (1 << 20) as f64
+    );
+    if size > SIZE_LIMIT {
+        return Err(format!(
+            "the bundle is {size} bytes, over the runner's 64 MiB limit: build it for one mode (--for check, tests, demos, bench, torch, multi or prep), or pack fewer test executables (--tests a,b)"
+        ));
+    }
+    Ok(())
+}
+
+/// Builds the test executables and packs those asked for (all when `wanted` is `None`) into
+/// `tests.tar.gz`.
+fn pack_tests(cargo: &Path, workspace: &Path, out: &Path, wanted: Option<&[String]>) -> Result<(), String> {
     eprintln!("building the test executables ...");
     let mut tests = cargo_no_run(
-        &cargo,
+        cargo,
         workspace,
         // The extension's own tests link libpython; its GPU tests are Python's (mode torch).
         &[
@@ -164,9 +341,10 @@ pub fn build(workspace: &Path, target_dir: &Path, out: &Path) -> Result<(), Stri
         "test",
     )?;
     // The emulator compares barrier call paths by source line, and its own tests check that: the
-    // kernels package's tests get line tables. Everything else stays without (the runner's size limit).
+    // kernels package's tests get line tables (and keep them: they are not stripped). Everything
+    // else stays without (the runner's size limit).
     tests.extend(cargo_no_run(
-        &cargo,
+        cargo,
         workspace,
         &[
             "test",
@@ -178,62 +356,35 @@ pub fn build(workspace: &Path, target_dir: &Path, out: &Path) -> Result<(), Stri
         ],
         "test",
     )?);
-    for (name, executable) in tests {
-        copy(&executable, &tests_dir.join(name))?;
-    }
-    // The test executables are most of the bundle; packed, they leave room under the size limit.
-    pack(out, "tests")?;
-
-    eprintln!("building the benches ...");
-    let (_, bench) = cargo_no_run(
-        &cargo,
-        workspace,
-        &["bench", "-p", "benches", "--bench", "kernels"],
-        "bench",
-    )?
-    .into_iter()
-    .next()
-    .ok_or("cargo bench --no-run listed no bench executable")?;
-    copy(&bench, &out.join("bench-kernels"))?;
-
-    for arch in built_archs(target_dir)? {
-        let ptx = target_dir.join("ptx").join(&arch).join("kernels.ptx");
-        copy(&ptx, &out.join("ptx").join(&arch).join("kernels.ptx"))?;
-    }
-    eprintln!("building the PyTorch extension's wheel ...");
-    crate::wheel::build(workspace, target_dir, &out.join("python"))?;
-    let python = workspace.join("host/python");
-    for file in [
-        "tests/test_native.py",
-        "tests/test_torch.py",
-        "bench_torch.py",
-        "call_cost.py",
-    ] {
-        copy(&python.join(file), &out.join("python").join(file))?;
-    }
-    let anchors = workspace.join("benches/reference/pytorch/anchors.py");
-    copy(&anchors, &out.join("pytorch/anchors.py"))?;
-    let cub = workspace.join("benches/reference/cub/anchors.cu");
-    copy(&cub, &out.join("cub/anchors.cu"))?;
-    let sources = workspace.join("benches/reference/cuda_c");
-    for entry in std::fs::read_dir(&sources).map_err(|e| format!("cannot list {}: {e}", sources.display()))? {
-        let path = entry.map_err(|e| e.to_string())?.path();
-        if path.extension().is_some_and(|x| x == "cu" || x == "cuh") {
-            copy(
-                &path,
-                &out.join("cuda-c-src").join(path.file_name().unwrap_or_default()),
-            )?;
+    if let Some(wanted) = wanted {
+        let known: Vec<&str> = tests.iter().map(|(name, _)| name.as_str()).collect();
+        if let Some(unknown) = wanted.iter().find(|w| !known.contains(&w.as_str())) {
+            return Err(format!(
+                "--tests: no test executable named {unknown}; choose among {}",
+                known.join(", ")
+            ));
         }
     }
-    let script = out.join("run.sh");
-    std::fs::write(&script, RUN_SCRIPT).map_err(|e| format!("cannot write {}: {e}", script.display()))?;
-    make_executable(&script)?;
-
-    let size = folder_size(out)?;
-    println!("wrote {} ({:.1} MiB)", out.display(), size as f64 / (1 << 20) as f64);
-    if size > SIZE_LIMIT {
-        return Err(format!("the bundle is {size} bytes, over the runner's 64 MiB limit"));
+    let tests_dir = out.join("tests");
+    for (name, executable) in tests {
+        if wanted.is_some_and(|w| !w.contains(&name)) {
+            continue;
+        }
+        if name.starts_with("kernels-") {
+            copy(&executable, &tests_dir.join(&name))?;
+        } else {
+            copy_stripped(&executable, &tests_dir.join(&name))?;
+        }
     }
+    // The test executables are most of the bundle; packed, they leave room under the size limit.
+    pack(out, "tests")
+}
+
+/// Copies an executable without its symbol table (about a tenth of its size) where `strip` is on
+/// the machine; as it is where it is not.
+fn copy_stripped(from: &Path, to: &Path) -> Result<(), String> {
+    copy(from, to)?;
+    let _ = Command::new("strip").arg(to).status();
     Ok(())
 }
 
@@ -358,7 +509,35 @@ pub fn make_executable(_: &Path) -> Result<(), String> {
 
 #[cfg(test)]
 mod tests {
-    use super::package_name;
+    use super::{Purpose, RUN_SCRIPT, package_name};
+    use clap::ValueEnum;
+
+    #[test]
+    fn every_purpose_is_a_mode_of_run_sh_and_carries_run_sh_s_needs() {
+        for purpose in Purpose::value_variants() {
+            let mode = purpose.name();
+            assert!(
+                RUN_SCRIPT.contains(&format!("{mode}|")) || RUN_SCRIPT.contains(&format!("|{mode}")),
+                "{mode}"
+            );
+            let parts = purpose.parts();
+            // What run.sh's `need` lines ask of each mode.
+            match purpose {
+                Purpose::Torch => assert!(parts.python),
+                Purpose::Multi => assert!(parts.host && parts.tests && parts.bench),
+                _ => assert!(parts.nvcc, "{mode}"),
+            }
+            if matches!(purpose, Purpose::Check | Purpose::Tests | Purpose::All) {
+                assert!(parts.host && parts.xtask && parts.tests, "{mode}");
+            }
+            if matches!(purpose, Purpose::Bench | Purpose::All) {
+                assert!(parts.bench && parts.pytorch_anchors, "{mode}");
+            }
+            if *purpose == Purpose::Demos {
+                assert!(parts.host);
+            }
+        }
+    }
 
     #[test]
     fn package_names_come_from_cargo_package_ids() {

@@ -38,12 +38,21 @@ enum Verb {
     },
     /// Print what builds and runs depend on: toolchain, rust-src, ptxas, NVIDIA driver and GPU.
     Doctor,
-    /// Build the folder the GPU runner needs (release host, test executables, PTX, run.sh); on the
-    /// runner, `<folder>/run.sh OUT_DIR` runs the GPU suite and every demo without cargo.
+    /// Build the folder the GPU runner needs for one run.sh mode (of: release host, test
+    /// executables, benches, PTX, CUDA C sources, the wheel; run.sh); on the runner,
+    /// `<folder>/run.sh OUT_DIR MODE` runs it without cargo.
     GpuBundle {
         /// Where to write the bundle.
         #[arg(long, default_value = "target/gpu-bundle")]
         out: PathBuf,
+        /// The run.sh mode it is for: only what that mode runs is built and packed (the whole
+        /// bundle is over the runner's 64 MiB limit).
+        #[arg(long = "for", value_enum, default_value = "check")]
+        purpose: bundle::Purpose,
+        /// Only these test executables, by their names in the bundle (host-gpu-test,
+        /// host-multi_gpu-test, ...), comma-separated.
+        #[arg(long, value_delimiter = ',')]
+        tests: Option<Vec<String>>,
     },
     /// Build the PyTorch extension (host/python) and pack it into a wheel
     /// (rust_kernels-<version>-cp39-abi3-linux_<machine>.whl): `pip install` it, then
@@ -85,7 +94,7 @@ fn main() -> ExitCode {
         Verb::BuildPtx { arch, no_ptxas } => build_ptx(&arch, no_ptxas),
         Verb::Setup { force } => setup(force),
         Verb::Doctor => doctor(),
-        Verb::GpuBundle { out } => gpu_bundle(&out),
+        Verb::GpuBundle { out, purpose, tests } => gpu_bundle(&out, purpose, tests.as_deref()),
         Verb::BenchReport { input, out, torch } => bench_report(input, out, torch),
         Verb::Wheel { out } => wheel::build(&workspace_root(), &target_dir(), &workspace_root().join(out))
             .map(|wheel| println!("wrote {}", wheel.display()))
@@ -216,14 +225,14 @@ fn print_resource_table(rows: &[(Arch, ptxas::KernelResources)]) {
     println!();
 }
 
-fn gpu_bundle(out: &Path) -> Result<(), Failure> {
+fn gpu_bundle(out: &Path, purpose: bundle::Purpose, tests: Option<&[String]>) -> Result<(), Failure> {
     build_ptx(DEFAULT_ARCHS, false)?;
     let out = if out.is_absolute() {
         out.to_path_buf()
     } else {
         workspace_root().join(out)
     };
-    bundle::build(&workspace_root(), &target_dir(), &out).map_err(Failure)
+    bundle::build(&workspace_root(), &target_dir(), &out, purpose, tests).map_err(Failure)
 }
 
 fn bench_report(input: Option<PathBuf>, out: Option<PathBuf>, torch: Option<PathBuf>) -> Result<(), Failure> {
