@@ -123,6 +123,7 @@ def main():
         "torch.ops.call_cost.add, torch.library.Library": ("torch.ops.call_cost.add(a, b)", {}),
         "torch.ops.call_cost.nothing, torch.library.Library": ("torch.ops.call_cost.nothing(a)", {}),
         "native.add, torch tensors": ("native.add(a, b, out, stream=s, device=0)", {}),
+        "native.add, torch tensors, arguments by position": ("native.add(a, b, out, s, 0)", {}),
         "native.add, array-interface objects": ("native.add(ia, ib, iout, stream=s, device=0)", {}),
         "native.add refused by its variant (nothing read)": (
             refused,

@@ -322,9 +322,10 @@ fn conv2d(
 }
 
 /// `out = a + b` elementwise over n f32 values (any shape, the same for all three): the seeds'
-/// `vec_add`.
+/// `vec_add`. `stream` and `device` may be given by position too (the operators do: a call's
+/// keywords cost a few hundred nanoseconds).
 #[pyfunction]
-#[pyo3(signature = (a, b, out, *, stream, device, variant = "auto"))]
+#[pyo3(signature = (a, b, out, stream, device, variant = "auto"))]
 fn add(
     a: &Bound<PyAny>,
     b: &Bound<PyAny>,
@@ -339,7 +340,7 @@ fn add(
 /// The first seed's shared-memory example over n f32 values: `s = a + b` staged in shared memory,
 /// then each element plus its left neighbour's `s` within blocks of 256 (a block's first alone).
 #[pyfunction]
-#[pyo3(signature = (a, b, out, *, stream, device))]
+#[pyo3(signature = (a, b, out, stream, device))]
 fn shared_mem_add(
     a: &Bound<PyAny>,
     b: &Bound<PyAny>,
