@@ -63,8 +63,8 @@ def _eager(*tensors):
 def _elementwise(launch, a, b, *options):
     """``launch(a, b, out, stream, device, *options)`` for two inputs of one shape into a new
     output: the common case straight to the native layer, which checks every argument itself
-    (about 1 µs less a call than checking in Python first), its arguments positional (keywords
-    cost the parsing of a dict on both sides); whatever it refuses goes the careful way, which
+    (about 1 µs less a call than checking in Python first), its arguments positional (no keyword
+    dicts built and merged per call: about 1 µs, run 2026-12-01-am); whatever it refuses goes the careful way, which
     converts what can be converted (views, offsets) and otherwise raises with what to do."""
     if type(a) is torch.Tensor and a.is_cuda:
         out = torch.empty_like(a)
