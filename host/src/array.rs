@@ -1,9 +1,10 @@
 //! What a kernel launch can take as an array: host memory (for the emulator), device memory (for the
-//! GPU) and managed memory (for both), each with its length and its address on a backend.
+//! GPU; also a read-only view of part of it) and managed memory (for both), each with its length and
+//! its address on a backend.
 
 use crate::backend::Backend;
 use crate::error::{HostError, Result};
-use cudarc::driver::{CudaSlice, DevicePtr};
+use cudarc::driver::{CudaSlice, CudaView, DevicePtr, DeviceSlice, sys};
 
 /// Plain data of which every bit pattern is a valid value: what kernels read and write, and what
 /// the CPU may look at after a kernel wrote it.
@@ -83,6 +84,29 @@ unsafe impl<T: Element> Array<T> for Vec<T> {
     }
 }
 
+/// Where a kernel on `backend` finds device memory of context `ctx`: `address()`, or why it cannot
+/// reach the memory there.
+fn device_memory(ctx: sys::CUcontext, backend: &Backend, address: impl FnOnce() -> u64) -> Result<u64> {
+    match backend {
+        Backend::Gpu(gpu) if gpu.external_stream().is_some() => Err(unreachable_memory(
+            "device memory ordered on this project's stream",
+            backend,
+            "launch on the GPU's own stream, not an external one",
+        )),
+        Backend::Gpu(gpu) if ctx == gpu.context().cu_ctx() => Ok(address()),
+        Backend::Gpu(_) => Err(unreachable_memory(
+            "device memory of another GPU",
+            backend,
+            "copy it to this GPU first",
+        )),
+        Backend::Emu => Err(unreachable_memory(
+            "device memory",
+            backend,
+            "copy it to the host first (Gpu::download)",
+        )),
+    }
+}
+
 impl<T> Tracked for CudaSlice<T> {}
 
 // SAFETY: device memory of this length, owned by the slice while it lives, and only on the GPU of
@@ -94,28 +118,39 @@ unsafe impl<T: Element> Array<T> for CudaSlice<T> {
     }
 
     fn address(&self, backend: &Backend) -> Result<u64> {
-        match backend {
-            Backend::Gpu(gpu) if gpu.external_stream().is_some() => Err(unreachable_memory(
-                "device memory ordered on this project's stream",
-                backend,
-                "launch on the GPU's own stream, not an external one",
-            )),
-            Backend::Gpu(gpu) if self.context().cu_ctx() == gpu.context().cu_ctx() => {
-                // Event tracking is off (Gpu::open): the guard records nothing.
-                let (address, _guard) = self.device_ptr(self.stream());
-                Ok(address)
-            }
-            Backend::Gpu(_) => Err(unreachable_memory(
-                "device memory of another GPU",
-                backend,
-                "copy it to this GPU first",
-            )),
-            Backend::Emu => Err(unreachable_memory(
-                "device memory",
-                backend,
-                "copy it to the host first (Gpu::download)",
-            )),
-        }
+        device_memory(self.context().cu_ctx(), backend, || {
+            // Event tracking is off (Gpu::open): the guard records nothing.
+            let (address, _guard) = self.device_ptr(self.stream());
+            address
+        })
+    }
+}
+
+impl<T> Tracked for CudaView<'_, T> {}
+
+// SAFETY: elements of a `CudaSlice`'s device memory (`CudaSlice::slice` checks that the range lies
+// inside it), kept allocated by the view's borrow of the slice; as for `CudaSlice`, only on the GPU
+// of its context and on this project's one stream, which orders the launch after every earlier
+// use. Read only: the view is a shared borrow of the slice, so no kernel writes through it
+// (`address_mut` refuses).
+unsafe impl<T: Element> Array<T> for CudaView<'_, T> {
+    fn len(&self) -> usize {
+        DeviceSlice::len(self)
+    }
+
+    fn address(&self, backend: &Backend) -> Result<u64> {
+        device_memory(self.stream().context().cu_ctx(), backend, || {
+            // Event tracking is off (Gpu::open): the guard records nothing.
+            let (address, _guard) = self.device_ptr(self.stream());
+            address
+        })
+    }
+
+    fn address_mut(&mut self, _backend: &Backend) -> Result<u64> {
+        Err(HostError::WrongMemory {
+            reason: "a view of device memory (CudaSlice::slice) is read only: a kernel writes the CudaSlice itself"
+                .into(),
+        })
     }
 }
 

@@ -105,7 +105,8 @@ fn cli() -> Command {
                      CPU reading the result back. migration: pinned and pageable copies against prefetches, each way, \
                      from 2 MiB up; the cost of a GPU page fault; first touch on the GPU against the CPU. thrashing: \
                      the GPU writing an array and the CPU reading a few elements or all of it, over and over, plain \
-                     and with each cure (prefetch, advice, pinned copies whole or read as they land). partial: a \
+                     and with each cure (prefetch, advice, pinned copies whole or read as they land, mapped pinned \
+                     memory written in place by the kernel). partial: a \
                      gather reading 0.1 % to 100 % of the 64 KiB pages of the array, on demand and mapped without \
                      migration, against copying or prefetching all of it first. \
                      pipeline: an array of --gib GiB doubled chunk by chunk: on demand, prefetch all first, chunk \

@@ -348,9 +348,15 @@ fn managed_thrashing_runs_every_cure_and_checks_what_the_cpu_reads() {
         rng: 1,
     };
     let rows = host::demos::thrashing::run(&backend, &settings, 1 << 20).unwrap();
-    // Six ways with the CPU reading a few elements and all of them, and the two overlapped copies
-    // (all of them only).
-    assert_eq!(rows.len(), 14);
+    // Six ways with the CPU reading a few elements and all of them, and the three ways that read
+    // chunks as they land (all of them only): the overlapped copies, the same with the rounds
+    // overlapped, and the mapped memory the kernel writes in place.
+    assert_eq!(rows.len(), 15);
+    assert!(
+        rows.iter()
+            .any(|row| row.variant == "thrashing: pinned mapped memory written by the kernel, read as it lands"),
+        "no row of the mapped way"
+    );
     for row in &rows {
         assert!(!row.failed(), "{}: {}", row.variant, row.check);
         assert!(

@@ -5,7 +5,9 @@
 //! faults); the GPU as preferred location with the CPU's access advised; read-mostly (the CPU
 //! only reads); and no managed memory at all (device memory and explicit copies into pinned host
 //! memory, whole, or in chunks that the CPU reads as they land, also with two arrays on each side
-//! so that one round's kernel and copies run while the CPU reads the last); and two managed arrays attached
+//! so that one round's kernel and copies run while the CPU reads the last); pinned host memory
+//! mapped into the GPU's address space, which the kernel writes in place chunk by chunk (no copy)
+//! while the CPU reads the chunks already written; and two managed arrays attached
 //! to two streams, the CPU reading the last round's while the GPU writes this round's. Each
 //! variant runs with the CPU reading a few elements (16, spread over the array) and
 //! all of them. The time per iteration is wall clock: the launch of vec_add writing the array,
@@ -13,15 +15,16 @@
 
 use super::Settings;
 use super::report::Row;
-use crate::array::Array;
+use crate::array::{Array, Tracked};
 use crate::backend::Backend;
 use crate::error::{Doing, HostError, Result};
 use crate::families::{Bound, Work, elementwise};
 use crate::gpu::{Gpu, ManagedBuffer, MemoryLocation, Timing};
 use cudarc::driver::sys;
-use cudarc::driver::{CudaEvent, CudaSlice, CudaStream};
+use cudarc::driver::{CudaEvent, CudaSlice, CudaStream, PinnedHostSlice};
 use kernels::elementwise::Elementwise;
 use kernels::{Source, vec_add};
+use std::sync::Arc;
 use std::time::Instant;
 
 /// Elements the CPU reads in the "few" case, spread evenly (16 pages).
@@ -53,10 +56,17 @@ enum Cure {
     /// Two managed arrays, each attached to a stream of its own (`cuStreamAttachMemAsync`): the
     /// GPU writes round i's while the CPU reads round i−1's.
     StreamAttached,
+    /// No copy: pinned host memory mapped into the GPU's address space (`CU_MEMHOSTALLOC_DEVICEMAP`),
+    /// written by vec_add itself, launched once per chunk of [`MAPPED_CHUNKS`] (a and b in device
+    /// memory), each launch followed by an event; the CPU reads each chunk as soon as its event has
+    /// completed, as [`Cure::PinnedOverlapped`] does. Expected 5.0–5.4 ms a round at n = 2^26
+    /// (no 0.25 ms kernel before a copy); measured 6.1–6.4, level with the copies read as they
+    /// land (docs/perf-log.md, change 80).
+    PinnedMapped,
 }
 
 impl Cure {
-    const ALL: [Cure; 8] = [
+    const ALL: [Cure; 9] = [
         Cure::None,
         Cure::Prefetch,
         Cure::PreferGpu,
@@ -65,6 +75,7 @@ impl Cure {
         Cure::PinnedOverlapped,
         Cure::PinnedPipelined,
         Cure::StreamAttached,
+        Cure::PinnedMapped,
     ];
 
     fn name(self) -> &'static str {
@@ -77,7 +88,17 @@ impl Cure {
             Cure::PinnedOverlapped => "device memory + pinned copies, read as they land",
             Cure::PinnedPipelined => "device memory + pinned copies, read as they land, rounds overlapped",
             Cure::StreamAttached => "managed, two arrays on two streams, read while the other is written",
+            Cure::PinnedMapped => "pinned mapped memory written by the kernel, read as it lands",
         }
+    }
+
+    /// Whether the CPU reads the array chunk by chunk as it lands: these ways have no "CPU reads
+    /// 16" case (sixteen single elements are copied, or written, one by one either way).
+    fn reads_chunks(self) -> bool {
+        matches!(
+            self,
+            Cure::PinnedOverlapped | Cure::PinnedPipelined | Cure::PinnedMapped
+        )
     }
 }
 
@@ -90,7 +111,8 @@ pub fn check(backend: &Backend, n: usize) -> Result<Elementwise> {
             why: NEEDS_GPU,
         });
     };
-    // Two device inputs, the managed (or device) output; on the host the pinned copy.
+    // Two device inputs, the managed (or device) output; on the host the pinned copy (or the
+    // mapped output).
     super::managed::check_memory(gpu, &format!("managed thrashing at n={n}"), 16 * n as u64, 8 * n as u64)?;
     Ok(problem)
 }
@@ -106,8 +128,7 @@ pub fn run(backend: &Backend, _settings: &Settings, n: usize) -> Result<Vec<Row>
     let mut rows = Vec::new();
     for cure in Cure::ALL {
         for few in [true, false] {
-            if few && matches!(cure, Cure::PinnedOverlapped | Cure::PinnedPipelined) {
-                // Sixteen single elements are copied one by one either way.
+            if few && cure.reads_chunks() {
                 continue;
             }
             let (timing, check) = iterate(backend, gpu, &problem, (&a, &b), cure, few)?;
@@ -215,12 +236,13 @@ impl Landed {
     }
 }
 
-/// All `n` elements at `host`, each chunk read by every core's share as soon as its event (the end
-/// of its copy) has completed.
+/// All `n` elements at `host`, in as many chunks as there are events, each chunk read by every
+/// core's share as soon as its event (the end of the copy or kernel that writes it) has completed.
 ///
 /// # Safety
-/// `host` holds `n` floats that the copies ending at `landed[k]` write chunk by chunk (chunk k:
-/// elements `chunk_range(n, k)`), and nothing else writes them until this returns.
+/// `host` holds `n` floats that the work ending at `landed[k]` writes chunk by chunk (chunk k:
+/// elements `chunk_range(n, landed.len(), k)`), each event's last record before this call follows
+/// that work, and nothing else writes the floats until this returns.
 unsafe fn read_as_landed(host: *const f32, n: usize, landed: &[CudaEvent]) -> std::result::Result<(), String> {
     let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
     let host = Landed(host);
@@ -230,11 +252,12 @@ unsafe fn read_as_landed(host: *const f32, n: usize, landed: &[CudaEvent]) -> st
                 scope.spawn(move || {
                     for (k, event) in landed.iter().enumerate() {
                         event.synchronize().map_err(|e| format!("waiting for chunk {k}: {e}"))?;
-                        let chunk = chunk_range(n, k);
+                        let chunk = chunk_range(n, landed.len(), k);
                         let part = chunk.len().div_ceil(threads);
                         let start = (chunk.start + t * part).min(chunk.end);
                         let end = (start + part).min(chunk.end);
-                        // SAFETY: inside the array, and chunk k's copy has finished (the event).
+                        // SAFETY: inside the array, and the work writing chunk k has finished (the
+                        // event).
                         let slice = unsafe { std::slice::from_raw_parts(host.at(start), end - start) };
                         check_all(slice, start)?;
                     }
@@ -246,8 +269,9 @@ unsafe fn read_as_landed(host: *const f32, n: usize, landed: &[CudaEvent]) -> st
     })
 }
 
-/// Queues on `stream` the copy of device array `source` (n floats) into pinned `target`, chunk k
-/// of [`OVERLAP_CHUNKS`] recording `landed[k]` once it has landed.
+/// Queues on `stream` the copy of device array `source` (n floats) into pinned `target` in as many
+/// chunks as there are events ([`OVERLAP_CHUNKS`]), chunk k recording `landed[k]` once it has
+/// landed.
 ///
 /// # Safety
 /// `source` and `target` hold n floats and outlive the copies; nothing writes `source` or touches
@@ -260,7 +284,7 @@ unsafe fn queue_chunk_copies(
     stream: &CudaStream,
 ) -> Result<()> {
     for (k, event) in landed.iter().enumerate() {
-        let chunk = chunk_range(n, k);
+        let chunk = chunk_range(n, landed.len(), k);
         // SAFETY: the chunk lies inside both arrays (the caller's contract).
         unsafe {
             sys::cuMemcpyDtoHAsync_v2(
@@ -277,10 +301,204 @@ unsafe fn queue_chunk_copies(
     Ok(())
 }
 
-/// Elements of chunk `k` of [`OVERLAP_CHUNKS`] over `n`.
-fn chunk_range(n: usize, k: usize) -> std::ops::Range<usize> {
-    let size = n.div_ceil(OVERLAP_CHUNKS);
+/// Elements of chunk `k` of `chunks` over `n` (empty past the end where n < chunks).
+fn chunk_range(n: usize, chunks: usize, k: usize) -> std::ops::Range<usize> {
+    let size = n.div_ceil(chunks);
     (k * size).min(n)..((k + 1) * size).min(n)
+}
+
+/// Chunks the mapped cure writes the array in, one vec_add launch each. More than the copies' 16
+/// because the read of the last chunk is the one part of the CPU's work not hidden under the GPU's:
+/// reading all 2^26 floats takes about 4.3 ms over all cores (what the whole-array pinned copies'
+/// 9.5 ms a round in run ai leaves after the kernel and the copy), so a sixteenth takes about
+/// 0.27 ms and a thirty-second 0.13. Each further chunk costs a gap between one kernel's last store
+/// and the next kernel's first (a few µs, an estimate): 32 gaps about 0.1 ms. The sum of the two
+/// is least near chunks = √(whole read / one gap), about 30.
+const MAPPED_CHUNKS: usize = 32;
+
+/// Pinned host memory mapped into the GPU's address space (`CU_MEMHOSTALLOC_DEVICEMAP`): kernels
+/// on the GPU's own stream store into it in place, each store crossing PCIe, with no copy. Not
+/// write-combined: the CPU reads it, and write-combined memory bypasses the CPU's caches (slow
+/// reads). As CUDA asks of mapped memory, the CPU and the GPU take turns through events: a host
+/// thread that has seen an event complete sees every store of the kernels before it on its
+/// stream. Dropping it waits for that stream, so no kernel still writing it outlives the memory.
+struct Mapped {
+    host: PinnedHostSlice<f32>,
+    /// Element 0 as the CPU addresses it: only raw pointers, so no reference to the memory exists
+    /// while kernels write it (the reading threads form slices of chunks that have landed).
+    target: *mut f32,
+    /// Element 0 as a kernel addresses it.
+    device: u64,
+    /// The GPU's own stream: the only one whose kernels write it (`MappedChunk::address`).
+    stream: Arc<CudaStream>,
+}
+
+impl Mapped {
+    /// `n` floats, zero: a chunk that no kernel wrote fails the check.
+    fn new(gpu: &Gpu, n: usize) -> Result<Mapped> {
+        // SAFETY: zeroed below through a raw pointer before anything reads it.
+        let mut host = unsafe {
+            gpu.context()
+                .alloc_pinned_with_flags::<f32>(n, sys::CU_MEMHOSTALLOC_DEVICEMAP)
+        }
+        .doing(|| "allocating mapped pinned memory".into())?;
+        let target = host.as_mut_ptr().doing(|| "mapping pinned memory".into())?;
+        // SAFETY: `target` starts an allocation of n floats that nothing else uses yet.
+        unsafe { target.write_bytes(0, n) };
+        let mut device: sys::CUdeviceptr = 0;
+        // SAFETY: `target` is the start of a live cuMemHostAlloc allocation made with DEVICEMAP in
+        // this context (the allocation bound it to this thread), and `device` a local the driver
+        // writes the address to; the flags must be 0.
+        unsafe { sys::cuMemHostGetDevicePointer_v2(&mut device, target.cast(), 0) }
+            .result()
+            .doing(|| "finding the GPU's address of mapped pinned memory".into())?;
+        Ok(Mapped {
+            host,
+            target,
+            device,
+            stream: gpu.stream().clone(),
+        })
+    }
+
+    fn len(&self) -> usize {
+        self.host.len()
+    }
+
+    /// Elements `range` as a kernel's output, for launches on the GPU's own stream.
+    ///
+    /// # Safety
+    /// The CPU neither reads nor writes these elements until every launch given the chunk has
+    /// finished (an event recorded after them has completed).
+    unsafe fn chunk(&self, range: std::ops::Range<usize>) -> Result<MappedChunk<'_>> {
+        if range.is_empty() || range.end > self.len() {
+            return Err(HostError::InvalidInput {
+                what: "a chunk of mapped pinned memory".into(),
+                reason: format!(
+                    "elements {}..{} are not a non-empty range inside its {}",
+                    range.start,
+                    range.end,
+                    self.len()
+                ),
+            });
+        }
+        Ok(MappedChunk {
+            address: self.device + (range.start * size_of::<f32>()) as u64,
+            len: range.len(),
+            context: self.host.context().cu_ctx(),
+            stream: self.stream.cu_stream(),
+            _memory: std::marker::PhantomData,
+        })
+    }
+}
+
+impl Drop for Mapped {
+    fn drop(&mut self) {
+        // Kernels still storing into the memory finish before `host` frees it (after this).
+        let _ = self.stream.synchronize();
+    }
+}
+
+/// A range of a [`Mapped`] array: the output of launches on the GPU's own stream.
+struct MappedChunk<'a> {
+    address: u64,
+    len: usize,
+    context: sys::CUcontext,
+    stream: sys::CUstream,
+    _memory: std::marker::PhantomData<&'a Mapped>,
+}
+
+impl Tracked for MappedChunk<'_> {}
+
+// SAFETY: `len` floats of pinned host memory from `address` as the GPUs of `context` address it
+// (the driver's mapping, range checked in `Mapped::chunk`), allocated while the chunk borrows the
+// `Mapped`, and after that until the launches on `stream` have finished (its drop waits for the
+// stream); refused on any other context or stream. Nothing the launch could race with: the CPU
+// leaves the chunk alone until the launch has finished (`Mapped::chunk`'s contract), and the
+// stream orders the launches on it.
+unsafe impl Array<f32> for MappedChunk<'_> {
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    fn address(&self, backend: &Backend) -> Result<u64> {
+        match backend {
+            Backend::Gpu(gpu)
+                if gpu.external_stream().is_none()
+                    && gpu.context().cu_ctx() == self.context
+                    && gpu.stream().cu_stream() == self.stream =>
+            {
+                Ok(self.address)
+            }
+            _ => Err(HostError::WrongMemory {
+                reason: "mapped pinned memory is written only by kernels on the own stream of the GPU that mapped it"
+                    .into(),
+            }),
+        }
+    }
+}
+
+/// Queues vec_add on each chunk (as many as there are events): a's and b's elements of the chunk
+/// in device memory, the sums stored straight into `mapped`, chunk k recording `landed[k]` after
+/// its kernel.
+///
+/// # Safety
+/// The CPU touches no element of `mapped` until its chunk's event has completed.
+unsafe fn queue_mapped_chunks(
+    backend: &Backend,
+    gpu: &Gpu,
+    mapped: &Mapped,
+    (a, b): (&CudaSlice<f32>, &CudaSlice<f32>),
+    landed: &[CudaEvent],
+) -> Result<()> {
+    let n = mapped.len();
+    for (k, event) in landed.iter().enumerate() {
+        let chunk = chunk_range(n, landed.len(), k);
+        if !chunk.is_empty() {
+            let problem = Elementwise::new(chunk.len())?;
+            // SAFETY: the CPU waits for this chunk's event, recorded after the launch (the
+            // caller's contract).
+            let mut out = unsafe { mapped.chunk(chunk.clone()) }?;
+            let (a, b) = (a.slice(chunk.clone()), b.slice(chunk));
+            elementwise::launch(backend, &vec_add::KERNEL, Source::Rust, &problem, &a, &b, &mut out)?;
+        }
+        event.record(gpu.stream()).doing(|| "recording an event".into())?;
+    }
+    Ok(())
+}
+
+/// [`Cure::PinnedMapped`]: ITERATIONS + 1 rounds, the first untimed. Each round queues the chunks'
+/// kernels and events, the CPU reads the chunks as they land, and the round ends with the GPU's
+/// stream idle, so that the next round's kernels write nothing the CPU is still reading.
+fn mapped_rounds(
+    backend: &Backend,
+    gpu: &Gpu,
+    n: usize,
+    inputs: (&CudaSlice<f32>, &CudaSlice<f32>),
+    samples: &mut Vec<f64>,
+) -> Result<std::result::Result<(), String>> {
+    let mapped = Mapped::new(gpu, n)?;
+    let landed = (0..MAPPED_CHUNKS)
+        .map(|_| gpu.context().new_event(None).doing(|| "creating an event".into()))
+        .collect::<Result<Vec<_>>>()?;
+    let mut outcome = Ok(());
+    for round in 0..=ITERATIONS {
+        let start = Instant::now();
+        // SAFETY: the CPU reads a chunk only after its event (`read_as_landed`), and the last
+        // round's reads have all returned.
+        unsafe { queue_mapped_chunks(backend, gpu, &mapped, inputs, &landed)? };
+        // SAFETY: the kernels just queued write every chunk, each before its event's record (the
+        // last one); the CPU writes none of it, and the next round's kernels are queued only after
+        // this returns.
+        let result = unsafe { read_as_landed(mapped.target, n, &landed) };
+        gpu.synchronize()?;
+        if round > 0 {
+            samples.push(start.elapsed().as_secs_f64() * 1e3);
+        }
+        if outcome.is_ok() {
+            outcome = result;
+        }
+    }
+    Ok(outcome)
 }
 
 /// [`Cure::PinnedPipelined`]: ITERATIONS + 2 rounds, each time the interval between the ends of two
@@ -407,6 +625,8 @@ fn iterate(
         }
     } else if cure == Cure::PinnedPipelined {
         outcome = pipelined_rounds(backend, gpu, problem, (a, b), &mut samples)?;
+    } else if cure == Cure::PinnedMapped {
+        outcome = mapped_rounds(backend, gpu, n, (a, b), &mut samples)?;
     } else if cure == Cure::PinnedOverlapped {
         let mut out: CudaSlice<f32> = gpu.zeros(n)?;
         // SAFETY: written by the copies before it is read; flags 0 = ordinary pinned memory.
@@ -499,4 +719,32 @@ fn iterate(
         )
     });
     Ok((Timing::from_samples(samples), check))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunks_cover_the_array_once_in_order_for_each_chunk_count() {
+        for n in [1, 15, 16, 17, 31, 33, 1000, 1 << 20] {
+            for chunks in [OVERLAP_CHUNKS, MAPPED_CHUNKS] {
+                let mut next = 0;
+                for k in 0..chunks {
+                    let chunk = chunk_range(n, chunks, k);
+                    assert_eq!(
+                        chunk.start, next,
+                        "n={n}, {chunks} chunks: chunk {k} starts at {}",
+                        chunk.start
+                    );
+                    assert!(
+                        chunk.start <= chunk.end,
+                        "n={n}, {chunks} chunks: chunk {k} is {chunk:?}"
+                    );
+                    next = chunk.end;
+                }
+                assert_eq!(next, n, "n={n}, {chunks} chunks end at {next}");
+            }
+        }
+    }
 }

@@ -13,14 +13,15 @@
 //! copied as zeros (the copies' source size). Rows whose length is not a multiple of 4 (or an
 //! unaligned image) take 4-byte copies, consecutive lanes on consecutive columns.
 //!
-//! Measured on the H200 (docs/perf-log.md, changes 33–37), V = 4: 75–80 % of the copy ceiling at
-//! 3×3 and 5×5 on 8192², issue-bound (about 45 instructions per output, 25 of them FMAs); V = 8
-//! is slower there (fewer warps), faster at 4096².
+//! Measured on the H200 (docs/perf-log.md, changes 33–37 and 79–81), V = 4: 80 % of the copy
+//! ceiling at 3×3 and 77 % at 5×5 on 8192² (154 instructions per row step at 5×5, 100 of them
+//! FMAs), short of warps with work ready rather than of issue slots or bandwidth; V = 8 (fewer
+//! warps) is slower at every profiled shape.
 
 use super::{Conv2d, MAX_RADIUS};
 use crate::device::{
     Float4, MatrixLayout, SharedMatrix, async_copy_commit, async_copy_wait, block_idx, fma, global_store, grid_dim,
-    is_aligned4, lane_id, store4, sync_threads, sync_warp, thread_idx, unrolled,
+    is_aligned4, lane_id, opaque, store4, sync_threads, sync_warp, thread_idx, unrolled,
 };
 use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel, shared_memory};
 
@@ -33,12 +34,12 @@ const MAX_V: u32 = 8;
 /// Output rows per warp, at most: the band it walks down (the grid's rows of blocks split the height
 /// evenly). Its 2R rows of halo are read twice (by this band and the next), 6 % more reads at 5×5.
 /// Bands sized so that the grid fills whole waves measured 1–4 % slower (docs/perf-log.md,
-/// change 34).
+/// change 34), and taller bands that make the grid one wave no faster (change 81).
 pub const BAND: u32 = 64;
 /// Input rows in a warp's ring at V outputs per lane: one being read while the others travel.
 /// Eight at V = 4, a power of two, so that a row's slot is a mask, not a division (six, as first
 /// measured, cost 11 instructions more per row of 100 FMAs: docs/perf-log.md, change 38); six at
-/// V = 8, whose 127 registers had no room for eight (40 bytes of stack on sm_80).
+/// V = 8, whose 127–128 registers had no room for eight (40 bytes of stack on sm_80).
 const fn depth(v: u32) -> u32 {
     if v == 4 { 8 } else { 6 }
 }
@@ -73,7 +74,6 @@ struct Walk<const V: u32> {
     rows: SharedMatrix<f32>,
     image: *const f32,
     output: *mut f32,
-    height: u32,
     width: u32,
     /// The warp's first ring row.
     ring: u32,
@@ -84,9 +84,23 @@ struct Walk<const V: u32> {
     /// The band's first output row and one past its last.
     first: u32,
     last: u32,
+    /// One past the last input row the band copies (its last output row + R, or the image's end):
+    /// rows from here on, and above the image, land as zeros.
+    end: u32,
+    /// The 16-byte path's copies of a row, as (column to read, floats read): the lane's V/4
+    /// chunks, (0, 0) past the image's edge ([`Walk::chunk`]). Row-invariant, settled once per
+    /// band, so that a row's copies only add its start.
+    own: [(u32, u32); (MAX_V / 4) as usize],
 }
 
 impl<const V: u32> Walk<V> {
+    /// The 16-byte chunk of a row at `col`, as (column to read, floats read): read where it
+    /// lies inside the image, else (0, 0): zeros, read from the row's start.
+    #[inline(always)]
+    fn chunk(&self, col: u32) -> (u32, u32) {
+        if col < self.width { (col, 4) } else { (0, 0) }
+    }
+
     /// Starts copying input row `first - R + j` (zeros outside the image) into ring slot j mod
     /// depth(V): each lane its V columns, and the halos left and right.
     ///
@@ -97,7 +111,7 @@ impl<const V: u32> Walk<V> {
     unsafe fn load<const VECTOR: bool, const R: u32>(&self, j: u32) {
         let row = (self.first + j).wrapping_sub(R);
         let slot = self.ring + j % depth(V);
-        let inside = row < self.height;
+        let inside = row < self.end;
         // The image row's start; the image's own start where the row is outside (nothing is read).
         let start = if inside {
             self.image.wrapping_add((row * self.width) as usize)
@@ -105,23 +119,22 @@ impl<const V: u32> Walk<V> {
             self.image
         };
         if VECTOR {
-            // Four columns lie wholly inside or outside (width a multiple of 4).
-            let four = |col: u32| {
-                if inside && col < self.width {
-                    (start.wrapping_add(col as usize), 4)
-                } else {
-                    (self.image, 0)
-                }
+            // Four columns lie wholly inside or outside (width a multiple of 4); the columns'
+            // part was settled once per band (`own`; the halo's from its column), the row's part is
+            // its start.
+            let copy = |at: u32, (col, valid): (u32, u32)| {
+                let valid = if inside { valid } else { 0 };
+                // SAFETY: `valid` floats at the row's start + col lie inside the image, 16-byte
+                // aligned (col a multiple of 4; nothing is read where valid is 0); the slot's row
+                // and columns at .. at + 4 lie inside the ring.
+                unsafe {
+                    self.rows
+                        .copy4_async_zero_fill_unchecked(slot, at, start.wrapping_add(col as usize), valid)
+                };
             };
             unrolled::<{ MAX_V / 4 }>(|i| {
                 if i < V / 4 {
-                    let (src, valid) = four(self.col + 4 * i);
-                    // SAFETY: `valid` floats at `src` lie inside the image, 16-byte aligned; the
-                    // slot's row and columns HALO + V·lane + 4i .. + 4 lie inside the ring.
-                    unsafe {
-                        self.rows
-                            .copy4_async_zero_fill_unchecked(slot, HALO + V * self.lane + 4 * i, src, valid)
-                    };
+                    copy(HALO + V * self.lane + 4 * i, self.own[i as usize]);
                 }
             });
             // Lane 0 copies the halo left of the warp's columns, lane 1 the halo right of them.
@@ -131,13 +144,13 @@ impl<const V: u32> Walk<V> {
                 } else {
                     (self.base + LANES * V, HALO + LANES * V)
                 };
-                let (src, valid) = four(halo_col);
-                // SAFETY: as above, columns 0..4 or HALO + 32V .. + 4 of the slot.
-                unsafe { self.rows.copy4_async_zero_fill_unchecked(slot, halo_at, src, valid) };
+                copy(halo_at, self.chunk(halo_col));
             }
         } else {
             // One float per copy, consecutive lanes on consecutive columns (128 bytes per copy
-            // instruction): ring column c holds image column base - HALO + c.
+            // instruction): ring column c holds image column base - HALO + c. Each copy's lane
+            // through `opaque`, so that each row computes its copies' addresses again instead of
+            // keeping eight of them live from the band's start (V = 8 spilled them at 7×7).
             let one = |at: u32| {
                 let col = (self.base + at).wrapping_sub(HALO);
                 if inside && col < self.width {
@@ -148,7 +161,7 @@ impl<const V: u32> Walk<V> {
             };
             unrolled::<{ MAX_V }>(|q| {
                 if q < V {
-                    let at = HALO + self.lane + LANES * q;
+                    let at = HALO + opaque(self.lane) + LANES * q;
                     let (src, valid) = one(at);
                     // SAFETY: a float inside the image where valid; the slot's element inside the
                     // ring.
@@ -216,10 +229,8 @@ unsafe fn band<const VECTOR: bool, const V: u32, const R: u32>(walk: &Walk<V>, f
         [[0.0; MAX_SIDE as usize]; MAX_SIDE as usize]
     };
     for j in 0..depth(V) - 1 {
-        if j < rows_in {
-            // SAFETY: forwarded.
-            unsafe { walk.load::<VECTOR, R>(j) };
-        }
+        // SAFETY: forwarded.
+        unsafe { walk.load::<VECTOR, R>(j) };
         async_copy_commit();
     }
     // 2R + 1 rows per turn, one step each, so that each row's slots are constants.
@@ -232,18 +243,13 @@ unsafe fn band<const VECTOR: bool, const V: u32, const R: u32>(walk: &Walk<V>, f
     };
     let mut j0 = 0;
     while j0 < rows_in {
-        // SAFETY (each step): forwarded.
-        unsafe {
-            rows.step::<0>(j0);
-            rows.step::<1>(j0);
-            rows.step::<2>(j0);
-            rows.step::<3>(j0);
-            rows.step::<4>(j0);
-            rows.step::<5>(j0);
-            rows.step::<6>(j0);
-        }
+        // SAFETY: forwarded.
+        unsafe { rows.turn(j0) };
         j0 += side;
     }
+    // The last steps started copies of rows past the band (zeros, never read): every copy lands
+    // before the warp leaves.
+    async_copy_wait::<0>();
 }
 
 /// A band's walk in progress: the open output rows and what each row step reads.
@@ -259,6 +265,25 @@ struct Rows<'a, const VECTOR: bool, const V: u32, const R: u32> {
 }
 
 impl<const VECTOR: bool, const V: u32, const R: u32> Rows<'_, VECTOR, V, R> {
+    /// Input rows j0 .. j0 + 2R + 1, one step each, so that each row's slots are constants; a
+    /// step past the band does nothing.
+    ///
+    /// # Safety
+    /// As for [`band`].
+    #[inline(always)]
+    unsafe fn turn(&mut self, j0: u32) {
+        // SAFETY (each step): forwarded.
+        unsafe {
+            self.step::<0>(j0);
+            self.step::<1>(j0);
+            self.step::<2>(j0);
+            self.step::<3>(j0);
+            self.step::<4>(j0);
+            self.step::<5>(j0);
+            self.step::<6>(j0);
+        }
+    }
+
     /// Input row j0 + K, the turn's K-th (none if K ≥ 2R + 1 or past the band). A function with the
     /// step as a constant, always inlined: as a closure called for each K, LLVM left it out of
     /// line, its captures in local memory (472 bytes of stack).
@@ -292,7 +317,9 @@ impl<const VECTOR: bool, const V: u32, const R: u32> Rows<'_, VECTOR, V, R> {
                 x[4 * i as usize..4 * i as usize + 4].copy_from_slice(&four.0);
             }
         });
-        if j + depth(V) - 1 < self.rows_in {
+        // Rows past the band land as zeros (`Walk::end`), with no test here at V = 4; V = 8 skips
+        // them (without the test, ptxas spilled 8 bytes of its 128 registers at 7×7).
+        if V == 4 || j + depth(V) - 1 < self.rows_in {
             // SAFETY: forwarded.
             unsafe { self.walk.load::<VECTOR, R>(j + depth(V) - 1) };
         }
@@ -394,19 +421,23 @@ unsafe fn rolling<const V: u32>(
     if first >= height {
         return;
     }
-    let walk = Walk::<V> {
+    let last = height.min(first + band_rows);
+    let col = base + V * lane;
+    let mut walk = Walk::<V> {
         rows,
         image,
         output,
-        height,
         width,
         ring: warp * depth(V),
         base,
-        col: base + V * lane,
+        col,
         lane,
         first,
-        last: height.min(first + band_rows),
+        last,
+        end: height.min(last + radius),
+        own: [(0, 0); (MAX_V / 4) as usize],
     };
+    walk.own = [walk.chunk(col), walk.chunk(col + 4)];
     let vector = width.is_multiple_of(4) && is_aligned4(image) && is_aligned4(output);
     // SAFETY: forwarded (the shape for the 16-byte path checked above).
     unsafe {

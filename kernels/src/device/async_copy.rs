@@ -24,7 +24,7 @@ impl<T: super::Word32> SharedMatrix<T> {
     pub unsafe fn copy4_async_unchecked(&self, row: u32, col: u32, src: *const T) {
         let dst = self.vector_at(row, col);
         // SAFETY: forwarded from the caller.
-        unsafe { backend::copy16_async(dst, src.cast()) }
+        unsafe { backend::copy16_async(self.base(), dst, src.cast()) }
     }
 
     /// As [`SharedMatrix::copy4_async_unchecked`], but only the first `valid` of the four floats
@@ -40,7 +40,7 @@ impl<T: super::Word32> SharedMatrix<T> {
     pub unsafe fn copy4_async_zero_fill_unchecked(&self, row: u32, col: u32, src: *const T, valid: u32) {
         let dst = self.vector_at(row, col);
         // SAFETY: forwarded from the caller.
-        unsafe { backend::copy16_async_zero_fill(dst, src.cast(), valid) }
+        unsafe { backend::copy16_async_zero_fill(self.base(), dst, src.cast(), valid) }
     }
 
     /// Starts copying the float at `src` into element `(row, col)` where `valid`, else a zero
@@ -56,7 +56,7 @@ impl<T: super::Word32> SharedMatrix<T> {
     pub unsafe fn copy1_async_zero_fill_unchecked(&self, row: u32, col: u32, src: *const T, valid: bool) {
         let dst = self.element_at(row, col);
         // SAFETY: forwarded from the caller.
-        unsafe { backend::copy4_async(dst.cast(), src.cast(), valid as u32) }
+        unsafe { backend::copy4_async(self.base(), dst.cast(), src.cast(), valid as u32) }
     }
 }
 

@@ -376,27 +376,51 @@ pub fn ballot(predicate: bool) -> u32 {
     out
 }
 
-/// `cp.async` of 16 bytes, global to shared, cached in the L2 only; both addresses generic, turned
-/// into their windows' addresses as nvcc does.
+/// The `.shared` window address of a generic pointer into shared memory.
 #[inline(always)]
-pub unsafe fn copy16_async(dst: *mut super::Float4, src: *const f32) {
+pub fn shared_address<T>(ptr: *const T) -> u32 {
+    let address: u32;
+    // SAFETY: register arithmetic only.
+    unsafe {
+        asm!(
+            "{{ .reg .u64 s; cvta.to.shared.u64 s, {p}; cvt.u32.u64 {a}, s; }}",
+            p = in(reg64) ptr, a = out(reg32) address, options(pure, nomem, nostack),
+        )
+    };
+    address
+}
+
+/// The `.shared` window address of `dst`, an element of the shared region that starts at `base`:
+/// the base's address (computed once per kernel when `base` does not change: a pure instruction)
+/// plus the byte offset, in 32-bit arithmetic. Converting `dst` itself at every copy made ptxas
+/// rebuild the 64-bit generic address each time (a special-register read, a wide multiply-add
+/// and three moves per copy: docs/perf-log.md, change 79).
+#[inline(always)]
+fn shared_address_in<T, U>(base: *const T, dst: *const U) -> u32 {
+    shared_address(base).wrapping_add((dst as usize).wrapping_sub(base as usize) as u32)
+}
+
+/// `cp.async` of 16 bytes, global to shared, cached in the L2 only; `dst` in the shared region
+/// that starts at `base`.
+#[inline(always)]
+pub unsafe fn copy16_async<T>(base: *const T, dst: *mut super::Float4, src: *const f32) {
     // SAFETY: the caller passes an aligned shared destination and an aligned global source.
     unsafe {
         asm!(
-            "{{ .reg .u64 s, g; .reg .u32 s32; cvta.to.shared.u64 s, {d}; cvt.u32.u64 s32, s; cvta.to.global.u64 g, {p}; cp.async.cg.shared.global [s32], [g], 16; }}",
-            d = in(reg64) dst, p = in(reg64) src, options(nostack),
+            "{{ .reg .u64 g; cvta.to.global.u64 g, {p}; cp.async.cg.shared.global [{d}], [g], 16; }}",
+            d = in(reg32) shared_address_in(base, dst), p = in(reg64) src, options(nostack),
         )
     };
 }
 
 /// As [`copy16_async`], reading `valid` floats and zero-filling the rest (the source size).
 #[inline(always)]
-pub unsafe fn copy16_async_zero_fill(dst: *mut super::Float4, src: *const f32, valid: u32) {
+pub unsafe fn copy16_async_zero_fill<T>(base: *const T, dst: *mut super::Float4, src: *const f32, valid: u32) {
     // SAFETY: the caller passes an aligned shared destination and an aligned global source.
     unsafe {
         asm!(
-            "{{ .reg .u64 s, g; .reg .u32 s32; cvta.to.shared.u64 s, {d}; cvt.u32.u64 s32, s; cvta.to.global.u64 g, {p}; cp.async.cg.shared.global [s32], [g], 16, {n}; }}",
-            d = in(reg64) dst, p = in(reg64) src, n = in(reg32) 4 * valid, options(nostack),
+            "{{ .reg .u64 g; cvta.to.global.u64 g, {p}; cp.async.cg.shared.global [{d}], [g], 16, {n}; }}",
+            d = in(reg32) shared_address_in(base, dst), p = in(reg64) src, n = in(reg32) 4 * valid, options(nostack),
         )
     };
 }
@@ -404,12 +428,12 @@ pub unsafe fn copy16_async_zero_fill(dst: *mut super::Float4, src: *const f32, v
 /// `cp.async` of 4 bytes, global to shared, through the L1 (`.ca`: `.cg` copies 16 bytes only);
 /// `valid` (0 or 1) floats read, a zero written otherwise.
 #[inline(always)]
-pub unsafe fn copy4_async(dst: *mut f32, src: *const f32, valid: u32) {
+pub unsafe fn copy4_async<T>(base: *const T, dst: *mut f32, src: *const f32, valid: u32) {
     // SAFETY: the caller passes an aligned shared destination and an aligned global source.
     unsafe {
         asm!(
-            "{{ .reg .u64 s, g; .reg .u32 s32; cvta.to.shared.u64 s, {d}; cvt.u32.u64 s32, s; cvta.to.global.u64 g, {p}; cp.async.ca.shared.global [s32], [g], 4, {n}; }}",
-            d = in(reg64) dst, p = in(reg64) src, n = in(reg32) 4 * valid, options(nostack),
+            "{{ .reg .u64 g; cvta.to.global.u64 g, {p}; cp.async.ca.shared.global [{d}], [g], 4, {n}; }}",
+            d = in(reg32) shared_address_in(base, dst), p = in(reg64) src, n = in(reg32) 4 * valid, options(nostack),
         )
     };
 }

@@ -436,6 +436,13 @@ impl SharedMatrix<f32> {
 
 /// Addresses of 4-byte elements and of 16-byte vectors of them (the async copies' and `ldmatrix`'s).
 impl<T: super::Word32> SharedMatrix<T> {
+    /// The matrix's first element: the async copies address shared memory from it (its window
+    /// address is computed once, each copy adds its offset).
+    #[inline(always)]
+    pub(super) fn base(&self) -> *const T {
+        self.ptr
+    }
+
     /// The address of element `(row, col)`, checked on the emulator.
     #[inline(always)]
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]

@@ -52,19 +52,7 @@ const fn field(bytes: u32) -> u64 {
     ((bytes >> 4) & 0x3fff) as u64
 }
 
-/// The `.shared` window address of a generic pointer into shared memory.
-#[inline(always)]
-pub fn shared_address<T>(ptr: *const T) -> u32 {
-    let address: u32;
-    // SAFETY: register arithmetic only.
-    unsafe {
-        asm!(
-            "{{ .reg .u64 s; cvta.to.shared.u64 s, {p}; cvt.u32.u64 {a}, s; }}",
-            p = in(reg64) ptr, a = out(reg32) address, options(pure, nomem, nostack),
-        )
-    };
-    address
-}
+pub use super::nvptx::shared_address;
 
 /// `fence.proxy.async.shared::cta`: this thread's writes to shared memory (stores, `cp.async`)
 /// become visible to the async proxy that `wgmma` reads through. Before the barrier that

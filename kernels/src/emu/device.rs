@@ -402,9 +402,9 @@ pub fn check_aligned4(ptr: *const f32, what: &str) {
 /// # Safety
 /// `src` is readable for 16 bytes; `dst` is inside the block's shared memory (checked at the wait).
 #[track_caller]
-pub unsafe fn copy16_async(dst: *mut crate::device::Float4, src: *const f32) {
+pub unsafe fn copy16_async<T>(base: *const T, dst: *mut crate::device::Float4, src: *const f32) {
     // SAFETY: forwarded.
-    unsafe { copy16_async_zero_fill(dst, src, 4) }
+    unsafe { copy16_async_zero_fill(base, dst, src, 4) }
 }
 
 /// Starts a 16-byte copy into shared memory: its first `valid` floats are read from global memory
@@ -414,7 +414,7 @@ pub unsafe fn copy16_async(dst: *mut crate::device::Float4, src: *const f32) {
 /// `src` is readable for `valid` floats; `dst` is inside the block's shared memory (checked at the
 /// wait).
 #[track_caller]
-pub unsafe fn copy16_async_zero_fill(dst: *mut crate::device::Float4, src: *const f32, valid: u32) {
+pub unsafe fn copy16_async_zero_fill<T>(_base: *const T, dst: *mut crate::device::Float4, src: *const f32, valid: u32) {
     if !(src as usize).is_multiple_of(16) || !(dst as usize).is_multiple_of(16) {
         report(format!(
             "cp.async of 16 bytes needs 16-byte aligned addresses: global {src:p}, shared {dst:p}"
@@ -435,7 +435,7 @@ pub unsafe fn copy16_async_zero_fill(dst: *mut crate::device::Float4, src: *cons
 /// `src` is readable for `valid` floats; `dst` is inside the block's shared memory (checked at the
 /// wait).
 #[track_caller]
-pub unsafe fn copy4_async(dst: *mut f32, src: *const f32, valid: u32) {
+pub unsafe fn copy4_async<T>(_base: *const T, dst: *mut f32, src: *const f32, valid: u32) {
     if !(src as usize).is_multiple_of(4) || !(dst as usize).is_multiple_of(4) {
         report(format!(
             "cp.async of 4 bytes needs 4-byte aligned addresses: global {src:p}, shared {dst:p}"

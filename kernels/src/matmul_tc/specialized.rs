@@ -75,8 +75,10 @@ mod body {
         block_idx, grid_dim, lane_id, mbarrier, opaque, shfl_idx, sync_threads, thread_idx, tma, unrolled,
     };
 
-    /// Registers per thread of the producer warpgroup, which only computes addresses...
-    const PRODUCER_REGISTERS: u32 = 64;
+    /// Registers per thread of the producer warpgroup, which only computes addresses (its
+    /// `cp.async` path spilled 4 bytes at 64 once the copies took `.shared` addresses: docs/perf-log.md,
+    /// change 79)...
+    const PRODUCER_REGISTERS: u32 = 72;
     /// ...and of each consumer: 128 accumulators and two groups' fragments (the block's 168 per
     /// thread at launch, redistributed; with 168, ptxas serialises the `wgmma`s, its note C7512).
     const CONSUMER_REGISTERS: u32 = 216;
