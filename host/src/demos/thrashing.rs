@@ -301,6 +301,13 @@ unsafe fn queue_chunk_copies(
     Ok(())
 }
 
+/// One event per chunk, for the chunked ways' "chunk k has landed".
+fn chunk_events(gpu: &Gpu, chunks: usize) -> Result<Vec<CudaEvent>> {
+    (0..chunks)
+        .map(|_| gpu.context().new_event(None).doing(|| "creating an event".into()))
+        .collect()
+}
+
 /// Elements of chunk `k` of `chunks` over `n` (empty past the end where n < chunks).
 fn chunk_range(n: usize, chunks: usize, k: usize) -> std::ops::Range<usize> {
     let size = n.div_ceil(chunks);
@@ -477,9 +484,7 @@ fn mapped_rounds(
     samples: &mut Vec<f64>,
 ) -> Result<std::result::Result<(), String>> {
     let mapped = Mapped::new(gpu, n)?;
-    let landed = (0..MAPPED_CHUNKS)
-        .map(|_| gpu.context().new_event(None).doing(|| "creating an event".into()))
-        .collect::<Result<Vec<_>>>()?;
+    let landed = chunk_events(gpu, MAPPED_CHUNKS)?;
     let mut outcome = Ok(());
     for round in 0..=ITERATIONS {
         let start = Instant::now();
@@ -528,10 +533,7 @@ fn pipelined_rounds(
         hosts[0].as_mut_ptr().doing(|| "mapping pinned memory".into())?,
         hosts[1].as_mut_ptr().doing(|| "mapping pinned memory".into())?,
     ];
-    let landed = [
-        (0..OVERLAP_CHUNKS).map(|_| event()).collect::<Result<Vec<_>>>()?,
-        (0..OVERLAP_CHUNKS).map(|_| event()).collect::<Result<Vec<_>>>()?,
-    ];
+    let landed = [chunk_events(gpu, OVERLAP_CHUNKS)?, chunk_events(gpu, OVERLAP_CHUNKS)?];
     let (written, copied) = ([event()?, event()?], [event()?, event()?]);
     let rounds = ITERATIONS + 2;
     let queue = |round: usize, outs: &mut Vec<CudaSlice<f32>>| -> Result<()> {
@@ -634,9 +636,7 @@ fn iterate(
             .doing(|| "allocating pinned memory".into())?;
         // Raw pointers only: no reference to the pinned memory exists while copies run.
         let target = host.as_mut_ptr().doing(|| "mapping pinned memory".into())?;
-        let landed = (0..OVERLAP_CHUNKS)
-            .map(|_| gpu.context().new_event(None).doing(|| "creating an event".into()))
-            .collect::<Result<Vec<_>>>()?;
+        let landed = chunk_events(gpu, OVERLAP_CHUNKS)?;
         for round in 0..=ITERATIONS {
             let start = Instant::now();
             elementwise::launch(backend, &vec_add::KERNEL, Source::Rust, problem, a, b, &mut out)?;
