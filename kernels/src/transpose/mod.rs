@@ -10,13 +10,16 @@
 //! * [`vectorized`]: 64×64 tiles, 16-byte global loads and stores where the shape allows, 16
 //!   elements per thread; two tile sizes, one of which the host chooses from the device;
 //! * [`peeled`]: the 64×64 tile with 16-byte accesses on any shape, each row read and written as
-//!   the aligned chunks that cover it wherever it starts (rows and cols not multiples of 4).
+//!   the aligned chunks that cover it wherever it starts (rows and cols not multiples of 4);
+//! * [`skewed`]: the peeled tile, each block's part of an output row starting at a 16-byte
+//!   boundary, so that no block shares a chunk with its neighbour and none writes a float alone.
 //!
 //! A new variant is a file here, its line in [`FAMILY`], and its CUDA C twin in `benches/reference/cuda_c/`.
 
 pub mod naive;
 pub mod padded;
 pub mod peeled;
+pub mod skewed;
 pub mod swizzled;
 pub mod tiled;
 pub mod vectorized;
@@ -47,6 +50,7 @@ pub const FAMILY: Family<Transpose> = Family::new(
         vectorized::KERNEL_32,
         vectorized::KERNEL_64,
         peeled::KERNEL,
+        skewed::KERNEL,
     ],
 );
 
@@ -54,6 +58,13 @@ pub const FAMILY: Family<Transpose> = Family::new(
 pub const TILE: u32 = 32;
 /// Rows of the tile a block covers per pass (its y extent).
 pub const ROWS_PER_PASS: u32 = 8;
+
+/// How far `ptr` + `offset` floats lies past a 16-byte boundary, in floats (an offset that wrapped
+/// below zero gives the right answer too: only its low bits count).
+#[inline(always)]
+pub(crate) fn misalignment(ptr: *const f32, offset: u32) -> u32 {
+    ((ptr as usize >> 2) as u32).wrapping_add(offset) & 3
+}
 
 /// One block per `tile × tile` tile of the input.
 pub(crate) const fn grid(p: &Transpose, tile: u32) -> Dim3 {

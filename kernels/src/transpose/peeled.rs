@@ -9,7 +9,7 @@
 //! Alignment is that of the addresses themselves, so any base address works; a chunk that would
 //! reach outside the array (before its first or past its last element) is read one float at a time.
 
-use super::{Transpose, grid};
+use super::{Transpose, grid, misalignment};
 use crate::device::{
     Float4, MatrixLayout, SharedMatrix, block_idx, global_store, load4, store4, sync_threads, thread_idx, unrolled,
 };
@@ -36,12 +36,6 @@ shared_memory! {
     pub struct Tile {
         pub tile: SharedMatrix<f32> = MatrixLayout::padded(T, T + 2 * SLACK),
     }
-}
-
-/// How far `ptr` + `offset` floats lies past a 16-byte boundary, in floats.
-#[inline(always)]
-fn misalignment(ptr: *const f32, offset: u32) -> u32 {
-    ((ptr as usize >> 2) as u32).wrapping_add(offset) & 3
 }
 
 kernel! {
