@@ -1,112 +1,176 @@
-//! Skewed transpose: the peeled tile, with each block owning whole aligned chunks of its output.
+//! Skewed transpose: the peeled tile, with each block owning whole aligned pieces of its output.
 //!
 //! In [`super::peeled`] a block writes output row `o` from tile row 0, which starts wherever
 //! `o · rows` falls: the chunks at both ends are shared with the neighbouring blocks and written one
 //! float at a time, so that at 8191×4097 every warp runs a scalar path beside its 16-byte one (65 %
 //! of the copy ceiling, docs/perf-log.md). Here the block's part of output row `o` starts at the
-//! 16-byte boundary at or below its first element, up to 3 input rows earlier; the next block's
-//! part starts 64 rows later, at a boundary too. So every block writes 16 whole aligned chunks per
-//! output row, and reads 67 input rows (its 64 and the 3 before) as the 17 aligned chunks that
-//! cover each. Only the blocks at the matrix's edges test each element; the others run straight
-//! through (one test per block, uniform, so every thread reaches the barrier).
+//! boundary (of `ALIGN` floats) at or below its first element, up to `ALIGN - 1` input rows
+//! earlier; the next block's part starts `BAND` rows later, at a boundary too. So every block
+//! writes whole aligned pieces of each output row, and reads `BAND + ALIGN - 1` input rows as the
+//! 17 aligned 16-byte chunks that cover each. Only the blocks at the matrix's edges test each
+//! element; the others run straight through (one test per block, uniform, so every thread reaches
+//! the barrier).
 
-use super::{Transpose, misalignment};
+use super::{Transpose, floats_past, misalignment};
 use crate::device::{
-    Float4, MatrixLayout, SharedMatrix, block_idx, global_store, load4, store4, sync_threads, thread_idx, unrolled,
+    Float4, MatrixLayout, SharedMatrix, block_idx, global_store, load4, store4, sync_threads, thread_idx, unrolled_to,
 };
 use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel, shared_memory};
 
 /// Threads per block.
 pub const THREADS: u32 = 256;
-/// Input rows a block owns, and input columns (output rows) it covers.
+/// Input columns (output rows) a block covers.
 const T: u32 = 64;
-/// Input rows a block reads before its own: the most an output row's part starts early.
-const SKEW: u32 = 3;
-/// Input rows staged per block.
-const ROWS_IN: u32 = T + SKEW;
 /// Aligned 16-byte chunks covering 64 input floats at any offset.
 const CHUNKS_IN: u32 = T / 4 + 1;
-/// A thread's input chunks (the last pass covers 115 of 256).
-const PASSES_IN: u32 = (ROWS_IN * CHUNKS_IN).div_ceil(THREADS);
-/// Aligned chunks of a block's part of an output row.
-const CHUNKS_OUT: u32 = T / 4;
-/// A thread's output chunks.
-const PASSES_OUT: u32 = T * CHUNKS_OUT / THREADS;
-/// Columns of slack each side of a tile row, where a chunk's floats outside the tile land.
-const SLACK: u32 = 4;
+/// Floats of a staged row: its 17 chunks where they lay in memory, so that each is one 16-byte
+/// store. Tile column c of row s is then at c + δ(s), δ(s) the row's offset past a boundary.
+const ROW: u32 = 4 * CHUNKS_IN;
+/// Output chunks per warp and output row: a warp covers two output rows, 16 chunks of each.
+const RUN: u32 = 16;
+/// The most input chunks a thread holds (BAND = 128, ALIGN = 32: 159 rows of 17).
+const MOST_PASSES_IN: usize = 11;
+/// The most output chunks a thread writes (BAND = 128).
+const MOST_PASSES_OUT: usize = 8;
+
+/// The staged rows, four to a line of the matrix (row s at line s / 4, from column 68 · (s % 4)),
+/// each line padded by one chunk. A warp reads a tile column every fourth row: with the pad those
+/// rows lie 20 banks apart, on 8 of the bank quads instead of 2; the pad is a whole chunk, so that
+/// every staged chunk stays 16-byte aligned.
+const fn tile_layout(rows_in: u32) -> MatrixLayout {
+    MatrixLayout {
+        rows: rows_in.div_ceil(4),
+        cols: 4 * ROW,
+        pitch: 4 * ROW + 4,
+    }
+}
 
 shared_memory! {
-    /// 67 input rows of 64 floats with 4 columns of slack each side, padded to 73 floats a row.
-    pub struct Tile {
-        pub tile: SharedMatrix<f32> = MatrixLayout::padded(ROWS_IN, T + 2 * SLACK),
+    /// 67 staged rows (BAND 64, ALIGN 4).
+    pub struct Tile67 {
+        pub tile: SharedMatrix<f32> = tile_layout(67),
     }
 }
 
-/// Where input chunk `k` of tile row `s` goes, its row starting `delta` floats past a boundary:
-/// its first float is tile column 4k - δ, stored at 4k - δ + SLACK.
-#[inline(always)]
-fn stage(tile: SharedMatrix<f32>, s: u32, k: u32, delta: u32, chunk: Float4) {
-    for e in 0..4 {
-        // SAFETY: s < 67, k ≤ 16 and δ ≤ 3: SLACK - 3 ≤ 4k + SLACK - δ + e < 72, inside the row.
-        unsafe { tile.set_unchecked(s, 4 * k + SLACK - delta + e, chunk.0[e as usize]) };
+shared_memory! {
+    /// 159 staged rows (BAND 128, ALIGN 32).
+    pub struct Tile159 {
+        pub tile: SharedMatrix<f32> = tile_layout(159),
     }
 }
 
-/// The output chunk of tile column `c` from tile row `s` down.
+/// One skew: blocks own `BAND` input rows; output pieces start at multiples of `ALIGN` floats.
+struct Skew<const BAND: u32, const ALIGN: u32>;
+
+impl<const BAND: u32, const ALIGN: u32> Skew<BAND, ALIGN> {
+    /// Input rows a block reads before its own: the most an output row's part starts early.
+    const BEFORE: u32 = ALIGN - 1;
+    const ROWS_IN: u32 = BAND + Self::BEFORE;
+    const PASSES_IN: u32 = (Self::ROWS_IN * CHUNKS_IN).div_ceil(THREADS);
+    /// Aligned chunks of a block's part of an output row.
+    const CHUNKS_OUT: u32 = BAND / 4;
+    const PASSES_OUT: u32 = T * Self::CHUNKS_OUT / THREADS;
+
+    /// Output item `i` of the block: tile column `c` (output row), chunk `k` of its part. Lanes
+    /// 0–15 of a warp take 16 chunks of one output row, lanes 16–31 the same of the next.
+    #[inline(always)]
+    fn output_item(i: u32) -> (u32, u32) {
+        ((i / RUN) % T, RUN * (i / (RUN * T)) + i % RUN)
+    }
+
+    /// Blocks in y: one more band for the rows that the last band's skew leaves.
+    const fn bands(rows: u32) -> u32 {
+        ((rows as u64 + Self::BEFORE as u64).div_ceil(BAND as u64)) as u32
+    }
+}
+
+/// Stages input chunk `k` of tile row `s` where it lay in memory.
 #[inline(always)]
-fn column_chunk(tile: SharedMatrix<f32>, s: u32, c: u32) -> Float4 {
-    // SAFETY: s + 3 ≤ 66 and c < 64 (the callers' chunks lie inside the staged rows).
-    Float4(core::array::from_fn(|e| unsafe { tile.get_unchecked(s + e as u32, c + SLACK) }))
+fn stage(tile: SharedMatrix<f32>, s: u32, k: u32, chunk: Float4) {
+    // SAFETY: s < the staged rows and k ≤ 16: line s / 4 inside the tile, columns 68 · (s % 4)
+    // + 4k .. +3 < 272; both multiples of 4, as is the pitch.
+    unsafe { tile.set4_unchecked(s / 4, (s % 4) * ROW + 4 * k, chunk) };
+}
+
+/// Tile element (s, c), its row staged `delta` floats past a boundary.
+#[inline(always)]
+fn element(tile: SharedMatrix<f32>, s: u32, c: u32, delta: u32) -> f32 {
+    // SAFETY: s < the staged rows and c + δ ≤ 66 < 68.
+    unsafe { tile.get_unchecked(s / 4, (s % 4) * ROW + c + delta) }
+}
+
+/// The output chunk of tile column `c` from tile row `s` down; `shift(s)` is row s's δ.
+#[inline(always)]
+fn column_chunk(tile: SharedMatrix<f32>, s: u32, c: u32, shift: impl Fn(u32) -> u32) -> Float4 {
+    Float4(core::array::from_fn(|e| element(tile, s + e as u32, c, shift(s + e as u32))))
+}
+
+/// Whether the block runs [`interior`]: all its staged rows exist, and every chunk it reads
+/// or writes lies inside the arrays.
+#[inline(always)]
+fn is_interior<const BAND: u32, const ALIGN: u32>(rows: u32, cols: u32) -> bool {
+    let (band, tile_col) = (block_idx().y * BAND, block_idx().x * T);
+    let last_read = (band as u64 + BAND as u64 - 1) * cols as u64 + tile_col as u64 + ROW as u64;
+    band >= Skew::<BAND, ALIGN>::BEFORE
+        && band as u64 + BAND as u64 <= rows as u64
+        && last_read <= rows as u64 * cols as u64
 }
 
 /// Interior blocks: every staged row exists, every chunk lies inside both arrays.
 ///
 /// # Safety
-/// The block's 67 rows lie inside the input, whose last float read, `(band + 63) · cols + tile_col
-/// + 67`, is below rows × cols; `band + 64 ≤ rows`; the block is [`THREADS`] threads.
+/// [`is_interior`] holds; the block is [`THREADS`] threads; `tile` holds `BAND + ALIGN - 1` rows.
 #[inline(always)]
-unsafe fn interior(tile: SharedMatrix<f32>, input: *const f32, output: *mut f32, rows: u32, cols: u32) {
+unsafe fn interior<const BAND: u32, const ALIGN: u32>(
+    tile: SharedMatrix<f32>,
+    input: *const f32,
+    output: *mut f32,
+    rows: u32,
+    cols: u32,
+) {
     let t = thread_idx().x;
-    let (band, tile_col) = (block_idx().y * T, block_idx().x * T);
-    // Every chunk is loaded before any is staged, so that a thread's five loads are in flight
-    // together. Only the last pass has threads past the 67 rows (the others' test is left out, so
-    // that their loads are not behind a branch).
-    let staged = |pass: u32, s: u32| pass + 1 < PASSES_IN || s < ROWS_IN;
-    let mut chunks = [Float4([0.0; 4]); PASSES_IN as usize];
-    unrolled::<{ PASSES_IN }>(|pass| {
+    let (band, tile_col) = (block_idx().y * BAND, block_idx().x * T);
+    let before = Skew::<BAND, ALIGN>::BEFORE;
+    let (rows_in, passes_in) = (Skew::<BAND, ALIGN>::ROWS_IN, Skew::<BAND, ALIGN>::PASSES_IN);
+    // Every chunk is loaded before any is staged, so that a thread's loads are in flight
+    // together. Only the last pass has threads past the staged rows (the others' test is left
+    // out, so that their loads are not behind a branch).
+    let staged = |pass: u32, s: u32| pass + 1 < passes_in || s < rows_in;
+    let first_float = |s: u32| (band - before + s) * cols + tile_col;
+    let mut chunks = [Float4([0.0; 4]); MOST_PASSES_IN];
+    unrolled_to(passes_in, |pass| {
         let i = t + pass * THREADS;
         let (s, k) = (i / CHUNKS_IN, i % CHUNKS_IN);
         if staged(pass, s) {
-            let a = (band - SKEW + s) * cols + tile_col;
+            let a = first_float(s);
             // SAFETY: a 16-byte aligned chunk inside the input (the caller's promise).
             chunks[pass as usize] = unsafe { load4(input.add((a - misalignment(input, a) + 4 * k) as usize)) };
         }
     });
-    unrolled::<{ PASSES_IN }>(|pass| {
+    unrolled_to(passes_in, |pass| {
         let i = t + pass * THREADS;
         let (s, k) = (i / CHUNKS_IN, i % CHUNKS_IN);
         if staged(pass, s) {
-            let a = (band - SKEW + s) * cols + tile_col;
-            stage(tile, s, k, misalignment(input, a), chunks[pass as usize]);
+            stage(tile, s, k, chunks[pass as usize]);
         }
     });
     // The whole tile is staged before any thread reads another thread's floats.
     sync_threads();
     // Every output chunk is read from the tile before any is stored, so that the reads are not
     // behind the stores' tests. A thread past the last output row works on that row, and drops it.
-    let mut out = [Float4([0.0; 4]); PASSES_OUT as usize];
-    let mut at = [0u32; PASSES_OUT as usize];
-    unrolled::<{ PASSES_OUT }>(|pass| {
-        let i = t + pass * THREADS;
-        let (c, k) = (i / CHUNKS_OUT, i % CHUNKS_OUT);
+    let passes_out = Skew::<BAND, ALIGN>::PASSES_OUT;
+    let mut out = [Float4([0.0; 4]); MOST_PASSES_OUT];
+    let mut at = [0u32; MOST_PASSES_OUT];
+    unrolled_to(passes_out, |pass| {
+        let (c, k) = Skew::<BAND, ALIGN>::output_item(t + pass * THREADS);
         // The block's part of output row `tile_col + c` starts ε floats before input row `band`.
         let b = (tile_col + c).min(cols - 1) * rows + band;
-        let epsilon = misalignment(output, b);
+        let epsilon = floats_past(output, b, ALIGN);
         at[pass as usize] = b - epsilon + 4 * k;
-        out[pass as usize] = column_chunk(tile, SKEW - epsilon + 4 * k, c);
+        out[pass as usize] = column_chunk(tile, before - epsilon + 4 * k, c, |s| misalignment(input, first_float(s)));
     });
-    unrolled::<{ PASSES_OUT }>(|pass| {
-        let c = (t + pass * THREADS) / CHUNKS_OUT;
+    unrolled_to(passes_out, |pass| {
+        let (c, _) = Skew::<BAND, ALIGN>::output_item(t + pass * THREADS);
         if tile_col + c < cols {
             // SAFETY: input rows band - ε + 4k .. +3 lie inside the matrix: the chunk is four
             // elements of output row `tile_col + c`, from a 16-byte boundary.
@@ -118,23 +182,32 @@ unsafe fn interior(tile: SharedMatrix<f32>, input: *const f32, output: *mut f32,
 /// Blocks at the matrix's edges: the same moves, each row, chunk and float tested.
 ///
 /// # Safety
-/// `input` and `output` hold rows × cols elements; the block is [`THREADS`] threads.
+/// `input` and `output` hold rows × cols elements; the block is [`THREADS`] threads; `tile` holds
+/// `BAND + ALIGN - 1` rows.
 #[inline(always)]
-unsafe fn edge(tile: SharedMatrix<f32>, input: *const f32, output: *mut f32, rows: u32, cols: u32) {
+unsafe fn edge<const BAND: u32, const ALIGN: u32>(
+    tile: SharedMatrix<f32>,
+    input: *const f32,
+    output: *mut f32,
+    rows: u32,
+    cols: u32,
+) {
     let t = thread_idx().x;
-    let (band, tile_col) = (block_idx().y as i64 * T as i64, block_idx().x * T);
+    let (band, tile_col) = (block_idx().y as i64 * BAND as i64, block_idx().x * T);
+    let before = Skew::<BAND, ALIGN>::BEFORE;
     let len = rows as i64 * cols as i64;
     let row_exists = |j: i64| (0..rows as i64).contains(&j);
-    unrolled::<{ PASSES_IN }>(|pass| {
+    // Tile row s is input row band - BEFORE + s; its tile column 0 is input element
+    // `first_float(s)` (below zero for the rows above the matrix, which are never staged).
+    let first_float = |s: u32| (band - before as i64 + s as i64) * cols as i64 + tile_col as i64;
+    let shift = |s: u32| misalignment(input, first_float(s) as u32);
+    unrolled_to(Skew::<BAND, ALIGN>::PASSES_IN, |pass| {
         let i = t + pass * THREADS;
         let (s, k) = (i / CHUNKS_IN, i % CHUNKS_IN);
-        let j = band - SKEW as i64 + s as i64;
-        if s >= ROWS_IN || !row_exists(j) {
+        if s >= Skew::<BAND, ALIGN>::ROWS_IN || !row_exists(band - before as i64 + s as i64) {
             return;
         }
-        let a = j * cols as i64 + tile_col as i64;
-        let delta = misalignment(input, a as u32);
-        let start = a - delta as i64 + 4 * k as i64;
+        let start = first_float(s) - shift(s) as i64 + 4 * k as i64;
         let chunk = if start >= 0 && start + 4 <= len {
             // SAFETY: a 16-byte aligned chunk inside the input.
             unsafe { load4(input.add(start as usize)) }
@@ -146,33 +219,30 @@ unsafe fn edge(tile: SharedMatrix<f32>, input: *const f32, output: *mut f32, row
                 if (0..len).contains(&at) { unsafe { *input.add(at as usize) } } else { 0.0 }
             }))
         };
-        stage(tile, s, k, delta, chunk);
+        stage(tile, s, k, chunk);
     });
     // As in `interior`.
     sync_threads();
-    unrolled::<{ PASSES_OUT }>(|pass| {
-        let i = t + pass * THREADS;
-        let (c, k) = (i / CHUNKS_OUT, i % CHUNKS_OUT);
+    unrolled_to(Skew::<BAND, ALIGN>::PASSES_OUT, |pass| {
+        let (c, k) = Skew::<BAND, ALIGN>::output_item(t + pass * THREADS);
         let out_row = tile_col + c;
         if out_row >= cols {
             return;
         }
         let b = out_row as i64 * rows as i64 + band;
-        let epsilon = misalignment(output, b as u32);
+        let epsilon = floats_past(output, b as u32, ALIGN);
         // Input rows j0 .. j0 + 3, tile rows s .. s + 3, output elements start .. start + 3.
         let j0 = band - epsilon as i64 + 4 * k as i64;
-        let (s, start) = (SKEW - epsilon + 4 * k, b - epsilon as i64 + 4 * k as i64);
+        let (s, start) = (before - epsilon + 4 * k, b - epsilon as i64 + 4 * k as i64);
         if row_exists(j0) && row_exists(j0 + 3) {
             // SAFETY: four elements of output row `out_row`, from a 16-byte boundary.
-            unsafe { store4(output.add(start as usize), column_chunk(tile, s, c)) };
+            unsafe { store4(output.add(start as usize), column_chunk(tile, s, c, shift)) };
         } else {
             for e in 0..4 {
                 if row_exists(j0 + e as i64) {
-                    // SAFETY: an element of the output; tile row s + e < 67 was staged (its input
-                    // row exists), column c < 64.
-                    unsafe {
-                        global_store(output.add((start + e as i64) as usize), tile.get_unchecked(s + e, c + SLACK))
-                    };
+                    // SAFETY: an element of the output; tile row s + e was staged (its input row
+                    // exists).
+                    unsafe { global_store(output.add((start + e as i64) as usize), element(tile, s + e, c, shift(s + e))) };
                 }
             }
         }
@@ -180,31 +250,52 @@ unsafe fn edge(tile: SharedMatrix<f32>, input: *const f32, output: *mut f32, row
 }
 
 kernel! {
-    /// Output rows tile_col .. +63, each from the 16-byte boundary at or below input row
-    /// `band` = 64·by; input rows band - 3 .. band + 63 staged.
+    /// Blocks of 64 input rows; each output row's part from its 16-byte boundary (input rows
+    /// band - 3 .. band + 63 staged).
     pub unsafe fn transpose_skewed(input: *const f32, output: *mut f32, rows: u32, cols: u32) {
-        let Tile { tile } = Tile::carve();
-        let (band, tile_col) = (block_idx().y * T, block_idx().x * T);
-        let last_read = (band as u64 + T as u64 - 1) * cols as u64 + tile_col as u64 + 4 * CHUNKS_IN as u64;
-        let inner = band >= SKEW && band as u64 + T as u64 <= rows as u64 && last_read <= rows as u64 * cols as u64;
-        // SAFETY: forwarded from the kernel's contract, with `interior`'s bounds checked just
-        // above; the choice is the same for every thread of the block.
+        let Tile67 { tile } = Tile67::carve();
+        // SAFETY: forwarded from the kernel's contract, `interior`'s bounds checked first; the
+        // choice is the same for every thread of the block.
         unsafe {
-            if inner {
-                interior(tile, input, output, rows, cols)
+            if is_interior::<64, 4>(rows, cols) {
+                interior::<64, 4>(tile, input, output, rows, cols)
             } else {
-                edge(tile, input, output, rows, cols)
+                edge::<64, 4>(tile, input, output, rows, cols)
             }
         }
     }
 }
 
-/// 256 threads per 64 output rows × 64 input rows, and one more band of blocks for the rows that
-/// the last band's skew leaves.
+kernel! {
+    /// Blocks of 128 input rows; each output row's part from its 128-byte line (input rows
+    /// band - 31 .. band + 127 staged).
+    pub unsafe fn transpose_skewed_lines(input: *const f32, output: *mut f32, rows: u32, cols: u32) {
+        let Tile159 { tile } = Tile159::carve();
+        // SAFETY: as in `transpose_skewed`.
+        unsafe {
+            if is_interior::<128, 32>(rows, cols) {
+                interior::<128, 32>(tile, input, output, rows, cols)
+            } else {
+                edge::<128, 32>(tile, input, output, rows, cols)
+            }
+        }
+    }
+}
+
+/// 256 threads per 64 output rows × 64 input rows, and one more band of blocks.
 pub const KERNEL: Kernel<Transpose> = Kernel {
     code: transpose_skewed,
     block: Dim3::x(THREADS),
-    shared: SharedMemory::of(Tile::BYTES),
-    grid: |p| Dim3::xy(p.cols.div_ceil(T), ((p.rows as u64 + SKEW as u64).div_ceil(T as u64)) as u32),
+    shared: SharedMemory::of(Tile67::BYTES),
+    grid: |p| Dim3::xy(p.cols.div_ceil(T), Skew::<64, 4>::bands(p.rows)),
+    bounds: LaunchBounds::NONE,
+};
+
+/// 256 threads per 64 output rows × 128 input rows, and one more band of blocks.
+pub const KERNEL_LINES: Kernel<Transpose> = Kernel {
+    code: transpose_skewed_lines,
+    block: Dim3::x(THREADS),
+    shared: SharedMemory::of(Tile159::BYTES),
+    grid: |p| Dim3::xy(p.cols.div_ceil(T), Skew::<128, 32>::bands(p.rows)),
     bounds: LaunchBounds::NONE,
 };
