@@ -51,7 +51,8 @@ pub const FAMILY: Family<Transpose> = Family::new(
         vectorized::KERNEL_64,
         peeled::KERNEL,
         skewed::KERNEL,
-        skewed::KERNEL_LINES,
+        skewed::KERNEL_WIDE,
+        skewed::KERNEL_TALL,
     ],
 );
 

@@ -19,57 +19,84 @@ use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel, shared_memory};
 
 /// Threads per block.
 pub const THREADS: u32 = 256;
-/// Input columns (output rows) a block covers.
-const T: u32 = 64;
-/// Aligned 16-byte chunks covering 64 input floats at any offset.
-const CHUNKS_IN: u32 = T / 4 + 1;
-/// Floats of a staged row: its 17 chunks where they lay in memory, so that each is one 16-byte
-/// store. Tile column c of row s is then at c + δ(s), δ(s) the row's offset past a boundary.
-const ROW: u32 = 4 * CHUNKS_IN;
 /// Output chunks per warp and output row: a warp covers two output rows, 16 chunks of each.
 const RUN: u32 = 16;
-/// The most input chunks a thread holds (BAND = 128, ALIGN = 32: 159 rows of 17).
-const MOST_PASSES_IN: usize = 11;
-/// The most output chunks a thread writes (BAND = 128).
+/// The most input chunks a thread holds (T = 128, BAND = 64 or T = 64, BAND = 128: 9).
+const MOST_PASSES_IN: usize = 9;
+/// The most output chunks a thread writes (8).
 const MOST_PASSES_OUT: usize = 8;
 
-/// The staged rows, four to a line of the matrix (row s at line s / 4, from column 68 · (s % 4)),
-/// each line padded by one chunk. A warp reads a tile column every fourth row: with the pad those
-/// rows lie 20 banks apart, on 8 of the bank quads instead of 2; the pad is a whole chunk, so that
-/// every staged chunk stays 16-byte aligned.
-const fn tile_layout(rows_in: u32) -> MatrixLayout {
+/// The staged rows of a tile `t` columns wide, four to a line of the matrix (row s at line s / 4,
+/// from column (t + 4) · (s % 4)), each line padded by one chunk. A warp reads a tile column every
+/// fourth row: with the pad those rows lie 20 banks apart, on 8 of the bank quads instead of 2;
+/// the pad is a whole chunk, so that every staged chunk stays 16-byte aligned.
+const fn tile_layout(t: u32, rows_in: u32) -> MatrixLayout {
     MatrixLayout {
         rows: rows_in.div_ceil(4),
-        cols: 4 * ROW,
-        pitch: 4 * ROW + 4,
+        cols: 4 * (t + 4),
+        pitch: 4 * (t + 4) + 4,
     }
 }
 
 shared_memory! {
-    /// 67 staged rows (BAND 64, ALIGN 4).
-    pub struct Tile67 {
-        pub tile: SharedMatrix<f32> = tile_layout(67),
+    /// 67 staged rows of 64 columns (T 64, BAND 64, ALIGN 4).
+    pub struct Tile64x67 {
+        pub tile: SharedMatrix<f32> = tile_layout(64, 67),
     }
 }
 
 shared_memory! {
-    /// 159 staged rows (BAND 128, ALIGN 32).
-    pub struct Tile159 {
-        pub tile: SharedMatrix<f32> = tile_layout(159),
+    /// 67 staged rows of 128 columns (T 128, BAND 64, ALIGN 4).
+    pub struct Tile128x67 {
+        pub tile: SharedMatrix<f32> = tile_layout(128, 67),
     }
 }
 
-/// One skew: blocks own `BAND` input rows; output pieces start at multiples of `ALIGN` floats.
-struct Skew<const BAND: u32, const ALIGN: u32>;
+shared_memory! {
+    /// 131 staged rows of 64 columns (T 64, BAND 128, ALIGN 4).
+    pub struct Tile64x131 {
+        pub tile: SharedMatrix<f32> = tile_layout(64, 131),
+    }
+}
 
-impl<const BAND: u32, const ALIGN: u32> Skew<BAND, ALIGN> {
+/// One skew: blocks cover `T` input columns (output rows) and own `BAND` input rows; output
+/// pieces start at multiples of `ALIGN` floats.
+struct Skew<const T: u32, const BAND: u32, const ALIGN: u32>;
+
+impl<const T: u32, const BAND: u32, const ALIGN: u32> Skew<T, BAND, ALIGN> {
+    /// Aligned 16-byte chunks covering T input floats at any offset.
+    const CHUNKS_IN: u32 = T / 4 + 1;
+    /// Floats of a staged row: its chunks where they lay in memory, so that each is one 16-byte
+    /// store. Tile column c of row s is then at c + δ(s), δ(s) the row's offset past a boundary.
+    const ROW: u32 = 4 * Self::CHUNKS_IN;
     /// Input rows a block reads before its own: the most an output row's part starts early.
     const BEFORE: u32 = ALIGN - 1;
     const ROWS_IN: u32 = BAND + Self::BEFORE;
-    const PASSES_IN: u32 = (Self::ROWS_IN * CHUNKS_IN).div_ceil(THREADS);
+    const PASSES_IN: u32 = (Self::ROWS_IN * Self::CHUNKS_IN).div_ceil(THREADS);
     /// Aligned chunks of a block's part of an output row.
     const CHUNKS_OUT: u32 = BAND / 4;
     const PASSES_OUT: u32 = T * Self::CHUNKS_OUT / THREADS;
+
+    /// Stages input chunk `k` of tile row `s` where it lay in memory.
+    #[inline(always)]
+    fn stage(tile: SharedMatrix<f32>, s: u32, k: u32, chunk: Float4) {
+        // SAFETY: s < the staged rows and k ≤ T / 4: line s / 4 inside the tile, columns
+        // ROW · (s % 4) + 4k .. +3 < 4 · ROW; both multiples of 4, as is the pitch.
+        unsafe { tile.set4_unchecked(s / 4, (s % 4) * Self::ROW + 4 * k, chunk) };
+    }
+
+    /// Tile element (s, c), its row staged `delta` floats past a boundary.
+    #[inline(always)]
+    fn element(tile: SharedMatrix<f32>, s: u32, c: u32, delta: u32) -> f32 {
+        // SAFETY: s < the staged rows and c + δ ≤ T + 2 < ROW.
+        unsafe { tile.get_unchecked(s / 4, (s % 4) * Self::ROW + c + delta) }
+    }
+
+    /// The output chunk of tile column `c` from tile row `s` down; `shift(s)` is row s's δ.
+    #[inline(always)]
+    fn column_chunk(tile: SharedMatrix<f32>, s: u32, c: u32, shift: impl Fn(u32) -> u32) -> Float4 {
+        Float4(core::array::from_fn(|e| Self::element(tile, s + e as u32, c, shift(s + e as u32))))
+    }
 
     /// Output item `i` of the block: tile column `c` (output row), chunk `k` of its part. Lanes
     /// 0–15 of a warp take 16 chunks of one output row, lanes 16–31 the same of the next.
@@ -84,34 +111,13 @@ impl<const BAND: u32, const ALIGN: u32> Skew<BAND, ALIGN> {
     }
 }
 
-/// Stages input chunk `k` of tile row `s` where it lay in memory.
-#[inline(always)]
-fn stage(tile: SharedMatrix<f32>, s: u32, k: u32, chunk: Float4) {
-    // SAFETY: s < the staged rows and k ≤ 16: line s / 4 inside the tile, columns 68 · (s % 4)
-    // + 4k .. +3 < 272; both multiples of 4, as is the pitch.
-    unsafe { tile.set4_unchecked(s / 4, (s % 4) * ROW + 4 * k, chunk) };
-}
-
-/// Tile element (s, c), its row staged `delta` floats past a boundary.
-#[inline(always)]
-fn element(tile: SharedMatrix<f32>, s: u32, c: u32, delta: u32) -> f32 {
-    // SAFETY: s < the staged rows and c + δ ≤ 66 < 68.
-    unsafe { tile.get_unchecked(s / 4, (s % 4) * ROW + c + delta) }
-}
-
-/// The output chunk of tile column `c` from tile row `s` down; `shift(s)` is row s's δ.
-#[inline(always)]
-fn column_chunk(tile: SharedMatrix<f32>, s: u32, c: u32, shift: impl Fn(u32) -> u32) -> Float4 {
-    Float4(core::array::from_fn(|e| element(tile, s + e as u32, c, shift(s + e as u32))))
-}
-
 /// Whether the block runs [`interior`]: all its staged rows exist, and every chunk it reads
 /// or writes lies inside the arrays.
 #[inline(always)]
-fn is_interior<const BAND: u32, const ALIGN: u32>(rows: u32, cols: u32) -> bool {
+fn is_interior<const T: u32, const BAND: u32, const ALIGN: u32>(rows: u32, cols: u32) -> bool {
     let (band, tile_col) = (block_idx().y * BAND, block_idx().x * T);
-    let last_read = (band as u64 + BAND as u64 - 1) * cols as u64 + tile_col as u64 + ROW as u64;
-    band >= Skew::<BAND, ALIGN>::BEFORE
+    let last_read = (band as u64 + BAND as u64 - 1) * cols as u64 + tile_col as u64 + Skew::<T, BAND, ALIGN>::ROW as u64;
+    band >= Skew::<T, BAND, ALIGN>::BEFORE
         && band as u64 + BAND as u64 <= rows as u64
         && last_read <= rows as u64 * cols as u64
 }
@@ -121,7 +127,7 @@ fn is_interior<const BAND: u32, const ALIGN: u32>(rows: u32, cols: u32) -> bool 
 /// # Safety
 /// [`is_interior`] holds; the block is [`THREADS`] threads; `tile` holds `BAND + ALIGN - 1` rows.
 #[inline(always)]
-unsafe fn interior<const BAND: u32, const ALIGN: u32>(
+unsafe fn interior<const T: u32, const BAND: u32, const ALIGN: u32>(
     tile: SharedMatrix<f32>,
     input: *const f32,
     output: *mut f32,
@@ -130,8 +136,8 @@ unsafe fn interior<const BAND: u32, const ALIGN: u32>(
 ) {
     let t = thread_idx().x;
     let (band, tile_col) = (block_idx().y * BAND, block_idx().x * T);
-    let before = Skew::<BAND, ALIGN>::BEFORE;
-    let (rows_in, passes_in) = (Skew::<BAND, ALIGN>::ROWS_IN, Skew::<BAND, ALIGN>::PASSES_IN);
+    let before = Skew::<T, BAND, ALIGN>::BEFORE;
+    let (rows_in, passes_in) = (Skew::<T, BAND, ALIGN>::ROWS_IN, Skew::<T, BAND, ALIGN>::PASSES_IN);
     // Every chunk is loaded before any is staged, so that a thread's loads are in flight
     // together. Only the last pass has threads past the staged rows (the others' test is left
     // out, so that their loads are not behind a branch).
@@ -140,7 +146,7 @@ unsafe fn interior<const BAND: u32, const ALIGN: u32>(
     let mut chunks = [Float4([0.0; 4]); MOST_PASSES_IN];
     unrolled_to(passes_in, |pass| {
         let i = t + pass * THREADS;
-        let (s, k) = (i / CHUNKS_IN, i % CHUNKS_IN);
+        let (s, k) = (i / Skew::<T, BAND, ALIGN>::CHUNKS_IN, i % Skew::<T, BAND, ALIGN>::CHUNKS_IN);
         if staged(pass, s) {
             let a = first_float(s);
             // SAFETY: a 16-byte aligned chunk inside the input (the caller's promise).
@@ -149,28 +155,28 @@ unsafe fn interior<const BAND: u32, const ALIGN: u32>(
     });
     unrolled_to(passes_in, |pass| {
         let i = t + pass * THREADS;
-        let (s, k) = (i / CHUNKS_IN, i % CHUNKS_IN);
+        let (s, k) = (i / Skew::<T, BAND, ALIGN>::CHUNKS_IN, i % Skew::<T, BAND, ALIGN>::CHUNKS_IN);
         if staged(pass, s) {
-            stage(tile, s, k, chunks[pass as usize]);
+            Skew::<T, BAND, ALIGN>::stage(tile, s, k, chunks[pass as usize]);
         }
     });
     // The whole tile is staged before any thread reads another thread's floats.
     sync_threads();
     // Every output chunk is read from the tile before any is stored, so that the reads are not
     // behind the stores' tests. A thread past the last output row works on that row, and drops it.
-    let passes_out = Skew::<BAND, ALIGN>::PASSES_OUT;
+    let passes_out = Skew::<T, BAND, ALIGN>::PASSES_OUT;
     let mut out = [Float4([0.0; 4]); MOST_PASSES_OUT];
     let mut at = [0u32; MOST_PASSES_OUT];
     unrolled_to(passes_out, |pass| {
-        let (c, k) = Skew::<BAND, ALIGN>::output_item(t + pass * THREADS);
+        let (c, k) = Skew::<T, BAND, ALIGN>::output_item(t + pass * THREADS);
         // The block's part of output row `tile_col + c` starts ε floats before input row `band`.
         let b = (tile_col + c).min(cols - 1) * rows + band;
         let epsilon = floats_past(output, b, ALIGN);
         at[pass as usize] = b - epsilon + 4 * k;
-        out[pass as usize] = column_chunk(tile, before - epsilon + 4 * k, c, |s| misalignment(input, first_float(s)));
+        out[pass as usize] = Skew::<T, BAND, ALIGN>::column_chunk(tile, before - epsilon + 4 * k, c, |s| misalignment(input, first_float(s)));
     });
     unrolled_to(passes_out, |pass| {
-        let (c, _) = Skew::<BAND, ALIGN>::output_item(t + pass * THREADS);
+        let (c, _) = Skew::<T, BAND, ALIGN>::output_item(t + pass * THREADS);
         if tile_col + c < cols {
             // SAFETY: input rows band - ε + 4k .. +3 lie inside the matrix: the chunk is four
             // elements of output row `tile_col + c`, from a 16-byte boundary.
@@ -185,7 +191,7 @@ unsafe fn interior<const BAND: u32, const ALIGN: u32>(
 /// `input` and `output` hold rows × cols elements; the block is [`THREADS`] threads; `tile` holds
 /// `BAND + ALIGN - 1` rows.
 #[inline(always)]
-unsafe fn edge<const BAND: u32, const ALIGN: u32>(
+unsafe fn edge<const T: u32, const BAND: u32, const ALIGN: u32>(
     tile: SharedMatrix<f32>,
     input: *const f32,
     output: *mut f32,
@@ -194,17 +200,17 @@ unsafe fn edge<const BAND: u32, const ALIGN: u32>(
 ) {
     let t = thread_idx().x;
     let (band, tile_col) = (block_idx().y as i64 * BAND as i64, block_idx().x * T);
-    let before = Skew::<BAND, ALIGN>::BEFORE;
+    let before = Skew::<T, BAND, ALIGN>::BEFORE;
     let len = rows as i64 * cols as i64;
     let row_exists = |j: i64| (0..rows as i64).contains(&j);
     // Tile row s is input row band - BEFORE + s; its tile column 0 is input element
     // `first_float(s)` (below zero for the rows above the matrix, which are never staged).
     let first_float = |s: u32| (band - before as i64 + s as i64) * cols as i64 + tile_col as i64;
     let shift = |s: u32| misalignment(input, first_float(s) as u32);
-    unrolled_to(Skew::<BAND, ALIGN>::PASSES_IN, |pass| {
+    unrolled_to(Skew::<T, BAND, ALIGN>::PASSES_IN, |pass| {
         let i = t + pass * THREADS;
-        let (s, k) = (i / CHUNKS_IN, i % CHUNKS_IN);
-        if s >= Skew::<BAND, ALIGN>::ROWS_IN || !row_exists(band - before as i64 + s as i64) {
+        let (s, k) = (i / Skew::<T, BAND, ALIGN>::CHUNKS_IN, i % Skew::<T, BAND, ALIGN>::CHUNKS_IN);
+        if s >= Skew::<T, BAND, ALIGN>::ROWS_IN || !row_exists(band - before as i64 + s as i64) {
             return;
         }
         let start = first_float(s) - shift(s) as i64 + 4 * k as i64;
@@ -219,12 +225,12 @@ unsafe fn edge<const BAND: u32, const ALIGN: u32>(
                 if (0..len).contains(&at) { unsafe { *input.add(at as usize) } } else { 0.0 }
             }))
         };
-        stage(tile, s, k, chunk);
+        Skew::<T, BAND, ALIGN>::stage(tile, s, k, chunk);
     });
     // As in `interior`.
     sync_threads();
-    unrolled_to(Skew::<BAND, ALIGN>::PASSES_OUT, |pass| {
-        let (c, k) = Skew::<BAND, ALIGN>::output_item(t + pass * THREADS);
+    unrolled_to(Skew::<T, BAND, ALIGN>::PASSES_OUT, |pass| {
+        let (c, k) = Skew::<T, BAND, ALIGN>::output_item(t + pass * THREADS);
         let out_row = tile_col + c;
         if out_row >= cols {
             return;
@@ -236,13 +242,13 @@ unsafe fn edge<const BAND: u32, const ALIGN: u32>(
         let (s, start) = (before - epsilon + 4 * k, b - epsilon as i64 + 4 * k as i64);
         if row_exists(j0) && row_exists(j0 + 3) {
             // SAFETY: four elements of output row `out_row`, from a 16-byte boundary.
-            unsafe { store4(output.add(start as usize), column_chunk(tile, s, c, shift)) };
+            unsafe { store4(output.add(start as usize), Skew::<T, BAND, ALIGN>::column_chunk(tile, s, c, shift)) };
         } else {
             for e in 0..4 {
                 if row_exists(j0 + e as i64) {
                     // SAFETY: an element of the output; tile row s + e was staged (its input row
                     // exists).
-                    unsafe { global_store(output.add((start + e as i64) as usize), element(tile, s + e, c, shift(s + e))) };
+                    unsafe { global_store(output.add((start + e as i64) as usize), Skew::<T, BAND, ALIGN>::element(tile, s + e, c, shift(s + e))) };
                 }
             }
         }
@@ -250,33 +256,47 @@ unsafe fn edge<const BAND: u32, const ALIGN: u32>(
 }
 
 kernel! {
-    /// Blocks of 64 input rows; each output row's part from its 16-byte boundary (input rows
-    /// band - 3 .. band + 63 staged).
+    /// Tiles of 64 columns and 64 rows; each output row's part from its 16-byte boundary (input
+    /// rows band - 3 .. band + 63 staged).
     pub unsafe fn transpose_skewed(input: *const f32, output: *mut f32, rows: u32, cols: u32) {
-        let Tile67 { tile } = Tile67::carve();
+        let Tile64x67 { tile } = Tile64x67::carve();
         // SAFETY: forwarded from the kernel's contract, `interior`'s bounds checked first; the
         // choice is the same for every thread of the block.
         unsafe {
-            if is_interior::<64, 4>(rows, cols) {
-                interior::<64, 4>(tile, input, output, rows, cols)
+            if is_interior::<64, 64, 4>(rows, cols) {
+                interior::<64, 64, 4>(tile, input, output, rows, cols)
             } else {
-                edge::<64, 4>(tile, input, output, rows, cols)
+                edge::<64, 64, 4>(tile, input, output, rows, cols)
             }
         }
     }
 }
 
 kernel! {
-    /// Blocks of 128 input rows; each output row's part from its 128-byte line (input rows
-    /// band - 31 .. band + 127 staged).
-    pub unsafe fn transpose_skewed_lines(input: *const f32, output: *mut f32, rows: u32, cols: u32) {
-        let Tile159 { tile } = Tile159::carve();
+    /// Tiles of 128 columns and 64 rows.
+    pub unsafe fn transpose_skewed_wide(input: *const f32, output: *mut f32, rows: u32, cols: u32) {
+        let Tile128x67 { tile } = Tile128x67::carve();
         // SAFETY: as in `transpose_skewed`.
         unsafe {
-            if is_interior::<128, 32>(rows, cols) {
-                interior::<128, 32>(tile, input, output, rows, cols)
+            if is_interior::<128, 64, 4>(rows, cols) {
+                interior::<128, 64, 4>(tile, input, output, rows, cols)
             } else {
-                edge::<128, 32>(tile, input, output, rows, cols)
+                edge::<128, 64, 4>(tile, input, output, rows, cols)
+            }
+        }
+    }
+}
+
+kernel! {
+    /// Tiles of 64 columns and 128 rows.
+    pub unsafe fn transpose_skewed_tall(input: *const f32, output: *mut f32, rows: u32, cols: u32) {
+        let Tile64x131 { tile } = Tile64x131::carve();
+        // SAFETY: as in `transpose_skewed`.
+        unsafe {
+            if is_interior::<64, 128, 4>(rows, cols) {
+                interior::<64, 128, 4>(tile, input, output, rows, cols)
+            } else {
+                edge::<64, 128, 4>(tile, input, output, rows, cols)
             }
         }
     }
@@ -286,16 +306,25 @@ kernel! {
 pub const KERNEL: Kernel<Transpose> = Kernel {
     code: transpose_skewed,
     block: Dim3::x(THREADS),
-    shared: SharedMemory::of(Tile67::BYTES),
-    grid: |p| Dim3::xy(p.cols.div_ceil(T), Skew::<64, 4>::bands(p.rows)),
+    shared: SharedMemory::of(Tile64x67::BYTES),
+    grid: |p| Dim3::xy(p.cols.div_ceil(64), Skew::<64, 64, 4>::bands(p.rows)),
     bounds: LaunchBounds::NONE,
 };
 
-/// 256 threads per 64 output rows × 128 input rows, and one more band of blocks.
-pub const KERNEL_LINES: Kernel<Transpose> = Kernel {
-    code: transpose_skewed_lines,
+/// 256 threads per 128 output rows × 64 input rows.
+pub const KERNEL_WIDE: Kernel<Transpose> = Kernel {
+    code: transpose_skewed_wide,
     block: Dim3::x(THREADS),
-    shared: SharedMemory::of(Tile159::BYTES),
-    grid: |p| Dim3::xy(p.cols.div_ceil(T), Skew::<128, 32>::bands(p.rows)),
+    shared: SharedMemory::of(Tile128x67::BYTES),
+    grid: |p| Dim3::xy(p.cols.div_ceil(128), Skew::<128, 64, 4>::bands(p.rows)),
+    bounds: LaunchBounds::NONE,
+};
+
+/// 256 threads per 64 output rows × 128 input rows.
+pub const KERNEL_TALL: Kernel<Transpose> = Kernel {
+    code: transpose_skewed_tall,
+    block: Dim3::x(THREADS),
+    shared: SharedMemory::of(Tile64x131::BYTES),
+    grid: |p| Dim3::xy(p.cols.div_ceil(64), Skew::<64, 128, 4>::bands(p.rows)),
     bounds: LaunchBounds::NONE,
 };
