@@ -51,8 +51,10 @@ pub const FAMILY: Family<Transpose> = Family::new(
         vectorized::KERNEL_64,
         peeled::KERNEL,
         skewed::KERNEL,
+        skewed::KERNEL_PACKED,
         skewed::KERNEL_WIDE,
         skewed::KERNEL_TALL,
+        skewed::KERNEL_TALL_ROWS,
     ],
 );
 
