@@ -1,7 +1,9 @@
 //! `auto`: the kernel a family runs when none is named (`host <family> --variant auto`, the Python
 //! operators' `variant="auto"`), in one place for both. A family with tile configurations gets the
 //! device's choice ([`choice`]: its tile profile, else the occupancy rule); the others name their
-//! fastest rung for the shape ([`FamilyDemo::fastest_rung`]), from the runner's figures.
+//! fastest rung for the shape ([`FamilyDemo::fastest_rung`]), from the runner's figures. A family
+//! with configurations may name a rung too, for shapes where none of them suits (the transposes
+//! whose rows are not whole 16-byte chunks); that rung comes first.
 
 use super::{FamilyDemo, Size, choice, kernel_index};
 use crate::backend::Backend;
@@ -35,6 +37,11 @@ pub fn auto(backend: &Backend, family: &dyn FamilyDemo, size: Size) -> Result<Op
         let kernel = kernel_index(family, entry).expect("auto names kernels of the family (tested)");
         Auto { kernel, entry, why }
     };
+    // A rung named for this shape comes first: in a family with configurations, it marks a shape
+    // none of them suits.
+    if let Some(rung) = family.fastest_rung(backend.runs_sm90a(), size) {
+        return Ok(Some(found(rung.entry, rung.why.into())));
+    }
     if let Some(&smallest) = family.configurations().first() {
         let chosen = match backend {
             Backend::Gpu(gpu) => choice::choose(gpu, family, size)?,
@@ -49,9 +56,7 @@ pub fn auto(backend: &Backend, family: &dyn FamilyDemo, size: Size) -> Result<Op
             ),
         }));
     }
-    Ok(family
-        .fastest_rung(backend.runs_sm90a(), size)
-        .map(|rung| found(rung.entry, rung.why.into())))
+    Ok(None)
 }
 
 #[cfg(test)]
@@ -73,6 +78,18 @@ mod tests {
                 assert!(!answer.why.is_empty());
             }
         }
+    }
+
+    #[test]
+    fn a_transpose_whose_rows_are_not_whole_chunks_takes_the_skewed_kernel_before_any_tile() {
+        let transpose = crate::families::find("transpose").unwrap();
+        let skewed = kernels::transpose::skewed::KERNEL.entry();
+        for [rows, cols] in [[8191, 4097], [4097, 8192], [8192, 4098], [1, 1]] {
+            let answer = auto(&Backend::Emu, transpose, Size([rows, cols, 1])).unwrap().unwrap();
+            assert_eq!(answer.entry, skewed, "{rows}×{cols}");
+        }
+        let aligned = auto(&Backend::Emu, transpose, Size([8192, 4096, 1])).unwrap().unwrap();
+        assert!(transpose.configurations().contains(&aligned.entry), "{}", aligned.entry);
     }
 
     #[test]

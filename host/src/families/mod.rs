@@ -155,10 +155,10 @@ pub trait FamilyDemo: Sync {
         &[]
     }
 
-    /// In a family without tile configurations, the kernel `auto` runs at `size` where the sm_90a
-    /// PTX (wgmma, TMA) runs or not: the fastest rung for the shape by the runner's figures, and
-    /// which run said so ([`auto`]).
-    /// `None`: the family has configurations (the device chooses among them), or no default.
+    /// The kernel `auto` runs at `size` where the sm_90a PTX (wgmma, TMA) runs or not: the fastest
+    /// rung for the shape by the runner's figures, and which run said so ([`auto`]). A family with
+    /// tile configurations names one only where none of its configurations suits the shape.
+    /// `None`: the device chooses among the configurations, or the family has no default.
     fn fastest_rung(&self, _sm90a: bool, _size: Size) -> Option<auto::Rung> {
         None
     }

@@ -1,6 +1,7 @@
 //! The transpose family's host side: its safe launch, and the exact check (a transpose moves bits,
 //! it computes nothing).
 
+use super::auto::Rung;
 use super::elementwise::check_shape;
 use super::{
     Bound, Case, FamilyDemo, GUARD, Outputs, Plan, Size, Work, check_guard, check_len, guarded_inputs, substream,
@@ -62,7 +63,7 @@ impl FamilyDemo for TransposeDemo {
     }
 
     fn about(&self) -> &'static str {
-        "out-of-place transpose of a rows × cols f32 matrix: naive, shared tiles dense, padded and swizzled, vectorised"
+        "out-of-place transpose of a rows × cols f32 matrix: naive, shared tiles dense, padded and swizzled, vectorised, peeled and skewed for rows that are not whole 16-byte chunks"
     }
 
     fn extents(&self) -> &'static [&'static str] {
@@ -96,6 +97,16 @@ impl FamilyDemo for TransposeDemo {
 
     fn smoke_size(&self) -> Size {
         Size([67, 45, 1])
+    }
+
+    /// Where rows or cols is not a multiple of 4 the tiled kernels' 16-byte path does not apply,
+    /// and the skewed kernel is the fastest; elsewhere the device chooses a tile.
+    fn fastest_rung(&self, _sm90a: bool, size: Size) -> Option<Rung> {
+        let [rows, cols, _] = size.0;
+        (!rows.is_multiple_of(4) || !cols.is_multiple_of(4)).then_some(Rung {
+            entry: kernels::transpose::skewed::KERNEL.entry(),
+            why: "rows or cols not a multiple of 4, where the tiles move one float at a time: the skewed kernel's whole 16-byte chunks ran 72–75 % of copy against their 61–63 % (runs 2026-12-01-av, -ax)",
+        })
     }
 
     fn configurations(&self) -> &'static [&'static str] {

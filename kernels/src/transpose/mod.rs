@@ -51,10 +51,6 @@ pub const FAMILY: Family<Transpose> = Family::new(
         vectorized::KERNEL_64,
         peeled::KERNEL,
         skewed::KERNEL,
-        skewed::KERNEL_PACKED,
-        skewed::KERNEL_WIDE,
-        skewed::KERNEL_TALL,
-        skewed::KERNEL_TALL_ROWS,
     ],
 );
 
@@ -63,18 +59,11 @@ pub const TILE: u32 = 32;
 /// Rows of the tile a block covers per pass (its y extent).
 pub const ROWS_PER_PASS: u32 = 8;
 
-/// How far `ptr` + `offset` floats lies past a 16-byte boundary, in floats.
+/// How far `ptr` + `offset` floats lies past a 16-byte boundary, in floats (an offset that wrapped
+/// below zero gives the right answer too: only its low bits count).
 #[inline(always)]
 pub(crate) fn misalignment(ptr: *const f32, offset: u32) -> u32 {
-    floats_past(ptr, offset, 4)
-}
-
-/// How far `ptr` + `offset` floats lies past a boundary of `boundary` floats (a power of two up
-/// to 32), in floats. An offset that wrapped below zero gives the right answer too: only its low
-/// bits count.
-#[inline(always)]
-pub(crate) fn floats_past(ptr: *const f32, offset: u32, boundary: u32) -> u32 {
-    ((ptr as usize >> 2) as u32).wrapping_add(offset) & (boundary - 1)
+    ((ptr as usize >> 2) as u32).wrapping_add(offset) & 3
 }
 
 /// One block per `tile × tile` tile of the input.
