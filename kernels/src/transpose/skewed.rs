@@ -11,9 +11,9 @@
 //! matrix's edges test each element; the others run straight through (one test per block,
 //! uniform, so every thread reaches the barrier).
 //!
-//! At 8191×4097 this runs at 72–75 % of the copy ceiling, against 62–65 % for the tiled kernels
-//! there; `ncu` finds the L2 at 86 % of its peak, its sectors 13 % above an aligned shape's
-//! (docs/perf-log.md, runs 2026-12-01-av to -ax).
+//! At 8191×4097, 4097×8191 and 12345×6789 this runs at 70–71 % of the copy ceiling, against
+//! 61–65 % for the tiled and peeled kernels there (run 2026-12-01-ay); `ncu` finds the L2 at 86 %
+//! of its peak, its sectors 13 % above an aligned shape's (docs/perf-log.md, runs -av to -ay).
 
 use super::{Transpose, misalignment};
 use crate::device::{
