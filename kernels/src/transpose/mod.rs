@@ -105,3 +105,43 @@ impl Transpose {
         self.len() == 0
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{Transpose, peeled, skewed};
+
+    /// The kernels that read and write 16-byte chunks wherever a row starts take the offset of
+    /// the arrays themselves into account too: every pair of base offsets (0–3 floats past a
+    /// 16-byte boundary), at a shape with interior and edge blocks and rows of every offset.
+    #[test]
+    fn the_chunked_transposes_are_exact_at_every_base_offset() {
+        let (rows, cols) = (203usize, 134usize);
+        let problem = Transpose::new(rows, cols).unwrap();
+        let len = rows * cols;
+        let source: Vec<f32> = (0..len).map(|i| (i as f32 * 0.37).sin() + i as f32).collect();
+        for kernel in [peeled::KERNEL, skewed::KERNEL] {
+            for input_offset in 0..4 {
+                for output_offset in 0..4 {
+                    // A 16-byte aligned allocation, then the offsets in floats.
+                    let mut input = vec![[0.0f32; 4]; len.div_ceil(4) + 1];
+                    let mut output = vec![[f32::NAN; 4]; len.div_ceil(4) + 1];
+                    let input = &mut input.as_flattened_mut()[input_offset..input_offset + len];
+                    input.copy_from_slice(&source);
+                    let output = &mut output.as_flattened_mut()[output_offset..output_offset + len];
+                    let args = (input.as_ptr(), output.as_mut_ptr(), problem.rows, problem.cols);
+                    // SAFETY: both slices hold rows × cols floats.
+                    unsafe { kernel.code.emulate(&kernel.launch_shape(&problem), args) }.unwrap();
+                    for (i, &value) in output.iter().enumerate() {
+                        let expected = crate::reference::transpose_at(input, rows, cols, i).0;
+                        assert_eq!(
+                            value as f64,
+                            expected,
+                            "{} at offsets {input_offset}/{output_offset}, element {i}",
+                            kernel.entry()
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
