@@ -122,12 +122,14 @@ mod tests {
         for kernel in [peeled::KERNEL, skewed::KERNEL] {
             for input_offset in 0..4 {
                 for output_offset in 0..4 {
-                    // A 16-byte aligned allocation, then the offsets in floats.
-                    let mut input = vec![[0.0f32; 4]; len.div_ceil(4) + 1];
-                    let mut output = vec![[f32::NAN; 4]; len.div_ceil(4) + 1];
-                    let input = &mut input.as_flattened_mut()[input_offset..input_offset + len];
+                    // From the first 16-byte boundary of each allocation, the offsets in floats.
+                    let boundary = |v: &[f32]| (4 - (v.as_ptr() as usize / 4) % 4) % 4;
+                    let (mut input, mut output) = (vec![0.0f32; len + 8], vec![f32::NAN; len + 8]);
+                    let from = boundary(&input) + input_offset;
+                    let input = &mut input[from..from + len];
                     input.copy_from_slice(&source);
-                    let output = &mut output.as_flattened_mut()[output_offset..output_offset + len];
+                    let from = boundary(&output) + output_offset;
+                    let output = &mut output[from..from + len];
                     let args = (input.as_ptr(), output.as_mut_ptr(), problem.rows, problem.cols);
                     // SAFETY: both slices hold rows × cols floats.
                     unsafe { kernel.code.emulate(&kernel.launch_shape(&problem), args) }.unwrap();
