@@ -321,43 +321,48 @@ fn a_read_of_unwritten_shared_memory_fails_whatever_its_type() {
     assert!(message.contains("detectors.rs:"), "{message}");
 }
 
-/// Waits at a barrier: a helper, as kernels have them.
-fn wait_for_the_block() {
-    sync_threads();
-}
-
-kernel! {
-    /// Half the block reaches the helper's barrier from one branch, half from the other: one
-    /// source line for the barrier, two barriers on the GPU.
-    unsafe fn barrier_in_a_helper_on_both_sides_of_a_branch(out: *mut u32) {
-        let t = thread_idx().x;
-        if t < 16 {
-            wait_for_the_block();
-            // SAFETY: one output per thread.
-            unsafe { *out.add(t as usize) = 1 };
-        } else {
-            // SAFETY: one output per thread.
-            unsafe { *out.add(t as usize) = 2 };
-            wait_for_the_block();
-        }
-    }
-}
-
 // Optimised code merges or duplicates the two calls and their line tables lose inlined frames:
 // there the check cannot tell the paths apart and passes rather than guess, so this test exists
 // only in unoptimised builds (CI's).
 #[cfg(debug_assertions)]
-#[test]
-fn a_barrier_reached_through_one_helper_from_divergent_branches_fails_the_launch() {
-    let mut out = vec![0u32; 32];
-    // SAFETY: one output per thread.
-    let result = unsafe {
-        barrier_in_a_helper_on_both_sides_of_a_branch.emulate(&launch(Dim3::x(1), Dim3::x(32), 0), (out.as_mut_ptr(),))
-    };
-    let (_, _, thread, message) = failure(result);
-    assert_eq!(thread, Dim3::new(16, 0, 0));
-    assert!(message.contains("through different calls"), "{message}");
-    assert!(message.contains("detectors.rs:"), "{message}");
+mod divergent_helper {
+    use super::*;
+
+    /// Waits at a barrier: a helper, as kernels have them.
+    fn wait_for_the_block() {
+        sync_threads();
+    }
+
+    kernel! {
+        /// Half the block reaches the helper's barrier from one branch, half from the other: one
+        /// source line for the barrier, two barriers on the GPU.
+        unsafe fn barrier_in_a_helper_on_both_sides_of_a_branch(out: *mut u32) {
+            let t = thread_idx().x;
+            if t < 16 {
+                wait_for_the_block();
+                // SAFETY: one output per thread.
+                unsafe { *out.add(t as usize) = 1 };
+            } else {
+                // SAFETY: one output per thread.
+                unsafe { *out.add(t as usize) = 2 };
+                wait_for_the_block();
+            }
+        }
+    }
+
+    #[test]
+    fn a_barrier_reached_through_one_helper_from_divergent_branches_fails_the_launch() {
+        let mut out = vec![0u32; 32];
+        // SAFETY: one output per thread.
+        let result = unsafe {
+            barrier_in_a_helper_on_both_sides_of_a_branch
+                .emulate(&launch(Dim3::x(1), Dim3::x(32), 0), (out.as_mut_ptr(),))
+        };
+        let (_, _, thread, message) = failure(result);
+        assert_eq!(thread, Dim3::new(16, 0, 0));
+        assert!(message.contains("through different calls"), "{message}");
+        assert!(message.contains("detectors.rs:"), "{message}");
+    }
 }
 
 kernel! {
