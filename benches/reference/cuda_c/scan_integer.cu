@@ -1,6 +1,7 @@
 // kernels::scan::integer: the scans on int, exact (wrapping): three phases, both walks of
-// the single pass, and the pipelined one.
+// the single pass, the pipelined one and the staged one.
 #include "scan_pipelined.cuh"
+#include "scan_staged.cuh"
 extern "C" __global__ void scan_warp_shuffle_i32_cuda(const int* input, int* output, int* scratch, unsigned n,
                                                       unsigned exclusive, unsigned phase) {
     warp_shuffle_body<int>(input, output, scratch, n, exclusive, phase);
@@ -17,4 +18,9 @@ extern "C" __global__ void __launch_bounds__(THREADS, PIPELINED_BLOCKS_PER_SM)
     scan_look_back_pipelined_i32_cuda(const int* input, int* output, int* scratch, unsigned n, unsigned exclusive,
                                       unsigned phase) {
     pipelined_body<int>(input, output, scratch, n, exclusive, phase);
+}
+extern "C" __global__ void __launch_bounds__(THREADS, STAGED_BLOCKS_PER_SM)
+    scan_look_back_staged_i32_cuda(const int* input, int* output, int* scratch, unsigned n, unsigned exclusive,
+                                   unsigned phase) {
+    staged_body<int>(input, output, scratch, n, exclusive, phase);
 }

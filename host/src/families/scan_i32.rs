@@ -2,6 +2,7 @@
 //! whole i32 range (so that the sums wrap, as they must, exactly), CUB's `DeviceScan` as the
 //! baseline, and an exact check.
 
+use super::auto::Rung;
 use super::elementwise::check_shape;
 use super::scan::{levels_of, scan, sizes, with_resident_blocks};
 use super::{Bound, Case, FamilyDemo, GUARD, Outputs, Plan, Size, Work, substream};
@@ -46,12 +47,19 @@ pub fn reference(input: &[i32], exclusive: bool) -> Vec<i32> {
 pub struct ScanI32Demo;
 
 impl FamilyDemo for ScanI32Demo {
+    fn fastest_rung(&self, _sm90a: bool, _size: Size) -> Option<Rung> {
+        Some(Rung {
+            entry: "scan_look_back_staged_i32",
+            why: "the f32 family's fastest rung on i32: the look-back scan with its tile staged in shared memory (run 2026-12-01-ba)",
+        })
+    }
+
     fn family(&self) -> &'static dyn AnyFamily {
         &FAMILY
     }
 
     fn about(&self) -> &'static str {
-        "prefix sums of n i32, exact (wrapping), --exclusive 1 for exclusive: warp shuffles (three phases), single-pass decoupled look-back by a thread, by a warp, or by resident blocks copying their next tile ahead; against CUB's DeviceScan"
+        "prefix sums of n i32, exact (wrapping), --exclusive 1 for exclusive: warp shuffles (three phases), single-pass decoupled look-back by a thread, by a warp, by resident blocks copying their next tile ahead, or with the tile staged in shared memory; against CUB's DeviceScan"
     }
 
     fn extents(&self) -> &'static [&'static str] {

@@ -32,6 +32,10 @@ impl<T: super::Word32> SharedMatrix<T> {
     /// `valid = 0` nothing is read and `src` need only be aligned: a tile's edge past the image or
     /// matrix stages zeros without a branch or a store of its own.
     ///
+    /// With `valid` from 1 to 3, ptxas turns the copy into a 16-byte read that compute-sanitizer
+    /// counts whole (an out-of-bounds read where the allocation ends inside the 16 bytes: run
+    /// 2026-12-01-ba); the scan's staged tile copies its ragged end a float at a time instead.
+    ///
     /// # Safety
     /// As for [`SharedMatrix::copy4_async_unchecked`], for the first `valid` floats at `src`;
     /// `valid ≤ 4`.

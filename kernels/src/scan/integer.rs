@@ -1,11 +1,13 @@
 //! The scans on i32: the three-phase warp-shuffle scan of [`super::warp_shuffle`] and the
-//! single-pass ones of [`super::look_back`], [`super::look_back_warp`] and [`super::pipelined`],
+//! single-pass ones of [`super::look_back`], [`super::look_back_warp`], [`super::pipelined`] and
+//! [`super::staged`],
 //! adding integers. Every order of additions gives the same result, so the sums are exact
 //! (wrapping past the 32-bit range, as `add.s32` does and as the reference does).
 
 use super::look_back::{BLOCKS_PER_SM as LOOK_BACK_BLOCKS_PER_SM, OneThread, Scratch, look_back_body};
 use super::look_back_warp::WholeWarp;
 use super::pipelined::{BLOCKS_PER_SM, SHARED_BYTES, grid, pipelined_body};
+use super::staged::{BLOCKS_PER_SM as STAGED_BLOCKS_PER_SM, SHARED_BYTES as STAGED_SHARED_BYTES, staged_body};
 use super::warp_shuffle::{TILE, WarpTotals, warp_shuffle_body};
 use super::{Scan, THREADS};
 use crate::family::Family;
@@ -45,6 +47,15 @@ kernel! {
     pub unsafe fn scan_look_back_pipelined_i32(input: *const i32, output: *mut i32, scratch: *mut i32, n: u32, exclusive: u32, phase: u32) {
         // SAFETY: as above.
         unsafe { pipelined_body::<i32>(input, output, scratch, (n, exclusive, phase)) }
+    }
+}
+
+kernel! {
+    /// Phase 0: clears the statuses in `scratch`. Phase 1: `output` = the scan of `input`, block b
+    /// scanning tile b staged in shared memory, warp 0 walking back 32 tiles at a time.
+    pub unsafe fn scan_look_back_staged_i32(input: *const i32, output: *mut i32, scratch: *mut i32, n: u32, exclusive: u32, phase: u32) {
+        // SAFETY: as above.
+        unsafe { staged_body::<i32>(input, output, scratch, (n, exclusive, phase)) }
     }
 }
 
@@ -94,8 +105,22 @@ pub const LOOK_BACK_PIPELINED: Kernel<Scan<i32>> = Kernel {
     bounds: LaunchBounds::min_blocks_per_sm(BLOCKS_PER_SM),
 };
 
+/// The ordered warp walk with the tile staged in shared memory (as [`super::staged`]).
+pub const LOOK_BACK_STAGED: Kernel<Scan<i32>> = kernel(
+    scan_look_back_staged_i32,
+    STAGED_SHARED_BYTES,
+    LaunchBounds::min_blocks_per_sm(STAGED_BLOCKS_PER_SM),
+    super::look_back::look_back_grid::<i32>,
+);
+
 /// Every i32 scan kernel: the registry's list.
 pub const FAMILY: Family<Scan<i32>> = Family::new(
     "scan_i32",
-    &[WARP_SHUFFLE, LOOK_BACK, LOOK_BACK_WARP, LOOK_BACK_PIPELINED],
+    &[
+        WARP_SHUFFLE,
+        LOOK_BACK,
+        LOOK_BACK_WARP,
+        LOOK_BACK_PIPELINED,
+        LOOK_BACK_STAGED,
+    ],
 );

@@ -138,6 +138,34 @@ impl Walk for OneThread {
     }
 }
 
+/// Where the tiles' statuses and the ticket lie in `scratch`: a status per tile of n elements,
+/// then the ticket.
+#[inline(always)]
+pub(super) fn status_words<T>(scratch: *mut T, n: u32) -> (*mut u64, *mut u32) {
+    let statuses = scratch.cast::<u64>();
+    (statuses, statuses.wrapping_add(n.div_ceil(TILE) as usize).cast::<u32>())
+}
+
+/// Phase [`RESET`] of a kernel launched on [`look_back_grid`]: thread i clears status i, and the
+/// thread after the last status the ticket.
+///
+/// # Safety
+/// `scratch` holds `look_back_scratch(tiles)` words, 8-byte aligned; the block has THREADS threads.
+#[inline(always)]
+pub(super) unsafe fn reset<T>(scratch: *mut T, n: u32) {
+    let (statuses, ticket) = status_words(scratch, n);
+    let tiles = n.div_ceil(TILE);
+    let i = block_idx().x * THREADS + thread_idx().x;
+    // SAFETY: one status per tile and the ticket's slot after them.
+    unsafe {
+        if i < tiles {
+            store_relaxed(statuses.add(i as usize), EMPTY);
+        } else if i == tiles {
+            store_relaxed(ticket, 0u32);
+        }
+    }
+}
+
 /// Phase [`RESET`]: clears the statuses and the ticket in `scratch`. Phase 1: `output` = the scan
 /// of `input`, each tile's prefix found by `W`. With `TICKETS` a block's tile is the next ticket
 /// (every tile it waits on then belongs to a block that started before it, whatever order the GPU
@@ -154,22 +182,11 @@ pub(super) unsafe fn look_back_body<T: ScanElement, W: Walk, const TICKETS: bool
     scratch: *mut T,
     (n, exclusive, phase): (u32, u32, u32),
 ) {
-    let tiles = n.div_ceil(TILE);
-    let statuses = scratch.cast::<u64>();
-    let ticket = statuses.wrapping_add(tiles as usize).cast::<u32>();
+    let (statuses, ticket) = status_words(scratch, n);
     let t = thread_idx().x;
     if phase == RESET {
-        // One word per thread ([`look_back_grid`]): status i, and the ticket after the last.
-        let i = block_idx().x * THREADS + t;
-        // SAFETY: one status per tile and the ticket's slot after them (the caller gives
-        // `look_back_scratch(tiles)` words, 8-byte aligned).
-        unsafe {
-            if i < tiles {
-                store_relaxed(statuses.add(i as usize), EMPTY);
-            } else if i == tiles {
-                store_relaxed(ticket, 0u32);
-            }
-        }
+        // SAFETY: forwarded.
+        unsafe { reset(scratch, n) };
         return;
     }
     let (sums, my_ticket, prefix) = carve::<T>();

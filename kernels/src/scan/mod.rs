@@ -14,7 +14,9 @@
 //! * [`ordered`]: the same with tiles in block order instead of by ticket (as CUB's scan);
 //! * [`pipelined`]: the warp look-back in resident blocks that take tile after tile, copying the
 //!   next tile into shared memory (`cp.async`) while they scan, look back for and store the current;
-//! * [`backoff`]: the warp look-back pausing (`nanosleep`) between polls of an incomplete window.
+//! * [`backoff`]: the warp look-back pausing (`nanosleep`) between polls of an incomplete window;
+//! * [`staged`]: the ordered warp look-back with the tile staged in shared memory (`cp.async`), so
+//!   that no register holds it while the block waits: six blocks per SM instead of four.
 //!
 //! The first three scan tiles independently: the device-wide scan takes three phases (tile scans
 //! and tile totals; a scan of the totals, recursively; the totals' prefixes added back). The host
@@ -30,6 +32,7 @@ pub mod look_back;
 pub mod look_back_warp;
 pub mod ordered;
 pub mod pipelined;
+pub mod staged;
 pub mod warp_shuffle;
 
 use crate::device::{
@@ -143,6 +146,7 @@ pub const FAMILY: Family<Scan> = Family::new(
         ordered::KERNEL,
         pipelined::KERNEL,
         backoff::KERNEL,
+        staged::KERNEL,
     ],
 );
 
@@ -176,9 +180,11 @@ pub fn passes(entry: &str) -> Passes {
         ordered::KERNEL.entry(),
         pipelined::KERNEL.entry(),
         backoff::KERNEL.entry(),
+        staged::KERNEL.entry(),
         integer::LOOK_BACK.entry(),
         integer::LOOK_BACK_WARP.entry(),
         integer::LOOK_BACK_PIPELINED.entry(),
+        integer::LOOK_BACK_STAGED.entry(),
     ];
     if single_pass.contains(&entry) {
         Passes::LookBack
@@ -320,4 +326,68 @@ pub unsafe fn block_exclusive<T: ScanElement>(
     // SAFETY: warp < WARPS and WARPS are inside `sums`.
     let (warp_prefix, block_total) = unsafe { (sums.get_unchecked(warp), sums.get_unchecked(WARPS)) };
     (in_warp.map(|p| warp_prefix.plus(p)), block_total)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The single-pass scans read and write 16 bytes at a time only where the arrays allow it:
+    /// every pair of base offsets (0–3 floats past a 16-byte boundary), inclusive and exclusive,
+    /// over two whole tiles and a partial one. The elements are small integers, so every prefix
+    /// is exact in f32 and any order of addition gives the same bits.
+    #[test]
+    fn the_single_pass_scans_are_exact_at_every_base_offset() {
+        let n = 2 * warp_shuffle::TILE as usize + 777;
+        let source: Vec<f32> = (0..n).map(|i| ((i * 7919) % 17) as f32 - 8.0).collect();
+        let tiles = (n as u32).div_ceil(warp_shuffle::TILE);
+        let kernels = FAMILY.kernels.iter().filter(|k| passes(k.entry()) == Passes::LookBack);
+        for kernel in kernels {
+            for exclusive in [false, true] {
+                let mut expected = Vec::with_capacity(n);
+                let mut sum = 0.0f32;
+                for &x in &source {
+                    expected.push(if exclusive { sum } else { sum + x });
+                    sum += x;
+                }
+                for input_offset in 0..4 {
+                    for output_offset in 0..4 {
+                        // From the first 16-byte boundary of each allocation, the offsets in floats.
+                        let boundary = |v: &[f32]| (4 - (v.as_ptr() as usize / 4) % 4) % 4;
+                        let (mut input, mut output) = (vec![0.0f32; n + 8], vec![f32::NAN; n + 8]);
+                        let from = boundary(&input) + input_offset;
+                        let input = &mut input[from..from + n];
+                        input.copy_from_slice(&source);
+                        let from = boundary(&output) + output_offset;
+                        let output = &mut output[from..from + n];
+                        // u64 words: the statuses are 8-byte aligned.
+                        let mut scratch = vec![u64::MAX; look_back_scratch(tiles) as usize / 2];
+                        let problem = Scan::at(n as u32, exclusive, RESET).with_blocks(3);
+                        for phase in [RESET, SINGLE_PASS] {
+                            let problem = problem.phase(phase);
+                            let scratch = scratch.as_mut_ptr().cast::<f32>();
+                            let args = (
+                                input.as_ptr(),
+                                output.as_mut_ptr(),
+                                scratch,
+                                problem.n,
+                                exclusive as u32,
+                                phase,
+                            );
+                            // SAFETY: both slices hold n floats, the scratch the look-back's words.
+                            unsafe { kernel.code.emulate(&kernel.launch_shape(&problem), args) }.unwrap();
+                        }
+                        for (i, (&value, &want)) in output.iter().zip(&expected).enumerate() {
+                            assert_eq!(
+                                value.to_bits(),
+                                want.to_bits(),
+                                "{} (exclusive {exclusive}) at offsets {input_offset}/{output_offset}, element {i}",
+                                kernel.entry()
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
 }

@@ -23,7 +23,7 @@ use super::warp_shuffle::{PER_THREAD, RUNS, Runs, TILE, run_totals, store_run};
 use super::{RESET, Scan, ScanElement, THREADS, WARPS, block_exclusive};
 use crate::device::{
     DynamicShared, MatrixLayout, SharedMatrix, SharedSlice, WARP_SIZE, async_copy_commit, async_copy_wait, atomic_add,
-    block_idx, grid_dim, is_aligned4, lane_id, store_relaxed, sync_threads, thread_idx, unrolled,
+    block_idx, grid_dim, is_aligned4, store_relaxed, sync_threads, thread_idx, unrolled,
 };
 use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel};
 
@@ -66,11 +66,13 @@ fn carve<T: ScanElement>() -> Views<T> {
     }
 }
 
-/// Where the calling thread's run `c` sits inside a tile (the layout of `warp_shuffle`'s runs).
+/// Where thread `t`'s run `c` sits inside a tile (the layout of `warp_shuffle`'s runs).
 #[inline(always)]
-fn in_tile(c: u32) -> u32 {
-    let warp = thread_idx().x / WARP_SIZE;
-    warp * (WARP_SIZE * PER_THREAD) + c * (WARP_SIZE * 4) + 4 * lane_id()
+pub(super) fn in_tile(t: u32, c: u32) -> u32 {
+    let first = t / WARP_SIZE * (WARP_SIZE * PER_THREAD) + 4 * (t % WARP_SIZE);
+    // SAFETY: first + 128·c < TILE: no overflow. Said to the compiler (no unsigned wrap), the
+    // runs' shared addresses become one register plus constants instead of a register per run.
+    unsafe { first.unchecked_add(c * (WARP_SIZE * 4)) }
 }
 
 /// Starts bringing the thread's runs of `tile` into buffer `buffer`: a `cp.async` per run that lies
@@ -84,7 +86,7 @@ fn in_tile(c: u32) -> u32 {
 unsafe fn fetch<T: ScanElement>(buffers: SharedMatrix<f32>, buffer: u32, input: *const T, tile: u32, n: u32) {
     let vector = is_aligned4(input);
     unrolled::<RUNS>(|c| {
-        let offset = in_tile(c);
+        let offset = in_tile(thread_idx().x, c);
         // tile · TILE ≤ n − 1 and offset < TILE: saturate rather than wrap past u32::MAX.
         let first = (tile * TILE).saturating_add(offset);
         // SAFETY (buffers): buffer < 2, offset + 4 ≤ TILE, a multiple of 4 in a matrix at offset 0.
@@ -107,13 +109,14 @@ unsafe fn fetch<T: ScanElement>(buffers: SharedMatrix<f32>, buffer: u32, input: 
     async_copy_commit();
 }
 
-/// The thread's runs from buffer `buffer` (after the wait that covers their copies).
+/// Thread `t`'s runs from buffer `buffer` (after the wait that covers their copies): the calling
+/// thread's, `t` given so that a caller can make the compiler compute the addresses afresh.
 #[inline(always)]
-fn read_runs<T: ScanElement>(buffers: SharedMatrix<f32>, buffer: u32) -> Runs<T> {
+pub(super) fn read_runs<T: ScanElement>(buffers: SharedMatrix<f32>, buffer: u32, t: u32) -> Runs<T> {
     let mut run = [T::ZERO; PER_THREAD as usize];
     unrolled::<RUNS>(|c| {
         // SAFETY: as in `fetch`: inside the buffer, 16-byte aligned.
-        let four = T::from_float4(unsafe { buffers.get4_unchecked(buffer, in_tile(c)) });
+        let four = T::from_float4(unsafe { buffers.get4_unchecked(buffer, in_tile(t, c)) });
         unrolled::<4>(|k| run[(4 * c + k) as usize] = four[k as usize]);
     });
     run
@@ -167,7 +170,7 @@ pub(super) unsafe fn pipelined_body<T: ScanElement>(
     loop {
         // This tile's copies have landed.
         async_copy_wait::<0>();
-        let run: Runs<T> = read_runs(views.buffers, buffer);
+        let run: Runs<T> = read_runs(views.buffers, buffer, t);
         if t == 0 {
             // The next tile, taken now that this one is read; in shared memory before the block
             // scan's first barrier (and rewritten only after this iteration's last one).
