@@ -39,6 +39,16 @@ pub fn poisoned(len: usize) -> Vec<f32> {
     vec![f32::NAN; len]
 }
 
+/// `values` in a fresh allocation, starting `offset` floats (0–3) past a 16-byte boundary, and
+/// where they lie in it: the arrays for testing a kernel's 16-byte paths at every alignment.
+pub fn at_offset(values: &[f32], offset: usize) -> (Vec<f32>, std::ops::Range<usize>) {
+    let mut buffer = vec![0.0f32; values.len() + 8];
+    // From the allocation's first 16-byte boundary.
+    let from = (4 - (buffer.as_ptr() as usize / 4) % 4) % 4 + offset;
+    buffer[from..from + values.len()].copy_from_slice(values);
+    (buffer, from..from + values.len())
+}
+
 /// Extra poisoned elements past the end of each output, which a kernel must leave alone.
 pub const GUARD: usize = 64;
 
@@ -57,5 +67,20 @@ pub fn assert_matches(what: &str, out: &[f32], expected: &Expected) {
             len + i,
             rng_stream()
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::at_offset;
+
+    #[test]
+    fn at_offset_puts_the_values_the_asked_floats_past_a_16_byte_boundary() {
+        let values = [1.0f32, 2.0, 3.0, 4.0, 5.0];
+        for offset in 0..4 {
+            let (buffer, at) = at_offset(&values, offset);
+            assert_eq!((buffer[at.clone()].as_ptr() as usize) % 16, 4 * offset);
+            assert_eq!(&buffer[at], &values);
+        }
     }
 }

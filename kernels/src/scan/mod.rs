@@ -331,6 +331,7 @@ pub unsafe fn block_exclusive<T: ScanElement>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::{at_offset, poisoned};
 
     /// The single-pass scans read and write 16 bytes at a time only where the arrays allow it:
     /// every pair of base offsets (0–3 floats past a 16-byte boundary), inclusive and exclusive,
@@ -352,14 +353,10 @@ mod tests {
                 }
                 for input_offset in 0..4 {
                     for output_offset in 0..4 {
-                        // From the first 16-byte boundary of each allocation, the offsets in floats.
-                        let boundary = |v: &[f32]| (4 - (v.as_ptr() as usize / 4) % 4) % 4;
-                        let (mut input, mut output) = (vec![0.0f32; n + 8], vec![f32::NAN; n + 8]);
-                        let from = boundary(&input) + input_offset;
-                        let input = &mut input[from..from + n];
-                        input.copy_from_slice(&source);
-                        let from = boundary(&output) + output_offset;
-                        let output = &mut output[from..from + n];
+                        let (input, at) = at_offset(&source, input_offset);
+                        let input = &input[at];
+                        let (mut output, at) = at_offset(&poisoned(n), output_offset);
+                        let output = &mut output[at];
                         // u64 words: the statuses are 8-byte aligned.
                         let mut scratch = vec![u64::MAX; look_back_scratch(tiles) as usize / 2];
                         let problem = Scan::at(n as u32, exclusive, RESET).with_blocks(3);

@@ -109,6 +109,7 @@ impl Transpose {
 #[cfg(test)]
 mod tests {
     use super::{Transpose, peeled, skewed};
+    use crate::testing::{at_offset, poisoned};
 
     /// The kernels that read and write 16-byte chunks wherever a row starts take the offset of
     /// the arrays themselves into account too: every pair of base offsets (0–3 floats past a
@@ -122,14 +123,10 @@ mod tests {
         for kernel in [peeled::KERNEL, skewed::KERNEL] {
             for input_offset in 0..4 {
                 for output_offset in 0..4 {
-                    // From the first 16-byte boundary of each allocation, the offsets in floats.
-                    let boundary = |v: &[f32]| (4 - (v.as_ptr() as usize / 4) % 4) % 4;
-                    let (mut input, mut output) = (vec![0.0f32; len + 8], vec![f32::NAN; len + 8]);
-                    let from = boundary(&input) + input_offset;
-                    let input = &mut input[from..from + len];
-                    input.copy_from_slice(&source);
-                    let from = boundary(&output) + output_offset;
-                    let output = &mut output[from..from + len];
+                    let (input, at) = at_offset(&source, input_offset);
+                    let input = &input[at];
+                    let (mut output, at) = at_offset(&poisoned(len), output_offset);
+                    let output = &mut output[at];
                     let args = (input.as_ptr(), output.as_mut_ptr(), problem.rows, problem.cols);
                     // SAFETY: both slices hold rows × cols floats.
                     unsafe { kernel.code.emulate(&kernel.launch_shape(&problem), args) }.unwrap();
