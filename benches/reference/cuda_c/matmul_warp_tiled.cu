@@ -1,5 +1,5 @@
 // C = A·B with warp tiling and register-prefetched double buffering (kernels::matmul::warp_tiled),
-// at the Rust kernel's three configurations: a BM×BN tile per block, (32·RI)×(16·RJ) per warp,
+// at the Rust kernel's configurations: a BM×BN tile per block, (32·RI)×(16·RJ) per warp,
 // each lane RI×RJ blocks of 4×4 (rows 32 apart, columns 16 apart); the next step's float4s of A and
 // B loaded into registers before the multiply and stored into the other pair of slices after it.
 #define WT_BK 8u
@@ -161,4 +161,15 @@ extern "C" __global__ void __launch_bounds__(128, 4) matmul_warp_tiled_64x64_cud
                                                                                   float* c, unsigned m, unsigned n,
                                                                                   unsigned k) {
     WarpTiled<64, 64, 1, 2>::run(a, b, c, m, n, k);
+}
+extern "C" __global__ void __launch_bounds__(256, 1) matmul_warp_tiled_128x256_wide_cuda(const float* a, const float* b,
+                                                                                   float* c, unsigned m, unsigned n,
+                                                                                   unsigned k) {
+    WarpTiled<128, 256, 2, 4>::run(a, b, c, m, n, k);
+}
+extern "C" __global__ void __launch_bounds__(128, 2) matmul_warp_tiled_128x128_wide_cuda(const float* a,
+                                                                                        const float* b, float* c,
+                                                                                        unsigned m, unsigned n,
+                                                                                        unsigned k) {
+    WarpTiled<128, 128, 2, 4>::run(a, b, c, m, n, k);
 }

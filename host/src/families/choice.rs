@@ -247,6 +247,7 @@ fn configurations_described(options: &[Candidate], entry: impl Fn(usize) -> &'st
 #[cfg(test)]
 mod tests {
     use super::*;
+    use kernels::Kernel;
     use kernels::matmul::{Matmul, split_k, warp_tiled};
 
     /// The H200's SMs.
@@ -256,19 +257,27 @@ mod tests {
     /// SM on the H200, run t), then, `with_split`, split-k split as the host splits it (5 blocks per
     /// SM assumed, as the 64×64 tile's: the same block and shared memory; no run has printed its
     /// figure yet).
-    fn matmul_options([m, n, k]: [usize; 3], with_split: bool) -> Vec<Candidate> {
+    fn matmul_options(shape: [usize; 3], with_split: bool) -> Vec<Candidate> {
+        let tiles = [
+            (warp_tiled::KERNEL_64X64, 5),
+            (warp_tiled::KERNEL_128X64, 4),
+            (warp_tiled::KERNEL, 2),
+        ];
+        options_of(&tiles, shape, with_split)
+    }
+
+    /// `tiles` (each with its resident blocks per SM) at `[m, n, k]`, then, `with_split`, split-k.
+    fn options_of(tiles: &[(Kernel<Matmul>, u32)], [m, n, k]: [usize; 3], with_split: bool) -> Vec<Candidate> {
         let unsplit = Matmul::new(m, n, k).expect("a valid shape");
         let split = unsplit.with_splits(split_k::splits_for(&unsplit, 5 * SMS));
-        let mut tiles = vec![
-            (warp_tiled::KERNEL_64X64, 5, unsplit, false),
-            (warp_tiled::KERNEL_128X64, 4, unsplit, false),
-            (warp_tiled::KERNEL, 2, unsplit, false),
-        ];
-        if with_split {
-            tiles.push((split_k::KERNEL, 5, split, true));
-        }
-        tiles
+        let mut all: Vec<_> = tiles
             .iter()
+            .map(|(kernel, resident)| (kernel, *resident, unsplit, false))
+            .collect();
+        if with_split {
+            all.push((&split_k::KERNEL, 5, split, true));
+        }
+        all.iter()
             .map(|(kernel, resident, problem, split)| {
                 let blocks = kernel.launch_shape(problem).grid.volume() as f64;
                 Candidate {
@@ -350,5 +359,43 @@ mod tests {
             },
         ];
         assert!(pick(&options).1.contains("no tile lets"));
+    }
+
+    /// Run 2026-12-01-bg's `host autotune` medians (ms) in the host's configuration order: 64×64,
+    /// 128×64, 128×128 wide, 128×128, 128×256 wide (5, 4, 2, 2 and 1 blocks per SM), split-k.
+    const RUN_BG: [([usize; 3], [f64; 6]); 10] = [
+        ([1024, 1024, 1024], [0.0945, 0.0933, 0.1353, 0.1319, 0.2116, 0.1163]),
+        ([2048, 2048, 2048], [0.5611, 0.4509, 0.4290, 0.4292, 0.4205, 0.6391]),
+        ([4096, 4096, 4096], [4.2554, 3.5092, 3.2876, 3.3596, 3.3229, 4.3607]),
+        (
+            [8192, 8192, 8192],
+            [32.8428, 27.2132, 25.7259, 26.4752, 26.4057, 32.9132],
+        ),
+        ([8192, 2048, 4096], [4.2672, 3.5138, 3.2773, 3.3595, 3.3258, 4.3534]),
+        ([8192, 64, 8192], [0.6381, 0.7591, 1.0382, 1.0111, 1.6413, 0.3343]),
+        ([64, 8192, 8192], [0.6192, 0.7115, 1.0361, 1.0036, 1.6386, 0.3501]),
+        ([8192, 8192, 64], [0.2892, 0.2418, 0.2516, 0.2400, 0.2628, 0.8016]),
+        ([256, 256, 65_536], [5.0036, 5.9761, 8.2961, 8.0427, 13.1933, 0.3536]),
+        ([4097, 3073, 2049], [1.9156, 1.8236, 2.1503, 1.8344, 2.3242, 2.0635]),
+    ];
+
+    #[test]
+    fn over_every_configuration_the_rule_is_within_3_percent_of_the_fastest_measured() {
+        let tiles = [
+            (warp_tiled::KERNEL_64X64, 5),
+            (warp_tiled::KERNEL_128X64, 4),
+            (warp_tiled::KERNEL_128X128_WIDE, 2),
+            (warp_tiled::KERNEL, 2),
+            (warp_tiled::KERNEL_128X256_WIDE, 1),
+        ];
+        for (shape, medians) in RUN_BG {
+            let (picked, why) = pick(&options_of(&tiles, shape, true));
+            let fastest = medians.iter().copied().fold(f64::INFINITY, f64::min);
+            let cost = medians[picked] / fastest;
+            assert!(
+                cost <= 1.03,
+                "{shape:?}: picked {picked} ({why}), {cost:.3}× the fastest"
+            );
+        }
     }
 }

@@ -198,16 +198,20 @@ impl FamilyDemo for MatmulDemo {
     }
 
     /// The warp-tiled kernel's tiles, smallest first, then split-k (its 64×64 tile with k split
-    /// across the grid), which the occupancy rule takes only where those tiles leave SMs without a
-    /// block ([`super::choice::MIN_UNSPLIT_BLOCKS_PER_SM`]).
+    /// across the grid). Of the two 128×128 tiles the occupancy rule takes the later, the one
+    /// with 64×32 warp tiles: within 3 % of the wide one at 2048³–8192³, where the wide one is
+    /// 18 % slower at 4097×3073×2049 (run 2026-12-01-bg). The rule takes split-k only where the
+    /// tiles leave SMs without a block ([`super::choice::MIN_UNSPLIT_BLOCKS_PER_SM`]).
     fn configurations(&self) -> &'static [&'static str] {
         if !self.is_f32() {
             return &[];
         }
-        const TILES: [&str; 4] = [
+        const TILES: [&str; 6] = [
             warp_tiled::KERNEL_64X64.entry(),
             warp_tiled::KERNEL_128X64.entry(),
+            warp_tiled::KERNEL_128X128_WIDE.entry(),
             warp_tiled::KERNEL.entry(),
+            warp_tiled::KERNEL_128X256_WIDE.entry(),
             split_k::KERNEL.entry(),
         ];
         &TILES

@@ -59,6 +59,8 @@ pub const FAMILY: Family<Matmul> = Family::new(
         warp_tiled::KERNEL,
         warp_tiled::KERNEL_128X64,
         warp_tiled::KERNEL_64X64,
+        warp_tiled::KERNEL_128X128_WIDE,
+        warp_tiled::KERNEL_128X256_WIDE,
         split_k::KERNEL,
     ],
 );

@@ -7,7 +7,8 @@
 //! of A and B travel from global memory into registers, and go to the other pair of slices after
 //! the multiply: one barrier per step, and the loads overlap the arithmetic.
 //!
-//! The configurations ([`KERNEL`] 128×128, [`KERNEL_128X64`], [`KERNEL_64X64`]) are one algorithm;
+//! The configurations ([`KERNEL`] 128×128, [`KERNEL_128X64`], [`KERNEL_64X64`], and the wide ones
+//! with 64×64 warp tiles, [`KERNEL_128X128_WIDE`] and [`KERNEL_128X256_WIDE`]) are one algorithm;
 //! the host picks among them for the device and the shape (`--variant auto`): large tiles reuse
 //! each loaded element more, small ones give a small product enough blocks to fill the GPU.
 //!
@@ -304,30 +305,42 @@ unsafe fn warp_tiled<const BM: u32, const BN: u32, const RI: usize, const RJ: us
     }
     let (tile_row, tile_col) = tile_origin::<BM, BN>();
     let (row0, col0) = origin::<BN, RI, RJ>();
-    unrolled_to(RI as u32, |i| {
-        unrolled::<4>(|r| {
-            let global_row = tile_row + row0 + BLOCK_ROW_STRIDE * i + r;
-            unrolled_to(RJ as u32, |j| {
-                let global_col = tile_col + col0 + BLOCK_COL_STRIDE * j;
-                let four = acc[i as usize][j as usize][r as usize];
-                if vector {
-                    if global_row < m && global_col < n {
-                        // SAFETY: inside C (n a multiple of 4: the float4 is wholly inside), aligned.
-                        unsafe { store4(c.add((global_row * n + global_col) as usize), Float4(four)) };
-                    }
-                } else {
-                    unrolled::<4>(|q| {
-                        if global_row < m && global_col + q < n {
-                            // SAFETY: inside C.
-                            unsafe {
-                                global_store(c.add((global_row * n + global_col + q) as usize), four[q as usize])
-                            };
+    // Inlined whatever its size: out of line, it took the accumulators by reference (local
+    // memory, 624 bytes of stack at 128×256).
+    unrolled_to(
+        RI as u32,
+        #[inline(always)]
+        |i| {
+            unrolled::<4>(
+                #[inline(always)]
+                |r| {
+                    let global_row = tile_row + row0 + BLOCK_ROW_STRIDE * i + r;
+                    unrolled_to(RJ as u32, |j| {
+                        let global_col = tile_col + col0 + BLOCK_COL_STRIDE * j;
+                        let four = acc[i as usize][j as usize][r as usize];
+                        if vector {
+                            if global_row < m && global_col < n {
+                                // SAFETY: inside C (n a multiple of 4: the float4 is wholly inside), aligned.
+                                unsafe { store4(c.add((global_row * n + global_col) as usize), Float4(four)) };
+                            }
+                        } else {
+                            unrolled::<4>(|q| {
+                                if global_row < m && global_col + q < n {
+                                    // SAFETY: inside C.
+                                    unsafe {
+                                        global_store(
+                                            c.add((global_row * n + global_col + q) as usize),
+                                            four[q as usize],
+                                        )
+                                    };
+                                }
+                            });
                         }
                     });
-                }
-            });
-        });
-    });
+                },
+            );
+        },
+    );
 }
 
 /// Threads of the 128×128 configuration (eight 64×32 warp tiles).
@@ -336,6 +349,10 @@ const THREADS_128X128: u32 = threads(128, 128, 2, 2);
 const THREADS_128X64: u32 = threads(128, 64, 2, 2);
 /// Threads of the 64×64 configuration (four 32×32 warp tiles).
 pub(super) const THREADS_64X64: u32 = threads(64, 64, 1, 2);
+/// Threads of the wide configurations, 128 outputs per lane in 64×64 warp tiles: 128×128 (four
+/// warps) and 128×256 (eight).
+const THREADS_128X128_WIDE: u32 = threads(128, 128, 2, 4);
+const THREADS_128X256_WIDE: u32 = threads(128, 256, 2, 4);
 
 kernel! {
     /// `C = A·B`, a 128×128 tile per block, 64×32 per warp, 2×2 blocks of 4×4 per lane.
@@ -358,6 +375,22 @@ kernel! {
     pub unsafe fn matmul_warp_tiled_64x64(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32) {
         // SAFETY: as above.
         unsafe { warp_tiled::<64, 64, 1, 2, THREADS_64X64>((a, b, c), (m, n, k)) }
+    }
+}
+
+kernel! {
+    /// `C = A·B`, a 128×128 tile per block, 64×64 per warp, 2×4 blocks of 4×4 per lane.
+    pub unsafe fn matmul_warp_tiled_128x128_wide(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32) {
+        // SAFETY: as above.
+        unsafe { warp_tiled::<128, 128, 2, 4, THREADS_128X128_WIDE>((a, b, c), (m, n, k)) }
+    }
+}
+
+kernel! {
+    /// `C = A·B`, a 128×256 tile per block, 64×64 per warp, 2×4 blocks of 4×4 per lane.
+    pub unsafe fn matmul_warp_tiled_128x256_wide(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32) {
+        // SAFETY: as above.
+        unsafe { warp_tiled::<128, 256, 2, 4, THREADS_128X256_WIDE>((a, b, c), (m, n, k)) }
     }
 }
 
@@ -388,4 +421,24 @@ pub const KERNEL_64X64: Kernel<Matmul> = Kernel {
     shared: SharedMemory::of(shared_bytes(64, 64)),
     grid: |p| Dim3::xy(p.n.div_ceil(64), p.m.div_ceil(64)),
     bounds: LaunchBounds::min_blocks_per_sm(4),
+};
+
+/// A block of 128 threads per 128×128 tile, 64×64 per warp: each lane's 2×4 blocks of 4×4 take
+/// 128 FMAs for every 6 shared loads (64 for 4 in [`KERNEL`]), in 215–225 registers, so two blocks
+/// per SM: 8 warps where [`KERNEL`] has 16 (docs/perf-log.md, change 87).
+pub const KERNEL_128X128_WIDE: Kernel<Matmul> = Kernel {
+    code: matmul_warp_tiled_128x128_wide,
+    block: Dim3::x(THREADS_128X128_WIDE),
+    shared: SharedMemory::of(shared_bytes(128, 128)),
+    grid: |p| Dim3::xy(p.n.div_ceil(128), p.m.div_ceil(128)),
+    bounds: LaunchBounds::min_blocks_per_sm(2),
+};
+
+/// [`KERNEL_128X128_WIDE`]'s lanes on a 128×256 tile: eight warps, one block per SM.
+pub const KERNEL_128X256_WIDE: Kernel<Matmul> = Kernel {
+    code: matmul_warp_tiled_128x256_wide,
+    block: Dim3::x(THREADS_128X256_WIDE),
+    shared: SharedMemory::of(shared_bytes(128, 256)),
+    grid: |p| Dim3::xy(p.n.div_ceil(256), p.m.div_ceil(128)),
+    bounds: LaunchBounds::min_blocks_per_sm(1),
 };
