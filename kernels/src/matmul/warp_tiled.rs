@@ -424,8 +424,8 @@ pub const KERNEL_64X64: Kernel<Matmul> = Kernel {
 };
 
 /// A block of 128 threads per 128×128 tile, 64×64 per warp: each lane's 2×4 blocks of 4×4 take
-/// 128 FMAs for every 6 shared loads (64 for 4 in [`KERNEL`]), in 215–225 registers, so two blocks
-/// per SM: 8 warps where [`KERNEL`] has 16 (docs/perf-log.md, change 87).
+/// 128 FMAs for every 6 shared loads (64 for 4 in [`KERNEL`]), in 225 registers (214 at 128×256),
+/// so two blocks per SM: 8 warps where [`KERNEL`] has 16 (docs/perf-log.md, change 87).
 pub const KERNEL_128X128_WIDE: Kernel<Matmul> = Kernel {
     code: matmul_warp_tiled_128x128_wide,
     block: Dim3::x(THREADS_128X128_WIDE),
