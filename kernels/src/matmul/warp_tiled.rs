@@ -394,12 +394,17 @@ kernel! {
     }
 }
 
+/// The grid of a BM×BN configuration: a block per tile of C.
+fn tile_grid<const BM: u32, const BN: u32>(p: &Matmul) -> Dim3 {
+    Dim3::xy(p.n.div_ceil(BN), p.m.div_ceil(BM))
+}
+
 /// A block of 256 threads per 128×128 tile of C; two pairs of slices (16.3 KiB); two blocks per SM.
 pub const KERNEL: Kernel<Matmul> = Kernel {
     code: matmul_warp_tiled,
     block: Dim3::x(THREADS_128X128),
     shared: SharedMemory::of(shared_bytes(128, 128)),
-    grid: |p| Dim3::xy(p.n.div_ceil(128), p.m.div_ceil(128)),
+    grid: tile_grid::<128, 128>,
     bounds: LaunchBounds::min_blocks_per_sm(2),
 };
 
@@ -409,7 +414,7 @@ pub const KERNEL_128X64: Kernel<Matmul> = Kernel {
     code: matmul_warp_tiled_128x64,
     block: Dim3::x(THREADS_128X64),
     shared: SharedMemory::of(shared_bytes(128, 64)),
-    grid: |p| Dim3::xy(p.n.div_ceil(64), p.m.div_ceil(128)),
+    grid: tile_grid::<128, 64>,
     bounds: LaunchBounds::min_blocks_per_sm(4),
 };
 
@@ -419,7 +424,7 @@ pub const KERNEL_64X64: Kernel<Matmul> = Kernel {
     code: matmul_warp_tiled_64x64,
     block: Dim3::x(THREADS_64X64),
     shared: SharedMemory::of(shared_bytes(64, 64)),
-    grid: |p| Dim3::xy(p.n.div_ceil(64), p.m.div_ceil(64)),
+    grid: tile_grid::<64, 64>,
     bounds: LaunchBounds::min_blocks_per_sm(4),
 };
 
@@ -430,7 +435,7 @@ pub const KERNEL_128X128_WIDE: Kernel<Matmul> = Kernel {
     code: matmul_warp_tiled_128x128_wide,
     block: Dim3::x(THREADS_128X128_WIDE),
     shared: SharedMemory::of(shared_bytes(128, 128)),
-    grid: |p| Dim3::xy(p.n.div_ceil(128), p.m.div_ceil(128)),
+    grid: tile_grid::<128, 128>,
     bounds: LaunchBounds::min_blocks_per_sm(2),
 };
 
@@ -439,6 +444,6 @@ pub const KERNEL_128X256_WIDE: Kernel<Matmul> = Kernel {
     code: matmul_warp_tiled_128x256_wide,
     block: Dim3::x(THREADS_128X256_WIDE),
     shared: SharedMemory::of(shared_bytes(128, 256)),
-    grid: |p| Dim3::xy(p.n.div_ceil(256), p.m.div_ceil(128)),
+    grid: tile_grid::<128, 256>,
     bounds: LaunchBounds::min_blocks_per_sm(1),
 };
