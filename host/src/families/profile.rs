@@ -14,7 +14,7 @@ use std::path::Path;
 pub const PROFILE_VARIABLE: &str = "KERNELS_TILE_PROFILE";
 
 /// Profiles built into the binary: (file name, contents). The H200's: matmul from `host autotune
-/// --family matmul` in run `docs/runs/2026-12-01-bg`, conv2d from run `docs/runs/2026-11-30-ac`.
+/// --family matmul` in run `docs/runs/2026-12-01-bl`, conv2d from run `docs/runs/2026-11-30-ac`.
 const CARRIED: &[(&str, &str)] = &[(
     "nvidia-h200-sm90.json",
     include_str!("../../profiles/nvidia-h200-sm90.json"),

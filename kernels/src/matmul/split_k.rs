@@ -187,12 +187,15 @@ kernel! {
 }
 
 /// Ways to split k for `problem` when the device holds `resident_blocks` blocks of [`KERNEL`] at
-/// once: enough for the grid to fill them, no run of k shorter than [`MIN_RUN`], at least 1.
+/// once: as many as one wave of them holds, no run of k shorter than [`MIN_RUN`], at least 1.
+/// One split more would start a second wave for a few blocks, each as long as the first wave's:
+/// rounding up (768 blocks for 660 places at 1024³ and on 8192×64×8192) cost 11–27 % against the
+/// twin, which holds six blocks per SM to our five (docs/perf-log.md, run 2026-12-01-bj).
 pub const fn splits_for(problem: &Matmul, resident_blocks: u32) -> u32 {
     let tiles = problem.m.div_ceil(TILE) * problem.n.div_ceil(TILE);
-    let to_fill = resident_blocks.div_ceil(tiles);
+    let one_wave = resident_blocks / tiles;
     let longest = problem.k / MIN_RUN;
-    let splits = if to_fill < longest { to_fill } else { longest };
+    let splits = if one_wave < longest { one_wave } else { longest };
     if splits < 1 { 1 } else { splits }
 }
 
@@ -216,14 +219,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn splits_fill_the_device_without_runs_shorter_than_the_minimum() {
-        // 16 tiles, k = 65536, 660 resident blocks: 42 splits fill them (runs of 1561 ≥ 256).
-        assert_eq!(splits_for(&Matmul::new(256, 256, 65_536).unwrap(), 660), 42);
+    fn splits_fill_one_wave_without_runs_shorter_than_the_minimum() {
+        // 16 tiles, k = 65536, 660 resident blocks: 41 splits fill one wave (runs of 1600 ≥ 256).
+        assert_eq!(splits_for(&Matmul::new(256, 256, 65_536).unwrap(), 660), 41);
         // 4096 tiles already fill the device: no split.
         assert_eq!(splits_for(&Matmul::new(4096, 4096, 4096).unwrap(), 660), 1);
         // k = 300: one run of at least 256.
         assert_eq!(splits_for(&Matmul::new(64, 64, 300).unwrap(), 660), 1);
-        // 128 tiles: 6 splits to fill 660 blocks.
-        assert_eq!(splits_for(&Matmul::new(8192, 64, 8192).unwrap(), 660), 6);
+        // 128 tiles: 5 splits, 640 blocks; 6 would start a second wave of 108.
+        assert_eq!(splits_for(&Matmul::new(8192, 64, 8192).unwrap(), 660), 5);
+        // 256 tiles at 1024³: 2 splits, where 3 would need 768 places.
+        assert_eq!(splits_for(&Matmul::new(1024, 1024, 1024).unwrap(), 660), 2);
     }
 }
