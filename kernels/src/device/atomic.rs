@@ -143,11 +143,13 @@ macro_rules! atomic_word {
                 unsafe { backend::$cas(ptr, expected, new) }
             }
             #[inline(always)]
+            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
             unsafe fn load_acquire(ptr: *const Self) -> Self {
                 // SAFETY: forwarded from `load_acquire`.
                 unsafe { backend::$acq(ptr) }
             }
             #[inline(always)]
+            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
             unsafe fn load_relaxed(ptr: *const Self) -> Self {
                 // SAFETY: forwarded from `load_relaxed`.
                 unsafe { backend::$ld(ptr) }
@@ -239,6 +241,7 @@ pub unsafe fn atomic_cas<T: AtomicWord>(ptr: *mut T, expected: T, new: T) -> T {
 /// # Safety
 /// `ptr` is an aligned element of global memory, valid for reads.
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn load_acquire<T: AtomicWord>(ptr: *const T) -> T {
     // SAFETY: forwarded from the caller.
     unsafe { T::load_acquire(ptr) }
@@ -250,6 +253,7 @@ pub unsafe fn load_acquire<T: AtomicWord>(ptr: *const T) -> T {
 /// # Safety
 /// As for [`load_acquire`].
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn load_relaxed<T: AtomicWord>(ptr: *const T) -> T {
     // SAFETY: forwarded from the caller.
     unsafe { T::load_relaxed(ptr) }

@@ -171,6 +171,7 @@ impl BlockRun {
                 yielder: Cell::new(std::ptr::null()),
                 stack_base: Cell::new(0),
                 copies: Default::default(),
+                spin: Default::default(),
             });
         }
         run
@@ -201,6 +202,7 @@ impl BlockRun {
             current.block_idx.set(block_idx);
             // Copies a thread of the previous block left unwaited never land in this one.
             *current.copies.borrow_mut() = Default::default();
+            current.spin.set(Default::default());
         }
         self.trace_paths.set(trace_paths);
         self.reset();

@@ -28,6 +28,8 @@ pub(crate) struct Current {
     pub stack_base: Cell<usize>,
     /// This thread's `cp.async` copies in flight.
     pub copies: RefCell<crate::device::AsyncCopies>,
+    /// This thread's run of polls of one unchanged word ([`super::spin`]).
+    pub spin: Cell<super::spin::Spin>,
 }
 
 impl Current {
@@ -95,7 +97,7 @@ fn check_stack(base: usize) {
     }
 }
 
-fn in_kernel() -> bool {
+pub(crate) fn in_kernel() -> bool {
     CURRENT.with(|c| !c.get().is_null())
 }
 

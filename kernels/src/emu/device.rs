@@ -267,9 +267,13 @@ macro_rules! host_load {
     ($($name:ident: $t:ty, $atomic:ty, $order:ident);* $(;)?) => {$(
         /// # Safety
         /// `ptr` is aligned and valid for reads.
+        #[track_caller]
         pub unsafe fn $name(ptr: *const $t) -> $t {
             // SAFETY: forwarded from the caller.
-            unsafe { <$atomic>::from_ptr(ptr.cast_mut()) }.load($order)
+            let value = unsafe { <$atomic>::from_ptr(ptr.cast_mut()) }.load($order);
+            // A wait polls with these: one that cannot end fails the launch.
+            super::spin::polled(ptr as usize, u64::from(value));
+            value
         }
     )*};
 }

@@ -25,7 +25,9 @@
 //! * 16-byte global loads and stores (`load4`, `store4`) and `cp.async` copies at addresses that
 //!   are not 16-byte aligned;
 //! * kernels whose locals pass CUDA's 512 KiB of local memory per thread; launch shapes beyond
-//!   CUDA's limits.
+//!   CUDA's limits;
+//! * waits that cannot end: a thread polling a global word (`load_acquire`, `load_relaxed`) that
+//!   keeps its value for [`spin_limit`] (a minute) fails the launch instead of hanging it.
 //!
 //! **What it does not model.** Memory consistency inside a block beyond barriers (it runs one
 //! thread of a block at a time, so a kernel that relies on an unsynchronised write becoming visible
@@ -39,10 +41,12 @@ mod context;
 pub(crate) mod device;
 mod global;
 mod shadow;
+mod spin;
 mod stack;
 
 use crate::launch::{Dim3, LaunchShape};
 use block::BlockRun;
+pub use spin::{set_spin_limit, spin_limit};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
