@@ -169,18 +169,11 @@ fn matmul(
     let (a, b, c, [m, n, k]) = product_operands((a, b, c), Dtype::F32)?;
     let problem = kernels::matmul::Matmul::new(m, n, k).map_err(size_error)?;
     let backend = backend(device, stream)?;
-    let kernel = variant::resolve(Op::Matmul, &backend, variant, [m, n, k])?;
+    let kernel = &kernels::matmul::FAMILY.kernels[variant::resolve(Op::Matmul, &backend, variant, [m, n, k])?];
+    // Split-k's ways from the device's places for it.
+    let problem = families::matmul::problem_for(&backend, kernel, problem).map_err(to_python)?;
     let (a, b, mut c) = (array(&backend, &a)?, array(&backend, &b)?, array(&backend, &c)?);
-    families::matmul::launch(
-        &backend,
-        &kernels::matmul::FAMILY.kernels[kernel],
-        Source::Rust,
-        &problem,
-        &a,
-        &b,
-        &mut c,
-    )
-    .map_err(to_python)
+    families::matmul::launch(&backend, kernel, Source::Rust, &problem, &a, &b, &mut c).map_err(to_python)
 }
 
 /// The grid of `persistent` where `kernel` is it: the blocks the device holds at once; else 0 (a

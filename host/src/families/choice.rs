@@ -20,11 +20,12 @@ pub const MIN_RESIDENT_BLOCKS: u32 = 2;
 /// one wave ran 1.21× faster, run t.)
 pub const MIN_WAVE_FILL: f64 = 0.75;
 /// Blocks per SM below which every unsplit tile's grid gives way to a configuration that splits
-/// the reduction across more blocks. Run 2026-11-30-x on the H200: at 0.97 blocks per SM
-/// (8192×64×8192 in 64×64 tiles) split-k ran 1.9× faster (25.9 against 13.5 TFLOP/s); at 1.94
-/// (1024³) 1.24× slower (18.3 against 22.7, k split three ways). The bound lies between; one block
-/// per SM is where SMs start to go without work.
-pub const MIN_UNSPLIT_BLOCKS_PER_SM: f64 = 1.0;
+/// the reduction across more blocks. On the H200, at 0.97 blocks per SM (8192×64×8192 in 64×64
+/// tiles) split-k ran 1.9× faster (run 2026-11-30-x); at 1.94 (1024³ in 64×64 tiles), once
+/// split-k had 64×128 tiles and filled one wave, 1.07× faster (0.0859 against 0.0922 ms, run
+/// 2026-12-01-bq; with 64×64 tiles and a second wave it had been 1.24× slower, run x). At 7.8
+/// (2048³) no split pays.
+pub const MIN_UNSPLIT_BLOCKS_PER_SM: f64 = 2.0;
 
 /// The configuration the device gets, and the reasoning, in words.
 #[derive(Clone, Debug, serde::Serialize)]
@@ -121,6 +122,7 @@ pub fn by_occupancy(gpu: &Gpu, family: &dyn FamilyDemo, size: Size) -> Result<Op
         options.push(Candidate {
             resident,
             blocks,
+            tiles: grid.tiles as f64,
             waves: blocks / (sms * resident as f64),
             split: grid.split,
         });
@@ -140,9 +142,23 @@ pub fn by_occupancy(gpu: &Gpu, family: &dyn FamilyDemo, size: Size) -> Result<Op
 pub struct Grid {
     /// Blocks it launches (split-k's: every tile times the ways k is split, the grid's z).
     pub blocks: u64,
+    /// Tiles of the output its grid covers (`blocks` but for split-k, whose blocks per tile are
+    /// its ways): fewer for the same output means larger tiles, or fewer wasted past its edges.
+    pub tiles: u64,
     /// Whether its blocks split the reduction among them, adding partial sums into the output
     /// (matmul's split-k), rather than each computing whole outputs.
     pub split: bool,
+}
+
+impl Grid {
+    /// A grid of `blocks` each computing whole outputs (a block per tile).
+    pub fn whole(blocks: u64) -> Self {
+        Grid {
+            blocks,
+            tiles: blocks,
+            split: false,
+        }
+    }
 }
 
 /// One configuration as the rule sees it.
@@ -152,6 +168,8 @@ pub struct Candidate {
     pub resident: u32,
     /// Blocks its grid has for the shape.
     pub blocks: f64,
+    /// Tiles of the output its grid covers ([`Grid::tiles`]).
+    pub tiles: f64,
     /// `blocks` over the blocks the whole GPU holds at once.
     pub waves: f64,
     /// Whether its blocks split the reduction ([`Grid::split`]).
@@ -175,8 +193,10 @@ pub fn wave_fill(waves: f64) -> f64 {
 /// words.
 pub fn pick(options: &[Candidate]) -> (usize, String) {
     let indexed: Vec<(usize, &Candidate)> = options.iter().enumerate().filter(|(_, o)| !o.split).collect();
-    // Where no unsplit tile gives every SM a block, the split configuration with the most blocks,
-    // if it has more than every unsplit tile (split-k split one way is the 64×64 tile plus a launch).
+    // Where no unsplit tile gives every SM two blocks, a split configuration, if it has more
+    // blocks than every unsplit tile (split-k split one way is a tile plus a launch): the one
+    // covering the output in the fewest tiles (the largest tiles that do not run far past its
+    // edges: 128×64 for 8192×64×8192, 64×128 for 64×8192×8192), the later of equals.
     let most_per_sm = indexed.iter().map(|(_, o)| o.blocks_per_sm()).fold(0.0, f64::max);
     let most_blocks = indexed.iter().map(|(_, o)| o.blocks).fold(0.0, f64::max);
     if most_per_sm < MIN_UNSPLIT_BLOCKS_PER_SM
@@ -184,12 +204,12 @@ pub fn pick(options: &[Candidate]) -> (usize, String) {
             .iter()
             .enumerate()
             .filter(|(_, o)| o.split && o.blocks > most_blocks)
-            .max_by(|a, b| a.1.blocks.total_cmp(&b.1.blocks))
+            .min_by(|a, b| a.1.tiles.total_cmp(&b.1.tiles).then(b.0.cmp(&a.0)))
     {
         return (
             i,
             format!(
-                "no unsplit tile's grid has a block for every SM ({most_per_sm:.2} per SM at most), so the split one with the most blocks"
+                "no unsplit tile's grid has {MIN_UNSPLIT_BLOCKS_PER_SM} blocks for every SM ({most_per_sm:.2} per SM at most), so the split one covering the output in the fewest tiles"
             ),
         );
     }
@@ -254,37 +274,49 @@ mod tests {
     const SMS: u32 = 132;
 
     /// The warp-tiled configurations at `[m, n, k]` (64×64, 128×64, 128×128: 5, 4 and 2 blocks per
-    /// SM on the H200, run t), then, `with_split`, split-k split as the host splits it (5 blocks per
-    /// SM assumed, as the 64×64 tile's: the same block and shared memory; no run has printed its
-    /// figure yet).
+    /// SM on the H200, run t), then, `with_split`, split-k's three configurations split as the
+    /// host splits them ([`SPLITS`]).
     fn matmul_options(shape: [usize; 3], with_split: bool) -> Vec<Candidate> {
         let tiles = [
             (warp_tiled::KERNEL_64X64, 5),
             (warp_tiled::KERNEL_128X64, 4),
             (warp_tiled::KERNEL, 2),
         ];
-        options_of(&tiles, shape, with_split)
+        options_of(&tiles, shape, if with_split { &SPLITS } else { &[] })
     }
 
-    /// `tiles` (each with its resident blocks per SM) at `[m, n, k]`, then, `with_split`, split-k.
-    fn options_of(tiles: &[(Kernel<Matmul>, u32)], [m, n, k]: [usize; 3], with_split: bool) -> Vec<Candidate> {
-        let unsplit = Matmul::new(m, n, k).expect("a valid shape");
-        let split = unsplit.with_splits(split_k::splits_for(&unsplit, 5 * SMS));
-        let mut all: Vec<_> = tiles
+    /// Split-k's configurations in the host's order (64×64, 128×64, 64×128) and the blocks per SM
+    /// the H200 holds of each (81, 120 and 117 registers, run 2026-12-01-bq's PTX).
+    const SPLITS: [(Kernel<Matmul>, u32); 3] = [
+        (split_k::KERNEL, 5),
+        (split_k::KERNEL_128X64, 4),
+        (split_k::KERNEL_64X128, 4),
+    ];
+
+    /// `tiles`, then `splits` (each with its resident blocks per SM) at `[m, n, k]`.
+    fn options_of(
+        tiles: &[(Kernel<Matmul>, u32)],
+        [m, n, k]: [usize; 3],
+        splits: &[(Kernel<Matmul>, u32)],
+    ) -> Vec<Candidate> {
+        let problem = Matmul::new(m, n, k).expect("a valid shape");
+        let unsplit = tiles
             .iter()
-            .map(|(kernel, resident)| (kernel, *resident, unsplit, false))
-            .collect();
-        if with_split {
-            all.push((&split_k::KERNEL, 5, split, true));
-        }
-        all.iter()
+            .map(|(kernel, resident)| (kernel, *resident, problem, false));
+        let split = splits
+            .iter()
+            .map(|(kernel, resident)| (kernel, *resident, problem.with_places(resident * SMS), true));
+        unsplit
+            .chain(split)
             .map(|(kernel, resident, problem, split)| {
-                let blocks = kernel.launch_shape(problem).grid.volume() as f64;
+                let grid = kernel.launch_shape(&problem).grid;
+                let blocks = grid.volume() as f64;
                 Candidate {
-                    resident: *resident,
+                    resident,
                     blocks,
+                    tiles: (grid.x * grid.y) as f64,
                     waves: blocks / (SMS * resident) as f64,
-                    split: *split,
+                    split,
                 }
             })
             .collect()
@@ -314,15 +346,39 @@ mod tests {
     }
 
     #[test]
-    fn split_k_is_taken_only_where_the_unsplit_tiles_leave_sms_without_a_block() {
-        // Run 2026-11-30-x, median TFLOP/s: split-k 24.5 against the 64×64 tile's 1.71 at
-        // 256×256×65536, 25.9 against 13.5 at 8192×64×8192, 24.7 against 14.0 at 64×8192×8192;
-        // 18.3 against 22.7 at 1024³, and 26.9 against 128×128's 40.1 at 2048³.
-        const SPLIT_K: usize = 3;
+    fn split_k_is_taken_only_where_the_unsplit_tiles_leave_sms_with_fewer_than_two_blocks() {
+        // Run 2026-12-01-bq: split-k 1.07× the 64×64 tile at 1024³ (1.94 blocks per SM) and
+        // 2.6–21× the fastest tile on the skinny shapes (0.97 per SM and fewer); at 2048³ (7.8
+        // per SM) the 128×128 tile 1.10× the fastest split one.
         for (shape, fastest) in RUN_T {
-            let skinny = [[256, 256, 65_536], [8192, 64, 8192], [64, 8192, 8192]].contains(&shape);
+            let split = [
+                [256, 256, 65_536],
+                [8192, 64, 8192],
+                [64, 8192, 8192],
+                [1024, 1024, 1024],
+            ]
+            .contains(&shape);
             let (picked, why) = pick(&matmul_options(shape, true));
-            assert_eq!(picked, if skinny { SPLIT_K } else { fastest }, "{shape:?}: {why}");
+            if split {
+                assert!(picked >= 3, "{shape:?}: {why}");
+            } else {
+                assert_eq!(picked, fastest, "{shape:?}: {why}");
+            }
+        }
+    }
+
+    #[test]
+    fn among_split_configurations_the_fewest_tiles_are_taken() {
+        // 3, 4, 5: split-k's 64×64, 128×64 and 64×128 after the three tiles.
+        for (shape, expected) in [
+            ([8192, 64, 8192], 4),
+            ([64, 8192, 8192], 5),
+            // Equal tiles: the later one (run bq: 0.2308 against 0.2392 ms).
+            ([256, 256, 65_536], 5),
+            ([1024, 1024, 1024], 5),
+        ] {
+            let (picked, why) = pick(&matmul_options(shape, true));
+            assert_eq!(picked, expected, "{shape:?}: {why}");
         }
     }
 
@@ -331,6 +387,7 @@ mod tests {
         // k = 300: one run of k, the 64×64 tile's grid with a zeroing launch besides.
         let options = matmul_options([64, 64, 300], true);
         assert_eq!(options[3].blocks, options[0].blocks);
+        assert_eq!(options[4].blocks, options[1].blocks);
         assert_eq!(pick(&options).0, 0);
     }
 
@@ -348,12 +405,14 @@ mod tests {
             Candidate {
                 resident: 1,
                 blocks: 1000.0,
+                tiles: 1000.0,
                 waves: 7.6,
                 split: false,
             },
             Candidate {
                 resident: 1,
                 blocks: 250.0,
+                tiles: 250.0,
                 waves: 1.9,
                 split: false,
             },
@@ -361,22 +420,50 @@ mod tests {
         assert!(pick(&options).1.contains("no tile lets"));
     }
 
-    /// Run 2026-12-01-bg's `host autotune` medians (ms) in the host's configuration order: 64×64,
-    /// 128×64, 128×128 wide, 128×128, 128×256 wide (5, 4, 2, 2 and 1 blocks per SM), split-k.
-    const RUN_BG: [([usize; 3], [f64; 6]); 10] = [
-        ([1024, 1024, 1024], [0.0945, 0.0933, 0.1353, 0.1319, 0.2116, 0.1163]),
-        ([2048, 2048, 2048], [0.5611, 0.4509, 0.4290, 0.4292, 0.4205, 0.6391]),
-        ([4096, 4096, 4096], [4.2554, 3.5092, 3.2876, 3.3596, 3.3229, 4.3607]),
+    /// Run 2026-12-01-bq's `host autotune` medians (ms) in the host's configuration order: 64×64,
+    /// 128×64, 128×128 wide, 128×128, 128×256 wide (5, 4, 2, 2 and 1 blocks per SM), then split-k's
+    /// 64×64, 128×64 and 64×128 ([`SPLITS`]).
+    const RUN_BQ: [([usize; 3], [f64; 8]); 10] = [
+        (
+            [1024, 1024, 1024],
+            [0.0919, 0.0914, 0.1353, 0.1306, 0.2091, 0.0901, 0.0881, 0.0858],
+        ),
+        (
+            [2048, 2048, 2048],
+            [0.5552, 0.4418, 0.4401, 0.4223, 0.4141, 0.6240, 0.4796, 0.4660],
+        ),
+        (
+            [4096, 4096, 4096],
+            [4.2248, 3.4547, 3.4177, 3.3042, 3.2646, 4.2795, 3.5923, 3.4990],
+        ),
         (
             [8192, 8192, 8192],
-            [32.8428, 27.2132, 25.7259, 26.4752, 26.4057, 32.9132],
+            [32.5782, 26.7489, 26.7885, 25.9424, 25.9721, 32.0066, 27.3460, 26.7702],
         ),
-        ([8192, 2048, 4096], [4.2672, 3.5138, 3.2773, 3.3595, 3.3258, 4.3534]),
-        ([8192, 64, 8192], [0.6381, 0.7591, 1.0382, 1.0111, 1.6413, 0.3343]),
-        ([64, 8192, 8192], [0.6192, 0.7115, 1.0361, 1.0036, 1.6386, 0.3501]),
-        ([8192, 8192, 64], [0.2892, 0.2418, 0.2516, 0.2400, 0.2628, 0.8016]),
-        ([256, 256, 65_536], [5.0036, 5.9761, 8.2961, 8.0427, 13.1933, 0.3536]),
-        ([4097, 3073, 2049], [1.9156, 1.8236, 2.1503, 1.8344, 2.3242, 2.0635]),
+        (
+            [8192, 2048, 4096],
+            [4.2317, 3.4597, 3.4161, 3.3041, 3.2691, 4.2759, 3.5836, 3.4960],
+        ),
+        (
+            [8192, 64, 8192],
+            [0.6294, 0.7394, 1.0401, 1.0013, 1.5989, 0.2764, 0.2403, 0.4368],
+        ),
+        (
+            [64, 8192, 8192],
+            [0.6129, 0.7036, 1.0392, 0.9808, 1.6060, 0.2772, 0.4352, 0.2359],
+        ),
+        (
+            [8192, 8192, 64],
+            [0.2852, 0.2411, 0.2547, 0.2359, 0.2586, 0.8034, 0.8223, 0.8151],
+        ),
+        (
+            [256, 256, 65_536],
+            [4.9504, 5.8184, 8.2870, 7.9409, 12.9705, 0.2677, 0.2392, 0.2308],
+        ),
+        (
+            [4097, 3073, 2049],
+            [1.8278, 1.6595, 2.1437, 1.6313, 1.8829, 1.8555, 1.7273, 1.6474],
+        ),
     ];
 
     #[test]
@@ -388,8 +475,8 @@ mod tests {
             (warp_tiled::KERNEL, 2),
             (warp_tiled::KERNEL_128X256_WIDE, 1),
         ];
-        for (shape, medians) in RUN_BG {
-            let (picked, why) = pick(&options_of(&tiles, shape, true));
+        for (shape, medians) in RUN_BQ {
+            let (picked, why) = pick(&options_of(&tiles, shape, &SPLITS));
             let fastest = medians.iter().copied().fold(f64::INFINITY, f64::min);
             let cost = medians[picked] / fastest;
             assert!(

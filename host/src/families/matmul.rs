@@ -38,7 +38,7 @@ pub fn launch(
     check_len("C", c.len(), c_len)?;
     let (a_ptr, b_ptr) = (a.address(backend)? as *const f32, b.address(backend)? as *const f32);
     let c_ptr = c.address_mut(backend)? as *mut f32;
-    if kernel.entry() == split_k::KERNEL.entry() {
+    if split_k::is_split(kernel) {
         // Split-k adds into C: the same kernel's empty product (k = 0) zeroes it first.
         let zeroing = problem.zeroing();
         let args = (a_ptr, b_ptr, c_ptr, zeroing.m, zeroing.n, zeroing.k);
@@ -197,44 +197,49 @@ impl FamilyDemo for MatmulDemo {
         Size([70, 33, 45])
     }
 
-    /// The warp-tiled kernel's tiles, smallest first, then split-k (its 64×64 tile with k split
-    /// across the grid). Of the two 128×128 tiles the occupancy rule takes the later, the one
+    /// The warp-tiled kernel's tiles, smallest first, then split-k's (k split across the grid).
+    /// Of the two 128×128 tiles the occupancy rule takes the later, the one
     /// with 64×32 warp tiles: within 3 % of the wide one at 2048³–8192³, where the wide one is
     /// 18 % slower at 4097×3073×2049 (run 2026-12-01-bg). The rule takes split-k only where the
-    /// tiles leave SMs without a block ([`super::choice::MIN_UNSPLIT_BLOCKS_PER_SM`]).
+    /// tiles leave SMs without a block ([`super::choice::MIN_UNSPLIT_BLOCKS_PER_SM`]), and then
+    /// the one with the most blocks (the 64×64 tile); a profile may know better.
     fn configurations(&self) -> &'static [&'static str] {
         if !self.is_f32() {
             return &[];
         }
-        const TILES: [&str; 6] = [
+        const TILES: [&str; 8] = [
             warp_tiled::KERNEL_64X64.entry(),
             warp_tiled::KERNEL_128X64.entry(),
             warp_tiled::KERNEL_128X128_WIDE.entry(),
             warp_tiled::KERNEL.entry(),
             warp_tiled::KERNEL_128X256_WIDE.entry(),
             split_k::KERNEL.entry(),
+            split_k::KERNEL_128X64.entry(),
+            split_k::KERNEL_64X128.entry(),
         ];
         &TILES
     }
 
     /// The grid [`MatmulDemo::prepare`] launches on `gpu`: split-k's counts its ways (grid z).
     fn grid_on(&self, gpu: &Gpu, size: Size, kernel: usize) -> Result<Grid> {
-        let problem = problem(size, resident_blocks_on(gpu, &split_k::KERNEL.info(FAMILY.name))?)?;
+        let problem = problem(size)?;
         Ok(match self.ladder {
             Ladder::F32(family) => {
                 let kernel = &family.kernels[kernel];
+                let problem = problem.with_places(places(kernel, |info| resident_blocks_on(gpu, info))?);
+                let grid = kernel.launch_shape(&problem).grid;
                 Grid {
-                    blocks: kernel.launch_shape(&problem).grid.volume(),
-                    split: kernel.entry() == split_k::KERNEL.entry(),
+                    blocks: grid.volume(),
+                    tiles: grid.x as u64 * grid.y as u64,
+                    split: split_k::is_split(kernel),
                 }
             }
-            Ladder::Tc(family) => Grid {
-                blocks: family.kernels[kernel]
+            Ladder::Tc(family) => Grid::whole(
+                family.kernels[kernel]
                     .launch_shape(&tc_problem(&problem, resident_blocks_on(gpu, &persistent_tc())?)?)
                     .grid
                     .volume(),
-                split: false,
-            },
+            ),
         })
     }
 
@@ -277,7 +282,7 @@ impl FamilyDemo for MatmulDemo {
     }
 
     fn prepare<'a>(&self, backend: &'a Backend, size: Size, rng: u64, sets: usize) -> Result<Box<dyn Case + 'a>> {
-        let problem = problem(size, resident_blocks_of(backend, &split_k::KERNEL.info(FAMILY.name))?)?;
+        let problem = problem(size)?;
         let (a_len, b_len, c_len) = problem.lengths();
         let a = guarded_inputs(substream(rng, 4), a_len);
         let b = guarded_inputs(substream(rng, 5), b_len);
@@ -302,10 +307,19 @@ impl FamilyDemo for MatmulDemo {
             _ => None,
         };
         let tc = tc_problem(&problem, resident_blocks_of(backend, &persistent_tc())?)?;
+        let problems = match self.ladder {
+            Ladder::F32(family) => family
+                .kernels
+                .iter()
+                .map(|kernel| problem_for(backend, kernel, problem))
+                .collect::<Result<Vec<_>>>()?,
+            Ladder::Tc(_) => Vec::new(),
+        };
         Ok(Box::new(MatmulCase {
             ladder: self.ladder,
             backend,
             problem,
+            problems,
             tc,
             oracle,
             baseline_oracle,
@@ -318,12 +332,26 @@ impl FamilyDemo for MatmulDemo {
     }
 }
 
-/// The product of `size`, k split as many ways as [`split_k::splits_for`] gives for `resident`
-/// blocks of split-k held at once.
-pub fn problem(size: Size, resident: u32) -> Result<Matmul> {
+/// The product of `size`.
+fn problem(size: Size) -> Result<Matmul> {
     let [m, n, k] = size.0;
-    let problem = Matmul::new(m, n, k)?;
-    Ok(problem.with_splits(split_k::splits_for(&problem, resident)))
+    Ok(Matmul::new(m, n, k)?)
+}
+
+/// The blocks of `kernel` the device holds at once (`resident`) where it is a split-k
+/// configuration: its ways fill one wave of them ([`kernels::matmul::split_k::splits_for`]); 1
+/// for the other kernels.
+fn places(kernel: &Kernel<Matmul>, resident: impl FnOnce(&kernels::KernelInfo) -> Result<u32>) -> Result<u32> {
+    if split_k::is_split(kernel) {
+        resident(&kernel.info(FAMILY.name))
+    } else {
+        Ok(1)
+    }
+}
+
+/// `problem` as `kernel` launches it on `backend`: with its [`places`] there.
+pub fn problem_for(backend: &Backend, kernel: &Kernel<Matmul>, problem: Matmul) -> Result<Matmul> {
+    Ok(problem.with_places(places(kernel, |info| resident_blocks_of(backend, info))?))
 }
 
 fn macs(problem: &Matmul) -> u64 {
@@ -334,6 +362,8 @@ struct MatmulCase<'a> {
     ladder: Ladder,
     backend: &'a Backend,
     problem: Matmul,
+    /// `problem` as each kernel of the f32 ladder launches it ([`problem_for`]).
+    problems: Vec<Matmul>,
     /// The tensor cores' form of `problem` (their ladder launches it).
     tc: MatmulTc,
     oracle: Oracle,
@@ -356,7 +386,15 @@ impl Case for MatmulCase<'_> {
             Ladder::Tc(family) => {
                 super::matmul_tc::launch(self.backend, &family.kernels[kernel], source, &self.tc, a, b, c)
             }
-            Ladder::F32(family) => launch(self.backend, &family.kernels[kernel], source, &self.problem, a, b, c),
+            Ladder::F32(family) => launch(
+                self.backend,
+                &family.kernels[kernel],
+                source,
+                &self.problems[kernel],
+                a,
+                b,
+                c,
+            ),
         }
     }
 

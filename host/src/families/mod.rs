@@ -178,10 +178,7 @@ pub trait FamilyDemo: Sync {
     /// default [`FamilyDemo::launch_blocks`], each block computing whole outputs. A family whose
     /// grid depends on the device (matmul's split-k splits k to fill it) says so here.
     fn grid_on(&self, _gpu: &Gpu, size: Size, kernel: usize) -> Result<choice::Grid> {
-        Ok(choice::Grid {
-            blocks: self.launch_blocks(size, kernel)?,
-            split: false,
-        })
+        Ok(choice::Grid::whole(self.launch_blocks(size, kernel)?))
     }
 
     /// The registry name, e.g. "matmul".

@@ -12,8 +12,8 @@
 //! * [`warp_tiled`]: 64×32 warp tiles, each lane's outputs spread as 2×2 blocks of 4×4 (shared
 //!   reads without bank conflicts), the next step prefetched into registers; at 128×128, 128×64
 //!   and 64×64 tiles per block, among which the host chooses for the device and the shape;
-//! * [`split_k`]: the 64×64 warp tiles with k split across the grid's third dimension, each block's
-//!   products added into C, for products with too few tiles to fill the GPU.
+//! * [`split_k`]: the warp tiles (64×64, 128×64, 64×128) with k split across the grid's third
+//!   dimension, each block's products added into C, for products with too few tiles to fill the GPU.
 //!
 //! A new variant is a file here, its line in [`FAMILY`], and its CUDA C twin in `benches/reference/cuda_c/`.
 
@@ -35,9 +35,10 @@ pub struct Matmul {
     pub m: u32,
     pub n: u32,
     pub k: u32,
-    /// How many ways [`split_k`] splits k (1 for one run; chosen by the host for the device, see
-    /// [`split_k::splits_for`]). The other kernels ignore it.
-    pub splits: u32,
+    /// Blocks of the [`split_k`] configuration being launched that the device holds at once: it
+    /// splits k as many ways as one wave of them holds ([`split_k::splits_for`]). 1 (no split)
+    /// until the host sets it; the other kernels ignore it.
+    pub places: u32,
 }
 
 impl Problem for Matmul {
@@ -62,6 +63,8 @@ pub const FAMILY: Family<Matmul> = Family::new(
         warp_tiled::KERNEL_128X128_WIDE,
         warp_tiled::KERNEL_128X256_WIDE,
         split_k::KERNEL,
+        split_k::KERNEL_128X64,
+        split_k::KERNEL_64X128,
     ],
 );
 
@@ -91,25 +94,22 @@ impl Matmul {
             m: m as u32,
             n: n as u32,
             k: k as u32,
-            splits: 1,
+            places: 1,
         })
     }
 
-    /// The same product with k split `splits` ways by [`split_k`] (at least 1).
-    pub fn with_splits(self, splits: u32) -> Self {
+    /// The same product for a split-k configuration of which the device holds `places` blocks
+    /// at once (at least 1).
+    pub fn with_places(self, places: u32) -> Self {
         Matmul {
-            splits: splits.max(1),
+            places: places.max(1),
             ..self
         }
     }
 
     /// The launch that zeroes C before a split product: the empty product (k = 0).
     pub fn zeroing(self) -> Self {
-        Matmul {
-            k: 0,
-            splits: 1,
-            ..self
-        }
+        Matmul { k: 0, ..self }
     }
 
     /// Elements of A, B and C.

@@ -13,7 +13,8 @@
 //! each loaded element more, small ones give a small product enough blocks to fill the GPU.
 //!
 //! As in [`super::vectorized`], the 16-byte path needs k and n multiples of 4 and aligned
-//! matrices; other shapes stage one element at a time (without the overlap).
+//! matrices; other shapes load one element at a time, with the same overlap (but in the wide
+//! 128×128 tile, see [`products`]).
 
 use super::Matmul;
 use crate::device::{
@@ -125,15 +126,17 @@ pub(super) fn b_spot<const BN: u32, const THREADS: u32>(r: u32) -> (u32, u32) {
     (i / (BN / 4), 4 * (i % (BN / 4)))
 }
 
-/// The step at `k0`'s float4s of A and B for this thread, zeros outside: what
-/// [`store_prefetched`] puts into a pair of slices.
+/// The step at `k0`'s float4s of A and B for this thread, zeros outside A, B and the run (k ≥
+/// `end`): what [`store_prefetched`] puts into a pair of slices.
 ///
 /// # Safety
-/// `a`, `b` hold m·k and k·n elements, 16-byte aligned, k and n multiples of 4.
+/// `a`, `b` hold m·k and k·n elements, 16-byte aligned, k and n multiples of 4; `end` ≤ k is a
+/// multiple of 4.
 #[inline(always)]
 unsafe fn prefetch<const BM: u32, const BN: u32, const THREADS: u32>(
     (a, b): (*const f32, *const f32),
     (m, n, k): (u32, u32, u32),
+    end: u32,
     k0: u32,
 ) -> ([Float4; MAX_FOURS], [Float4; MAX_FOURS]) {
     let (tile_row, tile_col) = tile_origin::<BM, BN>();
@@ -141,15 +144,15 @@ unsafe fn prefetch<const BM: u32, const BN: u32, const THREADS: u32>(
     unrolled_to(BM * BK / 4 / THREADS, |r| {
         let (row, kk) = a_spot::<THREADS>(r);
         let (global_row, global_k) = (tile_row + row, k0 + kk);
-        if global_row < m && global_k < k {
-            // SAFETY: inside A; a float4 along a row lies wholly inside it (k a multiple of 4), aligned.
+        if global_row < m && global_k < end {
+            // SAFETY: inside A and the run; a float4 along a row lies wholly inside both, aligned.
             fours.0[r as usize] = unsafe { load4(a.add((global_row * k + global_k) as usize)) };
         }
     });
     unrolled_to(BK * BN / 4 / THREADS, |r| {
         let (kb, col) = b_spot::<BN, THREADS>(r);
         let (global_kb, global_col) = (k0 + kb, tile_col + col);
-        if global_kb < k && global_col < n {
+        if global_kb < end && global_col < n {
             // SAFETY: as for A (n a multiple of 4).
             fours.1[r as usize] = unsafe { load4(b.add((global_kb * n + global_col) as usize)) };
         }
@@ -160,7 +163,7 @@ unsafe fn prefetch<const BM: u32, const BN: u32, const THREADS: u32>(
 /// Stores what [`prefetch`] loaded: A's float4s transposed (four scalar stores each; 32 banks per
 /// warp with the padded pitch), B's whole.
 #[inline(always)]
-pub(super) fn store_prefetched<const BM: u32, const BN: u32, const THREADS: u32>(
+fn store_prefetched<const BM: u32, const BN: u32, const THREADS: u32>(
     Slices { a: a_slice, b: b_slice }: Slices,
     (a_fours, b_fours): ([Float4; MAX_FOURS], [Float4; MAX_FOURS]),
 ) {
@@ -176,43 +179,72 @@ pub(super) fn store_prefetched<const BM: u32, const BN: u32, const THREADS: u32>
     });
 }
 
-/// The slices of the step at `k0`, one element at a time, zeros outside A and B (any shape).
+/// Elements of A and B a thread carries per step on the 4-byte path, at most: as many as the
+/// 16-byte path's float4s hold.
+const MAX_SCALARS: usize = 4 * MAX_FOURS;
+
+/// Where this thread's element `r` of A's slice goes on the 4-byte path: (row of the tile, k); and
+/// of B's: (k, column). Consecutive threads take consecutive k of a row of A and consecutive
+/// columns of a row of B, so that the loads share sectors and the stores meet no bank twice.
+#[inline(always)]
+fn a_scalar_spot<const THREADS: u32>(r: u32) -> (u32, u32) {
+    let i = thread_idx().x + THREADS * r;
+    (i / BK, i % BK)
+}
+#[inline(always)]
+fn b_scalar_spot<const BN: u32, const THREADS: u32>(r: u32) -> (u32, u32) {
+    let i = thread_idx().x + THREADS * r;
+    (i / BN, i % BN)
+}
+
+/// The 4-byte path's [`prefetch`]: the step at `k0`'s elements of A and B for this thread, zeros
+/// outside A, B and the run (any shape, any alignment).
 ///
 /// # Safety
-/// `a`, `b` hold m·k and k·n elements.
+/// `a`, `b` hold m·k and k·n elements; `end` ≤ k.
 #[inline(always)]
-unsafe fn stage_scalar<const BM: u32, const BN: u32, const THREADS: u32>(
-    Slices { a: a_slice, b: b_slice }: Slices,
+unsafe fn prefetch_scalar<const BM: u32, const BN: u32, const THREADS: u32>(
     (a, b): (*const f32, *const f32),
     (m, n, k): (u32, u32, u32),
+    end: u32,
     k0: u32,
-) {
+) -> ([f32; MAX_SCALARS], [f32; MAX_SCALARS]) {
     let (tile_row, tile_col) = tile_origin::<BM, BN>();
+    let mut scalars = ([0.0; MAX_SCALARS], [0.0; MAX_SCALARS]);
     unrolled_to(BM * BK / THREADS, |r| {
-        let i = thread_idx().x + THREADS * r;
-        let (row, kk) = (i / BK, i % BK);
+        let (row, kk) = a_scalar_spot::<THREADS>(r);
         let (global_row, global_k) = (tile_row + row, k0 + kk);
-        // SAFETY: inside A.
-        let value = if global_row < m && global_k < k {
-            unsafe { *a.add((global_row * k + global_k) as usize) }
-        } else {
-            0.0
-        };
-        // SAFETY: kk < BK, row < BM.
-        unsafe { a_slice.set_unchecked(kk, row, value) };
+        if global_row < m && global_k < end {
+            // SAFETY: inside A.
+            scalars.0[r as usize] = unsafe { *a.add((global_row * k + global_k) as usize) };
+        }
     });
     unrolled_to(BK * BN / THREADS, |r| {
-        let i = thread_idx().x + THREADS * r;
-        let (kk, col) = (i / BN, i % BN);
+        let (kk, col) = b_scalar_spot::<BN, THREADS>(r);
         let (global_k, global_col) = (k0 + kk, tile_col + col);
-        // SAFETY: inside B.
-        let value = if global_k < k && global_col < n {
-            unsafe { *b.add((global_k * n + global_col) as usize) }
-        } else {
-            0.0
-        };
+        if global_k < end && global_col < n {
+            // SAFETY: inside B.
+            scalars.1[r as usize] = unsafe { *b.add((global_k * n + global_col) as usize) };
+        }
+    });
+    scalars
+}
+
+/// Stores what [`prefetch_scalar`] loaded: A's elements transposed, B's as they lie.
+#[inline(always)]
+fn store_scalars<const BM: u32, const BN: u32, const THREADS: u32>(
+    Slices { a: a_slice, b: b_slice }: Slices,
+    (a_scalars, b_scalars): ([f32; MAX_SCALARS], [f32; MAX_SCALARS]),
+) {
+    unrolled_to(BM * BK / THREADS, |r| {
+        let (row, kk) = a_scalar_spot::<THREADS>(r);
+        // SAFETY: kk < BK, row < BM.
+        unsafe { a_slice.set_unchecked(kk, row, a_scalars[r as usize]) };
+    });
+    unrolled_to(BK * BN / THREADS, |r| {
+        let (kk, col) = b_scalar_spot::<BN, THREADS>(r);
         // SAFETY: kk < BK, col < BN.
-        unsafe { b_slice.set_unchecked(kk, col, value) };
+        unsafe { b_slice.set_unchecked(kk, col, b_scalars[r as usize]) };
     });
 }
 
@@ -249,6 +281,185 @@ pub(super) fn multiply<const BN: u32, const RI: usize, const RJ: usize>(
     }
 }
 
+/// The slices of the step at `k0`, one element at a time, each stored as it arrives, zeros outside
+/// A, B and the run (any shape): [`prefetch_scalar`] and [`store_scalars`] in one, for the form
+/// of [`products`] that stages the 4-byte path between steps.
+///
+/// # Safety
+/// `a`, `b` hold m·k and k·n elements; `end` ≤ k.
+#[inline(always)]
+unsafe fn stage_scalar<const BM: u32, const BN: u32, const THREADS: u32>(
+    Slices { a: a_slice, b: b_slice }: Slices,
+    (a, b): (*const f32, *const f32),
+    (m, n, k): (u32, u32, u32),
+    end: u32,
+    k0: u32,
+) {
+    let (tile_row, tile_col) = tile_origin::<BM, BN>();
+    unrolled_to(BM * BK / THREADS, |r| {
+        let (row, kk) = a_scalar_spot::<THREADS>(r);
+        let (global_row, global_k) = (tile_row + row, k0 + kk);
+        // SAFETY: inside A.
+        let value = if global_row < m && global_k < end {
+            unsafe { *a.add((global_row * k + global_k) as usize) }
+        } else {
+            0.0
+        };
+        // SAFETY: kk < BK, row < BM.
+        unsafe { a_slice.set_unchecked(kk, row, value) };
+    });
+    unrolled_to(BK * BN / THREADS, |r| {
+        let (kk, col) = b_scalar_spot::<BN, THREADS>(r);
+        let (global_k, global_col) = (k0 + kk, tile_col + col);
+        // SAFETY: inside B.
+        let value = if global_k < end && global_col < n {
+            unsafe { *b.add((global_k * n + global_col) as usize) }
+        } else {
+            0.0
+        };
+        // SAFETY: kk < BK, col < BN.
+        unsafe { b_slice.set_unchecked(kk, col, value) };
+    });
+}
+
+/// Checks at compile time that a configuration's block is a warp per warp tile and stages whole
+/// float4s, as many as [`MAX_FOURS`] at most (hence at most [`MAX_SCALARS`] elements).
+pub(super) const fn check_configuration<
+    const BM: u32,
+    const BN: u32,
+    const RI: usize,
+    const RJ: usize,
+    const THREADS: u32,
+>() {
+    assert!(THREADS == threads(BM, BN, RI, RJ), "a warp per warp tile");
+    let (a_fours, b_fours) = (BM * BK / 4, BK * BN / 4);
+    assert!(
+        a_fours.is_multiple_of(THREADS) && b_fours.is_multiple_of(THREADS),
+        "whole float4s per thread"
+    );
+    assert!(a_fours / THREADS <= MAX_FOURS as u32 && b_fours / THREADS <= MAX_FOURS as u32);
+}
+
+/// The steps from `begin` to `end` (the run of k this block multiplies): each step's slices are
+/// fetched into registers by `fetch` before the previous step's products and stored by `store`
+/// after them, into the other pair of slices. One barrier per step.
+#[inline(always)]
+fn pipeline<const BN: u32, const RI: usize, const RJ: usize, T>(
+    (begin, end): (u32, u32),
+    fetch: impl Fn(u32) -> T,
+    store: impl Fn(Slices, T),
+    pairs: [Slices; 2],
+    acc: &mut Acc<RI, RJ>,
+) {
+    // A select, not an index: an array indexed at run time would live in local memory.
+    let pair = |step: u32| if step.is_multiple_of(2) { pairs[0] } else { pairs[1] };
+    let steps = (end - begin).div_ceil(BK);
+    store(pair(0), fetch(begin));
+    sync_threads();
+    for step in 0..steps {
+        let next = step + 1 < steps;
+        // The next step's loads leave before this step's arithmetic.
+        let fetched = if next {
+            Some(fetch(begin + (step + 1) * BK))
+        } else {
+            None
+        };
+        multiply::<BN, RI, RJ>(pair(step), acc);
+        if let Some(fetched) = fetched {
+            store(pair(step + 1), fetched);
+        }
+        // The next pair is complete, and this one read by everyone, before either is used.
+        sync_threads();
+    }
+}
+
+/// This lane's sums over k from `begin` to `end` (`begin` a multiple of [`BK`], `end` ≤ k) of its
+/// RI × RJ blocks of the block's BM×BN tile of A·B: 16-byte loads where `vector` (k and n
+/// multiples of 4, A and B 16-byte aligned), overlapping the products; 4-byte ones elsewhere,
+/// overlapping them too where `OVERLAP_SCALARS`, else staged between two steps' products.
+///
+/// Why both forms (runs 2026-12-01-bn and -bo, the forms' PTX side by side in one process):
+/// overlapping the 4-byte path takes a second loop, one per path, and with it ptxas scheduled the
+/// wide 128×128 tile's 16-byte loop 7 % slower at 8192³ (39.6 against 42.7 TFLOP/s), while the
+/// other tiles ran within −2 to +2 % and every tile 4–23 % faster at 4097×3073×2049. So the wide
+/// 128×128 keeps the staged 4-byte path (the host never takes it for odd shapes) and the others
+/// overlap it. The schedules move by a few per cent with small changes to the PTX: measure a
+/// change to this function on every tile (docs/perf-log.md, runs bm–bq).
+///
+/// # Safety
+/// `a`, `b` hold m·k and k·n elements; the block has `THREADS` = [`threads`]`(BM, BN, RI, RJ)`
+/// threads and [`shared_bytes`]`(BM, BN)` of dynamic shared memory; `vector` is the same for the
+/// whole block and only where its conditions hold; `end` is a multiple of 4 where `vector`.
+#[inline(always)]
+pub(super) unsafe fn products<
+    const BM: u32,
+    const BN: u32,
+    const RI: usize,
+    const RJ: usize,
+    const THREADS: u32,
+    const OVERLAP_SCALARS: bool,
+>(
+    (a, b): (*const f32, *const f32),
+    (m, n, k): (u32, u32, u32),
+    (begin, end): (u32, u32),
+    vector: bool,
+) -> Acc<RI, RJ> {
+    const { check_configuration::<BM, BN, RI, RJ, THREADS>() };
+    let pairs = carve::<BM, BN>();
+    let mut acc: Acc<RI, RJ> = [[[[0.0; 4]; 4]; RJ]; RI];
+    // SAFETY (every fetch and staging): forwarded from the caller; a pair is written only after
+    // the barrier that ends the last step reading it.
+    let fetch = |k0| unsafe { prefetch::<BM, BN, THREADS>((a, b), (m, n, k), end, k0) };
+    let fetch_scalars = |k0| unsafe { prefetch_scalar::<BM, BN, THREADS>((a, b), (m, n, k), end, k0) };
+    if OVERLAP_SCALARS {
+        if vector {
+            pipeline::<BN, RI, RJ, _>(
+                (begin, end),
+                fetch,
+                store_prefetched::<BM, BN, THREADS>,
+                pairs,
+                &mut acc,
+            );
+        } else {
+            pipeline::<BN, RI, RJ, _>(
+                (begin, end),
+                fetch_scalars,
+                store_scalars::<BM, BN, THREADS>,
+                pairs,
+                &mut acc,
+            );
+        }
+        return acc;
+    }
+    // One loop: the 16-byte path's loads overlap the products; the 4-byte path's are staged after
+    // them.
+    // SAFETY: as above.
+    let stage_scalars = |pair, k0| unsafe { stage_scalar::<BM, BN, THREADS>(pair, (a, b), (m, n, k), end, k0) };
+    // A select, not an index: an array indexed at run time would live in local memory.
+    let pair = |step: u32| if step.is_multiple_of(2) { pairs[0] } else { pairs[1] };
+    if vector {
+        store_prefetched::<BM, BN, THREADS>(pair(0), fetch(begin));
+    } else {
+        stage_scalars(pair(0), begin);
+    }
+    sync_threads();
+    let steps = (end - begin).div_ceil(BK);
+    for step in 0..steps {
+        let next = step + 1 < steps;
+        let k0 = begin + (step + 1) * BK;
+        let fetched = if vector && next { Some(fetch(k0)) } else { None };
+        multiply::<BN, RI, RJ>(pair(step), &mut acc);
+        if let Some(fetched) = fetched {
+            store_prefetched::<BM, BN, THREADS>(pair(step + 1), fetched);
+        } else if next {
+            stage_scalars(pair(step + 1), k0);
+        }
+        // The next pair is complete, and this one read by everyone, before either is used.
+        sync_threads();
+    }
+    acc
+}
+
 /// `C = A·B` with BM×BN tiles per block, (32·RI)×(16·RJ) per warp.
 ///
 /// # Safety
@@ -256,53 +467,21 @@ pub(super) fn multiply<const BN: u32, const RI: usize, const RJ: usize>(
 /// `THREADS` = [`threads`]`(BM, BN, RI, RJ)` threads and [`shared_bytes`]`(BM, BN)` of dynamic
 /// shared memory; the grid covers C's tiles.
 #[inline(always)]
-unsafe fn warp_tiled<const BM: u32, const BN: u32, const RI: usize, const RJ: usize, const THREADS: u32>(
+unsafe fn warp_tiled<
+    const BM: u32,
+    const BN: u32,
+    const RI: usize,
+    const RJ: usize,
+    const THREADS: u32,
+    const OVERLAP_SCALARS: bool,
+>(
     (a, b, c): (*const f32, *const f32, *mut f32),
     (m, n, k): (u32, u32, u32),
 ) {
-    const {
-        assert!(THREADS == threads(BM, BN, RI, RJ), "a warp per warp tile");
-        let (a_fours, b_fours) = (BM * BK / 4, BK * BN / 4);
-        assert!(
-            a_fours.is_multiple_of(THREADS) && b_fours.is_multiple_of(THREADS),
-            "whole float4s per thread"
-        );
-        assert!(a_fours / THREADS <= MAX_FOURS as u32 && b_fours / THREADS <= MAX_FOURS as u32);
-    };
-    let pairs = carve::<BM, BN>();
-    // A select, not an index: an array indexed at run time would live in local memory.
-    let pair = |step: u32| if step.is_multiple_of(2) { pairs[0] } else { pairs[1] };
     // The same for every thread of the launch: one path, one set of barriers.
     let vector = k.is_multiple_of(4) && n.is_multiple_of(4) && is_aligned4(a) && is_aligned4(b) && is_aligned4(c);
-    let steps = k.div_ceil(BK);
-    let mut acc: Acc<RI, RJ> = [[[[0.0; 4]; 4]; RJ]; RI];
-    // SAFETY (every staging): forwarded from the caller (and the shape check for the 16-byte
-    // path); a pair is written only after the barrier that ends the last step reading it.
-    unsafe {
-        if vector {
-            store_prefetched::<BM, BN, THREADS>(pair(0), prefetch::<BM, BN, THREADS>((a, b), (m, n, k), 0));
-        } else {
-            stage_scalar::<BM, BN, THREADS>(pair(0), (a, b), (m, n, k), 0);
-        }
-    }
-    sync_threads();
-    for step in 0..steps {
-        let next = step + 1 < steps;
-        // The next step's loads leave before this step's arithmetic.
-        let fetched = if vector && next {
-            Some(unsafe { prefetch::<BM, BN, THREADS>((a, b), (m, n, k), (step + 1) * BK) })
-        } else {
-            None
-        };
-        multiply::<BN, RI, RJ>(pair(step), &mut acc);
-        if let Some(fetched) = fetched {
-            store_prefetched::<BM, BN, THREADS>(pair(step + 1), fetched);
-        } else if next {
-            unsafe { stage_scalar::<BM, BN, THREADS>(pair(step + 1), (a, b), (m, n, k), (step + 1) * BK) };
-        }
-        // The next pair is complete, and this one read by everyone, before either is used.
-        sync_threads();
-    }
+    // SAFETY: forwarded from the caller; `vector` as computed; end = k.
+    let acc = unsafe { products::<BM, BN, RI, RJ, THREADS, OVERLAP_SCALARS>((a, b), (m, n, k), (0, k), vector) };
     let (tile_row, tile_col) = tile_origin::<BM, BN>();
     let (row0, col0) = origin::<BN, RI, RJ>();
     // Inlined whatever its size: out of line, it took the accumulators by reference (local
@@ -358,7 +537,7 @@ kernel! {
     /// `C = A·B`, a 128×128 tile per block, 64×32 per warp, 2×2 blocks of 4×4 per lane.
     pub unsafe fn matmul_warp_tiled(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32) {
         // SAFETY: forwarded from the kernel's contract; KERNEL launches the configuration's block.
-        unsafe { warp_tiled::<128, 128, 2, 2, THREADS_128X128>((a, b, c), (m, n, k)) }
+        unsafe { warp_tiled::<128, 128, 2, 2, THREADS_128X128, true>((a, b, c), (m, n, k)) }
     }
 }
 
@@ -366,7 +545,7 @@ kernel! {
     /// `C = A·B`, a 128×64 tile per block, 64×32 per warp, 2×2 blocks of 4×4 per lane.
     pub unsafe fn matmul_warp_tiled_128x64(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32) {
         // SAFETY: as above.
-        unsafe { warp_tiled::<128, 64, 2, 2, THREADS_128X64>((a, b, c), (m, n, k)) }
+        unsafe { warp_tiled::<128, 64, 2, 2, THREADS_128X64, true>((a, b, c), (m, n, k)) }
     }
 }
 
@@ -374,7 +553,7 @@ kernel! {
     /// `C = A·B`, a 64×64 tile per block, 32×32 per warp, 1×2 blocks of 4×4 per lane.
     pub unsafe fn matmul_warp_tiled_64x64(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32) {
         // SAFETY: as above.
-        unsafe { warp_tiled::<64, 64, 1, 2, THREADS_64X64>((a, b, c), (m, n, k)) }
+        unsafe { warp_tiled::<64, 64, 1, 2, THREADS_64X64, true>((a, b, c), (m, n, k)) }
     }
 }
 
@@ -382,7 +561,7 @@ kernel! {
     /// `C = A·B`, a 128×128 tile per block, 64×64 per warp, 2×4 blocks of 4×4 per lane.
     pub unsafe fn matmul_warp_tiled_128x128_wide(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32) {
         // SAFETY: as above.
-        unsafe { warp_tiled::<128, 128, 2, 4, THREADS_128X128_WIDE>((a, b, c), (m, n, k)) }
+        unsafe { warp_tiled::<128, 128, 2, 4, THREADS_128X128_WIDE, false>((a, b, c), (m, n, k)) }
     }
 }
 
@@ -390,7 +569,7 @@ kernel! {
     /// `C = A·B`, a 128×256 tile per block, 64×64 per warp, 2×4 blocks of 4×4 per lane.
     pub unsafe fn matmul_warp_tiled_128x256_wide(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32) {
         // SAFETY: as above.
-        unsafe { warp_tiled::<128, 256, 2, 4, THREADS_128X256_WIDE>((a, b, c), (m, n, k)) }
+        unsafe { warp_tiled::<128, 256, 2, 4, THREADS_128X256_WIDE, true>((a, b, c), (m, n, k)) }
     }
 }
 
@@ -429,7 +608,7 @@ pub const KERNEL_64X64: Kernel<Matmul> = Kernel {
 };
 
 /// A block of 128 threads per 128×128 tile, 64×64 per warp: each lane's 2×4 blocks of 4×4 take
-/// 128 FMAs for every 6 shared loads (64 for 4 in [`KERNEL`]), in 225 registers (214 at 128×256),
+/// 128 FMAs for every 6 shared loads (64 for 4 in [`KERNEL`]), in 225 registers (204 at 128×256),
 /// so two blocks per SM: 8 warps where [`KERNEL`] has 16 (docs/perf-log.md, change 87).
 pub const KERNEL_128X128_WIDE: Kernel<Matmul> = Kernel {
     code: matmul_warp_tiled_128x128_wide,

@@ -15,7 +15,7 @@ use crate::backend::Backend;
 use crate::demos::{Ceiling, Row, Settings};
 use crate::error::Result;
 use crate::families::matmul::{self as host_matmul, MATMUL, Oracle};
-use crate::families::{Bound, FamilyDemo, Size, Work, choice, resident_blocks_of};
+use crate::families::{Bound, FamilyDemo, Size, Work, choice};
 use crate::gpu::{CopyBy, ManagedBuffer, MemoryLocation, Timing, copy_between};
 use cudarc::driver::CudaSlice;
 use kernels::matmul::{FAMILY, Matmul, split_k};
@@ -48,8 +48,11 @@ pub fn pick(backend: &Backend, m: usize, n: usize, k: usize) -> Result<(&'static
         let first = MATMUL.configurations()[0];
         FAMILY.kernels.iter().position(|k| k.entry() == first).unwrap_or(0)
     });
-    let resident = resident_blocks_of(backend, &split_k::KERNEL.info(FAMILY.name))?;
-    Ok((&FAMILY.kernels[index], host_matmul::problem(size, resident)?))
+    let kernel = &FAMILY.kernels[index];
+    Ok((
+        kernel,
+        host_matmul::problem_for(backend, kernel, Matmul::new(m, n, k)?)?,
+    ))
 }
 
 /// Random operands in [-1, 1), and the f64 reference of their product.
@@ -112,7 +115,8 @@ pub fn check_split(
     oracle: &Oracle,
 ) -> std::result::Result<String, String> {
     let reference = oracle.check(split)?;
-    let same_kernel = entries.iter().all(|e| *e == whole_entry) && whole_entry != split_k::KERNEL.entry();
+    let same_kernel =
+        entries.iter().all(|e| *e == whole_entry) && !split_k::KERNELS.iter().any(|k| k.entry() == whole_entry);
     if !same_kernel {
         return Ok(format!(
             "{reference}; the parts ran {} and one device {whole_entry}, so the sums' order differs and bits are not compared",
