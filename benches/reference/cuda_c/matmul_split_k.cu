@@ -1,6 +1,6 @@
 // kernels::matmul::split_k: the warp-tiled product (matmul_warp_tiled.cuh) over block z's run of k,
-// its products added into C with atomicAdd (C zeroed before by the same kernel with k = 0), at the
-// Rust kernel's three configurations.
+// its products added into C with atomicAdd (C zeroed before by the host), at the Rust kernel's
+// three configurations.
 #include "matmul_warp_tiled.cuh"
 
 template <unsigned BM, unsigned BN, unsigned RI, unsigned RJ>
@@ -11,16 +11,13 @@ __device__ __forceinline__ void split_k(const float* a, const float* b, float* c
     W::origin(row0, col0);
     unsigned tile_row = blockIdx.y * BM, tile_col = blockIdx.x * BN;
     float acc[RI][RJ][4][4] = {};
-    if (k != 0) {
-        unsigned chunk = ((k + gridDim.z - 1) / gridDim.z + WT_BK - 1) / WT_BK * WT_BK;
-        unsigned long long begin_wide = (unsigned long long)blockIdx.z * chunk;
-        unsigned begin = begin_wide < k ? (unsigned)begin_wide : k;
-        unsigned end = begin + chunk < begin || begin + chunk > k ? k : begin + chunk;
-        if (begin == end) return;
-        bool vector =
-            k % 4 == 0 && n % 4 == 0 && ((unsigned long long)a & 15) == 0 && ((unsigned long long)b & 15) == 0;
-        W::template products<true>(a, b, m, n, k, begin, end, vector, acc);
-    }
+    unsigned chunk = ((k + gridDim.z - 1) / gridDim.z + WT_BK - 1) / WT_BK * WT_BK;
+    unsigned long long begin_wide = (unsigned long long)blockIdx.z * chunk;
+    unsigned begin = begin_wide < k ? (unsigned)begin_wide : k;
+    unsigned end = begin + chunk < begin || begin + chunk > k ? k : begin + chunk;
+    if (begin == end) return;
+    bool vector = k % 4 == 0 && n % 4 == 0 && ((unsigned long long)a & 15) == 0 && ((unsigned long long)b & 15) == 0;
+    W::template products<true>(a, b, m, n, k, begin, end, vector, acc);
 #pragma unroll
     for (unsigned i = 0; i < RI; ++i)
 #pragma unroll
@@ -31,12 +28,7 @@ __device__ __forceinline__ void split_k(const float* a, const float* b, float* c
 #pragma unroll
                 for (unsigned q = 0; q < 4; ++q) {
                     unsigned global_col = tile_col + col0 + 16 * j + q;
-                    if (global_row < m && global_col < n) {
-                        if (k == 0)
-                            c[global_row * n + global_col] = 0.0f;
-                        else
-                            atomicAdd(c + global_row * n + global_col, acc[i][j][r][q]);
-                    }
+                    if (global_row < m && global_col < n) atomicAdd(c + global_row * n + global_col, acc[i][j][r][q]);
                 }
         }
 }

@@ -39,11 +39,9 @@ pub fn launch(
     let (a_ptr, b_ptr) = (a.address(backend)? as *const f32, b.address(backend)? as *const f32);
     let c_ptr = c.address_mut(backend)? as *mut f32;
     if split_k::is_split(kernel) {
-        // Split-k adds into C: the same kernel's empty product (k = 0) zeroes it first.
-        let zeroing = problem.zeroing();
-        let args = (a_ptr, b_ptr, c_ptr, zeroing.m, zeroing.n, zeroing.k);
-        // SAFETY: as below; with k = 0 the kernel reads neither A nor B and writes C's m·n.
-        unsafe { backend.launch(kernel, source, &zeroing, args, &[a, b, &*c])? };
+        // Split-k adds into C: zeroed first, on the launch's stream. (A launch of the kernel
+        // storing zeros took 7.7 µs at 1024³, a tenth of the product; run 2026-12-01-bs.)
+        backend.zero(c, c_len)?;
     }
     let args = (a_ptr, b_ptr, c_ptr, problem.m, problem.n, problem.k);
     // SAFETY: each pointer is its array's address on this backend, and A, B and C hold the m·k,

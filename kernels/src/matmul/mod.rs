@@ -107,11 +107,6 @@ impl Matmul {
         }
     }
 
-    /// The launch that zeroes C before a split product: the empty product (k = 0).
-    pub fn zeroing(self) -> Self {
-        Matmul { k: 0, ..self }
-    }
-
     /// Elements of A, B and C.
     pub fn lengths(&self) -> (usize, usize, usize) {
         let (m, n, k) = (self.m as usize, self.n as usize, self.k as usize);

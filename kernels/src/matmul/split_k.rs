@@ -3,8 +3,8 @@
 //! SMs; 8192×64×8192: 128) leaves most of the GPU idle however its tiles are sized; split k ways,
 //! it has that many times the blocks, each multiplying a run of k ([`super::warp_tiled::products`]
 //! from the run's start to its end) and adding its partial products into C with
-//! `red.global.add.f32`. C is zeroed first by a launch of the same kernel with k = 0 (the empty
-//! product), which the host makes before each split product.
+//! `red.global.add.f32`. C must be zero before: the host zeroes it (the driver's memset, on the
+//! launch's stream) before each split product.
 //!
 //! Three tiles: 64×64 (the most blocks), and 128×64 and 64×128 (twice the outputs per lane, for C
 //! with few columns or few rows). Each splits k as many ways as one wave of its own blocks holds on
@@ -16,7 +16,7 @@
 
 use super::Matmul;
 use super::warp_tiled::{BK, BLOCK_COL_STRIDE, BLOCK_ROW_STRIDE, origin, products, shared_bytes, threads, tile_origin};
-use crate::device::{block_idx, global_store, grid_dim, is_aligned4, red_add, unrolled, unrolled_to};
+use crate::device::{block_idx, grid_dim, is_aligned4, red_add, unrolled, unrolled_to};
 use crate::family::{KernelFn, Problem};
 use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel};
 
@@ -58,8 +58,7 @@ fn each_output<const BM: u32, const BN: u32, const RI: usize, const RJ: usize>(
     });
 }
 
-/// `C += A·B` over block z's run of k (k > 0, C zero before), or `C = 0` (k = 0), with BM×BN tiles
-/// per block and (32·RI)×(16·RJ) per warp.
+/// `C += A·B` over block z's run of k, with BM×BN tiles per block and (32·RI)×(16·RJ) per warp.
 ///
 /// # Safety
 /// The kernels' contract: `a`, `b`, `c` hold m·k, k·n and m·n elements; the block has `THREADS`
@@ -70,15 +69,9 @@ unsafe fn split_k<const BM: u32, const BN: u32, const RI: usize, const RJ: usize
     (a, b, c): (*const f32, *const f32, *mut f32),
     (m, n, k): (u32, u32, u32),
 ) {
-    if k == 0 {
-        // The zeroing launch.
-        // SAFETY: inside C.
-        each_output::<BM, BN, RI, RJ>((m, n), |at, _| unsafe { global_store(c.add(at), 0.0) });
-        return;
-    }
     let (begin, end) = run_of_k(k);
     if begin == end {
-        // Past k: nothing to add (the whole block leaves).
+        // Past k (or k = 0): nothing to add (the whole block leaves).
         return;
     }
     // The same for every thread of the launch. C is written 4 bytes at a time: its alignment does
@@ -98,8 +91,8 @@ const THREADS_128X64: u32 = threads(128, 64, 2, 2);
 const THREADS_64X128: u32 = threads(64, 128, 2, 2);
 
 kernel! {
-    /// `C += A·B` over block z's run of k (k > 0, C zero before), or `C = 0` (k = 0): a 64×64
-    /// tile per block, 32×32 per warp, 1×2 blocks of 4×4 per lane.
+    /// `C += A·B` over block z's run of k (C zero before): a 64×64 tile per block, 32×32 per
+    /// warp, 1×2 blocks of 4×4 per lane.
     pub unsafe fn matmul_split_k(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32) {
         // SAFETY: forwarded from the kernel's contract; KERNEL launches the configuration's block.
         unsafe { split_k::<64, 64, 1, 2, THREADS_64X64>((a, b, c), (m, n, k)) }
@@ -136,8 +129,8 @@ pub const fn splits_for(problem: &Matmul, (bm, bn): (u32, u32), resident_blocks:
 }
 
 /// A split-k configuration's launch: a block of `threads` per BM×BN tile of C and per run of k,
-/// [`splits_for`] the problem's places deep (one deep for the zeroing launch), with ptxas held to
-/// the registers that let `BLOCKS_PER_SM` blocks reside.
+/// [`splits_for`] the problem's places deep, with ptxas held to the registers that let
+/// `BLOCKS_PER_SM` blocks reside.
 const fn config<const BM: u32, const BN: u32, const BLOCKS_PER_SM: u32>(
     code: KernelFn<<Matmul as Problem>::Args>,
     threads: u32,
@@ -146,13 +139,7 @@ const fn config<const BM: u32, const BN: u32, const BLOCKS_PER_SM: u32>(
         code,
         block: Dim3::x(threads),
         shared: SharedMemory::of(shared_bytes(BM, BN)),
-        grid: |p| {
-            Dim3::new(
-                p.n.div_ceil(BN),
-                p.m.div_ceil(BM),
-                if p.k == 0 { 1 } else { splits_for(p, (BM, BN), p.places) },
-            )
-        },
+        grid: |p| Dim3::new(p.n.div_ceil(BN), p.m.div_ceil(BM), splits_for(p, (BM, BN), p.places)),
         bounds: LaunchBounds::min_blocks_per_sm(BLOCKS_PER_SM),
     }
 }
@@ -163,7 +150,7 @@ pub const KERNEL: Kernel<Matmul> = config::<64, 64, 4>(matmul_split_k, THREADS_6
 pub const KERNEL_128X64: Kernel<Matmul> = config::<128, 64, 4>(matmul_split_k_128x64, THREADS_128X64);
 /// 64×128 tiles (for C with few rows), four blocks per SM.
 pub const KERNEL_64X128: Kernel<Matmul> = config::<64, 128, 4>(matmul_split_k_64x128, THREADS_64X128);
-/// The split-k configurations: their launches add into C, which a k = 0 launch zeroes first.
+/// The split-k configurations: their launches add into C, which must be zero before.
 pub const KERNELS: [Kernel<Matmul>; 3] = [KERNEL, KERNEL_128X64, KERNEL_64X128];
 
 /// Whether `kernel` is a split-k configuration.
@@ -203,7 +190,5 @@ mod tests {
         assert_eq!(blocks(&KERNEL_128X64), 64 * 8);
         // 64×128 tiles on a 64-column C: 128 tiles, the 64×64 count.
         assert_eq!(blocks(&KERNEL_64X128), 128 * 4);
-        // The zeroing launch is one deep.
-        assert_eq!(KERNEL_128X64.launch_shape(&problem.zeroing()).grid.volume(), 64);
     }
 }
