@@ -1,8 +1,8 @@
 //! Where kernels run, and the one launch path for both places: the GPU (through cudarc) or the CPU
 //! emulator, generic over the problem a kernel solves.
 
-use crate::array::{Array, Element, Tracked};
-use crate::error::{Doing, HostError, Result};
+use crate::array::Tracked;
+use crate::error::{HostError, Result};
 use crate::gpu::Gpu;
 use kernels::{Kernel, Problem, Source};
 
@@ -136,29 +136,6 @@ impl Backend {
                 // SAFETY: forwarded from this function's contract.
                 unsafe { gpu.launch(entry, source, &shape, args) }?;
                 self.mark_used(used)
-            }
-        }
-    }
-
-    /// Sets the first `len` elements of `array` to zero (at most its length): on the GPU the
-    /// driver's memset, queued on the stream the launches use (so ordered with them); on the
-    /// emulator, plain writes.
-    pub fn zero<T: Element>(&self, array: &mut impl Array<T>, len: usize) -> Result<()> {
-        let address = array.address_mut(self)?;
-        let bytes = len.min(array.len()) * size_of::<T>();
-        match self {
-            Backend::Emu => {
-                // SAFETY: `address_mut` on this backend gives memory valid for writes of len()
-                // elements (Array's contract), `bytes` at most that; zero bytes are a value of
-                // every Element type.
-                unsafe { std::ptr::write_bytes(address as *mut u8, 0, bytes) };
-                Ok(())
-            }
-            Backend::Gpu(gpu) => {
-                // SAFETY: as above, device memory of this GPU's context.
-                unsafe { cudarc::driver::result::memset_d8_async(address, 0, bytes, gpu.stream().cu_stream()) }
-                    .doing(|| format!("zeroing {bytes} bytes"))?;
-                self.mark_used(&[&*array])
             }
         }
     }

@@ -80,7 +80,15 @@ fn main() {
             run(
                 kernel,
                 &problem,
-                (a.as_ptr(), b.as_ptr(), c.as_mut_ptr(), problem.m, problem.n, problem.k),
+                (
+                    a.as_ptr(),
+                    b.as_ptr(),
+                    c.as_mut_ptr(),
+                    problem.m,
+                    problem.n,
+                    problem.k,
+                    std::ptr::null_mut(),
+                ),
             )
         });
     }

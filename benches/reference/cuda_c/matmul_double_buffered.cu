@@ -48,7 +48,7 @@ __device__ __forceinline__ void stage(float* a_slice, float* b_slice, const floa
 }
 
 extern "C" __global__ void __launch_bounds__(256, 2) matmul_double_buffered_cuda(const float* a, const float* b, float* c,
-                                                                                 unsigned m, unsigned n, unsigned k) {
+                                                                                 unsigned m, unsigned n, unsigned k, unsigned* /* arrivals: split-k's */) {
     extern __shared__ __align__(16) float shared[];
     // a0, b0, a1, b1, as kernels::matmul::double_buffered::Buffers carves them.
     float* slices[2][2] = {{shared, shared + A_FLOATS}, {shared + A_FLOATS + B_FLOATS, shared + 2 * A_FLOATS + B_FLOATS}};

@@ -1,6 +1,6 @@
 // C = A·B, one thread per element of C, operands from global memory (kernels::matmul::naive).
 // Block 16×16.
-extern "C" __global__ void matmul_naive_cuda(const float* a, const float* b, float* c, unsigned m, unsigned n, unsigned k) {
+extern "C" __global__ void matmul_naive_cuda(const float* a, const float* b, float* c, unsigned m, unsigned n, unsigned k, unsigned* /* arrivals: split-k's */) {
     unsigned row = blockIdx.y * blockDim.y + threadIdx.y;
     unsigned col = blockIdx.x * blockDim.x + threadIdx.x;
     if (row < m && col < n) {

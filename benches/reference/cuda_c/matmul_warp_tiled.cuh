@@ -217,4 +217,33 @@ struct WarpTiled {
             __syncthreads();
         }
     }
+
+    // Stores this lane's outputs inside C (m×n): 16 bytes at a time where wide (n a multiple of 4,
+    // C aligned), else 4.
+    static __device__ __forceinline__ void store_tile(float* c, unsigned m, unsigned n,
+                                                      const float (&acc)[RI][RJ][4][4], bool wide) {
+        unsigned row0, col0;
+        origin(row0, col0);
+        unsigned tile_row = blockIdx.y * BM, tile_col = blockIdx.x * BN;
+#pragma unroll
+        for (unsigned i = 0; i < RI; ++i)
+#pragma unroll
+            for (unsigned r = 0; r < 4; ++r) {
+                unsigned global_row = tile_row + row0 + 32 * i + r;
+#pragma unroll
+                for (unsigned j = 0; j < RJ; ++j) {
+                    unsigned global_col = tile_col + col0 + 16 * j;
+                    if (wide) {
+                        if (global_row < m && global_col < n)
+                            *(float4*)(c + global_row * n + global_col) =
+                                make_float4(acc[i][j][r][0], acc[i][j][r][1], acc[i][j][r][2], acc[i][j][r][3]);
+                    } else {
+#pragma unroll
+                        for (unsigned q = 0; q < 4; ++q)
+                            if (global_row < m && global_col + q < n)
+                                c[global_row * n + global_col + q] = acc[i][j][r][q];
+                    }
+                }
+            }
+    }
 };

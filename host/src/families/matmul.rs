@@ -38,14 +38,23 @@ pub fn launch(
     check_len("C", c.len(), c_len)?;
     let (a_ptr, b_ptr) = (a.address(backend)? as *const f32, b.address(backend)? as *const f32);
     let c_ptr = c.address_mut(backend)? as *mut f32;
-    if split_k::is_split(kernel) {
-        // Split-k adds into C: zeroed first, on the launch's stream. (A launch of the kernel
-        // storing zeros took 7.7 µs at 1024³, a tenth of the product; run 2026-12-01-bs.)
-        backend.zero(c, c_len)?;
-    }
-    let args = (a_ptr, b_ptr, c_ptr, problem.m, problem.n, problem.k);
+    // Split-k's zeroed counters, a u32 per tile of C where it splits k (none otherwise): the GPU's
+    // own per stream, kept between launches (each leaves them at zero); on the emulator, this
+    // launch's (it has finished when `launch` returns).
+    let needed = split_k::arrivals_needed(kernel, kernel.launch_shape(problem).grid);
+    let mut emulated_arrivals = Vec::new();
+    let arrivals = match backend {
+        _ if needed == 0 => std::ptr::null_mut(),
+        Backend::Gpu(gpu) => gpu.split_arrivals(needed)? as *mut u32,
+        Backend::Emu => {
+            emulated_arrivals.resize(needed, 0u32);
+            emulated_arrivals.as_mut_ptr()
+        }
+    };
+    let args = (a_ptr, b_ptr, c_ptr, problem.m, problem.n, problem.k, arrivals);
     // SAFETY: each pointer is its array's address on this backend, and A, B and C hold the m·k,
-    // k·n and m·n elements every matmul kernel reads or writes for this problem.
+    // k·n and m·n elements every matmul kernel reads or writes for this problem; `arrivals` holds
+    // the zeroed counters split-k needs for this launch's grid.
     unsafe { backend.launch(kernel, source, problem, args, &[a, b, &*c]) }
 }
 

@@ -44,6 +44,7 @@ impl Gpu {
             ptx: self.ptx,
             _module: self._module.clone(),
             tensor_map_cache: self.tensor_map_cache.clone(),
+            arrivals: self.arrivals.clone(),
         }
     }
 

@@ -1,5 +1,6 @@
 //! The GPU: a context on one device, the embedded PTX loaded for its architecture, and a stream.
 
+mod arrivals;
 mod cub;
 mod cublas;
 mod cuda_c;
@@ -56,6 +57,8 @@ pub struct Gpu {
     _module: Arc<CudaModule>,
     /// The TMA tensor maps uploaded so far ([`Gpu::tensor_maps`]).
     tensor_map_cache: Arc<TensorMapCache>,
+    /// Split-k's counters, per stream ([`Gpu::split_arrivals`]).
+    arrivals: Arc<arrivals::Arrivals>,
 }
 
 /// Whether this machine has a usable NVIDIA driver and at least one device.
@@ -127,6 +130,7 @@ impl Gpu {
             ptx,
             _module: module,
             tensor_map_cache: Arc::default(),
+            arrivals: Arc::default(),
         })
     }
 

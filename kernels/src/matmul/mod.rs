@@ -42,8 +42,10 @@ pub struct Matmul {
 }
 
 impl Problem for Matmul {
-    /// `(a, b, c, m, n, k)`.
-    type Args = (*const f32, *const f32, *mut f32, u32, u32, u32);
+    /// `(a, b, c, m, n, k, arrivals)`. `arrivals` is [`split_k`]'s: a zeroed counter per tile of
+    /// C for launches that split k ([`split_k::arrivals_needed`] of them); the other kernels
+    /// ignore it (null will do).
+    type Args = (*const f32, *const f32, *mut f32, u32, u32, u32, *mut u32);
 }
 
 /// Every matmul kernel, in ladder order: the registry's list.

@@ -11,7 +11,7 @@ kernel! {
     /// `c[row][col] = Σ_i a[row][i] · b[i][col]`: thread (x, y) of block (bx, by) computes
     /// `row = by·16 + y`, `col = bx·16 + x`. Consecutive threads of a warp read consecutive elements
     /// of B's row (coalesced) and the same element of A (a broadcast).
-    pub unsafe fn matmul_naive(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32) {
+    pub unsafe fn matmul_naive(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32, _arrivals: *mut u32) {
         let row = block_idx().y * block_dim().y + thread_idx().y;
         let col = block_idx().x * block_dim().x + thread_idx().x;
         if row < m && col < n {

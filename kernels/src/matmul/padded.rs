@@ -16,7 +16,7 @@ shared_memory! {
 
 kernel! {
     /// `C = A·B` with 32×33 (padded) shared-memory tiles.
-    pub unsafe fn matmul_tiled_padded(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32) {
+    pub unsafe fn matmul_tiled_padded(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32, _arrivals: *mut u32) {
         let PaddedTiles { a: a_tile, b: b_tile } = PaddedTiles::carve();
         // SAFETY: forwarded from the kernel's contract; KERNEL launches TILE×TILE threads.
         unsafe { tiled_body(a_tile, b_tile, a, b, c, m, n, k) }

@@ -35,7 +35,7 @@ shared_memory! {
 
 kernel! {
     /// `C = A·B`, a 64×64 tile per block, a column of 8 outputs per thread.
-    pub unsafe fn matmul_register_1d(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32) {
+    pub unsafe fn matmul_register_1d(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32, _arrivals: *mut u32) {
         let Slices { a: a_slice, b: b_slice } = Slices::carve();
         let t = thread_idx().x;
         let (tile_row, tile_col) = (block_idx().y * BM, block_idx().x * BN);

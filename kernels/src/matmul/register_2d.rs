@@ -146,7 +146,7 @@ pub(super) unsafe fn write_scalar(c: *mut f32, acc: &Block, (m, n): (u32, u32)) 
 
 kernel! {
     /// `C = A·B`, a 128×128 tile per block, an 8×8 block per thread.
-    pub unsafe fn matmul_register_2d(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32) {
+    pub unsafe fn matmul_register_2d(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32, _arrivals: *mut u32) {
         let slices = Slices::carve();
         let (row0, col0) = block_origin();
         let mut acc: Block = [[0.0; TN as usize]; TM as usize];

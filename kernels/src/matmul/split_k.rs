@@ -2,9 +2,16 @@
 //! dimension. A product with few tiles of C and a long k (256×256×65536: 16 tiles of 64×64 for 132
 //! SMs; 8192×64×8192: 128) leaves most of the GPU idle however its tiles are sized; split k ways,
 //! it has that many times the blocks, each multiplying a run of k ([`super::warp_tiled::products`]
-//! from the run's start to its end) and adding its partial products into C with
-//! `red.global.add.f32`. C must be zero before: the host zeroes it (the driver's memset, on the
-//! launch's stream) before each split product.
+//! from the run's start to its end).
+//!
+//! **How the runs meet in C, without zeroing it first.** The block of run 0 stores its products
+//! into C, then signals its tile's counter in `arrivals`; the blocks of the other runs wait for that
+//! signal and add theirs with `red.global.add.f32`; the last to arrive puts the counter back to
+//! zero for the next launch. (Zeroing C before each product, the driver's memset and its gap on
+//! the stream, had cost 1.7 µs of 79.5 at 1024³; docs/perf-log.md, change 95.) The wait cannot
+//! deadlock: run 0's blocks are the grid's first (z = 0), and the GPU starts blocks in order, so
+//! a waiting block's run 0 has started (CUB's decoupled look-back scan relies on the same
+//! order).
 //!
 //! Three tiles: 64×64 (the most blocks), and 128×64 and 64×128 (twice the outputs per lane, for C
 //! with few columns or few rows). Each splits k as many ways as one wave of its own blocks holds on
@@ -15,8 +22,13 @@
 //! products).
 
 use super::Matmul;
-use super::warp_tiled::{BK, BLOCK_COL_STRIDE, BLOCK_ROW_STRIDE, origin, products, shared_bytes, threads, tile_origin};
-use crate::device::{block_idx, grid_dim, is_aligned4, red_add, unrolled, unrolled_to};
+use super::warp_tiled::{
+    Acc, BK, BLOCK_COL_STRIDE, BLOCK_ROW_STRIDE, origin, products, shared_bytes, store_tile, threads, tile_origin,
+};
+use crate::device::{
+    atomic_add, block_idx, grid_dim, is_aligned4, load_acquire, red_add, store_relaxed, sync_threads, thread_fence,
+    thread_idx, unrolled, unrolled_to,
+};
 use crate::family::{KernelFn, Problem};
 use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel};
 
@@ -24,13 +36,13 @@ use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel};
 /// its additions into C) outweigh the products.
 pub const MIN_RUN: u32 = 256;
 
-/// Block z's run of k: `gridDim.z` equal runs, multiples of BK (the 16-byte loads stay aligned and
-/// inside a run), the last one short; empty past k.
+/// Block z's run of k, and how many blocks have a run: `gridDim.z` equal runs, multiples of BK
+/// (the 16-byte loads stay aligned and inside a run), the last one short; empty past k.
 #[inline(always)]
-fn run_of_k(k: u32) -> (u32, u32) {
+fn run_of_k(k: u32) -> (u32, u32, u32) {
     let chunk = k.div_ceil(grid_dim().z).next_multiple_of(BK);
     let begin = block_idx().z.saturating_mul(chunk).min(k);
-    (begin, begin.saturating_add(chunk).min(k))
+    (begin, begin.saturating_add(chunk).min(k), k.div_ceil(chunk))
 }
 
 /// Calls `out(index in C, [i, j, r, q])` for each of this lane's outputs inside C (row 32·i + r,
@@ -58,27 +70,77 @@ fn each_output<const BM: u32, const BN: u32, const RI: usize, const RJ: usize>(
     });
 }
 
-/// `C += A·B` over block z's run of k, with BM×BN tiles per block and (32·RI)×(16·RJ) per warp.
+/// `C = A·B`, block z multiplying its run of k, with BM×BN tiles per block and (32·RI)×(16·RJ)
+/// per warp; the runs meet in C through their tile's counter in `arrivals` (the module's doc).
 ///
 /// # Safety
-/// The kernels' contract: `a`, `b`, `c` hold m·k, k·n and m·n elements; the block has `THREADS`
-/// = [`threads`]`(BM, BN, RI, RJ)` threads and [`shared_bytes`]`(BM, BN)` of dynamic shared
-/// memory; the grid covers C's tiles.
+/// The kernels' contract: `a`, `b`, `c` hold m·k, k·n and m·n elements; where the grid is more
+/// than one deep, `arrivals` holds a counter per tile of C (`gridDim.x · gridDim.y`), each zero;
+/// the block has `THREADS` = [`threads`]`(BM, BN, RI, RJ)` threads and [`shared_bytes`]`(BM, BN)`
+/// of dynamic shared memory; the grid covers C's tiles.
 #[inline(always)]
 unsafe fn split_k<const BM: u32, const BN: u32, const RI: usize, const RJ: usize, const THREADS: u32>(
     (a, b, c): (*const f32, *const f32, *mut f32),
     (m, n, k): (u32, u32, u32),
+    arrivals: *mut u32,
 ) {
-    let (begin, end) = run_of_k(k);
+    let (begin, end, runs) = run_of_k(k);
     if begin == end {
-        // Past k (or k = 0): nothing to add (the whole block leaves).
+        // Past k: not one of the runs (the whole block leaves).
         return;
     }
-    // The same for every thread of the launch. C is written 4 bytes at a time: its alignment does
-    // not matter.
+    // The same for every thread of the launch.
     let vector = k.is_multiple_of(4) && n.is_multiple_of(4) && is_aligned4(a) && is_aligned4(b);
+    let wide_store = n.is_multiple_of(4) && is_aligned4(c);
     // SAFETY: forwarded from the caller; `vector` as computed; `end` is k or a multiple of BK.
     let acc = unsafe { products::<BM, BN, RI, RJ, THREADS, true>((a, b), (m, n, k), (begin, end), vector) };
+    if runs == 1 {
+        // k in one run: this block's products are C's tile.
+        // SAFETY: forwarded; 16 bytes wide only where C is aligned and n a multiple of 4.
+        unsafe { store_tile::<BM, BN, RI, RJ>(c, (m, n), acc, wide_store) };
+        return;
+    }
+    // SAFETY: the grid is more than one deep (runs > 1), so `arrivals` has this tile's counter.
+    let arrived = unsafe { arrivals.add((block_idx().y * grid_dim().x + block_idx().x) as usize) };
+    let first = thread_idx().x == 0;
+    if block_idx().z == 0 {
+        // SAFETY: as above.
+        unsafe { store_tile::<BM, BN, RI, RJ>(c, (m, n), acc, wide_store) };
+        // Every thread's stores are visible to the GPU before the signal goes out.
+        thread_fence();
+        sync_threads();
+        if first {
+            // SAFETY: the tile's counter, an aligned u32 of global memory.
+            unsafe { atomic_add(arrived, 1) };
+        }
+    } else {
+        if first {
+            // SAFETY: as above. Run 0's block started before this one (the module's doc).
+            while unsafe { load_acquire(arrived) } == 0 {}
+        }
+        // The acquire above orders the whole block's additions after run 0's stores.
+        sync_threads();
+        // SAFETY: inside C.
+        unsafe { add_tile::<BM, BN, RI, RJ>(c, (m, n), &acc) };
+        // SAFETY: as above. Every run's block adds 1 once (run 0's first); the last to arrive
+        // leaves the counter at zero for the next launch.
+        if first && unsafe { atomic_add(arrived, 1) } == runs - 1 {
+            // SAFETY: as above.
+            unsafe { store_relaxed(arrived, 0) };
+        }
+    }
+}
+
+/// Adds this lane's outputs `acc` into C (m×n), 4 bytes at a time with `red.global.add.f32`.
+///
+/// # Safety
+/// `c` holds m·n elements.
+#[inline(always)]
+unsafe fn add_tile<const BM: u32, const BN: u32, const RI: usize, const RJ: usize>(
+    c: *mut f32,
+    (m, n): (u32, u32),
+    acc: &Acc<RI, RJ>,
+) {
     // SAFETY: inside C.
     each_output::<BM, BN, RI, RJ>((m, n), |at, [i, j, r, q]| unsafe {
         red_add(c.add(at), acc[i][j][r][q])
@@ -91,27 +153,27 @@ const THREADS_128X64: u32 = threads(128, 64, 2, 2);
 const THREADS_64X128: u32 = threads(64, 128, 2, 2);
 
 kernel! {
-    /// `C += A·B` over block z's run of k (C zero before): a 64×64 tile per block, 32×32 per
-    /// warp, 1×2 blocks of 4×4 per lane.
-    pub unsafe fn matmul_split_k(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32) {
+    /// `C = A·B`, k split across the grid's depth (the runs meeting through `arrivals`): a 64×64
+    /// tile per block, 32×32 per warp, 1×2 blocks of 4×4 per lane.
+    pub unsafe fn matmul_split_k(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32, arrivals: *mut u32) {
         // SAFETY: forwarded from the kernel's contract; KERNEL launches the configuration's block.
-        unsafe { split_k::<64, 64, 1, 2, THREADS_64X64>((a, b, c), (m, n, k)) }
+        unsafe { split_k::<64, 64, 1, 2, THREADS_64X64>((a, b, c), (m, n, k), arrivals) }
     }
 }
 
 kernel! {
     /// As [`matmul_split_k`] with a 128×64 tile per block, 64×32 per warp, 2×2 blocks of 4×4 per lane.
-    pub unsafe fn matmul_split_k_128x64(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32) {
+    pub unsafe fn matmul_split_k_128x64(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32, arrivals: *mut u32) {
         // SAFETY: as above.
-        unsafe { split_k::<128, 64, 2, 2, THREADS_128X64>((a, b, c), (m, n, k)) }
+        unsafe { split_k::<128, 64, 2, 2, THREADS_128X64>((a, b, c), (m, n, k), arrivals) }
     }
 }
 
 kernel! {
     /// As [`matmul_split_k`] with a 64×128 tile per block, 64×32 per warp, 2×2 blocks of 4×4 per lane.
-    pub unsafe fn matmul_split_k_64x128(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32) {
+    pub unsafe fn matmul_split_k_64x128(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32, arrivals: *mut u32) {
         // SAFETY: as above.
-        unsafe { split_k::<64, 128, 2, 2, THREADS_64X128>((a, b, c), (m, n, k)) }
+        unsafe { split_k::<64, 128, 2, 2, THREADS_64X128>((a, b, c), (m, n, k), arrivals) }
     }
 }
 
@@ -150,13 +212,24 @@ pub const KERNEL: Kernel<Matmul> = config::<64, 64, 4>(matmul_split_k, THREADS_6
 pub const KERNEL_128X64: Kernel<Matmul> = config::<128, 64, 4>(matmul_split_k_128x64, THREADS_128X64);
 /// 64×128 tiles (for C with few rows), four blocks per SM.
 pub const KERNEL_64X128: Kernel<Matmul> = config::<64, 128, 4>(matmul_split_k_64x128, THREADS_64X128);
-/// The split-k configurations: their launches add into C, which must be zero before.
+/// The split-k configurations.
 pub const KERNELS: [Kernel<Matmul>; 3] = [KERNEL, KERNEL_128X64, KERNEL_64X128];
 
 /// Whether `kernel` is a split-k configuration.
 #[cfg(not(target_arch = "nvptx64"))]
 pub fn is_split(kernel: &Kernel<Matmul>) -> bool {
     KERNELS.iter().any(|split| split.entry() == kernel.entry())
+}
+
+/// The zeroed counters `arrivals` must hold for a launch of `kernel` on `grid`: one per tile of C
+/// where a split-k configuration splits k, none otherwise.
+#[cfg(not(target_arch = "nvptx64"))]
+pub fn arrivals_needed(kernel: &Kernel<Matmul>, grid: Dim3) -> usize {
+    if is_split(kernel) && grid.z > 1 {
+        grid.x as usize * grid.y as usize
+    } else {
+        0
+    }
 }
 
 #[cfg(test)]
@@ -179,6 +252,43 @@ mod tests {
         assert_eq!(splits_for(&Matmul::new(1024, 1024, 1024).unwrap(), TILE, 660), 2);
         // 64 tiles of 128×64 and 528 places: 8 splits.
         assert_eq!(splits_for(&Matmul::new(8192, 64, 8192).unwrap(), (128, 64), 528), 8);
+    }
+
+    #[test]
+    fn runs_meet_in_poisoned_c_and_leave_the_counters_at_zero_for_the_next_launch() {
+        use crate::testing::{GUARD, assert_matches, poisoned, random_vec, rng};
+        // On 8 places: 64×64 tiles 2 (k split 4 ways), 128×64 and 64×128 one (4 ways each).
+        let (m, n, k) = (40, 68, 1024);
+        let mut rng = rng();
+        let (a, b) = (random_vec(&mut rng, m * k), random_vec(&mut rng, k * n));
+        let expected = crate::reference::matmul(&a, &b, m, n, k);
+        let problem = Matmul::new(m, n, k).unwrap().with_places(8);
+        for kernel in KERNELS {
+            let shape = kernel.launch_shape(&problem);
+            assert_eq!(shape.grid.z, 4, "{}", kernel.entry());
+            let mut arrivals = vec![0u32; arrivals_needed(&kernel, shape.grid)];
+            for launch in 0..2 {
+                // No zeroing of C: the NaNs stay unless run 0 stores before the others add.
+                let mut c = poisoned(m * n + GUARD);
+                let args = (
+                    a.as_ptr(),
+                    b.as_ptr(),
+                    c.as_mut_ptr(),
+                    problem.m,
+                    problem.n,
+                    problem.k,
+                    arrivals.as_mut_ptr(),
+                );
+                // SAFETY: A, B and C hold m·k, k·n and m·n elements; a zeroed counter per tile.
+                unsafe { kernel.code.emulate(&shape, args) }.unwrap();
+                assert_matches(&format!("{}, launch {launch}", kernel.entry()), &c, &expected);
+                assert!(
+                    arrivals.iter().all(|&count| count == 0),
+                    "{}: counters after launch {launch}: {arrivals:?}",
+                    kernel.entry()
+                );
+            }
+        }
     }
 
     #[test]

@@ -85,7 +85,7 @@ pub(super) unsafe fn tiled_body(
 
 kernel! {
     /// `C = A·B` with dense 32×32 shared-memory tiles.
-    pub unsafe fn matmul_tiled(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32) {
+    pub unsafe fn matmul_tiled(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32, _arrivals: *mut u32) {
         let Tiles { a: a_tile, b: b_tile } = Tiles::carve();
         // SAFETY: forwarded from the kernel's contract; KERNEL launches TILE×TILE threads.
         unsafe { tiled_body(a_tile, b_tile, a, b, c, m, n, k) }

@@ -84,7 +84,7 @@ unsafe fn write_vector(c: *mut f32, acc: &Block, (m, n): (u32, u32)) {
 
 kernel! {
     /// `C = A·B`, a 128×128 tile per block, an 8×8 block per thread, 16-byte accesses.
-    pub unsafe fn matmul_vectorized(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32) {
+    pub unsafe fn matmul_vectorized(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32, _arrivals: *mut u32) {
         let slices = Slices::carve();
         let (row0, col0) = block_origin();
         // The same for every thread of the launch: one path, one set of barriers.

@@ -482,6 +482,21 @@ unsafe fn warp_tiled<
     let vector = k.is_multiple_of(4) && n.is_multiple_of(4) && is_aligned4(a) && is_aligned4(b) && is_aligned4(c);
     // SAFETY: forwarded from the caller; `vector` as computed; end = k.
     let acc = unsafe { products::<BM, BN, RI, RJ, THREADS, OVERLAP_SCALARS>((a, b), (m, n, k), (0, k), vector) };
+    // SAFETY: forwarded from the caller; 16 bytes wide only where C is aligned and n a multiple of 4.
+    unsafe { store_tile::<BM, BN, RI, RJ>(c, (m, n), acc, vector) }
+}
+
+/// Stores this lane's outputs `acc` inside C (m×n): 16 bytes at a time where `wide`, else 4.
+///
+/// # Safety
+/// `c` holds m·n elements; where `wide`, n is a multiple of 4 and `c` is 16-byte aligned.
+#[inline(always)]
+pub(super) unsafe fn store_tile<const BM: u32, const BN: u32, const RI: usize, const RJ: usize>(
+    c: *mut f32,
+    (m, n): (u32, u32),
+    acc: Acc<RI, RJ>,
+    wide: bool,
+) {
     let (tile_row, tile_col) = tile_origin::<BM, BN>();
     let (row0, col0) = origin::<BN, RI, RJ>();
     // Inlined whatever its size: out of line, it took the accumulators by reference (local
@@ -497,7 +512,7 @@ unsafe fn warp_tiled<
                     unrolled_to(RJ as u32, |j| {
                         let global_col = tile_col + col0 + BLOCK_COL_STRIDE * j;
                         let four = acc[i as usize][j as usize][r as usize];
-                        if vector {
+                        if wide {
                             if global_row < m && global_col < n {
                                 // SAFETY: inside C (n a multiple of 4: the float4 is wholly inside), aligned.
                                 unsafe { store4(c.add((global_row * n + global_col) as usize), Float4(four)) };
@@ -535,7 +550,7 @@ const THREADS_128X256_WIDE: u32 = threads(128, 256, 2, 4);
 
 kernel! {
     /// `C = A·B`, a 128×128 tile per block, 64×32 per warp, 2×2 blocks of 4×4 per lane.
-    pub unsafe fn matmul_warp_tiled(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32) {
+    pub unsafe fn matmul_warp_tiled(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32, _arrivals: *mut u32) {
         // SAFETY: forwarded from the kernel's contract; KERNEL launches the configuration's block.
         unsafe { warp_tiled::<128, 128, 2, 2, THREADS_128X128, true>((a, b, c), (m, n, k)) }
     }
@@ -543,7 +558,7 @@ kernel! {
 
 kernel! {
     /// `C = A·B`, a 128×64 tile per block, 64×32 per warp, 2×2 blocks of 4×4 per lane.
-    pub unsafe fn matmul_warp_tiled_128x64(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32) {
+    pub unsafe fn matmul_warp_tiled_128x64(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32, _arrivals: *mut u32) {
         // SAFETY: as above.
         unsafe { warp_tiled::<128, 64, 2, 2, THREADS_128X64, true>((a, b, c), (m, n, k)) }
     }
@@ -551,7 +566,7 @@ kernel! {
 
 kernel! {
     /// `C = A·B`, a 64×64 tile per block, 32×32 per warp, 1×2 blocks of 4×4 per lane.
-    pub unsafe fn matmul_warp_tiled_64x64(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32) {
+    pub unsafe fn matmul_warp_tiled_64x64(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32, _arrivals: *mut u32) {
         // SAFETY: as above.
         unsafe { warp_tiled::<64, 64, 1, 2, THREADS_64X64, true>((a, b, c), (m, n, k)) }
     }
@@ -559,7 +574,7 @@ kernel! {
 
 kernel! {
     /// `C = A·B`, a 128×128 tile per block, 64×64 per warp, 2×4 blocks of 4×4 per lane.
-    pub unsafe fn matmul_warp_tiled_128x128_wide(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32) {
+    pub unsafe fn matmul_warp_tiled_128x128_wide(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32, _arrivals: *mut u32) {
         // SAFETY: as above.
         unsafe { warp_tiled::<128, 128, 2, 4, THREADS_128X128_WIDE, false>((a, b, c), (m, n, k)) }
     }
@@ -567,7 +582,7 @@ kernel! {
 
 kernel! {
     /// `C = A·B`, a 128×256 tile per block, 64×64 per warp, 2×4 blocks of 4×4 per lane.
-    pub unsafe fn matmul_warp_tiled_128x256_wide(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32) {
+    pub unsafe fn matmul_warp_tiled_128x256_wide(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32, _arrivals: *mut u32) {
         // SAFETY: as above.
         unsafe { warp_tiled::<128, 256, 2, 4, THREADS_128X256_WIDE, true>((a, b, c), (m, n, k)) }
     }
