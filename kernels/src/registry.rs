@@ -37,6 +37,10 @@ pub static FAMILIES: &[&dyn AnyFamily] = &[
     &banks::FAMILY,
 ];
 
+/// Suffix of a CUDA C twin's entry name (`benches/reference/cuda_c/`): `vec_add` in Rust is
+/// `vec_add_cuda` in CUDA C.
+pub const CUDA_C_ENTRY_SUFFIX: &str = "_cuda";
+
 /// Every registered kernel, family by family.
 pub fn kernels() -> Vec<KernelInfo> {
     FAMILIES.iter().flat_map(|family| family.kernel_infos()).collect()

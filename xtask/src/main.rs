@@ -3,6 +3,7 @@
 mod bundle;
 mod plots;
 mod report;
+mod twins;
 mod wheel;
 
 use clap::{Parser, Subcommand};
@@ -35,6 +36,21 @@ enum Verb {
         /// Fetch and unpack again even if ptxas is already there.
         #[arg(long)]
         force: bool,
+        /// Also fetch CUDA 13.0's nvcc (the runner's release) and cuobjdump, for `cargo xtask twins`.
+        #[arg(long)]
+        twins: bool,
+    },
+    /// Each Rust kernel beside its CUDA C twin as ptxas and the SASS see them, without a GPU:
+    /// registers, spills, SASS instructions, FFMAs, global atomics, local memory; flags pairs that
+    /// differ where it moves time. Compiles every twin with CUDA 13.0's nvcc (`cargo xtask setup
+    /// --twins`); writes target/twins/<arch>/report.md.
+    Twins {
+        /// The architecture (the runner's H200 by default).
+        #[arg(long, default_value = "sm_90a")]
+        arch: Arch,
+        /// Only the kernels whose entry contains this.
+        #[arg(long)]
+        filter: Option<String>,
     },
     /// Print what builds and runs depend on: toolchain, rust-src, ptxas, NVIDIA driver and GPU.
     Doctor,
@@ -92,7 +108,8 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.verb {
         Verb::BuildPtx { arch, no_ptxas } => build_ptx(&arch, no_ptxas),
-        Verb::Setup { force } => setup(force),
+        Verb::Setup { force, twins } => setup(force, twins),
+        Verb::Twins { arch, filter } => compare_twins(arch, filter.as_deref()),
         Verb::Doctor => doctor(),
         Verb::GpuBundle { out, purpose, tests } => gpu_bundle(&out, purpose, tests.as_deref()),
         Verb::BenchReport { input, out, torch } => bench_report(input, out, torch),
@@ -245,7 +262,7 @@ fn bench_report(input: Option<PathBuf>, out: Option<PathBuf>, torch: Option<Path
     Ok(())
 }
 
-fn setup(force: bool) -> Result<(), Failure> {
+fn setup(force: bool, twins: bool) -> Result<(), Failure> {
     let target = target_dir();
     let ptxas = ptxas::wheel_ptxas(&target);
     if ptxas.is_file() && !force {
@@ -254,12 +271,44 @@ fn setup(force: bool) -> Result<(), Failure> {
             ptxas.display(),
             ptxas::version(&ptxas)?
         );
+    } else {
+        let tools = ptxas::tools_dir(&target);
+        fetch_wheel(ptxas::NVCC_WHEEL, &tools.with_file_name("wheels"), &tools)?;
+        bundle::make_executable(&ptxas)?;
+        println!("ptxas ready at {} ({})", ptxas.display(), ptxas::version(&ptxas)?);
+    }
+    if !twins {
         return Ok(());
     }
-    let tools = ptxas::tools_dir(&target);
-    let wheels = tools.with_file_name("wheels");
-    std::fs::create_dir_all(&wheels).map_err(|e| format!("cannot create {}: {e}", wheels.display()))?;
-    println!("fetching {} from PyPI into {} ...", ptxas::NVCC_WHEEL, wheels.display());
+    let nvcc = twins::cuda13_tool(&target, "nvcc");
+    if nvcc.is_file() && twins::cuda13_tool(&target, "nvdisasm").is_file() && !force {
+        println!("CUDA 13's nvcc already at {}; --force fetches it again", nvcc.display());
+        return Ok(());
+    }
+    let tools = twins::cuda13_dir(&target);
+    for wheel in twins::CUDA13_WHEELS {
+        fetch_wheel(wheel, &tools.with_file_name("wheels13"), &tools)?;
+    }
+    // The zip format drops the executable bits.
+    for folder in ["nvidia/cu13/bin", "nvidia/cu13/nvvm/bin"] {
+        let folder = tools.join(folder);
+        let entries = std::fs::read_dir(&folder).map_err(|e| format!("cannot list {}: {e}", folder.display()))?;
+        for entry in entries.filter_map(|e| e.ok()) {
+            if entry.path().is_file() {
+                bundle::make_executable(&entry.path())?;
+            }
+        }
+    }
+    let (version, _) = twins::output_of(Command::new(&nvcc).arg("--version"))?;
+    let version = version.lines().find(|l| l.contains("release")).unwrap_or_default();
+    println!("nvcc ready at {} ({})", nvcc.display(), version.trim());
+    Ok(())
+}
+
+/// Downloads `spec` ("package==version") from PyPI into `wheels` and unpacks it into `into`.
+fn fetch_wheel(spec: &str, wheels: &Path, into: &Path) -> Result<(), Failure> {
+    std::fs::create_dir_all(wheels).map_err(|e| format!("cannot create {}: {e}", wheels.display()))?;
+    println!("fetching {spec} from PyPI into {} ...", wheels.display());
     run(Command::new("python3")
         .args([
             "-m",
@@ -270,25 +319,144 @@ fn setup(force: bool) -> Result<(), Failure> {
             "--only-binary=:all:",
             "-d",
         ])
-        .arg(&wheels)
-        .arg(ptxas::NVCC_WHEEL))?;
-    let version = ptxas::NVCC_WHEEL.split("==").nth(1).unwrap_or_default();
-    let wheel = std::fs::read_dir(&wheels)
+        .arg(wheels)
+        .arg(spec))?;
+    // A wheel's file name starts with the package's name (dashes as underscores) and version.
+    let prefix = spec.replace('-', "_").replace("==", "-");
+    let wheel = std::fs::read_dir(wheels)
         .map_err(|e| format!("cannot list {}: {e}", wheels.display()))?
         .filter_map(|entry| entry.ok().map(|e| e.path()))
         .find(|p| {
             p.file_name()
                 .and_then(|n| n.to_str())
-                .is_some_and(|n| n.contains(version) && n.ends_with(".whl"))
+                .is_some_and(|n| n.starts_with(&prefix) && n.ends_with(".whl"))
         })
-        .ok_or_else(|| format!("pip reported success but no {version} wheel is in {}", wheels.display()))?;
+        .ok_or_else(|| format!("pip reported success but no {prefix}*.whl is in {}", wheels.display()))?;
     println!("unpacking {} ...", wheel.display());
     run(Command::new("python3")
         .args(["-m", "zipfile", "-e"])
         .arg(&wheel)
-        .arg(&tools))?;
-    bundle::make_executable(&ptxas)?;
-    println!("ptxas ready at {} ({})", ptxas.display(), ptxas::version(&ptxas)?);
+        .arg(into))
+}
+
+/// `cargo xtask twins`: see [`twins`].
+fn compare_twins(arch: Arch, filter: Option<&str>) -> Result<(), Failure> {
+    let target = target_dir();
+    let tool = |name: &str| twins::cuda13_tool(&target, name);
+    let (nvcc, ptxas13, cuobjdump) = (tool("nvcc"), tool("ptxas"), tool("cuobjdump"));
+    for path in [&nvcc, &ptxas13, &cuobjdump] {
+        if !path.is_file() {
+            return Err(Failure(format!(
+                "{} not found: run `cargo xtask setup --twins` (fetches CUDA 13.0's nvcc and cuobjdump from PyPI)",
+                path.display()
+            )));
+        }
+    }
+    let out = target.join("twins").join(arch.to_string());
+    std::fs::create_dir_all(&out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
+    eprintln!("building the Rust PTX for {arch} ...");
+    let ptx = PtxBuild::for_workspace(&workspace_root(), &target).build_all(&[arch], &target.join("ptx"))?;
+    // cuobjdump runs nvdisasm, which it looks for on PATH.
+    let path = std::env::join_paths(
+        std::iter::once(cuobjdump.with_file_name(""))
+            .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())),
+    )?;
+    let disassemble = |cubin: &Path| -> Result<_, String> {
+        let listing = twins::output_of(Command::new(&cuobjdump).env("PATH", &path).arg("-sass").arg(cubin))?.0;
+        Ok(twins::parse_sass(&listing))
+    };
+    let rust_cubin = out.join("rust.cubin");
+    let rust_report = ptxas::assemble(&ptxas13, &ptx[0], arch, &rust_cubin)?;
+    let rust_sass = disassemble(&rust_cubin)?;
+
+    let sources_dir = workspace_root().join("benches/reference/cuda_c");
+    let mut sources: Vec<PathBuf> = std::fs::read_dir(&sources_dir)
+        .map_err(|e| format!("cannot list {}: {e}", sources_dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "cu"))
+        .collect();
+    sources.sort();
+    eprintln!("compiling {} CUDA C twins with {} ...", sources.len(), nvcc.display());
+    // Each twin: nvcc to PTX, ptxas to a cubin with its report, cuobjdump; on every core.
+    let compile = |source: &PathBuf| -> Result<_, String> {
+        let name = source.file_stem().and_then(|s| s.to_str()).unwrap_or("twin");
+        let (ptx, cubin) = (out.join(format!("{name}.ptx")), out.join(format!("{name}.cubin")));
+        twins::output_of(
+            Command::new(&nvcc)
+                .arg(format!("-arch={arch}"))
+                .args(["-O3", "-ptx", "-o"])
+                .arg(&ptx)
+                .arg(source),
+        )?;
+        let report = ptxas::assemble(&ptxas13, &ptx, arch, &cubin)?;
+        Ok((report, disassemble(&cubin)?))
+    };
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let compiled: Vec<Result<_, String>> = std::thread::scope(|scope| {
+        let jobs: Vec<_> = (0..workers)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut done = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(source) = sources.get(i) else { break done };
+                        done.push(compile(source));
+                    }
+                })
+            })
+            .collect();
+        jobs.into_iter()
+            .flat_map(|job| job.join().unwrap_or_default())
+            .collect()
+    });
+    let (mut twin_report, mut twin_sass) = (Vec::new(), std::collections::BTreeMap::new());
+    for result in compiled {
+        let (report, sass) = result?;
+        twin_report.extend(report);
+        twin_sass.extend(sass);
+    }
+
+    let side = |report: &[ptxas::KernelResources],
+                sass: &std::collections::BTreeMap<String, twins::SassCounts>,
+                entry: &str| {
+        let resources = report.iter().find(|k| k.entry == entry)?;
+        Some(twins::Side {
+            registers: resources.registers,
+            spill_bytes: resources.spill_store_bytes,
+            sass: sass.get(entry)?.clone(),
+        })
+    };
+    let mut pairs = Vec::new();
+    for kernel in &rust_report {
+        if filter.is_some_and(|f| !kernel.entry.contains(f)) {
+            continue;
+        }
+        let twin_entry = format!("{}{}", kernel.entry, kernels::registry::CUDA_C_ENTRY_SUFFIX);
+        if let (Some(rust), Some(twin)) = (
+            side(&rust_report, &rust_sass, &kernel.entry),
+            side(&twin_report, &twin_sass, &twin_entry),
+        ) {
+            pairs.push((kernel.entry.clone(), rust, twin));
+        }
+    }
+    pairs.sort_by(|a, b| a.0.cmp(&b.0));
+    let differing = pairs
+        .iter()
+        .filter(|(_, r, t)| !twins::differences(r, t).is_empty())
+        .count();
+    let (version, _) = twins::output_of(Command::new(&nvcc).arg("--version"))?;
+    let version = version.lines().find(|l| l.contains("release")).unwrap_or_default();
+    let report = format!(
+        "# Rust kernels beside their CUDA C twins, {arch}\n\nTwins compiled by {}; both sides assembled by its ptxas. \
+         Where two figures are given: Rust / CUDA C.\n\n{}",
+        version.trim(),
+        twins::table(&pairs)
+    );
+    let path = out.join("report.md");
+    std::fs::write(&path, &report).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    println!("{report}");
+    eprintln!("{} pairs, {differing} differing; wrote {}", pairs.len(), path.display());
     Ok(())
 }
 

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 /// Suffix of a CUDA C twin's entry name: `vec_add` in Rust is `vec_add_cuda` in CUDA C.
-pub const ENTRY_SUFFIX: &str = "_cuda";
+pub use kernels::registry::CUDA_C_ENTRY_SUFFIX as ENTRY_SUFFIX;
 
 /// The CUDA C twins loaded on one GPU, by the Rust entry name they stand beside.
 pub struct CudaC {

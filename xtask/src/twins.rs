@@ -1,0 +1,218 @@
+//! `cargo xtask twins`: each Rust kernel beside its CUDA C twin as ptxas and the SASS see them,
+//! on a machine without a GPU. The twins (`benches/reference/cuda_c/*.cu`) are compiled with the
+//! runner's nvcc release (13.0, from PyPI's wheels: `cargo xtask setup --twins`), the Rust PTX is
+//! assembled with the same ptxas, and both are disassembled. The table gives, per pair, registers,
+//! spill bytes, SASS instructions, FFMAs, global atomics that return their old value (ATOMG)
+//! against those that do not (REDG), and local-memory accesses; it flags where the two differ in
+//! a way that moves time (a twin whose additions wait for their old values ran 4–7 % slower:
+//! docs/perf-log.md, run 2026-12-01-bu). A "Rust / CUDA C" ratio is only as fair as the twin.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The CUDA 13.0 compiler as wheels (nvcc 13.0.88, as on the runner), and the oldest cuobjdump
+/// and nvdisasm PyPI has (13.2: disassembling needs no match).
+pub const CUDA13_WHEELS: &[&str] = &[
+    "nvidia-cuda-nvcc==13.0.88",
+    "nvidia-cuda-crt==13.0.88",
+    "nvidia-cuda-runtime==13.0.88",
+    "nvidia-nvvm==13.0.88",
+    "nvidia-cuda-cuobjdump==13.2.51",
+    "nvidia-cuda-nvdisasm==13.2.51",
+];
+
+/// Where `cargo xtask setup --twins` unpacks them, under the target folder.
+pub fn cuda13_dir(target_dir: &Path) -> PathBuf {
+    target_dir.join("tools").join("cuda13")
+}
+
+/// A tool of the unpacked CUDA 13 wheels (nvcc, ptxas, cuobjdump).
+pub fn cuda13_tool(target_dir: &Path, tool: &str) -> PathBuf {
+    cuda13_dir(target_dir).join("nvidia/cu13/bin").join(tool)
+}
+
+/// What one function's SASS holds, counted by opcode family.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SassCounts {
+    pub instructions: u32,
+    pub ffma: u32,
+    /// Global atomics that return the old value (`ATOMG`) and that do not (`REDG`).
+    pub atomg: u32,
+    pub redg: u32,
+    /// Local-memory loads and stores (`LDL`, `STL`): spills or a stack frame.
+    pub local: u32,
+}
+
+/// Per function, what `cuobjdump -sass` prints: a "Function : NAME" line opens each, then one
+/// instruction per line (`/*0040*/  @!P0 LDG.E R2, desc[UR4][R2.64] ;`).
+pub fn parse_sass(listing: &str) -> BTreeMap<String, SassCounts> {
+    let mut functions = BTreeMap::new();
+    let mut current: Option<String> = None;
+    for line in listing.lines() {
+        if let Some(name) = line.trim().strip_prefix("Function : ") {
+            current = Some(name.trim().to_string());
+            functions.insert(name.trim().to_string(), SassCounts::default());
+            continue;
+        }
+        let Some(counts) = current.as_ref().and_then(|name| functions.get_mut(name)) else {
+            continue;
+        };
+        // An instruction: "/*offset*/", then an optional predicate, then the opcode.
+        let Some(rest) = line.trim_start().strip_prefix("/*").and_then(|l| l.split_once("*/")) else {
+            continue;
+        };
+        let mut words = rest.1.split_whitespace();
+        let Some(mut opcode) = words.next() else { continue };
+        if opcode.starts_with('@') {
+            let Some(next) = words.next() else { continue };
+            opcode = next;
+        }
+        let base = opcode.split('.').next().unwrap_or(opcode);
+        if !base.chars().next().is_some_and(|c| c.is_ascii_uppercase()) {
+            continue;
+        }
+        counts.instructions += 1;
+        match base {
+            "FFMA" => counts.ffma += 1,
+            "ATOMG" => counts.atomg += 1,
+            "REDG" => counts.redg += 1,
+            "LDL" | "STL" => counts.local += 1,
+            _ => {}
+        }
+    }
+    functions
+}
+
+/// One side of a pair: ptxas's figures and the SASS counts.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Side {
+    pub registers: u32,
+    pub spill_bytes: u32,
+    pub sass: SassCounts,
+}
+
+/// What differs between a Rust kernel and its twin in a way that moves time; empty if nothing.
+pub fn differences(rust: &Side, twin: &Side) -> Vec<String> {
+    let mut notes = Vec::new();
+    if (rust.sass.local > 0) != (twin.sass.local > 0) || rust.spill_bytes != twin.spill_bytes {
+        let who = if twin.sass.local > rust.sass.local {
+            "the twin"
+        } else {
+            "Rust"
+        };
+        notes.push(format!(
+            "local memory: {who} (spills {} / {} bytes)",
+            rust.spill_bytes, twin.spill_bytes
+        ));
+    }
+    if rust.sass.atomg != twin.sass.atomg || rust.sass.redg != twin.sass.redg {
+        notes.push(format!(
+            "global atomics: Rust {} ATOMG + {} REDG, twin {} + {}",
+            rust.sass.atomg, rust.sass.redg, twin.sass.atomg, twin.sass.redg
+        ));
+    }
+    notes
+}
+
+/// The Markdown table of every pair (Rust entry, Rust side, twin side).
+pub fn table(pairs: &[(String, Side, Side)]) -> String {
+    let mut out = String::from(
+        "| kernel | registers | spill bytes | SASS instructions | FFMA | ATOMG | REDG | LDL+STL | differs |\n\
+         | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n",
+    );
+    for (entry, rust, twin) in pairs {
+        let both = |r: u32, t: u32| if r == t { r.to_string() } else { format!("{r} / {t}") };
+        let notes = differences(rust, twin);
+        out.push_str(&format!(
+            "| {entry} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+            both(rust.registers, twin.registers),
+            both(rust.spill_bytes, twin.spill_bytes),
+            both(rust.sass.instructions, twin.sass.instructions),
+            both(rust.sass.ffma, twin.sass.ffma),
+            both(rust.sass.atomg, twin.sass.atomg),
+            both(rust.sass.redg, twin.sass.redg),
+            both(rust.sass.local, twin.sass.local),
+            if notes.is_empty() {
+                "".to_string()
+            } else {
+                format!("**{}**", notes.join("; "))
+            },
+        ));
+    }
+    out
+}
+
+/// Runs `command`, returning its stdout and stderr, or why it failed.
+pub fn output_of(command: &mut Command) -> Result<(String, String), String> {
+    let output = command.output().map_err(|e| format!("cannot run {command:?}: {e}"))?;
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    if output.status.success() {
+        Ok((stdout, stderr))
+    } else {
+        Err(format!("{command:?} failed ({}):\n{stderr}", output.status))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LISTING: &str = "\
+\tcode for sm_90a
+\t\tFunction : matmul_split_k_64x128_cuda
+\t.headerflags\t@\"EF_CUDA_SM90 EF_CUDA_VIRTUAL_SM(EF_CUDA_SM90)\"
+        /*0000*/                   LDC R1, c[0x0][0x28] ;                    /* 0x00000a00ff017b82 */
+        /*0010*/                   FFMA R9, R0.reuse, UR32, R4 ;             /* 0x0000002000097c23 */
+        /*0020*/              @!P0 ATOMG.E.ADD.F32.FTZ.RN.STRONG.GPU PT, RZ, desc[UR4][R2.64], R5 ;
+        /*0030*/               @P1 REDG.E.ADD.F32.FTZ.RN.STRONG.GPU desc[UR4][R2.64], R5 ;
+        /*0040*/                   STL [R1], R7 ;
+        /*0050*/                   EXIT ;
+\t\t..........
+\t\tFunction : vec_add_cuda
+        /*0000*/                   FFMA R9, R0, R1, R4 ;
+";
+
+    #[test]
+    fn sass_counts_each_function_s_opcodes_predicated_or_not() {
+        let functions = parse_sass(LISTING);
+        assert_eq!(
+            functions["matmul_split_k_64x128_cuda"],
+            SassCounts {
+                instructions: 6,
+                ffma: 1,
+                atomg: 1,
+                redg: 1,
+                local: 1,
+            }
+        );
+        assert_eq!(functions["vec_add_cuda"].ffma, 1);
+        assert_eq!(functions.len(), 2);
+    }
+
+    #[test]
+    fn pairs_differ_in_returning_atomics_and_local_memory_only() {
+        let side = |atomg, redg, local, spill_bytes| Side {
+            registers: 128,
+            spill_bytes,
+            sass: SassCounts {
+                instructions: 100,
+                ffma: 64,
+                atomg,
+                redg,
+                local,
+            },
+        };
+        assert!(differences(&side(2, 64, 0, 0), &side(2, 64, 0, 0)).is_empty());
+        let atomics = differences(&side(2, 64, 0, 0), &side(66, 0, 0, 0));
+        assert_eq!(atomics, ["global atomics: Rust 2 ATOMG + 64 REDG, twin 66 + 0"]);
+        let local = differences(&side(0, 0, 0, 0), &side(0, 0, 13, 24));
+        assert_eq!(local, ["local memory: the twin (spills 0 / 24 bytes)"]);
+        // Fewer registers or instructions alone are the compilers' choices, not a difference here.
+        let mut fewer = side(0, 0, 0, 0);
+        fewer.registers = 90;
+        fewer.sass.instructions = 80;
+        assert!(differences(&fewer, &side(0, 0, 0, 0)).is_empty());
+    }
+}
