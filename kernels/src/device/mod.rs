@@ -98,6 +98,15 @@ pub fn opaque(value: u32) -> u32 {
     value
 }
 
+/// A point LLVM moves no memory access across (an empty `asm!` that may touch memory); it emits
+/// nothing, so ptxas still schedules freely. Keeps LLVM from hoisting an unrolled loop's later
+/// loads to its top. Nothing on the emulator.
+#[inline(always)]
+pub fn compiler_barrier() {
+    #[cfg(target_arch = "nvptx64")]
+    backend::compiler_barrier();
+}
+
 /// `__nanosleep(ns)`: suspends the thread for about `ns` nanoseconds (the GPU sleeps between 0
 /// and 2·`ns`; sm_70 and later), so that a spinning warp stops issuing loads for a while. A no-op
 /// on the emulator, whose waiting threads already yield.

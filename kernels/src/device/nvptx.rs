@@ -57,6 +57,12 @@ pub fn nanosleep(ns: u32) {
 }
 
 #[inline(always)]
+pub fn compiler_barrier() {
+    // SAFETY: no instruction; without `nomem`, LLVM takes it to read and write memory.
+    unsafe { asm!("", options(nostack, preserves_flags)) };
+}
+
+#[inline(always)]
 pub fn opaque(value: u32) -> u32 {
     let out: u32;
     // SAFETY: a register move. Not `pure`: LLVM then neither merges nor moves it.

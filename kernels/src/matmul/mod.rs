@@ -12,12 +12,15 @@
 //! * [`warp_tiled`]: 64×32 warp tiles, each lane's outputs spread as 2×2 blocks of 4×4 (shared
 //!   reads without bank conflicts), the next step prefetched into registers; at 128×128, 128×64
 //!   and 64×64 tiles per block, among which the host chooses for the device and the shape;
+//! * [`multistage`]: the wide warp tiles fed through a three-stage `cp.async` pipeline, each k's
+//!   fragments read before the previous k's products (the form of cuBLAS's SIMT SGEMM);
 //! * [`split_k`]: the warp tiles (64×64, 128×64, 64×128) with k split across the grid's third
 //!   dimension, each block's products added into C, for products with too few tiles to fill the GPU.
 //!
 //! A new variant is a file here, its line in [`FAMILY`], and its CUDA C twin in `benches/reference/cuda_c/`.
 
 pub mod double_buffered;
+pub mod multistage;
 pub mod naive;
 pub mod padded;
 pub mod register_1d;
@@ -64,6 +67,8 @@ pub const FAMILY: Family<Matmul> = Family::new(
         warp_tiled::KERNEL_64X64,
         warp_tiled::KERNEL_128X128_WIDE,
         warp_tiled::KERNEL_128X256_WIDE,
+        multistage::KERNEL,
+        multistage::KERNEL_128X256,
         split_k::KERNEL,
         split_k::KERNEL_128X64,
         split_k::KERNEL_64X128,

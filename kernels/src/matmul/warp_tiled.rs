@@ -48,7 +48,7 @@ pub const fn threads(bm: u32, bn: u32, ri: usize, rj: usize) -> u32 {
 }
 
 /// The slices' layouts: A's BK×BM (transposed, padded), B's BK×BN.
-const fn layouts(bm: u32, bn: u32) -> (MatrixLayout, MatrixLayout) {
+pub(super) const fn layouts(bm: u32, bn: u32) -> (MatrixLayout, MatrixLayout) {
     (
         MatrixLayout {
             rows: BK,
@@ -187,12 +187,12 @@ const MAX_SCALARS: usize = 4 * MAX_FOURS;
 /// of B's: (k, column). Consecutive threads take consecutive k of a row of A and consecutive
 /// columns of a row of B, so that the loads share sectors and the stores meet no bank twice.
 #[inline(always)]
-fn a_scalar_spot<const THREADS: u32>(r: u32) -> (u32, u32) {
+pub(super) fn a_scalar_spot<const THREADS: u32>(r: u32) -> (u32, u32) {
     let i = thread_idx().x + THREADS * r;
     (i / BK, i % BK)
 }
 #[inline(always)]
-fn b_scalar_spot<const BN: u32, const THREADS: u32>(r: u32) -> (u32, u32) {
+pub(super) fn b_scalar_spot<const BN: u32, const THREADS: u32>(r: u32) -> (u32, u32) {
     let i = thread_idx().x + THREADS * r;
     (i / BN, i % BN)
 }
@@ -589,7 +589,7 @@ kernel! {
 }
 
 /// The grid of a BM×BN configuration: a block per tile of C.
-fn tile_grid<const BM: u32, const BN: u32>(p: &Matmul) -> Dim3 {
+pub(super) fn tile_grid<const BM: u32, const BN: u32>(p: &Matmul) -> Dim3 {
     Dim3::xy(p.n.div_ceil(BN), p.m.div_ceil(BM))
 }
 

@@ -1,0 +1,135 @@
+// kernels::matmul::multistage: the wide warp tiles (64×64 per warp, 8×16 outputs per lane) with the
+// slices three steps deep in shared memory, copied by cp.async (A's transposed a float at a time,
+// B's 16 bytes at a time where n is a multiple of 4 and B aligned, else a float at a time; zeros
+// outside A, B and k), each k's fragments read before the previous k's products; empty asm
+// statements where the Rust kernel has its compiler barriers. At the Rust kernel's 128×128 and
+// 128×256 tiles.
+#include "matmul_warp_tiled.cuh"
+
+#define MS_STAGES 3u
+
+__device__ __forceinline__ void ms_copy4(float* dst, const float* src, bool valid) {
+    unsigned s = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(s), "l"(src), "r"(valid ? 4u : 0u) : "memory");
+}
+
+__device__ __forceinline__ void ms_copy16(float* dst, const float* src, bool valid) {
+    unsigned s = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(s), "l"(src), "r"(valid ? 16u : 0u)
+                 : "memory");
+}
+
+template <unsigned BM, unsigned BN, unsigned RI, unsigned RJ>
+struct Multistage {
+    using W = WarpTiled<BM, BN, RI, RJ>;
+    static constexpr unsigned THREADS = W::THREADS, A_PITCH = W::A_PITCH, SLICE_FLOATS = W::SLICE_FLOATS;
+
+    // The step at k0 into the stage at `slices` (a, then b, as the Rust kernel carves them).
+    static __device__ __forceinline__ void copy_step(float* slices, const float* a, const float* b, unsigned m,
+                                                     unsigned n, unsigned k, unsigned k0, bool vector) {
+        float* a_slice = slices;
+        float* b_slice = slices + WT_BK * A_PITCH;
+        unsigned tile_row = blockIdx.y * BM, tile_col = blockIdx.x * BN;
+#pragma unroll
+        for (unsigned r = 0; r < BM * WT_BK / THREADS; ++r) {
+            unsigned i = threadIdx.x + THREADS * r, row = i / WT_BK, kk = i % WT_BK;
+            unsigned global_row = tile_row + row, global_k = k0 + kk;
+            bool valid = global_row < m && global_k < k;
+            ms_copy4(a_slice + kk * A_PITCH + row, valid ? a + global_row * k + global_k : a, valid);
+        }
+        if (vector) {
+#pragma unroll
+            for (unsigned r = 0; r < WT_BK * BN / 4 / THREADS; ++r) {
+                unsigned i = threadIdx.x + THREADS * r, kk = i / (BN / 4), col = 4 * (i % (BN / 4));
+                unsigned global_k = k0 + kk, global_col = tile_col + col;
+                bool valid = global_k < k && global_col < n;
+                ms_copy16(b_slice + kk * BN + col, valid ? b + global_k * n + global_col : b, valid);
+            }
+        } else {
+#pragma unroll
+            for (unsigned r = 0; r < WT_BK * BN / THREADS; ++r) {
+                unsigned i = threadIdx.x + THREADS * r, kk = i / BN, col = i % BN;
+                unsigned global_k = k0 + kk, global_col = tile_col + col;
+                bool valid = global_k < k && global_col < n;
+                ms_copy4(b_slice + kk * BN + col, valid ? b + global_k * n + global_col : b, valid);
+            }
+        }
+    }
+
+    static __device__ __forceinline__ void fragments(const float* slices, unsigned kk, unsigned row0, unsigned col0,
+                                                     float4 (&column)[RI], float4 (&row)[RJ]) {
+        const float* a_slice = slices;
+        const float* b_slice = slices + WT_BK * A_PITCH;
+#pragma unroll
+        for (unsigned i = 0; i < RI; ++i) column[i] = *(const float4*)(a_slice + kk * A_PITCH + row0 + 32 * i);
+#pragma unroll
+        for (unsigned j = 0; j < RJ; ++j) row[j] = *(const float4*)(b_slice + kk * BN + col0 + 16 * j);
+    }
+
+    static __device__ __forceinline__ void multiply(const float* slices, unsigned row0, unsigned col0,
+                                                    float (&acc)[RI][RJ][4][4]) {
+        float4 column[RI], row[RJ];
+        fragments(slices, 0, row0, col0, column, row);
+#pragma unroll
+        for (unsigned kk = 0; kk < WT_BK; ++kk) {
+            float4 next_column[RI], next_row[RJ];
+            if (kk + 1 < WT_BK) fragments(slices, kk + 1, row0, col0, next_column, next_row);
+            asm volatile("" ::: "memory");
+#pragma unroll
+            for (unsigned i = 0; i < RI; ++i) {
+                const float cv[4] = {column[i].x, column[i].y, column[i].z, column[i].w};
+#pragma unroll
+                for (unsigned r = 0; r < 4; ++r)
+#pragma unroll
+                    for (unsigned j = 0; j < RJ; ++j) {
+                        const float rv[4] = {row[j].x, row[j].y, row[j].z, row[j].w};
+#pragma unroll
+                        for (unsigned q = 0; q < 4; ++q) acc[i][j][r][q] = fmaf(cv[r], rv[q], acc[i][j][r][q]);
+                    }
+            }
+            asm volatile("" ::: "memory");
+            if (kk + 1 < WT_BK) {
+#pragma unroll
+                for (unsigned i = 0; i < RI; ++i) column[i] = next_column[i];
+#pragma unroll
+                for (unsigned j = 0; j < RJ; ++j) row[j] = next_row[j];
+            }
+        }
+    }
+
+    static __device__ __forceinline__ void run(const float* a, const float* b, float* c, unsigned m, unsigned n,
+                                               unsigned k) {
+        extern __shared__ __align__(16) float shared[];
+        bool vector = n % 4 == 0 && ((unsigned long long)b & 15) == 0;
+        unsigned steps = (k + WT_BK - 1) / WT_BK;
+#pragma unroll
+        for (unsigned step = 0; step < MS_STAGES - 1; ++step) {
+            if (step < steps) copy_step(shared + step * SLICE_FLOATS, a, b, m, n, k, step * WT_BK, vector);
+            asm volatile("cp.async.commit_group;" ::: "memory");
+        }
+        unsigned row0, col0;
+        W::origin(row0, col0);
+        float acc[RI][RJ][4][4] = {};
+        for (unsigned step = 0; step < steps; ++step) {
+            asm volatile("cp.async.wait_group %0;" ::"n"(MS_STAGES - 2) : "memory");
+            __syncthreads();
+            unsigned ahead = step + MS_STAGES - 1;
+            if (ahead < steps)
+                copy_step(shared + (ahead % MS_STAGES) * SLICE_FLOATS, a, b, m, n, k, ahead * WT_BK, vector);
+            asm volatile("cp.async.commit_group;" ::: "memory");
+            multiply(shared + (step % MS_STAGES) * SLICE_FLOATS, row0, col0, acc);
+        }
+        W::store_tile(c, m, n, acc, n % 4 == 0 && ((unsigned long long)c & 15) == 0);
+    }
+};
+
+extern "C" __global__ void __launch_bounds__(128, 2)
+    matmul_multistage_cuda(const float* a, const float* b, float* c, unsigned m, unsigned n, unsigned k,
+                           unsigned* /* arrivals: split-k's */) {
+    Multistage<128, 128, 2, 4>::run(a, b, c, m, n, k);
+}
+extern "C" __global__ void __launch_bounds__(256, 1)
+    matmul_multistage_128x256_cuda(const float* a, const float* b, float* c, unsigned m, unsigned n, unsigned k,
+                                   unsigned* /* arrivals: split-k's */) {
+    Multistage<128, 256, 2, 4>::run(a, b, c, m, n, k);
+}
