@@ -102,9 +102,10 @@ struct Multistage {
         extern __shared__ __align__(16) float shared[];
         bool vector = n % 4 == 0 && ((unsigned long long)b & 15) == 0;
         unsigned steps = (k + WT_BK - 1) / WT_BK;
+        // Copies past the last step too (zeros into a stage nobody reads), as the Rust kernel.
 #pragma unroll
         for (unsigned step = 0; step < MS_STAGES - 1; ++step) {
-            if (step < steps) copy_step(shared + step * SLICE_FLOATS, a, b, m, n, k, step * WT_BK, vector);
+            copy_step(shared + step * SLICE_FLOATS, a, b, m, n, k, step * WT_BK, vector);
             asm volatile("cp.async.commit_group;" ::: "memory");
         }
         unsigned row0, col0;
@@ -114,11 +115,11 @@ struct Multistage {
             asm volatile("cp.async.wait_group %0;" ::"n"(MS_STAGES - 2) : "memory");
             __syncthreads();
             unsigned ahead = step + MS_STAGES - 1;
-            if (ahead < steps)
-                copy_step(shared + (ahead % MS_STAGES) * SLICE_FLOATS, a, b, m, n, k, ahead * WT_BK, vector);
+            copy_step(shared + (ahead % MS_STAGES) * SLICE_FLOATS, a, b, m, n, k, ahead * WT_BK, vector);
             asm volatile("cp.async.commit_group;" ::: "memory");
             multiply(shared + (step % MS_STAGES) * SLICE_FLOATS, row0, col0, acc);
         }
+        asm volatile("cp.async.wait_group 0;" ::: "memory");
         W::store_tile(c, m, n, acc, n % 4 == 0 && ((unsigned long long)c & 15) == 0);
     }
 };

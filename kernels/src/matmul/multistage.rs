@@ -70,7 +70,7 @@ unsafe fn copy_step<const BM: u32, const BN: u32, const THREADS: u32>(
     let (tile_row, tile_col) = tile_origin::<BM, BN>();
     unrolled_to(BM * BK / THREADS, |r| {
         let (row, kk) = a_scalar_spot::<THREADS>(r);
-        let (global_row, global_k) = (tile_row + row, k0 + kk);
+        let (global_row, global_k) = (tile_row + row, k0.wrapping_add(kk));
         let valid = global_row < m && global_k < k;
         let src = if valid {
             a.wrapping_add((global_row * k + global_k) as usize)
@@ -83,7 +83,7 @@ unsafe fn copy_step<const BM: u32, const BN: u32, const THREADS: u32>(
     if vector {
         unrolled_to(BK * BN / 4 / THREADS, |r| {
             let (kk, col) = b_spot::<BN, THREADS>(r);
-            let (global_k, global_col) = (k0 + kk, tile_col + col);
+            let (global_k, global_col) = (k0.wrapping_add(kk), tile_col + col);
             // n is a multiple of 4: a piece lies wholly inside B's row or wholly past it.
             let valid = global_k < k && global_col < n;
             let src = if valid {
@@ -97,7 +97,7 @@ unsafe fn copy_step<const BM: u32, const BN: u32, const THREADS: u32>(
     } else {
         unrolled_to(BK * BN / THREADS, |r| {
             let (kk, col) = b_scalar_spot::<BN, THREADS>(r);
-            let (global_k, global_col) = (k0 + kk, tile_col + col);
+            let (global_k, global_col) = (k0.wrapping_add(kk), tile_col + col);
             let valid = global_k < k && global_col < n;
             let src = if valid {
                 b.wrapping_add((global_k * n + global_col) as usize)
@@ -175,14 +175,16 @@ unsafe fn multistage<const BM: u32, const BN: u32, const RI: usize, const RJ: us
     };
     // SAFETY (every copy): forwarded from the caller; a stage is refilled only after the barrier
     // that follows every thread's products from it.
-    let copy = |step: u32| unsafe { copy_step::<BM, BN, THREADS>(stage(step), (a, b), (m, n, k), step * BK, vector) };
+    let copy = |step: u32| unsafe {
+        copy_step::<BM, BN, THREADS>(stage(step), (a, b), (m, n, k), step.wrapping_mul(BK), vector)
+    };
     let steps = k.div_ceil(BK);
-    // Every step commits one group (empty past the last step), so that "all but the newest
-    // STAGES − 2 groups" is always "up to this step".
+    // Every step copies and commits one group, past the last step too (zeros into a stage
+    // nobody reads: no branch in the loop), so that "all but the newest STAGES − 2 groups" is
+    // always "up to this step". (Past a k within 16 of 2^32 the steps' k wrap around: those
+    // copies then read elements inside A and B, into a stage still nobody reads.)
     unrolled::<{ STAGES - 1 }>(|step| {
-        if step < steps {
-            copy(step);
-        }
+        copy(step);
         async_copy_commit();
     });
     let mut acc: Acc<RI, RJ> = [[[[0.0; 4]; 4]; RJ]; RI];
@@ -191,13 +193,12 @@ unsafe fn multistage<const BM: u32, const BN: u32, const RI: usize, const RJ: us
         // This step's slices are complete, and every thread is done with the previous step's,
         // whose stage the copies below refill.
         sync_threads();
-        let ahead = step + STAGES - 1;
-        if ahead < steps {
-            copy(ahead);
-        }
+        copy(step + STAGES - 1);
         async_copy_commit();
         multiply::<BN, RI, RJ>(stage(step), &mut acc);
     }
+    // The zeros copied past the last step land before the block leaves its shared memory.
+    async_copy_wait::<0>();
     // SAFETY: forwarded; 16 bytes wide only where C is aligned and n a multiple of 4.
     unsafe { store_tile::<BM, BN, RI, RJ>(c, (m, n), acc, n.is_multiple_of(4) && is_aligned4(c)) };
 }
