@@ -2,8 +2,8 @@
 // slices three steps deep in shared memory, copied by cp.async (A's transposed a float at a time,
 // B's 16 bytes at a time where n is a multiple of 4 and B aligned, else a float at a time; zeros
 // outside A, B and k), each k's fragments read before the previous k's products; empty asm
-// statements where the Rust kernel has its compiler barriers. At the Rust kernel's 128×128 and
-// 128×256 tiles.
+// statements where the Rust kernel has its compiler barriers. At the Rust kernel's 128×128,
+// 128×256 and 128×64 tiles.
 #include "matmul_warp_tiled.cuh"
 
 #define MS_STAGES 3u
@@ -97,29 +97,42 @@ struct Multistage {
         }
     }
 
-    static __device__ __forceinline__ void run(const float* a, const float* b, float* c, unsigned m, unsigned n,
-                                               unsigned k) {
-        extern __shared__ __align__(16) float shared[];
-        bool vector = n % 4 == 0 && ((unsigned long long)b & 15) == 0;
-        unsigned steps = (k + WT_BK - 1) / WT_BK;
-        // Copies past the last step too (zeros into a stage nobody reads), as the Rust kernel.
-#pragma unroll
-        for (unsigned step = 0; step < MS_STAGES - 1; ++step) {
-            copy_step(shared + step * SLICE_FLOATS, a, b, m, n, k, step * WT_BK, vector);
-            asm volatile("cp.async.commit_group;" ::: "memory");
-        }
+    // The products over all of k, one loop per path (VECTOR: B's 16-byte copies), the stages
+    // rotating through three pointers, the steps past the last one copying zeros, as the Rust
+    // kernel's `pipeline`.
+    template <bool VECTOR>
+    static __device__ __forceinline__ void pipeline(const float* a, const float* b, unsigned m, unsigned n,
+                                                    unsigned k, float* shared, float (&acc)[RI][RJ][4][4]) {
+        float *reading = shared, *next = shared + SLICE_FLOATS, *filling = shared + 2 * SLICE_FLOATS;
+        copy_step(reading, a, b, m, n, k, 0, VECTOR);
+        asm volatile("cp.async.commit_group;" ::: "memory");
+        copy_step(next, a, b, m, n, k, WT_BK, VECTOR);
+        asm volatile("cp.async.commit_group;" ::: "memory");
         unsigned row0, col0;
         W::origin(row0, col0);
-        float acc[RI][RJ][4][4] = {};
+        unsigned steps = (k + WT_BK - 1) / WT_BK;
         for (unsigned step = 0; step < steps; ++step) {
             asm volatile("cp.async.wait_group %0;" ::"n"(MS_STAGES - 2) : "memory");
             __syncthreads();
-            unsigned ahead = step + MS_STAGES - 1;
-            copy_step(shared + (ahead % MS_STAGES) * SLICE_FLOATS, a, b, m, n, k, ahead * WT_BK, vector);
+            copy_step(filling, a, b, m, n, k, (step + MS_STAGES - 1) * WT_BK, VECTOR);
             asm volatile("cp.async.commit_group;" ::: "memory");
-            multiply(shared + (step % MS_STAGES) * SLICE_FLOATS, row0, col0, acc);
+            multiply(reading, row0, col0, acc);
+            float* read = reading;
+            reading = next;
+            next = filling;
+            filling = read;
         }
         asm volatile("cp.async.wait_group 0;" ::: "memory");
+    }
+
+    static __device__ __forceinline__ void run(const float* a, const float* b, float* c, unsigned m, unsigned n,
+                                               unsigned k) {
+        extern __shared__ __align__(16) float shared[];
+        float acc[RI][RJ][4][4] = {};
+        if (n % 4 == 0 && ((unsigned long long)b & 15) == 0)
+            pipeline<true>(a, b, m, n, k, shared, acc);
+        else
+            pipeline<false>(a, b, m, n, k, shared, acc);
         W::store_tile(c, m, n, acc, n % 4 == 0 && ((unsigned long long)c & 15) == 0);
     }
 };
@@ -133,4 +146,9 @@ extern "C" __global__ void __launch_bounds__(256, 1)
     matmul_multistage_128x256_cuda(const float* a, const float* b, float* c, unsigned m, unsigned n, unsigned k,
                                    unsigned* /* arrivals: split-k's */) {
     Multistage<128, 256, 2, 4>::run(a, b, c, m, n, k);
+}
+extern "C" __global__ void __launch_bounds__(128, 3)
+    matmul_multistage_128x64_cuda(const float* a, const float* b, float* c, unsigned m, unsigned n, unsigned k,
+                                  unsigned* /* arrivals: split-k's */) {
+    Multistage<128, 64, 2, 2>::run(a, b, c, m, n, k);
 }

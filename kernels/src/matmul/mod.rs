@@ -69,6 +69,7 @@ pub const FAMILY: Family<Matmul> = Family::new(
         warp_tiled::KERNEL_128X256_WIDE,
         multistage::KERNEL,
         multistage::KERNEL_128X256,
+        multistage::KERNEL_128X64,
         split_k::KERNEL,
         split_k::KERNEL_128X64,
         split_k::KERNEL_64X128,

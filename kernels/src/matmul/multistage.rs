@@ -1,4 +1,4 @@
-//! The wide warp tiles ([`super::warp_tiled`], 64×64 per warp, 8×16 outputs per lane) fed the way
+//! The warp tiles ([`super::warp_tiled`]; 64×64 per warp, 8×16 outputs per lane, and 64×32) fed the way
 //! cuBLAS's own SIMT SGEMM on the H200 is fed (its SASS, read without a GPU: docs/perf-log.md,
 //! change 96): the slices travel from global into shared memory by `cp.async`, three steps in
 //! flight ([`STAGES`]), so no register holds them on the way; and each k's fragments are read from
@@ -149,6 +149,39 @@ fn multiply<const BN: u32, const RI: usize, const RJ: usize>(
     });
 }
 
+/// The products over all of k, each step's slices copied by `copy(slices, k0)` [`STAGES`] − 1
+/// steps ahead. Every step copies and commits one group, past the last step too (zeros into a
+/// stage nobody reads: no branch in the loop), so that "all but the newest STAGES − 2 groups" is
+/// always "up to this step". (Past a k within 16 of 2^32 the steps' k wrap around: those copies
+/// then read elements inside A and B, into a stage still nobody reads.) The stages rotate through
+/// three variables: which one a step reads is then a register move, not a select of each of its
+/// addresses.
+#[inline(always)]
+fn pipeline<const BN: u32, const RI: usize, const RJ: usize>(
+    k: u32,
+    [mut reading, mut next, mut filling]: [Slices; STAGES as usize],
+    copy: impl Fn(Slices, u32),
+) -> Acc<RI, RJ> {
+    copy(reading, 0);
+    async_copy_commit();
+    copy(next, BK);
+    async_copy_commit();
+    let mut acc: Acc<RI, RJ> = [[[[0.0; 4]; 4]; RJ]; RI];
+    for step in 0..k.div_ceil(BK) {
+        async_copy_wait::<{ STAGES - 2 }>();
+        // This step's slices are complete, and every thread is done with the previous step's,
+        // whose stage (`filling`) the copies below refill.
+        sync_threads();
+        copy(filling, (step + STAGES - 1).wrapping_mul(BK));
+        async_copy_commit();
+        multiply::<BN, RI, RJ>(reading, &mut acc);
+        (reading, next, filling) = (next, filling, reading);
+    }
+    // The zeros copied past the last step land before the block leaves its shared memory.
+    async_copy_wait::<0>();
+    acc
+}
+
 /// `C = A·B` with BM×BN tiles per block, (32·RI)×(16·RJ) per warp, the slices [`STAGES`] deep.
 ///
 /// # Safety
@@ -164,48 +197,29 @@ unsafe fn multistage<const BM: u32, const BN: u32, const RI: usize, const RJ: us
         assert!(THREADS == threads(BM, BN, RI, RJ), "a warp per warp tile");
         assert!((BM * BK).is_multiple_of(THREADS) && (BK * BN / 4).is_multiple_of(THREADS));
     };
-    // The same for every thread of the launch.
-    let vector = n.is_multiple_of(4) && is_aligned4(b);
-    let stages = carve::<BM, BN>();
-    // A select, not an index: an array indexed at run time would live in local memory.
-    let stage = |step: u32| match step % STAGES {
-        0 => stages[0],
-        1 => stages[1],
-        _ => stages[2],
+    let [first, second, third] = carve::<BM, BN>();
+    // The same for every thread of the launch: one loop per path, no test of it inside.
+    let acc = if n.is_multiple_of(4) && is_aligned4(b) {
+        // SAFETY (every copy): forwarded from the caller (n a multiple of 4, B aligned); a stage
+        // is refilled only after the barrier that follows every thread's products from it.
+        pipeline::<BN, RI, RJ>(k, [first, second, third], |slices, k0| unsafe {
+            copy_step::<BM, BN, THREADS>(slices, (a, b), (m, n, k), k0, true)
+        })
+    } else {
+        // SAFETY: as above.
+        pipeline::<BN, RI, RJ>(k, [first, second, third], |slices, k0| unsafe {
+            copy_step::<BM, BN, THREADS>(slices, (a, b), (m, n, k), k0, false)
+        })
     };
-    // SAFETY (every copy): forwarded from the caller; a stage is refilled only after the barrier
-    // that follows every thread's products from it.
-    let copy = |step: u32| unsafe {
-        copy_step::<BM, BN, THREADS>(stage(step), (a, b), (m, n, k), step.wrapping_mul(BK), vector)
-    };
-    let steps = k.div_ceil(BK);
-    // Every step copies and commits one group, past the last step too (zeros into a stage
-    // nobody reads: no branch in the loop), so that "all but the newest STAGES − 2 groups" is
-    // always "up to this step". (Past a k within 16 of 2^32 the steps' k wrap around: those
-    // copies then read elements inside A and B, into a stage still nobody reads.)
-    unrolled::<{ STAGES - 1 }>(|step| {
-        copy(step);
-        async_copy_commit();
-    });
-    let mut acc: Acc<RI, RJ> = [[[[0.0; 4]; 4]; RJ]; RI];
-    for step in 0..steps {
-        async_copy_wait::<{ STAGES - 2 }>();
-        // This step's slices are complete, and every thread is done with the previous step's,
-        // whose stage the copies below refill.
-        sync_threads();
-        copy(step + STAGES - 1);
-        async_copy_commit();
-        multiply::<BN, RI, RJ>(stage(step), &mut acc);
-    }
-    // The zeros copied past the last step land before the block leaves its shared memory.
-    async_copy_wait::<0>();
     // SAFETY: forwarded; 16 bytes wide only where C is aligned and n a multiple of 4.
     unsafe { store_tile::<BM, BN, RI, RJ>(c, (m, n), acc, n.is_multiple_of(4) && is_aligned4(c)) };
 }
 
-/// Threads of the configurations: four warps at 128×128, eight at 128×256.
+/// Threads of the configurations: four warps at 128×128, eight at 128×256 (64×64 warp tiles), four
+/// at 128×64 (64×32 warp tiles, 8×8 outputs per lane: cuBLAS's tile at 1024³, run 2026-12-01-bs).
 const THREADS_128X128: u32 = threads(128, 128, 2, 4);
 const THREADS_128X256: u32 = threads(128, 256, 2, 4);
+const THREADS_128X64: u32 = threads(128, 64, 2, 2);
 
 kernel! {
     /// `C = A·B`, a 128×128 tile per block, 64×64 per warp, 2×4 blocks of 4×4 per lane, the
@@ -221,6 +235,14 @@ kernel! {
     pub unsafe fn matmul_multistage_128x256(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32, _arrivals: *mut u32) {
         // SAFETY: as above.
         unsafe { multistage::<128, 256, 2, 4, THREADS_128X256>((a, b, c), (m, n, k)) }
+    }
+}
+
+kernel! {
+    /// As [`matmul_multistage`] on a 128×64 tile, 64×32 per warp, 2×2 blocks of 4×4 per lane.
+    pub unsafe fn matmul_multistage_128x64(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32, _arrivals: *mut u32) {
+        // SAFETY: as above.
+        unsafe { multistage::<128, 64, 2, 2, THREADS_128X64>((a, b, c), (m, n, k)) }
     }
 }
 
@@ -240,4 +262,14 @@ pub const KERNEL_128X256: Kernel<Matmul> = Kernel {
     shared: SharedMemory::of(shared_bytes(128, 256)),
     grid: tile_grid::<128, 256>,
     bounds: LaunchBounds::min_blocks_per_sm(1),
+};
+
+/// A block of 128 threads per 128×64 tile (18.4 KiB); three blocks per SM (at four, ptxas spilled
+/// 28 bytes of its 128 registers).
+pub const KERNEL_128X64: Kernel<Matmul> = Kernel {
+    code: matmul_multistage_128x64,
+    block: Dim3::x(THREADS_128X64),
+    shared: SharedMemory::of(shared_bytes(128, 64)),
+    grid: tile_grid::<128, 64>,
+    bounds: LaunchBounds::min_blocks_per_sm(3),
 };
