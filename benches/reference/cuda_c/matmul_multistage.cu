@@ -56,37 +56,16 @@ struct Multistage {
         }
     }
 
-    static __device__ __forceinline__ void fragments(const float* slices, unsigned kk, unsigned row0, unsigned col0,
-                                                     float4 (&column)[RI], float4 (&row)[RJ]) {
-        const float* a_slice = slices;
-        const float* b_slice = slices + WT_BK * A_PITCH;
-#pragma unroll
-        for (unsigned i = 0; i < RI; ++i) column[i] = *(const float4*)(a_slice + kk * A_PITCH + row0 + 32 * i);
-#pragma unroll
-        for (unsigned j = 0; j < RJ; ++j) row[j] = *(const float4*)(b_slice + kk * BN + col0 + 16 * j);
-    }
-
     static __device__ __forceinline__ void multiply(const float* slices, unsigned row0, unsigned col0,
                                                     float (&acc)[RI][RJ][4][4]) {
         float4 column[RI], row[RJ];
-        fragments(slices, 0, row0, col0, column, row);
+        W::fragments(slices, 0, row0, col0, column, row);
 #pragma unroll
         for (unsigned kk = 0; kk < WT_BK; ++kk) {
             float4 next_column[RI], next_row[RJ];
-            if (kk + 1 < WT_BK) fragments(slices, kk + 1, row0, col0, next_column, next_row);
+            if (kk + 1 < WT_BK) W::fragments(slices, kk + 1, row0, col0, next_column, next_row);
             asm volatile("" ::: "memory");
-#pragma unroll
-            for (unsigned i = 0; i < RI; ++i) {
-                const float cv[4] = {column[i].x, column[i].y, column[i].z, column[i].w};
-#pragma unroll
-                for (unsigned r = 0; r < 4; ++r)
-#pragma unroll
-                    for (unsigned j = 0; j < RJ; ++j) {
-                        const float rv[4] = {row[j].x, row[j].y, row[j].z, row[j].w};
-#pragma unroll
-                        for (unsigned q = 0; q < 4; ++q) acc[i][j][r][q] = fmaf(cv[r], rv[q], acc[i][j][r][q]);
-                    }
-            }
+            W::outer_product(column, row, acc);
             asm volatile("" ::: "memory");
             if (kk + 1 < WT_BK) {
 #pragma unroll

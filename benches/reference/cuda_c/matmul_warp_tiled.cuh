@@ -99,28 +99,40 @@ struct WarpTiled {
 
     static __device__ __forceinline__ void multiply(const float* slices, unsigned row0, unsigned col0,
                                                     float (&acc)[RI][RJ][4][4]) {
-        const float* a_slice = slices;
-        const float* b_slice = slices + WT_BK * A_PITCH;
 #pragma unroll 1
         for (unsigned kk = 0; kk < WT_BK; ++kk) {
             float4 column[RI], row[RJ];
+            fragments(slices, kk, row0, col0, column, row);
+            outer_product(column, row, acc);
+        }
+    }
+
+    // One k's fragments of A (4·RI rows) and B (4·RJ columns) from a pair of slices.
+    static __device__ __forceinline__ void fragments(const float* slices, unsigned kk, unsigned row0, unsigned col0,
+                                                     float4 (&column)[RI], float4 (&row)[RJ]) {
+        const float* a_slice = slices;
+        const float* b_slice = slices + WT_BK * A_PITCH;
 #pragma unroll
-            for (unsigned i = 0; i < RI; ++i) column[i] = *(const float4*)(a_slice + kk * A_PITCH + row0 + 32 * i);
+        for (unsigned i = 0; i < RI; ++i) column[i] = *(const float4*)(a_slice + kk * A_PITCH + row0 + 32 * i);
 #pragma unroll
-            for (unsigned j = 0; j < RJ; ++j) row[j] = *(const float4*)(b_slice + kk * BN + col0 + 16 * j);
-            // One element of A against all of B's before the next, as the Rust kernel.
+        for (unsigned j = 0; j < RJ; ++j) row[j] = *(const float4*)(b_slice + kk * BN + col0 + 16 * j);
+    }
+
+    // acc += column × row: one element of A against all of B's before the next, as the Rust
+    // kernel's `outer_product`.
+    static __device__ __forceinline__ void outer_product(const float4 (&column)[RI], const float4 (&row)[RJ],
+                                                         float (&acc)[RI][RJ][4][4]) {
 #pragma unroll
-            for (unsigned i = 0; i < RI; ++i) {
-                const float cv[4] = {column[i].x, column[i].y, column[i].z, column[i].w};
+        for (unsigned i = 0; i < RI; ++i) {
+            const float cv[4] = {column[i].x, column[i].y, column[i].z, column[i].w};
 #pragma unroll
-                for (unsigned r = 0; r < 4; ++r)
+            for (unsigned r = 0; r < 4; ++r)
 #pragma unroll
-                    for (unsigned j = 0; j < RJ; ++j) {
-                        const float rv[4] = {row[j].x, row[j].y, row[j].z, row[j].w};
+                for (unsigned j = 0; j < RJ; ++j) {
+                    const float rv[4] = {row[j].x, row[j].y, row[j].z, row[j].w};
 #pragma unroll
-                        for (unsigned q = 0; q < 4; ++q) acc[i][j][r][q] = fmaf(cv[r], rv[q], acc[i][j][r][q]);
-                    }
-            }
+                    for (unsigned q = 0; q < 4; ++q) acc[i][j][r][q] = fmaf(cv[r], rv[q], acc[i][j][r][q]);
+                }
         }
     }
 

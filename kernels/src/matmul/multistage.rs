@@ -16,11 +16,11 @@
 use super::Matmul;
 use super::warp_tiled::{
     Acc, BK, BLOCK_COL_STRIDE, BLOCK_ROW_STRIDE, Slices, a_scalar_spot, b_scalar_spot, b_spot, layouts, origin,
-    store_tile, threads, tile_grid, tile_origin,
+    outer_product, store_tile, threads, tile_grid, tile_origin,
 };
 use crate::device::{
-    DynamicShared, Float4, async_copy_commit, async_copy_wait, compiler_barrier, fma, is_aligned4, sync_threads,
-    unrolled, unrolled_to,
+    DynamicShared, Float4, async_copy_commit, async_copy_wait, compiler_barrier, is_aligned4, sync_threads, unrolled,
+    unrolled_to,
 };
 use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel};
 
@@ -132,18 +132,7 @@ fn multiply<const BN: u32, const RI: usize, const RJ: usize>(
         let next = if kk + 1 < BK { fragments(kk + 1) } else { current };
         compiler_barrier();
         let (column, row) = current;
-        // One element of A against all 4·RJ of B before the next (the A operand reused).
-        unrolled_to(RI as u32, |i| {
-            unrolled::<4>(|r| {
-                let a = column[i as usize].0[r as usize];
-                unrolled_to(RJ as u32, |j| {
-                    unrolled::<4>(|c| {
-                        let x = &mut acc[i as usize][j as usize][r as usize][c as usize];
-                        *x = fma(a, row[j as usize].0[c as usize], *x);
-                    })
-                });
-            })
-        });
+        outer_product(column, row, acc);
         compiler_barrier();
         current = next;
     });

@@ -263,22 +263,32 @@ pub(super) fn multiply<const BN: u32, const RI: usize, const RJ: usize>(
             core::array::from_fn(|i| unsafe { a_slice.get4_unchecked(kk, row0 + BLOCK_ROW_STRIDE * i as u32) });
         let row: [Float4; RJ] =
             core::array::from_fn(|j| unsafe { b_slice.get4_unchecked(kk, col0 + BLOCK_COL_STRIDE * j as u32) });
-        // One element of A against all 4·RJ of B before the next: ptxas keeps this order, marks
-        // the A operand for reuse, and the last shared load of the step is first needed 32 FFMA
-        // in. Block by block (A0×B0, A0×B1, …) it reordered the FFMAs so that the fifth waited
-        // on that load: 7 % slower at 4096³ (38.0 against 40.9 TFLOP/s, runs r and t).
-        unrolled_to(RI as u32, |i| {
-            unrolled::<4>(|r| {
-                let a = column[i as usize].0[r as usize];
-                unrolled_to(RJ as u32, |j| {
-                    unrolled::<4>(|c| {
-                        let x = &mut acc[i as usize][j as usize][r as usize][c as usize];
-                        *x = fma(a, row[j as usize].0[c as usize], *x);
-                    })
-                });
-            })
-        });
+        outer_product(column, row, acc);
     }
+}
+
+/// `acc += column × row`: one k's fragments of A (4·RI rows) and B (4·RJ columns) into this
+/// lane's blocks. One element of A against all 4·RJ of B before the next: ptxas keeps this order,
+/// marks the A operand for reuse, and the last shared load of a k is first needed 32 FFMA in.
+/// Block by block (A0×B0, A0×B1, …) it reordered the FFMAs so that the fifth waited on that load:
+/// 7 % slower at 4096³ (38.0 against 40.9 TFLOP/s, runs r and t).
+#[inline(always)]
+pub(super) fn outer_product<const RI: usize, const RJ: usize>(
+    column: [Float4; RI],
+    row: [Float4; RJ],
+    acc: &mut Acc<RI, RJ>,
+) {
+    unrolled_to(RI as u32, |i| {
+        unrolled::<4>(|r| {
+            let a = column[i as usize].0[r as usize];
+            unrolled_to(RJ as u32, |j| {
+                unrolled::<4>(|c| {
+                    let x = &mut acc[i as usize][j as usize][r as usize][c as usize];
+                    *x = fma(a, row[j as usize].0[c as usize], *x);
+                })
+            });
+        })
+    });
 }
 
 /// The slices of the step at `k0`, one element at a time, each stored as it arrives, zeros outside
