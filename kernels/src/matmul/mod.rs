@@ -12,8 +12,9 @@
 //! * [`warp_tiled`]: 64×32 warp tiles, each lane's outputs spread as 2×2 blocks of 4×4 (shared
 //!   reads without bank conflicts), the next step prefetched into registers; at 128×128, 128×64
 //!   and 64×64 tiles per block, among which the host chooses for the device and the shape;
-//! * [`multistage`]: the wide warp tiles fed through a three-stage `cp.async` pipeline, each k's
-//!   fragments read before the previous k's products (the form of cuBLAS's SIMT SGEMM);
+//! * [`multistage`]: warp tiles (128×128 and 128×256 wide, 128×64) fed through a three-stage
+//!   `cp.async` pipeline, each k's fragments read before the previous k's products (the form of
+//!   cuBLAS's SIMT SGEMM);
 //! * [`split_k`]: the warp tiles (64×64, 128×64, 64×128) with k split across the grid's third
 //!   dimension, each block's products added into C, for products with too few tiles to fill the GPU.
 //!
