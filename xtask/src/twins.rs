@@ -2,7 +2,8 @@
 //! on a machine without a GPU. The twins (`benches/reference/cuda_c/*.cu`) are compiled with the
 //! runner's nvcc release (13.0, from PyPI's wheels: `cargo xtask setup --twins`), the Rust PTX is
 //! assembled with the same ptxas, and both are disassembled. The table gives, per pair, registers,
-//! spill bytes, SASS instructions, FFMAs, global atomics that return their old value (ATOMG)
+//! spill bytes, SASS instructions, FFMAs, the hottest loop (a GEMM's instructions per step of k,
+//! against its FFMAs), global atomics that return their old value (ATOMG)
 //! against those that do not (REDG), and local-memory accesses; it flags where the two differ in
 //! a way that moves time (a twin whose additions wait for their old values ran 4–7 % slower:
 //! docs/perf-log.md, run 2026-12-01-bu). A "Rust / CUDA C" ratio is only as fair as the twin.
@@ -42,12 +43,43 @@ pub struct SassCounts {
     pub redg: u32,
     /// Local-memory loads and stores (`LDL`, `STL`): spills or a stack frame.
     pub local: u32,
+    /// The loop with the most FFMAs (between a backward branch and its target; the shortest of
+    /// equals): its instructions and FFMAs. A GEMM's main loop, one step of k: what an
+    /// issue-bound kernel pays per step.
+    pub hot_loop: Option<(u32, u32)>,
+}
+
+/// One listed instruction: its offset, its base opcode, and a branch's target.
+type Listed<'a> = (u32, &'a str, Option<u32>);
+
+/// The loop of `instructions` with the most FFMAs, as (instructions, FFMAs); the shortest of
+/// equals.
+fn hottest_loop(instructions: &[Listed]) -> Option<(u32, u32)> {
+    let mut best: Option<(u32, u32)> = None;
+    for &(offset, _, target) in instructions {
+        let Some(start) = target.filter(|&t| t < offset) else {
+            continue;
+        };
+        let body: Vec<_> = instructions
+            .iter()
+            .filter(|(o, _, _)| (start..=offset).contains(o))
+            .collect();
+        let ffma = body.iter().filter(|(_, op, _)| *op == "FFMA").count() as u32;
+        let found = (body.len() as u32, ffma);
+        best = match best {
+            Some((len, most)) if most > ffma || (most == ffma && len <= found.0) => Some((len, most)),
+            _ if ffma > 0 => Some(found),
+            other => other,
+        };
+    }
+    best
 }
 
 /// Per function, what `cuobjdump -sass` prints: a "Function : NAME" line opens each, then one
 /// instruction per line (`/*0040*/  @!P0 LDG.E R2, desc[UR4][R2.64] ;`).
 pub fn parse_sass(listing: &str) -> BTreeMap<String, SassCounts> {
     let mut functions = BTreeMap::new();
+    let mut listed: BTreeMap<String, Vec<Listed>> = BTreeMap::new();
     let mut current: Option<String> = None;
     for line in listing.lines() {
         if let Some(name) = line.trim().strip_prefix("Function : ") {
@@ -55,14 +87,19 @@ pub fn parse_sass(listing: &str) -> BTreeMap<String, SassCounts> {
             functions.insert(name.trim().to_string(), SassCounts::default());
             continue;
         }
-        let Some(counts) = current.as_ref().and_then(|name| functions.get_mut(name)) else {
+        let Some(name) = current.as_ref() else { continue };
+        let Some(counts) = functions.get_mut(name) else {
             continue;
         };
         // An instruction: "/*offset*/", then an optional predicate, then the opcode.
-        let Some(rest) = line.trim_start().strip_prefix("/*").and_then(|l| l.split_once("*/")) else {
+        let Some((offset, rest)) = line.trim_start().strip_prefix("/*").and_then(|l| l.split_once("*/")) else {
             continue;
         };
-        let mut words = rest.1.split_whitespace();
+        let Ok(offset) = u32::from_str_radix(offset, 16) else {
+            continue;
+        };
+        // The instruction ends at ';' (its encoding follows as a comment).
+        let mut words = rest.split(';').next().unwrap_or_default().split_whitespace();
         let Some(mut opcode) = words.next() else { continue };
         if opcode.starts_with('@') {
             let Some(next) = words.next() else { continue };
@@ -79,6 +116,21 @@ pub fn parse_sass(listing: &str) -> BTreeMap<String, SassCounts> {
             "REDG" => counts.redg += 1,
             "LDL" | "STL" => counts.local += 1,
             _ => {}
+        }
+        // A branch's target: its last operand, "0x…" (after an optional predicate operand).
+        let target = (base == "BRA")
+            .then(|| {
+                words
+                    .filter_map(|w| w.trim_end_matches(',').strip_prefix("0x"))
+                    .next_back()
+            })
+            .flatten()
+            .and_then(|t| u32::from_str_radix(t, 16).ok());
+        listed.entry(name.clone()).or_default().push((offset, base, target));
+    }
+    for (name, instructions) in &listed {
+        if let Some(counts) = functions.get_mut(name) {
+            counts.hot_loop = hottest_loop(instructions);
         }
     }
     functions
@@ -118,14 +170,23 @@ pub fn differences(rust: &Side, twin: &Side) -> Vec<String> {
 /// The Markdown table of every pair (Rust entry, Rust side, twin side).
 pub fn table(pairs: &[(String, Side, Side)]) -> String {
     let mut out = String::from(
-        "| kernel | registers | spill bytes | SASS instructions | FFMA | ATOMG | REDG | LDL+STL | differs |\n\
-         | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n",
+        "| kernel | registers | spill bytes | SASS instructions | FFMA | hottest loop: instructions / FFMA | ATOMG | REDG | LDL+STL | differs |\n\
+         | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n",
     );
     for (entry, rust, twin) in pairs {
         let both = |r: u32, t: u32| if r == t { r.to_string() } else { format!("{r} / {t}") };
         let notes = differences(rust, twin);
+        let hot = |side: &Side| match side.sass.hot_loop {
+            Some((len, ffma)) => format!("{len} / {ffma}"),
+            None => "-".to_string(),
+        };
+        let hot_loop = if rust.sass.hot_loop == twin.sass.hot_loop {
+            hot(rust)
+        } else {
+            format!("{} (twin {})", hot(rust), hot(twin))
+        };
         out.push_str(&format!(
-            "| {entry} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+            "| {entry} | {} | {} | {} | {} | {hot_loop} | {} | {} | {} | {} |\n",
             both(rust.registers, twin.registers),
             both(rust.spill_bytes, twin.spill_bytes),
             both(rust.sass.instructions, twin.sass.instructions),
@@ -168,7 +229,8 @@ mod tests {
         /*0020*/              @!P0 ATOMG.E.ADD.F32.FTZ.RN.STRONG.GPU PT, RZ, desc[UR4][R2.64], R5 ;
         /*0030*/               @P1 REDG.E.ADD.F32.FTZ.RN.STRONG.GPU desc[UR4][R2.64], R5 ;
         /*0040*/                   STL [R1], R7 ;
-        /*0050*/                   EXIT ;
+        /*0050*/               @P0 BRA 0x10 ;                                      /* 0x000fea000383ffff */
+        /*0060*/                   EXIT ;
 \t\t..........
 \t\tFunction : vec_add_cuda
         /*0000*/                   FFMA R9, R0, R1, R4 ;
@@ -180,11 +242,13 @@ mod tests {
         assert_eq!(
             functions["matmul_split_k_64x128_cuda"],
             SassCounts {
-                instructions: 6,
+                instructions: 7,
                 ffma: 1,
                 atomg: 1,
                 redg: 1,
                 local: 1,
+                // From the FFMA at 0x10 to the branch back to it at 0x50.
+                hot_loop: Some((5, 1)),
             }
         );
         assert_eq!(functions["vec_add_cuda"].ffma, 1);
@@ -202,6 +266,7 @@ mod tests {
                 atomg,
                 redg,
                 local,
+                hot_loop: None,
             },
         };
         assert!(differences(&side(2, 64, 0, 0), &side(2, 64, 0, 0)).is_empty());
