@@ -464,6 +464,40 @@ fn a_16_byte_shared_read_gets_four_floats_and_a_misaligned_one_fails_the_launch(
 }
 
 kernel! {
+    /// Fills a 4×8 matrix, then reads element `(row, col)` of its window from (1, 4): the matrix's
+    /// (1 + row, 4 + col), where the window has that element.
+    unsafe fn window_read(out: *mut f32, row: u32, col: u32) {
+        let tile = DynamicShared::new().named_matrix::<f32>("tile", kernels::device::MatrixLayout::dense(4, 8));
+        let t = thread_idx().x;
+        tile.set(t / 8, t % 8, t as f32);
+        sync_threads();
+        if t == 0 {
+            // SAFETY: one output.
+            unsafe { *out = tile.window(1, 4).get(row, col) };
+        }
+    }
+}
+
+#[test]
+fn a_window_reads_from_its_corner_and_fails_the_launch_past_its_own_edge() {
+    let mut out = vec![-1.0f32; 1];
+    // SAFETY: one output; 32 floats of shared memory for 32 threads.
+    unsafe { window_read.emulate(&launch(Dim3::x(1), Dim3::x(32), 128), (out.as_mut_ptr(), 2, 3)) }.unwrap();
+    // Window (2, 3) is the matrix's (3, 7): element 3·8 + 7.
+    assert_eq!(out, [31.0]);
+    // Column 4 of the window is column 8 of the matrix: past both.
+    // SAFETY: as above.
+    let result = unsafe { window_read.emulate(&launch(Dim3::x(1), Dim3::x(32), 128), (out.as_mut_ptr(), 0, 4)) };
+    let (_, _, _, message) = failure(result);
+    assert!(message.contains("matrix column"), "{message}");
+    // Row 3 of the window is row 4 of the matrix: past both.
+    // SAFETY: as above.
+    let result = unsafe { window_read.emulate(&launch(Dim3::x(1), Dim3::x(32), 128), (out.as_mut_ptr(), 3, 0)) };
+    let (_, _, _, message) = failure(result);
+    assert!(message.contains("matrix row"), "{message}");
+}
+
+kernel! {
     /// Each of 8 threads copies 4 floats of `input` into row 0 of a 2×32 matrix with `cp.async`
     /// (one group), then into row 1 (a second group); waits until one group may remain (the first
     /// has landed), then for all; after a barrier, thread t reads thread (t + 1) % 8's floats of

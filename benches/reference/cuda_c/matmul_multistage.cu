@@ -58,12 +58,14 @@ struct Multistage {
 
     static __device__ __forceinline__ void multiply(const float* slices, unsigned row0, unsigned col0,
                                                     float (&acc)[RI][RJ][4][4]) {
+        const float* a_mine = slices + row0;
+        const float* b_mine = slices + WT_BK * W::A_PITCH + col0;
         float4 column[RI], row[RJ];
-        W::fragments(slices, 0, row0, col0, column, row);
+        W::fragments_at(a_mine, b_mine, 0, column, row);
 #pragma unroll
         for (unsigned kk = 0; kk < WT_BK; ++kk) {
             float4 next_column[RI], next_row[RJ];
-            if (kk + 1 < WT_BK) W::fragments(slices, kk + 1, row0, col0, next_column, next_row);
+            if (kk + 1 < WT_BK) W::fragments_at(a_mine, b_mine, kk + 1, next_column, next_row);
             asm volatile("" ::: "memory");
             W::outer_product(column, row, acc);
             asm volatile("" ::: "memory");

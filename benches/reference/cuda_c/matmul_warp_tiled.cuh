@@ -118,6 +118,17 @@ struct WarpTiled {
         for (unsigned j = 0; j < RJ; ++j) row[j] = *(const float4*)(b_slice + kk * BN + col0 + 16 * j);
     }
 
+    // The same from this thread's corners of the slices (`a_mine` = A's slice + row0, `b_mine` =
+    // B's + col0), every fragment a constant distance away where kk is one (the Rust kernels'
+    // `SharedMatrix::window`): the loads take immediate offsets.
+    static __device__ __forceinline__ void fragments_at(const float* a_mine, const float* b_mine, unsigned kk,
+                                                        float4 (&column)[RI], float4 (&row)[RJ]) {
+#pragma unroll
+        for (unsigned i = 0; i < RI; ++i) column[i] = *(const float4*)(a_mine + kk * A_PITCH + 32 * i);
+#pragma unroll
+        for (unsigned j = 0; j < RJ; ++j) row[j] = *(const float4*)(b_mine + kk * BN + 16 * j);
+    }
+
     // acc += column × row: one element of A against all of B's before the next, as the Rust
     // kernel's `outer_product`.
     static __device__ __forceinline__ void outer_product(const float4 (&column)[RI], const float4 (&row)[RJ],

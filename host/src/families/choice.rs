@@ -268,7 +268,7 @@ fn configurations_described(options: &[Candidate], entry: impl Fn(usize) -> &'st
 mod tests {
     use super::*;
     use kernels::Kernel;
-    use kernels::matmul::{Matmul, split_k, warp_tiled};
+    use kernels::matmul::{Matmul, multistage, split_k, warp_tiled};
 
     /// The H200's SMs.
     const SMS: u32 = 132;
@@ -481,6 +481,101 @@ mod tests {
             let cost = medians[picked] / fastest;
             assert!(
                 cost <= 1.03,
+                "{shape:?}: picked {picked} ({why}), {cost:.3}× the fastest"
+            );
+        }
+    }
+
+    /// Run 2026-12-01-bx's `host autotune` medians (ms) in the host's configuration order, the
+    /// multistage tiles among them: 64×64, 128×64, multistage 128×64, 128×128 wide, 128×128,
+    /// multistage 128×128, 128×256 wide, multistage 128×256 (5, 4, 3, 2, 2, 2, 1 and 1 blocks per
+    /// SM), then split-k's ([`SPLITS`]).
+    const RUN_BX: [([usize; 3], [f64; 11]); 10] = [
+        (
+            [1024, 1024, 1024],
+            [
+                0.0924, 0.0917, 0.0703, 0.1356, 0.1309, 0.1178, 0.2093, 0.1938, 0.0821, 0.0786, 0.0789,
+            ],
+        ),
+        (
+            [2048, 2048, 2048],
+            [
+                0.5551, 0.4406, 0.4320, 0.4397, 0.4217, 0.3944, 0.4137, 0.3789, 0.6566, 0.4440, 0.4399,
+            ],
+        ),
+        (
+            [4096, 4096, 4096],
+            [
+                4.2193, 3.4458, 3.2707, 3.4052, 3.3008, 3.0835, 3.2642, 2.9613, 4.3671, 3.4645, 3.4283,
+            ],
+        ),
+        (
+            [8192, 8192, 8192],
+            [
+                32.4893, 26.6840, 25.4917, 26.7474, 25.9228, 24.3537, 26.0000, 23.5388, 32.1288, 26.8480, 26.5149,
+            ],
+        ),
+        (
+            [8192, 2048, 4096],
+            [
+                4.2256, 3.4507, 3.2753, 3.4035, 3.3006, 3.0845, 3.2659, 2.9583, 4.3603, 3.4664, 3.4328,
+            ],
+        ),
+        (
+            [8192, 64, 8192],
+            [
+                0.6285, 0.7391, 0.5007, 1.0380, 0.9987, 0.8627, 1.5967, 1.4818, 0.2755, 0.2359, 0.4413,
+            ],
+        ),
+        (
+            [64, 8192, 8192],
+            [
+                0.6142, 0.7040, 0.4938, 1.0391, 0.9818, 0.8520, 1.6064, 1.4602, 0.2761, 0.4386, 0.2343,
+            ],
+        ),
+        (
+            [8192, 8192, 64],
+            [
+                0.2858, 0.2405, 0.2379, 0.2548, 0.2358, 0.2361, 0.2595, 0.2428, 0.2937, 0.2436, 0.2375,
+            ],
+        ),
+        (
+            [256, 256, 65_536],
+            [
+                4.9578, 5.8176, 3.9813, 8.3012, 7.9531, 6.8624, 12.9954, 11.6738, 0.2742, 0.2357, 0.2322,
+            ],
+        ),
+        (
+            [4097, 3073, 2049],
+            [
+                1.8278, 1.6592, 1.4211, 2.1471, 1.6310, 1.4488, 1.8825, 1.6545, 1.8407, 1.7139, 1.6160,
+            ],
+        ),
+    ];
+
+    #[test]
+    fn with_the_multistage_tiles_the_rule_is_within_5_percent_of_the_fastest_but_at_1024_cubed() {
+        let tiles = [
+            (warp_tiled::KERNEL_64X64, 5),
+            (warp_tiled::KERNEL_128X64, 4),
+            (multistage::KERNEL_128X64, 3),
+            (warp_tiled::KERNEL_128X128_WIDE, 2),
+            (warp_tiled::KERNEL, 2),
+            (multistage::KERNEL, 2),
+            (warp_tiled::KERNEL_128X256_WIDE, 1),
+            (multistage::KERNEL_128X256, 1),
+        ];
+        for (shape, medians) in RUN_BX {
+            let (picked, why) = pick(&options_of(&tiles, shape, &SPLITS));
+            let fastest = medians.iter().copied().fold(f64::INFINITY, f64::min);
+            let cost = medians[picked] / fastest;
+            // At 1024³ the rule's split-k (64×128) runs 1.12× multistage 128×64's time: that tile
+            // leaves SMs without a block (128 blocks) yet is the fastest; the H200's profile
+            // knows it, the rule does not. Elsewhere the multistage 128×128 tile it takes trails
+            // the 128×256 one (one block per SM, which the rule does not take) by 2–4 %.
+            let bound = if shape == [1024, 1024, 1024] { 1.15 } else { 1.05 };
+            assert!(
+                cost <= bound,
                 "{shape:?}: picked {picked} ({why}), {cost:.3}× the fastest"
             );
         }

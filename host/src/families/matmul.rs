@@ -14,7 +14,7 @@ use crate::array::{Array, Buffer};
 use crate::backend::Backend;
 use crate::error::{HostError, Result};
 use crate::gpu::{Cublas, Gpu, Precision};
-use kernels::matmul::{FAMILY, Matmul, split_k, warp_tiled};
+use kernels::matmul::{FAMILY, Matmul, multistage, split_k, warp_tiled};
 use kernels::matmul_tc::{self, MatmulTc};
 use kernels::reference::{self, Expected, Operands};
 use kernels::{AnyFamily, Family, Kernel, Source};
@@ -204,22 +204,27 @@ impl FamilyDemo for MatmulDemo {
         Size([70, 33, 45])
     }
 
-    /// The warp-tiled kernel's tiles, smallest first, then split-k's (k split across the grid).
-    /// Of the two 128×128 tiles the occupancy rule takes the later, the one
-    /// with 64×32 warp tiles: within 3 % of the wide one at 2048³–8192³, where the wide one is
-    /// 18 % slower at 4097×3073×2049 (run 2026-12-01-bg). The rule takes split-k only where the
-    /// tiles leave SMs without a block ([`super::choice::MIN_UNSPLIT_BLOCKS_PER_SM`]), and then
-    /// the one with the most blocks (the 64×64 tile); a profile may know better.
+    /// The warp-tiled and multistage tiles, smallest first (of one size, the multistage one
+    /// last), then split-k's (k split across the grid). Among tiles that let two blocks reside
+    /// the occupancy rule takes the last that fills the GPU: at large shapes multistage's
+    /// 128×128, 1.06× the warp-tiled 128×128 tile at 4096³ and 8192³ (run 2026-12-01-bv), 1.13×
+    /// at 4097×3073×2049 (1.447 ms in run bv, 1.631 ms in run bq). Multistage's 128×256, the fastest at 4096³ and 8192³
+    /// (0.90–0.91× cuBLAS), lets one block reside: a profile takes it, the rule does not. The
+    /// rule takes split-k only where the tiles leave SMs without a block
+    /// ([`super::choice::MIN_UNSPLIT_BLOCKS_PER_SM`]); a profile may know better.
     fn configurations(&self) -> &'static [&'static str] {
         if !self.is_f32() {
             return &[];
         }
-        const TILES: [&str; 8] = [
+        const TILES: [&str; 11] = [
             warp_tiled::KERNEL_64X64.entry(),
             warp_tiled::KERNEL_128X64.entry(),
+            multistage::KERNEL_128X64.entry(),
             warp_tiled::KERNEL_128X128_WIDE.entry(),
             warp_tiled::KERNEL.entry(),
+            multistage::KERNEL.entry(),
             warp_tiled::KERNEL_128X256_WIDE.entry(),
+            multistage::KERNEL_128X256.entry(),
             split_k::KERNEL.entry(),
             split_k::KERNEL_128X64.entry(),
             split_k::KERNEL_64X128.entry(),

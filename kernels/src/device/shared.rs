@@ -350,6 +350,25 @@ impl<T: SharedWord> SharedMatrix<T> {
         self.layout
     }
 
+    /// The part of the matrix from `(row, col)` on, as a matrix whose `(0, 0)` is this one's
+    /// `(row, col)` (same pitch; fewer rows and columns). A thread that reads many elements at
+    /// fixed distances from one corner of its own indexes the window with constants, which the
+    /// compiler folds into the loads' immediate offsets (`LDS [R+0x840]`), instead of adding the
+    /// corner to every index (two instructions per load in matmul's fragments). Past the matrix's
+    /// end the window has no rows or columns: every checked access to it fails.
+    #[inline(always)]
+    pub fn window(&self, row: u32, col: u32) -> Self {
+        SharedMatrix {
+            ptr: self.ptr.wrapping_add((row * self.layout.pitch + col) as usize),
+            layout: MatrixLayout {
+                rows: self.layout.rows.saturating_sub(row),
+                cols: self.layout.cols.saturating_sub(col),
+                pitch: self.layout.pitch,
+            },
+            _t: PhantomData,
+        }
+    }
+
     /// The address of element `(row, col)`, for instructions that take shared addresses of their
     /// own (`wgmma`'s descriptors). Checked on the emulator.
     #[inline(always)]
