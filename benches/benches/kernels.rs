@@ -10,7 +10,9 @@
 //! merged in as library baselines. `BENCH_FAMILIES=transpose,conv2d,…`: only these families (and
 //! `managed` for the scenarios, `multi_gpu` for the several-GPU ones (two GPUs or more), `bank_probe`
 //! for the bank-conflict study), so that a run fits a
-//! time limit; default: everything.
+//! time limit; default: everything. `BENCH_RESUME=<results.json>`: continue a run cut short (the
+//! JSON is rewritten after each family's size): its cases are kept, with its date and copy ceiling,
+//! and the sizes it measured are not measured again.
 
 use benches::{input_sets, median, time_case, time_host_case};
 use criterion::Criterion;
@@ -35,6 +37,8 @@ struct Bench {
     backend: Backend,
     criterion: Criterion,
     progress: ProgressBar,
+    /// The day the run started (a resumed run's first part's).
+    date: String,
     copy_gbs: f64,
     cases: Vec<BenchCase>,
     choices: Vec<ChoiceCase>,
@@ -59,10 +63,23 @@ fn main() {
         }
         None => eprintln!("benches: CUDA_C_PTX is not set: measuring without the CUDA C twins"),
     }
-    let copy = ceiling::copy_bandwidth(&gpu, 3, 20).unwrap_or_else(|e| fail(&e.to_string()));
-    let backend = Backend::Gpu(Box::new(gpu));
     let wanted = Wanted::from_env();
-    let progress = ProgressBar::new(planned_cases(&backend, &wanted) as u64);
+    let resumed = resumed_run(&gpu);
+    // A resumed run keeps the ceiling its first part measured: one ceiling for all its percentages.
+    let copy_gbs = match &resumed {
+        Some(run) => run.copy_gbs,
+        None => {
+            ceiling::copy_bandwidth(&gpu, 3, 20)
+                .unwrap_or_else(|e| fail(&e.to_string()))
+                .rate
+        }
+    };
+    let backend = Backend::Gpu(Box::new(gpu));
+    let (date, cases, choices, banks) = match resumed {
+        Some(run) => (run.date, run.cases, run.choices, run.banks),
+        None => (host::demos::report::utc_date(), Vec::new(), Vec::new(), Vec::new()),
+    };
+    let progress = ProgressBar::new(planned_cases(&backend, &wanted, &cases) as u64);
     progress.set_style(
         ProgressStyle::with_template("{bar:40} {pos}/{len} {msg}").unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
@@ -72,21 +89,36 @@ fn main() {
         .measurement_time(Duration::from_secs(1))
         .sample_size(10)
         .without_plots();
+    let resuming = !cases.is_empty();
     let mut bench = Bench {
         backend,
         criterion,
         progress,
-        copy_gbs: copy.rate,
-        cases: Vec::new(),
-        choices: Vec::new(),
-        banks: Vec::new(),
+        date,
+        copy_gbs,
+        cases,
+        choices,
+        banks,
     };
-    // The JSON is rewritten after each family, so that a run cut short by a time limit keeps what
-    // it measured (the runner's calls last at most ten minutes).
-    bench.pytorch();
+    // The JSON is rewritten after each family's size, so that a run cut short by a time limit keeps
+    // what it measured (the runner's calls last at most ten minutes) and BENCH_RESUME continues it.
+    if resuming {
+        if std::env::var_os("PYTORCH_JSON").is_some() {
+            eprintln!("benches: PYTORCH_JSON ignored: the resumed run's PyTorch cases are kept");
+        }
+    } else {
+        bench.pytorch();
+    }
     for family in families::FAMILIES.iter().filter(|f| wanted.has(f.name())) {
-        bench.family(*family).unwrap_or_else(|e| fail(&e.to_string()));
-        bench.write();
+        for size in family.bench_sizes() {
+            if already_measured(&bench.cases, *family, size) {
+                continue;
+            }
+            bench
+                .family_size(*family, size)
+                .unwrap_or_else(|e| fail(&e.to_string()));
+            bench.write();
+        }
     }
     if wanted.has("managed") {
         bench.managed().unwrap_or_else(|e| fail(&e.to_string()));
@@ -108,6 +140,51 @@ fn fail(message: &str) -> ! {
     std::process::exit(1)
 }
 
+/// A setting the run cannot use: said before anything is measured, exit status 2.
+fn refuse(message: &str) -> ! {
+    eprintln!("benches: {message}");
+    std::process::exit(2)
+}
+
+/// The run `BENCH_RESUME` names, to be continued on this GPU.
+fn resumed_run(gpu: &Gpu) -> Option<BenchRun> {
+    let path = std::path::PathBuf::from(std::env::var_os("BENCH_RESUME")?);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        refuse(&format!(
+            "BENCH_RESUME names {}, which cannot be read ({e}): give it the BENCH_JSON of the run to continue",
+            path.display()
+        ))
+    });
+    let run: BenchRun = serde_json::from_str(&text).unwrap_or_else(|e| {
+        refuse(&format!(
+            "BENCH_RESUME names {}, which is not a bench results file ({e}): give it the BENCH_JSON of the run to continue",
+            path.display()
+        ))
+    });
+    let here = &gpu.info().name;
+    if &run.gpu != here {
+        refuse(&format!(
+            "BENCH_RESUME names a run on {}, and this GPU is {here}: a run continues on the GPU it started on",
+            run.gpu
+        ));
+    }
+    eprintln!(
+        "benches: continuing the run of {} in {} ({} cases)",
+        run.date,
+        path.display(),
+        run.cases.len()
+    );
+    Some(run)
+}
+
+/// Whether `cases` hold `family`'s kernels at `size` (a size is written whole, after its last case).
+fn already_measured(cases: &[BenchCase], family: &dyn FamilyDemo, size: families::Size) -> bool {
+    let label = family.label(size);
+    cases
+        .iter()
+        .any(|c| c.family == family.name() && c.size == label && c.source.is_some())
+}
+
 /// Which families `BENCH_FAMILIES` asks for.
 struct Wanted(Option<Vec<String>>);
 
@@ -118,7 +195,7 @@ impl Wanted {
             for name in &names {
                 if name != "managed" && name != MULTI_GPU && families::find(name).is_none() {
                     let known: Vec<&str> = families::FAMILIES.iter().map(|f| f.name()).collect();
-                    fail(&format!(
+                    refuse(&format!(
                         "BENCH_FAMILIES names {name}, which is none of {}, managed or {MULTI_GPU}",
                         known.join(", ")
                     ));
@@ -134,12 +211,16 @@ impl Wanted {
 }
 
 /// Cases the run will measure, for the progress bar: from the registry, as the run itself counts.
-fn planned_cases(backend: &Backend, wanted: &Wanted) -> usize {
+fn planned_cases(backend: &Backend, wanted: &Wanted, done: &[BenchCase]) -> usize {
     let kernels = families::FAMILIES
         .iter()
         .filter(|f| wanted.has(f.name()))
         .map(|family| {
-            let rated = family.bench_sizes().len();
+            let rated = family
+                .bench_sizes()
+                .into_iter()
+                .filter(|&size| !already_measured(done, *family, size))
+                .count();
             let sources: usize = family
                 .kernels()
                 .iter()
@@ -156,9 +237,9 @@ impl Bench {
         self.backend.gpu().expect("the benches run on a GPU")
     }
 
-    /// Every kernel of `family` at each bench size, each from every source the GPU has, after the
+    /// Every kernel of `family` at one bench size, each from every source the GPU has, after the
     /// family's library baseline where it has one.
-    fn family(&mut self, family: &dyn FamilyDemo) -> host::Result<()> {
+    fn family_size(&mut self, family: &dyn FamilyDemo, size: families::Size) -> host::Result<()> {
         let Bench {
             backend,
             criterion,
@@ -166,73 +247,71 @@ impl Bench {
             copy_gbs,
             cases,
             choices,
-            banks: _,
+            ..
         } = self;
         let gpu = backend.gpu().expect("the benches run on a GPU");
-        for size in family.bench_sizes() {
-            let plan = family.plan(size)?;
-            let bound = match plan.work.bound {
-                Bound::Memory => bench_results::Bound::Memory,
-                Bound::Compute => bench_results::Bound::Compute,
-                Bound::Check => continue,
-            };
-            let sets = input_sets(gpu, plan.work.bytes);
-            family.check(backend, size, sets)?;
-            let label = family.label(size);
-            let mut case = family.prepare(backend, size, RNG, sets)?;
-            let measured = |kernel: &str, source: Option<Source>, median_ms: f64, ceiling: Option<f64>| {
-                let rate = plan.work.rate(median_ms).map_or(f64::NAN, |(rate, _)| rate);
-                BenchCase {
-                    family: family.name().to_string(),
-                    bound,
-                    kernel: kernel.to_string(),
-                    source,
-                    size: label.clone(),
-                    x: plan.x,
-                    bytes: plan.work.bytes,
-                    flops: plan.work.flops,
-                    median_ms,
-                    rate,
-                    percent_of_ceiling: ceiling.map(|c| 100.0 * rate / c),
-                    kernel_ms: None,
-                    input_sets: sets,
-                }
-            };
-            let mut ceiling = (bound == bench_results::Bound::Memory).then_some(*copy_gbs);
-            if let Some(baseline) = case.baseline() {
-                let id = format!("{baseline}/library/{label}");
+        let plan = family.plan(size)?;
+        let bound = match plan.work.bound {
+            Bound::Memory => bench_results::Bound::Memory,
+            Bound::Compute => bench_results::Bound::Compute,
+            Bound::Check => return Ok(()),
+        };
+        let sets = input_sets(gpu, plan.work.bytes);
+        family.check(backend, size, sets)?;
+        let label = family.label(size);
+        let mut case = family.prepare(backend, size, RNG, sets)?;
+        let measured = |kernel: &str, source: Option<Source>, median_ms: f64, ceiling: Option<f64>| {
+            let rate = plan.work.rate(median_ms).map_or(f64::NAN, |(rate, _)| rate);
+            BenchCase {
+                family: family.name().to_string(),
+                bound,
+                kernel: kernel.to_string(),
+                source,
+                size: label.clone(),
+                x: plan.x,
+                bytes: plan.work.bytes,
+                flops: plan.work.flops,
+                median_ms,
+                rate,
+                percent_of_ceiling: ceiling.map(|c| 100.0 * rate / c),
+                kernel_ms: None,
+                input_sets: sets,
+            }
+        };
+        let mut ceiling = (bound == bench_results::Bound::Memory).then_some(*copy_gbs);
+        if let Some(baseline) = case.baseline() {
+            let id = format!("{baseline}/library/{label}");
+            progress.set_message(id.clone());
+            case.poison()?;
+            let median_ms = time_case(criterion, gpu, (family.name(), &id), |i| case.launch_baseline(i % sets))?;
+            case.check(0).map_err(|why| check_failed(&id, why))?;
+            // A compute-bound family's library is its ceiling; a memory-bound one's (CUB) is
+            // rated against the copy like the kernels, and compared with them in the ratios.
+            let library = measured(baseline, None, median_ms, ceiling);
+            if bound == bench_results::Bound::Compute {
+                ceiling = Some(library.rate);
+            }
+            cases.push(BenchCase {
+                percent_of_ceiling: ceiling.map(|c| 100.0 * library.rate / c),
+                ..library
+            });
+            progress.inc(1);
+        }
+        for (index, kernel) in family.kernels().iter().enumerate() {
+            for source in Source::ALL.into_iter().filter(|&s| backend.has(kernel.entry, s)) {
+                let id = format!("{}/{}/{label}", kernel.entry, source.label());
                 progress.set_message(id.clone());
                 case.poison()?;
-                let median_ms = time_case(criterion, gpu, (family.name(), &id), |i| case.launch_baseline(i % sets))?;
+                let median_ms = time_case(criterion, gpu, (family.name(), &id), |i| {
+                    case.launch(index, source, i % sets)
+                })?;
                 case.check(0).map_err(|why| check_failed(&id, why))?;
-                // A compute-bound family's library is its ceiling; a memory-bound one's (CUB) is
-                // rated against the copy like the kernels, and compared with them in the ratios.
-                let library = measured(baseline, None, median_ms, ceiling);
-                if bound == bench_results::Bound::Compute {
-                    ceiling = Some(library.rate);
-                }
-                cases.push(BenchCase {
-                    percent_of_ceiling: ceiling.map(|c| 100.0 * library.rate / c),
-                    ..library
-                });
+                cases.push(measured(kernel.entry, Some(source), median_ms, ceiling));
                 progress.inc(1);
             }
-            for (index, kernel) in family.kernels().iter().enumerate() {
-                for source in Source::ALL.into_iter().filter(|&s| backend.has(kernel.entry, s)) {
-                    let id = format!("{}/{}/{label}", kernel.entry, source.label());
-                    progress.set_message(id.clone());
-                    case.poison()?;
-                    let median_ms = time_case(criterion, gpu, (family.name(), &id), |i| {
-                        case.launch(index, source, i % sets)
-                    })?;
-                    case.check(0).map_err(|why| check_failed(&id, why))?;
-                    cases.push(measured(kernel.entry, Some(source), median_ms, ceiling));
-                    progress.inc(1);
-                }
-            }
-            if let Some(choice) = host::families::choice::choose(gpu, family, size)? {
-                choices.push(compare_choice(family, &label, choice, cases));
-            }
+        }
+        if let Some(choice) = host::families::choice::choose(gpu, family, size)? {
+            choices.push(compare_choice(family, &label, choice, cases));
         }
         Ok(())
     }
@@ -374,7 +453,7 @@ impl Bench {
         let gpu = self.gpu();
         let info = gpu.info();
         let run = BenchRun {
-            date: host::demos::report::utc_date(),
+            date: self.date.clone(),
             gpu: info.name.clone(),
             compute_capability: format!("{}.{}", info.compute_capability.0, info.compute_capability.1),
             driver_cuda: info.driver_cuda_version.clone(),

@@ -85,7 +85,8 @@ const RUN_SCRIPT: &str = r#"#!/usr/bin/env bash
 #                    limits the family suites to some families (the suite says so)
 #   demos:           `host info`, the bank-conflict study, `host all`
 #   bench:           PyTorch's anchors, then the criterion benches, writing OUT_DIR/bench.json for
-#                    `cargo xtask bench-report` (BENCH_FAMILIES=a,b limits both to some families)
+#                    `cargo xtask bench-report` (BENCH_FAMILIES=a,b limits both to some families;
+#                    BENCH_RESUME=an earlier bench.json continues that run where it stopped)
 #   torch:           the PyTorch extension's wheel installed into BUNDLE/python/site (no network
 #                    needed), its tests with the runner's PyTorch, and its benchmark against
 #                    PyTorch's built-ins (OUT_DIR/torch-ops.json), and where a call's µs go
@@ -182,9 +183,13 @@ if [ "$mode" = check ] || [ "$mode" = demos ] || [ "$mode" = all ]; then
   [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 fi
 if [ "$mode" = bench ] || [ "$mode" = all ]; then
-  # PyTorch's own operations on the same shapes, as baselines (the runner's PyTorch).
-  python3 "$here/pytorch/anchors.py" > "$out/pytorch.json" 2>> "$out/bench.log" || status=1
-  CUDA_C_PTX="$here/cuda-c" PYTORCH_JSON="$out/pytorch.json" BENCH_JSON="$out/bench.json" "$here/bench-kernels" --bench >> "$out/bench.log" 2>&1 || status=1
+  # PyTorch's own operations on the same shapes, as baselines (the runner's PyTorch); a run
+  # continued (BENCH_RESUME=an earlier OUT/bench.json) keeps the ones it has.
+  if [ -z "${BENCH_RESUME:-}" ]; then
+    python3 "$here/pytorch/anchors.py" > "$out/pytorch.json" 2>> "$out/bench.log" || status=1
+    export PYTORCH_JSON="$out/pytorch.json"
+  fi
+  CUDA_C_PTX="$here/cuda-c" BENCH_JSON="$out/bench.json" "$here/bench-kernels" --bench >> "$out/bench.log" 2>&1 || status=1
   tail -n 5 "$out/bench.log"
 fi
 if [ "$mode" = torch ] || [ "$mode" = all ]; then

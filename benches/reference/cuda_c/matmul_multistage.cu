@@ -67,7 +67,7 @@ struct Multistage {
             float4 next_column[RI], next_row[RJ];
             if (kk + 1 < WT_BK) W::fragments_at(a_mine, b_mine, kk + 1, next_column, next_row);
             asm volatile("" ::: "memory");
-            W::outer_product(column, row, acc);
+            W::template outer_product<true>(column, row, acc);
             asm volatile("" ::: "memory");
             if (kk + 1 < WT_BK) {
 #pragma unroll

@@ -131,20 +131,27 @@ struct WarpTiled {
     }
 
     // acc += column × row: one element of A against all of B's before the next, as the Rust
-    // kernel's `outer_product`.
+    // kernel's `outer_product`; SERPENTINE walks B backwards on every other element of A.
+    template <bool SERPENTINE = false>
     static __device__ __forceinline__ void outer_product(const float4 (&column)[RI], const float4 (&row)[RJ],
                                                          float (&acc)[RI][RJ][4][4]) {
 #pragma unroll
         for (unsigned i = 0; i < RI; ++i) {
             const float cv[4] = {column[i].x, column[i].y, column[i].z, column[i].w};
 #pragma unroll
-            for (unsigned r = 0; r < 4; ++r)
+            for (unsigned r = 0; r < 4; ++r) {
+                const bool backwards = SERPENTINE && (i * 4 + r) % 2 == 1;
 #pragma unroll
-                for (unsigned j = 0; j < RJ; ++j) {
+                for (unsigned step_j = 0; step_j < RJ; ++step_j) {
+                    const unsigned j = backwards ? RJ - 1 - step_j : step_j;
                     const float rv[4] = {row[j].x, row[j].y, row[j].z, row[j].w};
 #pragma unroll
-                    for (unsigned q = 0; q < 4; ++q) acc[i][j][r][q] = fmaf(cv[r], rv[q], acc[i][j][r][q]);
+                    for (unsigned step_q = 0; step_q < 4; ++step_q) {
+                        const unsigned q = backwards ? 3 - step_q : step_q;
+                        acc[i][j][r][q] = fmaf(cv[r], rv[q], acc[i][j][r][q]);
+                    }
                 }
+            }
         }
     }
 

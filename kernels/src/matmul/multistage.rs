@@ -143,7 +143,7 @@ fn multiply<const BN: u32, const RI: usize, const RJ: usize, const CORNERS: bool
         let next = if kk + 1 < BK { fragments(kk + 1) } else { current };
         compiler_barrier();
         let (column, row) = current;
-        outer_product(column, row, acc);
+        outer_product::<RI, RJ, true>(column, row, acc);
         compiler_barrier();
         current = next;
     });
