@@ -762,6 +762,65 @@ fn short_size(case: &BenchCase) -> String {
     case.size.clone()
 }
 
+/// A chart of labelled rows across an x range, the first row at the top: the plots that give
+/// each kernel a row (the ratios, the ladder).
+struct Rows<'a> {
+    labels: &'a [&'a str],
+    x_range: std::ops::Range<f64>,
+    x_desc: &'a str,
+    margin_right: u32,
+}
+
+impl Rows<'_> {
+    /// The chart on `body` (an area of `root`) with its mesh, and the row labels left of it at
+    /// [`row_y`].
+    fn chart<'b, DB: DrawingBackend>(&self, root: &Area<DB>, body: &'b Area<DB>) -> Result<RowChart<'b, DB>, String> {
+        let label_style = TextStyle::from((FONT, 15).into_font());
+        let mut label_width = 0;
+        for label in self.labels {
+            label_width = label_width.max(body.estimate_text_size(label, &label_style).map_err(err)?.0);
+        }
+        let n = self.labels.len();
+        let mut chart = ChartBuilder::on(body)
+            .margin(16)
+            .margin_right(self.margin_right)
+            .x_label_area_size(56)
+            .y_label_area_size(label_width + 24)
+            .build_cartesian_2d(self.x_range.clone(), -0.6..n as f64 - 0.4)
+            .map_err(err)?;
+        chart
+            .configure_mesh()
+            .disable_y_mesh()
+            // The row labels are drawn below, one per row: plotters would pick its own y ticks.
+            .y_labels(0)
+            .x_desc(self.x_desc)
+            .label_style((FONT, 15))
+            .axis_desc_style((FONT, 17))
+            .max_light_lines(0)
+            .bold_line_style(RGBColor(215, 215, 215))
+            .draw()
+            .map_err(err)?;
+        let left = self.x_range.start;
+        let anchor = label_style.pos(Pos::new(HPos::Right, VPos::Center));
+        for (i, label) in self.labels.iter().enumerate() {
+            // backend_coord is in the whole image's pixels: drawn on the root, not the chart's area.
+            let (x, y) = chart.backend_coord(&(left, row_y(n, i)));
+            root.draw(&Text::new(label.to_string(), (x - 8, y), anchor.clone()))
+                .map_err(err)?;
+        }
+        Ok(chart)
+    }
+}
+
+/// A [`Rows`] chart: rows along y, values along x.
+type RowChart<'b, DB> =
+    ChartContext<'b, DB, Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>>;
+
+/// Where row `i` of `rows` sits on the y axis: row 0 at the top, so that the first kernel reads first.
+fn row_y(rows: usize, i: usize) -> f64 {
+    (rows - 1 - i) as f64
+}
+
 /// Bars start at parity (1.0) and go right where Rust is faster, left where it is slower: the
 /// differences are a few percent, invisible on bars drawn from zero.
 fn draw_ratios<DB: DrawingBackend>(run: &BenchRun, root: &Area<DB>) -> Result<(), String> {
@@ -769,45 +828,22 @@ fn draw_ratios<DB: DrawingBackend>(run: &BenchRun, root: &Area<DB>) -> Result<()
     let body = root
         .titled("Rust / CUDA C rate, per kernel and size", (FONT, 24))
         .map_err(err)?;
-    let label_style = TextStyle::from((FONT, 15).into_font());
-    let mut label_width = 0;
-    for bar in &bars {
-        label_width = label_width.max(body.estimate_text_size(&bar.label, &label_style).map_err(err)?.0);
-    }
     let lo = bars.iter().map(|b| b.ratio).fold(1.0, f64::min);
     let hi = bars.iter().map(|b| b.ratio).fold(1.0, f64::max);
     // Room past the longest bars for their value labels.
     let pad = (hi - lo).max(0.02) * 0.18;
+    let labels: Vec<&str> = bars.iter().map(|b| b.label.as_str()).collect();
+    let rows = Rows {
+        labels: &labels,
+        x_range: (lo - pad).max(0.0)..hi + pad,
+        x_desc: "Rust rate / CUDA C rate (1.0: parity; right of it, Rust is faster)",
+        margin_right: 40,
+    };
+    let mut chart = rows.chart(root, &body)?;
     let n = bars.len();
+    let row = |i: usize| row_y(n, i);
     let y_range = -0.6..n as f64 - 0.4;
-    let mut chart = ChartBuilder::on(&body)
-        .margin(16)
-        .margin_right(40)
-        .x_label_area_size(56)
-        .y_label_area_size(label_width + 24)
-        .build_cartesian_2d((lo - pad).max(0.0)..hi + pad, y_range.clone())
-        .map_err(err)?;
-    chart
-        .configure_mesh()
-        .disable_y_mesh()
-        // The bar labels are drawn below, one per bar: plotters would pick its own y ticks.
-        .y_labels(0)
-        .x_desc("Rust rate / CUDA C rate (1.0: parity; right of it, Rust is faster)")
-        .label_style((FONT, 15))
-        .axis_desc_style((FONT, 17))
-        .max_light_lines(0)
-        .bold_line_style(RGBColor(215, 215, 215))
-        .draw()
-        .map_err(err)?;
-    // Row 0 at the top: the first kernel reads first.
-    let row = |i: usize| (n - 1 - i) as f64;
-    let left = chart.x_range().start;
-    let label_anchor = label_style.pos(Pos::new(HPos::Right, VPos::Center));
-    for (i, bar) in bars.iter().enumerate() {
-        let (x, y) = chart.backend_coord(&(left, row(i)));
-        root.draw(&Text::new(bar.label.clone(), (x - 8, y), label_anchor.clone()))
-            .map_err(err)?;
-    }
+    let label_style = TextStyle::from((FONT, 15).into_font());
     for (i, bar) in bars.iter().enumerate() {
         let color = kernel_color(run, &bar.kernel);
         let y = row(i);
@@ -914,44 +950,24 @@ fn draw_ladder<DB: DrawingBackend>(run: &BenchRun, family: &str, root: &Area<DB>
     let rungs = ladder_rungs(run, family);
     let library = ceiling_library(run, family);
     let (body, legend) = layout(root, &format!("{family}: each kernel against {library}, per shape"))?;
-    let label_style = TextStyle::from((FONT, 15).into_font());
-    let mut label_width = 0;
-    for rung in &rungs {
-        label_width = label_width.max(body.estimate_text_size(&rung.kernel, &label_style).map_err(err)?.0);
-    }
     let top = rungs
         .iter()
         .flat_map(|r| r.points.iter().map(|p| p.1))
         .fold(100.0, f64::max)
         * 1.05;
+    let labels: Vec<&str> = rungs.iter().map(|r| r.kernel.as_str()).collect();
+    let x_desc = format!("% of {library}'s TFLOP/s on the same shape, same run (Rust)");
+    let rows = Rows {
+        labels: &labels,
+        x_range: 0.0..top,
+        x_desc: &x_desc,
+        margin_right: 16,
+    };
+    let mut chart = rows.chart(root, &body)?;
     let n = rungs.len();
+    let row = |i: usize| row_y(n, i);
     let y_range = -0.6..n as f64 - 0.4;
-    let mut chart = ChartBuilder::on(&body)
-        .margin(16)
-        .x_label_area_size(56)
-        .y_label_area_size(label_width + 24)
-        .build_cartesian_2d(0.0..top, y_range.clone())
-        .map_err(err)?;
-    chart
-        .configure_mesh()
-        .disable_y_mesh()
-        // The kernel names are drawn below, one per row: plotters would pick its own y ticks.
-        .y_labels(0)
-        .x_desc(format!("% of {library}'s TFLOP/s on the same shape, same run (Rust)"))
-        .label_style((FONT, 15))
-        .axis_desc_style((FONT, 17))
-        .max_light_lines(0)
-        .bold_line_style(RGBColor(215, 215, 215))
-        .draw()
-        .map_err(err)?;
-    // Row 0 at the top: the first rung reads first.
-    let row = |i: usize| (n - 1 - i) as f64;
-    let label_anchor = label_style.pos(Pos::new(HPos::Right, VPos::Center));
     for (i, rung) in rungs.iter().enumerate() {
-        let (x, y) = chart.backend_coord(&(0.0, row(i)));
-        // backend_coord is in the whole image's pixels: drawn on the root, not the chart's area.
-        root.draw(&Text::new(rung.kernel.clone(), (x - 8, y), label_anchor.clone()))
-            .map_err(err)?;
         // A faint rail from the rung's slowest shape to its fastest, so that its spread reads.
         let (lo, hi) = rung
             .points
