@@ -12,7 +12,8 @@
 //! for the bank-conflict study), so that a run fits a
 //! time limit; default: everything. `BENCH_RESUME=<results.json>`: continue a run cut short (the
 //! JSON is rewritten after each family's size): its cases are kept, with its date and copy ceiling,
-//! and the sizes it measured are not measured again.
+//! and the sizes it measured are not measured again. `BENCH_MEASURE_MS=<ms>`: how long criterion
+//! measures each case (default 1000, 100 to 10000; its warm-up is 30 % of that): 400 halves a run.
 
 use benches::{input_sets, median, time_case, time_host_case};
 use criterion::Criterion;
@@ -46,6 +47,9 @@ struct Bench {
 }
 
 fn main() {
+    // The settings are checked before anything else, GPU or not.
+    let wanted = Wanted::from_env();
+    let measure = measure_time();
     let mut gpu = match Gpu::open(None) {
         Ok(gpu) => gpu,
         Err(why) => {
@@ -63,7 +67,6 @@ fn main() {
         }
         None => eprintln!("benches: CUDA_C_PTX is not set: measuring without the CUDA C twins"),
     }
-    let wanted = Wanted::from_env();
     let resumed = resumed_run(&gpu);
     // A resumed run keeps the ceiling its first part measured: one ceiling for all its percentages.
     let copy_gbs = match &resumed {
@@ -85,8 +88,8 @@ fn main() {
     );
     let criterion = Criterion::default()
         .configure_from_args()
-        .warm_up_time(Duration::from_millis(300))
-        .measurement_time(Duration::from_secs(1))
+        .warm_up_time(measure * 3 / 10)
+        .measurement_time(measure)
         .sample_size(10)
         .without_plots();
     let resuming = !cases.is_empty();
@@ -144,6 +147,23 @@ fn fail(message: &str) -> ! {
 fn refuse(message: &str) -> ! {
     eprintln!("benches: {message}");
     std::process::exit(2)
+}
+
+/// How long criterion measures each case: `BENCH_MEASURE_MS`, else one second.
+fn measure_time() -> Duration {
+    const RANGE: std::ops::RangeInclusive<u64> = 100..=10_000;
+    let Some(text) = std::env::var_os("BENCH_MEASURE_MS") else {
+        return Duration::from_secs(1);
+    };
+    let text = text.to_string_lossy();
+    match text.trim().parse::<u64>() {
+        Ok(ms) if RANGE.contains(&ms) => Duration::from_millis(ms),
+        _ => refuse(&format!(
+            "BENCH_MEASURE_MS is {text}: give milliseconds from {} to {} (default 1000)",
+            RANGE.start(),
+            RANGE.end()
+        )),
+    }
 }
 
 /// The run `BENCH_RESUME` names, to be continued on this GPU.

@@ -86,7 +86,8 @@ const RUN_SCRIPT: &str = r#"#!/usr/bin/env bash
 #   demos:           `host info`, the bank-conflict study, `host all`
 #   bench:           PyTorch's anchors, then the criterion benches, writing OUT_DIR/bench.json for
 #                    `cargo xtask bench-report` (BENCH_FAMILIES=a,b limits both to some families;
-#                    BENCH_RESUME=an earlier bench.json continues that run where it stopped)
+#                    BENCH_RESUME=an earlier bench.json continues that run where it stopped;
+#                    BENCH_MEASURE_MS=400 measures each case 0.4 s instead of 1 s)
 #   torch:           the PyTorch extension's wheel installed into BUNDLE/python/site (no network
 #                    needed), its tests with the runner's PyTorch, and its benchmark against
 #                    PyTorch's built-ins (OUT_DIR/torch-ops.json), and where a call's µs go
