@@ -1,6 +1,7 @@
 //! The plots of `cargo xtask bench-report`. Each is drawn twice from the same code: SVG for the
 //! docs (sharp at any zoom), PNG for viewers that do not render SVG.
 
+use plotters::chart::MeshStyle;
 use plotters::coord::Shift;
 use plotters::element::DashedPathElement;
 use plotters::prelude::*;
@@ -174,6 +175,18 @@ impl Plot {
             Plot::Ladder(family) => draw_ladder(run, family, root),
         }
     }
+}
+
+/// The mesh every plot shares: labels of `size` px (axis descriptions 2 px larger), one light
+/// grey line per tick and none between.
+fn house_style<'m, 'a, 'b, X: Ranged, Y: Ranged, DB: DrawingBackend>(
+    mesh: &'m mut MeshStyle<'a, 'b, X, Y, DB>,
+    size: u32,
+) -> &'m mut MeshStyle<'a, 'b, X, Y, DB> {
+    mesh.label_style((FONT, size))
+        .axis_desc_style((FONT, size + 2))
+        .max_light_lines(0)
+        .bold_line_style(RGBColor(215, 215, 215))
 }
 
 /// A family's name as a file name: letters, digits and '-' kept, the rest '_'.
@@ -524,18 +537,12 @@ fn line_chart<DB: DrawingBackend>(area: &Area<DB>, lines: &[Line], axes: &Axes) 
         .y_label_area_size(72)
         .build_cartesian_2d(x_range, 0.0..y_top)
         .map_err(err)?;
-    chart
-        .configure_mesh()
-        .x_desc(axes.x_desc)
+    let mut mesh = chart.configure_mesh();
+    mesh.x_desc(axes.x_desc)
         .y_desc(axes.y_desc)
         .x_label_formatter(axes.x_label)
-        .y_label_formatter(&|y| format!("{y}"))
-        .label_style((FONT, 15))
-        .axis_desc_style((FONT, 17))
-        .max_light_lines(0)
-        .bold_line_style(RGBColor(215, 215, 215))
-        .draw()
-        .map_err(err)?;
+        .y_label_formatter(&|y| format!("{y}"));
+    house_style(&mut mesh, 15).draw().map_err(err)?;
     if let Some(ceiling) = axes.ceiling {
         let look = Look::ceiling();
         let ends = [(lo / 1.25, ceiling), (hi * 1.25, ceiling)];
@@ -704,22 +711,16 @@ fn draw_banks<DB: DrawingBackend>(run: &BenchRun, root: &Area<DB>) -> Result<(),
             .y_label_area_size(72)
             .build_cartesian_2d(0.0..strides + 1.0, 0.0..max_y(&lines, 1.0))
             .map_err(err)?;
-        chart
-            .configure_mesh()
-            .x_desc(if last {
-                "stride between neighbouring lanes (elements)"
-            } else {
-                ""
-            })
-            .y_desc("degree")
-            .x_label_formatter(&|x| format!("{x:.0}"))
-            .y_label_formatter(&|y| format!("{y}"))
-            .label_style((FONT, 14))
-            .axis_desc_style((FONT, 16))
-            .max_light_lines(0)
-            .bold_line_style(RGBColor(215, 215, 215))
-            .draw()
-            .map_err(err)?;
+        let mut mesh = chart.configure_mesh();
+        mesh.x_desc(if last {
+            "stride between neighbouring lanes (elements)"
+        } else {
+            ""
+        })
+        .y_desc("degree")
+        .x_label_formatter(&|x| format!("{x:.0}"))
+        .y_label_formatter(&|y| format!("{y}"));
+        house_style(&mut mesh, 14).draw().map_err(err)?;
         for line in &lines {
             draw_line(&mut chart, line)?;
         }
@@ -788,18 +789,12 @@ impl Rows<'_> {
             .y_label_area_size(label_width + 24)
             .build_cartesian_2d(self.x_range.clone(), -0.6..n as f64 - 0.4)
             .map_err(err)?;
-        chart
-            .configure_mesh()
-            .disable_y_mesh()
+        let mut mesh = chart.configure_mesh();
+        mesh.disable_y_mesh()
             // The row labels are drawn below, one per row: plotters would pick its own y ticks.
             .y_labels(0)
-            .x_desc(self.x_desc)
-            .label_style((FONT, 15))
-            .axis_desc_style((FONT, 17))
-            .max_light_lines(0)
-            .bold_line_style(RGBColor(215, 215, 215))
-            .draw()
-            .map_err(err)?;
+            .x_desc(self.x_desc);
+        house_style(&mut mesh, 15).draw().map_err(err)?;
         let left = self.x_range.start;
         let anchor = label_style.pos(Pos::new(HPos::Right, VPos::Center));
         for (i, label) in self.labels.iter().enumerate() {
