@@ -67,6 +67,13 @@ fn main() {
         }
         None => eprintln!("benches: CUDA_C_PTX is not set: measuring without the CUDA C twins"),
     }
+    // Said aloud: run 2026-12-02-a to -c called the benches without run.sh and lost CUB unnoticed.
+    if std::env::var_os(host::gpu::CUB_ENV).is_none() {
+        eprintln!(
+            "benches: {} is not set: no CUB baselines in this run (run.sh's prep builds the library)",
+            host::gpu::CUB_ENV
+        );
+    }
     let resumed = resumed_run(&gpu);
     // A resumed run keeps the ceiling its first part measured: one ceiling for all its percentages.
     let copy_gbs = match &resumed {
@@ -299,12 +306,16 @@ impl Bench {
             }
         };
         let mut ceiling = (bound == bench_results::Bound::Memory).then_some(*copy_gbs);
+        // Each case is checked on one launch into fresh outputs before it is timed, as the demos
+        // do: a histogram adds to its bins, so after the timed launches they hold a multiple of
+        // the counts (run 2026-12-02-a).
         if let Some(baseline) = case.baseline() {
             let id = format!("{baseline}/library/{label}");
             progress.set_message(id.clone());
             case.poison()?;
-            let median_ms = time_case(criterion, gpu, (family.name(), &id), |i| case.launch_baseline(i % sets))?;
+            case.launch_baseline(0)?;
             case.check(0).map_err(|why| check_failed(&id, why))?;
+            let median_ms = time_case(criterion, gpu, (family.name(), &id), |i| case.launch_baseline(i % sets))?;
             // A compute-bound family's library is its ceiling; a memory-bound one's (CUB) is
             // rated against the copy like the kernels, and compared with them in the ratios.
             let library = measured(baseline, None, median_ms, ceiling);
@@ -322,10 +333,11 @@ impl Bench {
                 let id = format!("{}/{}/{label}", kernel.entry, source.label());
                 progress.set_message(id.clone());
                 case.poison()?;
+                case.launch(index, source, 0)?;
+                case.check(0).map_err(|why| check_failed(&id, why))?;
                 let median_ms = time_case(criterion, gpu, (family.name(), &id), |i| {
                     case.launch(index, source, i % sets)
                 })?;
-                case.check(0).map_err(|why| check_failed(&id, why))?;
                 cases.push(measured(kernel.entry, Some(source), median_ms, ceiling));
                 progress.inc(1);
             }
