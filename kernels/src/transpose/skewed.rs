@@ -79,8 +79,8 @@ fn column_chunk(tile: SharedMatrix<f32>, s: u32, c: u32, shift: impl Fn(u32) -> 
 ///
 /// For every i < 1024 this is (i / 16, i % 16); written this way (the form of the tile-generic
 /// kernel of runs aw and ax), ptxas issues the first two input loads about 20 instructions into
-/// `interior` instead of all five after every address, and the kernel runs 2–5 % faster at
-/// 8191×4097, 4097×8191 and 12345×6789, 1 % slower at 8192×4096 (run 2026-12-02-a).
+/// `interior` instead of all five after every address, and the kernel runs 1.3–4.9 % faster at
+/// 8191×4097, 4097×8191 and 12345×6789, 0.7–1 % slower at 8192×4096 (run 2026-12-02-a).
 #[inline(always)]
 fn output_item(i: u32) -> (u32, u32) {
     (
