@@ -17,16 +17,16 @@
 
 use benches::{input_sets, median, time_case, time_host_case};
 use criterion::Criterion;
-use host::Backend;
+use ptxkit_runtime::Backend;
 use host::demos::ceiling;
 use host::demos::managed::{self, Scenario, run_once};
 use host::demos::multi_gpu;
-use host::families::{self, Bound, FamilyDemo};
-use host::gpu::{DeviceList, Gpu};
+use kernels_host::families::{self, Bound, FamilyDemo};
+use ptxkit_runtime::{DeviceList, Gpu};
 use indicatif::{ProgressBar, ProgressStyle};
 use kernels::Source;
 use std::time::Duration;
-use xtask::bench_results::{self, BankReading, BenchCase, BenchRun, ChoiceCase};
+use kernels::bench_results::{self, BankReading, BenchCase, BenchRun, ChoiceCase};
 
 /// `BENCH_FAMILIES`' name for the multi-GPU scenarios.
 const MULTI_GPU: &str = "multi_gpu";
@@ -50,7 +50,7 @@ fn main() {
     // The settings are checked before anything else, GPU or not.
     let wanted = Wanted::from_env();
     let measure = measure_time();
-    let mut gpu = match Gpu::open(None) {
+    let mut gpu = match kernels_host::open_gpu(None) {
         Ok(gpu) => gpu,
         Err(why) => {
             eprintln!(
@@ -61,17 +61,17 @@ fn main() {
     };
     match std::env::var_os("CUDA_C_PTX") {
         Some(dir) => {
-            if let Err(why) = gpu.load_cuda_c(std::path::Path::new(&dir)) {
+            if let Err(why) = kernels_host::cuda_c::load_cuda_c(&mut gpu, std::path::Path::new(&dir)) {
                 fail(&format!("cannot load the CUDA C twins: {why}"));
             }
         }
         None => eprintln!("benches: CUDA_C_PTX is not set: measuring without the CUDA C twins"),
     }
     // Said aloud: run 2026-12-02-a to -c called the benches without run.sh and lost CUB unnoticed.
-    if std::env::var_os(host::gpu::CUB_ENV).is_none() {
+    if std::env::var_os(kernels_host::cub::CUB_ENV).is_none() {
         eprintln!(
             "benches: {} is not set: no CUB baselines in this run (run.sh's prep builds the library)",
-            host::gpu::CUB_ENV
+            kernels_host::cub::CUB_ENV
         );
     }
     let resumed = resumed_run(&gpu);
@@ -251,7 +251,7 @@ fn planned_cases(backend: &Backend, wanted: &Wanted, done: &[BenchCase]) -> usiz
             let sources: usize = family
                 .kernels()
                 .iter()
-                .map(|k| Source::ALL.iter().filter(|&&s| backend.has(k.entry, s)).count())
+                .map(|k| Source::ALL.iter().filter(|&&s| families::runs_here(backend, k, s)).count())
                 .sum();
             // The baseline, where the family has one, is one more case per size.
             rated * (sources + usize::from(family.baseline().is_some()))
@@ -266,7 +266,7 @@ impl Bench {
 
     /// Every kernel of `family` at one bench size, each from every source the GPU has, after the
     /// family's library baseline where it has one.
-    fn family_size(&mut self, family: &dyn FamilyDemo, size: families::Size) -> host::Result<()> {
+    fn family_size(&mut self, family: &dyn FamilyDemo, size: families::Size) -> ptxkit_runtime::Result<()> {
         let Bench {
             backend,
             criterion,
@@ -329,7 +329,7 @@ impl Bench {
             progress.inc(1);
         }
         for (index, kernel) in family.kernels().iter().enumerate() {
-            for source in Source::ALL.into_iter().filter(|&s| backend.has(kernel.entry, s)) {
+            for source in Source::ALL.into_iter().filter(|&s| families::runs_here(backend, kernel, s)) {
                 let id = format!("{}/{}/{label}", kernel.entry, source.label());
                 progress.set_message(id.clone());
                 case.poison()?;
@@ -342,14 +342,14 @@ impl Bench {
                 progress.inc(1);
             }
         }
-        if let Some(choice) = host::families::choice::choose(gpu, family, size)? {
+        if let Some(choice) = kernels_host::families::choice::choose(gpu, family, size)? {
             choices.push(compare_choice(family, &label, choice, cases));
         }
         Ok(())
     }
 
     /// The ways to get vec_add's data to the GPU and back: end to end and kernel time.
-    fn managed(&mut self) -> host::Result<()> {
+    fn managed(&mut self) -> ptxkit_runtime::Result<()> {
         let n = managed::DEFAULT_N;
         managed::check(&self.backend, n)?;
         let a = families::guarded_inputs(families::substream(RNG, 6), n)[..n].to_vec();
@@ -389,8 +389,8 @@ impl Bench {
 
     /// The multi-GPU scenarios on every device the driver sees (`host multi-gpu all`), where there
     /// are two or more: each timed row (CUDA events, the demo's warm-up and median) becomes a case.
-    fn multi_gpu(&mut self) -> host::Result<()> {
-        let gpus = Gpu::open_list(&DeviceList::All)?;
+    fn multi_gpu(&mut self) -> ptxkit_runtime::Result<()> {
+        let gpus = kernels_host::open_gpus(&DeviceList::All)?;
         if gpus.len() < 2 {
             eprintln!(
                 "benches: {MULTI_GPU} needs two GPUs; this machine has {}: not measured",
@@ -471,7 +471,7 @@ impl Bench {
 
     /// The bank-conflict study (`host bank-conflicts`): its readings go into the report's plot. A
     /// pattern that measures off its prediction is reported, not fatal: the plot shows it.
-    fn bank_study(&mut self) -> host::Result<()> {
+    fn bank_study(&mut self) -> ptxkit_runtime::Result<()> {
         self.progress.set_message("bank-conflict study");
         let rows = host::demos::banks::run(&self.backend)?;
         for row in rows.iter().filter(|r| r.failed()) {
@@ -489,7 +489,7 @@ impl Bench {
             gpu: info.name.clone(),
             compute_capability: format!("{}.{}", info.compute_capability.0, info.compute_capability.1),
             driver_cuda: info.driver_cuda_version.clone(),
-            ptx_arch: gpu.ptx_arch().into(),
+            ptx_arch: kernels_host::library_arch(gpu).into(),
             copy_gbs: self.copy_gbs,
             cases: self.cases.clone(),
             choices: self.choices.clone(),
@@ -516,7 +516,7 @@ impl Bench {
 fn compare_choice(
     family: &dyn FamilyDemo,
     size: &str,
-    choice: host::families::choice::Choice,
+    choice: kernels_host::families::choice::Choice,
     cases: &[BenchCase],
 ) -> ChoiceCase {
     let rate = |entry: &str| {
@@ -542,8 +542,8 @@ fn compare_choice(
     }
 }
 
-fn check_failed(id: &str, why: String) -> host::HostError {
-    host::HostError::InvalidInput {
+fn check_failed(id: &str, why: String) -> ptxkit_runtime::Error {
+    ptxkit_runtime::Error::InvalidInput {
         what: format!("bench case {id}"),
         reason: format!("it computed a wrong result: {why}"),
     }

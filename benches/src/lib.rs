@@ -2,7 +2,7 @@
 //! input sets rotated past the L2, and the results file `cargo xtask bench-report` reads.
 
 use criterion::{Criterion, SamplingMode};
-use host::gpu::{Gpu, time_once};
+use ptxkit_runtime::{Gpu, time_once};
 use std::cell::RefCell;
 use std::time::Duration;
 
@@ -21,8 +21,8 @@ pub fn time_case(
     criterion: &mut Criterion,
     gpu: &Gpu,
     id: (&str, &str),
-    mut launch: impl FnMut(usize) -> host::Result<()>,
-) -> host::Result<f64> {
+    mut launch: impl FnMut(usize) -> ptxkit_runtime::Result<()>,
+) -> ptxkit_runtime::Result<f64> {
     measure_case(criterion, id, |iterations| {
         let ms = time_iterations(gpu, iterations as usize, &mut launch)?;
         Ok((ms, vec![ms / iterations as f64]))
@@ -33,10 +33,10 @@ pub fn time_case(
 pub fn time_host_case(
     criterion: &mut Criterion,
     id: (&str, &str),
-    mut run: impl FnMut() -> host::Result<f64>,
-) -> host::Result<f64> {
+    mut run: impl FnMut() -> ptxkit_runtime::Result<f64>,
+) -> ptxkit_runtime::Result<f64> {
     measure_case(criterion, id, |iterations| {
-        let times = (0..iterations).map(|_| run()).collect::<host::Result<Vec<f64>>>()?;
+        let times = (0..iterations).map(|_| run()).collect::<ptxkit_runtime::Result<Vec<f64>>>()?;
         Ok((times.iter().sum(), times))
     })
 }
@@ -46,8 +46,8 @@ pub fn time_host_case(
 fn measure_case(
     criterion: &mut Criterion,
     (group, id): (&str, &str),
-    mut sample: impl FnMut(u64) -> host::Result<(f64, Vec<f64>)>,
-) -> host::Result<f64> {
+    mut sample: impl FnMut(u64) -> ptxkit_runtime::Result<(f64, Vec<f64>)>,
+) -> ptxkit_runtime::Result<f64> {
     let per_iteration = RefCell::new(Vec::new());
     let failure = RefCell::new(None);
     let mut group = criterion.benchmark_group(group);
@@ -80,8 +80,8 @@ fn measure_case(
 fn time_iterations(
     gpu: &Gpu,
     iterations: usize,
-    launch: &mut impl FnMut(usize) -> host::Result<()>,
-) -> host::Result<f64> {
+    launch: &mut impl FnMut(usize) -> ptxkit_runtime::Result<()>,
+) -> ptxkit_runtime::Result<f64> {
     time_once(gpu, || (0..iterations).try_for_each(&mut *launch))
 }
 

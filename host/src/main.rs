@@ -3,11 +3,9 @@
 //! command per registered kernel family comes from the registry.
 
 use clap::{Arg, ArgMatches, Args, Command, FromArgMatches, value_parser};
-use host::backend::{Backend, BackendChoice};
 use host::demos::{self, Row, Settings, managed, migration, multi_gpu, partial, pipeline, thrashing};
-use host::families::{self, FamilyDemo, Size};
-use host::gpu::{DeviceList, Gpu, Topology};
-use host::{HostError, Result};
+use kernels_host::families::{self, FamilyDemo, Size};
+use ptxkit_runtime::{Backend, BackendChoice, DeviceList, Error, Result, Topology};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -16,9 +14,9 @@ use std::process::ExitCode;
 #[command(next_help_heading = "Options of every command")]
 struct Globals {
     /// Where kernels run: the GPU, the CPU emulator (at capped sizes), or the GPU when there is one.
-    #[arg(long, value_enum, default_value_t = BackendChoice::Auto, global = true)]
+    #[arg(long, default_value = "auto", global = true, value_parser = backend_choice())]
     backend: BackendChoice,
-    /// CUDA device number (default: $KERNELS_DEVICE, else 0).
+    /// CUDA device number (default: $PTXKIT_DEVICE, else 0).
     #[arg(long, global = true)]
     device: Option<usize>,
     /// Print the results as JSON instead of a table.
@@ -40,6 +38,13 @@ struct Globals {
     /// Random stream the inputs are drawn from.
     #[arg(long, default_value_t = 2026, global = true)]
     rng: u64,
+}
+
+/// `--backend`'s values, each a [`BackendChoice`].
+fn backend_choice() -> impl clap::builder::TypedValueParser<Value = BackendChoice> {
+    use clap::builder::TypedValueParser;
+    // Only the listed names get through, and each parses.
+    clap::builder::PossibleValuesParser::new(BackendChoice::NAMES).map(|name| name.parse().unwrap_or(BackendChoice::Auto))
 }
 
 /// What the command line asked for, checked before any backend is opened.
@@ -282,7 +287,7 @@ fn main() -> ExitCode {
 
 /// Whether every check passed.
 fn run(matches: &ArgMatches) -> Result<bool> {
-    let globals = Globals::from_arg_matches(matches).map_err(|e| HostError::InvalidInput {
+    let globals = Globals::from_arg_matches(matches).map_err(|e| Error::InvalidInput {
         what: "the command line".into(),
         reason: e.to_string(),
     })?;
@@ -305,12 +310,14 @@ fn run(matches: &ArgMatches) -> Result<bool> {
     if let Job::MultiGpu { plan, devices } = &job {
         return run_multi_gpu(&globals, plan, devices);
     }
-    let (mut backend, notice) = Backend::choose(globals.backend, globals.device)?;
+    let (mut backend, notice) = kernels_host::open(globals.backend, globals.device)?;
     if let Some(notice) = notice {
         eprintln!("{notice}");
     }
     match (&mut backend, &globals.cuda_c) {
-        (Backend::Gpu(gpu), Some(dir)) => gpu.load_cuda_c(dir)?,
+        (Backend::Gpu(gpu), Some(dir)) => {
+            kernels_host::cuda_c::load_cuda_c(gpu, dir)?;
+        }
         (Backend::Emu, Some(_)) => eprintln!("note: --cuda-c needs a GPU; ignored on the emulator"),
         (_, None) => {}
     }
@@ -327,7 +334,7 @@ fn run(matches: &ArgMatches) -> Result<bool> {
         );
         let (rows, tuned, profile) = demos::autotune::run(&backend, &settings, families, measured)?;
         let text = serde_json::to_string_pretty(&profile).unwrap_or_default();
-        std::fs::write(out, text + "\n").map_err(|source| HostError::Output {
+        std::fs::write(out, text + "\n").map_err(|source| Error::Output {
             path: out.clone(),
             source,
         })?;
@@ -401,7 +408,7 @@ fn parse_job(matches: &ArgMatches) -> Result<Job> {
                     let wanted = name.replace('-', "_");
                     let found: Vec<_> = tunable().filter(|f| f.name() == wanted).collect();
                     if found.is_empty() {
-                        return Err(HostError::InvalidInput {
+                        return Err(Error::InvalidInput {
                             what: "--family".into(),
                             reason: format!(
                                 "'{name}' has no tile configurations to tune; choose one of {}",
@@ -425,7 +432,7 @@ fn parse_job(matches: &ArgMatches) -> Result<Job> {
             let floats = *sub.get_one::<usize>("floats").expect("floats has a default");
             Ok(Job::MultiGpu {
                 plan: multi_gpu::Plan::new(scenarios, floats, shape)?,
-                devices: host::gpu::parse_devices(sub.get_one::<String>("devices").expect("devices has a default"))?,
+                devices: ptxkit_runtime::parse_devices(sub.get_one::<String>("devices").expect("devices has a default"))?,
             })
         }
         "managed" => match sub.get_one::<String>("scenario").map(String::as_str) {
@@ -450,7 +457,7 @@ fn parse_job(matches: &ArgMatches) -> Result<Job> {
             } else if variant == "auto" && families::auto::has_auto(demo) {
                 Vec::new()
             } else {
-                let index = families::kernel_index(demo, variant).ok_or_else(|| HostError::InvalidInput {
+                let index = families::kernel_index(demo, variant).ok_or_else(|| Error::InvalidInput {
                     what: "--variant".into(),
                     reason: format!(
                         "'{variant}' is not a {} kernel; choose {}one of {} or all",
@@ -471,7 +478,7 @@ fn parse_shape(text: &str) -> Result<[usize; 3]> {
     let parts: Vec<Option<usize>> = text.split(['x', '×']).map(|p| p.trim().parse().ok()).collect();
     match parts[..] {
         [Some(m), Some(n), Some(k)] => Ok([m, n, k]),
-        _ => Err(HostError::InvalidInput {
+        _ => Err(Error::InvalidInput {
             what: "--shape".into(),
             reason: format!("'{text}' is not MxNxK, e.g. 8192x8192x8192"),
         }),
@@ -494,10 +501,10 @@ fn run_multi_gpu(globals: &Globals, plan: &multi_gpu::Plan, devices: &DeviceList
     };
     let backends = match globals.backend {
         BackendChoice::Emu => emulated("--backend emu"),
-        BackendChoice::Gpu => multi_gpu::backends_of(Gpu::open_list(devices)?),
-        BackendChoice::Auto => match Gpu::open_list(devices) {
+        BackendChoice::Gpu => multi_gpu::backends_of(kernels_host::open_gpus(devices)?),
+        BackendChoice::Auto => match kernels_host::open_gpus(devices) {
             Ok(gpus) => multi_gpu::backends_of(gpus),
-            Err(why @ (HostError::NoDriver | HostError::NoSuchDevice { available: 0, .. })) => {
+            Err(why @ (Error::NoDriver | Error::NoSuchDevice { available: 0, .. })) => {
                 emulated(&format!("no GPU ({why})"))
             }
             Err(other) => return Err(other),
@@ -617,7 +624,7 @@ fn run_job(backend: &Backend, settings: &Settings, job: &Job) -> Result<Vec<Row>
 
 /// `--variant auto`: the kernel the family runs when none is named, said on stderr with the reason.
 fn auto_kernel(backend: &Backend, demo: &dyn FamilyDemo, size: Size) -> Result<usize> {
-    let auto = families::auto::auto(backend, demo, size)?.ok_or_else(|| HostError::InvalidInput {
+    let auto = families::auto::auto(backend, demo, size)?.ok_or_else(|| Error::InvalidInput {
         what: "--variant".into(),
         reason: format!("{} has no automatic choice: name a kernel", demo.name()),
     })?;
@@ -627,7 +634,7 @@ fn auto_kernel(backend: &Backend, demo: &dyn FamilyDemo, size: Size) -> Result<u
 
 /// For each family with several tile configurations, the one this GPU gets at the family's
 /// default size.
-fn choices(gpu: &host::gpu::Gpu) -> Result<Vec<(&'static str, String, families::choice::Choice)>> {
+fn choices(gpu: &ptxkit_runtime::Gpu) -> Result<Vec<(&'static str, String, families::choice::Choice)>> {
     let mut choices = Vec::new();
     for demo in families::FAMILIES {
         let size = demo.default_size();
@@ -642,7 +649,7 @@ fn choices(gpu: &host::gpu::Gpu) -> Result<Vec<(&'static str, String, families::
 fn check_writable(path: &Path) -> Result<()> {
     let existed = path.exists();
     let opened = std::fs::OpenOptions::new().append(true).create(true).open(path);
-    let result = opened.map(|_| ()).map_err(|source| HostError::Output {
+    let result = opened.map(|_| ()).map_err(|source| Error::Output {
         path: path.to_path_buf(),
         source,
     });
@@ -653,7 +660,7 @@ fn check_writable(path: &Path) -> Result<()> {
 }
 
 fn write_json(path: &Path, document: &str) -> Result<()> {
-    std::fs::write(path, document).map_err(|source| HostError::Output {
+    std::fs::write(path, document).map_err(|source| Error::Output {
         path: path.to_path_buf(),
         source,
     })
@@ -661,7 +668,7 @@ fn write_json(path: &Path, document: &str) -> Result<()> {
 
 fn results_json(backend: &Backend, rows: &[Row]) -> String {
     let (device, ptx_arch) = match backend {
-        Backend::Gpu(gpu) => (serde_json::to_value(gpu.info()).ok(), Some(gpu.ptx_arch())),
+        Backend::Gpu(gpu) => (serde_json::to_value(gpu.info()).ok(), Some(kernels_host::library_arch(gpu))),
         Backend::Emu => (None, None),
     };
     let document = serde_json::json!({
@@ -683,7 +690,7 @@ fn print_header(backend: &Backend) {
             info.compute_capability.0,
             info.compute_capability.1,
             info.driver_cuda_version,
-            gpu.ptx_arch()
+            kernels_host::library_arch(gpu)
         );
     }
 }
@@ -699,7 +706,7 @@ fn info_json(backend: &Backend) -> Result<String> {
                 .map(|(family, size, choice)| serde_json::json!({ "family": family, "size": size, "choice": choice }))
                 .collect();
             let topology = Topology::of_all_devices().ok();
-            serde_json::json!({ "backend": "gpu", "device": gpu.info(), "ptx_arch": gpu.ptx_arch(), "kernels": occupancy, "choices": choices, "topology": topology })
+            serde_json::json!({ "backend": "gpu", "device": gpu.info(), "ptx_arch": kernels_host::library_arch(gpu), "kernels": occupancy, "choices": choices, "topology": topology })
         }
         Backend::Emu => {
             let kernels: Vec<_> = kernels
@@ -752,7 +759,7 @@ fn print_info(backend: &Backend) -> Result<()> {
         "  driver CUDA {} (bindings {}), PTX loaded: {}",
         i.driver_cuda_version,
         i.bindings_cuda_version,
-        gpu.ptx_arch()
+        kernels_host::library_arch(gpu)
     );
     println!(
         "  {} SMs, {} threads and {} registers per SM, L2 {:.0} MiB",

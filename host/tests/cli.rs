@@ -14,7 +14,7 @@ fn host(args: &[&str], env: &[(&str, &str)]) -> (Output, Duration) {
     let binary = std::env::var_os("HOST_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_host").into());
     let output = Command::new(binary)
         .args(args)
-        .env_remove("KERNELS_DEVICE")
+        .env_remove("PTXKIT_DEVICE")
         .envs(env.iter().copied())
         .output()
         .expect("the host binary runs");
@@ -117,7 +117,7 @@ fn bad_invocations_exit_2_at_once_with_a_message_naming_the_value() {
             vec![],
             "cannot write",
         ),
-        (vec!["info"], vec![("KERNELS_DEVICE", "abc")], "'abc'"),
+        (vec!["info"], vec![("PTXKIT_DEVICE", "abc")], "'abc'"),
         (vec!["frobnicate"], vec![], "frobnicate"),
         (vec!["autotune"], vec![], "autotune needs a GPU"),
         (
@@ -154,7 +154,7 @@ fn bad_invocations_exit_2_at_once_with_a_message_naming_the_value() {
 fn a_device_number_is_never_silently_replaced_by_the_emulator() {
     for (args, env) in [
         (vec!["--device", "7", "info"], vec![]),
-        (vec!["info"], vec![("KERNELS_DEVICE", "7")]),
+        (vec!["info"], vec![("PTXKIT_DEVICE", "7")]),
     ] {
         let (output, took) = host(&args, &env);
         let (_, stderr) = text(&output);
@@ -170,7 +170,7 @@ fn a_device_number_is_never_silently_replaced_by_the_emulator() {
 
 #[test]
 fn without_a_gpu_the_gpu_backend_says_so_and_auto_falls_back_to_the_emulator() {
-    let has_gpu = host::gpu::is_available();
+    let has_gpu = ptxkit_runtime::is_available();
     let (gpu, _) = host(&["--backend", "gpu", "info"], &[]);
     let (auto, _) = host(&["info"], &[]);
     let (auto_out, auto_err) = text(&auto);

@@ -14,7 +14,7 @@ fn host(args: &[&str]) -> (Output, Duration) {
     let binary = std::env::var_os("HOST_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_host").into());
     let output = Command::new(binary)
         .args(args)
-        .env_remove("KERNELS_DEVICE")
+        .env_remove("PTXKIT_DEVICE")
         .output()
         .expect("the host binary runs");
     (output, start.elapsed())

@@ -3,7 +3,7 @@
 
 mod common;
 
-use host::Backend;
+use ptxkit_runtime::Backend;
 
 #[test]
 fn every_registered_kernel_matches_its_reference_on_edge_sizes_on_the_emulator() {
@@ -12,7 +12,7 @@ fn every_registered_kernel_matches_its_reference_on_edge_sizes_on_the_emulator()
 
 #[test]
 fn every_family_has_edge_sizes_and_a_smoke_size_its_kernels_accept() {
-    for family in host::families::FAMILIES {
+    for family in kernels_host::families::FAMILIES {
         assert!(!family.edge_sizes().is_empty(), "{} has no edge sizes", family.name());
         for size in family
             .edge_sizes()
@@ -29,16 +29,16 @@ fn every_family_has_edge_sizes_and_a_smoke_size_its_kernels_accept() {
 #[test]
 fn every_registry_family_has_a_host_side_and_back() {
     let registry: Vec<&str> = kernels::registry::FAMILIES.iter().map(|f| f.name()).collect();
-    let host: Vec<&str> = host::families::FAMILIES.iter().map(|f| f.name()).collect();
+    let host: Vec<&str> = kernels_host::families::FAMILIES.iter().map(|f| f.name()).collect();
     assert_eq!(
         registry, host,
-        "kernels::registry::FAMILIES and host::families::FAMILIES must list the same families"
+        "kernels::registry::FAMILIES and kernels_host::families::FAMILIES must list the same families"
     );
 }
 
 #[test]
 fn every_configuration_a_family_names_is_one_of_its_kernels() {
-    for family in host::families::FAMILIES {
+    for family in kernels_host::families::FAMILIES {
         let entries: Vec<&str> = family.kernels().iter().map(|k| k.entry).collect();
         for configuration in family.configurations() {
             assert!(
@@ -54,17 +54,17 @@ fn every_configuration_a_family_names_is_one_of_its_kernels() {
 fn the_emulator_refuses_the_sm90a_kernels_before_running_them() {
     let backend = Backend::Emu;
     let mut refused = 0;
-    for family in host::families::FAMILIES {
+    for family in kernels_host::families::FAMILIES {
         for (index, kernel) in family.kernels().iter().enumerate() {
             if !kernel.sm90a_only {
                 continue;
             }
-            assert!(!backend.has(kernel.entry, kernels::Source::Rust), "{}", kernel.entry);
+            assert!(!kernels_host::families::runs_here(&backend, &kernel, kernels::Source::Rust), "{}", kernel.entry);
             let mut case = family.prepare(&backend, family.smoke_size(), 1, 1).unwrap();
             case.poison().unwrap();
             let error = case.launch(index, kernels::Source::Rust, 0).unwrap_err();
             assert!(
-                matches!(error, host::HostError::NeedsSm90a { .. }) && error.to_string().contains(kernel.entry),
+                matches!(error, ptxkit_runtime::Error::NeedsSm90a { .. }) && error.to_string().contains(kernel.entry),
                 "{}: {error}",
                 kernel.entry
             );

@@ -5,9 +5,9 @@
 mod common;
 mod turn;
 
-use host::families::{elementwise, matmul};
-use host::gpu::{Gpu, ManagedBuffer, MemoryLocation};
-use host::{Backend, HostError};
+use kernels_host::families::{elementwise, matmul};
+use ptxkit_runtime::{Gpu, ManagedBuffer, MemoryLocation};
+use ptxkit_runtime::{Backend, Error};
 use kernels::elementwise::Elementwise;
 use kernels::matmul::Matmul;
 use kernels::testing::{guarded_random_vec, rng};
@@ -120,7 +120,7 @@ fn managed_buffer_refuses_host_access_while_gpu_work_is_pending() {
     let naive = &kernels::matmul::naive::KERNEL;
     matmul::launch(&backend, naive, Source::Rust, &problem, &a, &b, &mut c).unwrap();
     assert!(
-        matches!(c.as_slice(), Err(HostError::ManagedBusy)),
+        matches!(c.as_slice(), Err(Error::ManagedBusy)),
         "host access while the kernel runs must be refused"
     );
     assert!(
@@ -134,7 +134,7 @@ fn managed_buffer_refuses_host_access_while_gpu_work_is_pending() {
                 &b,
                 &mut c
             ),
-            Err(HostError::ManagedBusy)
+            Err(Error::ManagedBusy)
         ),
         "the emulator must not touch memory the GPU is using"
     );
@@ -147,7 +147,7 @@ fn managed_buffer_refuses_host_access_while_gpu_work_is_pending() {
 fn a_buffer_attached_to_an_idle_stream_is_readable_while_another_streams_kernel_runs() {
     let backend = open();
     let gpu = gpu(&backend);
-    let idle = Gpu::open(Some(gpu.info().ordinal)).unwrap();
+    let idle = kernels_host::open_gpu(Some(gpu.info().ordinal)).unwrap();
     let mut attached = ManagedBuffer::new(gpu, 1024, 5.0f32).unwrap();
     attached.share_with(&idle).unwrap();
     attached.attach_to_stream(&idle).unwrap();
@@ -162,7 +162,7 @@ fn a_buffer_attached_to_an_idle_stream_is_readable_while_another_streams_kernel_
         &attached,
         &mut ManagedBuffer::new(gpu, 1024, 0.0f32).unwrap(),
     );
-    assert!(matches!(refused, Err(HostError::WrongMemory { .. })), "{refused:?}");
+    assert!(matches!(refused, Err(Error::WrongMemory { .. })), "{refused:?}");
     let side = 4096;
     let a = ManagedBuffer::new(gpu, side * side, 1.0f32).unwrap();
     let b = ManagedBuffer::new(gpu, side * side, 1.0f32).unwrap();
@@ -178,7 +178,7 @@ fn a_buffer_attached_to_an_idle_stream_is_readable_while_another_streams_kernel_
         &mut c,
     )
     .unwrap();
-    assert!(matches!(c.as_slice(), Err(HostError::ManagedBusy)));
+    assert!(matches!(c.as_slice(), Err(Error::ManagedBusy)));
     // The kernel still runs (tens of milliseconds), and the attached buffer is the CPU's.
     let values = attached.as_slice().expect("an idle stream's memory is the CPU's");
     assert!(values.iter().all(|&v| v == 5.0));
@@ -194,7 +194,7 @@ fn a_buffer_attached_to_an_idle_stream_is_readable_while_another_streams_kernel_
 fn readers_of_a_shared_managed_buffer_run_at_once_and_a_writer_waits_for_them() {
     let backend = open();
     let gpu = gpu(&backend);
-    let other = Backend::Gpu(Box::new(Gpu::open(Some(gpu.info().ordinal)).unwrap()));
+    let other = Backend::Gpu(Box::new(kernels_host::open_gpu(Some(gpu.info().ordinal)).unwrap()));
     let side = 4096;
     let mut shared = ManagedBuffer::new(gpu, side * side, 1.0f32).unwrap();
     shared.share_with(self::gpu(&other)).unwrap();
@@ -259,7 +259,7 @@ fn managed_allocation_beyond_free_memory_is_refused() {
     let (free, _) = gpu.context().mem_get_info().unwrap();
     let too_many_floats = free / 4 + (1 << 28);
     match ManagedBuffer::new(gpu, too_many_floats, 0.0f32) {
-        Err(HostError::ManagedOversubscription {
+        Err(Error::ManagedOversubscription {
             requested,
             free: reported,
         }) => assert!(requested > reported),
@@ -279,24 +279,24 @@ fn gpu_launches_reject_short_arrays_and_host_memory_before_launching() {
     let nine = Elementwise::new(9).unwrap();
     assert!(matches!(
         elementwise::launch(&backend, kernel, Source::Rust, &nine, &a, &a, &mut c),
-        Err(HostError::InvalidInput { .. })
+        Err(Error::InvalidInput { .. })
     ));
     let three = Matmul::new(3, 3, 3).unwrap();
     let tiled = &kernels::matmul::tiled::KERNEL;
     assert!(matches!(
         matmul::launch(&backend, tiled, Source::Rust, &three, &a, &a, &mut c),
-        Err(HostError::InvalidInput { .. })
+        Err(Error::InvalidInput { .. })
     ));
     let host = vec![1.0f32; 8];
     let eight = Elementwise::new(8).unwrap();
     assert!(matches!(
         elementwise::launch(&backend, kernel, Source::Rust, &eight, &host, &a, &mut c),
-        Err(HostError::WrongMemory { .. })
+        Err(Error::WrongMemory { .. })
     ));
     // The CUDA C twins are not loaded: asking for one is an error, not a wrong launch.
     assert!(matches!(
         elementwise::launch(&backend, kernel, Source::CudaC, &eight, &a, &a, &mut c),
-        Err(HostError::SourceUnavailable { .. })
+        Err(Error::NotLoaded { .. })
     ));
 }
 

@@ -5,15 +5,15 @@
 //! them with `--include-ignored`.
 
 use cudarc::driver::{CudaSlice, DevicePtr};
-use host::families::elementwise;
-use host::gpu::{ExternalArray, ExternalStream, Gpu, ManagedBuffer};
-use host::{Backend, HostError};
+use kernels_host::families::elementwise;
+use ptxkit_runtime::{ExternalArray, ExternalStream, Gpu, ManagedBuffer};
+use ptxkit_runtime::{Backend, Error};
 use kernels::elementwise::Elementwise;
 use kernels::testing::{random_vec, rng};
 use kernels::{Source, vec_add};
 
 fn open() -> Gpu {
-    Gpu::open(None).unwrap_or_else(|e| panic!("these tests need a GPU: {e}"))
+    kernels_host::open_gpu(None).unwrap_or_else(|e| panic!("these tests need a GPU: {e}"))
 }
 
 fn address(slice: &CudaSlice<f32>) -> u64 {
@@ -60,19 +60,19 @@ fn external_arrays_are_checked_against_the_drivers_records() {
     // SAFETY: each is refused before it could be used.
     let refused = |address: u64, len: usize| unsafe { ExternalArray::<f32>::new(&gpu, address, len) }.err();
     assert!(
-        matches!(refused(base + 4, 16), Some(HostError::InvalidInput { .. })),
+        matches!(refused(base + 4, 16), Some(Error::InvalidInput { .. })),
         "misaligned"
     );
     let host = vec![0.0f32; 4096];
     assert!(
         matches!(
             refused(host.as_ptr() as u64 & !255, 16),
-            Some(HostError::WrongMemory { .. })
+            Some(Error::WrongMemory { .. })
         ),
         "host memory"
     );
     assert!(
-        matches!(refused(base, 4096 + (1 << 24)), Some(HostError::WrongMemory { .. })),
+        matches!(refused(base, 4096 + (1 << 24)), Some(Error::WrongMemory { .. })),
         "past the end"
     );
     // SAFETY: the slice outlives the array.
@@ -94,7 +94,7 @@ fn a_gpu_on_an_external_stream_refuses_the_projects_own_buffers() {
     // SAFETY: the legacy default stream.
     let backend = Backend::Gpu(Box::new(gpu.on_external_stream(unsafe { ExternalStream::from_raw(0) })));
     let slices = elementwise::launch(&backend, &vec_add::KERNEL, Source::Rust, &problem, &a, &b, &mut out);
-    assert!(matches!(slices, Err(HostError::WrongMemory { .. })), "{slices:?}");
+    assert!(matches!(slices, Err(Error::WrongMemory { .. })), "{slices:?}");
     let mixed = elementwise::launch(
         &backend,
         &vec_add::KERNEL,
@@ -104,7 +104,7 @@ fn a_gpu_on_an_external_stream_refuses_the_projects_own_buffers() {
         &b,
         &mut out,
     );
-    assert!(matches!(mixed, Err(HostError::WrongMemory { .. })), "{mixed:?}");
+    assert!(matches!(mixed, Err(Error::WrongMemory { .. })), "{mixed:?}");
 }
 
 /// Runs `launch` twice on the same inputs: the host's way (`Buffer`s on the GPU's own stream) and
@@ -115,8 +115,8 @@ macro_rules! both_paths {
         let gpu: &Gpu = $gpu;
         let host = {
             let $backend = &Backend::Gpu(Box::new(open()));
-            $(let $x = &host::array::Buffer::upload($backend, &$input).unwrap();)+
-            let $out = &mut host::array::Buffer::upload($backend, &vec![f32::NAN; $out_len]).unwrap();
+            $(let $x = &ptxkit_runtime::array::Buffer::upload($backend, &$input).unwrap();)+
+            let $out = &mut ptxkit_runtime::array::Buffer::upload($backend, &vec![f32::NAN; $out_len]).unwrap();
             $launch.unwrap();
             $out.read($backend).unwrap()
         };
@@ -153,7 +153,7 @@ fn assert_same_bits(what: &str, host: &[f32], extension: &[f32]) {
 #[test]
 #[ignore = "needs an NVIDIA GPU; the runner runs it with --include-ignored"]
 fn the_extensions_path_gives_the_host_paths_bits() {
-    use host::families::{matmul_tc, softmax, transpose};
+    use kernels_host::families::{matmul_tc, softmax, transpose};
     let gpu = &open();
     let mut inputs = rng();
     let (rows, cols) = (1001, 777);

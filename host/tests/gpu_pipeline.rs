@@ -3,9 +3,9 @@
 
 mod turn;
 
-use host::HostError;
-use host::families::elementwise;
-use host::gpu::{ManagedBuffer, MemoryLocation};
+use ptxkit_runtime::Error;
+use kernels_host::families::elementwise;
+use ptxkit_runtime::{ManagedBuffer, MemoryLocation};
 use kernels::elementwise::Elementwise;
 use kernels::{Source, vec_add};
 use turn::open;
@@ -78,10 +78,10 @@ fn a_managed_chunk_launch_writes_only_its_range_and_prefetches_on_other_streams_
     assert!(side.synchronize().is_ok());
     assert!(matches!(
         buffer.chunk_mut(n - 1..n + 1),
-        Err(HostError::InvalidInput { .. })
+        Err(Error::InvalidInput { .. })
     ));
     assert!(matches!(
         buffer.prefetch_range_on(gpu, &side, 5..5, MemoryLocation::Host),
-        Err(HostError::InvalidInput { .. })
+        Err(Error::InvalidInput { .. })
     ));
 }

@@ -3,11 +3,11 @@
 //! rank, and every scenario on two GPUs. Tests that need a GPU show as ignored without one; the
 //! runner runs them with `--include-ignored`, and on a one-GPU runner with `--skip two_gpus`.
 
-use host::backend::Backend;
+use ptxkit_runtime::Backend;
 use host::demos::multi_gpu::{self, Plan, Scenario, split};
 use host::demos::{Row, Settings, Status};
-use host::families::matmul::Oracle;
-use host::gpu::{DeviceList, Gpu, Topology};
+use kernels_host::families::matmul::Oracle;
+use ptxkit_runtime::{DeviceList, Topology};
 use kernels::reference::Operands;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -86,7 +86,7 @@ fn all_pass(rows: &[Row]) {
 }
 
 fn gpus(list: &[usize]) -> Vec<Backend> {
-    multi_gpu::backends_of(Gpu::open_list(&DeviceList::These(list.to_vec())).unwrap())
+    multi_gpu::backends_of(kernels_host::open_gpus(&DeviceList::These(list.to_vec())).unwrap())
 }
 
 #[test]
@@ -131,7 +131,7 @@ fn two_gpus_pass_every_scenario() {
 #[test]
 #[ignore = "needs two NVIDIA GPUs; the runner runs it with --include-ignored on a two-GPU machine"]
 fn two_gpus_report_their_link_both_ways() {
-    let gpus = Gpu::open_list(&DeviceList::These(vec![0, 1])).unwrap();
+    let gpus = kernels_host::open_gpus(&DeviceList::These(vec![0, 1])).unwrap();
     let topology = Topology::of(&gpus).unwrap();
     assert_eq!(topology.pairs.len(), 2);
     assert!(topology.pairs.iter().all(|p| p.peer_access), "{topology:?}");

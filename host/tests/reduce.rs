@@ -1,10 +1,9 @@
 //! The reductions' promise beyond their value: every variant gives the same bits on every run for
 //! the same input and launch shape, on the emulator and on the GPU.
 
-use host::Backend;
-use host::array::Buffer;
-use host::families::reduce::{complete, grid_inputs, resident_blocks};
-use host::gpu::Gpu;
+use ptxkit_runtime::Backend;
+use ptxkit_runtime::array::Buffer;
+use kernels_host::families::reduce::{complete, grid_inputs, resident_blocks};
 use kernels::Source;
 use kernels::reduce::{FAMILY, Reduce};
 
@@ -54,7 +53,7 @@ fn every_reduction_gives_the_same_bits_every_run_on_the_emulator() {
 #[ignore = "needs an NVIDIA GPU; the runner runs it with --include-ignored"]
 fn every_reduction_gives_the_same_bits_every_run_on_the_gpu() {
     let backend = Backend::Gpu(Box::new(
-        Gpu::open(None).unwrap_or_else(|e| panic!("the GPU suite needs a GPU: {e}")),
+        kernels_host::open_gpu(None).unwrap_or_else(|e| panic!("the GPU suite needs a GPU: {e}")),
     ));
     same_bits_every_run(&backend, (1 << 26) + 3);
 }

@@ -3,10 +3,10 @@
 //! (defaults 1000, 2^20, 512); the perf log keeps the figures (before and after the coroutine
 //! emulator, same machine).
 
-use kernels::device::{sync_threads, thread_idx};
+use ptxkit::device::{sync_threads, thread_idx};
 use kernels::elementwise::Elementwise;
 use kernels::matmul::Matmul;
-use kernels::{Kernel, LaunchShape, Problem, kernel};
+use ptxkit::{Kernel, LaunchShape, Problem, kernel};
 use std::time::Instant;
 
 kernel! {
@@ -40,8 +40,8 @@ fn main() {
     let threads = 1024u32;
     let mut out = vec![0u32; threads as usize];
     let shape = LaunchShape {
-        grid: kernels::Dim3::x(1),
-        block: kernels::Dim3::x(threads),
+        grid: ptxkit::Dim3::x(1),
+        block: ptxkit::Dim3::x(threads),
         shared_bytes: 0,
     };
     let seconds = time(&format!("{barriers} barriers × {threads} threads"), || {

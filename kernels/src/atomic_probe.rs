@@ -9,12 +9,12 @@
 //! load and a fence (odd `v`). A missing ordering shows as a wrong link; a block waiting on one that
 //! has not started would hang (the ticket prevents it, as a scan's look-back needs).
 
-use crate::device::{
+use ptxkit::device::{
     atomic_add, atomic_cas, atomic_exch, atomic_max, atomic_min, block_dim, block_idx, global_store, grid_dim,
     load_acquire, load_relaxed, red_add, store_relaxed, store_release, sync_threads, thread_fence, thread_idx,
 };
-use crate::family::{Family, Problem};
-use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel, shared_memory};
+use ptxkit::{Family, Problem};
+use ptxkit::{Dim3, Kernel, SharedMemory, kernel, shared_memory};
 
 /// Threads per block.
 pub const BLOCK: u32 = 256;
@@ -65,11 +65,11 @@ impl Problem for AtomicProbe {
 #[cfg(not(target_arch = "nvptx64"))]
 impl AtomicProbe {
     /// At least one block; at most 2^16, so that the f32 sum stays exact.
-    pub fn new(blocks: usize) -> Result<Self, crate::InvalidSize> {
+    pub fn new(blocks: usize) -> Result<Self, ptxkit::InvalidSize> {
         if (1..=1 << 16).contains(&blocks) {
             Ok(AtomicProbe { blocks: blocks as u32 })
         } else {
-            Err(crate::InvalidSize {
+            Err(ptxkit::InvalidSize {
                 problem: "atomic probe",
                 reason: format!("blocks = {blocks}: from 1 to 65536 (the f32 counter stays exact up to there)"),
             })
@@ -93,7 +93,7 @@ impl AtomicProbe {
 shared_memory! {
     /// The block's ticket, told to every thread.
     pub struct Ticket {
-        pub ticket: crate::device::SharedSlice<u32> = 1,
+        pub ticket: ptxkit::device::SharedSlice<u32> = 1,
     }
 }
 
@@ -193,7 +193,6 @@ pub const KERNEL: Kernel<AtomicProbe> = Kernel {
     block: Dim3::x(BLOCK),
     shared: SharedMemory::of(Ticket::BYTES),
     grid: |p| Dim3::x(p.blocks),
-    bounds: LaunchBounds::NONE,
 };
 
 /// The atomics, fences and ordered accesses, checked: the registry's list.

@@ -6,9 +6,9 @@
 //! in two halves of 16 lanes, 16-byte accesses in four quarters of 8 lanes, each half or quarter
 //! served alone. [`wavefronts`] counts them for any warp's addresses; the probe times real ones.
 
-use crate::device::{DynamicShared, Float4, block_idx, clock64, global_store, sync_threads, thread_idx};
-use crate::family::{Family, Problem};
-use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel};
+use ptxkit::device::{DynamicShared, Float4, block_idx, clock64, global_store, sync_threads, thread_idx};
+use ptxkit::{Family, Problem};
+use ptxkit::{Dim3, Kernel, SharedMemory, kernel};
 
 /// Banks, and bytes per bank per wavefront.
 pub const BANKS: u32 = 32;
@@ -80,9 +80,9 @@ impl Problem for BankProbe {
 
 #[cfg(not(target_arch = "nvptx64"))]
 impl BankProbe {
-    pub fn new(stride: usize, width: usize) -> Result<Self, crate::InvalidSize> {
+    pub fn new(stride: usize, width: usize) -> Result<Self, ptxkit::InvalidSize> {
         if !(1..=MAX_STRIDE as usize).contains(&stride) || !matches!(width, 4 | 8 | 16) {
-            return Err(crate::InvalidSize {
+            return Err(ptxkit::InvalidSize {
                 problem: "bank probe",
                 reason: format!(
                     "stride = {stride}, width = {width}: the stride is 1 to {MAX_STRIDE} elements and the width 4, 8 or 16 bytes"
@@ -102,8 +102,8 @@ impl BankProbe {
 /// # Safety
 /// `slots` holds at least 32 · stride elements of T, all written.
 #[inline(always)]
-unsafe fn read_many<T: crate::device::SharedWord>(
-    slots: crate::device::SharedSlice<T>,
+unsafe fn read_many<T: ptxkit::device::SharedWord>(
+    slots: ptxkit::device::SharedSlice<T>,
     index: u32,
     fold: impl Fn(T) -> u32,
 ) -> u32 {
@@ -166,7 +166,6 @@ pub const KERNEL: Kernel<BankProbe> = Kernel {
     block: Dim3::x(PROBE_WARPS * 32),
     shared: SharedMemory::of(PROBE_BYTES),
     grid: |_| Dim3::x(PROBE_BLOCKS),
-    bounds: LaunchBounds::NONE,
 };
 
 /// The bank-conflict probe: the registry's list.

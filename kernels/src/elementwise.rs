@@ -1,7 +1,7 @@
 //! The element-wise problem: two inputs and one output of `n` f32 each, one result per element.
 //! Its families: [`vec_add`](crate::vec_add) and [`shared_mem_add`](crate::shared_mem_add).
 
-use crate::family::Problem;
+use ptxkit::Problem;
 
 /// `n` elements in each of `a`, `b` and `out`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -17,9 +17,9 @@ impl Problem for Elementwise {
 #[cfg(not(target_arch = "nvptx64"))]
 impl Elementwise {
     /// `n` elements: at least 1, and within the kernels' 32-bit index range.
-    pub fn new(n: usize) -> Result<Self, crate::InvalidSize> {
+    pub fn new(n: usize) -> Result<Self, ptxkit::InvalidSize> {
         Ok(Elementwise {
-            n: crate::family::element_count("element-wise", n)?,
+            n: crate::size::element_count("element-wise", n)?,
         })
     }
 

@@ -3,9 +3,9 @@
 //! partial`). One thread per output; an index past the source gives NaN rather than a read out of
 //! bounds, so any index array is safe to launch with.
 
-use crate::device::{block_dim, block_idx, global_store, thread_idx};
-use crate::family::{Family, Problem};
-use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel};
+use ptxkit::device::{block_dim, block_idx, global_store, thread_idx};
+use ptxkit::{Family, Problem};
+use ptxkit::{Dim3, Kernel, SharedMemory, kernel};
 
 /// `n` outputs gathered by `n` indices from a source of `len` elements.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -43,7 +43,6 @@ pub const KERNEL: Kernel<Gather> = Kernel {
     block: Dim3::x(BLOCK),
     shared: SharedMemory::NONE,
     grid: |p| Dim3::x(p.n.div_ceil(BLOCK)),
-    bounds: LaunchBounds::NONE,
 };
 
 /// The registry's list.
@@ -52,10 +51,10 @@ pub const FAMILY: Family<Gather> = Family::new("gather", &[KERNEL]);
 #[cfg(not(target_arch = "nvptx64"))]
 impl Gather {
     /// At least one output and one source element, each within the kernels' 32-bit index range.
-    pub fn new(n: usize, len: usize) -> Result<Self, crate::InvalidSize> {
+    pub fn new(n: usize, len: usize) -> Result<Self, ptxkit::InvalidSize> {
         Ok(Gather {
-            n: crate::family::element_count("gather outputs", n)?,
-            len: crate::family::element_count("gather source", len)?,
+            n: crate::size::element_count("gather outputs", n)?,
+            len: crate::size::element_count("gather source", len)?,
         })
     }
 

@@ -1,5 +1,5 @@
 //! Kernels that run the tensor cores' `mma.sync` once per warp on tiles read from global memory,
-//! each lane loading and storing exactly the elements the fragment tables of [`crate::device::mma`]
+//! each lane loading and storing exactly the elements the fragment tables of [`ptxkit::device::mma`]
 //! give it: the GPU suite checks those tables against the hardware, the emulator suite the
 //! emulator's form of the instruction, both against one f64 reference.
 //!
@@ -15,16 +15,16 @@
 //! B by its transposing form, four, two and one matrix per instruction. The same check then covers
 //! the six `ldmatrix` forms.
 
-use crate::device::mma::{
+use ptxkit::device::mma::{
     accumulator_position, bf16_a_position, bf16_b_position, mma_bf16_m16n8k16, mma_f16_m16n8k16, mma_tf32_m16n8k8,
     tf32_a_position, tf32_b_position,
 };
-use crate::device::{
+use ptxkit::device::{
     MatrixLayout, SharedMatrix, WARP_SIZE, block_dim, block_idx, global_store, lane_id, sync_threads, thread_idx,
     unrolled, unrolled_to,
 };
-use crate::family::{Family, Problem};
-use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel, shared_memory};
+use ptxkit::{Family, Problem};
+use ptxkit::{Dim3, Kernel, SharedMemory, kernel, shared_memory};
 
 /// Words of A per tile.
 pub const A_WORDS: u32 = 128;
@@ -49,11 +49,11 @@ impl Problem for MmaProbe {
 #[cfg(not(target_arch = "nvptx64"))]
 impl MmaProbe {
     /// At least one block, and arrays within the 32-bit index range.
-    pub fn new(blocks: usize) -> Result<Self, crate::InvalidSize> {
+    pub fn new(blocks: usize) -> Result<Self, ptxkit::InvalidSize> {
         let words = (blocks as u64).checked_mul(2 * C_LEN as u64);
         match words {
             Some(words) if blocks >= 1 && words <= u32::MAX as u64 => Ok(MmaProbe { blocks: blocks as u32 }),
-            _ => Err(crate::InvalidSize {
+            _ => Err(ptxkit::InvalidSize {
                 problem: "mma probe",
                 reason: format!(
                     "blocks = {blocks}: at least 1, and at most {} (a 32-bit index over the arrays)",
@@ -252,7 +252,6 @@ pub const KERNEL_BF16: Kernel<MmaProbe> = Kernel {
     block: Dim3::x(BLOCK),
     shared: SharedMemory::NONE,
     grid: |p| Dim3::x(p.blocks),
-    bounds: LaunchBounds::NONE,
 };
 
 /// f16 m16n8k16, [`BLOCK`] threads per block.
@@ -267,7 +266,6 @@ pub const KERNEL_TF32: Kernel<MmaProbe> = Kernel {
     block: Dim3::x(BLOCK),
     shared: SharedMemory::NONE,
     grid: |p| Dim3::x(p.blocks),
-    bounds: LaunchBounds::NONE,
 };
 
 /// bf16 m16n8k16 through shared memory and `ldmatrix`, [`BLOCK`] threads per block.
@@ -276,7 +274,6 @@ pub const KERNEL_BF16_LDMATRIX: Kernel<MmaProbe> = Kernel {
     block: Dim3::x(BLOCK),
     shared: SharedMemory::of(Staged::BYTES),
     grid: |p| Dim3::x(p.blocks),
-    bounds: LaunchBounds::NONE,
 };
 
 /// bf16 through shared memory and `ldmatrix` x2, [`BLOCK`] threads per block.

@@ -2,12 +2,12 @@
 //! votes, sync_warp), so
 //! that the emulator and the GPU can be checked against the same expected values.
 
-use crate::device::{
+use ptxkit::device::{
     WARP_SIZE, ballot, block_dim, block_idx, global_store, lane_id, match_any, shfl_down, shfl_idx, shfl_up, shfl_xor,
     sync_warp, thread_idx, unrolled, vote_all, vote_any,
 };
-use crate::family::{Family, Problem};
-use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel};
+use ptxkit::{Family, Problem};
+use ptxkit::{Dim3, Kernel, SharedMemory, kernel};
 
 /// Words each thread writes.
 pub const WORDS_PER_THREAD: u32 = 10;
@@ -29,11 +29,11 @@ impl Problem for WarpProbe {
 #[cfg(not(target_arch = "nvptx64"))]
 impl WarpProbe {
     /// At least one block, and an output within the 32-bit index range.
-    pub fn new(blocks: usize) -> Result<Self, crate::InvalidSize> {
+    pub fn new(blocks: usize) -> Result<Self, ptxkit::InvalidSize> {
         let words = (blocks as u64).checked_mul((BLOCK * WORDS_PER_THREAD) as u64);
         match words {
             Some(words) if blocks >= 1 && words <= u32::MAX as u64 => Ok(WarpProbe { blocks: blocks as u32 }),
-            _ => Err(crate::InvalidSize {
+            _ => Err(ptxkit::InvalidSize {
                 problem: "warp probe",
                 reason: format!(
                     "blocks = {blocks}: at least 1, and at most {} (a 32-bit index over the output)",
@@ -94,7 +94,6 @@ pub const KERNEL: Kernel<WarpProbe> = Kernel {
     block: Dim3::x(BLOCK),
     shared: SharedMemory::NONE,
     grid: |p| Dim3::x(p.blocks),
-    bounds: LaunchBounds::NONE,
 };
 
 /// The warp-level device layer, checked: the registry's list.

@@ -4,11 +4,8 @@
 //! A new variant of a family goes into that family's `FAMILY` list (e.g. [`crate::matmul::FAMILY`]);
 //! a new family goes here.
 
-use crate::family::{AnyFamily, KernelInfo};
-use crate::{
-    atomic_probe, attention, banks, conv2d, gather, histogram, histogram_f32, matmul, matmul_bf16, matmul_tc,
-    mma_probe, probe, reduce, rows, scan, shared_mem_add, softmax, transpose, vec_add,
-};
+use ptxkit::{AnyFamily, KernelInfo};
+use crate::{atomic_probe, attention, banks, conv2d, gather, histogram, histogram_f32, matmul, matmul_bf16, matmul_tc, mma_probe, probe, reduce, rows, scan, shared_mem_add, softmax, transpose, vec_add};
 
 /// Every family, in the order demos and reports show them.
 pub static FAMILIES: &[&dyn AnyFamily] = &[
@@ -76,7 +73,7 @@ mod tests {
 
     #[test]
     fn shared_memory_layouts_give_the_registered_bytes() {
-        use crate::device::MatrixLayout;
+        use ptxkit::device::MatrixLayout;
         // Dense 32×32 tiles: 2 · 32 · 32 floats; padded: one more column per row.
         assert_eq!(crate::matmul::tiled::Tiles::BYTES, 2 * 32 * 32 * 4);
         assert_eq!(

@@ -1,9 +1,9 @@
 //! The seed's shared-memory example: each thread stages `a[i] + b[i]` in shared memory, the block
 //! meets at a barrier, then each thread adds its left neighbour's staged value to its own.
 
-use crate::device::{SharedSlice, block_dim, block_idx, global_store, sync_threads, thread_idx};
+use ptxkit::device::{SharedSlice, block_dim, block_idx, global_store, sync_threads, thread_idx};
 use crate::elementwise::Elementwise;
-use crate::{Dim3, Family, Kernel, LaunchBounds, SharedMemory, kernel, shared_memory};
+use ptxkit::{Dim3, Family, Kernel, SharedMemory, kernel, shared_memory};
 
 /// Threads per block; the neighbour sum restarts at each block.
 pub const BLOCK: u32 = 256;
@@ -45,7 +45,6 @@ pub const KERNEL: Kernel<Elementwise> = Kernel {
     block: Dim3::x(BLOCK),
     shared: SharedMemory::of(Staged::BYTES),
     grid: |p| Dim3::x(p.n.div_ceil(BLOCK)),
-    bounds: LaunchBounds::NONE,
 };
 
 /// The seed's neighbour sum: the registry's list of its kernels.

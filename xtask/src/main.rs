@@ -3,14 +3,15 @@
 mod bundle;
 mod plots;
 mod report;
+mod tools;
 mod twins;
 mod wheel;
 
 use clap::{Parser, Subcommand};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
-use xtask::ptx_build::{entry_names, ptx_path};
-use xtask::{Arch, DEFAULT_ARCHS, PtxBuild, ptxas};
+use ptxkit_build::ptx::entry_names;
+use ptxkit_build::{Arch, DEFAULT_ARCHS, PtxBuilder, PtxasCheck, ptxas};
 
 #[derive(Parser)]
 #[command(about = "Project automation for the Rust GPU kernels workspace")]
@@ -139,18 +140,35 @@ fn target_dir() -> PathBuf {
         .unwrap_or_else(|| workspace_root().join("target"))
 }
 
+/// The library's kernel crate, built by the same builder a user's build script uses.
+fn library_builder(archs: &[Arch]) -> PtxBuilder {
+    PtxBuilder::new(workspace_root().join("kernels"))
+        .arch(archs)
+        .target_dir(target_dir().join("ptx-build"))
+}
+
+/// Where `build-ptx` writes the PTX for `arch`.
+fn ptx_path(arch: Arch) -> PathBuf {
+    target_dir().join("ptx").join(arch.to_string()).join("kernels.ptx")
+}
+
 fn build_ptx(archs: &[Arch], no_ptxas: bool) -> Result<(), Failure> {
-    let out_dir = target_dir().join("ptx");
     eprintln!("building PTX for {} ...", join(archs));
-    let paths = PtxBuild::for_workspace(&workspace_root(), &target_dir()).build_all(archs, &out_dir)?;
-    for path in &paths {
-        check_entries(path)?;
-        println!("wrote {}", path.display());
+    let mut builder = library_builder(archs);
+    let found = if no_ptxas { None } else { tools::find_ptxas(&target_dir()) };
+    builder = match &found {
+        Some((ptxas, _)) => builder.ptxas(ptxas).check_with_ptxas(PtxasCheck::Required),
+        None => builder.check_with_ptxas(PtxasCheck::Off),
+    };
+    let built = builder.build(&target_dir().join("ptx"))?;
+    for module in &built.modules {
+        check_entries(&module.path)?;
+        println!("wrote {}", module.path.display());
     }
     if no_ptxas {
         return Ok(());
     }
-    let Some((ptxas, origin)) = ptxas::find_ptxas(&target_dir()) else {
+    let Some((ptxas, origin)) = found else {
         return Err(Failure(
             "ptxas not found (looked at $PTXAS, PATH, $CUDA_PATH/bin, /usr/local/cuda/bin and target/tools): \
              run `cargo xtask setup` to fetch it from PyPI, or pass --no-ptxas to only write the PTX"
@@ -158,21 +176,14 @@ fn build_ptx(archs: &[Arch], no_ptxas: bool) -> Result<(), Failure> {
         ));
     };
     println!("ptxas: {} ({origin}), {}", ptxas.display(), ptxas::version(&ptxas)?);
-    let mut rows = Vec::new();
-    for (&arch, ptx) in archs.iter().zip(&paths) {
-        let cubin = ptx.with_extension("cubin");
-        for resources in ptxas::assemble(&ptxas, ptx, arch, &cubin)? {
-            rows.push((arch, resources));
-        }
-    }
-    print_resource_table(&rows);
-    // Spills, and arrays or captures LLVM put on the stack: both are local memory, one DRAM round
-    // trip per access that misses the L1.
-    let local: Vec<String> = rows
+    let rows: Vec<(Arch, ptxas::KernelResources)> = built
+        .modules
         .iter()
-        .filter(|(_, r)| r.spill_store_bytes > 0 || r.spill_load_bytes > 0 || r.stack_bytes > 0)
-        .map(|(arch, r)| format!("{} ({arch}: {} bytes of stack)", r.entry, r.stack_bytes))
+        .flat_map(|m| m.resources.iter().flatten().map(|r| (m.arch, r.clone())))
         .collect();
+    print_resource_table(&rows);
+    // Spills, and arrays or captures LLVM put on the stack: both are local memory.
+    let local = built.local_memory()?;
     if !local.is_empty() {
         return Err(Failure(format!(
             "local memory (register spills or a stack frame) in: {}",
@@ -264,7 +275,7 @@ fn bench_report(input: Option<PathBuf>, out: Option<PathBuf>, torch: Option<Path
 
 fn setup(force: bool, twins: bool) -> Result<(), Failure> {
     let target = target_dir();
-    let ptxas = ptxas::wheel_ptxas(&target);
+    let ptxas = tools::wheel_ptxas(&target);
     if ptxas.is_file() && !force {
         println!(
             "ptxas already at {} ({}); --force fetches it again",
@@ -272,8 +283,8 @@ fn setup(force: bool, twins: bool) -> Result<(), Failure> {
             ptxas::version(&ptxas)?
         );
     } else {
-        let tools = ptxas::tools_dir(&target);
-        fetch_wheel(ptxas::NVCC_WHEEL, &tools.with_file_name("wheels"), &tools)?;
+        let tools = tools::tools_dir(&target);
+        fetch_wheel(tools::NVCC_WHEEL, &tools.with_file_name("wheels"), &tools)?;
         bundle::make_executable(&ptxas)?;
         println!("ptxas ready at {} ({})", ptxas.display(), ptxas::version(&ptxas)?);
     }
@@ -355,7 +366,10 @@ fn compare_twins(arch: Arch, filter: Option<&str>) -> Result<(), Failure> {
     let out = target.join("twins").join(arch.to_string());
     std::fs::create_dir_all(&out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
     eprintln!("building the Rust PTX for {arch} ...");
-    let ptx = PtxBuild::for_workspace(&workspace_root(), &target).build_all(&[arch], &target.join("ptx"))?;
+    let built = library_builder(&[arch])
+        .check_with_ptxas(PtxasCheck::Off)
+        .build(&target.join("ptx"))?;
+    let ptx: Vec<PathBuf> = built.modules.iter().map(|m| m.path.clone()).collect();
     // cuobjdump runs nvdisasm, which it looks for on PATH.
     let path = std::env::join_paths(
         std::iter::once(cuobjdump.with_file_name(""))
@@ -518,7 +532,7 @@ fn doctor() -> Result<(), Failure> {
         Err(e) => row("rust-src", &format!("unknown ({e})")),
     }
     for arch in DEFAULT_ARCHS {
-        let ptx = ptx_path(&target_dir().join("ptx"), *arch);
+        let ptx = ptx_path(*arch);
         let state = if ptx.is_file() {
             "built"
         } else {
@@ -526,7 +540,7 @@ fn doctor() -> Result<(), Failure> {
         };
         row(&format!("ptx {arch}"), &format!("{} {state}", ptx.display()));
     }
-    match ptxas::find_ptxas(&target_dir()) {
+    match tools::find_ptxas(&target_dir()) {
         Some((path, origin)) => {
             let version = ptxas::version(&path).unwrap_or_else(|e| e);
             row("ptxas", &format!("{} ({origin}): {version}", path.display()));

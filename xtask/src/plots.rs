@@ -8,7 +8,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::path::Path;
 use std::sync::OnceLock;
-use xtask::bench_results::{BankReading, BenchCase, BenchRun, Bound, Source};
+use kernels::bench_results::{BankReading, BenchCase, BenchRun, Bound, Source};
 
 /// Tableau 10, less its gray: colours that stay apart for most colour vision.
 const PALETTE: [RGBColor; 9] = [

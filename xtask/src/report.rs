@@ -9,7 +9,7 @@ use crate::plots::{self, Plot};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use xtask::bench_results::{BankReading, BenchCase, BenchRun, Bound, Source, TorchRun};
+use kernels::bench_results::{BankReading, BenchCase, BenchRun, Bound, Source, TorchRun};
 
 /// Where results files come from: the benches need the GPU runner.
 const HOW_TO_RUN: &str = "run the benches on the GPU runner with `target/gpu-bundle/run.sh OUT bench` \
@@ -889,7 +889,7 @@ mod tests {
         TorchRun {
             device: "NVIDIA H200".into(),
             torch: "2.11.0".into(),
-            ops: vec![xtask::bench_results::TorchOp {
+            ops: vec![kernels::bench_results::TorchOp {
                 op: "transpose".into(),
                 shape: "8191x4097".into(),
                 rust_us: 100.4,

@@ -4,7 +4,7 @@
 //! (type, shape, contiguity; then that the memory is the device's and large enough: a
 //! `torch.Tensor` by its device index, as torch's own metadata has it, any other array with the
 //! driver), and queues the kernel on that stream through the host crate's one launch path
-//! ([`host::gpu::Gpu::on_external_stream`], [`host::gpu::ExternalArray`]). Outputs are allocated
+//! ([`ptxkit_runtime::Gpu::on_external_stream`], [`ptxkit_runtime::ExternalArray`]). Outputs are allocated
 //! by the caller (the Python layer, `rust_kernels/operators.py`, with torch).
 //!
 //! Everything that can be checked without a GPU is checked before the driver is loaded, so argument
@@ -13,11 +13,12 @@
 mod interface;
 mod variant;
 
-use host::Backend;
-use host::families;
-use host::gpu::{ExternalArray, ExternalStream, Gpu};
+use ptxkit_runtime::Backend;
+use kernels_host::families;
+use ptxkit_runtime::{ExternalArray, ExternalStream, Gpu};
 use interface::{Dtype, Tensor};
-use kernels::{Kernel, Source};
+use ptxkit::Kernel;
+use kernels::Source;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use std::sync::{Arc, Mutex};
@@ -25,8 +26,8 @@ use variant::Op;
 
 /// A host error as the Python exception that fits it: bad arguments are `ValueError`s, a missing
 /// driver or device and failed launches are `RuntimeError`s.
-fn to_python(error: host::HostError) -> PyErr {
-    use host::HostError as E;
+fn to_python(error: ptxkit_runtime::Error) -> PyErr {
+    use ptxkit_runtime::Error as E;
     match error {
         E::InvalidInput { .. } | E::WrongMemory { .. } | E::TooLarge { .. } | E::InvalidSize(_) => {
             PyValueError::new_err(error.to_string())
@@ -39,7 +40,7 @@ fn to_python(error: host::HostError) -> PyErr {
 }
 
 /// A problem size no kernel can run, as a `ValueError` naming it.
-fn size_error(error: kernels::InvalidSize) -> PyErr {
+fn size_error(error: ptxkit::InvalidSize) -> PyErr {
     to_python(error.into())
 }
 
@@ -52,7 +53,7 @@ fn gpu(device: usize) -> PyResult<Arc<Gpu>> {
     if let Some(Some(gpu)) = gpus.get(device) {
         return Ok(gpu.clone());
     }
-    let gpu = Arc::new(Gpu::open(Some(device)).map_err(to_python)?);
+    let gpu = Arc::new(kernels_host::open_gpu(Some(device)).map_err(to_python)?);
     if gpus.len() <= device {
         gpus.resize(device + 1, None);
     }
@@ -71,7 +72,7 @@ fn backend(device: usize, stream: usize) -> PyResult<Backend> {
 
 /// `tensor` as an array of the launch: a `torch.Tensor` on its word (its device checked against
 /// the launch's), anything else checked against the driver's records.
-fn array<T: host::array::Element>(backend: &Backend, tensor: &Tensor) -> PyResult<ExternalArray<T>> {
+fn array<T: ptxkit_runtime::array::Element>(backend: &Backend, tensor: &Tensor) -> PyResult<ExternalArray<T>> {
     let Backend::Gpu(gpu) = backend else {
         unreachable!("the extension makes GPU backends only")
     };
@@ -178,7 +179,7 @@ fn matmul(
 
 /// The grid of `persistent` where `kernel` is it: the blocks the device holds at once; else 0 (a
 /// block per tile, as every other kernel launches).
-fn persistent_grid<P: kernels::Problem>(
+fn persistent_grid<P: ptxkit::Problem>(
     backend: &Backend,
     kernel: &Kernel<P>,
     persistent: &Kernel<P>,
@@ -346,7 +347,7 @@ fn shared_mem_add(
 
 /// An element-wise kernel over two inputs and an output of one shape.
 fn elementwise(
-    kernel: &kernels::Kernel<kernels::elementwise::Elementwise>,
+    kernel: &ptxkit::Kernel<kernels::elementwise::Elementwise>,
     [a, b, out]: [&Bound<PyAny>; 3],
     stream: usize,
     device: usize,
@@ -376,7 +377,7 @@ fn sum_problem(
     n: usize,
     variant: &str,
 ) -> PyResult<(
-    &'static kernels::Kernel<kernels::reduce::Reduce>,
+    &'static ptxkit::Kernel<kernels::reduce::Reduce>,
     kernels::reduce::Reduce,
 )> {
     let kernel = &kernels::reduce::FAMILY.kernels[variant::resolve(Op::Sum, backend, variant, [n, 1, 1])?];
@@ -472,7 +473,7 @@ fn histogram_f32(
 /// `output` (rows).
 fn row_reduce(
     op: Op,
-    family: &'static kernels::Family<kernels::rows::RowReduce>,
+    family: &'static ptxkit::Family<kernels::rows::RowReduce>,
     (input, output): (&Bound<PyAny>, &Bound<PyAny>),
     (stream, device): (usize, usize),
     variant: &str,
@@ -596,6 +597,6 @@ fn _native(module: &Bound<PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(cumsum_scratch_lens, module)?)?;
     module.add_function(wrap_pyfunction!(cumsum, module)?)?;
     module.add_function(wrap_pyfunction!(variants, module)?)?;
-    module.add("ALIGNMENT", host::gpu::EXTERNAL_ALIGNMENT)?;
+    module.add("ALIGNMENT", ptxkit_runtime::EXTERNAL_ALIGNMENT)?;
     Ok(())
 }

@@ -1,15 +1,16 @@
 //! `variant=`: which kernel of a family an operator runs. `auto` is what `host <family> --variant
-//! auto` runs ([`host::families::auto`]): the device's tile configuration where the family has
+//! auto` runs ([`kernels_host::families::auto`]): the device's tile configuration where the family has
 //! several, elsewhere the fastest rung for the shape by the runner's figures; any kernel of the
 //! family can be named, with or without its family prefix.
 
-use host::Backend;
-use host::families::{
+use ptxkit_runtime::Backend;
+use kernels_host::families::{
     FamilyDemo, Size, attention, auto, conv2d, histogram, histogram_f32, kernel_index, matmul, matmul_bf16, reduce,
     rows, scan, softmax, transpose,
 };
 use kernels::elementwise::Elementwise;
-use kernels::{Kernel, vec_add};
+use ptxkit::Kernel;
+use kernels::vec_add;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use std::collections::BTreeMap;

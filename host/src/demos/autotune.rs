@@ -4,10 +4,10 @@
 //! what the occupancy rule alone would pick and how far that is from the fastest.
 
 use super::{Row, Settings, run_family};
-use crate::backend::Backend;
-use crate::error::{HostError, Result};
-use crate::families::profile::{Profile, Shape};
-use crate::families::{FamilyDemo, choice, kernel_index};
+use ptxkit_runtime::Backend;
+use ptxkit_runtime::{Error, Result};
+use kernels_host::families::profile::{Profile, Shape};
+use kernels_host::families::{FamilyDemo, choice, kernel_index};
 use kernels::Source;
 
 /// One shape's outcome, for the printed table.
@@ -47,7 +47,7 @@ pub fn run(
     measured: String,
 ) -> Result<(Vec<Row>, Vec<Tuned>, Profile)> {
     let Backend::Gpu(gpu) = backend else {
-        return Err(HostError::NeedsGpu {
+        return Err(Error::NeedsGpu {
             what: "autotune".into(),
             why: "it times each tile configuration on the device the profile is for",
         });

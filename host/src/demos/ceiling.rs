@@ -1,8 +1,8 @@
 //! Ceilings measured in the same run as the kernels they bound.
 
 use super::report::Ceiling;
-use crate::error::{Doing, Result};
-use crate::gpu::{Gpu, time_gpu};
+use ptxkit_runtime::{Doing, Result};
+use ptxkit_runtime::{Gpu, time_gpu};
 
 /// Bytes copied for the bandwidth ceiling: large against the 60 MB L2 of an H200.
 const COPY_BYTES: usize = 1 << 30;

@@ -6,10 +6,10 @@
 
 use super::Settings;
 use super::report::Row;
-use crate::backend::Backend;
-use crate::error::{Doing, HostError, Result};
-use crate::families::{Bound, Work, elementwise, substream};
-use crate::gpu::{Gpu, ManagedBuffer, Timing, time_once};
+use ptxkit_runtime::Backend;
+use ptxkit_runtime::{Doing, Error, Result};
+use kernels_host::families::{Bound, Work, elementwise, substream};
+use ptxkit_runtime::{Gpu, ManagedBuffer, Timing, time_once};
 use kernels::elementwise::Elementwise;
 use kernels::reference::{self, Expected};
 use kernels::{Source, vec_add};
@@ -63,7 +63,7 @@ pub const NEEDS_GPU: &str = "unified memory lives on a GPU; the emulator has non
 /// the host copies of the inputs and the reference, fit in memory.
 pub fn check(backend: &Backend, n: usize) -> Result<Elementwise> {
     let Backend::Gpu(gpu) = backend else {
-        return Err(HostError::NeedsGpu {
+        return Err(Error::NeedsGpu {
             what: "the managed demo".into(),
             why: NEEDS_GPU,
         });
@@ -84,10 +84,10 @@ pub fn check(backend: &Backend, n: usize) -> Result<Elementwise> {
 /// memory: an error naming the one that falls short, before anything is allocated.
 pub fn check_memory(gpu: &Gpu, what: &str, gpu_bytes: u64, host_bytes: u64) -> Result<()> {
     let free = gpu.info().memory_free as u64;
-    let available = crate::families::available_host_memory();
+    let available = kernels_host::families::available_host_memory();
     for (needed, have, memory) in [(gpu_bytes, free, "GPU memory"), (host_bytes, available, "host memory")] {
         if needed > have {
-            return Err(HostError::TooLarge {
+            return Err(Error::TooLarge {
                 what: what.to_string(),
                 memory,
                 needed_mib: needed >> 20,
@@ -100,8 +100,8 @@ pub fn check_memory(gpu: &Gpu, what: &str, gpu_bytes: u64, host_bytes: u64) -> R
 
 pub fn run(backend: &Backend, settings: &Settings, n: usize) -> Result<Vec<Row>> {
     check(backend, n)?;
-    let a = crate::families::guarded_inputs(substream(settings.rng, 6), n)[..n].to_vec();
-    let b = crate::families::guarded_inputs(substream(settings.rng, 7), n)[..n].to_vec();
+    let a = kernels_host::families::guarded_inputs(substream(settings.rng, 6), n)[..n].to_vec();
+    let b = kernels_host::families::guarded_inputs(substream(settings.rng, 7), n)[..n].to_vec();
     let expected = reference::vec_add(&a, &b);
     let mut rows = Vec::new();
     for scenario in Scenario::ALL {
@@ -150,7 +150,7 @@ pub fn run_once(
     b: &[f32],
     expected: &Expected,
 ) -> Result<(Sample, std::result::Result<String, String>)> {
-    let gpu = backend.gpu().ok_or_else(|| HostError::NeedsGpu {
+    let gpu = backend.gpu().ok_or_else(|| Error::NeedsGpu {
         what: "the managed demo".into(),
         why: NEEDS_GPU,
     })?;
@@ -204,9 +204,9 @@ impl HostArray for cudarc::driver::PinnedHostSlice<f32> {
 /// vec_add on `n` elements with the registry's vec_add kernel.
 fn vec_add_on(
     backend: &Backend,
-    a: &impl crate::array::Array<f32>,
-    b: &impl crate::array::Array<f32>,
-    out: &mut impl crate::array::Array<f32>,
+    a: &impl ptxkit_runtime::array::Array<f32>,
+    b: &impl ptxkit_runtime::array::Array<f32>,
+    out: &mut impl ptxkit_runtime::array::Array<f32>,
     n: usize,
 ) -> Result<()> {
     elementwise::launch(
@@ -293,7 +293,7 @@ fn managed(
     let end_to_end_ms = start.elapsed().as_secs_f64() * 1e3;
     let check = check_against(out.as_slice()?, expected);
     if out.is_busy() {
-        return Err(HostError::ManagedBusy);
+        return Err(Error::ManagedBusy);
     }
     Ok((
         Sample {

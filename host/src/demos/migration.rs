@@ -9,10 +9,10 @@
 
 use super::Settings;
 use super::report::{Ceiling, Row};
-use crate::backend::Backend;
-use crate::error::{Doing, HostError, Result};
-use crate::families::{Bound, Work, elementwise};
-use crate::gpu::{Gpu, ManagedBuffer, MemoryLocation, Timing, time_once};
+use ptxkit_runtime::Backend;
+use ptxkit_runtime::{Doing, Error, Result};
+use kernels_host::families::{Bound, Work, elementwise};
+use ptxkit_runtime::{Gpu, ManagedBuffer, MemoryLocation, Timing, time_once};
 use cudarc::driver::{CudaSlice, PinnedHostSlice};
 use kernels::elementwise::Elementwise;
 use kernels::{Source, vec_add};
@@ -38,7 +38,7 @@ pub const NEEDS_GPU: &str = "page migration is between the host and a GPU; the e
 /// allocated.
 pub fn check(backend: &Backend, max_mib: u64) -> Result<u64> {
     if !(MIN_BYTES >> 20..=u64::MAX >> 21).contains(&max_mib) {
-        return Err(HostError::InvalidInput {
+        return Err(Error::InvalidInput {
             what: "--max-mib".into(),
             reason: format!(
                 "{max_mib} MiB: give a size from {} MiB (the smallest measured) up",
@@ -47,16 +47,16 @@ pub fn check(backend: &Backend, max_mib: u64) -> Result<u64> {
         });
     }
     let Backend::Gpu(gpu) = backend else {
-        return Err(HostError::NeedsGpu {
+        return Err(Error::NeedsGpu {
             what: "managed migration".into(),
             why: NEEDS_GPU,
         });
     };
     let limit = (max_mib << 20)
         .min(gpu.info().memory_free as u64 / 3)
-        .min(crate::families::available_host_memory() / 2);
+        .min(kernels_host::families::available_host_memory() / 2);
     if limit < MIN_BYTES {
-        return Err(HostError::TooLarge {
+        return Err(Error::TooLarge {
             what: "managed migration".into(),
             memory: "GPU or host memory",
             needed_mib: 3 * (MIN_BYTES >> 20),
@@ -78,7 +78,7 @@ pub fn check(backend: &Backend, max_mib: u64) -> Result<u64> {
 
 pub fn run(backend: &Backend, settings: &Settings, max_mib: u64) -> Result<Vec<Row>> {
     let largest = check(backend, max_mib)?;
-    let gpu = backend.gpu().ok_or_else(|| HostError::NeedsGpu {
+    let gpu = backend.gpu().ok_or_else(|| Error::NeedsGpu {
         what: "managed migration".into(),
         why: NEEDS_GPU,
     })?;

@@ -16,10 +16,10 @@ pub mod timeline;
 
 pub use report::{Ceiling, Row, Status};
 
-use crate::backend::Backend;
-use crate::error::Result;
-use crate::families::{Bound, Case, FamilyDemo, Size};
-use crate::gpu::{Timing, time_gpu_interleaved};
+use ptxkit_runtime::Backend;
+use ptxkit_runtime::Result;
+use kernels_host::families::{self, Bound, Case, FamilyDemo, Size};
+use ptxkit_runtime::{Timing, time_gpu_interleaved};
 use kernels::Source;
 use std::io::IsTerminal;
 use std::time::Instant;
@@ -97,7 +97,10 @@ pub fn run_family(
     }
     for &index in kernels {
         let entry = infos[index].entry;
-        let sources: Vec<Source> = Source::ALL.into_iter().filter(|&s| backend.has(entry, s)).collect();
+        let sources: Vec<Source> = Source::ALL
+            .into_iter()
+            .filter(|&s| families::runs_here(backend, &infos[index], s))
+            .collect();
         if sources.is_empty() {
             eprintln!("note: {entry} skipped: it runs only from the sm_90a PTX, on a compute capability 9.0 GPU");
             continue;
@@ -156,7 +159,7 @@ pub fn smoke(backend: &Backend, families: &[&dyn FamilyDemo], rng: u64) -> Resul
         let label = family.label(size);
         let mut case: Box<dyn Case> = family.prepare(backend, size, rng, 1)?;
         for (index, kernel) in family.kernels().iter().enumerate() {
-            for source in Source::ALL.into_iter().filter(|&s| backend.has(kernel.entry, s)) {
+            for source in Source::ALL.into_iter().filter(|&s| families::runs_here(backend, kernel, s)) {
                 case.poison()?;
                 case.launch(index, source, 0)?;
                 rows.push(

@@ -12,11 +12,11 @@
 
 use super::Settings;
 use super::report::Row;
-use crate::array::Array;
-use crate::backend::Backend;
-use crate::error::{Doing, HostError, Result};
-use crate::families::{Bound, Work, gather};
-use crate::gpu::{ManagedBuffer, MemoryLocation, Timing, time_once};
+use ptxkit_runtime::array::Array;
+use ptxkit_runtime::Backend;
+use ptxkit_runtime::{Doing, Error, Result};
+use kernels_host::families::{Bound, Work, gather};
+use ptxkit_runtime::{ManagedBuffer, MemoryLocation, Timing, time_once};
 use cudarc::driver::CudaSlice;
 use kernels::Source;
 use kernels::gather::{Gather, KERNEL};
@@ -41,14 +41,14 @@ fn pattern(i: usize) -> f32 {
 /// managed, device and pinned copies (and the indices and outputs at 100 %) fit.
 pub fn check(backend: &Backend, n: usize) -> Result<Gather> {
     if n < PAGE {
-        return Err(HostError::InvalidInput {
+        return Err(Error::InvalidInput {
             what: "managed partial".into(),
             reason: format!("n = {n}: give at least one 64 KiB page ({PAGE} floats)"),
         });
     }
     let problem = Gather::new(n, n)?;
     let Backend::Gpu(gpu) = backend else {
-        return Err(HostError::NeedsGpu {
+        return Err(Error::NeedsGpu {
             what: "managed partial".into(),
             why: NEEDS_GPU,
         });
@@ -61,7 +61,7 @@ pub fn check(backend: &Backend, n: usize) -> Result<Gather> {
 
 pub fn run(backend: &Backend, settings: &Settings, n: usize) -> Result<Vec<Row>> {
     check(backend, n)?;
-    let gpu = backend.gpu().ok_or_else(|| HostError::NeedsGpu {
+    let gpu = backend.gpu().ok_or_else(|| Error::NeedsGpu {
         what: "managed partial".into(),
         why: NEEDS_GPU,
     })?;

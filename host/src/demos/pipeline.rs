@@ -36,15 +36,15 @@
 use super::Settings;
 use super::report::{Ceiling, Row};
 use super::timeline::{self, Lane, Span, Timeline};
-use crate::array::Array;
-use crate::backend::Backend;
-use crate::error::{Doing, HostError, Result};
-use crate::families::{Bound, Work, check_len};
-use crate::gpu::{Gpu, ManagedBuffer, MemoryLocation, Timing, time_once};
+use ptxkit_runtime::array::Array;
+use ptxkit_runtime::Backend;
+use ptxkit_runtime::{Doing, Error, Result};
+use kernels_host::families::{Bound, Work, check_len};
+use ptxkit_runtime::{Gpu, ManagedBuffer, MemoryLocation, Timing, time_once};
 use cudarc::driver::sys::{self, CUevent_flags};
 use cudarc::driver::{CudaEvent, CudaSlice, CudaStream, PinnedHostSlice};
 use kernels::elementwise::Elementwise;
-use kernels::{Source, vec_add};
+use kernels::vec_add;
 use std::ops::Range;
 use std::path::Path;
 use std::sync::Arc;
@@ -78,8 +78,8 @@ pub struct Plan {
     chunk_bytes: u64,
 }
 
-fn invalid(reason: String) -> HostError {
-    HostError::InvalidInput {
+fn invalid(reason: String) -> Error {
+    Error::InvalidInput {
         what: "managed pipeline".into(),
         reason,
     }
@@ -200,7 +200,7 @@ impl Plan {
 /// anything is allocated.
 pub fn check<'b>(backend: &'b Backend, plan: &Plan) -> Result<&'b Gpu> {
     let Backend::Gpu(gpu) = backend else {
-        return Err(HostError::NeedsGpu {
+        return Err(Error::NeedsGpu {
             what: "managed pipeline".into(),
             why: NEEDS_GPU,
         });
@@ -453,7 +453,7 @@ fn double_in_place(backend: &Backend, values: &mut impl Array<f32>, n: usize) ->
     // SAFETY: the address is the array's, for writing, on this backend, valid for its len ≥ n
     // elements, all that vec_add touches for n; and its thread i reads element i of a and of b and
     // then writes element i of out and touches no other element, so the three may be one array.
-    unsafe { backend.launch(&vec_add::KERNEL, Source::Rust, &problem, args, &[&*values]) }
+    unsafe { backend.launch(&vec_add::KERNEL, &problem, args, &[&*values]) }
 }
 
 /// One run: end to end, each move and kernel between its events, and the time the CPU spent inside
@@ -814,7 +814,7 @@ mod tests {
 
     fn reason(result: Result<Plan>) -> String {
         match result {
-            Err(HostError::InvalidInput { reason, .. }) => reason,
+            Err(Error::InvalidInput { reason, .. }) => reason,
             other => panic!("expected InvalidInput, got {other:?}"),
         }
     }
@@ -879,6 +879,6 @@ mod tests {
     #[test]
     fn on_the_emulator_the_pipeline_needs_a_gpu() {
         let plan = Plan::from_flags(1, 128).unwrap();
-        assert!(matches!(check(&Backend::Emu, &plan), Err(HostError::NeedsGpu { .. })));
+        assert!(matches!(check(&Backend::Emu, &plan), Err(Error::NeedsGpu { .. })));
     }
 }

@@ -1,10 +1,10 @@
 //! One row per measured variant, printed as a table or as JSON.
 
-use crate::backend::Backend;
-use crate::families::Work;
-use crate::gpu::Timing;
+use ptxkit_runtime::Backend;
+use kernels_host::families::Work;
+use ptxkit_runtime::Timing;
 use kernels::Source;
-use xtask::bench_results::BankReading;
+use kernels::bench_results::BankReading;
 
 /// A measured rate's ceiling, measured in the same run.
 #[derive(Clone, Debug, serde::Serialize)]

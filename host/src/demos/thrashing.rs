@@ -15,11 +15,11 @@
 
 use super::Settings;
 use super::report::Row;
-use crate::array::{Array, Tracked};
-use crate::backend::Backend;
-use crate::error::{Doing, HostError, Result};
-use crate::families::{Bound, Work, elementwise};
-use crate::gpu::{Gpu, ManagedBuffer, MemoryLocation, Timing};
+use ptxkit_runtime::array::{Array, Tracked};
+use ptxkit_runtime::Backend;
+use ptxkit_runtime::{Doing, Error, Result};
+use kernels_host::families::{Bound, Work, elementwise};
+use ptxkit_runtime::{Gpu, ManagedBuffer, MemoryLocation, Timing};
 use cudarc::driver::sys;
 use cudarc::driver::{CudaEvent, CudaSlice, CudaStream, PinnedHostSlice};
 use kernels::elementwise::Elementwise;
@@ -106,7 +106,7 @@ impl Cure {
 pub fn check(backend: &Backend, n: usize) -> Result<Elementwise> {
     let problem = Elementwise::new(n)?;
     let Backend::Gpu(gpu) = backend else {
-        return Err(HostError::NeedsGpu {
+        return Err(Error::NeedsGpu {
             what: "managed thrashing".into(),
             why: NEEDS_GPU,
         });
@@ -119,7 +119,7 @@ pub fn check(backend: &Backend, n: usize) -> Result<Elementwise> {
 
 pub fn run(backend: &Backend, _settings: &Settings, n: usize) -> Result<Vec<Row>> {
     let problem = check(backend, n)?;
-    let gpu = backend.gpu().ok_or_else(|| HostError::NeedsGpu {
+    let gpu = backend.gpu().ok_or_else(|| Error::NeedsGpu {
         what: "managed thrashing".into(),
         why: NEEDS_GPU,
     })?;
@@ -378,7 +378,7 @@ impl Mapped {
     /// finished (an event recorded after them has completed).
     unsafe fn chunk(&self, range: std::ops::Range<usize>) -> Result<MappedChunk<'_>> {
         if range.is_empty() || range.end > self.len() {
-            return Err(HostError::InvalidInput {
+            return Err(Error::InvalidInput {
                 what: "a chunk of mapped pinned memory".into(),
                 reason: format!(
                     "elements {}..{} are not a non-empty range inside its {}",
@@ -436,7 +436,7 @@ unsafe impl Array<f32> for MappedChunk<'_> {
             {
                 Ok(self.address)
             }
-            _ => Err(HostError::WrongMemory {
+            _ => Err(Error::WrongMemory {
                 reason: "mapped pinned memory is written only by kernels on the own stream of the GPU that mapped it"
                     .into(),
             }),
@@ -596,7 +596,7 @@ fn iterate(
     let mut outcome = Ok(());
     if cure == Cure::StreamAttached {
         // A second handle on the same device: a stream of its own, the same context.
-        let other = Backend::Gpu(Box::new(Gpu::open(Some(gpu.info().ordinal))?));
+        let other = Backend::Gpu(Box::new(kernels_host::open_gpu(Some(gpu.info().ordinal))?));
         let backends = [backend, &other];
         let mut outs = [ManagedBuffer::new(gpu, n, 0.0f32)?, ManagedBuffer::new(gpu, n, 0.0f32)?];
         for (out, side) in outs.iter_mut().zip(backends) {

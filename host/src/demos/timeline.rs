@@ -5,7 +5,7 @@
 //! Drawn with plotters as SVG (PNG when the file name ends in `.png`), text in the embedded DejaVu
 //! Sans, so no system fonts are needed.
 
-use crate::error::{HostError, Result};
+use ptxkit_runtime::{Error, Result};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -202,7 +202,7 @@ const FONT: &str = "sans-serif";
 /// Draws `timelines` one above the other on a common time axis into `path`: PNG when its name ends
 /// in `.png`, SVG otherwise.
 pub fn write(path: &Path, timelines: &[Timeline]) -> Result<()> {
-    let failed = |reason: String| HostError::Output {
+    let failed = |reason: String| Error::Output {
         path: path.to_path_buf(),
         source: std::io::Error::other(reason),
     };

@@ -1,8 +1,8 @@
 //! What the emulator suite and the GPU suite share: every registered kernel of every family, run
 //! over a family's sizes and checked against its f64 reference.
 
-use host::Backend;
-use host::families::{FAMILIES, FamilyDemo, Size};
+use ptxkit_runtime::Backend;
+use kernels_host::families::{self, FAMILIES, FamilyDemo, Size};
 use kernels::Source;
 use kernels::testing::{RNG_ENV, rng_stream};
 
@@ -55,7 +55,7 @@ pub fn check_every_kernel(backend: &Backend, sizes: impl Fn(&dyn FamilyDemo) -> 
                 }
             };
             for (index, kernel) in family.kernels().iter().enumerate() {
-                if !backend.has(kernel.entry, Source::Rust) {
+                if !families::runs_here(backend, kernel, Source::Rust) {
                     // Only the sm_90a kernels; their refusal has a test of its own.
                     eprintln!("{}: not run on this backend (sm_90a only)", kernel.entry);
                     continue;

@@ -12,12 +12,12 @@
 //! eight rows of an `ldmatrix` fall on eight different bank groups.
 
 use super::{Attention, key_tiles, log2_scale, query_block};
-use crate::device::mma::{Bf16, mma_bf16_m16n8k16, round_pack_bf16x2};
-use crate::device::{
+use ptxkit::device::mma::{Bf16, mma_bf16_m16n8k16, round_pack_bf16x2};
+use ptxkit::device::{
     MatrixLayout, SharedMatrix, WARP_SIZE, async_copy_commit, async_copy_wait, block_idx, exp2, global_store, grid_dim,
     lane_id, shfl_xor, sync_threads, thread_idx, unrolled, unrolled_to,
 };
-use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, shared_memory};
+use ptxkit::{Dim3, Kernel, SharedMemory, shared_memory};
 
 /// Query rows per block.
 pub const ROWS: u32 = 64;
@@ -221,6 +221,7 @@ unsafe fn run<const D: u32, const CAUSAL: bool>(
 }
 
 super::entries!(
+    [ptxkit::Dim3::x(THREADS), 2],
     kernel,
     run,
     /// Attention over every key, `mma.sync`.
@@ -240,7 +241,6 @@ pub const KERNEL: Kernel<Attention> = Kernel {
     block: Dim3::x(THREADS),
     shared: SharedMemory::opt_in(Tiles::BYTES),
     grid,
-    bounds: LaunchBounds::min_blocks_per_sm(2),
 };
 
 /// As [`KERNEL`], with the causal mask.

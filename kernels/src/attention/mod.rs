@@ -22,8 +22,8 @@ pub mod specialized;
 pub mod warpgroup;
 pub mod wgmma;
 
-use crate::device::mma::Bf16;
-use crate::family::{Family, Problem};
+use ptxkit::device::mma::Bf16;
+use ptxkit::{Family, Problem};
 
 /// The head dimensions the kernels are built for.
 pub const DIMS: [u32; 2] = [64, 128];
@@ -99,14 +99,15 @@ pub(crate) const fn log2_scale(dim: u32) -> f32 {
     core::f32::consts::LOG2_E * inverse_root
 }
 
-/// The two PTX entries of a rung, every key and causal, each running the rung's
+/// The two PTX entries of a rung, every key and causal, with the rung's launch bounds, each running the rung's
 /// `run::<D, CAUSAL>(q, k, v, o, seq, maps)` for the head dimension it is given (64 or 128: the
 /// host checks it). `$kernel` is `kernel` or `kernel_sm90a`.
 macro_rules! entries {
-    ($kernel:ident, $($run:ident)::+, $(#[$all:meta])* $name:ident, $(#[$masked:meta])* $causal:ident) => {
-        $crate::$kernel! {
+    ([$($bounds:tt)*], $kernel:ident, $($run:ident)::+, $(#[$all:meta])* $name:ident, $(#[$masked:meta])* $causal:ident) => {
+        ptxkit::$kernel! {
+            #[launch_bounds($($bounds)*)]
             $(#[$all])*
-            pub unsafe fn $name(q: *const $crate::device::mma::Bf16, k: *const $crate::device::mma::Bf16, v: *const $crate::device::mma::Bf16, o: *mut $crate::device::mma::Bf16, heads: u32, seq: u32, dim: u32, maps: *const $crate::attention::TensorMaps) {
+            pub unsafe fn $name(q: *const ptxkit::device::mma::Bf16, k: *const ptxkit::device::mma::Bf16, v: *const ptxkit::device::mma::Bf16, o: *mut ptxkit::device::mma::Bf16, heads: u32, seq: u32, dim: u32, maps: *const $crate::attention::TensorMaps) {
                 // The heads are the grid's y.
                 let _ = heads;
                 // SAFETY: the kernel's contract.
@@ -120,9 +121,10 @@ macro_rules! entries {
             }
         }
 
-        $crate::$kernel! {
+        ptxkit::$kernel! {
+            #[launch_bounds($($bounds)*)]
             $(#[$masked])*
-            pub unsafe fn $causal(q: *const $crate::device::mma::Bf16, k: *const $crate::device::mma::Bf16, v: *const $crate::device::mma::Bf16, o: *mut $crate::device::mma::Bf16, heads: u32, seq: u32, dim: u32, maps: *const $crate::attention::TensorMaps) {
+            pub unsafe fn $causal(q: *const ptxkit::device::mma::Bf16, k: *const ptxkit::device::mma::Bf16, v: *const ptxkit::device::mma::Bf16, o: *mut ptxkit::device::mma::Bf16, heads: u32, seq: u32, dim: u32, maps: *const $crate::attention::TensorMaps) {
                 let _ = heads;
                 // SAFETY: the kernel's contract.
                 unsafe {
@@ -160,8 +162,8 @@ pub(crate) fn key_tiles(causal: bool, seq: u32, first: u32, rows: u32, keys: u32
 impl Attention {
     /// `heads` and `seq` at least 1, `dim` one of [`DIMS`], every tensor within the 32-bit
     /// element count the kernels index, and `heads` within a grid's 65 535 rows.
-    pub fn new(heads: usize, seq: usize, dim: usize) -> Result<Self, crate::InvalidSize> {
-        let invalid = |reason: String| crate::InvalidSize {
+    pub fn new(heads: usize, seq: usize, dim: usize) -> Result<Self, ptxkit::InvalidSize> {
+        let invalid = |reason: String| ptxkit::InvalidSize {
             problem: "attention",
             reason,
         };
@@ -175,10 +177,10 @@ impl Attention {
                 "heads and seq must be at least 1 (got {heads} and {seq})"
             )));
         }
-        if heads > crate::launch::MAX_GRID_DIM_YZ as usize {
+        if heads > ptxkit::launch::MAX_GRID_DIM_YZ as usize {
             return Err(invalid(format!(
                 "at most {} heads (got {heads}): they are the grid's y",
-                crate::launch::MAX_GRID_DIM_YZ
+                ptxkit::launch::MAX_GRID_DIM_YZ
             )));
         }
         let elements = heads.checked_mul(seq).and_then(|n| n.checked_mul(dim));
@@ -220,7 +222,7 @@ mod tests {
 
     #[test]
     fn new_refuses_other_head_dims_empty_problems_and_overflow_naming_the_value() {
-        let reason = |r: Result<Attention, crate::InvalidSize>| r.unwrap_err().reason;
+        let reason = |r: Result<Attention, ptxkit::InvalidSize>| r.unwrap_err().reason;
         assert!(reason(Attention::new(1, 1, 96)).contains("got 96"));
         assert!(reason(Attention::new(0, 16, 64)).contains("got 0"));
         assert!(reason(Attention::new(65_536, 1, 64)).contains("65536"));

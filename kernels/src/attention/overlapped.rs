@@ -11,8 +11,8 @@
 
 use super::Attention;
 use super::warpgroup::{ROW_BYTES, SLACK_ROWS, THREADS, TILE_ROWS};
-use crate::device::{MatrixLayout, SharedMatrix};
-use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, shared_memory};
+use ptxkit::device::{MatrixLayout, SharedMatrix};
+use ptxkit::{Dim3, Kernel, SharedMemory, shared_memory};
 
 /// Slots of K's and of V's rings.
 pub const SLOTS: u32 = 3;
@@ -31,9 +31,9 @@ mod body {
     use crate::attention::warpgroup::{
         Block, Halves, KEYS, Running, head_offset, issue_scores, issue_values, rescale, stage, value_descriptors,
     };
-    use crate::device::mma::Bf16;
-    use crate::device::wgmma::{fence_proxy_async, wgmma_commit, wgmma_fence, wgmma_wait, wgmma_wait_reading};
-    use crate::device::{async_copy_commit, async_copy_wait, sync_threads};
+    use ptxkit::device::mma::Bf16;
+    use ptxkit::device::wgmma::{fence_proxy_async, wgmma_commit, wgmma_fence, wgmma_wait, wgmma_wait_reading};
+    use ptxkit::device::{async_copy_commit, async_copy_wait, sync_threads};
 
     /// Where K's and V's slots start, in staged rows (Q's tile first).
     const K_ROWS: u32 = TILE_ROWS;
@@ -135,6 +135,7 @@ mod body {
 }
 
 super::entries!(
+    [ptxkit::Dim3::x(THREADS), 1],
     kernel_sm90a,
     body::run,
     /// Attention over every key, `wgmma` with the softmax overlapped.
@@ -149,7 +150,6 @@ pub const KERNEL: Kernel<Attention> = Kernel {
     block: Dim3::x(THREADS),
     shared: SharedMemory::opt_in(Tiles::BYTES),
     grid: super::wgmma::grid,
-    bounds: LaunchBounds::min_blocks_per_sm(1),
 };
 
 /// As [`KERNEL`], with the causal mask.

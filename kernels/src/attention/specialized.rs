@@ -18,8 +18,8 @@
 
 use super::Attention;
 use super::warpgroup::{ROW_BYTES, SLACK_ROWS, TILE_ROWS};
-use crate::device::{MatrixLayout, SharedMatrix, SharedSlice, WARP_SIZE};
-use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, shared_memory};
+use ptxkit::device::{MatrixLayout, SharedMatrix, SharedSlice, WARP_SIZE};
+use ptxkit::{Dim3, Kernel, SharedMemory, shared_memory};
 
 /// Slots of K's and of V's rings.
 pub const SLOTS: u32 = 3;
@@ -48,12 +48,12 @@ mod body {
     use crate::attention::warpgroup::{
         Block, Halves, KEYS, ROWS, Running, head_offset, issue_scores, issue_values, rescale, value_descriptors,
     };
-    use crate::device::mma::Bf16;
-    use crate::device::wgmma::{
+    use ptxkit::device::mma::Bf16;
+    use ptxkit::device::wgmma::{
         barrier_arrive, barrier_sync, registers_claim, registers_release, wgmma_commit, wgmma_fence, wgmma_wait,
         wgmma_wait_reading,
     };
-    use crate::device::{block_idx, mbarrier, sync_threads, thread_idx, tma, trap};
+    use ptxkit::device::{block_idx, mbarrier, sync_threads, thread_idx, tma, trap};
 
     /// Where K's and V's slots start, in staged rows (Q's tile first).
     const K_ROWS: u32 = TILE_ROWS;
@@ -287,6 +287,7 @@ mod body {
 }
 
 super::entries!(
+    [ptxkit::Dim3::x(THREADS), 1],
     kernel_sm90a,
     body::run,
     /// Attention over every key, warp-specialised with TMA.
@@ -296,6 +297,7 @@ super::entries!(
 );
 
 super::entries!(
+    [ptxkit::Dim3::x(THREADS_REBALANCED), 1],
     kernel_sm90a,
     body::run_rebalanced,
     /// Attention over every key: rung 4 with registers moved to the consumers and the softmax
@@ -311,7 +313,6 @@ pub const KERNEL: Kernel<Attention> = Kernel {
     block: Dim3::x(THREADS),
     shared: SharedMemory::opt_in(Tiles::BYTES),
     grid: super::wgmma::grid,
-    bounds: LaunchBounds::min_blocks_per_sm(1),
 };
 
 /// As [`KERNEL`], with the causal mask.

@@ -2,7 +2,7 @@
 //! the two products of one warpgroup, the online softmax over its scores, and the store of O.
 //!
 //! A block of two warpgroups owns 128 query rows, each warpgroup 64. Tiles of 128 rows of Q, K or
-//! V are staged by `cp.async` in the 128-byte swizzle (see [`crate::device::wgmma`]): a row's
+//! V are staged by `cp.async` in the 128-byte swizzle (see [`ptxkit::device::wgmma`]): a row's
 //! 64-column atom `a` at staged row `128·a + r`, its chunk c at chunk `c ^ (r % 8)`. Q and K are
 //! read K-major (a row of K is a column of Kᵀ, so Q·Kᵀ needs no transpose), V MN-major as a GEMM's
 //! B. The scores' accumulators are the A registers of P·V once rounded to bf16: P never goes
@@ -11,7 +11,7 @@
 //! A lane's accumulators of a 64×128 product, in two halves of 64 columns: register 4·j + r of a
 //! half is column 8·j + 2·member + r % 2 of row `quad + 8·(r / 2)` of its warp's 16.
 
-use crate::device::WARP_SIZE;
+use ptxkit::device::WARP_SIZE;
 
 /// Query rows per block: two warpgroups of 64.
 pub const ROWS: u32 = 128;
@@ -34,13 +34,13 @@ pub use body::*;
 mod body {
     use super::{KEYS, ROW_BYTES, ROWS, THREADS, WARP_SIZE};
     use crate::attention::{key_tiles, query_block};
-    use crate::device::mma::{Bf16, round_pack_bf16x2};
-    use crate::device::wgmma::shared_address;
-    use crate::device::wgmma::{
+    use ptxkit::device::mma::{Bf16, round_pack_bf16x2};
+    use ptxkit::device::wgmma::shared_address;
+    use ptxkit::device::wgmma::{
         Descriptor, wgmma_m64n64k16_bf16_registers, wgmma_m64n128k16_bf16_k_major, wgmma_m64n128k16_bf16_registers,
     };
-    use crate::device::{SharedMatrix, exp2, fma, global_store, shfl_xor, thread_idx, unrolled, unrolled_to};
-    use crate::device::{block_idx, grid_dim, lane_id, shfl_idx};
+    use ptxkit::device::{SharedMatrix, exp2, fma, global_store, shfl_xor, thread_idx, unrolled, unrolled_to};
+    use ptxkit::device::{block_idx, grid_dim, lane_id, shfl_idx};
 
     /// bf16 per 16-byte chunk.
     const CHUNK: u32 = 8;

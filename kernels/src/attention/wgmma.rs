@@ -9,8 +9,8 @@
 
 use super::Attention;
 use super::warpgroup::{ROW_BYTES, ROWS, SLACK_ROWS, THREADS, TILE_ROWS};
-use crate::device::{MatrixLayout, SharedMatrix};
-use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, shared_memory};
+use ptxkit::device::{MatrixLayout, SharedMatrix};
+use ptxkit::{Dim3, Kernel, SharedMemory, shared_memory};
 
 shared_memory! {
     /// Q's tile, K's two slots, V's two, in 128-byte rows of 32 words.
@@ -26,9 +26,9 @@ mod body {
     use crate::attention::warpgroup::{
         Block, Halves, KEYS, Running, head_offset, issue_scores, issue_values, rescale, stage, value_descriptors,
     };
-    use crate::device::mma::Bf16;
-    use crate::device::wgmma::{fence_proxy_async, wgmma_commit, wgmma_fence, wgmma_wait};
-    use crate::device::{async_copy_commit, async_copy_wait, sync_threads};
+    use ptxkit::device::mma::Bf16;
+    use ptxkit::device::wgmma::{fence_proxy_async, wgmma_commit, wgmma_fence, wgmma_wait};
+    use ptxkit::device::{async_copy_commit, async_copy_wait, sync_threads};
 
     /// Where K's and V's two slots start, in staged rows (Q's tile first).
     const K_ROWS: u32 = TILE_ROWS;
@@ -103,6 +103,7 @@ mod body {
 }
 
 super::entries!(
+    [ptxkit::Dim3::x(THREADS), 1],
     kernel_sm90a,
     body::run,
     /// Attention over every key, `wgmma`.
@@ -122,7 +123,6 @@ pub const KERNEL: Kernel<Attention> = Kernel {
     block: Dim3::x(THREADS),
     shared: SharedMemory::opt_in(Tiles::BYTES),
     grid,
-    bounds: LaunchBounds::min_blocks_per_sm(1),
 };
 
 /// As [`KERNEL`], with the causal mask.

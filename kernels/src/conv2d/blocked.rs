@@ -5,8 +5,8 @@
 //! Two configurations (V = 4 and V = 8) are registered; the host picks one for the device.
 
 use super::{Conv2d, MAX_RADIUS};
-use crate::device::{MatrixLayout, SharedMatrix, block_idx, fma, global_store, sync_threads, thread_idx, unrolled};
-use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel, shared_memory};
+use ptxkit::device::{MatrixLayout, SharedMatrix, block_idx, fma, global_store, sync_threads, thread_idx, unrolled};
+use ptxkit::{Dim3, Kernel, SharedMemory, kernel, shared_memory};
 
 /// Output columns per block: one per thread of a row of threads.
 pub const WIDTH: u32 = 32;
@@ -185,6 +185,7 @@ unsafe fn strip_body<const V: u32, const R: u32>(
 }
 
 kernel! {
+    #[launch_bounds(Dim3::xy(WIDTH, THREAD_ROWS), BLOCKS_PER_SM)]
     /// Register-blocked convolution, 4 outputs per thread: 32×32 outputs per block.
     pub unsafe fn conv2d_blocked_v4(image: *const f32, filter: *const f32, output: *mut f32, height: u32, width: u32, radius: u32) {
         let TileV4 { input } = TileV4::carve();
@@ -194,6 +195,7 @@ kernel! {
 }
 
 kernel! {
+    #[launch_bounds(Dim3::xy(WIDTH, THREAD_ROWS), BLOCKS_PER_SM)]
     /// Register-blocked convolution, 8 outputs per thread: 32×64 outputs per block.
     pub unsafe fn conv2d_blocked_v8(image: *const f32, filter: *const f32, output: *mut f32, height: u32, width: u32, radius: u32) {
         let TileV8 { input } = TileV8::carve();
@@ -208,7 +210,6 @@ pub const KERNEL_V4: Kernel<Conv2d> = Kernel {
     block: Dim3::xy(WIDTH, THREAD_ROWS),
     shared: SharedMemory::of(TileV4::BYTES),
     grid: |p| Dim3::xy(p.width.div_ceil(WIDTH), p.height.div_ceil(THREAD_ROWS * 4)),
-    bounds: LaunchBounds::min_blocks_per_sm(BLOCKS_PER_SM),
 };
 
 /// 32×8 threads, 32×64 outputs per block.
@@ -217,5 +218,4 @@ pub const KERNEL_V8: Kernel<Conv2d> = Kernel {
     block: Dim3::xy(WIDTH, THREAD_ROWS),
     shared: SharedMemory::of(TileV8::BYTES),
     grid: |p| Dim3::xy(p.width.div_ceil(WIDTH), p.height.div_ceil(THREAD_ROWS * 8)),
-    bounds: LaunchBounds::min_blocks_per_sm(BLOCKS_PER_SM),
 };

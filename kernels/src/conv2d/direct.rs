@@ -2,8 +2,8 @@
 //! memory. Neighbouring threads read overlapping windows, which the L1 cache catches in part.
 
 use super::Conv2d;
-use crate::device::{block_dim, block_idx, fma, global_store, thread_idx, unrolled};
-use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel};
+use ptxkit::device::{block_dim, block_idx, fma, global_store, thread_idx, unrolled};
+use ptxkit::{Dim3, Kernel, SharedMemory, kernel};
 
 /// 32×8 threads per block.
 pub const BLOCK: Dim3 = Dim3::xy(32, 8);
@@ -68,5 +68,4 @@ pub const KERNEL: Kernel<Conv2d> = Kernel {
     block: BLOCK,
     shared: SharedMemory::NONE,
     grid: |p| Dim3::xy(p.width.div_ceil(BLOCK.x), p.height.div_ceil(BLOCK.y)),
-    bounds: LaunchBounds::NONE,
 };

@@ -30,7 +30,7 @@ pub mod direct;
 pub mod rolling;
 pub mod tiled;
 
-use crate::family::{Family, Problem};
+use ptxkit::{Family, Problem};
 
 /// Largest filter radius: 7×7 filters.
 pub const MAX_RADIUS: u32 = 3;
@@ -64,8 +64,8 @@ pub const FAMILY: Family<Conv2d> = Family::new(
 #[cfg(not(target_arch = "nvptx64"))]
 impl Conv2d {
     /// At least one row and column, a 3×3, 5×5 or 7×7 filter, and within the 32-bit index range.
-    pub fn new(height: usize, width: usize, filter: usize) -> Result<Self, crate::InvalidSize> {
-        let invalid = |reason: String| crate::InvalidSize {
+    pub fn new(height: usize, width: usize, filter: usize) -> Result<Self, ptxkit::InvalidSize> {
+        let invalid = |reason: String| ptxkit::InvalidSize {
             problem: "conv2d",
             reason,
         };
@@ -79,7 +79,7 @@ impl Conv2d {
                 "filter = {filter}: the kernels take 3×3, 5×5 and 7×7 filters"
             )));
         }
-        if !crate::family::fits_u32_index(height, width) {
+        if !crate::size::fits_u32_index(height, width) {
             return Err(invalid(format!(
                 "{height} × {width} pixels is beyond the kernels' 32-bit index range (at most {})",
                 u32::MAX

@@ -19,11 +19,11 @@
 //! warps) is slower at every profiled shape.
 
 use super::{Conv2d, MAX_RADIUS};
-use crate::device::{
+use ptxkit::device::{
     Float4, MatrixLayout, SharedMatrix, async_copy_commit, async_copy_wait, block_idx, fma, global_store, grid_dim,
     is_aligned4, lane_id, opaque, store4, sync_threads, sync_warp, thread_idx, unrolled,
 };
-use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel, shared_memory};
+use ptxkit::{Dim3, Kernel, SharedMemory, kernel, shared_memory};
 
 /// Lanes of a warp.
 const LANES: u32 = 32;
@@ -450,6 +450,7 @@ unsafe fn rolling<const V: u32>(
 }
 
 kernel! {
+    #[launch_bounds(Dim3::x(WARPS * LANES), 6)]
     /// Warp w of block (x, y) convolves columns (4x + w)·128 .. + 128 of the y-th band of rows.
     pub unsafe fn conv2d_rolling_v4(image: *const f32, filter: *const f32, output: *mut f32, height: u32, width: u32, radius: u32) {
         let RingsV4 { rows, filter: weights } = RingsV4::carve();
@@ -459,6 +460,7 @@ kernel! {
 }
 
 kernel! {
+    #[launch_bounds(Dim3::x(WARPS * LANES), 4)]
     /// Warp w of block (x, y) convolves columns (4x + w)·256 .. + 256 of the y-th band of rows.
     pub unsafe fn conv2d_rolling_v8(image: *const f32, filter: *const f32, output: *mut f32, height: u32, width: u32, radius: u32) {
         let RingsV8 { rows, filter: weights } = RingsV8::carve();
@@ -473,7 +475,6 @@ pub const KERNEL_V4: Kernel<Conv2d> = Kernel {
     block: Dim3::x(WARPS * LANES),
     shared: SharedMemory::of(RingsV4::BYTES),
     grid: |p| Dim3::xy(p.width.div_ceil(WARPS * LANES * 4), p.height.div_ceil(BAND)),
-    bounds: LaunchBounds::min_blocks_per_sm(6),
 };
 
 /// Four warps side by side per block, each walking a band of up to 64 output rows and 256 columns:
@@ -484,5 +485,4 @@ pub const KERNEL_V8: Kernel<Conv2d> = Kernel {
     block: Dim3::x(WARPS * LANES),
     shared: SharedMemory::of(RingsV8::BYTES),
     grid: |p| Dim3::xy(p.width.div_ceil(WARPS * LANES * 8), p.height.div_ceil(BAND)),
-    bounds: LaunchBounds::min_blocks_per_sm(4),
 };

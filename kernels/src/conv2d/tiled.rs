@@ -4,10 +4,10 @@
 //! once per filter tap.
 
 use super::{Conv2d, MAX_RADIUS};
-use crate::device::{
+use ptxkit::device::{
     MatrixLayout, SharedMatrix, SharedSlice, block_idx, fma, global_store, sync_threads, thread_idx, unrolled,
 };
-use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel, shared_memory};
+use ptxkit::{Dim3, Kernel, SharedMemory, kernel, shared_memory};
 
 /// Output tile side; 32×8 threads, each computing TILE / 8 outputs down a column.
 pub const TILE: u32 = 32;
@@ -104,5 +104,4 @@ pub const KERNEL: Kernel<Conv2d> = Kernel {
     block: Dim3::xy(TILE, ROWS_PER_PASS),
     shared: SharedMemory::of(Staged::BYTES),
     grid: |p| Dim3::xy(p.width.div_ceil(TILE), p.height.div_ceil(TILE)),
-    bounds: LaunchBounds::NONE,
 };

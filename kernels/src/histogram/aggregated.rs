@@ -5,10 +5,10 @@
 
 use super::vectorized::{VECTOR, WARPS, WarpBins};
 use super::{BINS, Histogram, THREADS, grid};
-use crate::device::{
+use ptxkit::device::{
     WARP_SIZE, block_idx, grid_dim, is_aligned4, lane_id, load4, match_any, red_add, sync_threads, thread_idx, unrolled,
 };
-use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel};
+use ptxkit::{Dim3, Kernel, SharedMemory, kernel};
 
 kernel! {
     /// `bins[input[i]] += 1` for every i < n: per warp in shared memory, one atomic per distinct
@@ -78,5 +78,4 @@ pub const KERNEL: Kernel<Histogram> = Kernel {
     block: Dim3::x(THREADS),
     shared: SharedMemory::of(WarpBins::BYTES),
     grid: |p| grid(p, VECTOR * THREADS),
-    bounds: LaunchBounds::NONE,
 };

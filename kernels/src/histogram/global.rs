@@ -3,8 +3,8 @@
 //! L2 performs them one after another.
 
 use super::{Histogram, THREADS, grid};
-use crate::device::{block_idx, grid_dim, red_add, thread_idx};
-use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel};
+use ptxkit::device::{block_idx, grid_dim, red_add, thread_idx};
+use ptxkit::{Dim3, Kernel, SharedMemory, kernel};
 
 kernel! {
     /// `bins[input[i]] += 1` for every i < n, by a grid-stride walk.
@@ -25,5 +25,4 @@ pub const KERNEL: Kernel<Histogram> = Kernel {
     block: Dim3::x(THREADS),
     shared: SharedMemory::NONE,
     grid: |p| grid(p, THREADS),
-    bounds: LaunchBounds::NONE,
 };

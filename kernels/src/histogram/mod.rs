@@ -19,8 +19,8 @@ pub mod global;
 pub mod shared;
 pub mod vectorized;
 
-use crate::Dim3;
-use crate::family::{Family, Problem};
+use ptxkit::Dim3;
+use ptxkit::{Family, Problem};
 
 /// Bins: one per byte value.
 pub const BINS: u32 = 256;
@@ -66,9 +66,9 @@ pub(crate) const fn stride_grid(n: u32, resident_blocks: u32, per_block: u32) ->
 #[cfg(not(target_arch = "nvptx64"))]
 impl Histogram {
     /// At least one byte, at most u32::MAX; at least one resident block.
-    pub fn new(n: usize, resident_blocks: u32) -> Result<Self, crate::InvalidSize> {
+    pub fn new(n: usize, resident_blocks: u32) -> Result<Self, ptxkit::InvalidSize> {
         Ok(Histogram {
-            n: crate::family::element_count("histogram", n)?,
+            n: crate::size::element_count("histogram", n)?,
             resident_blocks: resident_blocks.clamp(1, 1 << 16),
         })
     }

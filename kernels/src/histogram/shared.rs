@@ -3,8 +3,8 @@
 //! atomics per block instead of one per element.
 
 use super::{BINS, Histogram, THREADS, grid};
-use crate::device::{SharedSlice, block_idx, grid_dim, red_add, sync_threads, thread_idx};
-use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel, shared_memory};
+use ptxkit::device::{SharedSlice, block_idx, grid_dim, red_add, sync_threads, thread_idx};
+use ptxkit::{Dim3, Kernel, SharedMemory, kernel, shared_memory};
 
 shared_memory! {
     /// The block's bins.
@@ -45,5 +45,4 @@ pub const KERNEL: Kernel<Histogram> = Kernel {
     block: Dim3::x(THREADS),
     shared: SharedMemory::of(BlockBins::BYTES),
     grid: |p| grid(p, THREADS),
-    bounds: LaunchBounds::NONE,
 };

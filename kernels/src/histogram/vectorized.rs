@@ -3,10 +3,10 @@
 //! counts per load. The copies are summed per bin at the end and added to the global bins.
 
 use super::{BINS, Histogram, THREADS, grid};
-use crate::device::{
+use ptxkit::device::{
     SharedSlice, WARP_SIZE, block_idx, grid_dim, is_aligned4, load4, red_add, sync_threads, thread_idx, unrolled,
 };
-use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel, shared_memory};
+use ptxkit::{Dim3, Kernel, SharedMemory, kernel, shared_memory};
 
 /// Warps per block, each with its own bins.
 pub const WARPS: u32 = THREADS / WARP_SIZE;
@@ -76,5 +76,4 @@ pub const KERNEL: Kernel<Histogram> = Kernel {
     block: Dim3::x(THREADS),
     shared: SharedMemory::of(WarpBins::BYTES),
     grid: |p| grid(p, VECTOR * THREADS),
-    bounds: LaunchBounds::NONE,
 };

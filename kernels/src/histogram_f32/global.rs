@@ -1,8 +1,8 @@
 //! Rung 1: every sample in range an atomic add (`red.global.add`) on its bin in global memory.
 
 use super::{HistogramF32, THREADS, bin, grid, scale};
-use crate::device::{block_idx, grid_dim, red_add, thread_idx};
-use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel};
+use ptxkit::device::{block_idx, grid_dim, red_add, thread_idx};
+use ptxkit::{Dim3, Kernel, SharedMemory, kernel};
 
 kernel! {
     /// `bins[bin(input[i])] += 1` for every i < n in range, by a grid-stride walk.
@@ -28,5 +28,4 @@ pub const KERNEL: Kernel<HistogramF32> = Kernel {
     block: Dim3::x(THREADS),
     shared: SharedMemory::NONE,
     grid: |p| grid(p, THREADS),
-    bounds: LaunchBounds::NONE,
 };

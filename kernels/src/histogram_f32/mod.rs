@@ -15,8 +15,8 @@ pub mod global;
 pub mod shared;
 pub mod warp_bins;
 
-use crate::Dim3;
-use crate::family::{Family, Problem};
+use ptxkit::Dim3;
+use ptxkit::{Family, Problem};
 pub use crate::histogram::{BINS, THREADS};
 
 /// A histogram of `n` f32. `resident_blocks`: the most blocks the grid-stride kernels launch (the
@@ -68,9 +68,9 @@ pub(crate) const fn grid(p: &HistogramF32, per_block: u32) -> Dim3 {
 #[cfg(not(target_arch = "nvptx64"))]
 impl HistogramF32 {
     /// At least one sample, at most u32::MAX; at least one resident block.
-    pub fn new(n: usize, resident_blocks: u32) -> Result<Self, crate::InvalidSize> {
+    pub fn new(n: usize, resident_blocks: u32) -> Result<Self, ptxkit::InvalidSize> {
         Ok(HistogramF32 {
-            n: crate::family::element_count("histogram_f32", n)?,
+            n: crate::size::element_count("histogram_f32", n)?,
             resident_blocks: resident_blocks.clamp(1, 1 << 16),
         })
     }

@@ -2,8 +2,8 @@
 //! the global bins: 256 global atomics per block instead of one per sample.
 
 use super::{BINS, HistogramF32, THREADS, bin, grid, scale};
-use crate::device::{SharedSlice, block_idx, grid_dim, red_add, sync_threads, thread_idx};
-use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel, shared_memory};
+use ptxkit::device::{SharedSlice, block_idx, grid_dim, red_add, sync_threads, thread_idx};
+use ptxkit::{Dim3, Kernel, SharedMemory, kernel, shared_memory};
 
 shared_memory! {
     /// The block's bins.
@@ -47,5 +47,4 @@ pub const KERNEL: Kernel<HistogramF32> = Kernel {
     block: Dim3::x(THREADS),
     shared: SharedMemory::of(BlockBins::BYTES),
     grid: |p| grid(p, THREADS),
-    bounds: LaunchBounds::NONE,
 };

@@ -14,11 +14,11 @@
 
 use super::Matmul;
 use super::register_2d::{BK, BM, BN, Block, THREADS, TM, TN, add_outer_product, stage_b_scalar, tile_origin};
-use crate::device::{
+use ptxkit::device::{
     Float4, MatrixLayout, SharedMatrix, async_copy_commit, async_copy_wait, global_store, is_aligned4, store4,
     sync_threads, thread_idx, unrolled,
 };
-use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel, shared_memory};
+use ptxkit::{Dim3, Kernel, SharedMemory, kernel, shared_memory};
 
 /// Floats per row of a staged A slice: 8 of k and 4 of padding (rows stay 16-byte aligned, and
 /// rows 1 apart fall 12 banks apart).
@@ -124,6 +124,7 @@ fn multiply((a_slice, b_slice): (SharedMatrix<f32>, SharedMatrix<f32>), acc: &mu
 }
 
 kernel! {
+    #[launch_bounds(Dim3::x(THREADS), 2)]
     /// `C = A·B`, a 128×128 tile per block, 8×8 outputs per thread, slices double-buffered.
     pub unsafe fn matmul_double_buffered(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32, _arrivals: *mut u32) {
         let buffers = Buffers::carve();
@@ -183,5 +184,4 @@ pub const KERNEL: Kernel<Matmul> = Kernel {
     block: Dim3::x(THREADS),
     shared: SharedMemory::of(Buffers::BYTES),
     grid: |p| Dim3::xy(p.n.div_ceil(BN), p.m.div_ceil(BM)),
-    bounds: LaunchBounds::min_blocks_per_sm(2),
 };

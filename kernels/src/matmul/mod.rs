@@ -31,7 +31,7 @@ pub mod tiled;
 pub mod vectorized;
 pub mod warp_tiled;
 
-use crate::family::{Family, Problem};
+use ptxkit::{Family, Problem};
 
 /// The sizes of one product: A is m×k, B k×n, C m×n.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -80,8 +80,8 @@ pub const FAMILY: Family<Matmul> = Family::new(
 #[cfg(not(target_arch = "nvptx64"))]
 impl Matmul {
     /// m, n, k at least 1, and each matrix within the kernels' 32-bit index range.
-    pub fn new(m: usize, n: usize, k: usize) -> Result<Self, crate::InvalidSize> {
-        let invalid = |reason: String| crate::InvalidSize {
+    pub fn new(m: usize, n: usize, k: usize) -> Result<Self, ptxkit::InvalidSize> {
+        let invalid = |reason: String| ptxkit::InvalidSize {
             problem: "matmul",
             reason,
         };
@@ -91,7 +91,7 @@ impl Matmul {
             )));
         }
         for (what, rows, cols) in [("A", m, k), ("B", k, n), ("C", m, n)] {
-            if !crate::family::fits_u32_index(rows, cols) {
+            if !crate::size::fits_u32_index(rows, cols) {
                 return Err(invalid(format!(
                     "{what} would be {rows}×{cols} elements, beyond the kernels' 32-bit index range (at most {} elements)",
                     u32::MAX

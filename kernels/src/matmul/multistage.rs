@@ -18,11 +18,11 @@ use super::warp_tiled::{
     Acc, BK, BLOCK_COL_STRIDE, BLOCK_ROW_STRIDE, Slices, a_scalar_spot, b_scalar_spot, b_spot, layouts, origin,
     outer_product, store_tile, threads, tile_grid, tile_origin,
 };
-use crate::device::{
+use ptxkit::device::{
     DynamicShared, Float4, async_copy_commit, async_copy_wait, compiler_barrier, is_aligned4, sync_threads, unrolled,
     unrolled_to,
 };
-use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel};
+use ptxkit::{Dim3, Kernel, SharedMemory, kernel};
 
 /// Steps in flight: the one multiplied and two travelling (cuBLAS's `stage3`).
 pub const STAGES: u32 = 3;
@@ -33,8 +33,8 @@ pub const fn shared_bytes(bm: u32, bn: u32) -> u32 {
     let mut end = 0;
     let mut stage = 0;
     while stage < STAGES {
-        end = crate::device::SharedMatrix::<f32>::region_end(end, a);
-        end = crate::device::SharedMatrix::<f32>::region_end(end, b);
+        end = ptxkit::device::SharedMatrix::<f32>::region_end(end, a);
+        end = ptxkit::device::SharedMatrix::<f32>::region_end(end, b);
         stage += 1;
     }
     end
@@ -230,6 +230,7 @@ const THREADS_128X256: u32 = threads(128, 256, 2, 4);
 const THREADS_128X64: u32 = threads(128, 64, 2, 2);
 
 kernel! {
+    #[launch_bounds(Dim3::x(THREADS_128X128), 2)]
     /// `C = A·B`, a 128×128 tile per block, 64×64 per warp, 2×4 blocks of 4×4 per lane, the
     /// slices three steps deep through `cp.async`.
     pub unsafe fn matmul_multistage(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32, _arrivals: *mut u32) {
@@ -239,6 +240,7 @@ kernel! {
 }
 
 kernel! {
+    #[launch_bounds(Dim3::x(THREADS_128X256), 1)]
     /// As [`matmul_multistage`] on a 128×256 tile: eight warps.
     pub unsafe fn matmul_multistage_128x256(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32, _arrivals: *mut u32) {
         // SAFETY: as above.
@@ -247,6 +249,7 @@ kernel! {
 }
 
 kernel! {
+    #[launch_bounds(Dim3::x(THREADS_128X64), 3)]
     /// As [`matmul_multistage`] on a 128×64 tile, 64×32 per warp, 2×2 blocks of 4×4 per lane.
     pub unsafe fn matmul_multistage_128x64(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32, _arrivals: *mut u32) {
         // SAFETY: as above.
@@ -260,7 +263,6 @@ pub const KERNEL: Kernel<Matmul> = Kernel {
     block: Dim3::x(THREADS_128X128),
     shared: SharedMemory::of(shared_bytes(128, 128)),
     grid: tile_grid::<128, 128>,
-    bounds: LaunchBounds::min_blocks_per_sm(2),
 };
 
 /// A block of 256 threads per 128×256 tile (36.4 KiB); one block per SM.
@@ -269,7 +271,6 @@ pub const KERNEL_128X256: Kernel<Matmul> = Kernel {
     block: Dim3::x(THREADS_128X256),
     shared: SharedMemory::of(shared_bytes(128, 256)),
     grid: tile_grid::<128, 256>,
-    bounds: LaunchBounds::min_blocks_per_sm(1),
 };
 
 /// A block of 128 threads per 128×64 tile (18.4 KiB); three blocks per SM (at four, ptxas spilled
@@ -279,5 +280,4 @@ pub const KERNEL_128X64: Kernel<Matmul> = Kernel {
     block: Dim3::x(THREADS_128X64),
     shared: SharedMemory::of(shared_bytes(128, 64)),
     grid: tile_grid::<128, 64>,
-    bounds: LaunchBounds::min_blocks_per_sm(3),
 };

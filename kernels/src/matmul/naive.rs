@@ -1,8 +1,8 @@
 //! Naive matmul: one thread per element of C, reading a row of A and a column of B from global memory.
 
 use super::Matmul;
-use crate::device::{block_dim, block_idx, fma, global_store, thread_idx};
-use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel};
+use ptxkit::device::{block_dim, block_idx, fma, global_store, thread_idx};
+use ptxkit::{Dim3, Kernel, SharedMemory, kernel};
 
 /// Threads per block along x (columns of C) and y (rows of C).
 pub const BLOCK_SIDE: u32 = 16;
@@ -33,5 +33,4 @@ pub const KERNEL: Kernel<Matmul> = Kernel {
     block: Dim3::xy(BLOCK_SIDE, BLOCK_SIDE),
     shared: SharedMemory::NONE,
     grid: |p| Dim3::xy(p.n.div_ceil(BLOCK_SIDE), p.m.div_ceil(BLOCK_SIDE)),
-    bounds: LaunchBounds::NONE,
 };

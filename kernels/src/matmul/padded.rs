@@ -3,8 +3,8 @@
 
 use super::Matmul;
 use super::tiled::{TILE, grid, tiled_body};
-use crate::device::{MatrixLayout, SharedMatrix};
-use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel, shared_memory};
+use ptxkit::device::{MatrixLayout, SharedMatrix};
+use ptxkit::{Dim3, Kernel, SharedMemory, kernel, shared_memory};
 
 shared_memory! {
     /// One 32×33 tile of A and one of B: each row padded by one float.
@@ -29,5 +29,4 @@ pub const KERNEL: Kernel<Matmul> = Kernel {
     block: Dim3::xy(TILE, TILE),
     shared: SharedMemory::of(PaddedTiles::BYTES),
     grid,
-    bounds: LaunchBounds::NONE,
 };

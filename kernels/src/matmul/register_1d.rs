@@ -6,8 +6,8 @@
 //! Elements outside A or B are staged as zeros: any m, n, k.
 
 use super::Matmul;
-use crate::device::{MatrixLayout, SharedMatrix, block_idx, fma, global_store, sync_threads, thread_idx, unrolled};
-use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel, shared_memory};
+use ptxkit::device::{MatrixLayout, SharedMatrix, block_idx, fma, global_store, sync_threads, thread_idx, unrolled};
+use ptxkit::{Dim3, Kernel, SharedMemory, kernel, shared_memory};
 
 /// Rows of C per block.
 pub const BM: u32 = 64;
@@ -96,5 +96,4 @@ pub const KERNEL: Kernel<Matmul> = Kernel {
     block: Dim3::x(THREADS),
     shared: SharedMemory::of(Slices::BYTES),
     grid: |p| Dim3::xy(p.n.div_ceil(BN), p.m.div_ceil(BM)),
-    bounds: LaunchBounds::NONE,
 };

@@ -25,12 +25,12 @@ use super::Matmul;
 use super::warp_tiled::{
     Acc, BK, BLOCK_COL_STRIDE, BLOCK_ROW_STRIDE, origin, products, shared_bytes, store_tile, threads, tile_origin,
 };
-use crate::device::{
+use ptxkit::device::{
     atomic_add, block_idx, grid_dim, is_aligned4, load_acquire, red_add, store_relaxed, sync_threads, thread_fence,
     thread_idx, unrolled, unrolled_to,
 };
-use crate::family::{KernelFn, Problem};
-use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel};
+use ptxkit::{KernelFn, Problem};
+use ptxkit::{Dim3, Kernel, SharedMemory, kernel};
 
 /// The shortest run of k worth a split of its own: below it a block's fixed costs (its prologue,
 /// its additions into C) outweigh the products.
@@ -153,6 +153,7 @@ const THREADS_128X64: u32 = threads(128, 64, 2, 2);
 const THREADS_64X128: u32 = threads(64, 128, 2, 2);
 
 kernel! {
+    #[launch_bounds(Dim3::x(THREADS_64X64), 4)]
     /// `C = A·B`, k split across the grid's depth (the runs meeting through `arrivals`): a 64×64
     /// tile per block, 32×32 per warp, 1×2 blocks of 4×4 per lane.
     pub unsafe fn matmul_split_k(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32, arrivals: *mut u32) {
@@ -162,6 +163,7 @@ kernel! {
 }
 
 kernel! {
+    #[launch_bounds(Dim3::x(THREADS_128X64), 4)]
     /// As [`matmul_split_k`] with a 128×64 tile per block, 64×32 per warp, 2×2 blocks of 4×4 per lane.
     pub unsafe fn matmul_split_k_128x64(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32, arrivals: *mut u32) {
         // SAFETY: as above.
@@ -170,6 +172,7 @@ kernel! {
 }
 
 kernel! {
+    #[launch_bounds(Dim3::x(THREADS_64X128), 4)]
     /// As [`matmul_split_k`] with a 64×128 tile per block, 64×32 per warp, 2×2 blocks of 4×4 per lane.
     pub unsafe fn matmul_split_k_64x128(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32, arrivals: *mut u32) {
         // SAFETY: as above.
@@ -191,9 +194,8 @@ pub const fn splits_for(problem: &Matmul, (bm, bn): (u32, u32), resident_blocks:
 }
 
 /// A split-k configuration's launch: a block of `threads` per BM×BN tile of C and per run of k,
-/// [`splits_for`] the problem's places deep, with ptxas held to the registers that let
-/// `BLOCKS_PER_SM` blocks reside.
-const fn config<const BM: u32, const BN: u32, const BLOCKS_PER_SM: u32>(
+/// [`splits_for`] the problem's places deep.
+const fn config<const BM: u32, const BN: u32>(
     code: KernelFn<<Matmul as Problem>::Args>,
     threads: u32,
 ) -> Kernel<Matmul> {
@@ -202,16 +204,15 @@ const fn config<const BM: u32, const BN: u32, const BLOCKS_PER_SM: u32>(
         block: Dim3::x(threads),
         shared: SharedMemory::of(shared_bytes(BM, BN)),
         grid: |p| Dim3::new(p.n.div_ceil(BN), p.m.div_ceil(BM), splits_for(p, (BM, BN), p.places)),
-        bounds: LaunchBounds::min_blocks_per_sm(BLOCKS_PER_SM),
     }
 }
 
 /// 64×64 tiles, at least four blocks per SM (81 registers on sm_90a: five reside).
-pub const KERNEL: Kernel<Matmul> = config::<64, 64, 4>(matmul_split_k, THREADS_64X64);
+pub const KERNEL: Kernel<Matmul> = config::<64, 64>(matmul_split_k, THREADS_64X64);
 /// 128×64 tiles (for C with few columns), four blocks per SM.
-pub const KERNEL_128X64: Kernel<Matmul> = config::<128, 64, 4>(matmul_split_k_128x64, THREADS_128X64);
+pub const KERNEL_128X64: Kernel<Matmul> = config::<128, 64>(matmul_split_k_128x64, THREADS_128X64);
 /// 64×128 tiles (for C with few rows), four blocks per SM.
-pub const KERNEL_64X128: Kernel<Matmul> = config::<64, 128, 4>(matmul_split_k_64x128, THREADS_64X128);
+pub const KERNEL_64X128: Kernel<Matmul> = config::<64, 128>(matmul_split_k_64x128, THREADS_64X128);
 /// The split-k configurations.
 pub const KERNELS: [Kernel<Matmul>; 3] = [KERNEL, KERNEL_128X64, KERNEL_64X128];
 

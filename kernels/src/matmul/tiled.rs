@@ -3,8 +3,8 @@
 //! dot-product slice from shared memory: each global element is read once per block, not TILE times.
 
 use super::Matmul;
-use crate::device::{MatrixLayout, SharedMatrix, block_idx, fma, global_store, sync_threads, thread_idx, unrolled};
-use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel, shared_memory};
+use ptxkit::device::{MatrixLayout, SharedMatrix, block_idx, fma, global_store, sync_threads, thread_idx, unrolled};
+use ptxkit::{Dim3, Kernel, SharedMemory, kernel, shared_memory};
 
 /// Tile side: one thread per element of a tile, so a block is TILE×TILE = 1024 threads.
 pub const TILE: u32 = 32;
@@ -98,5 +98,4 @@ pub const KERNEL: Kernel<Matmul> = Kernel {
     block: Dim3::xy(TILE, TILE),
     shared: SharedMemory::of(Tiles::BYTES),
     grid,
-    bounds: LaunchBounds::NONE,
 };

@@ -13,8 +13,8 @@ use super::register_2d::{
     BK, BM, BN, Block, Slices, THREADS, TM, TN, add_outer_product, block_origin, stage_scalar, tile_origin,
     write_scalar,
 };
-use crate::device::{Float4, is_aligned4, load4, store4, sync_threads, thread_idx, unrolled};
-use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel};
+use ptxkit::device::{Float4, is_aligned4, load4, store4, sync_threads, thread_idx, unrolled};
+use ptxkit::{Dim3, Kernel, SharedMemory, kernel};
 
 const _: () = assert!(
     BM * BK / 4 == THREADS && BK * BN / 4 == THREADS,
@@ -83,6 +83,7 @@ unsafe fn write_vector(c: *mut f32, acc: &Block, (m, n): (u32, u32)) {
 }
 
 kernel! {
+    #[launch_bounds(Dim3::x(THREADS), 2)]
     /// `C = A·B`, a 128×128 tile per block, an 8×8 block per thread, 16-byte accesses.
     pub unsafe fn matmul_vectorized(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32, _arrivals: *mut u32) {
         let slices = Slices::carve();
@@ -140,5 +141,4 @@ pub const KERNEL: Kernel<Matmul> = Kernel {
     block: Dim3::x(THREADS),
     shared: SharedMemory::of(Slices::BYTES),
     grid: |p| Dim3::xy(p.n.div_ceil(BN), p.m.div_ceil(BM)),
-    bounds: LaunchBounds::min_blocks_per_sm(2),
 };

@@ -17,11 +17,11 @@
 //! 128×128 tile, see [`products`]).
 
 use super::Matmul;
-use crate::device::{
+use ptxkit::device::{
     DynamicShared, Float4, MatrixLayout, SharedMatrix, WARP_SIZE, block_idx, fma, global_store, is_aligned4, lane_id,
     load4, store4, sync_threads, thread_idx, unrolled, unrolled_to,
 };
-use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel};
+use ptxkit::{Dim3, Kernel, SharedMemory, kernel};
 
 /// Depth of a slice along k.
 pub const BK: u32 = 8;
@@ -569,6 +569,7 @@ const THREADS_128X128_WIDE: u32 = threads(128, 128, 2, 4);
 const THREADS_128X256_WIDE: u32 = threads(128, 256, 2, 4);
 
 kernel! {
+    #[launch_bounds(Dim3::x(THREADS_128X128), 2)]
     /// `C = A·B`, a 128×128 tile per block, 64×32 per warp, 2×2 blocks of 4×4 per lane.
     pub unsafe fn matmul_warp_tiled(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32, _arrivals: *mut u32) {
         // SAFETY: forwarded from the kernel's contract; KERNEL launches the configuration's block.
@@ -577,6 +578,7 @@ kernel! {
 }
 
 kernel! {
+    #[launch_bounds(Dim3::x(THREADS_128X64), 4)]
     /// `C = A·B`, a 128×64 tile per block, 64×32 per warp, 2×2 blocks of 4×4 per lane.
     pub unsafe fn matmul_warp_tiled_128x64(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32, _arrivals: *mut u32) {
         // SAFETY: as above.
@@ -585,6 +587,7 @@ kernel! {
 }
 
 kernel! {
+    #[launch_bounds(Dim3::x(THREADS_64X64), 4)]
     /// `C = A·B`, a 64×64 tile per block, 32×32 per warp, 1×2 blocks of 4×4 per lane.
     pub unsafe fn matmul_warp_tiled_64x64(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32, _arrivals: *mut u32) {
         // SAFETY: as above.
@@ -593,6 +596,7 @@ kernel! {
 }
 
 kernel! {
+    #[launch_bounds(Dim3::x(THREADS_128X128_WIDE), 2)]
     /// `C = A·B`, a 128×128 tile per block, 64×64 per warp, 2×4 blocks of 4×4 per lane.
     pub unsafe fn matmul_warp_tiled_128x128_wide(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32, _arrivals: *mut u32) {
         // SAFETY: as above.
@@ -601,6 +605,7 @@ kernel! {
 }
 
 kernel! {
+    #[launch_bounds(Dim3::x(THREADS_128X256_WIDE), 1)]
     /// `C = A·B`, a 128×256 tile per block, 64×64 per warp, 2×4 blocks of 4×4 per lane.
     pub unsafe fn matmul_warp_tiled_128x256_wide(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32, _arrivals: *mut u32) {
         // SAFETY: as above.
@@ -619,7 +624,6 @@ pub const KERNEL: Kernel<Matmul> = Kernel {
     block: Dim3::x(THREADS_128X128),
     shared: SharedMemory::of(shared_bytes(128, 128)),
     grid: tile_grid::<128, 128>,
-    bounds: LaunchBounds::min_blocks_per_sm(2),
 };
 
 /// A block of 128 threads per 128×64 tile: twice the blocks of [`KERNEL`] for the same C, four
@@ -629,7 +633,6 @@ pub const KERNEL_128X64: Kernel<Matmul> = Kernel {
     block: Dim3::x(THREADS_128X64),
     shared: SharedMemory::of(shared_bytes(128, 64)),
     grid: tile_grid::<128, 64>,
-    bounds: LaunchBounds::min_blocks_per_sm(4),
 };
 
 /// A block of 128 threads per 64×64 tile: four times the blocks of [`KERNEL`], half the outputs
@@ -639,7 +642,6 @@ pub const KERNEL_64X64: Kernel<Matmul> = Kernel {
     block: Dim3::x(THREADS_64X64),
     shared: SharedMemory::of(shared_bytes(64, 64)),
     grid: tile_grid::<64, 64>,
-    bounds: LaunchBounds::min_blocks_per_sm(4),
 };
 
 /// A block of 128 threads per 128×128 tile, 64×64 per warp: each lane's 2×4 blocks of 4×4 take
@@ -650,7 +652,6 @@ pub const KERNEL_128X128_WIDE: Kernel<Matmul> = Kernel {
     block: Dim3::x(THREADS_128X128_WIDE),
     shared: SharedMemory::of(shared_bytes(128, 128)),
     grid: tile_grid::<128, 128>,
-    bounds: LaunchBounds::min_blocks_per_sm(2),
 };
 
 /// [`KERNEL_128X128_WIDE`]'s lanes on a 128×256 tile: eight warps, one block per SM.
@@ -659,5 +660,4 @@ pub const KERNEL_128X256_WIDE: Kernel<Matmul> = Kernel {
     block: Dim3::x(THREADS_128X256_WIDE),
     shared: SharedMemory::of(shared_bytes(128, 256)),
     grid: tile_grid::<128, 256>,
-    bounds: LaunchBounds::min_blocks_per_sm(1),
 };

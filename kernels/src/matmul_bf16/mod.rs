@@ -19,8 +19,8 @@ pub(crate) mod store;
 mod swizzled;
 pub mod wgmma;
 
-use crate::device::mma::Bf16;
-use crate::family::{Family, Problem};
+use ptxkit::device::mma::Bf16;
+use ptxkit::{Family, Problem};
 
 /// The sizes of one product: A is m×k, B k×n, C m×n.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -65,8 +65,8 @@ pub const FAMILY: Family<MatmulBf16> = Family::new(
 impl MatmulBf16 {
     /// m, n, k at least 1, and each matrix within the kernels' 32-bit index range (the f32
     /// ladder's rule).
-    pub fn new(m: usize, n: usize, k: usize) -> Result<Self, crate::InvalidSize> {
-        let sizes = crate::matmul::Matmul::new(m, n, k).map_err(|e| crate::InvalidSize {
+    pub fn new(m: usize, n: usize, k: usize) -> Result<Self, ptxkit::InvalidSize> {
+        let sizes = crate::matmul::Matmul::new(m, n, k).map_err(|e| ptxkit::InvalidSize {
             problem: "matmul_bf16",
             ..e
         })?;

@@ -13,12 +13,12 @@
 //! shapes stage the same tiles with plain loads and stores (correct, without the overlap).
 
 use super::MatmulBf16;
-use crate::device::mma::{Bf16, accumulator_position, mma_bf16_m16n8k16};
-use crate::device::{
+use ptxkit::device::mma::{Bf16, accumulator_position, mma_bf16_m16n8k16};
+use ptxkit::device::{
     MatrixLayout, SharedMatrix, WARP_SIZE, async_copy_commit, async_copy_wait, block_idx, global_store, lane_id,
     sync_threads, thread_idx, unrolled,
 };
-use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel, shared_memory};
+use ptxkit::{Dim3, Kernel, SharedMemory, kernel, shared_memory};
 
 /// Rows of C per block.
 pub const BM: u32 = 128;
@@ -166,6 +166,7 @@ unsafe fn stage(rings: &Rings, ops: Operands, tid: u32, step: u32, slot: u32) {
 }
 
 kernel! {
+    #[launch_bounds(Dim3::x(THREADS), 2)]
     /// `C = A·B` on the tensor cores (bf16 operands, f32 sums and output), 128×128 per block.
     pub unsafe fn matmul_bf16_pipelined(a: *const Bf16, b: *const Bf16, c: *mut f32, m: u32, n: u32, k: u32, maps: *const super::TensorMaps) {
         // Copies by cp.async: no tensor maps.
@@ -246,5 +247,4 @@ pub const KERNEL: Kernel<MatmulBf16> = Kernel {
     block: Dim3::x(THREADS),
     shared: SharedMemory::opt_in(Rings::BYTES),
     grid: |p| Dim3::xy(p.n.div_ceil(BN), p.m.div_ceil(BM)),
-    bounds: LaunchBounds::min_blocks_per_sm(2),
 };

@@ -19,8 +19,8 @@
 
 use super::MatmulBf16;
 use super::swizzled::ROW_BYTES;
-use crate::device::{MatrixLayout, SharedMatrix, SharedSlice, WARP_SIZE};
-use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel_sm90a, shared_memory};
+use ptxkit::device::{MatrixLayout, SharedMatrix, SharedSlice, WARP_SIZE};
+use ptxkit::{Dim3, Kernel, SharedMemory, kernel_sm90a, shared_memory};
 
 /// Rows of C per block.
 pub const BM: u32 = 128;
@@ -53,12 +53,12 @@ shared_memory! {
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
 mod body {
     use super::*;
-    use crate::device::mma::Bf16;
-    use crate::device::wgmma::{
+    use ptxkit::device::mma::Bf16;
+    use ptxkit::device::wgmma::{
         Descriptor, fence_proxy_async, shared_address, wgmma_commit, wgmma_fence, wgmma_m64n256k16_bf16, wgmma_wait,
     };
-    use crate::device::{block_idx, grid_dim, shfl_idx, sync_threads, thread_idx, unrolled};
-    use crate::device::{mbarrier, tma};
+    use ptxkit::device::{block_idx, grid_dim, shfl_idx, sync_threads, thread_idx, unrolled};
+    use ptxkit::device::{mbarrier, tma};
     use crate::matmul_bf16::TensorMaps;
     use crate::matmul_bf16::store::store_warpgroup;
     use crate::matmul_bf16::swizzled::{Operands, stage};
@@ -214,26 +214,29 @@ mod body {
 }
 
 kernel_sm90a! {
+    #[launch_bounds(Dim3::x(THREADS), 1)]
     /// `C = A·B` by warp-specialised `wgmma` (bf16 operands, f32 sums and output), 128×256 per
     /// block.
-    pub unsafe fn matmul_bf16_specialized(a: *const crate::device::mma::Bf16, b: *const crate::device::mma::Bf16, c: *mut f32, m: u32, n: u32, k: u32, maps: *const super::TensorMaps) {
+    pub unsafe fn matmul_bf16_specialized(a: *const ptxkit::device::mma::Bf16, b: *const ptxkit::device::mma::Bf16, c: *mut f32, m: u32, n: u32, k: u32, maps: *const super::TensorMaps) {
         // SAFETY: the kernel's contract.
         unsafe { body::run::<false>(a, b, c, (m, n, k), maps) }
     }
 }
 
 kernel_sm90a! {
+    #[launch_bounds(Dim3::x(THREADS), 1)]
     /// As [`matmul_bf16_tma`], each block taking tile after tile (the grid the host gives).
-    pub unsafe fn matmul_bf16_persistent(a: *const crate::device::mma::Bf16, b: *const crate::device::mma::Bf16, c: *mut f32, m: u32, n: u32, k: u32, maps: *const super::TensorMaps) {
+    pub unsafe fn matmul_bf16_persistent(a: *const ptxkit::device::mma::Bf16, b: *const ptxkit::device::mma::Bf16, c: *mut f32, m: u32, n: u32, k: u32, maps: *const super::TensorMaps) {
         // SAFETY: the kernel's contract.
         unsafe { body::run::<true>(a, b, c, (m, n, k), maps) }
     }
 }
 
 kernel_sm90a! {
+    #[launch_bounds(Dim3::x(THREADS), 1)]
     /// As [`matmul_bf16_specialized`], the producer copying by TMA where the host gives tensor
     /// maps.
-    pub unsafe fn matmul_bf16_tma(a: *const crate::device::mma::Bf16, b: *const crate::device::mma::Bf16, c: *mut f32, m: u32, n: u32, k: u32, maps: *const super::TensorMaps) {
+    pub unsafe fn matmul_bf16_tma(a: *const ptxkit::device::mma::Bf16, b: *const ptxkit::device::mma::Bf16, c: *mut f32, m: u32, n: u32, k: u32, maps: *const super::TensorMaps) {
         // SAFETY: the kernel's contract.
         unsafe { body::run::<true>(a, b, c, (m, n, k), maps) }
     }
@@ -246,7 +249,6 @@ pub const KERNEL: Kernel<MatmulBf16> = Kernel {
     block: Dim3::x(THREADS),
     shared: SharedMemory::opt_in(Ring::BYTES),
     grid: |p| Dim3::x(tiles(p)),
-    bounds: LaunchBounds::min_blocks_per_sm(1),
 };
 
 /// As [`KERNEL`], the slots filled by TMA: the host passes tensor maps of A and B for shapes whose

@@ -1,10 +1,10 @@
 //! The ways out of a warpgroup's `wgmma` accumulators into C, for the `wgmma` rungs: register i of
 //! lane l in warp w of the group holds row `16·w + l / 4 + 8·((i % 4) / 2)`, column
-//! `8·(i / 4) + 2·(l % 4) + i % 2` of the group's 64×N product (see [`crate::device::wgmma`]).
+//! `8·(i / 4) + 2·(l % 4) + i % 2` of the group's 64×N product (see [`ptxkit::device::wgmma`]).
 // Only the sm_90a kernel bodies store with it; elsewhere the bodies are stubs.
 #![cfg_attr(not(all(target_arch = "nvptx64", target_feature = "sm_90a")), allow(dead_code))]
 
-use crate::device::{WARP_SIZE, global_store, lane_id, thread_idx, unrolled, unrolled_to};
+use ptxkit::device::{WARP_SIZE, global_store, lane_id, thread_idx, unrolled, unrolled_to};
 
 /// Stores the 64×`N` product this thread's warpgroup holds, at rows from `row0` and columns from
 /// `col0` of C (m×n), the parts inside C only; `value(i)` is this lane's accumulator register i.

@@ -1,13 +1,13 @@
 //! Staging bf16 tiles in the 128-byte swizzle that `wgmma`'s descriptors read (see
-//! [`crate::device::wgmma`]), shared by the `wgmma` rungs. The ring is counted in 128-byte rows
+//! [`ptxkit::device::wgmma`]), shared by the `wgmma` rungs. The ring is counted in 128-byte rows
 //! of 32 words: a slot holds A's BM rows (K-major: row r of A's slice, its 16-byte chunk c at chunk
 //! `c ^ (r % 8)`), then B's BN / 64 atoms of BK k-rows (MN-major: 64 columns of one k per row,
 //! chunks swizzled the same way).
 // Only the sm_90a kernel bodies stage with these; elsewhere the bodies are stubs.
 #![cfg_attr(not(all(target_arch = "nvptx64", target_feature = "sm_90a")), allow(dead_code))]
 
-use crate::device::mma::Bf16;
-use crate::device::{SharedMatrix, unrolled, unrolled_to};
+use ptxkit::device::mma::Bf16;
+use ptxkit::device::{SharedMatrix, unrolled, unrolled_to};
 
 /// bf16 per 16-byte chunk.
 pub const CHUNK: u32 = 8;

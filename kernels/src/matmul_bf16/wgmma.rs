@@ -2,7 +2,7 @@
 //! block of two warpgroups (eight warps) computes a 128×128 tile of C, each warpgroup a 64×128
 //! half with `wgmma.m64n128k16` (64 accumulators per lane). Per step of 64 along k the block stages
 //! A's 128×64 and B's 64×128 by 16-byte `cp.async` into a three-slot ring laid out in the 128-byte
-//! swizzle that the descriptors name (see [`crate::device::wgmma`]): A K-major, B MN-major in two
+//! swizzle that the descriptors name (see [`ptxkit::device::wgmma`]): A K-major, B MN-major in two
 //! 64-column atoms, so neither is transposed on the way. Four `wgmma`s per step and warpgroup, then
 //! a wait for them before the barrier that lets their slot be refilled.
 //!
@@ -11,8 +11,8 @@
 
 use super::MatmulBf16;
 use super::swizzled::ROW_BYTES;
-use crate::device::{MatrixLayout, SharedMatrix, WARP_SIZE};
-use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel_sm90a, shared_memory};
+use ptxkit::device::{MatrixLayout, SharedMatrix, WARP_SIZE};
+use ptxkit::{Dim3, Kernel, SharedMemory, kernel_sm90a, shared_memory};
 
 /// Rows of C per block.
 pub const BM: u32 = 128;
@@ -39,11 +39,11 @@ shared_memory! {
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
 mod body {
     use super::*;
-    use crate::device::mma::Bf16;
-    use crate::device::wgmma::{
+    use ptxkit::device::mma::Bf16;
+    use ptxkit::device::wgmma::{
         Descriptor, fence_proxy_async, shared_address, wgmma_commit, wgmma_fence, wgmma_m64n128k16_bf16, wgmma_wait,
     };
-    use crate::device::{async_copy_commit, async_copy_wait, block_idx, sync_threads, thread_idx, unrolled};
+    use ptxkit::device::{async_copy_commit, async_copy_wait, block_idx, sync_threads, thread_idx, unrolled};
     use crate::matmul_bf16::store::store_warpgroup;
     use crate::matmul_bf16::swizzled::{Operands, stage};
 
@@ -104,8 +104,9 @@ mod body {
 }
 
 kernel_sm90a! {
+    #[launch_bounds(Dim3::x(THREADS), 2)]
     /// `C = A·B` by `wgmma` (bf16 operands, f32 sums and output), 128×128 per block.
-    pub unsafe fn matmul_bf16_wgmma(a: *const crate::device::mma::Bf16, b: *const crate::device::mma::Bf16, c: *mut f32, m: u32, n: u32, k: u32, maps: *const super::TensorMaps) {
+    pub unsafe fn matmul_bf16_wgmma(a: *const ptxkit::device::mma::Bf16, b: *const ptxkit::device::mma::Bf16, c: *mut f32, m: u32, n: u32, k: u32, maps: *const super::TensorMaps) {
         // Copies by cp.async: no tensor maps.
         let _ = maps;
         // SAFETY: the kernel's contract.
@@ -120,5 +121,4 @@ pub const KERNEL: Kernel<MatmulBf16> = Kernel {
     block: Dim3::x(THREADS),
     shared: SharedMemory::opt_in(Ring::BYTES),
     grid: |p| Dim3::xy(p.n.div_ceil(BN), p.m.div_ceil(BM)),
-    bounds: LaunchBounds::min_blocks_per_sm(2),
 };

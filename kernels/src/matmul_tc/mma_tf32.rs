@@ -2,17 +2,17 @@
 //! warp a 32×32 quarter as 2×4 tensor-core tiles of 16×8 (32 f32 accumulators per lane). Per step
 //! of 8 along k the block stages 64×8 of A and 8×64 of B in shared memory (zeros outside the
 //! matrices, so edge tiles need no other case), and each lane reads its fragments from there by the
-//! tables of [`crate::device::mma`]. The pitches make those reads conflict-free: A's rows 12 floats
+//! tables of [`ptxkit::device::mma`]. The pitches make those reads conflict-free: A's rows 12 floats
 //! apart put the 8 groups × 4 members of a fragment read on 32 different banks, B's rows 72 apart
 //! the same. Plain loads and one stage: what it lacks against cuBLAS (ldmatrix, cp.async stages,
 //! larger tiles) is the next rungs' business.
 
 use super::{MatmulTc, TensorMaps};
-use crate::device::mma::{accumulator_position, mma_tf32_m16n8k8, tf32_a_position, tf32_b_position};
-use crate::device::{
+use ptxkit::device::mma::{accumulator_position, mma_tf32_m16n8k8, tf32_a_position, tf32_b_position};
+use ptxkit::device::{
     MatrixLayout, SharedMatrix, WARP_SIZE, block_idx, global_store, lane_id, sync_threads, thread_idx, unrolled,
 };
-use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel, shared_memory};
+use ptxkit::{Dim3, Kernel, SharedMemory, kernel, shared_memory};
 
 /// Rows of C per block.
 pub const BM: u32 = 64;
@@ -120,5 +120,4 @@ pub const KERNEL: Kernel<MatmulTc> = Kernel {
     block: Dim3::x(THREADS),
     shared: SharedMemory::of(Slices::BYTES),
     grid: |p| Dim3::xy(p.n.div_ceil(BN), p.m.div_ceil(BM)),
-    bounds: LaunchBounds::NONE,
 };

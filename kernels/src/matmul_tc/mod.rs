@@ -14,8 +14,8 @@
 pub mod mma_tf32;
 pub mod specialized;
 
-use crate::Family;
-use crate::family::Problem;
+use ptxkit::Family;
+use ptxkit::Problem;
 use crate::matmul::Matmul;
 pub use crate::matmul_bf16::TensorMaps;
 
@@ -43,8 +43,8 @@ pub const FAMILY: Family<MatmulTc> = Family::new("matmul_tc", &[mma_tf32::KERNEL
 impl MatmulTc {
     /// m, n, k at least 1, and each matrix within the kernels' 32-bit index range (the f32
     /// ladder's rule).
-    pub fn new(m: usize, n: usize, k: usize) -> Result<Self, crate::InvalidSize> {
-        let sizes = Matmul::new(m, n, k).map_err(|e| crate::InvalidSize {
+    pub fn new(m: usize, n: usize, k: usize) -> Result<Self, ptxkit::InvalidSize> {
+        let sizes = Matmul::new(m, n, k).map_err(|e| ptxkit::InvalidSize {
             problem: "matmul_tc",
             ..e
         })?;

@@ -18,8 +18,8 @@
 //! GPU-only (sm_90a).
 
 use super::MatmulTc;
-use crate::device::{MatrixLayout, SharedMatrix, SharedSlice, WARP_SIZE};
-use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel_sm90a, shared_memory};
+use ptxkit::device::{MatrixLayout, SharedMatrix, SharedSlice, WARP_SIZE};
+use ptxkit::{Dim3, Kernel, SharedMemory, kernel_sm90a, shared_memory};
 
 /// Rows of C per block: the `wgmma`'s N.
 pub const BM: u32 = 256;
@@ -66,12 +66,12 @@ const fn b_place(r: u32, nn: u32) -> (u32, u32) {
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
 mod body {
     use super::*;
-    use crate::device::mma::tf32_a_position;
-    use crate::device::wgmma::{
+    use ptxkit::device::mma::tf32_a_position;
+    use ptxkit::device::wgmma::{
         Descriptor, fence_proxy_async, registers_claim, registers_release, shared_address, wgmma_commit, wgmma_fence,
         wgmma_m64n256k8_tf32_registers, wgmma_wait, wgmma_wait_reading,
     };
-    use crate::device::{
+    use ptxkit::device::{
         block_idx, grid_dim, lane_id, mbarrier, opaque, shfl_idx, sync_threads, thread_idx, tma, unrolled,
     };
 
@@ -348,6 +348,7 @@ mod body {
 }
 
 kernel_sm90a! {
+    #[launch_bounds(Dim3::x(THREADS), 1)]
     /// `C = A·B` by warp-specialised `wgmma` on TF32 operands (f32 sums), 256×128 per block, the
     /// operands' roles swapped (see the module).
     pub unsafe fn matmul_tc_wgmma(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32, maps: *const super::TensorMaps) {
@@ -372,5 +373,4 @@ pub const KERNEL: Kernel<MatmulTc> = Kernel {
             p.resident
         })
     },
-    bounds: LaunchBounds::min_blocks_per_sm(1),
 };

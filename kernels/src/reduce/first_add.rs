@@ -2,8 +2,8 @@
 //! 512 elements per block, half the blocks, and no thread idle at the first step.
 
 use super::{Reduce, THREADS, fold};
-use crate::device::{SharedSlice, block_idx, global_store, sync_threads, thread_idx};
-use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel, shared_memory};
+use ptxkit::device::{SharedSlice, block_idx, global_store, sync_threads, thread_idx};
+use ptxkit::{Dim3, Kernel, SharedMemory, kernel, shared_memory};
 
 shared_memory! {
     /// One partial sum per thread.
@@ -50,5 +50,4 @@ pub const KERNEL: Kernel<Reduce> = Kernel {
     block: Dim3::x(THREADS),
     shared: SharedMemory::of(Partials::BYTES),
     grid: |p| Dim3::x(p.n.div_ceil(2 * THREADS)),
-    bounds: LaunchBounds::NONE,
 };

@@ -4,8 +4,8 @@
 //! last steps, and diverges (the `%` costs too).
 
 use super::{Reduce, THREADS};
-use crate::device::{SharedSlice, block_dim, block_idx, global_store, sync_threads, thread_idx};
-use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel, shared_memory};
+use ptxkit::device::{SharedSlice, block_dim, block_idx, global_store, sync_threads, thread_idx};
+use ptxkit::{Dim3, Kernel, SharedMemory, kernel, shared_memory};
 
 shared_memory! {
     /// One partial sum per thread.
@@ -49,5 +49,4 @@ pub const KERNEL: Kernel<Reduce> = Kernel {
     block: Dim3::x(THREADS),
     shared: SharedMemory::of(Partials::BYTES),
     grid: |p| Dim3::x(p.n.div_ceil(THREADS)),
-    bounds: LaunchBounds::NONE,
 };

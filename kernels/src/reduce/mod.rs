@@ -29,8 +29,8 @@ pub mod strided;
 pub mod vectorized;
 pub mod warp_shuffle;
 
-use crate::device::{SharedSlice, WARP_SIZE, lane_id, shfl_xor, sync_threads, thread_idx};
-use crate::family::{Family, Problem};
+use ptxkit::device::{SharedSlice, WARP_SIZE, lane_id, shfl_xor, sync_threads, thread_idx};
+use ptxkit::{Family, Problem};
 
 /// Threads per block, for every variant.
 pub const THREADS: u32 = 256;
@@ -91,9 +91,9 @@ pub fn passes(entry: &str) -> Passes {
 #[cfg(not(target_arch = "nvptx64"))]
 impl Reduce {
     /// At least one element, at most u32::MAX; at least one resident block.
-    pub fn new(n: usize, resident_blocks: u32) -> Result<Self, crate::InvalidSize> {
+    pub fn new(n: usize, resident_blocks: u32) -> Result<Self, ptxkit::InvalidSize> {
         Ok(Reduce {
-            n: crate::family::element_count("reduce", n)?,
+            n: crate::size::element_count("reduce", n)?,
             resident_blocks: resident_blocks.clamp(1, 1 << 16),
         })
     }

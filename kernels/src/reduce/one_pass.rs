@@ -9,11 +9,11 @@
 
 use super::vectorized::{grid, thread_walk};
 use super::{Combine, Max, Reduce, Sum, THREADS, WARPS, block_combine};
-use crate::device::{
+use ptxkit::device::{
     SharedSlice, atomic_add, block_idx, global_store, grid_dim, load_relaxed, store_relaxed, sync_threads,
     thread_fence, thread_idx,
 };
-use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel, shared_memory};
+use ptxkit::{Dim3, Kernel, SharedMemory, kernel, shared_memory};
 
 shared_memory! {
     /// One result per warp, and whether this block took the last ticket.
@@ -91,7 +91,6 @@ pub const KERNEL: Kernel<Reduce> = Kernel {
     block: Dim3::x(THREADS),
     shared: SharedMemory::of(Scratch::BYTES),
     grid,
-    bounds: LaunchBounds::NONE,
 };
 
 /// The maximum, as [`KERNEL`].
@@ -100,5 +99,4 @@ pub const MAX_KERNEL: Kernel<Reduce> = Kernel {
     block: Dim3::x(THREADS),
     shared: SharedMemory::of(Scratch::BYTES),
     grid,
-    bounds: LaunchBounds::NONE,
 };

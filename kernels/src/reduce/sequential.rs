@@ -3,8 +3,8 @@
 //! together, but half the threads do nothing from the first step on.
 
 use super::{Reduce, THREADS, fold};
-use crate::device::{SharedSlice, block_dim, block_idx, global_store, sync_threads, thread_idx};
-use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel, shared_memory};
+use ptxkit::device::{SharedSlice, block_dim, block_idx, global_store, sync_threads, thread_idx};
+use ptxkit::{Dim3, Kernel, SharedMemory, kernel, shared_memory};
 
 shared_memory! {
     /// One partial sum per thread.
@@ -38,5 +38,4 @@ pub const KERNEL: Kernel<Reduce> = Kernel {
     block: Dim3::x(THREADS),
     shared: SharedMemory::of(Partials::BYTES),
     grid: |p| Dim3::x(p.n.div_ceil(THREADS)),
-    bounds: LaunchBounds::NONE,
 };

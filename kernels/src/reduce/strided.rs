@@ -3,8 +3,8 @@
 //! a warp touch words 2s apart: at s = 16 every lane hits the same bank (16-way conflicts).
 
 use super::{Reduce, THREADS};
-use crate::device::{SharedSlice, block_dim, block_idx, global_store, sync_threads, thread_idx};
-use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel, shared_memory};
+use ptxkit::device::{SharedSlice, block_dim, block_idx, global_store, sync_threads, thread_idx};
+use ptxkit::{Dim3, Kernel, SharedMemory, kernel, shared_memory};
 
 shared_memory! {
     /// One partial sum per thread.
@@ -47,5 +47,4 @@ pub const KERNEL: Kernel<Reduce> = Kernel {
     block: Dim3::x(THREADS),
     shared: SharedMemory::of(Partials::BYTES),
     grid: |p| Dim3::x(p.n.div_ceil(THREADS)),
-    bounds: LaunchBounds::NONE,
 };

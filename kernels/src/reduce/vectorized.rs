@@ -4,8 +4,8 @@
 //! is loads, with almost no instructions besides them.
 
 use super::{Combine, Reduce, Sum, THREADS, WARPS, block_sum};
-use crate::device::{Float4, SharedSlice, block_idx, global_store, grid_dim, is_aligned4, load4, thread_idx, unrolled};
-use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel, shared_memory};
+use ptxkit::device::{Float4, SharedSlice, block_idx, global_store, grid_dim, is_aligned4, load4, thread_idx, unrolled};
+use ptxkit::{Dim3, Kernel, SharedMemory, kernel, shared_memory};
 
 /// Float4 loads each thread has in flight per step of its walk.
 pub const LOADS_IN_FLIGHT: u32 = 4;
@@ -99,5 +99,4 @@ pub const KERNEL: Kernel<Reduce> = Kernel {
     block: Dim3::x(THREADS),
     shared: SharedMemory::of(WarpSums::BYTES),
     grid,
-    bounds: LaunchBounds::NONE,
 };

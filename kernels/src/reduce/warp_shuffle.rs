@@ -4,8 +4,8 @@
 
 use super::first_add::element_or_zero;
 use super::{Reduce, THREADS, fold, warp_sum};
-use crate::device::{SharedSlice, WARP_SIZE, block_idx, global_store, sync_threads, thread_idx};
-use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel, shared_memory};
+use ptxkit::device::{SharedSlice, WARP_SIZE, block_idx, global_store, sync_threads, thread_idx};
+use ptxkit::{Dim3, Kernel, SharedMemory, kernel, shared_memory};
 
 shared_memory! {
     /// One partial sum per thread.
@@ -46,5 +46,4 @@ pub const KERNEL: Kernel<Reduce> = Kernel {
     block: Dim3::x(THREADS),
     shared: SharedMemory::of(Partials::BYTES),
     grid: |p| Dim3::x(p.n.div_ceil(2 * THREADS)),
-    bounds: LaunchBounds::NONE,
 };

@@ -2,9 +2,9 @@
 //! combines the threads' results.
 
 use super::RowReduce;
-use crate::device::{SharedSlice, block_idx, global_store, thread_idx};
+use ptxkit::device::{SharedSlice, block_idx, global_store, thread_idx};
 use crate::reduce::{Combine, Max, Sum, THREADS, WARPS, block_combine};
-use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel, shared_memory};
+use ptxkit::{Dim3, Kernel, SharedMemory, kernel, shared_memory};
 
 shared_memory! {
     /// One result per warp.
@@ -59,7 +59,6 @@ pub const SUM_KERNEL: Kernel<RowReduce> = Kernel {
     block: Dim3::x(THREADS),
     shared: SharedMemory::of(WarpResults::BYTES),
     grid: |p| Dim3::x(p.rows),
-    bounds: LaunchBounds::NONE,
 };
 
 /// As [`SUM_KERNEL`], for the maximum.

@@ -12,7 +12,7 @@
 pub mod block;
 pub mod warp;
 
-use crate::family::{Family, Problem};
+use ptxkit::{Family, Problem};
 
 /// A reduction of each row of a `rows × cols` row-major matrix into `output[row]`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -35,8 +35,8 @@ pub const MAX_FAMILY: Family<RowReduce> = Family::new("row_max", &[block::MAX_KE
 #[cfg(not(target_arch = "nvptx64"))]
 impl RowReduce {
     /// At least one row and column, within the kernels' 32-bit indices.
-    pub fn new(rows: usize, cols: usize) -> Result<Self, crate::InvalidSize> {
-        let invalid = |reason: String| crate::InvalidSize {
+    pub fn new(rows: usize, cols: usize) -> Result<Self, ptxkit::InvalidSize> {
+        let invalid = |reason: String| ptxkit::InvalidSize {
             problem: "row reduction",
             reason,
         };
@@ -45,7 +45,7 @@ impl RowReduce {
                 "rows and cols must be at least 1 (got {rows} × {cols})"
             )));
         }
-        if !crate::family::fits_u32_index(rows, cols) {
+        if !crate::size::fits_u32_index(rows, cols) {
             return Err(invalid(format!(
                 "{rows} × {cols} elements is beyond the kernels' 32-bit index range (at most {})",
                 u32::MAX

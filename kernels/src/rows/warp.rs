@@ -2,9 +2,9 @@
 //! butterfly of shuffles. No shared memory, no barrier; rows past the last leave their warp idle.
 
 use super::RowReduce;
-use crate::device::{WARP_SIZE, block_idx, global_store, lane_id, thread_idx};
+use ptxkit::device::{WARP_SIZE, block_idx, global_store, lane_id, thread_idx};
 use crate::reduce::{Combine, Max, Sum, THREADS, WARPS, warp_combine};
-use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel};
+use ptxkit::{Dim3, Kernel, SharedMemory, kernel};
 
 /// `output[r]` = row r (warp r % 8 of block r / 8) combined by `O`.
 ///
@@ -54,7 +54,6 @@ pub const SUM_KERNEL: Kernel<RowReduce> = Kernel {
     block: Dim3::x(THREADS),
     shared: SharedMemory::NONE,
     grid: |p| Dim3::x(p.rows.div_ceil(WARPS)),
-    bounds: LaunchBounds::NONE,
 };
 
 /// As [`SUM_KERNEL`], for the maximum.

@@ -9,13 +9,14 @@
 use super::look_back::{BLOCKS_PER_SM, Scratch, look_back_body};
 use super::look_back_warp::WholeWarp;
 use super::{Scan, THREADS};
-use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel};
+use ptxkit::{Dim3, Kernel, SharedMemory, kernel};
 
 /// The pause between two reads of an incomplete window: about a fifth of an L2 round trip under
 /// load, so that a warp polls a few times per round trip rather than continuously.
 pub const BACKOFF_NS: u32 = 200;
 
 kernel! {
+    #[launch_bounds(Dim3::x(THREADS), BLOCKS_PER_SM)]
     /// Phase 0: clears the statuses and the ticket in `scratch`. Phase 1: `output` = the scan of
     /// `input`, warp 0 walking back 32 tiles at a time, pausing between polls.
     pub unsafe fn scan_look_back_backoff(input: *const f32, output: *mut f32, scratch: *mut f32, n: u32, exclusive: u32, phase: u32) {
@@ -31,5 +32,4 @@ pub const KERNEL: Kernel<Scan> = Kernel {
     block: Dim3::x(THREADS),
     shared: SharedMemory::of(Scratch::BYTES),
     grid: |p| super::look_back::look_back_grid(p),
-    bounds: LaunchBounds::min_blocks_per_sm(BLOCKS_PER_SM),
 };

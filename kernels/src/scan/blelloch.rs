@@ -5,8 +5,8 @@
 //! them out, as the issue asks.
 
 use super::{ADD_PREFIXES, Scan, THREADS};
-use crate::device::{SharedSlice, block_idx, global_store, sync_threads, thread_idx};
-use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel, shared_memory};
+use ptxkit::device::{SharedSlice, block_idx, global_store, sync_threads, thread_idx};
+use ptxkit::{Dim3, Kernel, SharedMemory, kernel, shared_memory};
 
 /// Elements per tile: two per thread.
 pub const TILE: u32 = 2 * THREADS;
@@ -115,5 +115,4 @@ pub const KERNEL: Kernel<Scan> = Kernel {
     block: Dim3::x(THREADS),
     shared: SharedMemory::of(Tile::BYTES),
     grid: |p| Dim3::x(p.n.div_ceil(TILE)),
-    bounds: LaunchBounds::NONE,
 };

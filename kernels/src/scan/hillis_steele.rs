@@ -4,8 +4,8 @@
 //! additions: n·log n work where n would do.
 
 use super::{ADD_PREFIXES, Scan, THREADS};
-use crate::device::{MatrixLayout, SharedMatrix, block_idx, global_store, sync_threads, thread_idx};
-use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel, shared_memory};
+use ptxkit::device::{MatrixLayout, SharedMatrix, block_idx, global_store, sync_threads, thread_idx};
+use ptxkit::{Dim3, Kernel, SharedMemory, kernel, shared_memory};
 
 shared_memory! {
     /// Two copies of the tile: step s reads row s % 2 and writes the other.
@@ -75,5 +75,4 @@ pub const KERNEL: Kernel<Scan> = Kernel {
     block: Dim3::x(THREADS),
     shared: SharedMemory::of(Buffers::BYTES),
     grid: |p| Dim3::x(p.n.div_ceil(THREADS)),
-    bounds: LaunchBounds::NONE,
 };

@@ -10,8 +10,8 @@ use super::pipelined::{BLOCKS_PER_SM, SHARED_BYTES, grid, pipelined_body};
 use super::staged::{BLOCKS_PER_SM as STAGED_BLOCKS_PER_SM, SHARED_BYTES as STAGED_SHARED_BYTES, staged_body};
 use super::warp_shuffle::{TILE, WarpTotals, warp_shuffle_body};
 use super::{Scan, THREADS};
-use crate::family::Family;
-use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel};
+use ptxkit::Family;
+use ptxkit::{Dim3, Kernel, SharedMemory, kernel};
 
 kernel! {
     /// Phase 0: `output` = each 8192-element tile's scan, `scratch[tile]` = its total. Phase 1:
@@ -23,6 +23,7 @@ kernel! {
 }
 
 kernel! {
+    #[launch_bounds(Dim3::x(THREADS), LOOK_BACK_BLOCKS_PER_SM)]
     /// Phase 0: clears the statuses and the ticket in `scratch`. Phase 1: `output` = the scan of
     /// `input`, thread 0 walking back one tile at a time.
     pub unsafe fn scan_look_back_i32(input: *const i32, output: *mut i32, scratch: *mut i32, n: u32, exclusive: u32, phase: u32) {
@@ -32,6 +33,7 @@ kernel! {
 }
 
 kernel! {
+    #[launch_bounds(Dim3::x(THREADS), LOOK_BACK_BLOCKS_PER_SM)]
     /// Phase 0: clears the statuses and the ticket in `scratch`. Phase 1: `output` = the scan of
     /// `input`, warp 0 walking back 32 tiles at a time.
     pub unsafe fn scan_look_back_warp_i32(input: *const i32, output: *mut i32, scratch: *mut i32, n: u32, exclusive: u32, phase: u32) {
@@ -41,6 +43,7 @@ kernel! {
 }
 
 kernel! {
+    #[launch_bounds(Dim3::x(THREADS), BLOCKS_PER_SM)]
     /// Phase 0: clears the statuses and the ticket in `scratch`. Phase 1: `output` = the scan of
     /// `input`, resident blocks taking tiles by ticket, each copying its next tile while it scans
     /// the current one.
@@ -51,6 +54,7 @@ kernel! {
 }
 
 kernel! {
+    #[launch_bounds(Dim3::x(THREADS), STAGED_BLOCKS_PER_SM)]
     /// Phase 0: clears the statuses in `scratch`. Phase 1: `output` = the scan of `input`, block b
     /// scanning tile b staged in shared memory, warp 0 walking back 32 tiles at a time.
     pub unsafe fn scan_look_back_staged_i32(input: *const i32, output: *mut i32, scratch: *mut i32, n: u32, exclusive: u32, phase: u32) {
@@ -61,11 +65,10 @@ kernel! {
 
 /// A kernel of one block per 8192 elements (the look-back ones: a thread per status word in their
 /// reset phase), with `shared` bytes (the layouts of f32, the same bytes for i32) and the f32
-/// kernel's `bounds`.
+/// kernel's launch bounds (on the kernels themselves).
 const fn kernel(
-    code: crate::KernelFn<<Scan<i32> as crate::family::Problem>::Args>,
+    code: ptxkit::KernelFn<<Scan<i32> as ptxkit::Problem>::Args>,
     shared: u32,
-    bounds: LaunchBounds,
     grid: fn(&Scan<i32>) -> Dim3,
 ) -> Kernel<Scan<i32>> {
     Kernel {
@@ -73,26 +76,23 @@ const fn kernel(
         block: Dim3::x(THREADS),
         shared: SharedMemory::of(shared),
         grid,
-        bounds,
     }
 }
 
 /// Three phases.
-pub const WARP_SHUFFLE: Kernel<Scan<i32>> = kernel(scan_warp_shuffle_i32, WarpTotals::BYTES, LaunchBounds::NONE, |p| {
+pub const WARP_SHUFFLE: Kernel<Scan<i32>> = kernel(scan_warp_shuffle_i32, WarpTotals::BYTES, |p| {
     Dim3::x(p.n.div_ceil(TILE))
 });
 /// The thread walk.
 pub const LOOK_BACK: Kernel<Scan<i32>> = kernel(
     scan_look_back_i32,
     Scratch::BYTES,
-    LaunchBounds::min_blocks_per_sm(LOOK_BACK_BLOCKS_PER_SM),
     super::look_back::look_back_grid::<i32>,
 );
 /// The warp walk.
 pub const LOOK_BACK_WARP: Kernel<Scan<i32>> = kernel(
     scan_look_back_warp_i32,
     Scratch::BYTES,
-    LaunchBounds::min_blocks_per_sm(LOOK_BACK_BLOCKS_PER_SM),
     super::look_back::look_back_grid::<i32>,
 );
 
@@ -102,14 +102,12 @@ pub const LOOK_BACK_PIPELINED: Kernel<Scan<i32>> = Kernel {
     block: Dim3::x(THREADS),
     shared: SharedMemory::opt_in(SHARED_BYTES),
     grid: |p| grid(p),
-    bounds: LaunchBounds::min_blocks_per_sm(BLOCKS_PER_SM),
 };
 
 /// The ordered warp walk with the tile staged in shared memory (as [`super::staged`]).
 pub const LOOK_BACK_STAGED: Kernel<Scan<i32>> = kernel(
     scan_look_back_staged_i32,
     STAGED_SHARED_BYTES,
-    LaunchBounds::min_blocks_per_sm(STAGED_BLOCKS_PER_SM),
     super::look_back::look_back_grid::<i32>,
 );
 

@@ -10,11 +10,11 @@
 
 use super::warp_shuffle::{PER_THREAD, TILE, load_run, run_totals, store_run};
 use super::{RESET, Scan, ScanElement, THREADS, WARPS, block_exclusive};
-use crate::device::{
+use ptxkit::device::{
     DynamicShared, SharedSlice, WARP_SIZE, WarpWord, atomic_add, block_idx, load_relaxed, opaque, store_relaxed,
     sync_threads, thread_idx,
 };
-use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel, shared_memory};
+use ptxkit::{Dim3, Kernel, SharedMemory, kernel, shared_memory};
 
 /// No status yet.
 pub(super) const EMPTY: u64 = 0;
@@ -130,7 +130,7 @@ pub(super) struct OneThread;
 impl Walk for OneThread {
     #[inline(always)]
     unsafe fn prefix<T: ScanElement>(statuses: *mut u64, tile: u32, aggregate: T) -> T {
-        if crate::device::lane_id() != 0 {
+        if ptxkit::device::lane_id() != 0 {
             return T::ZERO;
         }
         // SAFETY: forwarded from the caller.
@@ -227,6 +227,7 @@ pub(super) unsafe fn look_back_body<T: ScanElement, W: Walk, const TICKETS: bool
 }
 
 kernel! {
+    #[launch_bounds(Dim3::x(THREADS), BLOCKS_PER_SM)]
     /// Phase 0: clears the statuses and the ticket in `scratch`. Phase 1: `output` = the scan of
     /// `input`, thread 0 walking back one tile at a time.
     pub unsafe fn scan_look_back(input: *const f32, output: *mut f32, scratch: *mut f32, n: u32, exclusive: u32, phase: u32) {
@@ -241,7 +242,6 @@ pub const KERNEL: Kernel<Scan> = Kernel {
     block: Dim3::x(THREADS),
     shared: SharedMemory::of(Scratch::BYTES),
     grid: |p| look_back_grid(p),
-    bounds: LaunchBounds::min_blocks_per_sm(BLOCKS_PER_SM),
 };
 
 #[cfg(test)]

@@ -6,8 +6,8 @@
 
 use super::look_back::{AGGREGATE, BLOCKS_PER_SM, EMPTY, INCLUSIVE, Walk, look_back_body, status};
 use super::{Scan, ScanElement, THREADS, warp_total};
-use crate::device::{WARP_SIZE, ballot, lane_id, load_relaxed, nanosleep, store_relaxed, vote_all};
-use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel};
+use ptxkit::device::{WARP_SIZE, ballot, lane_id, load_relaxed, nanosleep, store_relaxed, vote_all};
+use ptxkit::{Dim3, Kernel, SharedMemory, kernel};
 
 /// The warp's walk; between two reads of a window that is not yet all published it sleeps for
 /// about `BACKOFF_NS` nanoseconds (none by default).
@@ -68,6 +68,7 @@ impl<const BACKOFF_NS: u32> Walk for WholeWarp<BACKOFF_NS> {
 }
 
 kernel! {
+    #[launch_bounds(Dim3::x(THREADS), BLOCKS_PER_SM)]
     /// Phase 0: clears the statuses and the ticket in `scratch`. Phase 1: `output` = the scan of
     /// `input`, warp 0 walking back 32 tiles at a time.
     pub unsafe fn scan_look_back_warp(input: *const f32, output: *mut f32, scratch: *mut f32, n: u32, exclusive: u32, phase: u32) {
@@ -82,13 +83,12 @@ pub const KERNEL: Kernel<Scan> = Kernel {
     block: Dim3::x(THREADS),
     shared: SharedMemory::of(super::look_back::Scratch::BYTES),
     grid: |p| super::look_back::look_back_grid(p),
-    bounds: LaunchBounds::min_blocks_per_sm(BLOCKS_PER_SM),
 };
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::LaunchShape;
+    use ptxkit::LaunchShape;
 
     kernel! {
         /// One warp runs the walk for `tile` over `statuses`; lane 0 writes the prefix.

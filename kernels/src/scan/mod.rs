@@ -35,11 +35,11 @@ pub mod pipelined;
 pub mod staged;
 pub mod warp_shuffle;
 
-use crate::device::{
+use ptxkit::device::{
     Float4, SharedSlice, SharedWord, WARP_SIZE, WarpWord, lane_id, shfl_idx, shfl_up, shfl_xor, sync_threads,
     thread_idx, unrolled,
 };
-use crate::family::{Family, Problem};
+use ptxkit::{Family, Problem};
 use core::marker::PhantomData;
 
 /// Threads per block, for every variant.
@@ -228,8 +228,8 @@ impl<T> Scan<T> {
 #[cfg(not(target_arch = "nvptx64"))]
 impl<T> Scan<T> {
     /// At least one element, at most u32::MAX.
-    pub fn new(n: usize, exclusive: bool) -> Result<Self, crate::InvalidSize> {
-        Ok(Scan::at(crate::family::element_count("scan", n)?, exclusive, 0))
+    pub fn new(n: usize, exclusive: bool) -> Result<Self, ptxkit::InvalidSize> {
+        Ok(Scan::at(crate::size::element_count("scan", n)?, exclusive, 0))
     }
 }
 

@@ -21,11 +21,11 @@ use super::look_back::Walk;
 use super::look_back_warp::WholeWarp;
 use super::warp_shuffle::{PER_THREAD, RUNS, Runs, TILE, run_totals, store_run};
 use super::{RESET, Scan, ScanElement, THREADS, WARPS, block_exclusive};
-use crate::device::{
+use ptxkit::device::{
     DynamicShared, MatrixLayout, SharedMatrix, SharedSlice, WARP_SIZE, async_copy_commit, async_copy_wait, atomic_add,
     block_idx, grid_dim, is_aligned4, store_relaxed, sync_threads, thread_idx, unrolled,
 };
-use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel};
+use ptxkit::{Dim3, Kernel, SharedMemory, kernel};
 
 /// Blocks per SM the registers must allow: two (128 registers). With 32 elements per thread and
 /// the next tile's copy in flight, ptxas spills at three (80 registers); shared memory (two 32 KiB
@@ -207,6 +207,7 @@ pub(super) unsafe fn pipelined_body<T: ScanElement>(
 }
 
 kernel! {
+    #[launch_bounds(Dim3::x(THREADS), BLOCKS_PER_SM)]
     /// Phase 0: clears the statuses and the ticket in `scratch`. Phase 1: `output` = the scan of
     /// `input`, resident blocks taking tiles by ticket, each copying its next tile while it looks
     /// back for and stores the current one.
@@ -228,5 +229,4 @@ pub const KERNEL: Kernel<Scan> = Kernel {
     block: Dim3::x(THREADS),
     shared: SharedMemory::opt_in(SHARED_BYTES),
     grid: |p| grid(p),
-    bounds: LaunchBounds::min_blocks_per_sm(BLOCKS_PER_SM),
 };

@@ -18,11 +18,11 @@ use super::look_back_warp::WholeWarp;
 use super::pipelined::{in_tile, read_runs};
 use super::warp_shuffle::{PER_THREAD, RUNS, TILE, run_totals};
 use super::{RESET, Scan, ScanElement, THREADS, WARPS, block_exclusive};
-use crate::device::{
+use ptxkit::device::{
     DynamicShared, MatrixLayout, SharedMatrix, SharedSlice, WARP_SIZE, async_copy_commit, async_copy_wait, block_idx,
     global_store, is_aligned4, opaque, store4, sync_threads, thread_idx, unrolled,
 };
-use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel};
+use ptxkit::{Dim3, Kernel, SharedMemory, kernel};
 
 /// Blocks per SM: six, as shared memory allows (six tiles of 32 KiB and their scratch in the
 /// SM's 228 KiB; seven do not fit), so at most 40 registers a thread (registers go by eights).
@@ -202,6 +202,7 @@ pub(super) unsafe fn staged_body<T: ScanElement>(
 }
 
 kernel! {
+    #[launch_bounds(Dim3::x(THREADS), BLOCKS_PER_SM)]
     /// Phase 0: clears the statuses in `scratch`. Phase 1: `output` = the scan of `input`, block b
     /// scanning tile b staged in shared memory, warp 0 walking back 32 tiles at a time.
     pub unsafe fn scan_look_back_staged(input: *const f32, output: *mut f32, scratch: *mut f32, n: u32, exclusive: u32, phase: u32) {
@@ -216,5 +217,4 @@ pub const KERNEL: Kernel<Scan> = Kernel {
     block: Dim3::x(THREADS),
     shared: SharedMemory::of(SHARED_BYTES),
     grid: |p| look_back_grid(p),
-    bounds: LaunchBounds::min_blocks_per_sm(BLOCKS_PER_SM),
 };

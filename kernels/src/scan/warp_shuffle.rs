@@ -13,11 +13,11 @@
 //! quarter of copy speed.)
 
 use super::{ADD_PREFIXES, Scan, ScanElement, THREADS, WARPS, block_exclusive};
-use crate::device::{
+use ptxkit::device::{
     DynamicShared, SharedSlice, WARP_SIZE, block_idx, global_store, is_aligned4, lane_id, load4, store4, thread_idx,
     unrolled,
 };
-use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel, shared_memory};
+use ptxkit::{Dim3, Kernel, SharedMemory, kernel, shared_memory};
 
 /// Runs of 4 elements per thread.
 pub const RUNS: u32 = 8;
@@ -204,5 +204,4 @@ pub const KERNEL: Kernel<Scan> = Kernel {
     block: Dim3::x(THREADS),
     shared: SharedMemory::of(WarpTotals::BYTES),
     grid: |p| Dim3::x(p.n.div_ceil(TILE)),
-    bounds: LaunchBounds::NONE,
 };

@@ -20,9 +20,9 @@ pub mod staged;
 pub mod three_pass;
 pub mod wide;
 
-use crate::Dim3;
-use crate::device::{SharedSlice, WARP_SIZE, exp, shfl_xor, sync_threads, thread_idx};
-use crate::family::{Family, Problem};
+use ptxkit::Dim3;
+use ptxkit::device::{SharedSlice, WARP_SIZE, exp, shfl_xor, sync_threads, thread_idx};
+use ptxkit::{Family, Problem};
 
 /// Threads per block (one block per row), for every variant.
 pub const THREADS: u32 = 256;
@@ -62,8 +62,8 @@ pub(crate) const fn grid(p: &Softmax) -> Dim3 {
 #[cfg(not(target_arch = "nvptx64"))]
 impl Softmax {
     /// At least one row and column; rows within CUDA's grid, elements within 32-bit indices.
-    pub fn new(rows: usize, cols: usize) -> Result<Self, crate::InvalidSize> {
-        let invalid = |reason: String| crate::InvalidSize {
+    pub fn new(rows: usize, cols: usize) -> Result<Self, ptxkit::InvalidSize> {
+        let invalid = |reason: String| ptxkit::InvalidSize {
             problem: "softmax",
             reason,
         };
@@ -72,7 +72,7 @@ impl Softmax {
                 "rows and cols must be at least 1 (got {rows} × {cols})"
             )));
         }
-        if !crate::family::fits_u32_index(rows, cols) {
+        if !crate::size::fits_u32_index(rows, cols) {
             return Err(invalid(format!(
                 "{rows} × {cols} elements is beyond the kernels' 32-bit index range (at most {})",
                 u32::MAX

@@ -3,8 +3,8 @@
 //! merged the same way. Then the outputs: two reads of the row.
 
 use super::{Running, Softmax, THREADS, WARPS, block_running, grid};
-use crate::device::{SharedSlice, block_idx, exp, global_store, thread_idx};
-use crate::{Kernel, LaunchBounds, SharedMemory, kernel, shared_memory};
+use ptxkit::device::{SharedSlice, block_idx, exp, global_store, thread_idx};
+use ptxkit::{Kernel, SharedMemory, kernel, shared_memory};
 
 shared_memory! {
     /// One running pair per warp.
@@ -58,8 +58,7 @@ kernel! {
 /// One block of 256 threads per row.
 pub const KERNEL: Kernel<Softmax> = Kernel {
     code: softmax_online,
-    block: crate::Dim3::x(THREADS),
+    block: ptxkit::Dim3::x(THREADS),
     shared: SharedMemory::of(Pairs::BYTES),
     grid,
-    bounds: LaunchBounds::NONE,
 };

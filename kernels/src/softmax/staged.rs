@@ -4,8 +4,8 @@
 //! 16-byte accesses where its start is aligned.
 
 use super::{Running, Softmax, THREADS, WARPS, block_running, grid};
-use crate::device::{Float4, SharedSlice, block_idx, exp, is_aligned4, load4, store4, thread_idx, unrolled};
-use crate::{Kernel, LaunchBounds, SharedMemory, kernel, shared_memory};
+use ptxkit::device::{Float4, SharedSlice, block_idx, exp, is_aligned4, load4, store4, thread_idx, unrolled};
+use ptxkit::{Kernel, SharedMemory, kernel, shared_memory};
 
 /// The longest row kept in shared memory: 32 KiB of it.
 pub const STAGE: u32 = 8192;
@@ -76,7 +76,7 @@ kernel! {
             let mut c = t;
             while c < cols {
                 // SAFETY: c < cols, inside the row.
-                unsafe { crate::device::global_store(dst.add(c as usize), value(c)) };
+                unsafe { ptxkit::device::global_store(dst.add(c as usize), value(c)) };
                 c += THREADS;
             }
         }
@@ -86,8 +86,7 @@ kernel! {
 /// One block of 256 threads per row; 32 KiB of shared memory for the row.
 pub const KERNEL: Kernel<Softmax> = Kernel {
     code: softmax_staged,
-    block: crate::Dim3::x(THREADS),
+    block: ptxkit::Dim3::x(THREADS),
     shared: SharedMemory::of(Staging::BYTES),
     grid,
-    bounds: LaunchBounds::NONE,
 };

@@ -3,8 +3,8 @@
 //! SM three times.
 
 use super::{Softmax, THREADS, WARPS, block_max, block_sum, grid};
-use crate::device::{SharedSlice, block_idx, exp, global_store, thread_idx};
-use crate::{Kernel, LaunchBounds, SharedMemory, kernel, shared_memory};
+use ptxkit::device::{SharedSlice, block_idx, exp, global_store, thread_idx};
+use ptxkit::{Kernel, SharedMemory, kernel, shared_memory};
 
 shared_memory! {
     /// One value per warp for the block's reductions.
@@ -49,8 +49,7 @@ kernel! {
 /// One block of 256 threads per row.
 pub const KERNEL: Kernel<Softmax> = Kernel {
     code: softmax_three_pass,
-    block: crate::Dim3::x(THREADS),
+    block: ptxkit::Dim3::x(THREADS),
     shared: SharedMemory::of(Reductions::BYTES),
     grid,
-    bounds: LaunchBounds::NONE,
 };

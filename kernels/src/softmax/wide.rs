@@ -12,8 +12,8 @@
 use super::online::online_row;
 use super::registers::row_in_registers;
 use super::{Softmax, block_max, block_sum, grid};
-use crate::device::{SharedSlice, WARP_SIZE, block_idx, thread_idx};
-use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel, shared_memory};
+use ptxkit::device::{SharedSlice, WARP_SIZE, block_idx, thread_idx};
+use ptxkit::{Dim3, Kernel, SharedMemory, kernel, shared_memory};
 
 /// Threads per block of [`KERNEL`].
 pub const THREADS: u32 = 1024;
@@ -66,6 +66,7 @@ unsafe fn wide_row<const THREADS: u32, const WARPS: u32>(input: *const f32, outp
 }
 
 kernel! {
+    #[launch_bounds(Dim3::x(THREADS), 1)]
     /// Block r: the softmax of row r, 1024 threads.
     pub unsafe fn softmax_wide(input: *const f32, output: *mut f32, _rows: u32, cols: u32) {
         // SAFETY: forwarded from the kernel's contract; KERNEL launches THREADS threads.
@@ -74,6 +75,7 @@ kernel! {
 }
 
 kernel! {
+    #[launch_bounds(Dim3::x(THREADS_512), 2)]
     /// Block r: the softmax of row r, 512 threads.
     pub unsafe fn softmax_wide_512(input: *const f32, output: *mut f32, _rows: u32, cols: u32) {
         // SAFETY: forwarded from the kernel's contract; KERNEL_512 launches THREADS_512 threads.
@@ -87,7 +89,6 @@ pub const KERNEL: Kernel<Softmax> = Kernel {
     block: Dim3::x(THREADS),
     shared: SharedMemory::of(WidePairs::BYTES),
     grid,
-    bounds: LaunchBounds::min_blocks_per_sm(1),
 };
 
 /// One block of 512 threads per row, two per SM (at most 64 registers).
@@ -96,5 +97,4 @@ pub const KERNEL_512: Kernel<Softmax> = Kernel {
     block: Dim3::x(THREADS_512),
     shared: SharedMemory::of(WidePairs::BYTES),
     grid,
-    bounds: LaunchBounds::min_blocks_per_sm(2),
 };

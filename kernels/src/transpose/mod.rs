@@ -24,8 +24,8 @@ pub mod swizzled;
 pub mod tiled;
 pub mod vectorized;
 
-use crate::Dim3;
-use crate::family::{Family, Problem};
+use ptxkit::Dim3;
+use ptxkit::{Family, Problem};
 
 /// One transpose: the input is `rows × cols`, the output `cols × rows`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -74,8 +74,8 @@ pub(crate) const fn grid(p: &Transpose, tile: u32) -> Dim3 {
 #[cfg(not(target_arch = "nvptx64"))]
 impl Transpose {
     /// At least one row and column, and within the kernels' 32-bit index range.
-    pub fn new(rows: usize, cols: usize) -> Result<Self, crate::InvalidSize> {
-        let invalid = |reason: String| crate::InvalidSize {
+    pub fn new(rows: usize, cols: usize) -> Result<Self, ptxkit::InvalidSize> {
+        let invalid = |reason: String| ptxkit::InvalidSize {
             problem: "transpose",
             reason,
         };
@@ -84,7 +84,7 @@ impl Transpose {
                 "rows and cols must be at least 1 (got {rows} × {cols})"
             )));
         }
-        if !crate::family::fits_u32_index(rows, cols) {
+        if !crate::size::fits_u32_index(rows, cols) {
             return Err(invalid(format!(
                 "{rows} × {cols} elements is beyond the kernels' 32-bit index range (at most {})",
                 u32::MAX

@@ -2,8 +2,8 @@
 //! 128-byte line) and writes them down an output column, 32 lines for 128 bytes.
 
 use super::{ROWS_PER_PASS, TILE, Transpose, grid};
-use crate::device::{block_idx, global_store, thread_idx};
-use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel};
+use ptxkit::device::{block_idx, global_store, thread_idx};
+use ptxkit::{Dim3, Kernel, SharedMemory, kernel};
 
 kernel! {
     /// `output[c][r] = input[r][c]`: thread (x, y) of block (bx, by) moves column `bx·32 + x` of
@@ -29,5 +29,4 @@ pub const KERNEL: Kernel<Transpose> = Kernel {
     block: Dim3::xy(TILE, ROWS_PER_PASS),
     shared: SharedMemory::NONE,
     grid: |p| grid(p, TILE),
-    bounds: LaunchBounds::NONE,
 };

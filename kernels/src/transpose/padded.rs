@@ -4,8 +4,8 @@
 
 use super::tiled::tiled_body;
 use super::{ROWS_PER_PASS, TILE, Transpose, grid};
-use crate::device::{MatrixLayout, SharedMatrix};
-use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel, shared_memory};
+use ptxkit::device::{MatrixLayout, SharedMatrix};
+use ptxkit::{Dim3, Kernel, SharedMemory, kernel, shared_memory};
 
 shared_memory! {
     /// One 32×32 tile of the input, each row padded by one float.
@@ -29,5 +29,4 @@ pub const KERNEL: Kernel<Transpose> = Kernel {
     block: Dim3::xy(TILE, ROWS_PER_PASS),
     shared: SharedMemory::of(PaddedTile::BYTES),
     grid: |p| grid(p, TILE),
-    bounds: LaunchBounds::NONE,
 };

@@ -10,10 +10,10 @@
 //! reach outside the array (before its first or past its last element) is read one float at a time.
 
 use super::{Transpose, grid, misalignment};
-use crate::device::{
+use ptxkit::device::{
     Float4, MatrixLayout, SharedMatrix, block_idx, global_store, load4, store4, sync_threads, thread_idx, unrolled,
 };
-use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel, shared_memory};
+use ptxkit::{Dim3, Kernel, SharedMemory, kernel, shared_memory};
 
 /// Threads per block.
 pub const THREADS: u32 = 256;
@@ -130,5 +130,4 @@ pub const KERNEL: Kernel<Transpose> = Kernel {
     block: Dim3::x(THREADS),
     shared: SharedMemory::of(Tile::BYTES),
     grid: |p| grid(p, T),
-    bounds: LaunchBounds::NONE,
 };

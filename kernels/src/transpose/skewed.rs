@@ -16,10 +16,10 @@
 //! of its peak, its sectors 13 % above an aligned shape's (docs/perf-log.md, runs -av to -ay).
 
 use super::{Transpose, misalignment};
-use crate::device::{
+use ptxkit::device::{
     Float4, MatrixLayout, SharedMatrix, block_idx, global_store, load4, store4, sync_threads, thread_idx, unrolled,
 };
-use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel, shared_memory};
+use ptxkit::{Dim3, Kernel, SharedMemory, kernel, shared_memory};
 
 /// Threads per block.
 pub const THREADS: u32 = 256;
@@ -254,5 +254,4 @@ pub const KERNEL: Kernel<Transpose> = Kernel {
             (p.rows as u64 + BEFORE as u64).div_ceil(T as u64) as u32,
         )
     },
-    bounds: LaunchBounds::NONE,
 };

@@ -4,7 +4,7 @@
 
 use super::tiled::{Tile, tiled_body};
 use super::{ROWS_PER_PASS, TILE, Transpose, grid};
-use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel};
+use ptxkit::{Dim3, Kernel, SharedMemory, kernel};
 
 kernel! {
     /// The tiled transpose over a dense tile with XOR-swizzled columns.
@@ -22,5 +22,4 @@ pub const KERNEL: Kernel<Transpose> = Kernel {
     block: Dim3::xy(TILE, ROWS_PER_PASS),
     shared: SharedMemory::of(Tile::BYTES),
     grid: |p| grid(p, TILE),
-    bounds: LaunchBounds::NONE,
 };

@@ -3,8 +3,8 @@
 //! column of a dense 32-float-wide tile puts all 32 threads of a warp on one bank.
 
 use super::{ROWS_PER_PASS, TILE, Transpose, grid};
-use crate::device::{MatrixLayout, SharedMatrix, block_idx, global_store, sync_threads, thread_idx};
-use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel, shared_memory};
+use ptxkit::device::{MatrixLayout, SharedMatrix, block_idx, global_store, sync_threads, thread_idx};
+use ptxkit::{Dim3, Kernel, SharedMemory, kernel, shared_memory};
 
 shared_memory! {
     /// One 32×32 tile of the input, rows back to back.
@@ -76,5 +76,4 @@ pub const KERNEL: Kernel<Transpose> = Kernel {
     block: Dim3::xy(TILE, ROWS_PER_PASS),
     shared: SharedMemory::of(Tile::BYTES),
     grid: |p| grid(p, TILE),
-    bounds: LaunchBounds::NONE,
 };

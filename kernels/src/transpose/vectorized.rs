@@ -9,10 +9,10 @@
 //! reaches the same barrier.
 
 use super::{Transpose, grid};
-use crate::device::{
+use ptxkit::device::{
     Float4, MatrixLayout, SharedMatrix, block_idx, global_store, is_aligned4, load4, store4, sync_threads, thread_idx,
 };
-use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel, shared_memory};
+use ptxkit::{Dim3, Kernel, SharedMemory, kernel, shared_memory};
 
 /// Threads per block, for either tile size.
 pub const THREADS: u32 = 256;
@@ -126,7 +126,6 @@ pub const KERNEL_32: Kernel<Transpose> = Kernel {
     block: Dim3::x(THREADS),
     shared: SharedMemory::of(Tile32::BYTES),
     grid: |p| grid(p, 32),
-    bounds: LaunchBounds::NONE,
 };
 
 /// 256 threads per 64×64 tile: 16.3 KiB of shared memory, more work per thread.
@@ -135,5 +134,4 @@ pub const KERNEL_64: Kernel<Transpose> = Kernel {
     block: Dim3::x(THREADS),
     shared: SharedMemory::of(Tile64::BYTES),
     grid: |p| grid(p, 64),
-    bounds: LaunchBounds::NONE,
 };

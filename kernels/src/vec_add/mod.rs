@@ -3,9 +3,9 @@
 
 pub mod vectorized;
 
-use crate::device::{block_dim, block_idx, global_store, thread_idx};
+use ptxkit::device::{block_dim, block_idx, global_store, thread_idx};
 use crate::elementwise::Elementwise;
-use crate::{Dim3, Family, Kernel, LaunchBounds, SharedMemory, kernel};
+use ptxkit::{Dim3, Family, Kernel, SharedMemory, kernel};
 
 /// Threads per block.
 pub const BLOCK: u32 = 256;
@@ -28,7 +28,6 @@ pub const KERNEL: Kernel<Elementwise> = Kernel {
     block: Dim3::x(BLOCK),
     shared: SharedMemory::NONE,
     grid: |p| Dim3::x(p.n.div_ceil(BLOCK)),
-    bounds: LaunchBounds::NONE,
 };
 
 /// `out = a + b`: the registry's list of its kernels.

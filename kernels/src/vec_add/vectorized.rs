@@ -5,9 +5,9 @@
 //! PyTorch's 4.3 TB/s, run 2026-11-30-ag). The last n mod 4 elements go to the grid's first
 //! threads; arrays not 16-byte aligned are added one element at a time.
 
-use crate::device::{Float4, block_idx, global_store, grid_dim, is_aligned4, load4, store4, thread_idx, unrolled};
+use ptxkit::device::{Float4, block_idx, global_store, grid_dim, is_aligned4, load4, store4, thread_idx, unrolled};
 use crate::elementwise::Elementwise;
-use crate::{Dim3, Kernel, LaunchBounds, SharedMemory, kernel};
+use ptxkit::{Dim3, Kernel, SharedMemory, kernel};
 
 /// Threads per block.
 pub const BLOCK: u32 = 256;
@@ -70,5 +70,4 @@ pub const KERNEL: Kernel<Elementwise> = Kernel {
     block: Dim3::x(BLOCK),
     shared: SharedMemory::NONE,
     grid: |p| Dim3::x((p.n / 4).div_ceil(BLOCK * QUADS).max(1)),
-    bounds: LaunchBounds::NONE,
 };

@@ -7,12 +7,12 @@
 
 use super::split::{one_gpu, operands, pick, row_blocks};
 use super::time_across;
-use crate::backend::Backend;
+use ptxkit_runtime::Backend;
 use crate::demos::{Ceiling, Row, Settings};
-use crate::error::Result;
-use crate::families::matmul as host_matmul;
-use crate::families::{Bound, Work};
-use crate::gpu::{Clique, Nccl};
+use ptxkit_runtime::Result;
+use kernels_host::families::matmul as host_matmul;
+use kernels_host::families::{Bound, Work};
+use ptxkit_runtime::{Clique, Nccl};
 use cudarc::driver::CudaSlice;
 use kernels::Source;
 

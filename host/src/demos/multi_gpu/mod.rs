@@ -20,11 +20,11 @@ pub mod peer;
 pub mod split;
 
 use super::{Row, Settings};
-use crate::array::{Array, Buffer};
-use crate::backend::Backend;
-use crate::error::{Doing, HostError, Result};
-use crate::families::{reduce, resident_blocks_of};
-use crate::gpu::{Gpu, Timing, time_gpu};
+use ptxkit_runtime::array::{Array, Buffer};
+use ptxkit_runtime::Backend;
+use ptxkit_runtime::{Doing, Error, Result};
+use kernels_host::families::{reduce, resident_blocks_of};
+use ptxkit_runtime::{Gpu, Timing, time_gpu};
 use kernels::Source;
 use kernels::reduce::one_pass;
 
@@ -78,7 +78,7 @@ impl Plan {
     /// Checks the sizes before any device is opened.
     pub fn new(scenarios: Vec<Scenario>, n: usize, shape: [usize; 3]) -> Result<Plan> {
         if n == 0 || n > u32::MAX as usize {
-            return Err(HostError::InvalidInput {
+            return Err(Error::InvalidInput {
                 what: "multi-gpu --n".into(),
                 reason: format!("{n} floats: give 1 to {} (the reduction's 32-bit count)", u32::MAX),
             });
@@ -96,7 +96,7 @@ pub fn backends_of(gpus: Vec<Gpu>) -> Vec<Backend> {
 
 /// The GPU of a backend that must be one.
 pub fn gpu_of(backend: &Backend) -> Result<&Gpu> {
-    backend.gpu().ok_or_else(|| HostError::NeedsGpu {
+    backend.gpu().ok_or_else(|| Error::NeedsGpu {
         what: "multi-gpu".into(),
         why: NEEDS_GPUS,
     })
@@ -112,7 +112,7 @@ pub fn run(backends: &[Backend], settings: &Settings, plan: &Plan) -> Result<Vec
     let on_gpus = backends.iter().all(|b| b.gpu().is_some());
     let repeated = repeated_device(backends);
     if let (Some(device), [Scenario::Collective]) = (repeated, plan.scenarios.as_slice()) {
-        return Err(HostError::InvalidInput {
+        return Err(Error::InvalidInput {
             what: "--devices".into(),
             reason: format!("device {device} appears twice; NCCL needs each GPU once"),
         });

@@ -5,11 +5,11 @@
 //! same run. The sum kernel on local memory gives each GPU's own read rate beside it.
 
 use super::{SumReader, device_names, gpu_of, time_across};
-use crate::backend::Backend;
+use ptxkit_runtime::Backend;
 use crate::demos::{Ceiling, Row, Settings};
-use crate::error::Result;
-use crate::families::{Bound, Work};
-use crate::gpu::{CopyBy, Gpu, PeerView, copy_between, exchange};
+use ptxkit_runtime::Result;
+use kernels_host::families::{Bound, Work};
+use ptxkit_runtime::{CopyBy, Gpu, PeerView, copy_between, exchange};
 use cudarc::driver::CudaSlice;
 
 const DEMO: &str = "multi-gpu peer";
@@ -29,10 +29,10 @@ pub fn run(backends: &[Backend], settings: &Settings, n: usize) -> Result<Vec<Ro
     let mut readers = Vec::new();
     for (i, backend) in backends.iter().enumerate() {
         let gpu = gpu_of(backend)?;
-        let values = crate::families::reduce::grid_inputs(settings.rng.wrapping_add(i as u64), n);
+        let values = kernels_host::families::reduce::grid_inputs(settings.rng.wrapping_add(i as u64), n);
         sources.push((
             gpu.upload(&values[..n])?,
-            crate::families::reduce::exact_sums(&values[..n]),
+            kernels_host::families::reduce::exact_sums(&values[..n]),
         ));
         landings.push(gpu.zeros(n)?);
         readers.push(SumReader::new(backend, n)?);

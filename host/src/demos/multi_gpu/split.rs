@@ -10,17 +10,18 @@
 //! On the emulator the same split runs over emulated devices, checked the same way, untimed.
 
 use super::time_across;
-use crate::array::Buffer;
-use crate::backend::Backend;
+use ptxkit_runtime::array::Buffer;
+use ptxkit_runtime::Backend;
 use crate::demos::{Ceiling, Row, Settings};
-use crate::error::Result;
-use crate::families::matmul::{self as host_matmul, MATMUL, Oracle};
-use crate::families::{Bound, FamilyDemo, Size, Work, choice};
-use crate::gpu::{CopyBy, ManagedBuffer, MemoryLocation, Timing, copy_between};
+use ptxkit_runtime::Result;
+use kernels_host::families::matmul::{self as host_matmul, MATMUL, Oracle};
+use kernels_host::families::{Bound, FamilyDemo, Size, Work, choice};
+use ptxkit_runtime::{CopyBy, ManagedBuffer, MemoryLocation, Timing, copy_between};
 use cudarc::driver::CudaSlice;
 use kernels::matmul::{FAMILY, Matmul, split_k};
 use kernels::reference::Operands;
-use kernels::{Kernel, Source};
+use ptxkit::Kernel;
+use kernels::Source;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 

@@ -1,0 +1,283 @@
+//! The attention families' host side: their safe launch, random Q, K and V in bf16, and the f64
+//! check of [`super::attention_oracle`]. The library to beat is PyTorch's
+//! `scaled_dot_product_attention`, timed beside these kernels by the Python bench (`python/`).
+
+use super::attention_oracle::AttentionOracle;
+use super::auto::Rung;
+use super::elementwise::check_shape;
+use super::{Bound, Case, FamilyDemo, GUARD, Outputs, Plan, Size, Work, check_len, guarded_inputs, substream};
+use ptxkit_runtime::array::{Array, Buffer};
+use ptxkit_runtime::Backend;
+use ptxkit_runtime::{Error, Result};
+use ptxkit_runtime::bf16_swizzled_stack;
+use kernels::attention::{Attention, CAUSAL_FAMILY, FAMILY, TensorMaps, specialized};
+use ptxkit::device::mma::Bf16;
+use ptxkit::{AnyFamily, Family, Kernel};
+use kernels::Source;
+
+/// `O = softmax(Q·Kᵀ/√dim)·V` per head with `kernel`: checks that Q, K, V and O hold
+/// heads·seq·dim bf16 (as `u16` bits) each, 16-byte aligned (the kernels copy 16 bytes at a time),
+/// where `backend` can reach them, then launches.
+pub fn launch(
+    backend: &Backend,
+    kernel: &Kernel<Attention>,
+    source: Source,
+    problem: &Attention,
+    (q, k, v): (&impl Array<u16>, &impl Array<u16>, &impl Array<u16>),
+    o: &mut impl Array<u16>,
+) -> Result<()> {
+    let len = problem.len();
+    for (name, array_len) in [("Q", q.len()), ("K", k.len()), ("V", v.len()), ("O", o.len())] {
+        check_len(name, array_len, len)?;
+    }
+    let addresses = [
+        q.address(backend)?,
+        k.address(backend)?,
+        v.address(backend)?,
+        o.address_mut(backend)?,
+    ];
+    for (name, address) in ["Q", "K", "V", "O"].iter().zip(addresses) {
+        if !address.is_multiple_of(16) {
+            return Err(Error::InvalidInput {
+                what: name.to_string(),
+                reason: format!(
+                    "it starts at {address:#x}, not 16-byte aligned: the kernels copy rows 16 bytes at a \
+                     time (pass a contiguous tensor of its own)"
+                ),
+            });
+        }
+    }
+    let [q_address, k_address, v_address, o_address] = addresses;
+    let maps = tensor_maps(backend, kernel, problem, [q_address, k_address, v_address])?;
+    let args = (
+        q_address as *const Bf16,
+        k_address as *const Bf16,
+        v_address as *const Bf16,
+        o_address as *mut Bf16,
+        problem.heads,
+        problem.seq,
+        problem.dim,
+        maps,
+    );
+    // SAFETY: each pointer is its array's address on this backend, 16-byte aligned, holding the
+    // heads·seq·dim elements the kernels read or write (bf16 is u16's size); dim is one of the
+    // kernels' (Attention::new checked it); the TMA kernels get the maps of Q, K and V.
+    unsafe { backend.launch_from(source.module(), kernel, problem, args, &[q, k, v, &*o]) }
+}
+
+/// The tensor maps of Q, K and V for the TMA kernels (on a GPU: they run nowhere else), null for
+/// the others, which never read them.
+fn tensor_maps(
+    backend: &Backend,
+    kernel: &Kernel<Attention>,
+    problem: &Attention,
+    [q, k, v]: [u64; 3],
+) -> Result<*const TensorMaps> {
+    let uses_maps = specialized::TMA_KERNELS.iter().any(|k| k.entry() == kernel.entry());
+    match backend {
+        Backend::Gpu(gpu) if uses_maps => {
+            let shape = (problem.heads, problem.seq, problem.dim);
+            let maps = [q, k, v].map(|address| bf16_swizzled_stack(address, shape, specialized::BOX));
+            let [q_map, k_map, v_map] = maps;
+            Ok(gpu.tensor_maps(&[q_map?, k_map?, v_map?])? as *const TensorMaps)
+        }
+        _ => Ok(std::ptr::null()),
+    }
+}
+
+/// The host side of one attention family: every key, or the causal mask.
+pub struct AttentionDemo {
+    pub causal: bool,
+}
+
+/// Every key.
+pub const ATTENTION: AttentionDemo = AttentionDemo { causal: false };
+/// The causal mask.
+pub const ATTENTION_CAUSAL: AttentionDemo = AttentionDemo { causal: true };
+
+/// Bytes of one bf16.
+const BF16_BYTES: u64 = 2;
+/// The poison of O: a bf16 NaN.
+const POISON: u16 = 0x7fc0;
+/// Q's inputs are scaled by this, so that the scores spread over several units and the softmax
+/// has peaks a wrong mask or a lost tile of keys would move.
+const QUERY_GAIN: f32 = 4.0;
+
+/// One row and one key; a warp's and a tile's edges (31, 33, 63, 65, 127, 129); a prime; both
+/// head dimensions; several heads.
+const EDGE_SHAPES: [[usize; 3]; 7] = [
+    [1, 1, 64],
+    [1, 1, 128],
+    [2, 31, 128],
+    [3, 33, 64],
+    [1, 65, 128],
+    [2, 129, 64],
+    [1, 131, 128],
+];
+
+impl AttentionDemo {
+    fn kernels_family(&self) -> &'static Family<Attention> {
+        if self.causal { &CAUSAL_FAMILY } else { &FAMILY }
+    }
+}
+
+impl FamilyDemo for AttentionDemo {
+    fn fastest_rung(&self, sm90a: bool, _size: Size) -> Option<Rung> {
+        let entry = match (self.causal, sm90a) {
+            (false, true) => "attention_rebalanced",
+            (false, false) => "attention_flash",
+            (true, true) => "attention_causal_rebalanced",
+            (true, false) => "attention_causal_flash",
+        };
+        let why = if sm90a {
+            "a TMA producer warpgroup, setmaxnreg and ping-pong: 638 TFLOP/s at b8 h16 s4096 d128 (run 2026-11-30-be)"
+        } else {
+            "FlashAttention-2's order on mma.sync: the fastest rung without sm_90a's PTX"
+        };
+        Some(Rung { entry, why })
+    }
+
+    fn family(&self) -> &'static dyn AnyFamily {
+        self.kernels_family()
+    }
+
+    fn about(&self) -> &'static str {
+        if self.causal {
+            "softmax(Q·Kᵀ/√d)·V per head with the causal mask, bf16 in and out, fused (one kernel)"
+        } else {
+            "softmax(Q·Kᵀ/√d)·V per head over every key, bf16 in and out, fused (one kernel)"
+        }
+    }
+
+    fn extents(&self) -> &'static [&'static str] {
+        &["heads", "seq", "dim"]
+    }
+
+    /// Batch 8 × 16 heads, sequence 4096, head dimension 128: the issue's shape.
+    fn default_size(&self) -> Size {
+        Size([128, 4096, 128])
+    }
+
+    fn emulator_cap(&self) -> Size {
+        Size([2, 160, 128])
+    }
+
+    fn edge_sizes(&self) -> Vec<Size> {
+        EDGE_SHAPES.iter().map(|&s| Size(s)).collect()
+    }
+
+    fn large_sizes(&self) -> Vec<Size> {
+        vec![Size([16, 1024, 128]), Size([8, 2049, 64]), Size([4, 4096, 128])]
+    }
+
+    /// Head dimension 128, sequences of 1024 to 8192 (the plot's x), 2–4 × 10⁹ scores each.
+    fn bench_sizes(&self) -> Vec<Size> {
+        vec![
+            Size([512, 1024, 128]),
+            Size([256, 2048, 128]),
+            Size([128, 4096, 128]),
+            Size([32, 8192, 128]),
+        ]
+    }
+
+    fn smoke_size(&self) -> Size {
+        Size([2, 200, 128])
+    }
+
+    fn plan(&self, size: Size) -> Result<Plan> {
+        let [heads, seq, dim] = size.0;
+        let problem = Attention::new(heads, seq, dim)?;
+        for kernel in self.kernels_family().kernels {
+            check_shape(kernel, &problem)?;
+        }
+        let len = problem.len() as u64;
+        let tensor = BF16_BYTES * (len + GUARD as u64);
+        Ok(Plan {
+            work: Work {
+                bytes: (4 * BF16_BYTES * len) as f64,
+                flops: problem.flops(self.causal),
+                bound: Bound::Compute,
+            },
+            x: seq as f64,
+            // The inputs as f32 and as bf16, the read-back O and its poison; the reference rows.
+            host_bytes: 3 * (4 + 2) * (len + GUARD as u64) + 2 * tensor + 16 * len.min(1 << 22),
+            device_bytes: 4 * tensor,
+        })
+    }
+
+    fn prepare<'a>(&self, backend: &'a Backend, size: Size, rng: u64, sets: usize) -> Result<Box<dyn Case + 'a>> {
+        let [heads, seq, dim] = size.0;
+        let problem = Attention::new(heads, seq, dim)?;
+        let len = problem.len();
+        // Random f32 rounded to bf16: the reference gets exactly the values the kernels read. The
+        // guards stay NaN.
+        let bf16 = |values: Vec<f32>, gain: f32| -> (Vec<f32>, Vec<u16>) {
+            let bits: Vec<u16> = values.iter().map(|&x| Bf16::from_f32(gain * x).0).collect();
+            (bits.iter().map(|&b| Bf16(b).to_f32()).collect(), bits)
+        };
+        let (q, q_bits) = bf16(guarded_inputs(substream(rng, 7), len), QUERY_GAIN);
+        let (k, k_bits) = bf16(guarded_inputs(substream(rng, 8), len), 1.0);
+        let (v, v_bits) = bf16(guarded_inputs(substream(rng, 9), len), 1.0);
+        let oracle = AttentionOracle::new(
+            problem,
+            self.causal,
+            (&q[..len], &k[..len], &v[..len]),
+            substream(rng, 10),
+        );
+        let inputs = (0..sets.max(1))
+            .map(|_| {
+                Ok([
+                    Buffer::upload(backend, &q_bits)?,
+                    Buffer::upload(backend, &k_bits)?,
+                    Buffer::upload(backend, &v_bits)?,
+                ])
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let outputs = Outputs::new(backend, len, GUARD, POISON, sets)?;
+        Ok(Box::new(AttentionCase {
+            backend,
+            family: self.kernels_family(),
+            problem,
+            oracle,
+            inputs,
+            outputs,
+        }))
+    }
+}
+
+struct AttentionCase<'a> {
+    backend: &'a Backend,
+    family: &'static Family<Attention>,
+    problem: Attention,
+    oracle: AttentionOracle,
+    inputs: Vec<[Buffer<u16>; 3]>,
+    outputs: Outputs<u16>,
+}
+
+impl Case for AttentionCase<'_> {
+    fn launch(&mut self, kernel: usize, source: Source, set: usize) -> Result<()> {
+        let [q, k, v] = &self.inputs[set];
+        launch(
+            self.backend,
+            &self.family.kernels[kernel],
+            source,
+            &self.problem,
+            (q, k, v),
+            self.outputs.get_mut(set),
+        )
+    }
+
+    fn poison(&mut self) -> Result<()> {
+        self.outputs.poison(self.backend)
+    }
+
+    fn check(&self, set: usize) -> std::result::Result<String, String> {
+        let len = self.problem.len();
+        let o = self.outputs.read(self.backend, set)?;
+        let summary = self.oracle.check(&o[..len])?;
+        match o[len..].iter().position(|&bits| bits != POISON) {
+            None => Ok(summary),
+            Some(i) => Err(format!("wrote past the end of O, at index {}", len + i)),
+        }
+    }
+}

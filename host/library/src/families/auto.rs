@@ -1,0 +1,117 @@
+//! `auto`: the kernel a family runs when none is named (`host <family> --variant auto`, the Python
+//! operators' `variant="auto"`), in one place for both. A family with tile configurations gets the
+//! device's choice ([`choice`]: its tile profile, else the occupancy rule); the others name their
+//! fastest rung for the shape ([`FamilyDemo::fastest_rung`]), from the runner's figures. A family
+//! with configurations may name a rung too, for shapes where none of them suits (the transposes
+//! whose rows are not whole 16-byte chunks); that rung comes first.
+
+use super::{FamilyDemo, Size, choice, kernel_index};
+use ptxkit_runtime::Backend;
+use ptxkit_runtime::Result;
+
+/// A family's fastest rung for a shape, and the measurement that says so.
+#[derive(Clone, Copy, Debug)]
+pub struct Rung {
+    pub entry: &'static str,
+    pub why: &'static str,
+}
+
+/// What `auto` runs, and why.
+#[derive(Clone, Debug)]
+pub struct Auto {
+    /// Index of the kernel in its family.
+    pub kernel: usize,
+    pub entry: &'static str,
+    pub why: String,
+}
+
+/// Whether `family` answers `auto` at all (checked before any backend is opened).
+pub fn has_auto(family: &dyn FamilyDemo) -> bool {
+    !family.configurations().is_empty() || family.fastest_rung(false, family.default_size()).is_some()
+}
+
+/// The kernel `auto` runs for `size` on `backend`; `None` where the family has no answer (then a
+/// kernel must be named).
+pub fn auto(backend: &Backend, family: &dyn FamilyDemo, size: Size) -> Result<Option<Auto>> {
+    let found = |entry: &'static str, why: String| {
+        let kernel = kernel_index(family, entry).expect("auto names kernels of the family (tested)");
+        Auto { kernel, entry, why }
+    };
+    // A rung named for this shape comes first: in a family with configurations, it marks a shape
+    // none of them suits.
+    if let Some(rung) = family.fastest_rung(backend.runs_sm90a(), size) {
+        return Ok(Some(found(rung.entry, rung.why.into())));
+    }
+    if let Some(&smallest) = family.configurations().first() {
+        let chosen = match backend {
+            Backend::Gpu(gpu) => choice::choose(gpu, family, size)?,
+            Backend::Emu => None,
+        };
+        return Ok(Some(match chosen {
+            Some(choice) => found(choice.entry, choice.why),
+            None if backend.gpu().is_some() => found(smallest, "one tile configuration at this size".into()),
+            None => found(
+                smallest,
+                "the emulator has no occupancy figures to choose a tile by: the smallest".into(),
+            ),
+        }));
+    }
+    Ok(None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::families::FAMILIES;
+
+    #[test]
+    fn every_answer_of_auto_names_a_kernel_of_its_family_at_every_edge_size() {
+        for family in FAMILIES {
+            if !has_auto(*family) {
+                continue;
+            }
+            for size in family.edge_sizes().into_iter().chain([family.default_size()]) {
+                let answer = auto(&Backend::Emu, *family, size)
+                    .unwrap()
+                    .expect("has_auto said it answers");
+                assert_eq!(family.kernels()[answer.kernel].entry, answer.entry, "{}", family.name());
+                assert!(!answer.why.is_empty());
+            }
+        }
+    }
+
+    #[test]
+    fn a_transpose_whose_rows_are_not_whole_chunks_takes_the_skewed_kernel_before_any_tile() {
+        let transpose = crate::families::find("transpose").unwrap();
+        let skewed = kernels::transpose::skewed::KERNEL.entry();
+        for [rows, cols] in [[8191, 4097], [4097, 8192], [8192, 4098], [1, 1]] {
+            let answer = auto(&Backend::Emu, transpose, Size([rows, cols, 1])).unwrap().unwrap();
+            assert_eq!(answer.entry, skewed, "{rows}×{cols}");
+        }
+        let aligned = auto(&Backend::Emu, transpose, Size([8192, 4096, 1])).unwrap().unwrap();
+        assert!(transpose.configurations().contains(&aligned.entry), "{}", aligned.entry);
+    }
+
+    #[test]
+    fn the_families_the_python_operators_take_auto_for_answer_it() {
+        for name in [
+            "transpose",
+            "softmax",
+            "matmul",
+            "matmul_bf16",
+            "matmul_tc",
+            "attention",
+            "attention_causal",
+            "conv2d",
+            "reduce",
+            "scan",
+            "histogram",
+            "histogram_f32",
+            "row_sum",
+            "row_max",
+        ] {
+            let family = crate::families::find(name).unwrap_or_else(|| panic!("no family {name}"));
+            assert!(has_auto(family), "{name}");
+        }
+    }
+}

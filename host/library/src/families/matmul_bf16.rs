@@ -1,0 +1,271 @@
+//! The bf16 matmul family's host side: its safe launch, cuBLAS's bf16 GEMM (f32 sums and output)
+//! as its baseline, and the f64 check of [`super::matmul::Oracle`] on the operands as given (a
+//! product of two bf16 is exact, so only the f32 accumulation is allowed for).
+
+use super::auto::Rung;
+use super::elementwise::check_shape;
+use super::matmul::Oracle;
+use super::{
+    Bound, Case, FamilyDemo, GUARD, Outputs, Plan, Size, Work, check_guard, check_len, guarded_inputs,
+    resident_blocks_of, substream,
+};
+use ptxkit_runtime::array::{Array, Buffer};
+use ptxkit_runtime::Backend;
+use ptxkit_runtime::{Error, Result};
+use ptxkit_runtime::bf16_swizzled;
+use crate::cublas::Cublas;
+use crate::cublas::Precision;
+use ptxkit::device::mma::Bf16;
+use kernels::matmul_bf16::{FAMILY, MatmulBf16, TensorMaps, specialized};
+use kernels::reference::Operands;
+use ptxkit::{AnyFamily, Kernel};
+use kernels::Source;
+
+/// `C = A·B` with `kernel`: checks that A and B hold m·k and k·n bf16 (as `u16` bits) and C m·n
+/// f32, and that they live where `backend` can reach them, then launches.
+pub fn launch(
+    backend: &Backend,
+    kernel: &Kernel<MatmulBf16>,
+    source: Source,
+    problem: &MatmulBf16,
+    a: &impl Array<u16>,
+    b: &impl Array<u16>,
+    c: &mut impl Array<f32>,
+) -> Result<()> {
+    let (a_len, b_len, c_len) = problem.lengths();
+    check_len("A", a.len(), a_len)?;
+    check_len("B", b.len(), b_len)?;
+    check_len("C", c.len(), c_len)?;
+    let (a_address, b_address) = (a.address(backend)?, b.address(backend)?);
+    let maps = tensor_maps(backend, kernel, problem, (a_address, b_address))?;
+    let args = (
+        a_address as *const Bf16,
+        b_address as *const Bf16,
+        c.address_mut(backend)? as *mut f32,
+        problem.m,
+        problem.n,
+        problem.k,
+        maps,
+    );
+    // SAFETY: each pointer is its array's address on this backend, and A, B and C hold the m·k,
+    // k·n and m·n elements the kernels read or write for this problem (bf16 is u16's size).
+    unsafe { backend.launch_from(source.module(), kernel, problem, args, &[a, b, &*c]) }
+}
+
+/// Whether `kernel` copies by TMA (and so reads tensor maps).
+fn uses_maps(kernel: &Kernel<MatmulBf16>) -> bool {
+    [specialized::KERNEL_TMA.entry(), specialized::KERNEL_PERSISTENT.entry()].contains(&kernel.entry())
+}
+
+/// The tensor maps of A and B for the TMA kernels on a GPU, where TMA can take the shape (rows of
+/// 16-byte multiples, aligned matrices); null otherwise (the kernel then copies by `cp.async`, and
+/// the other kernels never read them).
+fn tensor_maps(
+    backend: &Backend,
+    kernel: &Kernel<MatmulBf16>,
+    problem: &MatmulBf16,
+    (a, b): (u64, u64),
+) -> Result<*const TensorMaps> {
+    let MatmulBf16 { m, n, k, .. } = *problem;
+    let fits = k.is_multiple_of(8) && n.is_multiple_of(8) && a.is_multiple_of(16) && b.is_multiple_of(16);
+    match backend {
+        Backend::Gpu(gpu) if fits && uses_maps(kernel) => {
+            let a_map = bf16_swizzled(a, (m, k), specialized::A_BOX)?;
+            let b_map = bf16_swizzled(b, (k, n), specialized::B_BOX)?;
+            Ok(gpu.tensor_maps(&[a_map, b_map])? as *const TensorMaps)
+        }
+        _ => Ok(std::ptr::null()),
+    }
+}
+
+/// The host side of the bf16 matmul family.
+pub struct MatmulBf16Demo;
+
+/// One and prime sides; k and n multiples of 8 and not (the 16-byte copies and the plain loads);
+/// k past four 32-deep steps (the ring wraps), with and without a partial last step; edge tiles
+/// in m and n.
+const EDGE_SHAPES: [[usize; 3]; 9] = [
+    [1, 1, 1],
+    [31, 33, 17],
+    [33, 31, 130],
+    [64, 136, 200],
+    [130, 72, 256],
+    [129, 255, 9],
+    [200, 8, 328],
+    [8, 200, 96],
+    [17, 65, 131],
+];
+
+/// Bytes of one bf16.
+const BF16_BYTES: u64 = 2;
+
+impl FamilyDemo for MatmulBf16Demo {
+    fn fastest_rung(&self, sm90a: bool, _size: Size) -> Option<Rung> {
+        Some(if sm90a {
+            Rung {
+                entry: "matmul_bf16_persistent",
+                why: "TMA and wgmma on a persistent grid: 93.5 % of cuBLAS at 8192³ (run 2026-11-30-au)",
+            }
+        } else {
+            Rung {
+                entry: "matmul_bf16_pipelined",
+                why: "the mma.sync ring: the fastest rung without sm_90a's PTX",
+            }
+        })
+    }
+
+    fn family(&self) -> &'static dyn AnyFamily {
+        &FAMILY
+    }
+
+    fn about(&self) -> &'static str {
+        "C = A·B on the tensor cores: bf16 A (m×k) and B (k×n), f32 sums and C, against cuBLAS's bf16 GEMM"
+    }
+
+    fn extents(&self) -> &'static [&'static str] {
+        &["m", "n", "k"]
+    }
+
+    fn default_size(&self) -> Size {
+        Size([8192, 8192, 8192])
+    }
+
+    fn emulator_cap(&self) -> Size {
+        Size([256, 256, 256])
+    }
+
+    fn edge_sizes(&self) -> Vec<Size> {
+        EDGE_SHAPES.iter().map(|&s| Size(s)).collect()
+    }
+
+    fn large_sizes(&self) -> Vec<Size> {
+        vec![Size([4096, 4096, 4096]), Size([4096, 1000, 333])]
+    }
+
+    /// Square sides 1024 to 8192, then a wide and a tall output with a long k and an odd shape.
+    fn bench_sizes(&self) -> Vec<Size> {
+        let square = [1024, 2048, 4096, 8192].map(|s| Size([s, s, s]));
+        let other = [[8192, 2048, 4096], [2048, 8192, 8192], [4097, 3073, 2049]];
+        square.into_iter().chain(other.map(Size)).collect()
+    }
+
+    fn smoke_size(&self) -> Size {
+        Size([70, 136, 200])
+    }
+
+    fn baseline(&self) -> Option<&'static str> {
+        Some(Precision::Bf16.baseline_name())
+    }
+
+    fn plan(&self, size: Size) -> Result<Plan> {
+        let [m, n, k] = size.0;
+        let problem = MatmulBf16::new(m, n, k)?;
+        for kernel in FAMILY.kernels {
+            check_shape(kernel, &problem)?;
+        }
+        let (a_len, b_len, c_len) = problem.lengths();
+        let operands = BF16_BYTES * (a_len + b_len + 2 * GUARD) as u64;
+        let output = 4 * (c_len + GUARD) as u64;
+        Ok(Plan {
+            work: Work {
+                bytes: (BF16_BYTES * (a_len + b_len) as u64 + 4 * c_len as u64) as f64,
+                flops: problem.flops(),
+                bound: Bound::Compute,
+            },
+            x: m as f64,
+            // The operands as f32 and as bf16, the read-back C and its poison, the reference.
+            host_bytes: 3 * operands + 3 * output + 16 * c_len as u64,
+            device_bytes: operands + output,
+        })
+    }
+
+    fn prepare<'a>(&self, backend: &'a Backend, size: Size, rng: u64, sets: usize) -> Result<Box<dyn Case + 'a>> {
+        let [m, n, k] = size.0;
+        // The persistent kernel's grid: as many blocks as the device holds at once.
+        let resident = resident_blocks_of(backend, &specialized::KERNEL_PERSISTENT.info(FAMILY.name))?;
+        let problem = MatmulBf16::new(m, n, k)?.with_resident(resident);
+        let (a_len, b_len, c_len) = problem.lengths();
+        // Random f32 rounded to bf16: the reference gets exactly the values the kernels read. The
+        // guards stay NaN.
+        let bf16 = |values: Vec<f32>| -> (Vec<f32>, Vec<u16>) {
+            let bits: Vec<u16> = values.iter().map(|&x| Bf16::from_f32(x).0).collect();
+            (bits.iter().map(|&b| Bf16(b).to_f32()).collect(), bits)
+        };
+        let (a, a_bits) = bf16(guarded_inputs(substream(rng, 4), a_len));
+        let (b, b_bits) = bf16(guarded_inputs(substream(rng, 5), b_len));
+        let oracle = Oracle::new(&a[..a_len], &b[..b_len], (m, n, k), substream(rng, 6), Operands::F32);
+        let inputs = (0..sets.max(1))
+            .map(|_| Ok((Buffer::upload(backend, &a_bits)?, Buffer::upload(backend, &b_bits)?)))
+            .collect::<Result<Vec<_>>>()?;
+        let outputs = Outputs::new(backend, c_len, GUARD, f32::NAN, sets)?;
+        let cublas = match backend {
+            Backend::Gpu(gpu) => Some(Cublas::new(gpu)?),
+            Backend::Emu => None,
+        };
+        Ok(Box::new(MatmulBf16Case {
+            backend,
+            problem,
+            oracle,
+            inputs,
+            outputs,
+            cublas,
+        }))
+    }
+}
+
+struct MatmulBf16Case<'a> {
+    backend: &'a Backend,
+    problem: MatmulBf16,
+    oracle: Oracle,
+    inputs: Vec<(Buffer<u16>, Buffer<u16>)>,
+    outputs: Outputs<f32>,
+    cublas: Option<Cublas>,
+}
+
+impl Case for MatmulBf16Case<'_> {
+    fn launch(&mut self, kernel: usize, source: Source, set: usize) -> Result<()> {
+        let (a, b) = &self.inputs[set];
+        launch(
+            self.backend,
+            &FAMILY.kernels[kernel],
+            source,
+            &self.problem,
+            a,
+            b,
+            self.outputs.get_mut(set),
+        )
+    }
+
+    fn baseline(&self) -> Option<&'static str> {
+        self.cublas.as_ref().map(|_| Precision::Bf16.baseline_name())
+    }
+
+    fn launch_baseline(&mut self, set: usize) -> Result<()> {
+        let cublas = self.cublas.as_ref().ok_or_else(|| Error::NeedsGpu {
+            what: "cuBLAS".into(),
+            why: "it is a GPU library",
+        })?;
+        let (a, b) = &self.inputs[set];
+        let MatmulBf16 { m, n, k, .. } = self.problem;
+        cublas.gemm(
+            self.backend,
+            Precision::Bf16,
+            (m, n, k),
+            a,
+            b,
+            self.outputs.get_mut(set),
+        )
+    }
+
+    fn poison(&mut self) -> Result<()> {
+        self.outputs.poison(self.backend)
+    }
+
+    fn check(&self, set: usize) -> std::result::Result<String, String> {
+        let c_len = self.problem.lengths().2;
+        let c = self.outputs.read(self.backend, set)?;
+        let summary = self.oracle.check(&c[..c_len])?;
+        check_guard(&c, c_len)?;
+        Ok(summary)
+    }
+}

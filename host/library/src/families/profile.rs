@@ -1,0 +1,218 @@
+//! Tile profiles: for one device, each tile configuration's median time at each measured shape,
+//! written by `host autotune` and read by the chooser ([`super::choice`]) before its occupancy
+//! rule. The repository carries the profiles of the devices it was tuned on (`host/profiles/`);
+//! `KERNELS_TILE_PROFILE` names another file, which then takes precedence.
+
+use super::Size;
+use ptxkit_runtime::{Error, Result};
+use ptxkit_runtime::DeviceInfo;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// The environment variable that names a profile file to use instead of the carried ones.
+pub const PROFILE_VARIABLE: &str = "KERNELS_TILE_PROFILE";
+
+/// Profiles built into the binary: (file name, contents). The H200's: matmul from `host autotune
+/// --family matmul` in run `docs/runs/2026-12-01-bl`, conv2d from run `docs/runs/2026-11-30-ac`.
+const CARRIED: &[(&str, &str)] = &[(
+    "nvidia-h200-sm90.json",
+    include_str!("../../profiles/nvidia-h200-sm90.json"),
+)];
+
+/// How far a profiled shape may be from the asked one, per extent, to stand in for it.
+pub const NEAREST_FACTOR: f64 = 2.0;
+
+/// One device's measurements.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Profile {
+    /// The device's name as the driver reports it.
+    pub device: String,
+    pub compute_capability: (i32, i32),
+    /// When and how it was measured (date, warm-up and runs).
+    pub measured: String,
+    pub shapes: Vec<Shape>,
+}
+
+/// Every configuration of one family at one shape.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Shape {
+    pub family: String,
+    pub size: [usize; 3],
+    /// Median milliseconds per configuration (entry name).
+    pub medians_ms: BTreeMap<String, f64>,
+}
+
+impl Shape {
+    /// The fastest configuration and its median.
+    pub fn fastest(&self) -> Option<(&str, f64)> {
+        self.medians_ms
+            .iter()
+            .min_by(|a, b| a.1.total_cmp(b.1))
+            .map(|(entry, &ms)| (entry.as_str(), ms))
+    }
+
+    /// Those of `entries` not timed here (configurations added after the profile was made).
+    pub fn untimed<'e>(&self, entries: &[&'e str]) -> Vec<&'e str> {
+        entries
+            .iter()
+            .copied()
+            .filter(|e| !self.medians_ms.contains_key(*e))
+            .collect()
+    }
+}
+
+/// What the profile says for one family and shape.
+pub struct Lookup<'a> {
+    pub shape: &'a Shape,
+    /// Whether the profiled shape is the asked one (else the nearest within [`NEAREST_FACTOR`]).
+    pub exact: bool,
+}
+
+impl Profile {
+    /// Whether it was measured on `info`'s device.
+    pub fn fits(&self, info: &DeviceInfo) -> bool {
+        self.device == info.name && self.compute_capability == info.compute_capability
+    }
+
+    /// The profiled shape of `family` at `size`, or the nearest one (by the sum of the extents'
+    /// log ratios) with every extent within [`NEAREST_FACTOR`] of the asked one.
+    pub fn lookup(&self, family: &str, size: Size) -> Option<Lookup<'_>> {
+        let distance = |shape: &Shape| -> Option<f64> {
+            let mut total = 0.0;
+            for (&profiled, &asked) in shape.size.iter().zip(&size.0) {
+                let ratio = (profiled.max(1) as f64 / asked.max(1) as f64).ln().abs();
+                if ratio > NEAREST_FACTOR.ln() + 1e-12 {
+                    return None;
+                }
+                total += ratio;
+            }
+            Some(total)
+        };
+        self.shapes
+            .iter()
+            .filter(|s| s.family == family && !s.medians_ms.is_empty())
+            .filter_map(|s| distance(s).map(|d| (s, d)))
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+            .map(|(shape, d)| Lookup { shape, exact: d == 0.0 })
+    }
+
+    /// Parses a profile, naming `origin` in the error.
+    pub fn parse(text: &str, origin: &str) -> Result<Profile> {
+        serde_json::from_str(text).map_err(|e| Error::InvalidInput {
+            what: format!("tile profile {origin}"),
+            reason: format!("{e}; write one with `host autotune --out FILE`"),
+        })
+    }
+
+    /// Reads the profile at `path`.
+    pub fn read(path: &Path) -> Result<Profile> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::InvalidInput {
+            what: format!("tile profile {}", path.display()),
+            reason: format!("cannot read it: {e}"),
+        })?;
+        Profile::parse(&text, &path.display().to_string())
+    }
+}
+
+/// The profile for `info`'s device: the file `KERNELS_TILE_PROFILE` names (an error if it cannot
+/// be read or is for another device), else a carried one measured on this device, else none.
+pub fn for_device(info: &DeviceInfo) -> Result<Option<Profile>> {
+    if let Some(path) = std::env::var_os(PROFILE_VARIABLE) {
+        let profile = Profile::read(Path::new(&path))?;
+        if !profile.fits(info) {
+            return Err(Error::InvalidInput {
+                what: format!("{PROFILE_VARIABLE}={}", Path::new(&path).display()),
+                reason: format!(
+                    "it was measured on {} (compute capability {}.{}), this is {} ({}.{}); unset it or run `host autotune`",
+                    profile.device,
+                    profile.compute_capability.0,
+                    profile.compute_capability.1,
+                    info.name,
+                    info.compute_capability.0,
+                    info.compute_capability.1
+                ),
+            });
+        }
+        return Ok(Some(profile));
+    }
+    for (name, text) in CARRIED {
+        let profile = Profile::parse(text, name)?;
+        if profile.fits(info) {
+            return Ok(Some(profile));
+        }
+    }
+    Ok(None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shape(family: &str, size: [usize; 3], medians: &[(&str, f64)]) -> Shape {
+        Shape {
+            family: family.into(),
+            size,
+            medians_ms: medians.iter().map(|&(e, ms)| (e.to_string(), ms)).collect(),
+        }
+    }
+
+    fn profile() -> Profile {
+        Profile {
+            device: "GPU".into(),
+            compute_capability: (9, 0),
+            measured: "test".into(),
+            shapes: vec![
+                shape("matmul", [1024, 1024, 1024], &[("small", 0.05), ("large", 0.09)]),
+                shape("matmul", [4096, 4096, 4096], &[("small", 3.9), ("large", 3.3)]),
+                shape("conv2d", [1024, 1024, 1024], &[("v4", 1.0)]),
+            ],
+        }
+    }
+
+    #[test]
+    fn the_exact_shape_gives_its_fastest_configuration() {
+        let p = profile();
+        let found = p.lookup("matmul", Size([4096, 4096, 4096])).expect("profiled");
+        assert!(found.exact);
+        assert_eq!(found.shape.fastest(), Some(("large", 3.3)));
+    }
+
+    #[test]
+    fn a_shape_names_the_configurations_it_has_not_timed() {
+        let p = profile();
+        let found = p.lookup("matmul", Size([1024, 1024, 1024])).expect("profiled");
+        assert_eq!(found.shape.untimed(&["small", "split", "large"]), vec!["split"]);
+        assert!(found.shape.untimed(&["small", "large"]).is_empty());
+    }
+
+    #[test]
+    fn a_near_shape_borrows_the_nearest_and_says_so() {
+        let p = profile();
+        let found = p
+            .lookup("matmul", Size([1000, 1100, 900]))
+            .expect("within a factor of 2");
+        assert!(!found.exact);
+        assert_eq!(found.shape.size, [1024, 1024, 1024]);
+    }
+
+    #[test]
+    fn a_far_shape_or_another_family_finds_nothing() {
+        let p = profile();
+        assert!(p.lookup("matmul", Size([64, 8192, 8192])).is_none());
+        assert!(p.lookup("transpose", Size([1024, 1024, 1024])).is_none());
+    }
+
+    #[test]
+    fn a_malformed_profile_is_an_error_that_says_how_to_make_one() {
+        let error = Profile::parse("{", "test.json").unwrap_err().to_string();
+        assert!(error.contains("host autotune"), "{error}");
+    }
+
+    #[test]
+    fn the_carried_profiles_parse() {
+        for (name, text) in CARRIED {
+            Profile::parse(text, name).unwrap_or_else(|e| panic!("{name}: {e}"));
+        }
+    }
+}

@@ -1,0 +1,239 @@
+//! The row reductions' host side, for both families (sum and maximum per row): the safe launch, and
+//! the check: the maximum exactly, each row's sum exactly where that is certain and within the
+//! bound of its order beyond (as the sums of `families::reduce`, on the same inputs).
+
+use super::auto::Rung;
+use super::elementwise::check_shape;
+use super::reduce::{check_total, grid_inputs};
+use super::{Bound, Case, FamilyDemo, GUARD, Outputs, Plan, Size, Work, check_guard, check_len, substream};
+use ptxkit_runtime::array::{Array, Buffer};
+use ptxkit_runtime::Backend;
+use ptxkit_runtime::Result;
+use kernels::rows::{MAX_FAMILY, RowReduce, SUM_FAMILY};
+use ptxkit::{AnyFamily, Family, Kernel};
+use kernels::Source;
+
+/// `output[r]` = row r of `input` reduced by `kernel`, any row-reduction kernel: checks that the
+/// input holds rows × cols elements and the output rows, where `backend` can reach them.
+pub fn launch(
+    backend: &Backend,
+    kernel: &Kernel<RowReduce>,
+    source: Source,
+    problem: &RowReduce,
+    input: &impl Array<f32>,
+    output: &mut impl Array<f32>,
+) -> Result<()> {
+    check_len("input", input.len(), problem.len())?;
+    check_len("output", output.len(), problem.rows as usize)?;
+    let args = (
+        input.address(backend)? as *const f32,
+        output.address_mut(backend)? as *mut f32,
+        problem.rows,
+        problem.cols,
+    );
+    // SAFETY: both pointers are their arrays' addresses on this backend; the input holds the
+    // rows × cols elements the kernels read, the output the rows results they write.
+    unsafe { backend.launch_from(source.module(), kernel, problem, args, &[input, &*output]) }
+}
+
+/// What a family computes per row.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Reduction {
+    Sum,
+    Max,
+}
+
+/// The host side of a row-reduction family.
+pub struct RowDemo {
+    family: &'static Family<RowReduce>,
+    reduction: Reduction,
+}
+
+/// The sum of each row.
+pub const ROW_SUM: RowDemo = RowDemo {
+    family: &SUM_FAMILY,
+    reduction: Reduction::Sum,
+};
+
+/// The maximum of each row.
+pub const ROW_MAX: RowDemo = RowDemo {
+    family: &MAX_FAMILY,
+    reduction: Reduction::Max,
+};
+
+/// Single rows and columns, warp and block edges, more rows than a block's eight warps.
+const EDGE_SHAPES: [[usize; 2]; 10] = [
+    [1, 1],
+    [1, 31],
+    [9, 33],
+    [17, 255],
+    [3, 257],
+    [8, 1000],
+    [33, 7],
+    [2, 4097],
+    [1, 100_003],
+    [257, 129],
+];
+
+impl FamilyDemo for RowDemo {
+    /// A warp per row ahead of a block per row up to 1024 columns, the longest measured (run
+    /// 2026-11-30-n); a block per row for long rows, which are few and need the threads.
+    fn fastest_rung(&self, _sm90a: bool, size: Size) -> Option<Rung> {
+        let warp = size.0[1] <= 4096;
+        let why = if warp {
+            "a warp per row: ahead of a block per row up to 1024 columns (run 2026-11-30-n)"
+        } else {
+            "a block per row: long rows are few and need the threads"
+        };
+        let entry = match (self.reduction, warp) {
+            (Reduction::Sum, true) => "row_sum_warp",
+            (Reduction::Sum, false) => "row_sum_block",
+            (Reduction::Max, true) => "row_max_warp",
+            (Reduction::Max, false) => "row_max_block",
+        };
+        Some(Rung { entry, why })
+    }
+
+    fn family(&self) -> &'static dyn AnyFamily {
+        self.family
+    }
+
+    fn about(&self) -> &'static str {
+        match self.reduction {
+            Reduction::Sum => "sum of each row of a rows × cols f32 matrix: a block per row, a warp per row",
+            Reduction::Max => "maximum of each row of a rows × cols f32 matrix: a block per row, a warp per row",
+        }
+    }
+
+    fn extents(&self) -> &'static [&'static str] {
+        &["rows", "cols"]
+    }
+
+    fn default_size(&self) -> Size {
+        Size([65_536, 1024, 1])
+    }
+
+    fn emulator_cap(&self) -> Size {
+        Size([1024, 4096, 1])
+    }
+
+    fn edge_sizes(&self) -> Vec<Size> {
+        EDGE_SHAPES.iter().map(|&[r, c]| Size([r, c, 1])).collect()
+    }
+
+    fn large_sizes(&self) -> Vec<Size> {
+        vec![Size([1 << 20, 64, 1]), Size([1024, 65_537, 1])]
+    }
+
+    fn bench_sizes(&self) -> Vec<Size> {
+        [32, 256, 1024, 8192, 32_768]
+            .iter()
+            .map(|&cols| Size([(1 << 26) / cols, cols, 1]))
+            .collect()
+    }
+
+    fn smoke_size(&self) -> Size {
+        Size([19, 300, 1])
+    }
+
+    fn label(&self, size: Size) -> String {
+        let [rows, cols, _] = size.0;
+        format!("{rows} rows of {cols}")
+    }
+
+    fn plan(&self, size: Size) -> Result<Plan> {
+        let [rows, cols, _] = size.0;
+        let problem = RowReduce::new(rows, cols)?;
+        for kernel in self.family.kernels {
+            check_shape(kernel, &problem)?;
+        }
+        let elements = problem.len() as u64;
+        let bytes = 4 * (elements + GUARD as u64) + 4 * (rows as u64 + GUARD as u64);
+        Ok(Plan {
+            work: Work {
+                bytes: 4.0 * (elements + rows as u64) as f64,
+                flops: elements as f64,
+                bound: Bound::Memory,
+            },
+            x: cols as f64,
+            host_bytes: bytes + 8 * rows as u64,
+            device_bytes: bytes,
+        })
+    }
+
+    fn prepare<'a>(&self, backend: &'a Backend, size: Size, rng: u64, sets: usize) -> Result<Box<dyn Case + 'a>> {
+        let [rows, cols, _] = size.0;
+        let problem = RowReduce::new(rows, cols)?;
+        let input = grid_inputs(substream(rng, 29), problem.len());
+        let inputs = (0..sets.max(1))
+            .map(|_| Buffer::upload(backend, &input))
+            .collect::<Result<Vec<_>>>()?;
+        let outputs = Outputs::new(backend, rows, GUARD, f32::NAN, sets)?;
+        Ok(Box::new(RowCase {
+            backend,
+            family: self.family,
+            reduction: self.reduction,
+            problem,
+            input,
+            inputs,
+            outputs,
+        }))
+    }
+}
+
+struct RowCase<'a> {
+    backend: &'a Backend,
+    family: &'static Family<RowReduce>,
+    reduction: Reduction,
+    problem: RowReduce,
+    input: Vec<f32>,
+    inputs: Vec<Buffer<f32>>,
+    outputs: Outputs<f32>,
+}
+
+impl Case for RowCase<'_> {
+    fn launch(&mut self, kernel: usize, source: Source, set: usize) -> Result<()> {
+        launch(
+            self.backend,
+            &self.family.kernels[kernel],
+            source,
+            &self.problem,
+            &self.inputs[set],
+            self.outputs.get_mut(set),
+        )
+    }
+
+    fn poison(&mut self) -> Result<()> {
+        self.outputs.poison(self.backend)
+    }
+
+    fn check(&self, set: usize) -> std::result::Result<String, String> {
+        let (rows, cols) = (self.problem.rows as usize, self.problem.cols as usize);
+        let out = self.outputs.read(self.backend, set)?;
+        // A block's 256 threads (or a warp's 32) each walk at most cols / 32 elements, then at
+        // most 10 levels combine them.
+        let depth = cols.div_ceil(32) as u64 + 10;
+        for (r, row) in self.input[..rows * cols].chunks(cols).enumerate() {
+            let got = out[r];
+            let result = match self.reduction {
+                Reduction::Max => {
+                    let max = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+                    if got.to_bits() == max.to_bits() {
+                        Ok(String::new())
+                    } else {
+                        Err(format!("maximum {got}, expected {max}"))
+                    }
+                }
+                Reduction::Sum => {
+                    let (sum, abs) = row
+                        .iter()
+                        .fold((0.0f64, 0.0f64), |(s, a), &x| (s + x as f64, a + (x as f64).abs()));
+                    check_total(got, sum, abs, depth)
+                }
+            };
+            result.map_err(|why| format!("row {r}: {why}"))?;
+        }
+        check_guard(&out, rows)?;
+        Ok(format!("{rows} rows as the reference"))
+    }
+}

@@ -1,0 +1,203 @@
+//! The transpose family's host side: its safe launch, and the exact check (a transpose moves bits,
+//! it computes nothing).
+
+use super::auto::Rung;
+use super::elementwise::check_shape;
+use super::{
+    Bound, Case, FamilyDemo, GUARD, Outputs, Plan, Size, Work, check_guard, check_len, guarded_inputs, substream,
+};
+use ptxkit_runtime::array::{Array, Buffer};
+use ptxkit_runtime::Backend;
+use ptxkit_runtime::Result;
+use kernels::transpose::{FAMILY, Transpose};
+use ptxkit::{AnyFamily, Kernel};
+use kernels::Source;
+
+/// `output = inputᵀ` with `kernel`, any transpose kernel: checks that both arrays hold rows × cols
+/// elements and live where `backend` can reach them, then launches.
+pub fn launch(
+    backend: &Backend,
+    kernel: &Kernel<Transpose>,
+    source: Source,
+    problem: &Transpose,
+    input: &impl Array<f32>,
+    output: &mut impl Array<f32>,
+) -> Result<()> {
+    check_len("input", input.len(), problem.len())?;
+    check_len("output", output.len(), problem.len())?;
+    let args = (
+        input.address(backend)? as *const f32,
+        output.address_mut(backend)? as *mut f32,
+        problem.rows,
+        problem.cols,
+    );
+    // SAFETY: both pointers are their arrays' addresses on this backend, each array holding the
+    // rows × cols elements every transpose kernel reads or writes.
+    unsafe { backend.launch_from(source.module(), kernel, problem, args, &[input, &*output]) }
+}
+
+/// The host side of the transpose family.
+pub struct TransposeDemo;
+
+/// Single rows and columns, the warp and tile edges, primes, multiples of 4 (the 16-byte path)
+/// and not, and a grid of hundreds of tiles.
+const EDGE_SHAPES: [[usize; 2]; 14] = [
+    [1, 1],
+    [1, 37],
+    [37, 1],
+    [31, 33],
+    [33, 31],
+    [32, 32],
+    [64, 64],
+    [61, 127],
+    [100, 100],
+    [96, 132],
+    [4, 1000],
+    [1000, 3],
+    [257, 509],
+    [1024, 520],
+];
+
+impl FamilyDemo for TransposeDemo {
+    fn family(&self) -> &'static dyn AnyFamily {
+        &FAMILY
+    }
+
+    fn about(&self) -> &'static str {
+        "out-of-place transpose of a rows × cols f32 matrix: naive, shared tiles dense, padded and swizzled, vectorised, peeled and skewed for rows that are not whole 16-byte chunks"
+    }
+
+    fn extents(&self) -> &'static [&'static str] {
+        &["rows", "cols"]
+    }
+
+    fn default_size(&self) -> Size {
+        Size([8192, 8192, 1])
+    }
+
+    fn emulator_cap(&self) -> Size {
+        Size([1024, 1024, 1])
+    }
+
+    fn edge_sizes(&self) -> Vec<Size> {
+        EDGE_SHAPES.iter().map(|&[r, c]| Size([r, c, 1])).collect()
+    }
+
+    fn large_sizes(&self) -> Vec<Size> {
+        vec![Size([8192, 8192, 1]), Size([8191, 4097, 1]), Size([16384, 16384, 1])]
+    }
+
+    fn bench_sizes(&self) -> Vec<Size> {
+        vec![
+            Size([4096, 4096, 1]),
+            Size([8192, 8192, 1]),
+            Size([16384, 16384, 1]),
+            Size([8191, 4097, 1]),
+        ]
+    }
+
+    fn smoke_size(&self) -> Size {
+        Size([67, 45, 1])
+    }
+
+    /// Where rows or cols is not a multiple of 4 the tiled kernels' 16-byte path does not apply,
+    /// and the skewed kernel is the fastest; elsewhere the device chooses a tile.
+    fn fastest_rung(&self, _sm90a: bool, size: Size) -> Option<Rung> {
+        let [rows, cols, _] = size.0;
+        (!rows.is_multiple_of(4) || !cols.is_multiple_of(4)).then_some(Rung {
+            entry: kernels::transpose::skewed::KERNEL.entry(),
+            why: "rows or cols not a multiple of 4, where the tiles move one float at a time: the skewed kernel's whole 16-byte chunks ran 70–71 % of copy against their 61–63 % (run 2026-12-01-ay)",
+        })
+    }
+
+    fn configurations(&self) -> &'static [&'static str] {
+        const TILES: [&str; 2] = [
+            kernels::transpose::vectorized::KERNEL_32.entry(),
+            kernels::transpose::vectorized::KERNEL_64.entry(),
+        ];
+        &TILES
+    }
+
+    fn launch_blocks(&self, size: Size, kernel: usize) -> Result<u64> {
+        let problem = Transpose::new(size.0[0], size.0[1])?;
+        Ok(FAMILY.kernels[kernel].launch_shape(&problem).grid.volume())
+    }
+
+    fn plan(&self, size: Size) -> Result<Plan> {
+        let [rows, cols, _] = size.0;
+        let problem = Transpose::new(rows, cols)?;
+        for kernel in FAMILY.kernels {
+            check_shape(kernel, &problem)?;
+        }
+        let elements = problem.len() as u64;
+        let array = 4 * (elements + GUARD as u64);
+        Ok(Plan {
+            work: Work {
+                bytes: 8.0 * elements as f64,
+                flops: 0.0,
+                bound: Bound::Memory,
+            },
+            x: elements as f64,
+            // The input, the read-back output and its poison.
+            host_bytes: 3 * array,
+            device_bytes: 2 * array,
+        })
+    }
+
+    fn prepare<'a>(&self, backend: &'a Backend, size: Size, rng: u64, sets: usize) -> Result<Box<dyn Case + 'a>> {
+        let [rows, cols, _] = size.0;
+        let problem = Transpose::new(rows, cols)?;
+        let input = guarded_inputs(substream(rng, 8), problem.len());
+        let inputs = (0..sets.max(1))
+            .map(|_| Buffer::upload(backend, &input))
+            .collect::<Result<Vec<_>>>()?;
+        let outputs = Outputs::new(backend, problem.len(), GUARD, f32::NAN, sets)?;
+        Ok(Box::new(TransposeCase {
+            backend,
+            problem,
+            input,
+            inputs,
+            outputs,
+        }))
+    }
+}
+
+struct TransposeCase<'a> {
+    backend: &'a Backend,
+    problem: Transpose,
+    /// The input on the host, guard included, for the reference.
+    input: Vec<f32>,
+    inputs: Vec<Buffer<f32>>,
+    outputs: Outputs<f32>,
+}
+
+impl Case for TransposeCase<'_> {
+    fn launch(&mut self, kernel: usize, source: Source, set: usize) -> Result<()> {
+        launch(
+            self.backend,
+            &FAMILY.kernels[kernel],
+            source,
+            &self.problem,
+            &self.inputs[set],
+            self.outputs.get_mut(set),
+        )
+    }
+
+    fn poison(&mut self) -> Result<()> {
+        self.outputs.poison(self.backend)
+    }
+
+    fn check(&self, set: usize) -> std::result::Result<String, String> {
+        let (rows, cols, len) = (
+            self.problem.rows as usize,
+            self.problem.cols as usize,
+            self.problem.len(),
+        );
+        let out = self.outputs.read(self.backend, set)?;
+        let input = &self.input[..len];
+        kernels::reference::check_each(&out[..len], |i| kernels::reference::transpose_at(input, rows, cols, i))
+            .map_err(|m| m.to_string())?;
+        check_guard(&out, len)?;
+        Ok(format!("{len} elements equal to the input's transpose"))
+    }
+}

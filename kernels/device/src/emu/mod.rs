@@ -1,0 +1,152 @@
+//! The CPU emulator: runs a kernel's body, unchanged, over a grid of blocks on the host, and checks
+//! what the GPU does not.
+//!
+//! **How it runs.** A launch starts one worker per core (at most one per block). Each worker takes
+//! blocks in order from a shared counter and runs each block's threads as stackful coroutines on its
+//! own OS thread: thread 0 runs until it reaches a barrier, a warp-level call or its end, then thread
+//! 1, and so on; when every thread waits, the barrier opens (see [`block`] for the rules). A barrier
+//! costs a switch per thread, not a wake-up of every OS thread.
+//!
+//! **What it checks**, failing the launch with the kernel, block, thread(s), the shared-memory
+//! element and the source lines, where the GPU would hang, corrupt memory or silently compute
+//! something else:
+//! * races in shared memory: two threads touching a word between barriers, one of them writing
+//!   (lanes of one warp separated by a `sync_warp` or a shuffle are ordered);
+//! * reads of shared memory no thread of the block has written, whatever the element type;
+//! * barriers: threads at different `sync_threads` calls, on different passes (counts), reaching it
+//!   through different calls of one helper (call paths, compared at the first 16 barriers of the
+//!   launch's first block, in unoptimised builds with line tables: optimised code loses inlined
+//!   frames from its line tables, and there the check passes rather than guess),
+//!   threads returning while others wait, deadlocks between warp and block barriers;
+//! * warps: a lane missing from a shuffle or `sync_warp`, a shuffle from a lane past a partial warp;
+//! * shared-memory views indexed out of bounds, more shared memory carved than launched;
+//! * two threads of the launch storing to one global element through `global_store` (atomics are
+//!   exempt);
+//! * 16-byte global loads and stores (`load4`, `store4`) and `cp.async` copies at addresses that
+//!   are not 16-byte aligned;
+//! * kernels whose locals pass CUDA's 512 KiB of local memory per thread; launch shapes beyond
+//!   CUDA's limits;
+//! * waits that cannot end: a thread polling a global word (`load_acquire`, `load_relaxed`) that
+//!   keeps its value for [`spin_limit`] (a minute) fails the launch instead of hanging it.
+//!
+//! **What it does not model.** Memory consistency inside a block beyond barriers (it runs one
+//! thread of a block at a time, so a kernel that relies on an unsynchronised write becoming visible
+//! sees it at once). Between blocks, which run on several OS threads at once, the device layer's
+//! atomics, fences and acquire/release accesses are the host's own with the same orderings. Nor
+//! timing, warp scheduling (lanes of a warp run one after another between warp-level calls, not in
+//! lock-step), and plain `*ptr = value` stores to global memory (not seen by the race check).
+
+pub(crate) mod async_copies;
+pub(crate) mod block;
+pub(crate) mod context;
+pub(crate) mod global;
+pub(crate) mod shadow;
+pub(crate) mod spin;
+mod stack;
+
+use crate::launch::{Dim3, LaunchShape};
+use block::BlockRun;
+pub use spin::{set_spin_limit, spin_limit};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+/// Local memory (stack) a kernel thread may use on the emulator: CUDA's per-thread limit.
+pub const LOCAL_MEMORY_LIMIT: usize = 512 << 10;
+
+/// Stack of each emulated thread, of which only the pages a kernel touches take memory: locals
+/// past [`LOCAL_MEMORY_LIMIT`] fail the launch with an error; locals past this stop the process.
+pub const STACK_BYTES: usize = stack::STACK_BYTES;
+
+/// Why an emulated launch did not complete.
+#[derive(Debug, thiserror::Error)]
+pub enum EmuError {
+    #[error("cannot launch {kernel}: {reason}")]
+    InvalidLaunch { kernel: &'static str, reason: String },
+    #[error("{kernel} failed in block {block}, thread {thread}: {message}")]
+    KernelFailed {
+        kernel: &'static str,
+        block: Dim3,
+        thread: Dim3,
+        message: String,
+    },
+    #[error("cannot start the emulator's workers for {kernel}: {source}")]
+    Spawn {
+        kernel: &'static str,
+        source: std::io::Error,
+    },
+}
+
+/// Runs `body` as kernel `kernel` over `shape`: every thread of every block calls it once, with the
+/// device layer answering for that thread.
+pub fn launch(kernel: &'static str, shape: &LaunchShape, body: impl Fn() + Sync) -> Result<(), EmuError> {
+    shape
+        .check()
+        .map_err(|reason| EmuError::InvalidLaunch { kernel, reason })?;
+    context::install_panic_capture();
+    let body: &(dyn Fn() + Sync) = &body;
+    // SAFETY: only the lifetime changes. Every coroutine that calls `body` runs to its end (or is
+    // unwound) inside `BlockRun::run`, and every worker is joined before this function returns.
+    let body: &'static (dyn Fn() + Sync) = unsafe { std::mem::transmute(body) };
+    let blocks = shape.grid.volume();
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get() as u64)
+        .min(blocks) as usize;
+    let next = AtomicU64::new(0);
+    let stop = AtomicBool::new(false);
+    let failures: Mutex<Vec<(u64, block::Failure)>> = Mutex::new(Vec::new());
+    let global_writes = global::GlobalWrites::default();
+    let spawned = std::thread::scope(|scope| {
+        let mut handles = Vec::with_capacity(workers);
+        for worker in 0..workers {
+            let spawned = std::thread::Builder::new()
+                .name(format!("{kernel}:worker{worker}"))
+                .spawn_scoped(scope, || {
+                    let run = BlockRun::new(shape, &global_writes);
+                    let mut stacks = stack::Stacks::take(shape.block.volume() as usize);
+                    while !stop.load(Ordering::Relaxed) {
+                        let linear = next.fetch_add(1, Ordering::Relaxed);
+                        if linear >= blocks {
+                            break;
+                        }
+                        let block_idx = unlinearize(linear, shape.grid);
+                        if let Err(failure) = run.run(block_idx, linear == 0, body, &mut stacks) {
+                            failures
+                                .lock()
+                                .unwrap_or_else(|e| e.into_inner())
+                                .push((linear, failure));
+                            stop.store(true, Ordering::Relaxed);
+                        }
+                    }
+                });
+            match spawned {
+                Ok(handle) => handles.push(handle),
+                Err(source) => {
+                    stop.store(true, Ordering::Relaxed);
+                    return Err(source);
+                }
+            }
+        }
+        for handle in handles {
+            // Workers catch every panic of the kernel body themselves.
+            let _ = handle.join();
+        }
+        Ok(())
+    });
+    spawned.map_err(|source| EmuError::Spawn { kernel, source })?;
+    // Several blocks may fail before the others stop: report the first in grid order.
+    let failures = failures.into_inner().unwrap_or_else(|e| e.into_inner());
+    match failures.into_iter().min_by_key(|(linear, _)| *linear) {
+        None => Ok(()),
+        Some((_, failure)) => Err(EmuError::KernelFailed {
+            kernel,
+            block: failure.block,
+            thread: failure.thread,
+            message: failure.message,
+        }),
+    }
+}
+
+fn unlinearize(linear: u64, extent: Dim3) -> Dim3 {
+    let (x, y) = (extent.x as u64, extent.y as u64);
+    Dim3::new((linear % x) as u32, (linear / x % y) as u32, (linear / (x * y)) as u32)
+}

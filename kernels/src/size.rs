@@ -1,0 +1,22 @@
+//! Problem sizes as the kernels' 32-bit indices see them: the checks every family's `new` makes.
+
+/// `n` elements of `problem` as the kernels' 32-bit count: at least 1, at most u32::MAX.
+pub fn element_count(problem: &'static str, n: usize) -> Result<u32, ptxkit::InvalidSize> {
+    let invalid = |reason: String| ptxkit::InvalidSize { problem, reason };
+    if n == 0 {
+        return Err(invalid("n must be at least 1 (got 0)".into()));
+    }
+    u32::try_from(n).map_err(|_| {
+        invalid(format!(
+            "n = {n} is beyond the kernels' 32-bit index range (at most {} elements)",
+            u32::MAX
+        ))
+    })
+}
+
+/// Whether a `rows × cols` array can be indexed with the kernels' 32-bit indices.
+pub fn fits_u32_index(rows: usize, cols: usize) -> bool {
+    (rows as u64)
+        .checked_mul(cols as u64)
+        .is_some_and(|elements| elements <= u32::MAX as u64)
+}
