@@ -17,16 +17,16 @@
 
 use benches::{input_sets, median, time_case, time_host_case};
 use criterion::Criterion;
-use ptxkit_runtime::Backend;
 use host::demos::ceiling;
 use host::demos::managed::{self, Scenario, run_once};
 use host::demos::multi_gpu;
-use kernels_host::families::{self, Bound, FamilyDemo};
-use ptxkit_runtime::{DeviceList, Gpu};
 use indicatif::{ProgressBar, ProgressStyle};
 use kernels::Source;
-use std::time::Duration;
 use kernels::bench_results::{self, BankReading, BenchCase, BenchRun, ChoiceCase};
+use kernels_host::families::{self, Bound, FamilyDemo};
+use ptxkit_runtime::Backend;
+use ptxkit_runtime::{DeviceList, Gpu};
+use std::time::Duration;
 
 /// `BENCH_FAMILIES`' name for the multi-GPU scenarios.
 const MULTI_GPU: &str = "multi_gpu";
@@ -251,7 +251,12 @@ fn planned_cases(backend: &Backend, wanted: &Wanted, done: &[BenchCase]) -> usiz
             let sources: usize = family
                 .kernels()
                 .iter()
-                .map(|k| Source::ALL.iter().filter(|&&s| families::runs_here(backend, k, s)).count())
+                .map(|k| {
+                    Source::ALL
+                        .iter()
+                        .filter(|&&s| families::runs_here(backend, k, s))
+                        .count()
+                })
                 .sum();
             // The baseline, where the family has one, is one more case per size.
             rated * (sources + usize::from(family.baseline().is_some()))
@@ -329,7 +334,10 @@ impl Bench {
             progress.inc(1);
         }
         for (index, kernel) in family.kernels().iter().enumerate() {
-            for source in Source::ALL.into_iter().filter(|&s| families::runs_here(backend, kernel, s)) {
+            for source in Source::ALL
+                .into_iter()
+                .filter(|&s| families::runs_here(backend, kernel, s))
+            {
                 let id = format!("{}/{}/{label}", kernel.entry, source.label());
                 progress.set_message(id.clone());
                 case.poison()?;

@@ -36,7 +36,9 @@ pub fn time_host_case(
     mut run: impl FnMut() -> ptxkit_runtime::Result<f64>,
 ) -> ptxkit_runtime::Result<f64> {
     measure_case(criterion, id, |iterations| {
-        let times = (0..iterations).map(|_| run()).collect::<ptxkit_runtime::Result<Vec<f64>>>()?;
+        let times = (0..iterations)
+            .map(|_| run())
+            .collect::<ptxkit_runtime::Result<Vec<f64>>>()?;
         Ok((times.iter().sum(), times))
     })
 }

@@ -44,7 +44,8 @@ struct Globals {
 fn backend_choice() -> impl clap::builder::TypedValueParser<Value = BackendChoice> {
     use clap::builder::TypedValueParser;
     // Only the listed names get through, and each parses.
-    clap::builder::PossibleValuesParser::new(BackendChoice::NAMES).map(|name| name.parse().unwrap_or(BackendChoice::Auto))
+    clap::builder::PossibleValuesParser::new(BackendChoice::NAMES)
+        .map(|name| name.parse().unwrap_or(BackendChoice::Auto))
 }
 
 /// What the command line asked for, checked before any backend is opened.
@@ -432,7 +433,9 @@ fn parse_job(matches: &ArgMatches) -> Result<Job> {
             let floats = *sub.get_one::<usize>("floats").expect("floats has a default");
             Ok(Job::MultiGpu {
                 plan: multi_gpu::Plan::new(scenarios, floats, shape)?,
-                devices: ptxkit_runtime::parse_devices(sub.get_one::<String>("devices").expect("devices has a default"))?,
+                devices: ptxkit_runtime::parse_devices(
+                    sub.get_one::<String>("devices").expect("devices has a default"),
+                )?,
             })
         }
         "managed" => match sub.get_one::<String>("scenario").map(String::as_str) {
@@ -668,7 +671,10 @@ fn write_json(path: &Path, document: &str) -> Result<()> {
 
 fn results_json(backend: &Backend, rows: &[Row]) -> String {
     let (device, ptx_arch) = match backend {
-        Backend::Gpu(gpu) => (serde_json::to_value(gpu.info()).ok(), Some(kernels_host::library_arch(gpu))),
+        Backend::Gpu(gpu) => (
+            serde_json::to_value(gpu.info()).ok(),
+            Some(kernels_host::library_arch(gpu)),
+        ),
         Backend::Emu => (None, None),
     };
     let document = serde_json::json!({

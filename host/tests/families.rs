@@ -59,7 +59,11 @@ fn the_emulator_refuses_the_sm90a_kernels_before_running_them() {
             if !kernel.sm90a_only {
                 continue;
             }
-            assert!(!kernels_host::families::runs_here(&backend, &kernel, kernels::Source::Rust), "{}", kernel.entry);
+            assert!(
+                !kernels_host::families::runs_here(&backend, kernel, kernels::Source::Rust),
+                "{}",
+                kernel.entry
+            );
             let mut case = family.prepare(&backend, family.smoke_size(), 1, 1).unwrap();
             case.poison().unwrap();
             let error = case.launch(index, kernels::Source::Rust, 0).unwrap_err();

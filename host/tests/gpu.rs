@@ -5,13 +5,13 @@
 mod common;
 mod turn;
 
-use kernels_host::families::{elementwise, matmul};
-use ptxkit_runtime::{Gpu, ManagedBuffer, MemoryLocation};
-use ptxkit_runtime::{Backend, Error};
 use kernels::elementwise::Elementwise;
 use kernels::matmul::Matmul;
 use kernels::testing::{guarded_random_vec, rng};
 use kernels::{Source, vec_add};
+use kernels_host::families::{elementwise, matmul};
+use ptxkit_runtime::{Backend, Error};
+use ptxkit_runtime::{Gpu, ManagedBuffer, MemoryLocation};
 
 use turn::open;
 

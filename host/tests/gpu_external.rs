@@ -5,12 +5,12 @@
 //! them with `--include-ignored`.
 
 use cudarc::driver::{CudaSlice, DevicePtr};
-use kernels_host::families::elementwise;
-use ptxkit_runtime::{ExternalArray, ExternalStream, Gpu, ManagedBuffer};
-use ptxkit_runtime::{Backend, Error};
 use kernels::elementwise::Elementwise;
 use kernels::testing::{random_vec, rng};
 use kernels::{Source, vec_add};
+use kernels_host::families::elementwise;
+use ptxkit_runtime::{Backend, Error};
+use ptxkit_runtime::{ExternalArray, ExternalStream, Gpu, ManagedBuffer};
 
 fn open() -> Gpu {
     kernels_host::open_gpu(None).unwrap_or_else(|e| panic!("these tests need a GPU: {e}"))

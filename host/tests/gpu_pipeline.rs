@@ -3,11 +3,11 @@
 
 mod turn;
 
-use ptxkit_runtime::Error;
-use kernels_host::families::elementwise;
-use ptxkit_runtime::{ManagedBuffer, MemoryLocation};
 use kernels::elementwise::Elementwise;
 use kernels::{Source, vec_add};
+use kernels_host::families::elementwise;
+use ptxkit_runtime::Error;
+use ptxkit_runtime::{ManagedBuffer, MemoryLocation};
 use turn::open;
 
 #[test]

@@ -3,12 +3,12 @@
 //! rank, and every scenario on two GPUs. Tests that need a GPU show as ignored without one; the
 //! runner runs them with `--include-ignored`, and on a one-GPU runner with `--skip two_gpus`.
 
-use ptxkit_runtime::Backend;
 use host::demos::multi_gpu::{self, Plan, Scenario, split};
 use host::demos::{Row, Settings, Status};
-use kernels_host::families::matmul::Oracle;
-use ptxkit_runtime::{DeviceList, Topology};
 use kernels::reference::Operands;
+use kernels_host::families::matmul::Oracle;
+use ptxkit_runtime::Backend;
+use ptxkit_runtime::{DeviceList, Topology};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 

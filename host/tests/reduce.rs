@@ -1,11 +1,11 @@
 //! The reductions' promise beyond their value: every variant gives the same bits on every run for
 //! the same input and launch shape, on the emulator and on the GPU.
 
-use ptxkit_runtime::Backend;
-use ptxkit_runtime::array::Buffer;
-use kernels_host::families::reduce::{complete, grid_inputs, resident_blocks};
 use kernels::Source;
 use kernels::reduce::{FAMILY, Reduce};
+use kernels_host::families::reduce::{complete, grid_inputs, resident_blocks};
+use ptxkit_runtime::Backend;
+use ptxkit_runtime::array::Buffer;
 
 /// Sums `n` grid inputs with every reduce kernel three times, each time into freshly poisoned
 /// scratch arrays, and requires the three totals' bits to be equal.

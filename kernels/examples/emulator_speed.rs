@@ -3,9 +3,9 @@
 //! (defaults 1000, 2^20, 512); the perf log keeps the figures (before and after the coroutine
 //! emulator, same machine).
 
-use ptxkit::device::{sync_threads, thread_idx};
 use kernels::elementwise::Elementwise;
 use kernels::matmul::Matmul;
+use ptxkit::device::{sync_threads, thread_idx};
 use ptxkit::{Kernel, LaunchShape, Problem, kernel};
 use std::time::Instant;
 

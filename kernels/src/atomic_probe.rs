@@ -13,8 +13,8 @@ use ptxkit::device::{
     atomic_add, atomic_cas, atomic_exch, atomic_max, atomic_min, block_dim, block_idx, global_store, grid_dim,
     load_acquire, load_relaxed, red_add, store_relaxed, store_release, sync_threads, thread_fence, thread_idx,
 };
-use ptxkit::{Family, Problem};
 use ptxkit::{Dim3, Kernel, SharedMemory, kernel, shared_memory};
+use ptxkit::{Family, Problem};
 
 /// Threads per block.
 pub const BLOCK: u32 = 256;

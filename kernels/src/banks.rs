@@ -7,8 +7,8 @@
 //! served alone. [`wavefronts`] counts them for any warp's addresses; the probe times real ones.
 
 use ptxkit::device::{DynamicShared, Float4, block_idx, clock64, global_store, sync_threads, thread_idx};
-use ptxkit::{Family, Problem};
 use ptxkit::{Dim3, Kernel, SharedMemory, kernel};
+use ptxkit::{Family, Problem};
 
 /// Banks, and bytes per bank per wavefront.
 pub const BANKS: u32 = 32;

@@ -4,8 +4,8 @@
 //! bounds, so any index array is safe to launch with.
 
 use ptxkit::device::{block_dim, block_idx, global_store, thread_idx};
-use ptxkit::{Family, Problem};
 use ptxkit::{Dim3, Kernel, SharedMemory, kernel};
+use ptxkit::{Family, Problem};
 
 /// `n` outputs gathered by `n` indices from a source of `len` elements.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

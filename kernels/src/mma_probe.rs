@@ -23,8 +23,8 @@ use ptxkit::device::{
     MatrixLayout, SharedMatrix, WARP_SIZE, block_dim, block_idx, global_store, lane_id, sync_threads, thread_idx,
     unrolled, unrolled_to,
 };
-use ptxkit::{Family, Problem};
 use ptxkit::{Dim3, Kernel, SharedMemory, kernel, shared_memory};
+use ptxkit::{Family, Problem};
 
 /// Words of A per tile.
 pub const A_WORDS: u32 = 128;

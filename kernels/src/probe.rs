@@ -6,8 +6,8 @@ use ptxkit::device::{
     WARP_SIZE, ballot, block_dim, block_idx, global_store, lane_id, match_any, shfl_down, shfl_idx, shfl_up, shfl_xor,
     sync_warp, thread_idx, unrolled, vote_all, vote_any,
 };
-use ptxkit::{Family, Problem};
 use ptxkit::{Dim3, Kernel, SharedMemory, kernel};
+use ptxkit::{Family, Problem};
 
 /// Words each thread writes.
 pub const WORDS_PER_THREAD: u32 = 10;

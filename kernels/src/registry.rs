@@ -4,8 +4,11 @@
 //! A new variant of a family goes into that family's `FAMILY` list (e.g. [`crate::matmul::FAMILY`]);
 //! a new family goes here.
 
+use crate::{
+    atomic_probe, attention, banks, conv2d, gather, histogram, histogram_f32, matmul, matmul_bf16, matmul_tc,
+    mma_probe, probe, reduce, rows, scan, shared_mem_add, softmax, transpose, vec_add,
+};
 use ptxkit::{AnyFamily, KernelInfo};
-use crate::{atomic_probe, attention, banks, conv2d, gather, histogram, histogram_f32, matmul, matmul_bf16, matmul_tc, mma_probe, probe, reduce, rows, scan, shared_mem_add, softmax, transpose, vec_add};
 
 /// Every family, in the order demos and reports show them.
 pub static FAMILIES: &[&dyn AnyFamily] = &[

@@ -1,8 +1,8 @@
 //! The seed's shared-memory example: each thread stages `a[i] + b[i]` in shared memory, the block
 //! meets at a barrier, then each thread adds its left neighbour's staged value to its own.
 
-use ptxkit::device::{SharedSlice, block_dim, block_idx, global_store, sync_threads, thread_idx};
 use crate::elementwise::Elementwise;
+use ptxkit::device::{SharedSlice, block_dim, block_idx, global_store, sync_threads, thread_idx};
 use ptxkit::{Dim3, Family, Kernel, SharedMemory, kernel, shared_memory};
 
 /// Threads per block; the neighbour sum restarts at each block.

@@ -261,6 +261,9 @@ pub fn build(
                 .map(|names| names.iter().map(|n| n.to_string()).collect())
         });
         pack_tests(&cargo, workspace, out, wanted.as_deref())?;
+        if wanted.is_none() {
+            pack_template(&cargo, workspace, target_dir, out)?;
+        }
     }
     if parts.bench {
         eprintln!("building the benches ...");
@@ -357,14 +360,14 @@ fn pack_tests(cargo: &Path, workspace: &Path, out: &Path, wanted: Option<&[Strin
             "--release",
             "--workspace",
             "--exclude",
-            "kernels",
+            "ptxkit",
             "--exclude",
             "kernels-torch",
         ],
         "test",
     )?;
     // The emulator compares barrier call paths by source line, and its own tests check that: the
-    // kernels package's tests get line tables (and keep them: they are not stripped). Everything
+    // device crate's tests get line tables (and keep them: they are not stripped). Everything
     // else stays without (the runner's size limit).
     tests.extend(cargo_no_run(
         cargo,
@@ -373,9 +376,9 @@ fn pack_tests(cargo: &Path, workspace: &Path, out: &Path, wanted: Option<&[Strin
             "test",
             "--release",
             "-p",
-            "kernels",
+            "ptxkit",
             "--config",
-            "profile.release.package.kernels.debug=\"line-tables-only\"",
+            "profile.release.package.ptxkit.debug=\"line-tables-only\"",
         ],
         "test",
     )?);
@@ -393,13 +396,55 @@ fn pack_tests(cargo: &Path, workspace: &Path, out: &Path, wanted: Option<&[Strin
         if wanted.is_some_and(|w| !w.contains(&name)) {
             continue;
         }
-        if name.starts_with("kernels-") {
+        if name.starts_with("ptxkit-") {
             copy(&executable, &tests_dir.join(&name))?;
         } else {
             copy_stripped(&executable, &tests_dir.join(&name))?;
         }
     }
     Ok(())
+}
+
+/// The project `cargo xtask new` writes, built as its user would build it (outside this
+/// workspace, with the toolkit by path), its test executables packed as `template-*`: on the
+/// runner its GPU test runs the stencil through the runtime's checked launch against its f64
+/// reference.
+fn pack_template(cargo: &Path, workspace: &Path, target_dir: &Path, out: &Path) -> Result<(), String> {
+    eprintln!("building the project cargo xtask new writes ...");
+    let root = std::env::temp_dir().join(format!("ptxkit-template-{}", std::process::id()));
+    let project = root.join("stencil-check");
+    std::fs::create_dir_all(&root).map_err(|e| format!("cannot create {}: {e}", root.display()))?;
+    let result = (|| {
+        crate::new::create(workspace, &project, None)?;
+        // The lock file is this workspace's; the project's own packages go into it.
+        run(Command::new(cargo)
+            .current_dir(&project)
+            .args(["update", "--workspace", "--quiet"]))?;
+        let built = Command::new(cargo)
+            .current_dir(&project)
+            // Kept between bundles: its dependencies compile once.
+            .env("CARGO_TARGET_DIR", target_dir.join("template-check"))
+            .args([
+                "test",
+                "--release",
+                "--no-run",
+                "--message-format=json-render-diagnostics",
+            ])
+            .output()
+            .map_err(|e| format!("cannot run cargo: {e}"))?;
+        if !built.status.success() {
+            return Err(format!(
+                "the project cargo xtask new writes does not build:\n{}",
+                String::from_utf8_lossy(&built.stderr)
+            ));
+        }
+        for (name, executable) in artifacts(&String::from_utf8_lossy(&built.stdout), "test") {
+            copy_stripped(&executable, &out.join("tests").join(format!("template-{name}")))?;
+        }
+        Ok(())
+    })();
+    let _ = std::fs::remove_dir_all(&root);
+    result
 }
 
 /// Copies an executable without its symbol table (about a tenth of its size) where `strip` is on

@@ -1,6 +1,7 @@
 //! `cargo xtask <verb>`: project automation in Rust (see `cargo xtask --help`).
 
 mod bundle;
+mod new;
 mod plots;
 mod report;
 mod tools;
@@ -8,10 +9,10 @@ mod twins;
 mod wheel;
 
 use clap::{Parser, Subcommand};
-use std::path::{Path, PathBuf};
-use std::process::{Command, ExitCode};
 use ptxkit_build::ptx::entry_names;
 use ptxkit_build::{Arch, DEFAULT_ARCHS, PtxBuilder, PtxasCheck, ptxas};
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
 
 #[derive(Parser)]
 #[command(about = "Project automation for the Rust GPU kernels workspace")]
@@ -79,6 +80,17 @@ enum Verb {
         #[arg(long, default_value = "target/wheels")]
         out: PathBuf,
     },
+    /// Write a kernel crate of your own and a host crate that launches it (a halo stencil, its
+    /// emulator tests, a GPU test), depending on this workspace's toolkit by path; then
+    /// `cd DIR && cargo test`.
+    New {
+        /// The folder to create (outside this workspace; an empty one is taken, nothing is
+        /// written over).
+        dir: PathBuf,
+        /// The project's name (default: the folder's).
+        #[arg(long)]
+        name: Option<String>,
+    },
     /// Turn the benches' results JSON into docs/bench: a Markdown table and plots (SVG and PNG).
     BenchReport {
         /// The results file the benches wrote (relative paths from the current directory); on the GPU
@@ -114,6 +126,7 @@ fn main() -> ExitCode {
         Verb::Doctor => doctor(),
         Verb::GpuBundle { out, purpose, tests } => gpu_bundle(&out, purpose, tests.as_deref()),
         Verb::BenchReport { input, out, torch } => bench_report(input, out, torch),
+        Verb::New { dir, name } => new_project(&dir, name.as_deref()),
         Verb::Wheel { out } => wheel::build(&workspace_root(), &target_dir(), &workspace_root().join(out))
             .map(|wheel| println!("wrote {}", wheel.display()))
             .map_err(Failure),
@@ -155,7 +168,11 @@ fn ptx_path(arch: Arch) -> PathBuf {
 fn build_ptx(archs: &[Arch], no_ptxas: bool) -> Result<(), Failure> {
     eprintln!("building PTX for {} ...", join(archs));
     let mut builder = library_builder(archs);
-    let found = if no_ptxas { None } else { tools::find_ptxas(&target_dir()) };
+    let found = if no_ptxas {
+        None
+    } else {
+        tools::find_ptxas(&target_dir())
+    };
     builder = match &found {
         Some((ptxas, _)) => builder.ptxas(ptxas).check_with_ptxas(PtxasCheck::Required),
         None => builder.check_with_ptxas(PtxasCheck::Off),
@@ -261,6 +278,18 @@ fn gpu_bundle(out: &Path, purpose: bundle::Purpose, tests: Option<&[String]>) ->
         workspace_root().join(out)
     };
     bundle::build(&workspace_root(), &target_dir(), &out, purpose, tests).map_err(Failure)
+}
+
+fn new_project(dir: &Path, name: Option<&str>) -> Result<(), Failure> {
+    let name = new::create(&workspace_root(), dir, name).map_err(Failure)?;
+    println!("wrote the project {name} in {}:", dir.display());
+    println!("  kernels/   the kernel crate: a halo stencil (kernels/src/lib.rs) and its emulator tests");
+    println!("  host/      builds the kernels to PTX (build.rs) and launches them on the GPU or the emulator");
+    println!(
+        "next: cd {} && cargo test        (cargo run --release -p {name} on a GPU)",
+        dir.display()
+    );
+    Ok(())
 }
 
 fn bench_report(input: Option<PathBuf>, out: Option<PathBuf>, torch: Option<PathBuf>) -> Result<(), Failure> {

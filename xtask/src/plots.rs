@@ -1,6 +1,7 @@
 //! The plots of `cargo xtask bench-report`. Each is drawn twice from the same code: SVG for the
 //! docs (sharp at any zoom), PNG for viewers that do not render SVG.
 
+use kernels::bench_results::{BankReading, BenchCase, BenchRun, Bound, Source};
 use plotters::chart::MeshStyle;
 use plotters::coord::Shift;
 use plotters::element::DashedPathElement;
@@ -8,7 +9,6 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::path::Path;
 use std::sync::OnceLock;
-use kernels::bench_results::{BankReading, BenchCase, BenchRun, Bound, Source};
 
 /// Tableau 10, less its gray: colours that stay apart for most colour vision.
 const PALETTE: [RGBColor; 9] = [

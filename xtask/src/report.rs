@@ -7,9 +7,9 @@
 
 use crate::plots::{self, Plot};
 use indicatif::{ProgressBar, ProgressStyle};
+use kernels::bench_results::{BankReading, BenchCase, BenchRun, Bound, Source, TorchRun};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use kernels::bench_results::{BankReading, BenchCase, BenchRun, Bound, Source, TorchRun};
 
 /// Where results files come from: the benches need the GPU runner.
 const HOW_TO_RUN: &str = "run the benches on the GPU runner with `target/gpu-bundle/run.sh OUT bench` \

@@ -3,9 +3,9 @@
 //! small shared library of `extern "C"` wrappers (`benches/reference/cub/anchors.cu`), which the GPU
 //! runner's script builds with nvcc and names in `$CUB_ANCHORS`; without it there is no CUB baseline.
 
+use ptxkit_runtime::Backend;
 use ptxkit_runtime::Gpu;
 use ptxkit_runtime::array::{Array, Buffer, Element};
-use ptxkit_runtime::Backend;
 use ptxkit_runtime::{Error, Result};
 use std::ffi::c_void;
 

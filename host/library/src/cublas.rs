@@ -1,15 +1,15 @@
 //! cuBLAS GEMM on row-major matrices with f32 output: the ceilings the matmul kernels are measured
 //! against, in the precision each ladder computes in ([`Precision`]).
 
-use ptxkit_runtime::Gpu;
-use ptxkit_runtime::array::Array;
-use ptxkit_runtime::Backend;
-use ptxkit_runtime::{Error, Result};
 use cudarc::cublas::CudaBlas;
 use cudarc::cublas::sys::cublasComputeType_t::{CUBLAS_COMPUTE_32F, CUBLAS_COMPUTE_32F_FAST_TF32};
 use cudarc::cublas::sys::cublasGemmAlgo_t::CUBLAS_GEMM_DFALT as CUBLAS_GEMM_DEFAULT;
 use cudarc::cublas::sys::cublasOperation_t::CUBLAS_OP_N;
 use cudarc::cublas::sys::cudaDataType_t::{CUDA_R_16BF, CUDA_R_32F};
+use ptxkit_runtime::Backend;
+use ptxkit_runtime::Gpu;
+use ptxkit_runtime::array::Array;
+use ptxkit_runtime::{Error, Result};
 
 pub struct Cublas {
     blas: CudaBlas,

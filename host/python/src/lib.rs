@@ -13,12 +13,12 @@
 mod interface;
 mod variant;
 
-use ptxkit_runtime::Backend;
-use kernels_host::families;
-use ptxkit_runtime::{ExternalArray, ExternalStream, Gpu};
 use interface::{Dtype, Tensor};
-use ptxkit::Kernel;
 use kernels::Source;
+use kernels_host::families;
+use ptxkit::Kernel;
+use ptxkit_runtime::Backend;
+use ptxkit_runtime::{ExternalArray, ExternalStream, Gpu};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use std::sync::{Arc, Mutex};

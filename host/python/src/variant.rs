@@ -3,14 +3,14 @@
 //! several, elsewhere the fastest rung for the shape by the runner's figures; any kernel of the
 //! family can be named, with or without its family prefix.
 
-use ptxkit_runtime::Backend;
+use kernels::elementwise::Elementwise;
+use kernels::vec_add;
 use kernels_host::families::{
     FamilyDemo, Size, attention, auto, conv2d, histogram, histogram_f32, kernel_index, matmul, matmul_bf16, reduce,
     rows, scan, softmax, transpose,
 };
-use kernels::elementwise::Elementwise;
 use ptxkit::Kernel;
-use kernels::vec_add;
+use ptxkit_runtime::Backend;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use std::collections::BTreeMap;

@@ -56,16 +56,12 @@ impl Backend {
                 let device_asked = device.is_some() || std::env::var_os(crate::gpu::DEVICE_ENV).is_some();
                 match gpu() {
                     Ok(backend) => Ok((backend, None)),
-                    Err(why @ (Error::NoDriver | Error::NoSuchDevice { available: 0, .. }))
-                        if !device_asked =>
-                    {
-                        Ok((
-                            Backend::Emu,
-                            Some(format!(
-                                "note: no GPU ({why}); running on the CPU emulator at reduced sizes. Times are the emulator's, not a GPU's."
-                            )),
-                        ))
-                    }
+                    Err(why @ (Error::NoDriver | Error::NoSuchDevice { available: 0, .. })) if !device_asked => Ok((
+                        Backend::Emu,
+                        Some(format!(
+                            "note: no GPU ({why}); running on the CPU emulator at reduced sizes. Times are the emulator's, not a GPU's."
+                        )),
+                    )),
                     Err(other) => Err(other),
                 }
             }

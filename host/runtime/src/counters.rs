@@ -31,7 +31,9 @@ impl Gpu {
         if len > capacity {
             return Err(Error::InvalidInput {
                 what: "zeroed counters".into(),
-                reason: format!("{len} counters for one launch, more than the {capacity} blocks this GPU holds at once"),
+                reason: format!(
+                    "{len} counters for one launch, more than the {capacity} blocks this GPU holds at once"
+                ),
             });
         }
         let mut streams = self.counters.0.lock().unwrap_or_else(PoisonError::into_inner);

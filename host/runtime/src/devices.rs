@@ -1,9 +1,9 @@
 //! Several GPUs: opening a list of them, what connects each pair (peer access as the CUDA driver
 //! reports it, NVLink or PCIe as NVML does), and peer access switched on where it is possible.
 
+use crate::error::{Doing, Error, Result};
 use crate::gpu::Gpu;
 use crate::nvml::{Link, Nvml};
-use crate::error::{Doing, Error, Result};
 use cudarc::driver::CudaContext;
 use cudarc::driver::sys::{self, CUdevice_P2PAttribute as P2p, CUresult};
 

@@ -37,12 +37,18 @@ pub enum Error {
         "kernel {entry} is in no module loaded on this GPU under the name {module} (loaded: {}): load its crate's PTX with Gpu::load::<T>(), T being the type ptxkit_runtime::include_kernels! defines for it",
         if loaded.is_empty() { "none" } else { loaded.as_str() }
     )]
-    NotLoaded { entry: String, module: String, loaded: String },
+    NotLoaded {
+        entry: String,
+        module: String,
+        loaded: String,
+    },
     #[error(
         "module {module} has no kernel {entry}: its PTX is older than the code (rebuild), or the kernel is left out of the nvptx64 build (a cfg)"
     )]
     NoEntry { entry: String, module: String },
-    #[error("kernel {entry} is defined by both modules {modules}: launch it through its crate (Backend::launch) instead of by name")]
+    #[error(
+        "kernel {entry} is defined by both modules {modules}: launch it through its crate (Backend::launch) instead of by name"
+    )]
     Ambiguous { entry: String, modules: String },
     #[error("CUDA call failed while {doing}: {source}")]
     Driver { doing: String, source: DriverError },
@@ -76,11 +82,7 @@ pub enum Error {
         available_mib: u64,
     },
     #[error("{kernel} needs {needed} bytes of shared memory per block, but this device allows at most {limit}")]
-    SharedMemoryTooLarge {
-        kernel: String,
-        needed: u32,
-        limit: u32,
-    },
+    SharedMemoryTooLarge { kernel: String, needed: u32, limit: u32 },
     #[error(
         "a managed allocation of {requested} bytes exceeds the device's free memory ({free} bytes): oversubscribing managed memory can hang the GPU. Use a smaller size, or opt in with ManagedBuffer::new_oversubscribed"
     )]

@@ -4,10 +4,10 @@
 //! on that framework's stream. A `Gpu` made by [`Gpu::on_external_stream`] launches on the
 //! external stream and takes only [`ExternalArray`]s, so the two orders never mix.
 
-use crate::gpu::Gpu;
 use crate::array::{Array, Element, Tracked};
 use crate::backend::Backend;
 use crate::error::{Doing, Error, Result};
+use crate::gpu::Gpu;
 use cudarc::driver::sys::{self, CUpointer_attribute};
 
 /// A raw CUDA stream handle created by someone else (PyTorch's `torch.cuda.current_stream()

@@ -1,7 +1,7 @@
 //! What the device is and what it allows, and how many blocks of each kernel fit on one SM.
 
-use crate::gpu::Gpu;
 use crate::error::{Doing, Result};
+use crate::gpu::Gpu;
 use cudarc::driver::CudaContext;
 use cudarc::driver::sys::{self, CUdevice_attribute as Attr};
 use ptxkit::KernelInfo;

@@ -38,7 +38,12 @@ impl Gpu {
                 &mut pointers[..len],
             )
         }
-        .doing(|| format!("launching {entry} (from {}) over grid {grid}, block {block}", function.module()))
+        .doing(|| {
+            format!(
+                "launching {entry} (from {}) over grid {grid}, block {block}",
+                function.module()
+            )
+        })
     }
 
     /// Raises the function's dynamic shared-memory limit where it needs more than 48 KiB, and

@@ -2,10 +2,10 @@
 //! migrate on demand (a page fault each), or ahead of time with prefetch, and advice tells the driver
 //! where pages should live and who reads them.
 
-use crate::gpu::Gpu;
 use crate::array::{Array, Element, Tracked};
 use crate::backend::Backend;
 use crate::error::{Doing, Error, Result};
+use crate::gpu::Gpu;
 use cudarc::driver::sys::{
     self, CUmem_advise, CUmem_range_attribute, CUmemAttach_flags, CUmemLocation, CUmemLocationType,
 };

@@ -3,10 +3,10 @@
 //! per launch: its address is the buffer's plus the chunk's offset, its length the chunk's, and a
 //! launch on it records the buffer's use, as a launch on the whole buffer does.
 
-use crate::managed::ManagedBuffer;
 use crate::array::{Array, Element, Tracked};
 use crate::backend::Backend;
 use crate::error::{Error, Result};
+use crate::managed::ManagedBuffer;
 use std::ops::Range;
 
 /// Elements `range` of a managed buffer, for launches. It holds the buffer mutably borrowed, so

@@ -163,7 +163,12 @@ impl Function {
         let mut blocks = 0;
         // SAFETY: writes one int; the handle is live while the module is.
         unsafe {
-            sys::cuOccupancyMaxActiveBlocksPerMultiprocessor(&mut blocks, self.handle, threads as i32, shared_bytes as usize)
+            sys::cuOccupancyMaxActiveBlocksPerMultiprocessor(
+                &mut blocks,
+                self.handle,
+                threads as i32,
+                shared_bytes as usize,
+            )
         }
         .result()
         .doing(|| format!("computing the occupancy of a kernel of {}", self.module.name))?;
@@ -199,7 +204,9 @@ impl Gpu {
             });
         }
         let entries = ptxkit_build::ptx::entry_names(ptx.text);
-        let module = self.load_text(K::NAME, true, Some(ptx.arch), ptx.text, &entries, |e| Some(e.to_string()))?;
+        let module = self.load_text(K::NAME, true, Some(ptx.arch), ptx.text, &entries, |e| {
+            Some(e.to_string())
+        })?;
         Ok(Module {
             arch: ptx.arch,
             entries: module.functions.iter().map(|(e, _)| e.clone()).collect(),
@@ -221,7 +228,11 @@ impl Gpu {
                     reason: "a kernel crate of that name is loaded on this GPU".into(),
                 });
             }
-            if let Some(twice) = entries.iter().filter_map(|e| rename(e)).find(|e| module.function(e).is_some()) {
+            if let Some(twice) = entries
+                .iter()
+                .filter_map(|e| rename(e))
+                .find(|e| module.function(e).is_some())
+            {
                 return Err(Error::Ambiguous {
                     entry: twice,
                     modules: format!("two PTX texts loaded as {name}"),
@@ -251,11 +262,13 @@ impl Gpu {
             sys::CUjit_option::CU_JIT_ERROR_LOG_BUFFER,
             sys::CUjit_option::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
         ];
-        let mut values: Vec<*mut c_void> = vec![log.as_mut_ptr().cast(), JIT_LOG_BYTES as *mut c_void];
+        // An option's value travels in a pointer-sized slot: a buffer's address, or an integer.
+        let mut values: Vec<*mut c_void> =
+            vec![log.as_mut_ptr().cast(), std::ptr::without_provenance_mut(JIT_LOG_BYTES)];
         if line_info {
             // So that compute-sanitizer and Nsight name the source lines the PTX's `.loc` give.
             options.push(sys::CUjit_option::CU_JIT_GENERATE_LINE_INFO);
-            values.push(1 as *mut c_void);
+            values.push(std::ptr::without_provenance_mut(1));
         }
         let mut handle = std::ptr::null_mut();
         // SAFETY: `source` is NUL-terminated text; the option values are what each option takes

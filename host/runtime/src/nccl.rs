@@ -8,8 +8,8 @@
 //! of service. [`Nccl::load`] sets `NCCL_NVLS_ENABLE=0` before the library initialises and refuses
 //! to run where it is set to anything else; nothing here creates multicast objects.
 
-use crate::gpu::Gpu;
 use crate::error::{Doing, Error, Result};
+use crate::gpu::Gpu;
 use cudarc::driver::CudaSlice;
 use cudarc::driver::DevicePtrMut;
 use cudarc::nccl::sys::{ncclComm_t, ncclDataType_t, ncclRedOp_t};

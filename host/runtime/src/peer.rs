@@ -3,11 +3,11 @@
 //! ways, so that no GPU reads memory another has not finished writing, and no GPU writes or frees
 //! memory another may still be reading.
 
-use crate::gpu::Gpu;
-use crate::devices::{can_access_peer, enable_peer_access};
 use crate::array::{Array, Element, Tracked};
 use crate::backend::Backend;
+use crate::devices::{can_access_peer, enable_peer_access};
 use crate::error::{Doing, Error, Result};
+use crate::gpu::Gpu;
 use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 
 /// `owner`'s device memory as an array for kernels on `reader`, read in place over the link

@@ -3,8 +3,8 @@
 //! own bytes (which encode the address, sizes, strides and box), so a launch on arrays it has seen
 //! costs one host-side encode and no copy.
 
-use crate::gpu::Gpu;
 use crate::error::{Doing, Error, Result};
+use crate::gpu::Gpu;
 use cudarc::driver::CudaSlice;
 use cudarc::driver::sys::{
     self, CUtensorMapDataType, CUtensorMapFloatOOBfill, CUtensorMapInterleave, CUtensorMapL2promotion,

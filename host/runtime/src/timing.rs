@@ -1,7 +1,7 @@
 //! GPU time from CUDA events: warm-up, then the median of repeated runs.
 
-use crate::gpu::Gpu;
 use crate::error::{Doing, Result};
+use crate::gpu::Gpu;
 use cudarc::driver::CudaEvent;
 use cudarc::driver::sys::CUevent_flags;
 

@@ -4,11 +4,11 @@
 //! what the occupancy rule alone would pick and how far that is from the fastest.
 
 use super::{Row, Settings, run_family};
-use ptxkit_runtime::Backend;
-use ptxkit_runtime::{Error, Result};
+use kernels::Source;
 use kernels_host::families::profile::{Profile, Shape};
 use kernels_host::families::{FamilyDemo, choice, kernel_index};
-use kernels::Source;
+use ptxkit_runtime::Backend;
+use ptxkit_runtime::{Error, Result};
 
 /// One shape's outcome, for the printed table.
 pub struct Tuned {

@@ -6,11 +6,11 @@
 //! report's plot.
 
 use super::report::{Row, Status};
-use ptxkit_runtime::Backend;
-use ptxkit_runtime::Result;
-use kernels_host::families::bank_probe::measure;
 use kernels::banks::{BankProbe, MAX_STRIDE, PROBE_REQUESTS, PROBE_WARPS, conflict_degree, strided};
 use kernels::bench_results::BankReading;
+use kernels_host::families::bank_probe::measure;
+use ptxkit_runtime::Backend;
+use ptxkit_runtime::Result;
 
 /// The access widths the study covers, bytes.
 pub const WIDTHS: [u32; 3] = [4, 8, 16];

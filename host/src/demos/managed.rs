@@ -6,13 +6,13 @@
 
 use super::Settings;
 use super::report::Row;
-use ptxkit_runtime::Backend;
-use ptxkit_runtime::{Doing, Error, Result};
-use kernels_host::families::{Bound, Work, elementwise, substream};
-use ptxkit_runtime::{Gpu, ManagedBuffer, Timing, time_once};
 use kernels::elementwise::Elementwise;
 use kernels::reference::{self, Expected};
 use kernels::{Source, vec_add};
+use kernels_host::families::{Bound, Work, elementwise, substream};
+use ptxkit_runtime::Backend;
+use ptxkit_runtime::{Doing, Error, Result};
+use ptxkit_runtime::{Gpu, ManagedBuffer, Timing, time_once};
 use std::time::Instant;
 
 pub const DEFAULT_N: usize = 1 << 26;

@@ -9,13 +9,13 @@
 
 use super::Settings;
 use super::report::{Ceiling, Row};
-use ptxkit_runtime::Backend;
-use ptxkit_runtime::{Doing, Error, Result};
-use kernels_host::families::{Bound, Work, elementwise};
-use ptxkit_runtime::{Gpu, ManagedBuffer, MemoryLocation, Timing, time_once};
 use cudarc::driver::{CudaSlice, PinnedHostSlice};
 use kernels::elementwise::Elementwise;
 use kernels::{Source, vec_add};
+use kernels_host::families::{Bound, Work, elementwise};
+use ptxkit_runtime::Backend;
+use ptxkit_runtime::{Doing, Error, Result};
+use ptxkit_runtime::{Gpu, ManagedBuffer, MemoryLocation, Timing, time_once};
 use std::time::Instant;
 
 /// The smallest size: one 2 MiB page of the GPU's large pages.

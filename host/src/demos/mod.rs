@@ -16,11 +16,11 @@ pub mod timeline;
 
 pub use report::{Ceiling, Row, Status};
 
+use kernels::Source;
+use kernels_host::families::{self, Bound, Case, FamilyDemo, Size};
 use ptxkit_runtime::Backend;
 use ptxkit_runtime::Result;
-use kernels_host::families::{self, Bound, Case, FamilyDemo, Size};
 use ptxkit_runtime::{Timing, time_gpu_interleaved};
-use kernels::Source;
 use std::io::IsTerminal;
 use std::time::Instant;
 
@@ -159,7 +159,10 @@ pub fn smoke(backend: &Backend, families: &[&dyn FamilyDemo], rng: u64) -> Resul
         let label = family.label(size);
         let mut case: Box<dyn Case> = family.prepare(backend, size, rng, 1)?;
         for (index, kernel) in family.kernels().iter().enumerate() {
-            for source in Source::ALL.into_iter().filter(|&s| families::runs_here(backend, kernel, s)) {
+            for source in Source::ALL
+                .into_iter()
+                .filter(|&s| families::runs_here(backend, kernel, s))
+            {
                 case.poison()?;
                 case.launch(index, source, 0)?;
                 rows.push(

@@ -12,14 +12,14 @@
 
 use super::Settings;
 use super::report::Row;
-use ptxkit_runtime::array::Array;
-use ptxkit_runtime::Backend;
-use ptxkit_runtime::{Doing, Error, Result};
-use kernels_host::families::{Bound, Work, gather};
-use ptxkit_runtime::{ManagedBuffer, MemoryLocation, Timing, time_once};
 use cudarc::driver::CudaSlice;
 use kernels::Source;
 use kernels::gather::{Gather, KERNEL};
+use kernels_host::families::{Bound, Work, gather};
+use ptxkit_runtime::Backend;
+use ptxkit_runtime::array::Array;
+use ptxkit_runtime::{Doing, Error, Result};
+use ptxkit_runtime::{ManagedBuffer, MemoryLocation, Timing, time_once};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;

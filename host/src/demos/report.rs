@@ -1,10 +1,10 @@
 //! One row per measured variant, printed as a table or as JSON.
 
-use ptxkit_runtime::Backend;
-use kernels_host::families::Work;
-use ptxkit_runtime::Timing;
 use kernels::Source;
 use kernels::bench_results::BankReading;
+use kernels_host::families::Work;
+use ptxkit_runtime::Backend;
+use ptxkit_runtime::Timing;
 
 /// A measured rate's ceiling, measured in the same run.
 #[derive(Clone, Debug, serde::Serialize)]

@@ -15,15 +15,15 @@
 
 use super::Settings;
 use super::report::Row;
-use ptxkit_runtime::array::{Array, Tracked};
-use ptxkit_runtime::Backend;
-use ptxkit_runtime::{Doing, Error, Result};
-use kernels_host::families::{Bound, Work, elementwise};
-use ptxkit_runtime::{Gpu, ManagedBuffer, MemoryLocation, Timing};
 use cudarc::driver::sys;
 use cudarc::driver::{CudaEvent, CudaSlice, CudaStream, PinnedHostSlice};
 use kernels::elementwise::Elementwise;
 use kernels::{Source, vec_add};
+use kernels_host::families::{Bound, Work, elementwise};
+use ptxkit_runtime::Backend;
+use ptxkit_runtime::array::{Array, Tracked};
+use ptxkit_runtime::{Doing, Error, Result};
+use ptxkit_runtime::{Gpu, ManagedBuffer, MemoryLocation, Timing};
 use std::sync::Arc;
 use std::time::Instant;
 

@@ -5,10 +5,10 @@
 //! Drawn with plotters as SVG (PNG when the file name ends in `.png`), text in the embedded DejaVu
 //! Sans, so no system fonts are needed.
 
-use ptxkit_runtime::{Error, Result};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
+use ptxkit_runtime::{Error, Result};
 use std::path::Path;
 use std::sync::OnceLock;
 

@@ -1,10 +1,10 @@
 //! What the emulator suite and the GPU suite share: every registered kernel of every family, run
 //! over a family's sizes and checked against its f64 reference.
 
-use ptxkit_runtime::Backend;
-use kernels_host::families::{self, FAMILIES, FamilyDemo, Size};
 use kernels::Source;
 use kernels::testing::{RNG_ENV, rng_stream};
+use kernels_host::families::{self, FAMILIES, FamilyDemo, Size};
+use ptxkit_runtime::Backend;
 
 /// Environment variable that limits the family suites to some families (`matmul,scan`), so that a
 /// runner call with little device time checks what changed. Unset: every family. The suite says

@@ -216,6 +216,11 @@ impl PtxBuilder {
         println!("cargo:rerun-if-env-changed={}", ptxas::PTXAS_ENV);
         println!("cargo:rerun-if-changed={}", self.manifest.display());
         let built = self.build(&out_dir.join("ptx"))?;
+        for kernel in built.local_memory()? {
+            println!(
+                "cargo:warning=ptxas gave a kernel local memory, one DRAM round trip per access that misses the L1: {kernel}"
+            );
+        }
         for source in &built.sources {
             println!("cargo:rerun-if-changed={}", source.display());
         }
@@ -237,10 +242,11 @@ impl PtxBuilder {
         if let Some(out) = std::env::var_os("OUT_DIR") {
             // OUT_DIR is <target>[/<triple>]/<profile>/build/<package>-<hash>/out.
             let out = PathBuf::from(out);
-            if let Some(profile) = out.ancestors().find(|a| a.join("build").is_dir() && out.starts_with(a.join("build"))) {
-                if let Some(target) = profile.parent() {
-                    return Ok(target.join("ptxkit"));
-                }
+            let profile = out
+                .ancestors()
+                .find(|a| a.join("build").is_dir() && out.starts_with(a.join("build")));
+            if let Some(target) = profile.and_then(Path::parent) {
+                return Ok(target.join("ptxkit"));
             }
         }
         let crate_dir = self.manifest.parent().unwrap_or(Path::new("."));
@@ -258,7 +264,11 @@ impl PtxBuilder {
         // Emitted inside the nested target folder, which cargo cleans together with its fingerprints:
         // a build that cargo finds fresh always has its PTX there.
         let emitted = arch_dir.join(format!("{crate_name}.ptx"));
-        let debuginfo = if self.writes_line_info() { "line-tables-only" } else { "0" };
+        let debuginfo = if self.writes_line_info() {
+            "line-tables-only"
+        } else {
+            "0"
+        };
         let flags = [
             "-Zunstable-options",
             "-Cpanic=immediate-abort",
@@ -283,7 +293,14 @@ impl PtxBuilder {
             .arg("--quiet")
             .arg("--manifest-path")
             .arg(&self.manifest)
-            .args(["--lib", "--release", "--target", TARGET, "-Zbuild-std=core", "--target-dir"])
+            .args([
+                "--lib",
+                "--release",
+                "--target",
+                TARGET,
+                "-Zbuild-std=core",
+                "--target-dir",
+            ])
             .arg(&arch_dir)
             .arg("--")
             .arg(format!("--emit=asm={}", emitted.display()));
@@ -303,7 +320,12 @@ impl PtxBuilder {
         if !emitted.is_file() {
             return Err(Error::Missing { arch, path: emitted });
         }
-        let read = |path: &Path| std::fs::read_to_string(path).map_err(|source| Error::Io { path: path.into(), source });
+        let read = |path: &Path| {
+            std::fs::read_to_string(path).map_err(|source| Error::Io {
+                path: path.into(),
+                source,
+            })
+        };
         let text = ptx::finish(&read(&emitted)?).map_err(|problem: PtxProblem| Error::Ptx { arch, problem })?;
         let path = out_dir.join(arch.to_string()).join(format!("{crate_name}.ptx"));
         write_whole(&path, &text)?;
@@ -335,10 +357,11 @@ impl PtxBuilder {
         };
         for module in &mut built.modules {
             let cubin = module.path.with_extension("cubin");
-            let resources = ptxas::assemble(&ptxas, &module.path, module.arch, &cubin).map_err(|message| Error::Ptxas {
-                arch: module.arch,
-                message,
-            })?;
+            let resources =
+                ptxas::assemble(&ptxas, &module.path, module.arch, &cubin).map_err(|message| Error::Ptxas {
+                    arch: module.arch,
+                    message,
+                })?;
             module.resources = Some(resources);
         }
         built.ptxas = Some(ptxas);
@@ -401,7 +424,10 @@ fn compile_hint(stderr: &str) -> Option<&'static str> {
             "PtxBuilder::new takes the kernel crate's folder or its Cargo.toml",
         ),
     ];
-    hints.iter().find(|(needle, _)| stderr.contains(needle)).map(|(_, hint)| *hint)
+    hints
+        .iter()
+        .find(|(needle, _)| stderr.contains(needle))
+        .map(|(_, hint)| *hint)
 }
 
 /// The source files in a cargo dep-info file (`target: a.rs b.rs`, spaces escaped).
@@ -434,7 +460,10 @@ fn dep_info_sources(text: &str) -> Vec<PathBuf> {
 
 /// Writes `text` to `path` whole or not at all: into a file beside it, then renamed over it.
 pub(crate) fn write_whole(path: &Path, text: &str) -> Result<(), Error> {
-    let io = |source| Error::Io { path: path.into(), source };
+    let io = |source| Error::Io {
+        path: path.into(),
+        source,
+    };
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent).map_err(io)?;
     }
@@ -489,10 +518,17 @@ mod tests {
         let manifest = dir.join("Cargo.toml");
         std::fs::write(&manifest, "[package]\nname = \"my-kernels\"\nversion = \"0.1.0\"\n").unwrap();
         assert_eq!(crate_name(&manifest).unwrap(), "my_kernels");
-        std::fs::write(&manifest, "[package]\nname = \"my-kernels\"\n\n[lib]\nname = \"other\"\n").unwrap();
+        std::fs::write(
+            &manifest,
+            "[package]\nname = \"my-kernels\"\n\n[lib]\nname = \"other\"\n",
+        )
+        .unwrap();
         assert_eq!(crate_name(&manifest).unwrap(), "other");
         std::fs::remove_dir_all(&dir).unwrap();
-        assert!(matches!(crate_name(&dir.join("Cargo.toml")), Err(Error::Manifest { .. })));
+        assert!(matches!(
+            crate_name(&dir.join("Cargo.toml")),
+            Err(Error::Manifest { .. })
+        ));
     }
 
     #[test]
@@ -508,7 +544,11 @@ mod tests {
         let text = "/t/libk.rlib: /src/lib.rs /src/my\\ dir/a.rs /dev/lib.rs\n\n/src/lib.rs:\n";
         assert_eq!(
             dep_info_sources(text),
-            [PathBuf::from("/src/lib.rs"), PathBuf::from("/src/my dir/a.rs"), PathBuf::from("/dev/lib.rs")]
+            [
+                PathBuf::from("/src/lib.rs"),
+                PathBuf::from("/src/my dir/a.rs"),
+                PathBuf::from("/dev/lib.rs")
+            ]
         );
     }
 

@@ -10,7 +10,9 @@ pub fn type_name(crate_name: &str) -> String {
         .filter(|part| !part.is_empty())
         .map(|part| {
             let mut chars = part.chars();
-            chars.next().map_or(String::new(), |first| first.to_ascii_uppercase().to_string() + chars.as_str())
+            chars.next().map_or(String::new(), |first| {
+                first.to_ascii_uppercase().to_string() + chars.as_str()
+            })
         })
         .collect()
 }

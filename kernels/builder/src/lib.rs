@@ -3,14 +3,12 @@
 //! one is found, embedded as constants for `ptxkit-runtime` to load.
 //!
 //! ```no_run
-//! // build.rs of the crate that launches the kernels
-//! fn main() {
-//!     if let Err(error) = ptxkit_build::PtxBuilder::new("../stencil-kernels").embed() {
-//!         // One line for cargo's summary, the whole message above it.
-//!         eprintln!("{error}");
-//!         println!("cargo::error={}", error.summary());
-//!         std::process::exit(1);
-//!     }
+//! // The build script (build.rs) of the crate that launches the kernels:
+//! if let Err(error) = ptxkit_build::PtxBuilder::new("../stencil-kernels").embed() {
+//!     // One line for cargo's summary, the whole message above it.
+//!     eprintln!("{error}");
+//!     println!("cargo::error={}", error.summary());
+//!     std::process::exit(1);
 //! }
 //! ```
 //!

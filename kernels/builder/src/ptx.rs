@@ -305,7 +305,10 @@ $L__sec_end0:
     #[test]
     fn launch_bounds_go_between_the_parameters_and_the_body_and_their_global_goes() {
         let out = finish(MODULE).unwrap();
-        assert!(out.contains(")\n.maxntid 256, 2, 1\n.minnctapersm 3\n{\n\t.loc\t1 4 5"), "{out}");
+        assert!(
+            out.contains(")\n.maxntid 256, 2, 1\n.minnctapersm 3\n{\n\t.loc\t1 4 5"),
+            "{out}"
+        );
         assert!(!out.contains(LAUNCH_BOUNDS_PREFIX));
         // The entry without a record gets nothing.
         assert!(out.contains(".visible .entry free(\n)\n{\n"));
@@ -330,7 +333,10 @@ $L__sec_end0:
             PtxProblem::UndefinedFunctions(vec!["sinf".into(), "_RNvNtCsabc123_6ptxkit6device6helper".into()])
         );
         let text = problem.to_string();
-        assert!(text.contains("`sinf`") && text.contains("`ptxkit::device::helper`"), "{text}");
+        assert!(
+            text.contains("`sinf`") && text.contains("`ptxkit::device::helper`"),
+            "{text}"
+        );
     }
 
     #[test]

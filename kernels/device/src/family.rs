@@ -98,7 +98,7 @@ impl<A> KernelFn<A> {
         self.bounds
     }
 
-/// Runs the kernel on the CPU emulator over `shape`'s grid.
+    /// Runs the kernel on the CPU emulator over `shape`'s grid.
     ///
     /// # Safety
     /// As for a GPU launch: the pointers in `args` are valid for every element the launch touches,
@@ -208,7 +208,11 @@ impl LaunchBounds {
 
     /// The block the kernel is bounded to, if bounded.
     pub const fn block(self) -> Option<Dim3> {
-        if self.min_blocks_per_sm == 0 { None } else { Some(self.block) }
+        if self.min_blocks_per_sm == 0 {
+            None
+        } else {
+            Some(self.block)
+        }
     }
 
     /// The record `kernel!` leaves in the PTX for the builder: block x, y, z, blocks per SM.

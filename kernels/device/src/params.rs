@@ -1,29 +1,47 @@
-//! A kernel's parameter list as one typed value: a tuple of pointers and scalars in the order of the
-//! PTX entry's parameters, as cudarc's examples pass them. One generic launch then serves every
-//! kernel with that signature, on the GPU (each field's bytes become one `.param`) and on the
-//! emulator (the tuple is the kernel function's arguments).
+//! A kernel's parameter list as one typed value: a tuple of pointers, scalars and `#[repr(C)]`
+//! structs in the order of the PTX entry's parameters, as cudarc's examples pass them. One generic
+//! launch then serves every kernel with that signature, on the GPU (each field's bytes become one
+//! `.param`) and on the emulator (the tuple is the kernel function's arguments).
 
-mod sealed {
-    pub trait Sealed {}
-}
-
-/// One kernel parameter: a pointer (`.param .u64`) or a 4- or 8-byte scalar. Sealed: these are the
-/// types whose host bytes are exactly what the PTX parameter holds.
-pub trait Param: Copy + sealed::Sealed {}
+/// One kernel parameter: a pointer (`.param .u64`), a 4- or 8-byte number, or a struct of them
+/// passed by value (`.param .align A .b8 name[size]`).
+///
+/// A struct of your own is a parameter once it is `#[repr(C)]`, `Copy`, and declared one:
+///
+/// ```
+/// /// What a kernel takes by value.
+/// #[repr(C)]
+/// #[derive(Clone, Copy)]
+/// pub struct Scale {
+///     pub factor: f32,
+///     pub n: u32,
+///     pub offset: f64,
+/// }
+///
+/// // SAFETY: repr(C) of numbers: the same bytes on the host and in the kernel.
+/// unsafe impl ptxkit::Param for Scale {}
+/// ```
+///
+/// # Safety
+/// The value's bytes on the host are what the kernel reads as that parameter on nvptx64: the type
+/// is a primitive, a raw pointer, or `#[repr(C)]` with only such fields (C's layout is the same on
+/// the host and on nvptx64, both 64-bit and little-endian), and pointers in it are valid where the
+/// kernel runs (device or managed memory on the GPU).
+pub unsafe trait Param: Copy {}
 
 macro_rules! params {
     ($($t:ty),*) => {$(
-        impl sealed::Sealed for $t {}
-        impl Param for $t {}
+        // SAFETY: a primitive number: its bytes are the PTX parameter's.
+        unsafe impl Param for $t {}
     )*};
 }
 params!(u32, i32, f32, u64, i64, f64);
-impl<T> sealed::Sealed for *const T {}
-impl<T> Param for *const T {}
-impl<T> sealed::Sealed for *mut T {}
-impl<T> Param for *mut T {}
+// SAFETY: a 64-bit address either way (`.param .u64`); its validity is the launch's contract.
+unsafe impl<T> Param for *const T {}
+// SAFETY: as for `*const T`.
+unsafe impl<T> Param for *mut T {}
 
-/// Most parameters a kernel of this project takes.
+/// Most parameters a kernel takes.
 pub const MAX_PARAMS: usize = 12;
 
 /// A kernel's parameters: a tuple of [`Param`]s.

@@ -272,3 +272,47 @@ fn shared_memory_layouts_carve_exactly_their_bytes() {
     let (_, _, message) = failure(result);
     assert!(message.contains("carves 104 bytes"), "{message}");
 }
+
+kernel! {
+    /// Each thread of the second block prints its index and a float; the first prints nothing.
+    pub unsafe fn prints(scale: f32) {
+        if ptxkit::device::block_idx().x == 1 {
+            let t = ptxkit::device::thread_idx().x;
+            ptxkit::printf!("t=%u x=%.2f %s\n", t, scale * t as f32, c"ok");
+        }
+    }
+}
+
+kernel! {
+    /// A format that wants more arguments than it is given.
+    pub unsafe fn prints_badly(value: u32) {
+        ptxkit::printf!("%u and %u\n", value);
+    }
+}
+
+#[test]
+fn printf_prints_each_line_with_its_block_and_thread_and_a_bad_format_fails_with_its_line() {
+    let shape = LaunchShape {
+        grid: Dim3::x(2),
+        block: Dim3::x(3),
+        shared_bytes: 0,
+    };
+    let (result, mut lines) = ptxkit::emu::capture_printed(|| unsafe { prints.emulate(&shape, (0.5,)) });
+    result.unwrap();
+    lines.sort();
+    assert_eq!(
+        lines,
+        [
+            "[block (1, 0, 0) thread (0, 0, 0)] t=0 x=0.00 ok",
+            "[block (1, 0, 0) thread (1, 0, 0)] t=1 x=0.50 ok",
+            "[block (1, 0, 0) thread (2, 0, 0)] t=2 x=1.00 ok",
+        ]
+    );
+    let Err(EmuError::KernelFailed { message, .. }) = (unsafe { prints_badly.emulate(&shape, (7,)) }) else {
+        panic!("a format with too few arguments was accepted");
+    };
+    assert!(
+        message.contains("more conversions than arguments") && message.contains("emulator.rs:"),
+        "{message}"
+    );
+}

@@ -15,9 +15,9 @@ pub mod global;
 pub mod shared;
 pub mod warp_bins;
 
+pub use crate::histogram::{BINS, THREADS};
 use ptxkit::Dim3;
 use ptxkit::{Family, Problem};
-pub use crate::histogram::{BINS, THREADS};
 
 /// A histogram of `n` f32. `resident_blocks`: the most blocks the grid-stride kernels launch (the
 /// blocks the device keeps resident at once, chosen by the host).

@@ -29,8 +29,8 @@ use ptxkit::device::{
     atomic_add, block_idx, grid_dim, is_aligned4, load_acquire, red_add, store_relaxed, sync_threads, thread_fence,
     thread_idx, unrolled, unrolled_to,
 };
-use ptxkit::{KernelFn, Problem};
 use ptxkit::{Dim3, Kernel, SharedMemory, kernel};
+use ptxkit::{KernelFn, Problem};
 
 /// The shortest run of k worth a split of its own: below it a block's fixed costs (its prologue,
 /// its additions into C) outweigh the products.

@@ -53,15 +53,15 @@ shared_memory! {
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
 mod body {
     use super::*;
+    use crate::matmul_bf16::TensorMaps;
+    use crate::matmul_bf16::store::store_warpgroup;
+    use crate::matmul_bf16::swizzled::{Operands, stage};
     use ptxkit::device::mma::Bf16;
     use ptxkit::device::wgmma::{
         Descriptor, fence_proxy_async, shared_address, wgmma_commit, wgmma_fence, wgmma_m64n256k16_bf16, wgmma_wait,
     };
     use ptxkit::device::{block_idx, grid_dim, shfl_idx, sync_threads, thread_idx, unrolled};
     use ptxkit::device::{mbarrier, tma};
-    use crate::matmul_bf16::TensorMaps;
-    use crate::matmul_bf16::store::store_warpgroup;
-    use crate::matmul_bf16::swizzled::{Operands, stage};
 
     /// The kernel's body (see the module): with `TMA` and tensor maps, one producer thread copies
     /// by TMA; else every producer thread by `cp.async`.

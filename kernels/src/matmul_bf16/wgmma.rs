@@ -39,13 +39,13 @@ shared_memory! {
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
 mod body {
     use super::*;
+    use crate::matmul_bf16::store::store_warpgroup;
+    use crate::matmul_bf16::swizzled::{Operands, stage};
     use ptxkit::device::mma::Bf16;
     use ptxkit::device::wgmma::{
         Descriptor, fence_proxy_async, shared_address, wgmma_commit, wgmma_fence, wgmma_m64n128k16_bf16, wgmma_wait,
     };
     use ptxkit::device::{async_copy_commit, async_copy_wait, block_idx, sync_threads, thread_idx, unrolled};
-    use crate::matmul_bf16::store::store_warpgroup;
-    use crate::matmul_bf16::swizzled::{Operands, stage};
 
     /// The kernel's body (see the module).
     ///

@@ -14,10 +14,10 @@
 pub mod mma_tf32;
 pub mod specialized;
 
-use ptxkit::Family;
-use ptxkit::Problem;
 use crate::matmul::Matmul;
 pub use crate::matmul_bf16::TensorMaps;
+use ptxkit::Family;
+use ptxkit::Problem;
 
 /// The sizes of one product (A m×k, B k×n, C m×n), and the persistent kernel's grid.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -4,7 +4,9 @@
 //! is loads, with almost no instructions besides them.
 
 use super::{Combine, Reduce, Sum, THREADS, WARPS, block_sum};
-use ptxkit::device::{Float4, SharedSlice, block_idx, global_store, grid_dim, is_aligned4, load4, thread_idx, unrolled};
+use ptxkit::device::{
+    Float4, SharedSlice, block_idx, global_store, grid_dim, is_aligned4, load4, thread_idx, unrolled,
+};
 use ptxkit::{Dim3, Kernel, SharedMemory, kernel, shared_memory};
 
 /// Float4 loads each thread has in flight per step of its walk.

@@ -2,8 +2,8 @@
 //! combines the threads' results.
 
 use super::RowReduce;
-use ptxkit::device::{SharedSlice, block_idx, global_store, thread_idx};
 use crate::reduce::{Combine, Max, Sum, THREADS, WARPS, block_combine};
+use ptxkit::device::{SharedSlice, block_idx, global_store, thread_idx};
 use ptxkit::{Dim3, Kernel, SharedMemory, kernel, shared_memory};
 
 shared_memory! {

@@ -2,8 +2,8 @@
 //! butterfly of shuffles. No shared memory, no barrier; rows past the last leave their warp idle.
 
 use super::RowReduce;
-use ptxkit::device::{WARP_SIZE, block_idx, global_store, lane_id, thread_idx};
 use crate::reduce::{Combine, Max, Sum, THREADS, WARPS, warp_combine};
+use ptxkit::device::{WARP_SIZE, block_idx, global_store, lane_id, thread_idx};
 use ptxkit::{Dim3, Kernel, SharedMemory, kernel};
 
 /// `output[r]` = row r (warp r % 8 of block r / 8) combined by `O`.

@@ -35,12 +35,12 @@ pub mod pipelined;
 pub mod staged;
 pub mod warp_shuffle;
 
+use core::marker::PhantomData;
 use ptxkit::device::{
     Float4, SharedSlice, SharedWord, WARP_SIZE, WarpWord, lane_id, shfl_idx, shfl_up, shfl_xor, sync_threads,
     thread_idx, unrolled,
 };
 use ptxkit::{Family, Problem};
-use core::marker::PhantomData;
 
 /// Threads per block, for every variant.
 pub const THREADS: u32 = 256;

@@ -11,10 +11,10 @@
 
 use super::online::{Pairs, online_row};
 use super::{Softmax, THREADS, WARPS, block_max, block_sum};
+use crate::reduce::{Max, Sum, warp_combine};
 use ptxkit::device::{
     Float4, WARP_SIZE, block_idx, exp, global_store, is_aligned4, load4, store4, thread_idx, unrolled,
 };
-use crate::reduce::{Max, Sum, warp_combine};
 use ptxkit::{Dim3, Kernel, SharedMemory, kernel};
 
 /// 16-byte vectors each thread holds.

@@ -3,8 +3,8 @@
 
 pub mod vectorized;
 
-use ptxkit::device::{block_dim, block_idx, global_store, thread_idx};
 use crate::elementwise::Elementwise;
+use ptxkit::device::{block_dim, block_idx, global_store, thread_idx};
 use ptxkit::{Dim3, Family, Kernel, SharedMemory, kernel};
 
 /// Threads per block.

@@ -5,8 +5,8 @@
 //! PyTorch's 4.3 TB/s, run 2026-11-30-ag). The last n mod 4 elements go to the grid's first
 //! threads; arrays not 16-byte aligned are added one element at a time.
 
-use ptxkit::device::{Float4, block_idx, global_store, grid_dim, is_aligned4, load4, store4, thread_idx, unrolled};
 use crate::elementwise::Elementwise;
+use ptxkit::device::{Float4, block_idx, global_store, grid_dim, is_aligned4, load4, store4, thread_idx, unrolled};
 use ptxkit::{Dim3, Kernel, SharedMemory, kernel};
 
 /// Threads per block.

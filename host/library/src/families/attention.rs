@@ -6,14 +6,14 @@ use super::attention_oracle::AttentionOracle;
 use super::auto::Rung;
 use super::elementwise::check_shape;
 use super::{Bound, Case, FamilyDemo, GUARD, Outputs, Plan, Size, Work, check_len, guarded_inputs, substream};
-use ptxkit_runtime::array::{Array, Buffer};
-use ptxkit_runtime::Backend;
-use ptxkit_runtime::{Error, Result};
-use ptxkit_runtime::bf16_swizzled_stack;
+use kernels::Source;
 use kernels::attention::{Attention, CAUSAL_FAMILY, FAMILY, TensorMaps, specialized};
 use ptxkit::device::mma::Bf16;
 use ptxkit::{AnyFamily, Family, Kernel};
-use kernels::Source;
+use ptxkit_runtime::Backend;
+use ptxkit_runtime::array::{Array, Buffer};
+use ptxkit_runtime::bf16_swizzled_stack;
+use ptxkit_runtime::{Error, Result};
 
 /// `O = softmax(Q·Kᵀ/√dim)·V` per head with `kernel`: checks that Q, K, V and O hold
 /// heads·seq·dim bf16 (as `u16` bits) each, 16-byte aligned (the kernels copy 16 bytes at a time),

@@ -4,12 +4,12 @@
 
 use super::elementwise::check_shape;
 use super::{Bound, Case, FamilyDemo, Outputs, Plan, Size, Work, check_len};
-use ptxkit_runtime::array::Array;
-use ptxkit_runtime::Backend;
-use ptxkit_runtime::Result;
+use kernels::Source;
 use kernels::banks::{BankProbe, FAMILY, PROBE_BLOCKS};
 use ptxkit::{AnyFamily, Kernel};
-use kernels::Source;
+use ptxkit_runtime::Backend;
+use ptxkit_runtime::Result;
+use ptxkit_runtime::array::Array;
 
 /// What the output is poisoned with: no block's cycle count.
 const POISON: u64 = u64::MAX;

@@ -9,8 +9,8 @@
 //! grid leaves SMs without a block ([`MIN_UNSPLIT_BLOCKS_PER_SM`]).
 
 use super::{FamilyDemo, Size, profile};
-use ptxkit_runtime::Result;
 use ptxkit_runtime::Gpu;
+use ptxkit_runtime::Result;
 
 /// Blocks per SM the seed asks a tile to allow at least.
 pub const MIN_RESIDENT_BLOCKS: u32 = 2;
@@ -267,8 +267,8 @@ fn configurations_described(options: &[Candidate], entry: impl Fn(usize) -> &'st
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ptxkit::Kernel;
     use kernels::matmul::{Matmul, multistage, split_k, warp_tiled};
+    use ptxkit::Kernel;
 
     /// The H200's SMs.
     const SMS: u32 = 132;

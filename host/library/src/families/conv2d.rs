@@ -4,12 +4,12 @@ use super::elementwise::check_shape;
 use super::{
     Bound, Case, FamilyDemo, GUARD, Outputs, Plan, Size, Work, check_guard, check_len, guarded_inputs, substream,
 };
-use ptxkit_runtime::array::{Array, Buffer};
-use ptxkit_runtime::Backend;
-use ptxkit_runtime::Result;
+use kernels::Source;
 use kernels::conv2d::{Conv2d, FAMILY};
 use ptxkit::{AnyFamily, Kernel};
-use kernels::Source;
+use ptxkit_runtime::Backend;
+use ptxkit_runtime::Result;
+use ptxkit_runtime::array::{Array, Buffer};
 
 /// `output = image ⋆ filter` with `kernel`, any convolution kernel: checks that the image and
 /// output hold height × width pixels and the filter (2r+1)² weights, then launches.

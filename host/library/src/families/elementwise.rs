@@ -4,12 +4,12 @@
 use super::{
     Bound, Case, FamilyDemo, GUARD, Outputs, Plan, Size, Work, check_guard, check_len, guarded_inputs, substream,
 };
-use ptxkit_runtime::array::{Array, Buffer};
-use ptxkit_runtime::Backend;
-use ptxkit_runtime::Result;
+use kernels::Source;
 use kernels::elementwise::Elementwise;
 use ptxkit::{AnyFamily, Family, Kernel};
-use kernels::Source;
+use ptxkit_runtime::Backend;
+use ptxkit_runtime::Result;
+use ptxkit_runtime::array::{Array, Buffer};
 
 /// `out` from `a` and `b` with `kernel`, any kernel of an element-wise family: checks that each
 /// array holds the problem's n elements and lives where `backend` can reach it, then launches.

@@ -3,12 +3,12 @@
 
 use super::elementwise::check_shape;
 use super::{Bound, Case, FamilyDemo, GUARD, Outputs, Plan, Size, Work, check_len, guarded_inputs, substream};
-use ptxkit_runtime::array::{Array, Buffer};
-use ptxkit_runtime::Backend;
-use ptxkit_runtime::Result;
+use kernels::Source;
 use kernels::gather::{FAMILY, Gather};
 use ptxkit::{AnyFamily, Kernel};
-use kernels::Source;
+use ptxkit_runtime::Backend;
+use ptxkit_runtime::Result;
+use ptxkit_runtime::array::{Array, Buffer};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 

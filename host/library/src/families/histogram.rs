@@ -5,13 +5,13 @@
 use super::auto::Rung;
 use super::elementwise::check_shape;
 use super::{Bound, Case, FamilyDemo, Outputs, Plan, Size, Work, check_len, resident_blocks, substream};
-use ptxkit_runtime::array::{Array, Buffer};
-use ptxkit_runtime::Backend;
-use ptxkit_runtime::{Error, Result};
 use crate::cub::Cub;
+use kernels::Source;
 use kernels::histogram::{BINS, FAMILY, Histogram, THREADS};
 use ptxkit::{AnyFamily, Kernel};
-use kernels::Source;
+use ptxkit_runtime::Backend;
+use ptxkit_runtime::array::{Array, Buffer};
+use ptxkit_runtime::{Error, Result};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 

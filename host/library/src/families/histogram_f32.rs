@@ -6,13 +6,13 @@ use super::auto::Rung;
 use super::elementwise::check_shape;
 use super::histogram::{GUARD_WORDS, POISON, check_bins};
 use super::{Bound, Case, FamilyDemo, Outputs, Plan, Size, Work, check_len, resident_blocks, substream};
-use ptxkit_runtime::array::{Array, Buffer};
-use ptxkit_runtime::Backend;
-use ptxkit_runtime::{Error, Result};
 use crate::cub::Cub;
+use kernels::Source;
 use kernels::histogram_f32::{BINS, FAMILY, HistogramF32, THREADS, bin, scale};
 use ptxkit::{AnyFamily, Kernel};
-use kernels::Source;
+use ptxkit_runtime::Backend;
+use ptxkit_runtime::array::{Array, Buffer};
+use ptxkit_runtime::{Error, Result};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 

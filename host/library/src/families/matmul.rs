@@ -10,17 +10,17 @@ use super::{
     Bound, Case, FamilyDemo, GUARD, Outputs, Plan, Size, Work, check_guard, check_len, guarded_inputs,
     resident_blocks_of, resident_blocks_on, substream,
 };
-use ptxkit_runtime::array::{Array, Buffer};
-use ptxkit_runtime::Backend;
-use ptxkit_runtime::{Error, Result};
-use ptxkit_runtime::Gpu;
 use crate::cublas::Cublas;
 use crate::cublas::Precision;
+use kernels::Source;
 use kernels::matmul::{FAMILY, Matmul, multistage, split_k, warp_tiled};
 use kernels::matmul_tc::{self, MatmulTc};
 use kernels::reference::{self, Expected, Operands};
 use ptxkit::{AnyFamily, Family, Kernel};
-use kernels::Source;
+use ptxkit_runtime::Backend;
+use ptxkit_runtime::Gpu;
+use ptxkit_runtime::array::{Array, Buffer};
+use ptxkit_runtime::{Error, Result};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 

@@ -9,17 +9,17 @@ use super::{
     Bound, Case, FamilyDemo, GUARD, Outputs, Plan, Size, Work, check_guard, check_len, guarded_inputs,
     resident_blocks_of, substream,
 };
-use ptxkit_runtime::array::{Array, Buffer};
-use ptxkit_runtime::Backend;
-use ptxkit_runtime::{Error, Result};
-use ptxkit_runtime::bf16_swizzled;
 use crate::cublas::Cublas;
 use crate::cublas::Precision;
-use ptxkit::device::mma::Bf16;
+use kernels::Source;
 use kernels::matmul_bf16::{FAMILY, MatmulBf16, TensorMaps, specialized};
 use kernels::reference::Operands;
+use ptxkit::device::mma::Bf16;
 use ptxkit::{AnyFamily, Kernel};
-use kernels::Source;
+use ptxkit_runtime::Backend;
+use ptxkit_runtime::array::{Array, Buffer};
+use ptxkit_runtime::bf16_swizzled;
+use ptxkit_runtime::{Error, Result};
 
 /// `C = A·B` with `kernel`: checks that A and B hold m·k and k·n bf16 (as `u16` bits) and C m·n
 /// f32, and that they live where `backend` can reach them, then launches.

@@ -2,13 +2,13 @@
 //! that the `wgmma` rung's TMA producer copies by. Its demo is [`super::matmul::MATMUL_TC`].
 
 use super::check_len;
-use ptxkit_runtime::array::Array;
-use ptxkit_runtime::Backend;
-use ptxkit_runtime::Result;
-use ptxkit_runtime::f32_swizzled;
+use kernels::Source;
 use kernels::matmul_tc::{MatmulTc, TensorMaps, specialized};
 use ptxkit::Kernel;
-use kernels::Source;
+use ptxkit_runtime::Backend;
+use ptxkit_runtime::Result;
+use ptxkit_runtime::array::Array;
+use ptxkit_runtime::f32_swizzled;
 
 /// `C = A·B` with `kernel` of the TF32 ladder: checks that A, B and C hold m·k, k·n and m·n
 /// elements and live where `backend` can reach them, then launches.

@@ -3,13 +3,13 @@
 
 use super::elementwise::check_shape;
 use super::{Bound, Case, FamilyDemo, GUARD, Outputs, Plan, Size, Work, check_len, substream};
-use ptxkit_runtime::array::{Array, Buffer};
+use kernels::Source;
+use kernels::mma_probe::{A_WORDS, B_WORDS, C_LEN, FAMILY, KERNEL_F16, KERNEL_TF32, MmaProbe};
+use ptxkit::device::mma::{Bf16, F16, tf32_value};
+use ptxkit::{AnyFamily, Kernel};
 use ptxkit_runtime::Backend;
 use ptxkit_runtime::Result;
-use ptxkit::device::mma::{Bf16, F16, tf32_value};
-use kernels::mma_probe::{A_WORDS, B_WORDS, C_LEN, FAMILY, KERNEL_F16, KERNEL_TF32, MmaProbe};
-use ptxkit::{AnyFamily, Kernel};
-use kernels::Source;
+use ptxkit_runtime::array::{Array, Buffer};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 

@@ -31,11 +31,11 @@ pub mod softmax;
 pub mod transpose;
 pub mod warp_probe;
 
-use ptxkit_runtime::Backend;
-use ptxkit_runtime::{Error, Result};
-use ptxkit_runtime::Gpu;
-use ptxkit::{AnyFamily, KernelInfo};
 use kernels::Source;
+use ptxkit::{AnyFamily, KernelInfo};
+use ptxkit_runtime::Backend;
+use ptxkit_runtime::Gpu;
+use ptxkit_runtime::{Error, Result};
 
 /// Every family's host side, in the registry's order.
 pub static FAMILIES: &[&dyn FamilyDemo] = &[

@@ -4,8 +4,8 @@
 //! `KERNELS_TILE_PROFILE` names another file, which then takes precedence.
 
 use super::Size;
-use ptxkit_runtime::{Error, Result};
 use ptxkit_runtime::DeviceInfo;
+use ptxkit_runtime::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -12,13 +12,13 @@ use super::auto::Rung;
 use super::elementwise::check_shape;
 pub use super::resident_blocks;
 use super::{Bound, Case, FamilyDemo, GUARD, Plan, Size, Work, check_len, substream};
-use ptxkit_runtime::array::{Array, Buffer};
-use ptxkit_runtime::Backend;
-use ptxkit_runtime::Result;
 use crate::cub::Cub;
+use kernels::Source;
 use kernels::reduce::{FAMILY, Passes, Reduce, THREADS, passes};
 use ptxkit::{AnyFamily, Family, Kernel};
-use kernels::Source;
+use ptxkit_runtime::Backend;
+use ptxkit_runtime::Result;
+use ptxkit_runtime::array::{Array, Buffer};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 

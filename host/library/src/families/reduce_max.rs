@@ -5,12 +5,12 @@
 use super::elementwise::check_shape;
 use super::reduce::ReduceSets;
 use super::{Bound, Case, FamilyDemo, GUARD, Plan, Size, Work, resident_blocks, substream};
-use ptxkit_runtime::Backend;
-use ptxkit_runtime::Result;
 use crate::cub::Cub;
+use kernels::Source;
 use kernels::reduce::{MAX_FAMILY, Reduce, THREADS};
 use ptxkit::AnyFamily;
-use kernels::Source;
+use ptxkit_runtime::Backend;
+use ptxkit_runtime::Result;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 

@@ -6,12 +6,12 @@ use super::auto::Rung;
 use super::elementwise::check_shape;
 use super::reduce::{check_total, grid_inputs};
 use super::{Bound, Case, FamilyDemo, GUARD, Outputs, Plan, Size, Work, check_guard, check_len, substream};
-use ptxkit_runtime::array::{Array, Buffer};
-use ptxkit_runtime::Backend;
-use ptxkit_runtime::Result;
+use kernels::Source;
 use kernels::rows::{MAX_FAMILY, RowReduce, SUM_FAMILY};
 use ptxkit::{AnyFamily, Family, Kernel};
-use kernels::Source;
+use ptxkit_runtime::Backend;
+use ptxkit_runtime::Result;
+use ptxkit_runtime::array::{Array, Buffer};
 
 /// `output[r]` = row r of `input` reduced by `kernel`, any row-reduction kernel: checks that the
 /// input holds rows × cols elements and the output rows, where `backend` can reach them.

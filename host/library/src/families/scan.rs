@@ -12,16 +12,16 @@ use super::elementwise::check_shape;
 use super::{
     Bound, Case, FamilyDemo, GUARD, Outputs, Plan, Size, Work, check_guard, check_len, resident_blocks_of, substream,
 };
-use ptxkit_runtime::array::{Array, Buffer, Element};
-use ptxkit_runtime::Backend;
-use ptxkit_runtime::{Error, Result};
-use crate::families::reduce::grid_inputs;
 use crate::cub::Cub;
+use crate::families::reduce::grid_inputs;
+use kernels::Source;
 use kernels::scan::{
     ADD_PREFIXES, FAMILY, Passes, RESET, SINGLE_PASS, Scan, ScanElement, TILES, look_back_scratch, passes, pipelined,
 };
 use ptxkit::{AnyFamily, Family, Kernel};
-use kernels::Source;
+use ptxkit_runtime::Backend;
+use ptxkit_runtime::array::{Array, Buffer, Element};
+use ptxkit_runtime::{Error, Result};
 
 /// The baselines: `cub::DeviceScan::InclusiveSum` and `ExclusiveSum`.
 const CUB_INCLUSIVE: &str = "cub_inclusive_sum";

@@ -6,14 +6,14 @@ use super::auto::Rung;
 use super::elementwise::check_shape;
 use super::scan::{levels_of, scan, sizes, with_resident_blocks};
 use super::{Bound, Case, FamilyDemo, GUARD, Outputs, Plan, Size, Work, substream};
-use ptxkit_runtime::array::Buffer;
-use ptxkit_runtime::Backend;
-use ptxkit_runtime::Result;
 use crate::cub::Cub;
+use kernels::Source;
 use kernels::scan::Scan;
 use kernels::scan::integer::{FAMILY, LOOK_BACK_PIPELINED};
 use ptxkit::AnyFamily;
-use kernels::Source;
+use ptxkit_runtime::Backend;
+use ptxkit_runtime::Result;
+use ptxkit_runtime::array::Buffer;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 

@@ -4,14 +4,14 @@
 use super::auto::Rung;
 use super::elementwise::check_shape;
 use super::{Bound, Case, FamilyDemo, GUARD, Outputs, Plan, Size, Work, check_guard, check_len, substream};
-use ptxkit_runtime::array::{Array, Buffer};
-use ptxkit_runtime::Backend;
-use ptxkit_runtime::Result;
-use ptxkit::device::WARP_SIZE;
+use kernels::Source;
 use kernels::softmax::registers::WARP_COLS;
 use kernels::softmax::{FAMILY, Softmax, THREADS};
+use ptxkit::device::WARP_SIZE;
 use ptxkit::{AnyFamily, Kernel};
-use kernels::Source;
+use ptxkit_runtime::Backend;
+use ptxkit_runtime::Result;
+use ptxkit_runtime::array::{Array, Buffer};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 

@@ -6,12 +6,12 @@ use super::elementwise::check_shape;
 use super::{
     Bound, Case, FamilyDemo, GUARD, Outputs, Plan, Size, Work, check_guard, check_len, guarded_inputs, substream,
 };
-use ptxkit_runtime::array::{Array, Buffer};
-use ptxkit_runtime::Backend;
-use ptxkit_runtime::Result;
+use kernels::Source;
 use kernels::transpose::{FAMILY, Transpose};
 use ptxkit::{AnyFamily, Kernel};
-use kernels::Source;
+use ptxkit_runtime::Backend;
+use ptxkit_runtime::Result;
+use ptxkit_runtime::array::{Array, Buffer};
 
 /// `output = inputᵀ` with `kernel`, any transpose kernel: checks that both arrays hold rows × cols
 /// elements and live where `backend` can reach them, then launches.

@@ -3,12 +3,12 @@
 
 use super::elementwise::check_shape;
 use super::{Bound, Case, FamilyDemo, Outputs, Plan, Size, Work, check_len};
-use ptxkit_runtime::array::Array;
-use ptxkit_runtime::Backend;
-use ptxkit_runtime::Result;
+use kernels::Source;
 use kernels::probe::{FAMILY, WarpProbe};
 use ptxkit::{AnyFamily, Kernel};
-use kernels::Source;
+use ptxkit_runtime::Backend;
+use ptxkit_runtime::Result;
+use ptxkit_runtime::array::Array;
 
 /// Words past the output that the probe must leave alone.
 const GUARD_WORDS: usize = 64;

@@ -7,14 +7,14 @@
 
 use super::split::{one_gpu, operands, pick, row_blocks};
 use super::time_across;
-use ptxkit_runtime::Backend;
 use crate::demos::{Ceiling, Row, Settings};
-use ptxkit_runtime::Result;
-use kernels_host::families::matmul as host_matmul;
-use kernels_host::families::{Bound, Work};
-use ptxkit_runtime::{Clique, Nccl};
 use cudarc::driver::CudaSlice;
 use kernels::Source;
+use kernels_host::families::matmul as host_matmul;
+use kernels_host::families::{Bound, Work};
+use ptxkit_runtime::Backend;
+use ptxkit_runtime::Result;
+use ptxkit_runtime::{Clique, Nccl};
 
 const DEMO: &str = "multi-gpu collective";
 

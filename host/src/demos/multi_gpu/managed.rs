@@ -10,14 +10,14 @@
 //!   preferred location A + accessed-by B (B writes remotely, nothing moves).
 
 use super::{SumReader, gpu_of, time_across};
-use ptxkit_runtime::Backend;
 use crate::demos::{Ceiling, Row, Settings};
-use ptxkit_runtime::Result;
-use kernels_host::families::reduce::{exact_sums, grid_inputs};
-use kernels_host::families::{Bound, Work, elementwise};
-use ptxkit_runtime::{CopyBy, Gpu, ManagedBuffer, MemoryLocation, Timing, copy_between};
 use kernels::elementwise::Elementwise;
 use kernels::{Source, vec_add};
+use kernels_host::families::reduce::{exact_sums, grid_inputs};
+use kernels_host::families::{Bound, Work, elementwise};
+use ptxkit_runtime::Backend;
+use ptxkit_runtime::Result;
+use ptxkit_runtime::{CopyBy, Gpu, ManagedBuffer, MemoryLocation, Timing, copy_between};
 
 const DEMO: &str = "multi-gpu managed";
 

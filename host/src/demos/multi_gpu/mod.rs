@@ -20,13 +20,13 @@ pub mod peer;
 pub mod split;
 
 use super::{Row, Settings};
-use ptxkit_runtime::array::{Array, Buffer};
-use ptxkit_runtime::Backend;
-use ptxkit_runtime::{Doing, Error, Result};
-use kernels_host::families::{reduce, resident_blocks_of};
-use ptxkit_runtime::{Gpu, Timing, time_gpu};
 use kernels::Source;
 use kernels::reduce::one_pass;
+use kernels_host::families::{reduce, resident_blocks_of};
+use ptxkit_runtime::Backend;
+use ptxkit_runtime::array::{Array, Buffer};
+use ptxkit_runtime::{Doing, Error, Result};
+use ptxkit_runtime::{Gpu, Timing, time_gpu};
 
 /// A multi-GPU scenario.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

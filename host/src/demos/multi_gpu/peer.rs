@@ -5,12 +5,12 @@
 //! same run. The sum kernel on local memory gives each GPU's own read rate beside it.
 
 use super::{SumReader, device_names, gpu_of, time_across};
-use ptxkit_runtime::Backend;
 use crate::demos::{Ceiling, Row, Settings};
-use ptxkit_runtime::Result;
-use kernels_host::families::{Bound, Work};
-use ptxkit_runtime::{CopyBy, Gpu, PeerView, copy_between, exchange};
 use cudarc::driver::CudaSlice;
+use kernels_host::families::{Bound, Work};
+use ptxkit_runtime::Backend;
+use ptxkit_runtime::Result;
+use ptxkit_runtime::{CopyBy, Gpu, PeerView, copy_between, exchange};
 
 const DEMO: &str = "multi-gpu peer";
 

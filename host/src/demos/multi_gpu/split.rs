@@ -10,18 +10,18 @@
 //! On the emulator the same split runs over emulated devices, checked the same way, untimed.
 
 use super::time_across;
-use ptxkit_runtime::array::Buffer;
-use ptxkit_runtime::Backend;
 use crate::demos::{Ceiling, Row, Settings};
-use ptxkit_runtime::Result;
-use kernels_host::families::matmul::{self as host_matmul, MATMUL, Oracle};
-use kernels_host::families::{Bound, FamilyDemo, Size, Work, choice};
-use ptxkit_runtime::{CopyBy, ManagedBuffer, MemoryLocation, Timing, copy_between};
 use cudarc::driver::CudaSlice;
+use kernels::Source;
 use kernels::matmul::{FAMILY, Matmul, split_k};
 use kernels::reference::Operands;
+use kernels_host::families::matmul::{self as host_matmul, MATMUL, Oracle};
+use kernels_host::families::{Bound, FamilyDemo, Size, Work, choice};
 use ptxkit::Kernel;
-use kernels::Source;
+use ptxkit_runtime::Backend;
+use ptxkit_runtime::Result;
+use ptxkit_runtime::array::Buffer;
+use ptxkit_runtime::{CopyBy, ManagedBuffer, MemoryLocation, Timing, copy_between};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 

@@ -8,8 +8,8 @@ use crate::emu::context::{current, report};
 use crate::emu::shadow;
 use crate::emu::shadow::{Kind, View};
 use crate::emu::{global, spin};
-use crate::launch::WARP_SIZE;
 use crate::launch::Dim3;
+use crate::launch::WARP_SIZE;
 use std::panic::Location;
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release, SeqCst};
 use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64};
@@ -651,4 +651,22 @@ pub unsafe fn ldmatrix<const N: usize>(row: *const u32, trans: bool) -> [u32; N]
             r0 | (r1 << 16)
         }
     })
+}
+
+/// `printf!` on the emulator: the line (or lines) prefixed with the block and thread, printed at
+/// once (and kept, where a test captures them); a format that does not fit fails the launch.
+pub fn print(format: &str, args: &[super::print::Value], site: &'static Location<'static>) {
+    let current = current();
+    match super::print::format_c(format, args) {
+        Ok(text) => {
+            let prefix = format!("[block {} thread {}] ", current.block_idx.get(), current.thread_idx);
+            let mut lines = String::new();
+            for line in text.split_inclusive('\n') {
+                lines.push_str(&prefix);
+                lines.push_str(line);
+            }
+            crate::emu::printed(lines);
+        }
+        Err(why) => report(format!("printf at {}: {why}", shadow::site(site))),
+    }
 }

@@ -10,6 +10,7 @@ mod ldmatrix;
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
 pub mod mbarrier;
 pub mod mma;
+pub mod print;
 mod shared;
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
 pub mod tma;
@@ -43,7 +44,6 @@ pub use shared::{DynamicShared, MatrixLayout, SharedMatrix, SharedSlice, region}
 pub use unroll::{unrolled, unrolled_to};
 pub use vector::{Float4, is_aligned4, load4, store4};
 pub use word::{SharedWord, WarpWord, Word32};
-
 
 /// `threadIdx`: this thread's index within its block.
 #[inline(always)]

@@ -550,3 +550,18 @@ pub unsafe fn ldmatrix<const N: usize>(row: *const u32, trans: bool) -> [u32; N]
     }
     registers
 }
+
+unsafe extern "C" {
+    /// The device runtime's `vprintf`, which the driver provides to every module.
+    #[link_name = "vprintf"]
+    fn device_vprintf(format: *const u8, args: *const u8) -> i32;
+}
+
+/// # Safety
+/// `format` is NUL-terminated; `args` points to the promoted arguments laid out as C lays out a
+/// struct of them.
+#[inline(always)]
+pub unsafe fn vprintf(format: *const u8, args: *const u8) {
+    // SAFETY: forwarded from the caller.
+    unsafe { device_vprintf(format, args) };
+}

@@ -50,6 +50,34 @@ pub use spin::{set_spin_limit, spin_limit};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
+/// Where `printf!` output goes while [`capture_printed`] runs: kept there as well as printed.
+static CAPTURE: Mutex<Option<Vec<String>>> = Mutex::new(None);
+/// One capture at a time, so that concurrent tests do not see each other's output.
+static CAPTURING: Mutex<()> = Mutex::new(());
+
+/// Writes what a kernel's `printf!` made: printed (to the test's captured output in `cargo test`),
+/// and kept where a capture runs.
+pub(crate) fn printed(lines: String) {
+    print!("{lines}");
+    if let Some(kept) = CAPTURE.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
+        kept.extend(lines.lines().map(str::to_string));
+    }
+}
+
+/// Runs `f` and returns what kernels printed meanwhile (`printf!`), a line each, in the order the
+/// emulator ran them: for tests of kernels that print. Captures run one at a time.
+pub fn capture_printed<R>(f: impl FnOnce() -> R) -> (R, Vec<String>) {
+    let _one = CAPTURING.lock().unwrap_or_else(|e| e.into_inner());
+    *CAPTURE.lock().unwrap_or_else(|e| e.into_inner()) = Some(Vec::new());
+    let result = f();
+    let lines = CAPTURE
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .take()
+        .unwrap_or_default();
+    (result, lines)
+}
+
 /// Local memory (stack) a kernel thread may use on the emulator: CUDA's per-thread limit.
 pub const LOCAL_MEMORY_LIMIT: usize = 512 << 10;
 
