@@ -67,7 +67,7 @@ fn main() {
         }
         None => eprintln!("benches: CUDA_C_PTX is not set: measuring without the CUDA C twins"),
     }
-    // Said aloud: run 2026-12-02-a to -c called the benches without run.sh and lost CUB unnoticed.
+    // Said aloud: called without run.sh, the benches once lost CUB unnoticed.
     if std::env::var_os(kernels_host::cub::CUB_ENV).is_none() {
         eprintln!(
             "benches: {} is not set: no CUB baselines in this run (run.sh's prep builds the library)",
@@ -313,7 +313,7 @@ impl Bench {
         let mut ceiling = (bound == bench_results::Bound::Memory).then_some(*copy_gbs);
         // Each case is checked on one launch into fresh outputs before it is timed, as the demos
         // do: a histogram adds to its bins, so after the timed launches they hold a multiple of
-        // the counts (run 2026-12-02-a).
+        // the counts.
         if let Some(baseline) = case.baseline() {
             let id = format!("{baseline}/library/{label}");
             progress.set_message(id.clone());

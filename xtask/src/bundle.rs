@@ -156,7 +156,7 @@ nvcc -arch="$arch" -O3 -shared -Xcompiler -fPIC "$here/cub/anchors.cu" -o "$here
 rust_ptx=$(ls -d "$here"/ptx/sm_* | sort -V | tail -n 1)/kernels.ptx
 ptxas -arch="$arch" -v "$rust_ptx" -o "$here/rust.cubin" >> "$env_log" 2>&1 &&
   cuobjdump -sass "$here/rust.cubin" > "$here/sass-rust.txt" 2>&1
-# One file for both sides' SASS (the runner returns few files), gzipped as docs/runs keeps it.
+# One file for both sides' SASS (the runner returns few files), gzipped; for reading, not for git.
 cat "$here/sass-rust.txt" "$here/sass-cuda-c.txt" 2>/dev/null | gzip -9 -n > "$out/sass.txt.gz"
 fi
 if [ "$mode" = check ] || [ "$mode" = tests ] || [ "$mode" = all ]; then

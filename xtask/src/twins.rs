@@ -5,8 +5,8 @@
 //! spill bytes, SASS instructions, FFMAs, the hottest loop (a GEMM's instructions per step of k,
 //! against its FFMAs), global atomics that return their old value (ATOMG)
 //! against those that do not (REDG), and local-memory accesses; it flags where the two differ in
-//! a way that moves time (a twin whose additions wait for their old values ran 4–7 % slower:
-//! docs/perf-log.md, run 2026-12-01-bu). A "Rust / CUDA C" ratio is only as fair as the twin.
+//! a way that moves time (a twin whose additions wait for their old values ran slower:
+//! docs/perf-log.md, change 95). A "Rust / CUDA C" ratio is only as fair as the twin.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

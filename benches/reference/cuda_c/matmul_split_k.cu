@@ -3,8 +3,8 @@
 // for it, add theirs with red.global.add.f32, and the last resets the counter; at the Rust kernel's
 // three configurations. The additions are written as `red` (what the Rust kernel's `red_add`
 // emits): with atomicAdd, nvcc 13 emitted `atom.global.add.f32` here, which ptxas kept as ATOMG
-// (each waiting for its old value) where the form without the counter got REDG; the twin ran 4–7 %
-// slower in run 2026-12-01-bu (docs/perf-log.md).
+// (each waiting for its old value) where the form without the counter got REDG, and the twin ran
+// slower (docs/perf-log.md, change 95).
 #include "matmul_warp_tiled.cuh"
 
 template <unsigned BM, unsigned BN, unsigned RI, unsigned RJ>

@@ -48,8 +48,9 @@ _is_compiling, _grad_enabled = torch.compiler.is_compiling, torch.is_grad_enable
 
 
 def _eager(*tensors):
-    """Whether a call may skip torch.library's dispatch (about 20 µs): plain tensors, outside
-    torch.compile, with no gradient to record. Anything else goes through the custom operator."""
+    """Whether a call may skip torch.library's dispatch (its cost: docs/perf-log.md, "Figures moved
+    from code comments"): plain tensors, outside torch.compile, with no gradient to record. Anything
+    else goes through the custom operator."""
     if _is_compiling():
         return False
     grad = _grad_enabled()
@@ -63,9 +64,10 @@ def _eager(*tensors):
 def _elementwise(launch, a, b, *options):
     """``launch(a, b, out, stream, device, *options)`` for two inputs of one shape into a new
     output: the common case straight to the native layer, which checks every argument itself
-    (about 1 µs less a call than checking in Python first), its arguments positional (no keyword
-    dicts built and merged per call: about 1 µs, run 2026-12-01-am); whatever it refuses goes the careful way, which
-    converts what can be converted (views, offsets) and otherwise raises with what to do."""
+    (cheaper than checking in Python first), its arguments positional (no keyword dicts built and
+    merged per call; both measured: docs/perf-log.md, change 78); whatever it refuses goes the
+    careful way, which converts what can be converted (views, offsets) and otherwise raises with
+    what to do."""
     if type(a) is torch.Tensor and a.is_cuda:
         out = torch.empty_like(a)
         device = a.get_device()
@@ -99,13 +101,13 @@ _library = torch.library.Library(_LIBRARY, "DEF")
 
 class _Operator:
     """An operator of the library whose kernel is a Python function, registered through
-    ``torch.library.Library``: the dispatcher calls the function directly (about 1.5 µs a call),
-    where ``torch.library.custom_op``'s Python layer, and a gradient registered on the operator
+    ``torch.library.Library``: the dispatcher calls the function directly, where
+    ``torch.library.custom_op``'s Python layer, and a gradient registered on the operator
     (``torch.library.register_autograd``, a Python kernel the dispatcher enters on every call, a
-    gradient or not), cost about 10 µs more (runs 2026-12-01-j and -k). The schema is inferred from
-    the function's annotations, as ``custom_op`` infers it. The function is the kernel for CUDA and
-    for CPU tensors alike, so that a CPU tensor gets its message. A gradient is given by
-    ``register_autograd``: calls through this object that record one go through a
+    gradient or not), cost far more a call (measured: docs/perf-log.md, changes 69 and 70). The
+    schema is inferred from the function's annotations, as ``custom_op`` infers it. The function is
+    the kernel for CUDA and for CPU tensors alike, so that a CPU tensor gets its message. A gradient
+    is given by ``register_autograd``: calls through this object that record one go through a
     ``torch.autograd.Function`` (which ``torch.compile`` traces as well), the others straight to
     the operator."""
 

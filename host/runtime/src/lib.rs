@@ -6,7 +6,7 @@
 //!   defines a kernel of the same name.
 //! * [`Backend`]: where kernels run, the GPU or the CPU emulator, and the one launch path for both
 //!   ([`Backend::launch`]): CUDA's limits checked, the arrays the launch uses tracked.
-//! * [`array`]: what a launch takes as an array: host memory (the emulator), device memory, and
+//! * [`array`](mod@array): what a launch takes as an array: host memory (the emulator), device memory, and
 //!   [`ManagedBuffer`] (unified memory, both), each checked to be reachable from the backend.
 //! * [`time_gpu`] and [`time_gpu_interleaved`]: CUDA-event timing; [`Nccl`], peer copies and
 //!   [`Topology`] for several GPUs.

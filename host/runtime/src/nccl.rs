@@ -126,7 +126,7 @@ fn keep_multicast_off() -> Result<()> {
 }
 
 impl Nccl {
-    /// Finds and loads NCCL (see [`candidates`]); a clear error naming where it looked when it
+    /// Finds and loads NCCL (see `candidates`); a clear error naming where it looked when it
     /// is nowhere.
     pub fn load() -> Result<Nccl> {
         keep_multicast_off()?;

@@ -117,7 +117,8 @@ pub fn run_family(
     }
     // On the GPU every variant, the library's too, is timed in the same rounds, so that all of
     // them see the same clocks (a long tensor-core run brings the GPU to its power limit, and
-    // whatever ran first would otherwise run faster: run 2026-11-30-aw).
+    // whatever ran first would otherwise run faster: docs/perf-log.md, "how far one run's ratio
+    // can be trusted").
     let timings = match backend {
         Backend::Gpu(_) => time_interleaved(backend, settings, variants.len(), |v| match variants[v] {
             (None, _) => case.launch_baseline(0),

@@ -54,9 +54,10 @@ use std::time::{Duration, Instant};
 pub const DEFAULT_GIB: u64 = 8;
 /// The chunk unless `--chunk-mib` says otherwise: 64 chunks of the default 8 GiB. A pipeline
 /// fills with one chunk's move before the first kernel and drains with one after the last, about
-/// 2 of N + 2 chunk times (3 % at 64 chunks, 6 % at 32 of 256 MiB); a move of 128 MiB takes about
-/// 2.5 ms at the runner's 50 GB/s, long against the fixed cost of a prefetch call and of the
-/// events around it (tens of µs); and 64 bars per lane still read on the timeline.
+/// 2 of N + 2 chunk times (3 % at 64 chunks, 6 % at 32 of 256 MiB); a move of 128 MiB at the
+/// runner's pinned-copy rate (docs/perf-log.md, change 40) is long against the fixed cost of a
+/// prefetch call and of the events around it (tens of µs); and 64 bars per lane still read on the
+/// timeline.
 pub const DEFAULT_CHUNK_MIB: u64 = 128;
 /// Chunks are whole 2 MiB pages: the GPU's large page, the unit prefetches move.
 const PAGE_BYTES: u64 = 2 << 20;
@@ -65,7 +66,8 @@ const MIB: u64 = 1 << 20;
 const DEVICE_BUFFERS: usize = 3;
 /// Timed runs at most (each moves the whole array both ways: 8 GiB is about 0.3 s a run).
 const MAX_RUNS: u32 = 3;
-/// Timed runs of the on-demand way at most: faults move about 2 GB/s (run ad), 4 s for 8 GiB.
+/// Timed runs of the on-demand way at most: faults move far slower than copies, seconds for 8 GiB
+/// (docs/perf-log.md, change 42).
 const MAX_FAULT_RUNS: u32 = 2;
 
 /// Why the scenario needs a GPU.
@@ -665,9 +667,9 @@ enum Results {
     /// Chunk i−1 goes back to the host while chunk i+1 comes up.
     BackOnHost,
     /// Left on the GPU (inputs streamed in, results used there or small). Moves to the host share
-    /// the driver's migration work with moves to the GPU (run 2026-11-30-af: both directions at
-    /// once ran no faster than one after the other); this is the pipeline without them. Untimed
-    /// after the run, everything goes back to the host for the next run.
+    /// the driver's migration work with moves to the GPU (both directions at once ran no faster
+    /// than one after the other: docs/perf-log.md, change 45); this is the pipeline without them.
+    /// Untimed after the run, everything goes back to the host for the next run.
     OnGpu,
 }
 

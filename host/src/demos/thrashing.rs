@@ -59,9 +59,9 @@ enum Cure {
     /// No copy: pinned host memory mapped into the GPU's address space (`CU_MEMHOSTALLOC_DEVICEMAP`),
     /// written by vec_add itself, launched once per chunk of [`MAPPED_CHUNKS`] (a and b in device
     /// memory), each launch followed by an event; the CPU reads each chunk as soon as its event has
-    /// completed, as [`Cure::PinnedOverlapped`] does. Expected 5.0–5.4 ms a round at n = 2^26
-    /// (no 0.25 ms kernel before a copy); measured 6.1–6.4, level with the copies read as they
-    /// land (docs/perf-log.md, change 80).
+    /// completed, as [`Cure::PinnedOverlapped`] does. Expected faster than that at n = 2^26 (no
+    /// kernel before a copy); measured level with the copies read as they land (docs/perf-log.md,
+    /// changes 80 and 82).
     PinnedMapped,
 }
 
@@ -205,7 +205,8 @@ fn wrong(i: usize, value: f32) -> String {
 
 /// Every element of `slice` (element `offset` of the array first) equal to 1 + 2. Counts the
 /// others in a loop the compiler vectorises, so that the read runs at the memory's speed (a
-/// running f64 sum, one add's latency per element, held a core to 0.7 G elements/s, run af).
+/// running f64 sum, one add's latency per element, held a core far below it: docs/perf-log.md,
+/// change 48).
 fn check_all(slice: &[f32], offset: usize) -> std::result::Result<(), String> {
     let others = slice.iter().fold(0usize, |count, &v| count + usize::from(v != 3.0));
     match std::hint::black_box(others) {
@@ -316,11 +317,11 @@ fn chunk_range(n: usize, chunks: usize, k: usize) -> std::ops::Range<usize> {
 
 /// Chunks the mapped cure writes the array in, one vec_add launch each. More than the copies' 16
 /// because the read of the last chunk is the one part of the CPU's work not hidden under the GPU's:
-/// reading all 2^26 floats takes about 4.3 ms over all cores (what the whole-array pinned copies'
-/// 9.5 ms a round in run ai leaves after the kernel and the copy), so a sixteenth takes about
-/// 0.27 ms and a thirty-second 0.13. Each further chunk costs a gap between one kernel's last store
-/// and the next kernel's first (a few µs, an estimate): 32 gaps about 0.1 ms. The sum of the two
-/// is least near chunks = √(whole read / one gap), about 30.
+/// reading all 2^26 floats takes what the whole-array pinned copies' round leaves after the kernel
+/// and the copy, and each chunk more shortens the read of the last. Each further chunk costs a gap
+/// between one kernel's last store and the next kernel's first (a few µs, an estimate). The sum of
+/// the two is least near chunks = √(whole read / one gap), about 30 (the figures: docs/perf-log.md,
+/// "Figures moved from code comments").
 const MAPPED_CHUNKS: usize = 32;
 
 /// Pinned host memory mapped into the GPU's address space (`CU_MEMHOSTALLOC_DEVICEMAP`): kernels

@@ -16,8 +16,8 @@ const THREADS: u32 = WIDTH * THREAD_ROWS;
 /// Largest radius whose filter is held in registers.
 const REGISTER_RADIUS: u32 = 2;
 /// Blocks per SM the registers must allow (`__launch_bounds__(256, 3)`): left alone, LLVM's
-/// schedule keeps 114 registers live at V = 8, two blocks per SM, where nvcc's keeps 72, three
-/// (measured on the H200, run 2026-11-30-e; docs/perf-log.md).
+/// schedule keeps more registers live at V = 8 than nvcc's, two blocks per SM where nvcc's has
+/// three (measured on the H200: docs/perf-log.md, change 6).
 pub const BLOCKS_PER_SM: u32 = 3;
 
 shared_memory! {
@@ -63,7 +63,7 @@ impl Window<'_> {
     /// Input row `r` of the thread's window feeds every output in `outputs` it is a row of the
     /// window of: output o through filter row r - o. A function, not a closure, and always inlined: called
     /// 14 times written out, a closure was left out of line and its captures went through local
-    /// memory (256 bytes of stack at V = 8, 104 GB/s at 7×7; run 2026-11-30-j).
+    /// memory (256 bytes of stack at V = 8, and 7×7 far slower: docs/perf-log.md, change 8).
     ///
     /// # Safety
     /// r < V + 2R; the tile holds the window (see `strip_body`).

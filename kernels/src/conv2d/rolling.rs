@@ -13,10 +13,10 @@
 //! copied as zeros (the copies' source size). Rows whose length is not a multiple of 4 (or an
 //! unaligned image) take 4-byte copies, consecutive lanes on consecutive columns.
 //!
-//! Measured on the H200 (docs/perf-log.md, changes 33–37 and 79–81), V = 4: 80 % of the copy
-//! ceiling at 3×3 and 77 % at 5×5 on 8192² (154 instructions per row step at 5×5, 100 of them
-//! FMAs), short of warps with work ready rather than of issue slots or bandwidth; V = 8 (fewer
-//! warps) is slower at every profiled shape.
+//! Measured on the H200 (docs/perf-log.md, changes 33–37 and 79–81), V = 4 at 3×3 and 5×5 on
+//! 8192² (154 instructions per row step at 5×5, 100 of them FMAs) is short of warps with work
+//! ready rather than of issue slots or bandwidth; V = 8 (fewer warps) is slower at every profiled
+//! shape.
 
 use super::{Conv2d, MAX_RADIUS};
 use ptxkit::device::{
@@ -33,8 +33,8 @@ pub const WARPS: u32 = 4;
 const MAX_V: u32 = 8;
 /// Output rows per warp, at most: the band it walks down (the grid's rows of blocks split the height
 /// evenly). Its 2R rows of halo are read twice (by this band and the next), 6 % more reads at 5×5.
-/// Bands sized so that the grid fills whole waves measured 1–4 % slower (docs/perf-log.md,
-/// change 34), and taller bands that make the grid one wave no faster (change 81).
+/// Bands sized so that the grid fills whole waves measured slower (docs/perf-log.md, change 34),
+/// and taller bands that make the grid one wave no faster (change 81).
 pub const BAND: u32 = 64;
 /// Input rows in a warp's ring at V outputs per lane: one being read while the others travel.
 /// Eight at V = 4, a power of two, so that a row's slot is a mask, not a division (six, as first

@@ -51,7 +51,8 @@ pub fn bin(x: f32, lo: f32, hi: f32, scale: f32) -> Option<u32> {
     if x >= lo && x < hi {
         // Clamped in f32 first (NaN becomes 0), so that the conversion is one truncating F2I:
         // `as u32` would add the saturation Rust defines for every float (two compares and two
-        // selects per sample; run 2026-11-30 q's SASS), and this loop is instruction-bound.
+        // selects per sample in the SASS: docs/perf-log.md, change 18), and this loop is
+        // instruction-bound.
         let clamped = ((x - lo) * scale).max(0.0).min((BINS - 1) as f32);
         // SAFETY: clamped is finite and in [0, 255], which u32 represents.
         Some(unsafe { clamped.to_int_unchecked::<u32>() })

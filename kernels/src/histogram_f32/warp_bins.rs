@@ -34,8 +34,8 @@ kernel! {
         sync_threads();
         let s = scale(lo, hi);
         // A sample's bin is worked out in its atomic's branch (LLVM moves it there even when the
-        // four of a vector are worked out first, as in the CUDA C twin); within 1 % of the twin
-        // either way (docs/runs/2026-11-30-s).
+        // four of a vector are worked out first, as in the CUDA C twin); level with the twin
+        // either way (docs/perf-log.md, "Figures moved from code comments").
         let count = |x: f32| {
             if let Some(b) = bin(x, lo, hi, s) {
                 // SAFETY: mine = warp · BINS and b < BINS: inside the counts.

@@ -115,8 +115,8 @@ unsafe fn copy_step<const BM: u32, const BN: u32, const THREADS: u32>(
 /// in the registers); ptxas does not see them and interleaves the reads with the FFMAs freely.
 /// With `CORNERS` the fragments are read through windows at the thread's corners of the slices,
 /// at constant offsets (immediates in the loads: 31 fewer instructions per step); measured, that
-/// paid on the 128×64 tile (+2–4 %) and cost the 128×128 one 3–4 % (ptxas gave it 217 registers
-/// instead of 255) and the 128×256 one 0–1 % (runs 2026-12-01-bv and -bw).
+/// paid on the 128×64 tile and cost the 128×128 one (ptxas gave it fewer registers), and moved the
+/// 128×256 one little (docs/perf-log.md, change 97).
 #[inline(always)]
 fn multiply<const BN: u32, const RI: usize, const RJ: usize, const CORNERS: bool>(
     Slices { a: a_slice, b: b_slice }: Slices,
@@ -224,7 +224,8 @@ unsafe fn multistage<
 }
 
 /// Threads of the configurations: four warps at 128×128, eight at 128×256 (64×64 warp tiles), four
-/// at 128×64 (64×32 warp tiles, 8×8 outputs per lane: cuBLAS's tile at 1024³, run 2026-12-01-bs).
+/// at 128×64 (64×32 warp tiles, 8×8 outputs per lane: cuBLAS's tile at 1024³, docs/perf-log.md,
+/// change 94).
 const THREADS_128X128: u32 = threads(128, 128, 2, 4);
 const THREADS_128X256: u32 = threads(128, 256, 2, 4);
 const THREADS_128X64: u32 = threads(128, 64, 2, 2);

@@ -26,7 +26,8 @@ pub const TN: u32 = 8;
 pub const THREADS: u32 = (BM / TM) * (BN / TN);
 /// Words of padding per row of the transposed A slice (4 keeps its rows 16-byte aligned). An XOR
 /// swizzle of its 16-byte chunks (chunk c of row kk at c ^ kk) is conflict-free too, but its
-/// address arithmetic made `matmul_vectorized` 3.5–7 % slower (run 2026-12-01-cf).
+/// address arithmetic made `matmul_vectorized` slower on the 16-byte path (measured:
+/// docs/perf-log.md, "padding or a swizzle for the transposed A slice").
 const A_PAD: u32 = 4;
 
 shared_memory! {

@@ -8,7 +8,7 @@
 //! into C, then signals its tile's counter in `arrivals`; the blocks of the other runs wait for that
 //! signal and add theirs with `red.global.add.f32`; the last to arrive puts the counter back to
 //! zero for the next launch. (Zeroing C before each product, the driver's memset and its gap on
-//! the stream, had cost 1.7 µs of 79.5 at 1024³; docs/perf-log.md, change 95.) The wait cannot
+//! the stream, had a cost of its own at 1024³: docs/perf-log.md, change 95.) The wait cannot
 //! deadlock: run 0's blocks are the grid's first (z = 0), and the GPU starts blocks in order, so
 //! a waiting block's run 0 has started (CUB's decoupled look-back scan relies on the same
 //! order).
@@ -183,8 +183,8 @@ kernel! {
 /// Ways to split k for `problem` in BM×BN tiles when the device holds `resident_blocks` blocks at
 /// once: as many as one wave of them holds, no run of k shorter than [`MIN_RUN`], at least 1.
 /// One split more would start a second wave for a few blocks, each as long as the first wave's:
-/// rounding up (768 blocks for 660 places at 1024³ and on 8192×64×8192) cost 11–27 % against the
-/// twin, which holds six blocks per SM to our five (docs/perf-log.md, run 2026-12-01-bj).
+/// rounding up (768 blocks for 660 places at 1024³ and on 8192×64×8192) left us well behind the
+/// twin, which holds six blocks per SM to our five (measured: docs/perf-log.md, change 90).
 pub const fn splits_for(problem: &Matmul, (bm, bn): (u32, u32), resident_blocks: u32) -> u32 {
     let tiles = problem.m.div_ceil(bm) * problem.n.div_ceil(bn);
     let one_wave = resident_blocks / tiles;

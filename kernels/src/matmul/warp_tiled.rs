@@ -270,12 +270,12 @@ pub(super) fn multiply<const BN: u32, const RI: usize, const RJ: usize>(
 /// `acc += column × row`: one k's fragments of A (4·RI rows) and B (4·RJ columns) into this
 /// lane's blocks. One element of A against all 4·RJ of B before the next: ptxas keeps this order,
 /// marks the A operand for reuse, and the last shared load of a k is first needed 32 FFMA in.
-/// Block by block (A0×B0, A0×B1, …) it reordered the FFMAs so that the fifth waited on that load:
-/// 7 % slower at 4096³ (38.0 against 40.9 TFLOP/s, runs r and t).
+/// Block by block (A0×B0, A0×B1, …) it reordered the FFMAs so that the fifth waited on that load,
+/// and ran slower at 4096³ (measured: docs/perf-log.md, change 28).
 ///
 /// `SERPENTINE` walks B backwards on every other element of A, so that each change of A reuses
 /// the B operand just read. ptxas then allocates and schedules the multistage loop differently:
-/// 2.4–4.5 % faster there, 2.2–3.2 % slower in the two-stage warp tiles (run 2026-12-01-ca).
+/// faster there, slower in the two-stage warp tiles (measured: docs/perf-log.md, change 98).
 #[inline(always)]
 pub(super) fn outer_product<const RI: usize, const RJ: usize, const SERPENTINE: bool>(
     column: [Float4; RI],
@@ -398,13 +398,13 @@ fn pipeline<const BN: u32, const RI: usize, const RJ: usize, T>(
 /// multiples of 4, A and B 16-byte aligned), overlapping the products; 4-byte ones elsewhere,
 /// overlapping them too where `OVERLAP_SCALARS`, else staged between two steps' products.
 ///
-/// Why both forms (runs 2026-12-01-bn and -bo, the forms' PTX side by side in one process):
-/// overlapping the 4-byte path takes a second loop, one per path, and with it ptxas scheduled the
-/// wide 128×128 tile's 16-byte loop 7 % slower at 8192³ (39.6 against 42.7 TFLOP/s), while the
-/// other tiles ran within −2 to +2 % and every tile 4–23 % faster at 4097×3073×2049. So the wide
-/// 128×128 keeps the staged 4-byte path (the host never takes it for odd shapes) and the others
-/// overlap it. The schedules move by a few per cent with small changes to the PTX: measure a
-/// change to this function on every tile (docs/perf-log.md, runs bm–bq).
+/// Why both forms (the forms' PTX side by side in one process: docs/perf-log.md, change 91, and
+/// "Figures moved from code comments"): overlapping the 4-byte path takes a second loop, one per
+/// path, and with it ptxas scheduled the wide 128×128 tile's 16-byte loop slower at 8192³, while
+/// the other tiles ran level there and every tile faster at 4097×3073×2049. So the wide 128×128
+/// keeps the staged 4-byte path (the host never takes it for odd shapes) and the others overlap
+/// it. The schedules move by a few per cent with small changes to the PTX: measure a change to
+/// this function on every tile (docs/perf-log.md, changes 91–93).
 ///
 /// # Safety
 /// `a`, `b` hold m·k and k·n elements; the block has `THREADS` = [`threads`]`(BM, BN, RI, RJ)`

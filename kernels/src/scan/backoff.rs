@@ -3,8 +3,8 @@
 //! warps can be re-reading 32 statuses each through the L2 that the scan's own data streams
 //! through. Here a warp that finds a window incomplete sleeps for about [`BACKOFF_NS`]
 //! (`nanosleep`) before it reads again, as CUB's look-back does with its delay between polls.
-//! (A window twice as wide, two reads per lane, ran 3–4 % slower, runs v and w: what the walk
-//! costs may be the polling traffic rather than its round trips.)
+//! (A window twice as wide, two reads per lane, ran slower: docs/perf-log.md, change 32. What the
+//! walk costs may be the polling traffic rather than its round trips.)
 
 use super::look_back::{BLOCKS_PER_SM, Scratch, look_back_body};
 use super::look_back_warp::WholeWarp;

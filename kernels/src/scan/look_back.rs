@@ -27,8 +27,8 @@ const _: () = assert!(TILE == PER_THREAD * THREADS);
 
 /// The grid of a look-back kernel with a tile per block: a block per tile to scan, and in phase
 /// [`RESET`] a thread per status word and one for the ticket (a block per tile there, its thread 0
-/// alone working, took 42 µs of the 827 at 2^28, where CUB's init kernel takes 2.4: run
-/// 2026-12-01-t).
+/// alone working, took a large share of the scan at 2^28, far longer than CUB's init kernel:
+/// docs/perf-log.md, change 74).
 pub const fn look_back_grid<T>(p: &Scan<T>) -> Dim3 {
     let tiles = p.n.div_ceil(TILE);
     Dim3::x(if p.phase == RESET {
@@ -41,8 +41,8 @@ pub const fn look_back_grid<T>(p: &Scan<T>) -> Dim3 {
 /// Blocks per SM the registers of the look-back kernels (this rung's, the warp walk's and the
 /// ordered one's, f32 and i32) must allow: four, at 64 registers, with 32 elements per thread (the
 /// twins say the same to nvcc). With 16 per thread the bound was six blocks at 40 registers; 32 per
-/// thread at four blocks ran 1.11–1.32× faster at every size from 2^22 (change 75, run
-/// 2026-12-01-w).
+/// thread at four blocks ran faster at every size from 2^22 (measured: docs/perf-log.md, change
+/// 75).
 pub(super) const BLOCKS_PER_SM: u32 = 4;
 
 shared_memory! {

@@ -15,7 +15,7 @@
 //! in. A block holds one tile besides the one it scans, taken when that one was already read, so
 //! tickets follow the order in which blocks go on. (The first form took two tickets at once: tile
 //! 2b's look-back then waited on tile 2b − 1, another block's second tile, queued behind its
-//! first, and so on down a chain through every block: 181 GB/s at 2^28, run t.)
+//! first, and so on down a chain through every block: docs/perf-log.md, changes 24 and 26.)
 
 use super::look_back::Walk;
 use super::look_back_warp::WholeWarp;

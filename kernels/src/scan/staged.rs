@@ -10,8 +10,8 @@
 //! [`super::warp_shuffle`]), so its own `cp.async.wait_group` orders them: no barrier guards the
 //! tile. Tiles in block order, as [`super::ordered`].
 //!
-//! 1.04–1.18× CUB's `DeviceScan` at every size from 2^22 to 2^30, 79 % of the copy ceiling at
-//! 2^28, where the same scan with the tile in registers ran 0.97× (run 2026-12-01-az).
+//! Ahead of CUB's `DeviceScan` at every size from 2^22 to 2^30, where the same scan with the tile
+//! in registers trailed it at 2^28 (measured: docs/perf-log.md, change 85).
 
 use super::look_back::{Walk, look_back_grid, reset, status_words};
 use super::look_back_warp::WholeWarp;

@@ -2,9 +2,9 @@
 //! registers, the runs' totals are scanned with shuffles inside each warp, and only the eight warp
 //! totals go through shared memory: two barriers per tile instead of one per step, and 32 elements
 //! of work per thread per barrier. Eight 16-byte loads per thread are in flight at once (with two,
-//! the single-pass scans waited on memory: 47 % of copy speed, run 2026-11-30 o; with four, the
-//! look-back scans' warps spent 64 % of their stalls waiting at the barrier for warp 0's look-back,
-//! run 2026-12-01-t, which eight runs halve per element: change 75).
+//! the single-pass scans waited on memory: docs/perf-log.md, change 15; with four, the look-back
+//! scans' warps spent most of their stalls waiting at the barrier for warp 0's look-back, which
+//! eight runs halve per element: change 75).
 //!
 //! The runs are striped across the warp: lane l's run c is the 4 elements at 128·c + 4·l of the
 //! warp's 1024, so each 16-byte load or store of the warp covers 512 contiguous bytes. (Eight

@@ -51,7 +51,7 @@ pub(super) unsafe fn row_in_registers<const V: u32>(
 ) {
     // Tested once, here: each path is its own copy of the body, so the vector one carries none
     // of the scalar path's per-element `c < cols` predicates (kept live to the stores, they cost
-    // registers and bit-packing instructions; run 2026-11-30 r's SASS).
+    // registers and bit-packing instructions in the SASS: docs/perf-log.md, change 25).
     let vector = cols.is_multiple_of(4) && is_aligned4(src) && is_aligned4(dst);
     // SAFETY: forwarded; the vector path is taken only with both pointers 16-byte aligned and
     // cols a multiple of 4.

@@ -4,8 +4,8 @@
 //! once; what the SM does not overlap is the reduction between the loads and the stores.
 //! [`KERNEL_512`] (512 threads, rows up to 16384) keeps the same 32 elements per thread, so two
 //! rows share an SM and one's loads overlap the other's reductions: at 16384 columns the 1024-thread
-//! block held only 16 elements per thread and one row per SM (73 % of the copy, run t). Longer rows
-//! are read twice, as in the online rung. The register rung's body
+//! block held only 16 elements per thread and one row per SM (docs/perf-log.md, change 27). Longer
+//! rows are read twice, as in the online rung. The register rung's body
 //! ([`super::registers::row_in_registers`]) with 8 vectors per thread. (512 threads with 16
 //! vectors each spilled at their 128 registers.)
 

@@ -1,7 +1,7 @@
 //! Peeled transpose: the 64×64 padded tile with 16-byte global accesses on any shape. Where rows
 //! and cols are not multiples of 4, each row of the input (and of the output) starts at its own
 //! offset from a 16-byte boundary, and the vectorised kernel falls back to one float at a time
-//! (63 % of the copy ceiling at 8191×4097, docs/perf-log.md). Here each tile row is read as the
+//! (measured at 8191×4097: docs/perf-log.md, change 39). Here each tile row is read as the
 //! 16-byte aligned chunks that cover it, 17 instead of 16, the floats outside the tile dropped;
 //! each output row is written as aligned chunks too, the two at its ends, which the neighbouring
 //! tiles share, one float at a time (the loop's peeled head and tail).

@@ -2,8 +2,8 @@
 //!
 //! In [`super::peeled`] a block writes output row `o` from tile row 0, which starts wherever
 //! `o · rows` falls: the chunks at both ends are shared with the neighbouring blocks and written one
-//! float at a time, so that at 8191×4097 every warp runs a scalar path beside its 16-byte one (65 %
-//! of the copy ceiling, docs/perf-log.md). Here the block's part of output row `o` starts at the
+//! float at a time, so that at 8191×4097 every warp runs a scalar path beside its 16-byte one
+//! (measured: docs/perf-log.md, change 84). Here the block's part of output row `o` starts at the
 //! 16-byte boundary at or below its first element, up to 3 input rows earlier; the next block's
 //! part starts 64 rows later, at a boundary too. So every block writes 16 whole aligned chunks per
 //! output row, and stages 67 input rows (its 64 and the 3 before), each as the 17 aligned chunks
@@ -11,9 +11,9 @@
 //! matrix's edges test each element; the others run straight through (one test per block,
 //! uniform, so every thread reaches the barrier).
 //!
-//! At 8191×4097, 4097×8191 and 12345×6789 this runs at 70–71 % of the copy ceiling, against
-//! 61–65 % for the tiled and peeled kernels there (run 2026-12-01-ay); `ncu` finds the L2 at 86 %
-//! of its peak, its sectors 13 % above an aligned shape's (docs/perf-log.md, runs -av to -ay).
+//! At 8191×4097, 4097×8191 and 12345×6789 this runs ahead of the tiled and peeled kernels; `ncu`
+//! finds the L2 near its peak, its sectors above an aligned shape's (measured: docs/perf-log.md,
+//! change 84 and "the transposes as committed").
 
 use super::{Transpose, misalignment};
 use ptxkit::device::{
@@ -77,10 +77,10 @@ fn column_chunk(tile: SharedMatrix<f32>, s: u32, c: u32, shift: impl Fn(u32) -> 
 /// Output item `i` of the block: tile column `c` (output row), chunk `k` of its part. Lanes 0–15
 /// of a warp take the 16 chunks of one output row, lanes 16–31 those of the next.
 ///
-/// For every i < 1024 this is (i / 16, i % 16); written this way (the form of the tile-generic
-/// kernel of runs aw and ax), ptxas issues the first two input loads about 20 instructions into
-/// `interior` instead of all five after every address, and the kernel runs 1.3–4.9 % faster at
-/// 8191×4097, 4097×8191 and 12345×6789, 0.7–1 % slower at 8192×4096 (run 2026-12-02-a).
+/// For every i < 1024 this is (i / 16, i % 16); written this way (the form of the earlier
+/// tile-generic kernel), ptxas issues the first two input loads about 20 instructions into
+/// `interior` instead of all five after every address, and the kernel runs faster at 8191×4097,
+/// 4097×8191 and 12345×6789, slightly slower at 8192×4096 (measured: docs/perf-log.md, change 99).
 #[inline(always)]
 fn output_item(i: u32) -> (u32, u32) {
     (

@@ -1,8 +1,8 @@
 //! `out = a + b` in 16-byte accesses: each thread adds [`QUADS`] float4s of each array, a block
 //! apart (every warp's accesses contiguous), all loads issued before any add. A quarter of the seed
 //! kernel's instructions per byte and four times the bytes in flight per load; the seed's one
-//! element per thread keeps too few bytes in flight to reach the copy ceiling on an H200 (3.4 of
-//! PyTorch's 4.3 TB/s, run 2026-11-30-ag). The last n mod 4 elements go to the grid's first
+//! element per thread keeps too few bytes in flight to reach the copy ceiling on an H200
+//! (measured: docs/perf-log.md, change 47). The last n mod 4 elements go to the grid's first
 //! threads; arrays not 16-byte aligned are added one element at a time.
 
 use crate::elementwise::Elementwise;

@@ -130,7 +130,7 @@ impl FamilyDemo for AttentionDemo {
             (true, false) => "attention_causal_flash",
         };
         let why = if sm90a {
-            "a TMA producer warpgroup, setmaxnreg and ping-pong: 638 TFLOP/s at b8 h16 s4096 d128 (run 2026-11-30-be)"
+            "a TMA producer warpgroup, setmaxnreg and ping-pong"
         } else {
             "FlashAttention-2's order on mma.sync: the fastest rung without sm_90a's PTX"
         };

@@ -17,13 +17,13 @@ pub const MIN_RESIDENT_BLOCKS: u32 = 2;
 /// How busy a larger tile's grid must keep the GPU's block slots over its waves ([`wave_fill`]):
 /// below it the last, partial wave (or a grid short of one) leaves SMs idle too long. (The seed's
 /// "two full waves" preferred 64×64 over 128×128 matmul tiles at 2048³, where 128×128's 0.97 of
-/// one wave ran 1.21× faster, run t.)
+/// one wave ran faster: docs/perf-log.md, change 31.)
 pub const MIN_WAVE_FILL: f64 = 0.75;
 /// Blocks per SM below which every unsplit tile's grid gives way to a configuration that splits
 /// the reduction across more blocks. On the H200, at 0.97 blocks per SM (8192×64×8192 in 64×64
-/// tiles) split-k ran 1.9× faster (run 2026-11-30-x); at 1.94 (1024³ in 64×64 tiles), once
-/// split-k had 64×128 tiles and filled one wave, 1.07× faster (0.0859 against 0.0922 ms, run
-/// 2026-12-01-bq; with 64×64 tiles and a second wave it had been 1.24× slower, run x). At 7.8
+/// tiles) split-k ran faster (docs/perf-log.md, change 30); at 1.94 (1024³ in 64×64 tiles), once
+/// split-k had 64×128 tiles and filled one wave, faster too (with 64×64 tiles and a second wave
+/// it had been slower: change 30; the 64×128 figure: "Figures moved from code comments"). At 7.8
 /// (2048³) no split pays.
 pub const MIN_UNSPLIT_BLOCKS_PER_SM: f64 = 2.0;
 
@@ -41,8 +41,8 @@ pub struct Choice {
 /// elsewhere the occupancy rule ([`by_occupancy`]). Where the profile has not timed some
 /// configurations there (it was made before they were added), the rule decides whether to take one
 /// of those, which the profile cannot judge (at 256×256×65536 the fastest it timed, the 64×64 tile,
-/// ran 1.7 TFLOP/s, split-k 24.5, run 2026-11-30-x); where the rule takes a timed one, the profile
-/// picks among the timed ones.
+/// ran far slower than split-k: docs/perf-log.md, change 30); where the rule takes a timed one, the
+/// profile picks among the timed ones.
 pub fn choose(gpu: &Gpu, family: &dyn FamilyDemo, size: Size) -> Result<Option<Choice>> {
     let kernels = family.kernels();
     let configurations = configurations(family, size);
@@ -237,8 +237,8 @@ pub fn pick(options: &[Candidate]) -> (usize, String) {
             format!("{rule}, the largest tile whose waves keep at least {MIN_WAVE_FILL} of the block slots busy"),
         ),
         // No tile fills the device well: the one with the most blocks, which spreads the work over
-        // the most SMs. (Most *waves* favoured a large tile with few resident blocks: 1.7× slower
-        // than the smallest on 8192×64×8192 matmuls, run t.)
+        // the most SMs. (Most *waves* favoured a large tile with few resident blocks, slower than
+        // the smallest on 8192×64×8192 matmuls: docs/perf-log.md, change 24.)
         None => {
             let &(i, _) = pool
                 .iter()
@@ -274,7 +274,7 @@ mod tests {
     const SMS: u32 = 132;
 
     /// The warp-tiled configurations at `[m, n, k]` (64×64, 128×64, 128×128: 5, 4 and 2 blocks per
-    /// SM on the H200, run t), then, `with_split`, split-k's three configurations split as the
+    /// SM on the H200), then, `with_split`, split-k's three configurations split as the
     /// host splits them ([`SPLITS`]).
     fn matmul_options(shape: [usize; 3], with_split: bool) -> Vec<Candidate> {
         let tiles = [
@@ -286,7 +286,7 @@ mod tests {
     }
 
     /// Split-k's configurations in the host's order (64×64, 128×64, 64×128) and the blocks per SM
-    /// the H200 holds of each (81, 120 and 117 registers, run 2026-12-01-bq's PTX).
+    /// the H200 holds of each (by their registers: docs/perf-log.md, change 92).
     const SPLITS: [(Kernel<Matmul>, u32); 3] = [
         (split_k::KERNEL, 5),
         (split_k::KERNEL_128X64, 4),
@@ -322,9 +322,9 @@ mod tests {
             .collect()
     }
 
-    /// Run t's ten matmul shapes and the warp-tiled configuration it measured fastest at each (0:
-    /// 64×64, 1: 128×64, 2: 128×128); at 4097×3073×2049 the 128×128 tile is within 3 % of the
-    /// fastest.
+    /// The H200's autotune of ten matmul shapes (docs/perf-log.md, change 24) and the warp-tiled
+    /// configuration it measured fastest at each (0: 64×64, 1: 128×64, 2: 128×128); at
+    /// 4097×3073×2049 the 128×128 tile is close to the fastest (change 31).
     const RUN_T: [([usize; 3], usize); 10] = [
         ([1024, 1024, 1024], 0),
         ([2048, 2048, 2048], 2),
@@ -347,9 +347,9 @@ mod tests {
 
     #[test]
     fn split_k_is_taken_only_where_the_unsplit_tiles_leave_sms_with_fewer_than_two_blocks() {
-        // Run 2026-12-01-bq: split-k 1.07× the 64×64 tile at 1024³ (1.94 blocks per SM) and
-        // 2.6–21× the fastest tile on the skinny shapes (0.97 per SM and fewer); at 2048³ (7.8
-        // per SM) the 128×128 tile 1.10× the fastest split one.
+        // In the H200's medians (`RUN_BQ`): split-k ahead of the 64×64 tile at 1024³ (1.94 blocks
+        // per SM) and far ahead of the fastest tile on the skinny shapes (0.97 per SM and fewer);
+        // at 2048³ (7.8 per SM) the 128×128 tile ahead of the fastest split one.
         for (shape, fastest) in RUN_T {
             let split = [
                 [256, 256, 65_536],
@@ -373,7 +373,7 @@ mod tests {
         for (shape, expected) in [
             ([8192, 64, 8192], 4),
             ([64, 8192, 8192], 5),
-            // Equal tiles: the later one (run bq: 0.2308 against 0.2392 ms).
+            // Equal tiles: the later one, also the faster in `RUN_BQ`.
             ([256, 256, 65_536], 5),
             ([1024, 1024, 1024], 5),
         ] {
@@ -420,9 +420,9 @@ mod tests {
         assert!(pick(&options).1.contains("no tile lets"));
     }
 
-    /// Run 2026-12-01-bq's `host autotune` medians (ms) in the host's configuration order: 64×64,
-    /// 128×64, 128×128 wide, 128×128, 128×256 wide (5, 4, 2, 2 and 1 blocks per SM), then split-k's
-    /// 64×64, 128×64 and 64×128 ([`SPLITS`]).
+    /// `host autotune` medians (ms) on the H200 after changes 91–93 (docs/perf-log.md), in the
+    /// host's configuration order: 64×64, 128×64, 128×128 wide, 128×128, 128×256 wide (5, 4, 2, 2
+    /// and 1 blocks per SM), then split-k's 64×64, 128×64 and 64×128 ([`SPLITS`]).
     const RUN_BQ: [([usize; 3], [f64; 8]); 10] = [
         (
             [1024, 1024, 1024],
@@ -492,10 +492,10 @@ mod tests {
         );
     }
 
-    /// Run 2026-12-01-cb's `host autotune` medians (ms) in the host's configuration order, the
-    /// multistage tiles (serpentine order, change 98) among them: 64×64, 128×64, multistage
-    /// 128×64, 128×128 wide, 128×128, multistage 128×128, 128×256 wide, multistage 128×256 (5, 4,
-    /// 3, 2, 2, 2, 1 and 1 blocks per SM), then split-k's ([`SPLITS`]).
+    /// `host autotune` medians (ms) on the H200 after change 98 (docs/perf-log.md), in the host's
+    /// configuration order, the multistage tiles (serpentine order) among them: 64×64, 128×64,
+    /// multistage 128×64, 128×128 wide, 128×128, multistage 128×128, 128×256 wide, multistage
+    /// 128×256 (5, 4, 3, 2, 2, 2, 1 and 1 blocks per SM), then split-k's ([`SPLITS`]).
     const RUN_CB: [([usize; 3], [f64; 11]); 10] = [
         (
             [1024, 1024, 1024],
@@ -572,12 +572,12 @@ mod tests {
             (multistage::KERNEL_128X256, 1),
         ];
         for (shape, medians) in RUN_CB {
-            // At 1024³ the rule's split-k (64×128) runs 1.14× multistage 128×64's time, and at
-            // 4097×3073×2049 its multistage 128×128 1.06×: the 128×64 tile leaves SMs without a
+            // At 1024³ the rule's split-k (64×128) is slower than multistage 128×64, and at
+            // 4097×3073×2049 its multistage 128×128 too: the 128×64 tile leaves SMs without a
             // block at 1024³ (128 blocks) and has the longer tail of waves at the odd shape, yet is
             // the fastest at both; the H200's profile knows it, the rule does not. Elsewhere the
             // multistage 128×128 tile it takes trails the 128×256 one (one block per SM, which the
-            // rule does not take) by 4–5 %.
+            // rule does not take), within the bound.
             let bound = match shape {
                 [1024, 1024, 1024] => 1.15,
                 [4097, 3073, 2049] => 1.07,

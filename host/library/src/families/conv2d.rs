@@ -109,8 +109,8 @@ impl FamilyDemo for Conv2dDemo {
     }
 
     /// The fastest algorithm's two widths: rolling rows with 4 or 8 outputs per lane. (The
-    /// blocked kernels' V = 4 and V = 8 were the choice until rolling rows, 1.5–3.6× faster,
-    /// landed: docs/perf-log.md, changes 8 and 33.)
+    /// blocked kernels' V = 4 and V = 8 were the choice until the faster rolling rows landed:
+    /// docs/perf-log.md, changes 8 and 33.)
     fn configurations(&self) -> &'static [&'static str] {
         const WIDTHS: [&str; 2] = [
             kernels::conv2d::rolling::KERNEL_V4.entry(),

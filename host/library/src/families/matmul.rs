@@ -152,7 +152,7 @@ impl FamilyDemo for MatmulDemo {
         Some(if sm90a {
             Rung {
                 entry: "matmul_tc_wgmma",
-                why: "the roles-swapped wgmma with TMA on a persistent grid: 91.6 % of cuBLAS's TF32 at 8192³ (run 2026-12-01-c)",
+                why: "the roles-swapped wgmma with TMA on a persistent grid",
             }
         } else {
             Rung {
@@ -219,10 +219,10 @@ impl FamilyDemo for MatmulDemo {
     /// The warp-tiled and multistage tiles, smallest first (of one size, the multistage one
     /// last), then split-k's (k split across the grid). Among tiles that let two blocks reside
     /// the occupancy rule takes the last that fills the GPU: at large shapes multistage's
-    /// 128×128, 1.06× the warp-tiled 128×128 tile at 4096³ and 8192³ (run 2026-12-01-bv), 1.13×
-    /// at 4097×3073×2049 (1.447 ms in run bv, 1.631 ms in run bq). Multistage's 128×256, the fastest at 4096³ and 8192³
-    /// (0.90–0.91× cuBLAS), lets one block reside: a profile takes it, the rule does not. The
-    /// rule takes split-k only where the tiles leave SMs without a block
+    /// 128×128, faster than the warp-tiled 128×128 tile at 4096³, 8192³ and 4097×3073×2049
+    /// (docs/perf-log.md, change 96, and "Figures moved from code comments"). Multistage's
+    /// 128×256, the fastest at 4096³ and 8192³, lets one block reside: a profile takes it, the
+    /// rule does not. The rule takes split-k only where the tiles leave SMs without a block
     /// ([`super::choice::MIN_UNSPLIT_BLOCKS_PER_SM`]); a profile may know better.
     fn configurations(&self) -> &'static [&'static str] {
         if !self.is_f32() {

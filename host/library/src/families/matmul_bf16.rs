@@ -104,7 +104,7 @@ impl FamilyDemo for MatmulBf16Demo {
         Some(if sm90a {
             Rung {
                 entry: "matmul_bf16_persistent",
-                why: "TMA and wgmma on a persistent grid: 93.5 % of cuBLAS at 8192³ (run 2026-11-30-au)",
+                why: "TMA and wgmma on a persistent grid",
             }
         } else {
             Rung {

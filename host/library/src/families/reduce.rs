@@ -299,7 +299,7 @@ impl FamilyDemo for ReduceDemo {
     fn fastest_rung(&self, _sm90a: bool, _size: Size) -> Option<Rung> {
         Some(Rung {
             entry: "reduce_one_pass",
-            why: "one launch, the last block adding the partial sums: level with CUB (run 2026-11-30-l)",
+            why: "one launch, the last block adding the partial sums: level with CUB",
         })
     }
 

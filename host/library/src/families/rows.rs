@@ -76,12 +76,13 @@ const EDGE_SHAPES: [[usize; 2]; 10] = [
 ];
 
 impl FamilyDemo for RowDemo {
-    /// A warp per row ahead of a block per row up to 1024 columns, the longest measured (run
-    /// 2026-11-30-n); a block per row for long rows, which are few and need the threads.
+    /// A warp per row ahead of a block per row up to 1024 columns, the longest measured
+    /// (docs/perf-log.md, change 14); a block per row for long rows, which are few and need the
+    /// threads.
     fn fastest_rung(&self, _sm90a: bool, size: Size) -> Option<Rung> {
         let warp = size.0[1] <= 4096;
         let why = if warp {
-            "a warp per row: ahead of a block per row up to 1024 columns (run 2026-11-30-n)"
+            "a warp per row: ahead of a block per row up to 1024 columns"
         } else {
             "a block per row: long rows are few and need the threads"
         };

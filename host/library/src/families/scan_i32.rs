@@ -51,7 +51,7 @@ impl FamilyDemo for ScanI32Demo {
     fn fastest_rung(&self, _sm90a: bool, _size: Size) -> Option<Rung> {
         Some(Rung {
             entry: "scan_look_back_staged_i32",
-            why: "the f32 family's fastest rung on i32: the look-back scan with its tile staged in shared memory (run 2026-12-01-ba)",
+            why: "the f32 family's fastest rung on i32: the look-back scan with its tile staged in shared memory",
         })
     }
 

@@ -107,23 +107,23 @@ const EDGE_SHAPES: [[usize; 2]; 18] = [
 
 impl FamilyDemo for SoftmaxDemo {
     /// Rows in one warp's or one block's registers up to the block's columns, then 512-thread
-    /// blocks, then 1024 (runs 2026-11-30-r, -t and -u).
+    /// blocks, then 1024 (measured: docs/perf-log.md, changes 16, 21 and 27).
     fn fastest_rung(&self, _sm90a: bool, size: Size) -> Option<Rung> {
         let cols = size.0[1];
         Some(if cols <= kernels::softmax::registers::BLOCK_COLS as usize {
             Rung {
                 entry: "softmax_registers",
-                why: "a row in registers, read once: the fastest up to the block's columns (runs 2026-11-30-r to -u)",
+                why: "a row in registers, read once: the fastest up to the block's columns",
             }
         } else if cols <= kernels::softmax::wide::WIDE_512_COLS as usize {
             Rung {
                 entry: "softmax_wide_512",
-                why: "512-thread blocks: the fastest for rows past a block's registers (runs 2026-11-30-r to -u)",
+                why: "512-thread blocks: the fastest for rows past a block's registers",
             }
         } else {
             Rung {
                 entry: "softmax_wide",
-                why: "1024-thread blocks: the fastest for the longest rows (runs 2026-11-30-r to -u)",
+                why: "1024-thread blocks: the fastest for the longest rows",
             }
         })
     }

@@ -4,7 +4,7 @@
 //! **How it runs.** A launch starts one worker per core (at most one per block). Each worker takes
 //! blocks in order from a shared counter and runs each block's threads as stackful coroutines on its
 //! own OS thread: thread 0 runs until it reaches a barrier, a warp-level call or its end, then thread
-//! 1, and so on; when every thread waits, the barrier opens (see [`block`] for the rules). A barrier
+//! 1, and so on; when every thread waits, the barrier opens (see `block.rs` for the rules). A barrier
 //! costs a switch per thread, not a wake-up of every OS thread.
 //!
 //! **What it checks**, failing the launch with the kernel, block, thread(s), the shared-memory
