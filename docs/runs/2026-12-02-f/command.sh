@@ -1,0 +1,4 @@
+#!/usr/bin/env bash
+# Run f (2026-12-02), after run e: the eight cases of run e outside 1 % again, twice each, 50 timed
+# runs, with run e's bundle and before-split PTX (Rust/CUDA C = after the split / before it).
+b=target/gpu-bundle; export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}; bash $b/run.sh /tmp/u unpack; mkdir -p /tmp/ab; cp target/ab-carry/before-split.ptx /tmp/ab/; for round in 1 2; do for c in "1024 1024 1024 warp_tiled_64x64" "1024 1024 1024 split_k_128x64" "4096 4096 4096 warp_tiled_128x128_wide" "8192 8192 8192 warp_tiled_64x64" "8192 64 8192 warp_tiled_128x256_wide" "64 8192 8192 warp_tiled_128x256_wide" "256 256 65536 warp_tiled_128x256_wide" "4097 3073 2049 warp_tiled"; do set -- $c; timeout 60 $b/host --backend gpu --cuda-c /tmp/ab --runs 50 matmul --m $1 --n $2 --k $3 --variant $4 2>&1 | grep "Rust/CUDA C" | sed "s/^/round $round: /"; done; done
