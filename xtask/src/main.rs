@@ -4,6 +4,7 @@ mod bundle;
 mod new;
 mod plots;
 mod report;
+mod run_view;
 mod tools;
 mod twins;
 mod wheel;

@@ -60,16 +60,16 @@ pub enum Plot {
 impl Plot {
     /// The plots this run has something to draw for.
     pub fn all(run: &BenchRun) -> Vec<Plot> {
-        let candidates = crate::report::families(run, Bound::Compute)
+        let candidates = crate::run_view::families(run, Bound::Compute)
             .into_iter()
             .map(Plot::Compute)
             .chain(
-                crate::report::families(run, Bound::Compute)
+                crate::run_view::families(run, Bound::Compute)
                     .into_iter()
                     .map(Plot::Ladder),
             )
             .chain(
-                crate::report::families(run, Bound::Memory)
+                crate::run_view::families(run, Bound::Memory)
                     .into_iter()
                     .map(Plot::Memory),
             )
@@ -92,7 +92,7 @@ impl Plot {
         match self {
             Plot::Compute(family) => format!(
                 "{} TFLOP/s against {}, with the library as the ceiling",
-                crate::report::text(family),
+                crate::run_view::text(family),
                 if square(run, family).next().is_some() {
                     "matrix side"
                 } else {
@@ -101,7 +101,7 @@ impl Plot {
             ),
             Plot::Memory(family) => format!(
                 "{} GB/s against {}, with the copy bandwidth as the ceiling",
-                crate::report::text(family),
+                crate::run_view::text(family),
                 if memory_cases(run, family).any(|c| filter_side(&c.size).is_some()) {
                     "the filter side"
                 } else {
@@ -112,7 +112,7 @@ impl Plot {
             Plot::Ratios => "Rust over CUDA C rate per kernel and size".into(),
             Plot::Ladder(family) => format!(
                 "{} kernels as a ladder: each one's Rust rate as a percentage of the library's, per shape",
-                crate::report::text(family)
+                crate::run_view::text(family)
             ),
         }
     }
@@ -738,7 +738,7 @@ struct Bar {
 
 /// Every kernel and size measured both ways, in the README table's order.
 fn ratio_bars(run: &BenchRun) -> Vec<Bar> {
-    crate::report::ratios(run)
+    crate::run_view::ratios(run)
         .into_iter()
         .filter(|(_, ratio)| ratio.is_finite())
         .take(MAX_BARS)
@@ -894,7 +894,7 @@ fn rated_rust<'a>(run: &'a BenchRun, family: &'a str) -> impl Iterator<Item = (&
     of_bound(run, Bound::Compute)
         .filter(move |c| c.family == family && c.source == Some(Source::Rust))
         .filter_map(move |c| {
-            let percent = c.percent_of_ceiling.or_else(|| crate::report::of_library(run, c))?;
+            let percent = c.percent_of_ceiling.or_else(|| crate::run_view::of_library(run, c))?;
             percent.is_finite().then_some((c, percent))
         })
 }

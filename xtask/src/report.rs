@@ -6,6 +6,7 @@
 //! exist are they moved into place, so a failed report leaves the old one whole.
 
 use crate::plots::{self, Plot};
+use crate::run_view::{MULTI_GPU, families, kernel_rank, of_library, ratios, text};
 use indicatif::{ProgressBar, ProgressStyle};
 use kernels::bench_results::{BankReading, BenchCase, BenchRun, Bound, Source, TorchRun};
 use std::fmt::Write as _;
@@ -42,11 +43,6 @@ impl Step {
 
 /// The PyTorch benchmark's name in the report's folder.
 const TORCH_FILE: &str = "torch-ops.json";
-
-/// The benches' family of several-GPU scenarios: its rows mix copies and products, each rated
-/// against a ceiling of its own run (the copy engine, one GPU), so it gets a table of its own
-/// rather than the families' plots.
-const MULTI_GPU: &str = "multi_gpu";
 
 /// Reads `input` (and `torch`, the PyTorch extension's benchmark, when given) and writes the
 /// report into `out`; returns the files written.
@@ -235,18 +231,6 @@ fn torch_section(md: &mut String, torch: &TorchRun) {
     md.push('\n');
 }
 
-/// The families of one bound, in the order the run measured them (the several-GPU scenarios
-/// apart: they have their own section).
-pub fn families(run: &BenchRun, bound: Bound) -> Vec<String> {
-    let mut families: Vec<String> = Vec::new();
-    for case in run.cases.iter().filter(|c| c.bound == bound && c.family != MULTI_GPU) {
-        if !families.contains(&case.family) {
-            families.push(case.family.clone());
-        }
-    }
-    families
-}
-
 fn compute_section(md: &mut String, run: &BenchRun, family: &str) {
     let _ = writeln!(md, "## {}\n", text(family));
     let cases = sorted(run, |c| c.bound == Bound::Compute && c.family == family);
@@ -275,15 +259,6 @@ fn compute_section(md: &mut String, run: &BenchRun, family: &str) {
         );
     }
     md.push('\n');
-}
-
-/// A compute-bound case's rate as a percentage of the library's on the same shape in the run,
-/// where the benches did not set it (baselines merged from PyTorch's anchors).
-pub(crate) fn of_library(run: &BenchRun, case: &BenchCase) -> Option<f64> {
-    run.cases
-        .iter()
-        .find(|l| l.source.is_none() && l.bound == Bound::Compute && l.family == case.family && l.size == case.size)
-        .map(|library| 100.0 * case.rate / library.rate)
 }
 
 fn memory_section(md: &mut String, run: &BenchRun) {
@@ -507,11 +482,6 @@ fn embed(md: &mut String, run: &BenchRun, plot: &Plot) {
     };
 }
 
-/// The first index at which `kernel` appears in the run: tables and plots keep the benches' order.
-pub fn kernel_rank(run: &BenchRun, kernel: &str) -> usize {
-    run.cases.iter().position(|c| c.kernel == kernel).unwrap_or(usize::MAX)
-}
-
 /// Where a source sorts: libraries (the ceilings) first, then Rust, then CUDA C.
 fn source_rank(source: Option<Source>) -> u8 {
     match source {
@@ -533,34 +503,6 @@ fn sorted(run: &BenchRun, keep: impl Fn(&BenchCase) -> bool) -> Vec<&BenchCase> 
             .then(a.x.total_cmp(&b.x))
     });
     cases
-}
-
-/// `rust_over_cuda_c()` grouped by kernel, sizes ascending: the order of the table and the bars.
-pub fn ratios(run: &BenchRun) -> Vec<(&BenchCase, f64)> {
-    let mut pairs = run.rust_over_cuda_c();
-    pairs.sort_by(|(a, _), (b, _)| {
-        kernel_rank(run, &a.kernel)
-            .cmp(&kernel_rank(run, &b.kernel))
-            .then(a.x.total_cmp(&b.x))
-    });
-    pairs
-}
-
-/// Text from the run data, escaped so that Markdown shows it as written: no character of it can
-/// end a table cell, start a link, emphasis or code, or break the line.
-pub fn text(raw: &str) -> String {
-    let mut escaped = String::with_capacity(raw.len());
-    for ch in raw.chars() {
-        match ch {
-            '\\' | '|' | '*' | '_' | '`' | '[' | ']' | '<' | '>' | '#' | '!' | '~' => {
-                escaped.push('\\');
-                escaped.push(ch);
-            }
-            '\n' | '\r' | '\t' => escaped.push(' '),
-            _ => escaped.push(ch),
-        }
-    }
-    escaped
 }
 
 /// Three significant digits: 0.0123, 1.23, 123.

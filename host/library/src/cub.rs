@@ -203,8 +203,8 @@ impl Cub {
         (input, output): (&impl Array<I>, &mut impl Array<O>),
         (n, output_len): (usize, usize),
     ) -> Result<()> {
-        crate::families::check_len("input", input.len(), n)?;
-        crate::families::check_len("output", output.len(), output_len)?;
+        ptxkit_runtime::check_len("input", input.len(), n)?;
+        ptxkit_runtime::check_len("output", output.len(), output_len)?;
         self.call(
             call,
             doing,

@@ -87,9 +87,9 @@ impl Cublas {
             )));
         }
         let (mu, nu, ku) = (m as usize, n as usize, k as usize);
-        crate::families::check_len("A", a.len(), mu * ku)?;
-        crate::families::check_len("B", b.len(), ku * nu)?;
-        crate::families::check_len("C", c.len(), mu * nu)?;
+        ptxkit_runtime::check_len("A", a.len(), mu * ku)?;
+        ptxkit_runtime::check_len("B", b.len(), ku * nu)?;
+        ptxkit_runtime::check_len("C", c.len(), mu * nu)?;
         let [Ok(m), Ok(n), Ok(k)] = [m, n, k].map(i32::try_from) else {
             return Err(invalid(format!("{m}×{n}×{k} has a dimension beyond cuBLAS's i32")));
         };

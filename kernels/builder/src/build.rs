@@ -225,7 +225,9 @@ impl PtxBuilder {
             println!("cargo:rerun-if-changed={}", source.display());
         }
         let file = out_dir.join(format!("{}.rs", built.crate_name));
-        std::fs::write(&file, embed::rust_source(&built)).map_err(|source| Error::Io { path: file, source })?;
+        let ptx: Vec<(Arch, PathBuf)> = built.modules.iter().map(|m| (m.arch, m.path.clone())).collect();
+        std::fs::write(&file, embed::rust_source(&built.crate_name, &ptx))
+            .map_err(|source| Error::Io { path: file, source })?;
         Ok(built)
     }
 

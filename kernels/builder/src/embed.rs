@@ -1,7 +1,8 @@
 //! The Rust file a build script includes: the kernel crate's PTX as constants, typed by a unit
 //! struct that names the crate (`stencil_kernels` → `StencilKernels`), for `ptxkit-runtime` to load.
 
-use crate::build::Built;
+use crate::arch::Arch;
+use std::path::PathBuf;
 
 /// `stencil_kernels` → `StencilKernels`.
 pub fn type_name(crate_name: &str) -> String {
@@ -17,21 +18,20 @@ pub fn type_name(crate_name: &str) -> String {
         .collect()
 }
 
-/// The file's text: one `ptxkit_runtime::Ptx` per architecture, oldest first, each with its PTX
-/// by `include_str!`.
-pub fn rust_source(built: &Built) -> String {
-    let name = &built.crate_name;
+/// The file's text for kernel crate `name`: one `ptxkit_runtime::Ptx` per architecture and PTX
+/// file, in the order given, each with its PTX by `include_str!`.
+pub fn rust_source(name: &str, ptx: &[(Arch, PathBuf)]) -> String {
     let ty = type_name(name);
-    let archs: Vec<String> = built.modules.iter().map(|m| m.arch.to_string()).collect();
+    let archs: Vec<String> = ptx.iter().map(|(arch, _)| arch.to_string()).collect();
     let mut modules = String::new();
-    for module in &built.modules {
-        let arch = module.arch;
+    for (arch, path) in ptx {
+        let arch = *arch;
         modules += &format!(
             "        ::ptxkit_runtime::Ptx {{ arch: \"{arch}\", compute_capability: ({}, {}), specific: {}, text: include_str!({:?}) }},\n",
             arch.major,
             arch.minor,
             arch.specific,
-            module.path.display().to_string()
+            path.display().to_string()
         );
     }
     format!(

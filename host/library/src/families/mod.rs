@@ -294,16 +294,8 @@ pub fn resident_blocks_on(gpu: &Gpu, kernel: &KernelInfo) -> Result<u32> {
     Ok(gpu.info().sm_count * gpu.occupancy(kernel)?.resident_blocks_per_sm.max(1))
 }
 
-/// `len` ≥ `needed`, or an error naming the array.
-pub fn check_len(what: &str, len: usize, needed: usize) -> Result<()> {
-    if len < needed {
-        return Err(Error::InvalidInput {
-            what: what.to_string(),
-            reason: format!("it has {len} elements, but the problem needs {needed}"),
-        });
-    }
-    Ok(())
-}
+/// `len` ≥ `needed`, or an error naming the array (the runtime's check).
+pub use ptxkit_runtime::check_len;
 
 /// Extra poisoned elements past the end of every input and output: a kernel that reads past an
 /// input's end gets NaN, one that writes past an output's end is caught by the check.

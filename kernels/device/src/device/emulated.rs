@@ -652,21 +652,3 @@ pub unsafe fn ldmatrix<const N: usize>(row: *const u32, trans: bool) -> [u32; N]
         }
     })
 }
-
-/// `printf!` on the emulator: the line (or lines) prefixed with the block and thread, printed at
-/// once (and kept, where a test captures them); a format that does not fit fails the launch.
-pub fn print(format: &str, args: &[super::print::Value], site: &'static Location<'static>) {
-    let current = current();
-    match super::print::format_c(format, args) {
-        Ok(text) => {
-            let prefix = format!("[block {} thread {}] ", current.block_idx.get(), current.thread_idx);
-            let mut lines = String::new();
-            for line in text.split_inclusive('\n') {
-                lines.push_str(&prefix);
-                lines.push_str(line);
-            }
-            crate::emu::printed(lines);
-        }
-        Err(why) => report(format!("printf at {}: {why}", shadow::site(site))),
-    }
-}

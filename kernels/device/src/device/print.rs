@@ -141,7 +141,22 @@ pub unsafe fn vprintf<A>(format: &str, args: &A) {
 #[doc(hidden)]
 #[track_caller]
 pub fn emulated(format: &str, args: &[Value]) {
-    super::emulated::print(format, args, core::panic::Location::caller());
+    let current = crate::emu::context::current();
+    match format_c(format, args) {
+        Ok(text) => {
+            let prefix = format!("[block {} thread {}] ", current.block_idx.get(), current.thread_idx);
+            let mut lines = String::new();
+            for line in text.split_inclusive('\n') {
+                lines.push_str(&prefix);
+                lines.push_str(line);
+            }
+            crate::emu::printed(lines);
+        }
+        Err(why) => crate::emu::context::report(format!(
+            "printf at {}: {why}",
+            crate::emu::shadow::site(core::panic::Location::caller())
+        )),
+    }
 }
 
 /// `format` filled in with `args` as C's `printf` fills it: conversions `d i u x X o c s p f F e
