@@ -120,7 +120,7 @@ fn main() {
         bench.pytorch();
     }
     for family in families::FAMILIES.iter().filter(|f| wanted.has(f.name())) {
-        for size in family.bench_sizes() {
+        for size in family.sizes().bench {
             if already_measured(&bench.cases, *family, size) {
                 continue;
             }
@@ -244,7 +244,8 @@ fn planned_cases(backend: &Backend, wanted: &Wanted, done: &[BenchCase]) -> usiz
         .filter(|f| wanted.has(f.name()))
         .map(|family| {
             let rated = family
-                .bench_sizes()
+                .sizes()
+                .bench
                 .into_iter()
                 .filter(|&size| !already_measured(done, *family, size))
                 .count();
@@ -534,6 +535,7 @@ fn compare_choice(
             .map_or(f64::NAN, |c| c.rate)
     };
     let fastest = family
+        .choice()
         .configurations()
         .iter()
         .copied()

@@ -215,7 +215,7 @@ fn cli() -> Command {
                      writes this device's tile profile, which `--variant auto` then follows (GPU only)",
                     families::FAMILIES
                         .iter()
-                        .filter(|f| f.configurations().len() >= 2)
+                        .filter(|f| f.choice().configurations().len() >= 2)
                         .map(|f| f.name())
                         .collect::<Vec<_>>()
                         .join(", ")
@@ -240,8 +240,8 @@ fn cli() -> Command {
 
 /// `host <family>`: one flag per extent of the size, and `--variant`.
 fn family_command(family: &'static dyn FamilyDemo) -> Command {
-    let default = family.default_size();
-    let mut command = Command::new(family.name().replace('_', "-")).about(family.about());
+    let default = family.cli().default;
+    let mut command = Command::new(family.name().replace('_', "-")).about(family.cli().about);
     for (i, extent) in family.extents().iter().enumerate() {
         command = command.arg(
             Arg::new(*extent)
@@ -252,10 +252,10 @@ fn family_command(family: &'static dyn FamilyDemo) -> Command {
         );
     }
     let names: Vec<&str> = family.kernels().iter().map(|k| k.entry).collect();
-    let auto = if !family.configurations().is_empty() {
+    let auto = if !family.choice().configurations().is_empty() {
         format!(
             ", or auto (the tile configuration chosen for the device among {})",
-            family.configurations().join(", ")
+            family.choice().configurations().join(", ")
         )
     } else if families::auto::has_auto(family) {
         ", or auto (the fastest rung for the shape, by the runner's figures)".to_string()
@@ -401,7 +401,7 @@ fn parse_job(matches: &ArgMatches) -> Result<Job> {
                 families::FAMILIES
                     .iter()
                     .copied()
-                    .filter(|f| f.configurations().len() >= 2)
+                    .filter(|f| f.choice().configurations().len() >= 2)
             };
             let families = match sub.get_one::<String>("family") {
                 None => tunable().collect(),
@@ -602,7 +602,7 @@ fn run_job(backend: &Backend, settings: &Settings, job: &Job) -> Result<Vec<Row>
             let sizes = families::FAMILIES
                 .iter()
                 .map(|demo| {
-                    let size = demos::emulator_size(backend, *demo, demo.default_size());
+                    let size = demos::emulator_size(backend, *demo, demo.cli().default);
                     demo.check(backend, size, 1).map(|_| size)
                 })
                 .collect::<Result<Vec<Size>>>()?;
@@ -640,7 +640,7 @@ fn auto_kernel(backend: &Backend, demo: &dyn FamilyDemo, size: Size) -> Result<u
 fn choices(gpu: &ptxkit_runtime::Gpu) -> Result<Vec<(&'static str, String, families::choice::Choice)>> {
     let mut choices = Vec::new();
     for demo in families::FAMILIES {
-        let size = demo.default_size();
+        let size = demo.cli().default;
         if let Some(choice) = families::choice::choose(gpu, *demo, size)? {
             choices.push((demo.name(), demo.label(size), choice));
         }

@@ -7,17 +7,18 @@ use ptxkit_runtime::Backend;
 
 #[test]
 fn every_registered_kernel_matches_its_reference_on_edge_sizes_on_the_emulator() {
-    common::check_every_kernel(&Backend::Emu, |family| family.edge_sizes());
+    common::check_every_kernel(&Backend::Emu, |family| family.sizes().edge);
 }
 
 #[test]
 fn every_family_has_edge_sizes_and_a_smoke_size_its_kernels_accept() {
     for family in kernels_host::families::FAMILIES {
-        assert!(!family.edge_sizes().is_empty(), "{} has no edge sizes", family.name());
+        assert!(!family.sizes().edge.is_empty(), "{} has no edge sizes", family.name());
         for size in family
-            .edge_sizes()
+            .sizes()
+            .edge
             .into_iter()
-            .chain([family.smoke_size(), family.default_size()])
+            .chain([family.sizes().smoke, family.cli().default])
         {
             family
                 .plan(size)
@@ -40,7 +41,7 @@ fn every_registry_family_has_a_host_side_and_back() {
 fn every_configuration_a_family_names_is_one_of_its_kernels() {
     for family in kernels_host::families::FAMILIES {
         let entries: Vec<&str> = family.kernels().iter().map(|k| k.entry).collect();
-        for configuration in family.configurations() {
+        for configuration in family.choice().configurations() {
             assert!(
                 entries.contains(configuration),
                 "{} names {configuration} as a configuration, but has no such kernel",
@@ -64,7 +65,7 @@ fn the_emulator_refuses_the_sm90a_kernels_before_running_them() {
                 "{}",
                 kernel.entry
             );
-            let mut case = family.prepare(&backend, family.smoke_size(), 1, 1).unwrap();
+            let mut case = family.prepare(&backend, family.sizes().smoke, 1, 1).unwrap();
             case.poison().unwrap();
             let error = case.launch(index, kernels::Source::Rust, 0).unwrap_err();
             assert!(

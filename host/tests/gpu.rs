@@ -23,7 +23,7 @@ fn gpu(backend: &Backend) -> &Gpu {
 #[ignore = "needs an NVIDIA GPU; the runner runs it with --include-ignored"]
 fn every_registered_kernel_matches_its_reference_on_edge_and_large_sizes_on_the_gpu() {
     common::check_every_kernel(&open(), |family| {
-        family.edge_sizes().into_iter().chain(family.large_sizes()).collect()
+        family.sizes().edge.into_iter().chain(family.sizes().large).collect()
     });
 }
 

@@ -29,7 +29,7 @@ fn time(what: &str, run: impl FnOnce()) -> f64 {
 }
 
 fn run<P: Problem>(kernel: &Kernel<P>, problem: &P, args: P::Args) {
-    let shape: LaunchShape = kernel.launch_shape(problem);
+    let shape: LaunchShape = kernel.launch_shape(problem, ptxkit::Occupancy::EMULATOR);
     // SAFETY: the callers pass arrays of the problem's lengths.
     unsafe { kernel.code.emulate(&shape, args) }.unwrap_or_else(|e| panic!("{e}"));
 }

@@ -192,7 +192,7 @@ pub const KERNEL: Kernel<AtomicProbe> = Kernel {
     code: atomic_probe,
     block: Dim3::x(BLOCK),
     shared: SharedMemory::of(Ticket::BYTES),
-    grid: |p| Dim3::x(p.blocks),
+    grid: |p, _| Dim3::x(p.blocks),
 };
 
 /// The atomics, fences and ordered accesses, checked: the registry's list.

@@ -165,7 +165,7 @@ pub const KERNEL: Kernel<BankProbe> = Kernel {
     code: bank_probe,
     block: Dim3::x(PROBE_WARPS * 32),
     shared: SharedMemory::of(PROBE_BYTES),
-    grid: |_| Dim3::x(PROBE_BLOCKS),
+    grid: |_, _| Dim3::x(PROBE_BLOCKS),
 };
 
 /// The bank-conflict probe: the registry's list.

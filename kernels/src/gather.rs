@@ -42,7 +42,7 @@ pub const KERNEL: Kernel<Gather> = Kernel {
     code: gather,
     block: Dim3::x(BLOCK),
     shared: SharedMemory::NONE,
-    grid: |p| Dim3::x(p.n.div_ceil(BLOCK)),
+    grid: |p, _| Dim3::x(p.n.div_ceil(BLOCK)),
 };
 
 /// The registry's list.

@@ -251,7 +251,7 @@ pub const KERNEL_BF16: Kernel<MmaProbe> = Kernel {
     code: mma_probe_bf16,
     block: Dim3::x(BLOCK),
     shared: SharedMemory::NONE,
-    grid: |p| Dim3::x(p.blocks),
+    grid: |p, _| Dim3::x(p.blocks),
 };
 
 /// f16 m16n8k16, [`BLOCK`] threads per block.
@@ -265,7 +265,7 @@ pub const KERNEL_TF32: Kernel<MmaProbe> = Kernel {
     code: mma_probe_tf32,
     block: Dim3::x(BLOCK),
     shared: SharedMemory::NONE,
-    grid: |p| Dim3::x(p.blocks),
+    grid: |p, _| Dim3::x(p.blocks),
 };
 
 /// bf16 m16n8k16 through shared memory and `ldmatrix`, [`BLOCK`] threads per block.
@@ -273,7 +273,7 @@ pub const KERNEL_BF16_LDMATRIX: Kernel<MmaProbe> = Kernel {
     code: mma_probe_bf16_ldmatrix,
     block: Dim3::x(BLOCK),
     shared: SharedMemory::of(Staged::BYTES),
-    grid: |p| Dim3::x(p.blocks),
+    grid: |p, _| Dim3::x(p.blocks),
 };
 
 /// bf16 through shared memory and `ldmatrix` x2, [`BLOCK`] threads per block.

@@ -93,7 +93,7 @@ pub const KERNEL: Kernel<WarpProbe> = Kernel {
     code: warp_probe,
     block: Dim3::x(BLOCK),
     shared: SharedMemory::NONE,
-    grid: |p| Dim3::x(p.blocks),
+    grid: |p, _| Dim3::x(p.blocks),
 };
 
 /// The warp-level device layer, checked: the registry's list.

@@ -44,7 +44,7 @@ pub const KERNEL: Kernel<Elementwise> = Kernel {
     code: shared_mem_add,
     block: Dim3::x(BLOCK),
     shared: SharedMemory::of(Staged::BYTES),
-    grid: |p| Dim3::x(p.n.div_ceil(BLOCK)),
+    grid: |p, _| Dim3::x(p.n.div_ceil(BLOCK)),
 };
 
 /// The seed's neighbour sum: the registry's list of its kernels.

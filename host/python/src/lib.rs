@@ -16,7 +16,6 @@ mod variant;
 use interface::{Dtype, Tensor};
 use kernels::Source;
 use kernels_host::families;
-use ptxkit::Kernel;
 use ptxkit_runtime::Backend;
 use ptxkit_runtime::{ExternalArray, ExternalStream, Gpu};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
@@ -171,24 +170,8 @@ fn matmul(
     let problem = kernels::matmul::Matmul::new(m, n, k).map_err(size_error)?;
     let backend = backend(device, stream)?;
     let kernel = &kernels::matmul::FAMILY.kernels[variant::resolve(Op::Matmul, &backend, variant, [m, n, k])?];
-    // Split-k's ways from the device's places for it.
-    let problem = families::matmul::problem_for(&backend, kernel, problem).map_err(to_python)?;
     let (a, b, mut c) = (array(&backend, &a)?, array(&backend, &b)?, array(&backend, &c)?);
     families::matmul::launch(&backend, kernel, Source::Rust, &problem, &a, &b, &mut c).map_err(to_python)
-}
-
-/// The grid of `persistent` where `kernel` is it: the blocks the device holds at once; else 0 (a
-/// block per tile, as every other kernel launches).
-fn persistent_grid<P: ptxkit::Problem>(
-    backend: &Backend,
-    kernel: &Kernel<P>,
-    persistent: &Kernel<P>,
-    family: &'static str,
-) -> PyResult<u32> {
-    if kernel.entry() != persistent.entry() {
-        return Ok(0);
-    }
-    families::resident_blocks_of(backend, &persistent.info(family)).map_err(to_python)
 }
 
 /// `c = a · b` for bf16 matrices a (m × k) and b (k × n), row-major, into f32 c (m × n): f32
@@ -208,8 +191,6 @@ fn matmul_bf16(
     let backend = backend(device, stream)?;
     let family = &kernels::matmul_bf16::FAMILY;
     let kernel = &family.kernels[variant::resolve(Op::MatmulBf16, &backend, variant, [m, n, k])?];
-    let persistent = &kernels::matmul_bf16::specialized::KERNEL_PERSISTENT;
-    let problem = problem.with_resident(persistent_grid(&backend, kernel, persistent, family.name)?);
     let (a, b, mut c) = (array(&backend, &a)?, array(&backend, &b)?, array(&backend, &c)?);
     families::matmul_bf16::launch(&backend, kernel, Source::Rust, &problem, &a, &b, &mut c).map_err(to_python)
 }
@@ -231,8 +212,6 @@ fn matmul_tf32(
     let backend = backend(device, stream)?;
     let family = &kernels::matmul_tc::FAMILY;
     let kernel = &family.kernels[variant::resolve(Op::MatmulTf32, &backend, variant, [m, n, k])?];
-    let persistent = &kernels::matmul_tc::specialized::KERNEL;
-    let problem = problem.with_resident(persistent_grid(&backend, kernel, persistent, family.name)?);
     let (a, b, mut c) = (array(&backend, &a)?, array(&backend, &b)?, array(&backend, &c)?);
     families::matmul_tc::launch(&backend, kernel, Source::Rust, &problem, &a, &b, &mut c).map_err(to_python)
 }
@@ -545,13 +524,6 @@ fn cumsum(
         .collect::<PyResult<Vec<_>>>()?;
     let problem = kernels::scan::Scan::new(input.len(), exclusive).map_err(size_error)?;
     let backend = backend(device, stream)?;
-    let problem = families::scan::with_resident_blocks(
-        &backend,
-        &kernels::scan::pipelined::KERNEL,
-        kernels::scan::FAMILY.name,
-        problem,
-    )
-    .map_err(to_python)?;
     let kernel = &kernels::scan::FAMILY.kernels[variant::resolve(Op::Cumsum, &backend, variant, [input.len(), 1, 1])?];
     let (input, mut output) = (array(&backend, &input)?, array(&backend, &output)?);
     let mut levels = scratch

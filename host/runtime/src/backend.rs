@@ -5,7 +5,7 @@ use crate::array::Tracked;
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
 use crate::module::KernelCrate;
-use ptxkit::{Kernel, KernelFn, LaunchShape, Params, Problem};
+use ptxkit::{Dim3, Kernel, KernelFn, LaunchShape, Occupancy, Params, Problem};
 
 /// Where kernels run.
 pub enum Backend {
@@ -150,9 +150,45 @@ impl Backend {
         args: P::Args,
         used: &[&dyn Tracked],
     ) -> Result<()> {
-        let shape = kernel.launch_shape(problem);
+        let shape = self.launch_shape_from(from, kernel, problem)?;
         // SAFETY: forwarded from this function's contract.
         unsafe { self.launch_fn(from, &kernel.code, &shape, args, used) }
+    }
+
+    /// The grid, block and shared bytes a launch of `kernel` for `problem` runs here: its grid
+    /// given this backend's [`Occupancy`] of it.
+    pub fn launch_shape<P: Problem>(&self, kernel: &Kernel<P>, problem: &P) -> Result<LaunchShape> {
+        self.launch_shape_from(None, kernel, problem)
+    }
+
+    /// As [`Backend::launch_shape`], for a launch from the module `from` names.
+    pub fn launch_shape_from<P: Problem>(
+        &self,
+        from: Option<&str>,
+        kernel: &Kernel<P>,
+        problem: &P,
+    ) -> Result<LaunchShape> {
+        let occupancy = self.occupancy(&kernel.code, kernel.block, kernel.shared.bytes(), from)?;
+        Ok(kernel.launch_shape(problem, occupancy))
+    }
+
+    /// What a grid may read of this backend for kernel `code` at `block` threads and
+    /// `shared_bytes`: on a GPU, the blocks of it the device holds at once, measured on the
+    /// kernel's own function (a twin launched `from` another module runs the grid of the kernel
+    /// it stands for, so that both do the same work); on the emulator, [`Occupancy::EMULATOR`].
+    pub fn occupancy<A: Params>(
+        &self,
+        code: &KernelFn<A>,
+        block: Dim3,
+        shared_bytes: u32,
+        from: Option<&str>,
+    ) -> Result<Occupancy> {
+        Ok(match self {
+            Backend::Emu => Occupancy::EMULATOR,
+            Backend::Gpu(gpu) => Occupancy {
+                resident_blocks: gpu.resident_blocks((code.krate(), code.entry()), block, shared_bytes, from)?,
+            },
+        })
     }
 
     /// Launches a kernel function over `shape`, checked as [`Backend::launch`] does: for kernels

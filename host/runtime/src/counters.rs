@@ -5,6 +5,7 @@
 //! (A handle a destroyed stream leaves behind and a new one takes finds the counters at zero:
 //! every launch leaves them so.)
 
+use crate::backend::Backend;
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
 use cudarc::driver::{CudaSlice, DevicePtr};
@@ -50,5 +51,40 @@ impl Gpu {
         };
         let (address, _guard) = counters.device_ptr(&self.stream);
         Ok(address)
+    }
+}
+
+/// Zeroed u32 counters for one launch on a [`Backend`], which the launch leaves at zero: the GPU's
+/// per stream ([`Gpu::zeroed_counters`]), or on the emulator a buffer of its own, kept until this
+/// value is dropped (the emulator's launch has finished when it returns). None where `len` is 0.
+pub struct ZeroedCounters {
+    address: *mut u32,
+    _emulated: Vec<u32>,
+}
+
+impl ZeroedCounters {
+    /// The counters' address on the backend they were made for (null where there are none).
+    pub fn as_ptr(&self) -> *mut u32 {
+        self.address
+    }
+}
+
+impl Backend {
+    /// `len` zeroed u32 counters for the next launch here (at most [`Gpu::counters_capacity`] on
+    /// a GPU), which that launch must leave at zero.
+    pub fn zeroed_counters(&self, len: usize) -> Result<ZeroedCounters> {
+        let mut emulated = Vec::new();
+        let address = match self {
+            _ if len == 0 => std::ptr::null_mut(),
+            Backend::Gpu(gpu) => gpu.zeroed_counters(len)? as *mut u32,
+            Backend::Emu => {
+                emulated.resize(len, 0u32);
+                emulated.as_mut_ptr()
+            }
+        };
+        Ok(ZeroedCounters {
+            address,
+            _emulated: emulated,
+        })
     }
 }

@@ -1,11 +1,11 @@
 //! What the device is and what it allows, and how many blocks of each kernel fit on one SM.
 
-use crate::error::{Doing, Result};
+use crate::error::{Doing, Error, Result};
 use crate::gpu::Gpu;
 use cudarc::driver::CudaContext;
 use cudarc::driver::sys::{self, CUdevice_attribute as Attr};
-use ptxkit::KernelInfo;
-use std::sync::Arc;
+use ptxkit::{Dim3, Kernel, KernelInfo, LaunchShape, Occupancy, Problem};
+use std::sync::{Arc, PoisonError};
 
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct DeviceInfo {
@@ -95,5 +95,54 @@ impl Gpu {
             resident_blocks_per_sm: blocks,
             occupancy: (blocks * threads) as f64 / self.info().max_threads_per_sm as f64,
         })
+    }
+
+    /// Blocks of kernel `entry` of crate `krate` (or of the module `from` names, where the crate's
+    /// is not loaded) this GPU holds at once with `block` threads and `shared_bytes` each: SMs ×
+    /// the driver's resident blocks per SM, at least 1. Measured once per function and shape.
+    pub fn resident_blocks(
+        &self,
+        (krate, entry): (&str, &str),
+        block: Dim3,
+        shared_bytes: u32,
+        from: Option<&str>,
+    ) -> Result<u32> {
+        let function = match self.function(krate, entry, None) {
+            Err(Error::NotLoaded { .. }) if from.is_some() => self.function(krate, entry, from)?,
+            found => found?,
+        };
+        let threads = block.volume() as u32;
+        let key = (function.handle as usize, threads, shared_bytes);
+        let known = function
+            .module
+            .resident_per_sm
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&key)
+            .copied();
+        let per_sm = match known {
+            Some(per_sm) => per_sm,
+            None => {
+                self.allow_shared_memory(&function, entry, shared_bytes)?;
+                let per_sm = function.max_active_blocks_per_sm(threads, shared_bytes)?.max(1);
+                function
+                    .module
+                    .resident_per_sm
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .insert(key, per_sm);
+                per_sm
+            }
+        };
+        Ok(self.info().sm_count * per_sm)
+    }
+
+    /// The grid, block and shared bytes a launch of `kernel` for `problem` runs on this GPU
+    /// ([`Backend::launch_shape`](crate::Backend::launch_shape)).
+    pub fn launch_shape<P: Problem>(&self, kernel: &Kernel<P>, problem: &P) -> Result<LaunchShape> {
+        let code = &kernel.code;
+        let resident_blocks =
+            self.resident_blocks((code.krate(), code.entry()), kernel.block, kernel.shared.bytes(), None)?;
+        Ok(kernel.launch_shape(problem, Occupancy { resident_blocks }))
     }
 }

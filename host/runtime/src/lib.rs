@@ -49,6 +49,7 @@ mod timing;
 
 pub use array::{Array, Buffer, Element, Tracked, check_len};
 pub use backend::{Backend, BackendChoice};
+pub use counters::ZeroedCounters;
 pub use devices::{
     DeviceList, MAX_DEVICES, PeerLink, Topology, TopologyDevice, can_access_peer, enable_peer_access, parse_devices,
 };

@@ -5,9 +5,10 @@
 use crate::error::{Doing, Error, Result};
 use crate::gpu::Gpu;
 use cudarc::driver::sys;
+use std::collections::HashMap;
 use std::ffi::{CString, c_void};
 use std::marker::PhantomData;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// One architecture's PTX of a kernel crate, as `ptxkit-build` embeds it.
 #[derive(Debug)]
@@ -75,6 +76,9 @@ pub(crate) struct LoadedModule {
     pub arch: Option<&'static str>,
     /// Entry names as launches ask for them, with their functions.
     pub functions: Vec<(String, sys::CUfunction)>,
+    /// Resident blocks per SM measured so far, by function (its handle's address), threads and
+    /// shared bytes ([`Gpu::resident_blocks`]).
+    pub resident_per_sm: Mutex<HashMap<(usize, u32, u32), u32>>,
     handle: sys::CUmodule,
     ctx: Arc<cudarc::driver::CudaContext>,
 }
@@ -298,6 +302,7 @@ impl Gpu {
             from_crate,
             arch,
             functions: Vec::new(),
+            resident_per_sm: Mutex::default(),
             handle,
             ctx: self.context().clone(),
         };

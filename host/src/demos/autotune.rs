@@ -52,21 +52,24 @@ pub fn run(
             why: "it times each tile configuration on the device the profile is for",
         });
     };
-    let tunable: Vec<_> = families.iter().filter(|f| f.configurations().len() >= 2).collect();
+    let tunable: Vec<_> = families
+        .iter()
+        .filter(|f| f.choice().configurations().len() >= 2)
+        .collect();
     // Every shape is checked before the first kernel runs.
     for family in &tunable {
-        for size in family.bench_sizes() {
+        for size in family.sizes().bench {
             family.check(backend, size, 1)?;
         }
     }
     let (mut rows, mut tuned, mut shapes) = (Vec::new(), Vec::new(), Vec::new());
     for family in tunable {
-        let entries = family.configurations();
+        let entries = family.choice().configurations();
         let indices: Vec<usize> = entries
             .iter()
             .map(|e| kernel_index(*family, e).expect("configurations name kernels of the family (tested)"))
             .collect();
-        for size in family.bench_sizes() {
+        for size in family.sizes().bench {
             eprintln!("autotune: {} at {}", family.name(), family.label(size));
             let measured_rows = run_family(backend, settings, *family, size, &indices)?;
             let medians: Vec<(&'static str, f64)> = entries

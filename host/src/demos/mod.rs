@@ -43,7 +43,7 @@ pub fn emulator_size(backend: &Backend, family: &dyn FamilyDemo, size: Size) -> 
     if !matches!(backend, Backend::Emu) {
         return size;
     }
-    let cap = family.emulator_cap();
+    let cap = family.cli().emulator_cap;
     let capped = Size(std::array::from_fn(|i| size.0[i].min(cap.0[i])));
     if capped != size {
         eprintln!(
@@ -155,7 +155,7 @@ pub fn run_family(
 pub fn smoke(backend: &Backend, families: &[&dyn FamilyDemo], rng: u64) -> Result<Vec<Row>> {
     let mut rows = Vec::new();
     for family in families {
-        let size = family.smoke_size();
+        let size = family.sizes().smoke;
         family.check(backend, size, 1)?;
         let label = family.label(size);
         let mut case: Box<dyn Case> = family.prepare(backend, size, rng, 1)?;

@@ -160,8 +160,35 @@ pub struct Kernel<P: Problem> {
     /// Dynamic shared memory per block: the `BYTES` of the kernel's
     /// [`shared_memory!`](crate::shared_memory) layout, so that launch and kernel cannot disagree.
     pub shared: SharedMemory,
-    /// Blocks for a problem.
-    pub grid: fn(&P) -> Dim3,
+    /// Blocks for a problem on the device it launches on: most kernels read only the problem; a
+    /// persistent or split kernel sizes its grid by the [`Occupancy`] the launch measures.
+    pub grid: fn(&P, Occupancy) -> Dim3,
+}
+
+/// What a launch knows of the device for the kernel it launches, for grids that depend on it (a
+/// persistent grid of every resident block, a split that fills one wave): measured by the runtime
+/// when it launches, so no caller fills it in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Occupancy {
+    /// Blocks of this kernel the device holds at once: SMs × the blocks one SM holds at the
+    /// kernel's registers, shared memory and threads. At least 1.
+    pub resident_blocks: u32,
+}
+
+impl Occupancy {
+    /// The emulator's: enough blocks for several to run at once and for each persistent block to
+    /// take several tiles.
+    pub const EMULATOR: Occupancy = Occupancy { resident_blocks: 8 };
+
+    /// A device that holds every block at once: a persistent grid has a block per tile. For
+    /// counting tiles, and for grids that do not depend on the device.
+    pub const UNLIMITED: Occupancy = Occupancy {
+        resident_blocks: u32::MAX,
+    };
+
+    /// One resident block: a device-dependent grid at its smallest (one persistent block, k not
+    /// split). For checks of a problem's extents before any device is known.
+    pub const ONE: Occupancy = Occupancy { resident_blocks: 1 };
 }
 
 /// CUDA's `__launch_bounds__` of a kernel (`#[launch_bounds(block, blocks_per_sm)]` in
@@ -227,12 +254,28 @@ impl<P: Problem> Kernel<P> {
         self.code.entry()
     }
 
-    /// Grid, block and shared bytes for `problem`.
-    pub fn launch_shape(&self, problem: &P) -> LaunchShape {
+    /// Grid, block and shared bytes for `problem` on a device where `occupancy` holds (the
+    /// runtime's `Backend::launch_shape` measures it).
+    pub fn launch_shape(&self, problem: &P, occupancy: Occupancy) -> LaunchShape {
         LaunchShape {
-            grid: (self.grid)(problem),
+            grid: (self.grid)(problem, occupancy),
             block: self.block,
             shared_bytes: self.shared.bytes(),
+        }
+    }
+
+    /// Runs the kernel on the CPU emulator for `problem`, over the grid it has there
+    /// ([`Occupancy::EMULATOR`]).
+    ///
+    /// # Safety
+    /// As for [`KernelFn::emulate`]: the pointers in `args` are valid for every element the launch
+    /// touches, and threads do not race on what they write.
+    #[cfg(not(target_arch = "nvptx64"))]
+    pub unsafe fn emulate(&self, problem: &P, args: P::Args) -> Result<(), crate::emu::EmuError> {
+        // SAFETY: forwarded from this function's contract.
+        unsafe {
+            self.code
+                .emulate(&self.launch_shape(problem, Occupancy::EMULATOR), args)
         }
     }
 

@@ -60,7 +60,7 @@ pub mod params;
 
 #[cfg(not(target_arch = "nvptx64"))]
 pub use family::{AnyFamily, InvalidSize};
-pub use family::{Family, Kernel, KernelFn, KernelInfo, LaunchBounds, Problem, SharedMemory};
+pub use family::{Family, Kernel, KernelFn, KernelInfo, LaunchBounds, Occupancy, Problem, SharedMemory};
 pub use launch::{Dim3, LaunchShape};
 pub use params::{Param, Params};
 

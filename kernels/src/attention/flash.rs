@@ -17,7 +17,7 @@ use ptxkit::device::{
     MatrixLayout, SharedMatrix, WARP_SIZE, async_copy_commit, async_copy_wait, block_idx, exp2, global_store, grid_dim,
     lane_id, shfl_xor, sync_threads, thread_idx, unrolled, unrolled_to,
 };
-use ptxkit::{Dim3, Kernel, SharedMemory, shared_memory};
+use ptxkit::{Dim3, Kernel, Occupancy, SharedMemory, shared_memory};
 
 /// Query rows per block.
 pub const ROWS: u32 = 64;
@@ -231,7 +231,7 @@ super::entries!(
 );
 
 /// One block per 64 query rows of each head.
-fn grid(p: &Attention) -> Dim3 {
+fn grid(p: &Attention, _: Occupancy) -> Dim3 {
     Dim3::xy(p.seq.div_ceil(ROWS), p.heads)
 }
 

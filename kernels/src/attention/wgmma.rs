@@ -10,7 +10,7 @@
 use super::Attention;
 use super::warpgroup::{ROW_BYTES, ROWS, SLACK_ROWS, THREADS, TILE_ROWS};
 use ptxkit::device::{MatrixLayout, SharedMatrix};
-use ptxkit::{Dim3, Kernel, SharedMemory, shared_memory};
+use ptxkit::{Dim3, Kernel, Occupancy, SharedMemory, shared_memory};
 
 shared_memory! {
     /// Q's tile, K's two slots, V's two, in 128-byte rows of 32 words.
@@ -113,7 +113,7 @@ super::entries!(
 );
 
 /// One block per 128 query rows of each head.
-pub(super) fn grid(p: &Attention) -> Dim3 {
+pub(super) fn grid(p: &Attention, _: Occupancy) -> Dim3 {
     Dim3::xy(p.seq.div_ceil(ROWS), p.heads)
 }
 

@@ -209,7 +209,7 @@ pub const KERNEL_V4: Kernel<Conv2d> = Kernel {
     code: conv2d_blocked_v4,
     block: Dim3::xy(WIDTH, THREAD_ROWS),
     shared: SharedMemory::of(TileV4::BYTES),
-    grid: |p| Dim3::xy(p.width.div_ceil(WIDTH), p.height.div_ceil(THREAD_ROWS * 4)),
+    grid: |p, _| Dim3::xy(p.width.div_ceil(WIDTH), p.height.div_ceil(THREAD_ROWS * 4)),
 };
 
 /// 32×8 threads, 32×64 outputs per block.
@@ -217,5 +217,5 @@ pub const KERNEL_V8: Kernel<Conv2d> = Kernel {
     code: conv2d_blocked_v8,
     block: Dim3::xy(WIDTH, THREAD_ROWS),
     shared: SharedMemory::of(TileV8::BYTES),
-    grid: |p| Dim3::xy(p.width.div_ceil(WIDTH), p.height.div_ceil(THREAD_ROWS * 8)),
+    grid: |p, _| Dim3::xy(p.width.div_ceil(WIDTH), p.height.div_ceil(THREAD_ROWS * 8)),
 };

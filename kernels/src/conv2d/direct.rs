@@ -67,5 +67,5 @@ pub const KERNEL: Kernel<Conv2d> = Kernel {
     code: conv2d_direct,
     block: BLOCK,
     shared: SharedMemory::NONE,
-    grid: |p| Dim3::xy(p.width.div_ceil(BLOCK.x), p.height.div_ceil(BLOCK.y)),
+    grid: |p, _| Dim3::xy(p.width.div_ceil(BLOCK.x), p.height.div_ceil(BLOCK.y)),
 };

@@ -474,7 +474,7 @@ pub const KERNEL_V4: Kernel<Conv2d> = Kernel {
     code: conv2d_rolling_v4,
     block: Dim3::x(WARPS * LANES),
     shared: SharedMemory::of(RingsV4::BYTES),
-    grid: |p| Dim3::xy(p.width.div_ceil(WARPS * LANES * 4), p.height.div_ceil(BAND)),
+    grid: |p, _| Dim3::xy(p.width.div_ceil(WARPS * LANES * 4), p.height.div_ceil(BAND)),
 };
 
 /// Four warps side by side per block, each walking a band of up to 64 output rows and 256 columns:
@@ -484,5 +484,5 @@ pub const KERNEL_V8: Kernel<Conv2d> = Kernel {
     code: conv2d_rolling_v8,
     block: Dim3::x(WARPS * LANES),
     shared: SharedMemory::of(RingsV8::BYTES),
-    grid: |p| Dim3::xy(p.width.div_ceil(WARPS * LANES * 8), p.height.div_ceil(BAND)),
+    grid: |p, _| Dim3::xy(p.width.div_ceil(WARPS * LANES * 8), p.height.div_ceil(BAND)),
 };

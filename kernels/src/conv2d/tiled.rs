@@ -103,5 +103,5 @@ pub const KERNEL: Kernel<Conv2d> = Kernel {
     code: conv2d_tiled,
     block: Dim3::xy(TILE, ROWS_PER_PASS),
     shared: SharedMemory::of(Staged::BYTES),
-    grid: |p| Dim3::xy(p.width.div_ceil(TILE), p.height.div_ceil(TILE)),
+    grid: |p, _| Dim3::xy(p.width.div_ceil(TILE), p.height.div_ceil(TILE)),
 };

@@ -24,5 +24,5 @@ pub const KERNEL: Kernel<Histogram> = Kernel {
     code: histogram_global,
     block: Dim3::x(THREADS),
     shared: SharedMemory::NONE,
-    grid: |p| grid(p, THREADS),
+    grid: |p, _| grid(p, THREADS),
 };

@@ -44,5 +44,5 @@ pub const KERNEL: Kernel<Histogram> = Kernel {
     code: histogram_shared,
     block: Dim3::x(THREADS),
     shared: SharedMemory::of(BlockBins::BYTES),
-    grid: |p| grid(p, THREADS),
+    grid: |p, _| grid(p, THREADS),
 };

@@ -75,5 +75,5 @@ pub const KERNEL: Kernel<Histogram> = Kernel {
     code: histogram_vectorized,
     block: Dim3::x(THREADS),
     shared: SharedMemory::of(WarpBins::BYTES),
-    grid: |p| grid(p, VECTOR * THREADS),
+    grid: |p, _| grid(p, VECTOR * THREADS),
 };

@@ -27,5 +27,5 @@ pub const KERNEL: Kernel<HistogramF32> = Kernel {
     code: histogram_f32_global,
     block: Dim3::x(THREADS),
     shared: SharedMemory::NONE,
-    grid: |p| grid(p, THREADS),
+    grid: |p, _| grid(p, THREADS),
 };

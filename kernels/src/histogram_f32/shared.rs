@@ -46,5 +46,5 @@ pub const KERNEL: Kernel<HistogramF32> = Kernel {
     code: histogram_f32_shared,
     block: Dim3::x(THREADS),
     shared: SharedMemory::of(BlockBins::BYTES),
-    grid: |p| grid(p, THREADS),
+    grid: |p, _| grid(p, THREADS),
 };

@@ -76,5 +76,5 @@ pub const KERNEL: Kernel<HistogramF32> = Kernel {
     code: histogram_f32_warp_bins,
     block: Dim3::x(THREADS),
     shared: SharedMemory::of(WarpBins::BYTES),
-    grid: |p| grid(p, 4 * THREADS),
+    grid: |p, _| grid(p, 4 * THREADS),
 };

@@ -39,10 +39,6 @@ pub struct Matmul {
     pub m: u32,
     pub n: u32,
     pub k: u32,
-    /// Blocks of the [`split_k`] configuration being launched that the device holds at once: it
-    /// splits k as many ways as one wave of them holds ([`split_k::splits_for`]). 1 (no split)
-    /// until the host sets it; the other kernels ignore it.
-    pub places: u32,
 }
 
 impl Problem for Matmul {
@@ -103,17 +99,7 @@ impl Matmul {
             m: m as u32,
             n: n as u32,
             k: k as u32,
-            places: 1,
         })
-    }
-
-    /// The same product for a split-k configuration of which the device holds `places` blocks
-    /// at once (at least 1).
-    pub fn with_places(self, places: u32) -> Self {
-        Matmul {
-            places: places.max(1),
-            ..self
-        }
     }
 
     /// Elements of A, B and C.

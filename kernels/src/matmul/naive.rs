@@ -32,5 +32,5 @@ pub const KERNEL: Kernel<Matmul> = Kernel {
     code: matmul_naive,
     block: Dim3::xy(BLOCK_SIDE, BLOCK_SIDE),
     shared: SharedMemory::NONE,
-    grid: |p| Dim3::xy(p.n.div_ceil(BLOCK_SIDE), p.m.div_ceil(BLOCK_SIDE)),
+    grid: |p, _| Dim3::xy(p.n.div_ceil(BLOCK_SIDE), p.m.div_ceil(BLOCK_SIDE)),
 };

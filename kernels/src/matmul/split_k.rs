@@ -194,7 +194,7 @@ pub const fn splits_for(problem: &Matmul, (bm, bn): (u32, u32), resident_blocks:
 }
 
 /// A split-k configuration's launch: a block of `threads` per BM×BN tile of C and per run of k,
-/// [`splits_for`] the problem's places deep.
+/// [`splits_for`] the device's resident blocks of it deep.
 const fn config<const BM: u32, const BN: u32>(
     code: KernelFn<<Matmul as Problem>::Args>,
     threads: u32,
@@ -203,7 +203,13 @@ const fn config<const BM: u32, const BN: u32>(
         code,
         block: Dim3::x(threads),
         shared: SharedMemory::of(shared_bytes(BM, BN)),
-        grid: |p| Dim3::new(p.n.div_ceil(BN), p.m.div_ceil(BM), splits_for(p, (BM, BN), p.places)),
+        grid: |p, device| {
+            Dim3::new(
+                p.n.div_ceil(BN),
+                p.m.div_ceil(BM),
+                splits_for(p, (BM, BN), device.resident_blocks),
+            )
+        },
     }
 }
 
@@ -236,6 +242,7 @@ pub fn arrivals_needed(kernel: &Kernel<Matmul>, grid: Dim3) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ptxkit::Occupancy;
 
     const TILE: (u32, u32) = (64, 64);
 
@@ -263,9 +270,9 @@ mod tests {
         let mut rng = rng();
         let (a, b) = (random_vec(&mut rng, m * k), random_vec(&mut rng, k * n));
         let expected = crate::reference::matmul(&a, &b, m, n, k);
-        let problem = Matmul::new(m, n, k).unwrap().with_places(8);
+        let problem = Matmul::new(m, n, k).unwrap();
         for kernel in KERNELS {
-            let shape = kernel.launch_shape(&problem);
+            let shape = kernel.launch_shape(&problem, Occupancy::EMULATOR);
             assert_eq!(shape.grid.z, 4, "{}", kernel.entry());
             let mut arrivals = vec![0u32; arrivals_needed(&kernel, shape.grid)];
             for launch in 0..2 {
@@ -295,8 +302,9 @@ mod tests {
     #[test]
     fn each_configuration_fills_one_wave_of_its_places() {
         // 528 places (132 SMs holding four blocks each).
-        let problem = Matmul::new(8192, 64, 8192).unwrap().with_places(528);
-        let blocks = |kernel: &Kernel<Matmul>| kernel.launch_shape(&problem).grid.volume();
+        let problem = Matmul::new(8192, 64, 8192).unwrap();
+        let device = Occupancy { resident_blocks: 528 };
+        let blocks = |kernel: &Kernel<Matmul>| kernel.launch_shape(&problem, device).grid.volume();
         assert_eq!(blocks(&KERNEL), 128 * 4);
         assert_eq!(blocks(&KERNEL_128X64), 64 * 8);
         // 64×128 tiles on a 64-column C: 128 tiles, the 64×64 count.

@@ -4,7 +4,7 @@
 
 use super::Matmul;
 use ptxkit::device::{MatrixLayout, SharedMatrix, block_idx, fma, global_store, sync_threads, thread_idx, unrolled};
-use ptxkit::{Dim3, Kernel, SharedMemory, kernel, shared_memory};
+use ptxkit::{Dim3, Kernel, Occupancy, SharedMemory, kernel, shared_memory};
 
 /// Tile side: one thread per element of a tile, so a block is TILE×TILE = 1024 threads.
 pub const TILE: u32 = 32;
@@ -18,7 +18,7 @@ shared_memory! {
 }
 
 /// One block per TILE×TILE tile of the m×n output; the same grid serves the padded variant.
-pub(super) const fn grid(p: &Matmul) -> Dim3 {
+pub(super) const fn grid(p: &Matmul, _: Occupancy) -> Dim3 {
     Dim3::xy(p.n.div_ceil(TILE), p.m.div_ceil(TILE))
 }
 

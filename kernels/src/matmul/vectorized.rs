@@ -140,5 +140,5 @@ pub const KERNEL: Kernel<Matmul> = Kernel {
     code: matmul_vectorized,
     block: Dim3::x(THREADS),
     shared: SharedMemory::of(Slices::BYTES),
-    grid: |p| Dim3::xy(p.n.div_ceil(BN), p.m.div_ceil(BM)),
+    grid: |p, _| Dim3::xy(p.n.div_ceil(BN), p.m.div_ceil(BM)),
 };

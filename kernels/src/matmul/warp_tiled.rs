@@ -21,7 +21,7 @@ use ptxkit::device::{
     DynamicShared, Float4, MatrixLayout, SharedMatrix, WARP_SIZE, block_idx, fma, global_store, is_aligned4, lane_id,
     load4, store4, sync_threads, thread_idx, unrolled, unrolled_to,
 };
-use ptxkit::{Dim3, Kernel, SharedMemory, kernel};
+use ptxkit::{Dim3, Kernel, Occupancy, SharedMemory, kernel};
 
 /// Depth of a slice along k.
 pub const BK: u32 = 8;
@@ -614,7 +614,7 @@ kernel! {
 }
 
 /// The grid of a BM×BN configuration: a block per tile of C.
-pub(super) fn tile_grid<const BM: u32, const BN: u32>(p: &Matmul) -> Dim3 {
+pub(super) fn tile_grid<const BM: u32, const BN: u32>(p: &Matmul, _: Occupancy) -> Dim3 {
     Dim3::xy(p.n.div_ceil(BN), p.m.div_ceil(BM))
 }
 

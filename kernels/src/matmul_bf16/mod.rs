@@ -28,9 +28,6 @@ pub struct MatmulBf16 {
     pub m: u32,
     pub n: u32,
     pub k: u32,
-    /// Blocks of the persistent kernel ([`specialized::KERNEL_PERSISTENT`]): the device's resident
-    /// count, which the host sets; 0 launches one per tile, as the other kernels do.
-    pub resident: u32,
 }
 
 impl Problem for MatmulBf16 {
@@ -74,13 +71,7 @@ impl MatmulBf16 {
             m: sizes.m,
             n: sizes.n,
             k: sizes.k,
-            resident: 0,
         })
-    }
-
-    /// The same product, the persistent kernel launching `resident` blocks.
-    pub fn with_resident(self, resident: u32) -> Self {
-        MatmulBf16 { resident, ..self }
     }
 
     /// Elements of A, B and C.

@@ -248,7 +248,7 @@ pub const KERNEL: Kernel<MatmulBf16> = Kernel {
     code: matmul_bf16_specialized,
     block: Dim3::x(THREADS),
     shared: SharedMemory::opt_in(Ring::BYTES),
-    grid: |p| Dim3::x(tiles(p)),
+    grid: |p, _| Dim3::x(tiles(p)),
 };
 
 /// As [`KERNEL`], the slots filled by TMA: the host passes tensor maps of A and B for shapes whose
@@ -258,18 +258,12 @@ pub const KERNEL_TMA: Kernel<MatmulBf16> = Kernel {
     ..KERNEL
 };
 
-/// As [`KERNEL_TMA`] on a persistent grid: the device's resident blocks (`p.resident`, one per
-/// SM at 193 KiB each) take the tiles in turn, so a block's producer fills the ring for its next
+/// As [`KERNEL_TMA`] on a persistent grid: the device's resident blocks (one per SM at 193 KiB
+/// each) take the tiles in turn, so a block's producer fills the ring for its next
 /// tile while its consumers store the last, and no wave of blocks ends half-empty.
 pub const KERNEL_PERSISTENT: Kernel<MatmulBf16> = Kernel {
     code: matmul_bf16_persistent,
-    grid: |p| {
-        Dim3::x(if p.resident == 0 {
-            tiles(p)
-        } else {
-            min(tiles(p), p.resident)
-        })
-    },
+    grid: |p, device| Dim3::x(min(tiles(p), device.resident_blocks)),
     ..KERNEL
 };
 

@@ -120,5 +120,5 @@ pub const KERNEL: Kernel<MatmulBf16> = Kernel {
     code: matmul_bf16_wgmma,
     block: Dim3::x(THREADS),
     shared: SharedMemory::opt_in(Ring::BYTES),
-    grid: |p| Dim3::xy(p.n.div_ceil(BN), p.m.div_ceil(BM)),
+    grid: |p, _| Dim3::xy(p.n.div_ceil(BN), p.m.div_ceil(BM)),
 };

@@ -119,5 +119,5 @@ pub const KERNEL: Kernel<MatmulTc> = Kernel {
     code: matmul_tc_tf32,
     block: Dim3::x(THREADS),
     shared: SharedMemory::of(Slices::BYTES),
-    grid: |p| Dim3::xy(p.n.div_ceil(BN), p.m.div_ceil(BM)),
+    grid: |p, _| Dim3::xy(p.n.div_ceil(BN), p.m.div_ceil(BM)),
 };

@@ -19,15 +19,12 @@ pub use crate::matmul_bf16::TensorMaps;
 use ptxkit::Family;
 use ptxkit::Problem;
 
-/// The sizes of one product (A m×k, B k×n, C m×n), and the persistent kernel's grid.
+/// The sizes of one product (A m×k, B k×n, C m×n).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MatmulTc {
     pub m: u32,
     pub n: u32,
     pub k: u32,
-    /// Blocks of the persistent kernel ([`specialized::KERNEL`]): the device's resident count,
-    /// which the host sets; 0 launches one per tile.
-    pub resident: u32,
 }
 
 impl Problem for MatmulTc {
@@ -52,13 +49,7 @@ impl MatmulTc {
             m: sizes.m,
             n: sizes.n,
             k: sizes.k,
-            resident: 0,
         })
-    }
-
-    /// The same product, the persistent kernel launching `resident` blocks.
-    pub fn with_resident(self, resident: u32) -> Self {
-        MatmulTc { resident, ..self }
     }
 
     /// Elements of A, B and C.

@@ -358,19 +358,18 @@ kernel_sm90a! {
 }
 
 /// [`THREADS`] threads per block (a producer warpgroup and two consumers), a 193 KiB ring, one
-/// block per SM; a persistent grid: the device's resident blocks (`p.resident`) take the 256×128
-/// tiles of C in turn, so a block's producer fills the ring for its next tile while its consumers
-/// store the last (one block per tile where `p.resident` is 0).
+/// block per SM; a persistent grid: the device's resident blocks take the 256×128 tiles of C in
+/// turn, so a block's producer fills the ring for its next tile while its consumers store the last.
 pub const KERNEL: Kernel<MatmulTc> = Kernel {
     code: matmul_tc_wgmma,
     block: Dim3::x(THREADS),
     shared: SharedMemory::opt_in(Ring::BYTES),
-    grid: |p| {
+    grid: |p, device| {
         let tiles = p.m.div_ceil(BM) * p.n.div_ceil(BN);
-        Dim3::x(if p.resident == 0 || tiles < p.resident {
+        Dim3::x(if tiles < device.resident_blocks {
             tiles
         } else {
-            p.resident
+            device.resident_blocks
         })
     },
 };

@@ -49,5 +49,5 @@ pub const KERNEL: Kernel<Reduce> = Kernel {
     code: reduce_first_add,
     block: Dim3::x(THREADS),
     shared: SharedMemory::of(Partials::BYTES),
-    grid: |p| Dim3::x(p.n.div_ceil(2 * THREADS)),
+    grid: |p, _| Dim3::x(p.n.div_ceil(2 * THREADS)),
 };

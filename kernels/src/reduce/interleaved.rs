@@ -48,5 +48,5 @@ pub const KERNEL: Kernel<Reduce> = Kernel {
     code: reduce_interleaved,
     block: Dim3::x(THREADS),
     shared: SharedMemory::of(Partials::BYTES),
-    grid: |p| Dim3::x(p.n.div_ceil(THREADS)),
+    grid: |p, _| Dim3::x(p.n.div_ceil(THREADS)),
 };

@@ -37,5 +37,5 @@ pub const KERNEL: Kernel<Reduce> = Kernel {
     code: reduce_sequential,
     block: Dim3::x(THREADS),
     shared: SharedMemory::of(Partials::BYTES),
-    grid: |p| Dim3::x(p.n.div_ceil(THREADS)),
+    grid: |p, _| Dim3::x(p.n.div_ceil(THREADS)),
 };

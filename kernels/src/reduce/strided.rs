@@ -46,5 +46,5 @@ pub const KERNEL: Kernel<Reduce> = Kernel {
     code: reduce_strided,
     block: Dim3::x(THREADS),
     shared: SharedMemory::of(Partials::BYTES),
-    grid: |p| Dim3::x(p.n.div_ceil(THREADS)),
+    grid: |p, _| Dim3::x(p.n.div_ceil(THREADS)),
 };

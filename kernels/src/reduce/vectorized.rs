@@ -7,7 +7,7 @@ use super::{Combine, Reduce, Sum, THREADS, WARPS, block_sum};
 use ptxkit::device::{
     Float4, SharedSlice, block_idx, global_store, grid_dim, is_aligned4, load4, thread_idx, unrolled,
 };
-use ptxkit::{Dim3, Kernel, SharedMemory, kernel, shared_memory};
+use ptxkit::{Dim3, Kernel, Occupancy, SharedMemory, kernel, shared_memory};
 
 /// Float4 loads each thread has in flight per step of its walk.
 pub const LOADS_IN_FLIGHT: u32 = 4;
@@ -73,7 +73,7 @@ fn add_lanes<O: Combine>(lanes: &mut [f32; 4], value: Float4) {
 }
 
 /// Blocks for `p`: enough for a float4 per thread, at most the device's resident blocks.
-pub(crate) const fn grid(p: &Reduce) -> Dim3 {
+pub(crate) const fn grid(p: &Reduce, _: Occupancy) -> Dim3 {
     let wanted = p.n.div_ceil(4 * THREADS);
     Dim3::x(if wanted < p.resident_blocks {
         wanted

@@ -58,7 +58,7 @@ pub const SUM_KERNEL: Kernel<RowReduce> = Kernel {
     code: row_sum_block,
     block: Dim3::x(THREADS),
     shared: SharedMemory::of(WarpResults::BYTES),
-    grid: |p| Dim3::x(p.rows),
+    grid: |p, _| Dim3::x(p.rows),
 };
 
 /// As [`SUM_KERNEL`], for the maximum.

@@ -53,7 +53,7 @@ pub const SUM_KERNEL: Kernel<RowReduce> = Kernel {
     code: row_sum_warp,
     block: Dim3::x(THREADS),
     shared: SharedMemory::NONE,
-    grid: |p| Dim3::x(p.rows.div_ceil(WARPS)),
+    grid: |p, _| Dim3::x(p.rows.div_ceil(WARPS)),
 };
 
 /// As [`SUM_KERNEL`], for the maximum.

@@ -31,5 +31,5 @@ pub const KERNEL: Kernel<Scan> = Kernel {
     code: scan_look_back_backoff,
     block: Dim3::x(THREADS),
     shared: SharedMemory::of(Scratch::BYTES),
-    grid: |p| super::look_back::look_back_grid(p),
+    grid: |p, _| super::look_back::look_back_grid(p),
 };

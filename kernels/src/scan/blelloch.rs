@@ -114,5 +114,5 @@ pub const KERNEL: Kernel<Scan> = Kernel {
     code: scan_blelloch,
     block: Dim3::x(THREADS),
     shared: SharedMemory::of(Tile::BYTES),
-    grid: |p| Dim3::x(p.n.div_ceil(TILE)),
+    grid: |p, _| Dim3::x(p.n.div_ceil(TILE)),
 };

@@ -74,5 +74,5 @@ pub const KERNEL: Kernel<Scan> = Kernel {
     code: scan_hillis_steele,
     block: Dim3::x(THREADS),
     shared: SharedMemory::of(Buffers::BYTES),
-    grid: |p| Dim3::x(p.n.div_ceil(THREADS)),
+    grid: |p, _| Dim3::x(p.n.div_ceil(THREADS)),
 };

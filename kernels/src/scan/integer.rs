@@ -11,7 +11,7 @@ use super::staged::{BLOCKS_PER_SM as STAGED_BLOCKS_PER_SM, SHARED_BYTES as STAGE
 use super::warp_shuffle::{TILE, WarpTotals, warp_shuffle_body};
 use super::{Scan, THREADS};
 use ptxkit::Family;
-use ptxkit::{Dim3, Kernel, SharedMemory, kernel};
+use ptxkit::{Dim3, Kernel, Occupancy, SharedMemory, kernel};
 
 kernel! {
     /// Phase 0: `output` = each 8192-element tile's scan, `scratch[tile]` = its total. Phase 1:
@@ -69,7 +69,7 @@ kernel! {
 const fn kernel(
     code: ptxkit::KernelFn<<Scan<i32> as ptxkit::Problem>::Args>,
     shared: u32,
-    grid: fn(&Scan<i32>) -> Dim3,
+    grid: fn(&Scan<i32>, Occupancy) -> Dim3,
 ) -> Kernel<Scan<i32>> {
     Kernel {
         code,
@@ -80,36 +80,30 @@ const fn kernel(
 }
 
 /// Three phases.
-pub const WARP_SHUFFLE: Kernel<Scan<i32>> = kernel(scan_warp_shuffle_i32, WarpTotals::BYTES, |p| {
+pub const WARP_SHUFFLE: Kernel<Scan<i32>> = kernel(scan_warp_shuffle_i32, WarpTotals::BYTES, |p, _| {
     Dim3::x(p.n.div_ceil(TILE))
 });
 /// The thread walk.
-pub const LOOK_BACK: Kernel<Scan<i32>> = kernel(
-    scan_look_back_i32,
-    Scratch::BYTES,
-    super::look_back::look_back_grid::<i32>,
-);
+pub const LOOK_BACK: Kernel<Scan<i32>> = kernel(scan_look_back_i32, Scratch::BYTES, |p, _| {
+    super::look_back::look_back_grid(p)
+});
 /// The warp walk.
-pub const LOOK_BACK_WARP: Kernel<Scan<i32>> = kernel(
-    scan_look_back_warp_i32,
-    Scratch::BYTES,
-    super::look_back::look_back_grid::<i32>,
-);
+pub const LOOK_BACK_WARP: Kernel<Scan<i32>> = kernel(scan_look_back_warp_i32, Scratch::BYTES, |p, _| {
+    super::look_back::look_back_grid(p)
+});
 
 /// The warp walk in resident blocks, each prefetching its next tile (as [`super::pipelined`]).
 pub const LOOK_BACK_PIPELINED: Kernel<Scan<i32>> = Kernel {
     code: scan_look_back_pipelined_i32,
     block: Dim3::x(THREADS),
     shared: SharedMemory::opt_in(SHARED_BYTES),
-    grid: |p| grid(p),
+    grid: |p, device| grid(p, device),
 };
 
 /// The ordered warp walk with the tile staged in shared memory (as [`super::staged`]).
-pub const LOOK_BACK_STAGED: Kernel<Scan<i32>> = kernel(
-    scan_look_back_staged_i32,
-    STAGED_SHARED_BYTES,
-    super::look_back::look_back_grid::<i32>,
-);
+pub const LOOK_BACK_STAGED: Kernel<Scan<i32>> = kernel(scan_look_back_staged_i32, STAGED_SHARED_BYTES, |p, _| {
+    super::look_back::look_back_grid(p)
+});
 
 /// Every i32 scan kernel: the registry's list.
 pub const FAMILY: Family<Scan<i32>> = Family::new(

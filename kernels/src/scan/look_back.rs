@@ -241,7 +241,7 @@ pub const KERNEL: Kernel<Scan> = Kernel {
     code: scan_look_back,
     block: Dim3::x(THREADS),
     shared: SharedMemory::of(Scratch::BYTES),
-    grid: |p| look_back_grid(p),
+    grid: |p, _| look_back_grid(p),
 };
 
 #[cfg(test)]

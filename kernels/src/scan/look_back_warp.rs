@@ -82,7 +82,7 @@ pub const KERNEL: Kernel<Scan> = Kernel {
     code: scan_look_back_warp,
     block: Dim3::x(THREADS),
     shared: SharedMemory::of(super::look_back::Scratch::BYTES),
-    grid: |p| super::look_back::look_back_grid(p),
+    grid: |p, _| super::look_back::look_back_grid(p),
 };
 
 #[cfg(test)]

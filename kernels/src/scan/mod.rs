@@ -98,9 +98,6 @@ pub struct Scan<T = f32> {
     pub exclusive: bool,
     /// Which phase of the variant's [`Passes`] this launch is.
     pub phase: u32,
-    /// The most blocks a persistent variant ([`pipelined`]) launches: the blocks the device holds
-    /// at once, chosen by the host. The other variants launch a block per tile.
-    pub blocks: u32,
     pub element: PhantomData<fn() -> T>,
 }
 
@@ -113,7 +110,7 @@ impl<T> Clone for Scan<T> {
 impl<T> Copy for Scan<T> {}
 impl<T> PartialEq for Scan<T> {
     fn eq(&self, other: &Self) -> bool {
-        (self.n, self.exclusive, self.phase, self.blocks) == (other.n, other.exclusive, other.phase, other.blocks)
+        (self.n, self.exclusive, self.phase) == (other.n, other.exclusive, other.phase)
     }
 }
 impl<T> Eq for Scan<T> {}
@@ -123,7 +120,6 @@ impl<T> core::fmt::Debug for Scan<T> {
             .field("n", &self.n)
             .field("exclusive", &self.exclusive)
             .field("phase", &self.phase)
-            .field("blocks", &self.blocks)
             .finish()
     }
 }
@@ -206,16 +202,7 @@ impl<T> Scan<T> {
             n,
             exclusive,
             phase,
-            blocks: u32::MAX,
             element: PhantomData,
-        }
-    }
-
-    /// The same scan with persistent variants launching at most `blocks` blocks (at least one).
-    pub fn with_blocks(&self, blocks: u32) -> Self {
-        Scan {
-            blocks: blocks.max(1),
-            ..*self
         }
     }
 
@@ -359,7 +346,9 @@ mod tests {
                         let output = &mut output[at];
                         // u64 words: the statuses are 8-byte aligned.
                         let mut scratch = vec![u64::MAX; look_back_scratch(tiles) as usize / 2];
-                        let problem = Scan::at(n as u32, exclusive, RESET).with_blocks(3);
+                        let problem = Scan::at(n as u32, exclusive, RESET);
+                        // Three resident blocks: persistent blocks take several tiles each.
+                        let device = ptxkit::Occupancy { resident_blocks: 3 };
                         for phase in [RESET, SINGLE_PASS] {
                             let problem = problem.phase(phase);
                             let scratch = scratch.as_mut_ptr().cast::<f32>();
@@ -372,7 +361,7 @@ mod tests {
                                 phase,
                             );
                             // SAFETY: both slices hold n floats, the scratch the look-back's words.
-                            unsafe { kernel.code.emulate(&kernel.launch_shape(&problem), args) }.unwrap();
+                            unsafe { kernel.code.emulate(&kernel.launch_shape(&problem, device), args) }.unwrap();
                         }
                         for (i, (&value, &want)) in output.iter().zip(&expected).enumerate() {
                             assert_eq!(

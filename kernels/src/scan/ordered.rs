@@ -25,5 +25,5 @@ pub const KERNEL: Kernel<Scan> = Kernel {
     code: scan_look_back_ordered,
     block: Dim3::x(THREADS),
     shared: SharedMemory::of(Scratch::BYTES),
-    grid: |p| super::look_back::look_back_grid(p),
+    grid: |p, _| super::look_back::look_back_grid(p),
 };

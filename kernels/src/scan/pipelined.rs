@@ -25,7 +25,7 @@ use ptxkit::device::{
     DynamicShared, MatrixLayout, SharedMatrix, SharedSlice, WARP_SIZE, async_copy_commit, async_copy_wait, atomic_add,
     block_idx, grid_dim, is_aligned4, store_relaxed, sync_threads, thread_idx, unrolled,
 };
-use ptxkit::{Dim3, Kernel, SharedMemory, kernel};
+use ptxkit::{Dim3, Kernel, Occupancy, SharedMemory, kernel};
 
 /// Blocks per SM the registers must allow: two (128 registers). With 32 elements per thread and
 /// the next tile's copy in flight, ptxas spills at three (80 registers); shared memory (two 32 KiB
@@ -218,9 +218,13 @@ kernel! {
 }
 
 /// The grid: the blocks the device holds at once, never more than there are tiles.
-pub const fn grid<T>(p: &Scan<T>) -> Dim3 {
+pub const fn grid<T>(p: &Scan<T>, device: Occupancy) -> Dim3 {
     let tiles = p.n.div_ceil(TILE);
-    Dim3::x(if tiles < p.blocks { tiles } else { p.blocks })
+    Dim3::x(if tiles < device.resident_blocks {
+        tiles
+    } else {
+        device.resident_blocks
+    })
 }
 
 /// As many blocks as the device holds at once, in both phases.
@@ -228,5 +232,5 @@ pub const KERNEL: Kernel<Scan> = Kernel {
     code: scan_look_back_pipelined,
     block: Dim3::x(THREADS),
     shared: SharedMemory::opt_in(SHARED_BYTES),
-    grid: |p| grid(p),
+    grid: |p, device| grid(p, device),
 };

@@ -216,5 +216,5 @@ pub const KERNEL: Kernel<Scan> = Kernel {
     code: scan_look_back_staged,
     block: Dim3::x(THREADS),
     shared: SharedMemory::of(SHARED_BYTES),
-    grid: |p| look_back_grid(p),
+    grid: |p, _| look_back_grid(p),
 };

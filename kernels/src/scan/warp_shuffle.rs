@@ -203,5 +203,5 @@ pub const KERNEL: Kernel<Scan> = Kernel {
     code: scan_warp_shuffle,
     block: Dim3::x(THREADS),
     shared: SharedMemory::of(WarpTotals::BYTES),
-    grid: |p| Dim3::x(p.n.div_ceil(TILE)),
+    grid: |p, _| Dim3::x(p.n.div_ceil(TILE)),
 };

@@ -22,7 +22,7 @@ pub mod wide;
 
 use ptxkit::Dim3;
 use ptxkit::device::{SharedSlice, WARP_SIZE, exp, shfl_xor, sync_threads, thread_idx};
-use ptxkit::{Family, Problem};
+use ptxkit::{Family, Occupancy, Problem};
 
 /// Threads per block (one block per row), for every variant.
 pub const THREADS: u32 = 256;
@@ -55,7 +55,7 @@ pub const FAMILY: Family<Softmax> = Family::new(
 );
 
 /// One block per row.
-pub(crate) const fn grid(p: &Softmax) -> Dim3 {
+pub(crate) const fn grid(p: &Softmax, _: Occupancy) -> Dim3 {
     Dim3::x(p.rows)
 }
 

@@ -213,7 +213,7 @@ pub const KERNEL: Kernel<Softmax> = Kernel {
     code: softmax_registers,
     block: Dim3::x(THREADS),
     shared: SharedMemory::of(Pairs::BYTES),
-    grid: |p| {
+    grid: |p, _| {
         Dim3::x(if by_warp(p.cols) {
             p.rows.div_ceil(WARPS)
         } else {

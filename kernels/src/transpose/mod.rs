@@ -129,7 +129,12 @@ mod tests {
                     let output = &mut output[at];
                     let args = (input.as_ptr(), output.as_mut_ptr(), problem.rows, problem.cols);
                     // SAFETY: both slices hold rows × cols floats.
-                    unsafe { kernel.code.emulate(&kernel.launch_shape(&problem), args) }.unwrap();
+                    unsafe {
+                        kernel
+                            .code
+                            .emulate(&kernel.launch_shape(&problem, ptxkit::Occupancy::EMULATOR), args)
+                    }
+                    .unwrap();
                     for (i, &value) in output.iter().enumerate() {
                         let expected = crate::reference::transpose_at(input, rows, cols, i).0;
                         assert_eq!(

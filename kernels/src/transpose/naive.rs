@@ -28,5 +28,5 @@ pub const KERNEL: Kernel<Transpose> = Kernel {
     code: transpose_naive,
     block: Dim3::xy(TILE, ROWS_PER_PASS),
     shared: SharedMemory::NONE,
-    grid: |p| grid(p, TILE),
+    grid: |p, _| grid(p, TILE),
 };

@@ -28,5 +28,5 @@ pub const KERNEL: Kernel<Transpose> = Kernel {
     code: transpose_padded,
     block: Dim3::xy(TILE, ROWS_PER_PASS),
     shared: SharedMemory::of(PaddedTile::BYTES),
-    grid: |p| grid(p, TILE),
+    grid: |p, _| grid(p, TILE),
 };

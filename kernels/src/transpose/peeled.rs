@@ -129,5 +129,5 @@ pub const KERNEL: Kernel<Transpose> = Kernel {
     code: transpose_peeled,
     block: Dim3::x(THREADS),
     shared: SharedMemory::of(Tile::BYTES),
-    grid: |p| grid(p, T),
+    grid: |p, _| grid(p, T),
 };

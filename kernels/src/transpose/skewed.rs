@@ -248,7 +248,7 @@ pub const KERNEL: Kernel<Transpose> = Kernel {
     code: transpose_skewed,
     block: Dim3::x(THREADS),
     shared: SharedMemory::of(Tile::BYTES),
-    grid: |p| {
+    grid: |p, _| {
         Dim3::xy(
             p.cols.div_ceil(T),
             (p.rows as u64 + BEFORE as u64).div_ceil(T as u64) as u32,

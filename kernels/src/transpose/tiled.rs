@@ -75,5 +75,5 @@ pub const KERNEL: Kernel<Transpose> = Kernel {
     code: transpose_tiled,
     block: Dim3::xy(TILE, ROWS_PER_PASS),
     shared: SharedMemory::of(Tile::BYTES),
-    grid: |p| grid(p, TILE),
+    grid: |p, _| grid(p, TILE),
 };

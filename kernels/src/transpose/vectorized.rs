@@ -125,7 +125,7 @@ pub const KERNEL_32: Kernel<Transpose> = Kernel {
     code: transpose_vectorized_t32,
     block: Dim3::x(THREADS),
     shared: SharedMemory::of(Tile32::BYTES),
-    grid: |p| grid(p, 32),
+    grid: |p, _| grid(p, 32),
 };
 
 /// 256 threads per 64×64 tile: 16.3 KiB of shared memory, more work per thread.
@@ -133,5 +133,5 @@ pub const KERNEL_64: Kernel<Transpose> = Kernel {
     code: transpose_vectorized_t64,
     block: Dim3::x(THREADS),
     shared: SharedMemory::of(Tile64::BYTES),
-    grid: |p| grid(p, 64),
+    grid: |p, _| grid(p, 64),
 };

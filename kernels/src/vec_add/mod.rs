@@ -27,7 +27,7 @@ pub const KERNEL: Kernel<Elementwise> = Kernel {
     code: vec_add,
     block: Dim3::x(BLOCK),
     shared: SharedMemory::NONE,
-    grid: |p| Dim3::x(p.n.div_ceil(BLOCK)),
+    grid: |p, _| Dim3::x(p.n.div_ceil(BLOCK)),
 };
 
 /// `out = a + b`: the registry's list of its kernels.

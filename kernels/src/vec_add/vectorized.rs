@@ -69,5 +69,5 @@ pub const KERNEL: Kernel<Elementwise> = Kernel {
     code: vec_add_vectorized,
     block: Dim3::x(BLOCK),
     shared: SharedMemory::NONE,
-    grid: |p| Dim3::x((p.n / 4).div_ceil(BLOCK * QUADS).max(1)),
+    grid: |p, _| Dim3::x((p.n / 4).div_ceil(BLOCK * QUADS).max(1)),
 };

@@ -2,7 +2,7 @@
 //! either backend, against the words they must leave.
 
 use super::elementwise::check_shape;
-use super::{Bound, Case, FamilyDemo, Outputs, Plan, Size, Work, check_len};
+use super::{Bound, Case, Cli, FamilyDemo, Outputs, Plan, Size, Sizes, Work, check_len};
 use kernels::Source;
 use kernels::atomic_probe::{AtomicProbe, FAMILY, word};
 use ptxkit::{AnyFamily, Kernel};
@@ -38,36 +38,8 @@ impl FamilyDemo for AtomicProbeDemo {
         &FAMILY
     }
 
-    fn about(&self) -> &'static str {
-        "global atomics, fences, acquire/release loads and stores and a chain of blocks, checked"
-    }
-
     fn extents(&self) -> &'static [&'static str] {
         &["blocks"]
-    }
-
-    fn default_size(&self) -> Size {
-        Size([4096, 1, 1])
-    }
-
-    fn emulator_cap(&self) -> Size {
-        Size([256, 1, 1])
-    }
-
-    fn edge_sizes(&self) -> Vec<Size> {
-        [1, 2, 3, 33, 130].iter().map(|&b| Size([b, 1, 1])).collect()
-    }
-
-    fn large_sizes(&self) -> Vec<Size> {
-        vec![Size([8192, 1, 1])]
-    }
-
-    fn bench_sizes(&self) -> Vec<Size> {
-        Vec::new()
-    }
-
-    fn smoke_size(&self) -> Size {
-        Size([5, 1, 1])
     }
 
     fn plan(&self, size: Size) -> Result<Plan> {
@@ -98,6 +70,23 @@ impl FamilyDemo for AtomicProbeDemo {
             problem,
             outputs,
         }))
+    }
+
+    fn cli(&self) -> Cli {
+        Cli {
+            about: "global atomics, fences, acquire/release loads and stores and a chain of blocks, checked",
+            default: Size([4096, 1, 1]),
+            emulator_cap: Size([256, 1, 1]),
+        }
+    }
+
+    fn sizes(&self) -> Sizes {
+        Sizes {
+            edge: [1, 2, 3, 33, 130].iter().map(|&b| Size([b, 1, 1])).collect(),
+            large: vec![Size([8192, 1, 1])],
+            bench: Vec::new(),
+            smoke: Size([5, 1, 1]),
+        }
     }
 }
 

@@ -5,7 +5,10 @@
 use super::attention_oracle::AttentionOracle;
 use super::auto::Rung;
 use super::elementwise::check_shape;
-use super::{Bound, Case, FamilyDemo, GUARD, Outputs, Plan, Size, Work, check_len, guarded_inputs, substream};
+use super::{
+    Bound, Case, Cli, FamilyDemo, GUARD, KernelChoice, Outputs, Plan, Size, Sizes, Work, check_len, guarded_inputs,
+    substream,
+};
 use kernels::Source;
 use kernels::attention::{Attention, CAUSAL_FAMILY, FAMILY, TensorMaps, specialized};
 use ptxkit::device::mma::Bf16;
@@ -122,66 +125,12 @@ impl AttentionDemo {
 }
 
 impl FamilyDemo for AttentionDemo {
-    fn fastest_rung(&self, sm90a: bool, _size: Size) -> Option<Rung> {
-        let entry = match (self.causal, sm90a) {
-            (false, true) => "attention_rebalanced",
-            (false, false) => "attention_flash",
-            (true, true) => "attention_causal_rebalanced",
-            (true, false) => "attention_causal_flash",
-        };
-        let why = if sm90a {
-            "a TMA producer warpgroup, setmaxnreg and ping-pong"
-        } else {
-            "FlashAttention-2's order on mma.sync: the fastest rung without sm_90a's PTX"
-        };
-        Some(Rung { entry, why })
-    }
-
     fn family(&self) -> &'static dyn AnyFamily {
         self.kernels_family()
     }
 
-    fn about(&self) -> &'static str {
-        if self.causal {
-            "softmax(Q·Kᵀ/√d)·V per head with the causal mask, bf16 in and out, fused (one kernel)"
-        } else {
-            "softmax(Q·Kᵀ/√d)·V per head over every key, bf16 in and out, fused (one kernel)"
-        }
-    }
-
     fn extents(&self) -> &'static [&'static str] {
         &["heads", "seq", "dim"]
-    }
-
-    /// Batch 8 × 16 heads, sequence 4096, head dimension 128: the shape.
-    fn default_size(&self) -> Size {
-        Size([128, 4096, 128])
-    }
-
-    fn emulator_cap(&self) -> Size {
-        Size([2, 160, 128])
-    }
-
-    fn edge_sizes(&self) -> Vec<Size> {
-        EDGE_SHAPES.iter().map(|&s| Size(s)).collect()
-    }
-
-    fn large_sizes(&self) -> Vec<Size> {
-        vec![Size([16, 1024, 128]), Size([8, 2049, 64]), Size([4, 4096, 128])]
-    }
-
-    /// Head dimension 128, sequences of 1024 to 8192 (the plot's x), 2–4 × 10⁹ scores each.
-    fn bench_sizes(&self) -> Vec<Size> {
-        vec![
-            Size([512, 1024, 128]),
-            Size([256, 2048, 128]),
-            Size([128, 4096, 128]),
-            Size([32, 8192, 128]),
-        ]
-    }
-
-    fn smoke_size(&self) -> Size {
-        Size([2, 200, 128])
     }
 
     fn plan(&self, size: Size) -> Result<Plan> {
@@ -242,6 +191,55 @@ impl FamilyDemo for AttentionDemo {
             inputs,
             outputs,
         }))
+    }
+
+    fn cli(&self) -> Cli {
+        Cli {
+            about: if self.causal {
+                "softmax(Q·Kᵀ/√d)·V per head with the causal mask, bf16 in and out, fused (one kernel)"
+            } else {
+                "softmax(Q·Kᵀ/√d)·V per head over every key, bf16 in and out, fused (one kernel)"
+            },
+            // Batch 8 × 16 heads, sequence 4096, head dimension 128: the shape.
+            default: Size([128, 4096, 128]),
+            emulator_cap: Size([2, 160, 128]),
+        }
+    }
+
+    fn sizes(&self) -> Sizes {
+        Sizes {
+            edge: EDGE_SHAPES.iter().map(|&s| Size(s)).collect(),
+            large: vec![Size([16, 1024, 128]), Size([8, 2049, 64]), Size([4, 4096, 128])],
+            // Head dimension 128, sequences of 1024 to 8192 (the plot's x), 2–4 × 10⁹ scores each.
+            bench: vec![
+                Size([512, 1024, 128]),
+                Size([256, 2048, 128]),
+                Size([128, 4096, 128]),
+                Size([32, 8192, 128]),
+            ],
+            smoke: Size([2, 200, 128]),
+        }
+    }
+
+    fn choice(&self) -> &dyn KernelChoice {
+        self
+    }
+}
+
+impl KernelChoice for AttentionDemo {
+    fn fastest_rung(&self, sm90a: bool, _size: Size) -> Option<Rung> {
+        let entry = match (self.causal, sm90a) {
+            (false, true) => "attention_rebalanced",
+            (false, false) => "attention_flash",
+            (true, true) => "attention_causal_rebalanced",
+            (true, false) => "attention_causal_flash",
+        };
+        let why = if sm90a {
+            "a TMA producer warpgroup, setmaxnreg and ping-pong"
+        } else {
+            "FlashAttention-2's order on mma.sync: the fastest rung without sm_90a's PTX"
+        };
+        Some(Rung { entry, why })
     }
 }
 

@@ -1,7 +1,7 @@
 //! `auto`: the kernel a family runs when none is named (`host <family> --variant auto`, the Python
 //! operators' `variant="auto"`), in one place for both. A family with tile configurations gets the
 //! device's choice ([`choice`]: its tile profile, else the occupancy rule); the others name their
-//! fastest rung for the shape ([`FamilyDemo::fastest_rung`]), from the runner's figures. A family
+//! fastest rung for the shape ([`KernelChoice::fastest_rung`](super::KernelChoice::fastest_rung)), from the runner's figures. A family
 //! with configurations may name a rung too, for shapes where none of them suits (the transposes
 //! whose rows are not whole 16-byte chunks); that rung comes first.
 
@@ -27,7 +27,7 @@ pub struct Auto {
 
 /// Whether `family` answers `auto` at all (checked before any backend is opened).
 pub fn has_auto(family: &dyn FamilyDemo) -> bool {
-    !family.configurations().is_empty() || family.fastest_rung(false, family.default_size()).is_some()
+    !family.choice().configurations().is_empty() || family.choice().fastest_rung(false, family.cli().default).is_some()
 }
 
 /// The kernel `auto` runs for `size` on `backend`; `None` where the family has no answer (then a
@@ -39,10 +39,10 @@ pub fn auto(backend: &Backend, family: &dyn FamilyDemo, size: Size) -> Result<Op
     };
     // A rung named for this shape comes first: in a family with configurations, it marks a shape
     // none of them suits.
-    if let Some(rung) = family.fastest_rung(backend.runs_sm90a(), size) {
+    if let Some(rung) = family.choice().fastest_rung(backend.runs_sm90a(), size) {
         return Ok(Some(found(rung.entry, rung.why.into())));
     }
-    if let Some(&smallest) = family.configurations().first() {
+    if let Some(&smallest) = family.choice().configurations().first() {
         let chosen = match backend {
             Backend::Gpu(gpu) => choice::choose(gpu, family, size)?,
             Backend::Emu => None,
@@ -70,7 +70,7 @@ mod tests {
             if !has_auto(*family) {
                 continue;
             }
-            for size in family.edge_sizes().into_iter().chain([family.default_size()]) {
+            for size in family.sizes().edge.into_iter().chain([family.cli().default]) {
                 let answer = auto(&Backend::Emu, *family, size)
                     .unwrap()
                     .expect("has_auto said it answers");
@@ -89,7 +89,11 @@ mod tests {
             assert_eq!(answer.entry, skewed, "{rows}×{cols}");
         }
         let aligned = auto(&Backend::Emu, transpose, Size([8192, 4096, 1])).unwrap().unwrap();
-        assert!(transpose.configurations().contains(&aligned.entry), "{}", aligned.entry);
+        assert!(
+            transpose.choice().configurations().contains(&aligned.entry),
+            "{}",
+            aligned.entry
+        );
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! measured) is `host bank-conflicts` (`demos::banks`).
 
 use super::elementwise::check_shape;
-use super::{Bound, Case, FamilyDemo, Outputs, Plan, Size, Work, check_len};
+use super::{Bound, Case, Cli, FamilyDemo, Outputs, Plan, Size, Sizes, Work, check_len};
 use kernels::Source;
 use kernels::banks::{BankProbe, FAMILY, PROBE_BLOCKS};
 use ptxkit::{AnyFamily, Kernel};
@@ -36,39 +36,8 @@ impl FamilyDemo for BankProbeDemo {
         &FAMILY
     }
 
-    fn about(&self) -> &'static str {
-        "one bank-conflict probe: cycles of strided shared-memory reads (`host bank-conflicts` runs the study)"
-    }
-
     fn extents(&self) -> &'static [&'static str] {
         &["stride", "width"]
-    }
-
-    fn default_size(&self) -> Size {
-        Size([32, 4, 1])
-    }
-
-    fn emulator_cap(&self) -> Size {
-        Size([64, 16, 1])
-    }
-
-    fn edge_sizes(&self) -> Vec<Size> {
-        [(1, 4), (2, 4), (33, 4), (64, 4), (3, 8), (64, 16)]
-            .iter()
-            .map(|&(s, w)| Size([s, w, 1]))
-            .collect()
-    }
-
-    fn large_sizes(&self) -> Vec<Size> {
-        Vec::new()
-    }
-
-    fn bench_sizes(&self) -> Vec<Size> {
-        Vec::new()
-    }
-
-    fn smoke_size(&self) -> Size {
-        Size([17, 8, 1])
     }
 
     fn label(&self, size: Size) -> String {
@@ -100,6 +69,26 @@ impl FamilyDemo for BankProbeDemo {
             problem,
             outputs,
         }))
+    }
+
+    fn cli(&self) -> Cli {
+        Cli {
+            about: "one bank-conflict probe: cycles of strided shared-memory reads (`host bank-conflicts` runs the study)",
+            default: Size([32, 4, 1]),
+            emulator_cap: Size([64, 16, 1]),
+        }
+    }
+
+    fn sizes(&self) -> Sizes {
+        Sizes {
+            edge: [(1, 4), (2, 4), (33, 4), (64, 4), (3, 8), (64, 16)]
+                .iter()
+                .map(|&(s, w)| Size([s, w, 1]))
+                .collect(),
+            large: Vec::new(),
+            bench: Vec::new(),
+            smoke: Size([17, 8, 1]),
+        }
     }
 }
 

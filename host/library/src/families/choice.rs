@@ -99,6 +99,7 @@ pub fn choose(gpu: &Gpu, family: &dyn FamilyDemo, size: Size) -> Result<Option<C
 fn configurations(family: &dyn FamilyDemo, size: Size) -> Vec<usize> {
     let kernels = family.kernels();
     family
+        .choice()
         .configurations_at(size)
         .iter()
         .filter_map(|entry| kernels.iter().position(|k| k.entry == *entry))
@@ -116,7 +117,7 @@ pub fn by_occupancy(gpu: &Gpu, family: &dyn FamilyDemo, size: Size) -> Result<Op
     let mut options = Vec::new();
     for &kernel in &configurations {
         let occupancy = gpu.occupancy(&kernels[kernel])?;
-        let grid = family.grid_on(gpu, size, kernel)?;
+        let grid = family.choice().grid_on(gpu, size, kernel)?;
         let blocks = grid.blocks as f64;
         let resident = occupancy.resident_blocks_per_sm.max(1);
         options.push(Candidate {
@@ -137,7 +138,7 @@ pub fn by_occupancy(gpu: &Gpu, family: &dyn FamilyDemo, size: Size) -> Result<Op
     }))
 }
 
-/// A configuration's grid at one shape on one device ([`FamilyDemo::grid_on`]).
+/// A configuration's grid at one shape on one device ([`KernelChoice::grid_on`](super::KernelChoice::grid_on)).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Grid {
     /// Blocks it launches (split-k's: every tile times the ways k is split, the grid's z).
@@ -300,16 +301,15 @@ mod tests {
         splits: &[(Kernel<Matmul>, u32)],
     ) -> Vec<Candidate> {
         let problem = Matmul::new(m, n, k).expect("a valid shape");
-        let unsplit = tiles
-            .iter()
-            .map(|(kernel, resident)| (kernel, *resident, problem, false));
-        let split = splits
-            .iter()
-            .map(|(kernel, resident)| (kernel, *resident, problem.with_places(resident * SMS), true));
+        let unsplit = tiles.iter().map(|(kernel, resident)| (kernel, *resident, false));
+        let split = splits.iter().map(|(kernel, resident)| (kernel, *resident, true));
         unsplit
             .chain(split)
-            .map(|(kernel, resident, problem, split)| {
-                let grid = kernel.launch_shape(&problem).grid;
+            .map(|(kernel, resident, split)| {
+                let device = ptxkit::Occupancy {
+                    resident_blocks: resident * SMS,
+                };
+                let grid = kernel.launch_shape(&problem, device).grid;
                 let blocks = grid.volume() as f64;
                 Candidate {
                     resident,

@@ -2,11 +2,12 @@
 
 use super::elementwise::check_shape;
 use super::{
-    Bound, Case, FamilyDemo, GUARD, Outputs, Plan, Size, Work, check_guard, check_len, guarded_inputs, substream,
+    Bound, Case, Cli, FamilyDemo, GUARD, KernelChoice, Outputs, Plan, Size, Sizes, Work, check_guard, check_len,
+    guarded_inputs, substream,
 };
 use kernels::Source;
 use kernels::conv2d::{Conv2d, FAMILY};
-use ptxkit::{AnyFamily, Kernel};
+use ptxkit::{AnyFamily, Kernel, Occupancy};
 use ptxkit_runtime::Backend;
 use ptxkit_runtime::Result;
 use ptxkit_runtime::array::{Array, Buffer};
@@ -71,58 +72,8 @@ impl FamilyDemo for Conv2dDemo {
         &FAMILY
     }
 
-    fn about(&self) -> &'static str {
-        "2D convolution (cross-correlation) with a 3×3, 5×5 or 7×7 filter, zero padding: direct, halo tiles, register blocking"
-    }
-
     fn extents(&self) -> &'static [&'static str] {
         &["height", "width", "filter"]
-    }
-
-    fn default_size(&self) -> Size {
-        Size([8192, 8192, 5])
-    }
-
-    fn emulator_cap(&self) -> Size {
-        Size([1024, 1024, 7])
-    }
-
-    fn edge_sizes(&self) -> Vec<Size> {
-        EDGE_SHAPES.iter().map(|&s| Size(s)).collect()
-    }
-
-    fn large_sizes(&self) -> Vec<Size> {
-        vec![Size([8192, 8192, 5]), Size([8191, 4097, 7])]
-    }
-
-    fn bench_sizes(&self) -> Vec<Size> {
-        vec![
-            Size([4096, 4096, 5]),
-            Size([8192, 8192, 3]),
-            Size([8192, 8192, 5]),
-            Size([8192, 8192, 7]),
-        ]
-    }
-
-    fn smoke_size(&self) -> Size {
-        Size([67, 45, 5])
-    }
-
-    /// The fastest algorithm's two widths: rolling rows with 4 or 8 outputs per lane. (The
-    /// blocked kernels' V = 4 and V = 8 were the choice until the faster rolling rows landed:
-    /// docs/perf-log.md, changes 8 and 33.)
-    fn configurations(&self) -> &'static [&'static str] {
-        const WIDTHS: [&str; 2] = [
-            kernels::conv2d::rolling::KERNEL_V4.entry(),
-            kernels::conv2d::rolling::KERNEL_V8.entry(),
-        ];
-        &WIDTHS
-    }
-
-    fn launch_blocks(&self, size: Size, kernel: usize) -> Result<u64> {
-        let [height, width, filter] = size.0;
-        let problem = Conv2d::new(height, width, filter)?;
-        Ok(FAMILY.kernels[kernel].launch_shape(&problem).grid.volume())
     }
 
     fn label(&self, size: Size) -> String {
@@ -169,6 +120,55 @@ impl FamilyDemo for Conv2dDemo {
             inputs,
             outputs,
         }))
+    }
+
+    fn cli(&self) -> Cli {
+        Cli {
+            about: "2D convolution (cross-correlation) with a 3×3, 5×5 or 7×7 filter, zero padding: direct, halo tiles, register blocking",
+            default: Size([8192, 8192, 5]),
+            emulator_cap: Size([1024, 1024, 7]),
+        }
+    }
+
+    fn sizes(&self) -> Sizes {
+        Sizes {
+            edge: EDGE_SHAPES.iter().map(|&s| Size(s)).collect(),
+            large: vec![Size([8192, 8192, 5]), Size([8191, 4097, 7])],
+            bench: vec![
+                Size([4096, 4096, 5]),
+                Size([8192, 8192, 3]),
+                Size([8192, 8192, 5]),
+                Size([8192, 8192, 7]),
+            ],
+            smoke: Size([67, 45, 5]),
+        }
+    }
+
+    fn choice(&self) -> &dyn KernelChoice {
+        self
+    }
+}
+
+impl KernelChoice for Conv2dDemo {
+    /// The fastest algorithm's two widths: rolling rows with 4 or 8 outputs per lane. (The
+    /// blocked kernels' V = 4 and V = 8 were the choice until the faster rolling rows landed:
+    /// docs/perf-log.md, changes 8 and 33.)
+    fn configurations(&self) -> &'static [&'static str] {
+        const WIDTHS: [&str; 2] = [
+            kernels::conv2d::rolling::KERNEL_V4.entry(),
+            kernels::conv2d::rolling::KERNEL_V8.entry(),
+        ];
+        &WIDTHS
+    }
+
+    fn launch_blocks(&self, size: Size, kernel: usize) -> Result<u64> {
+        let [height, width, filter] = size.0;
+        let problem = Conv2d::new(height, width, filter)?;
+        // The convolutions' grids do not depend on the device.
+        Ok(FAMILY.kernels[kernel]
+            .launch_shape(&problem, Occupancy::UNLIMITED)
+            .grid
+            .volume())
     }
 }
 
@@ -242,7 +242,10 @@ mod configuration_tests {
             kernels::conv2d::rolling::KERNEL_V8.entry(),
         );
         for filter in [3, 5, 7] {
-            assert_eq!(Conv2dDemo.configurations_at(Size([64, 64, filter])), vec![v4, v8]);
+            assert_eq!(
+                Conv2dDemo.choice().configurations_at(Size([64, 64, filter])),
+                vec![v4, v8]
+            );
         }
     }
 }

@@ -2,7 +2,8 @@
 //! (`vec_add` and `shared_mem_add`, which differ only in what they compute per element).
 
 use super::{
-    Bound, Case, FamilyDemo, GUARD, Outputs, Plan, Size, Work, check_guard, check_len, guarded_inputs, substream,
+    Bound, Case, Cli, FamilyDemo, GUARD, Outputs, Plan, Size, Sizes, Work, check_guard, check_len, guarded_inputs,
+    substream,
 };
 use kernels::Source;
 use kernels::elementwise::Elementwise;
@@ -70,36 +71,8 @@ impl FamilyDemo for ElementwiseDemo {
         self.family
     }
 
-    fn about(&self) -> &'static str {
-        self.about
-    }
-
     fn extents(&self) -> &'static [&'static str] {
         &["n"]
-    }
-
-    fn default_size(&self) -> Size {
-        Size([1 << 26, 1, 1])
-    }
-
-    fn emulator_cap(&self) -> Size {
-        Size([1 << 20, 1, 1])
-    }
-
-    fn edge_sizes(&self) -> Vec<Size> {
-        EDGE_LENGTHS.iter().map(|&n| Size([n, 1, 1])).collect()
-    }
-
-    fn large_sizes(&self) -> Vec<Size> {
-        vec![Size([1 << 26, 1, 1])]
-    }
-
-    fn bench_sizes(&self) -> Vec<Size> {
-        [20, 22, 24, 26, 28].iter().map(|&p| Size([1 << p, 1, 1])).collect()
-    }
-
-    fn smoke_size(&self) -> Size {
-        Size([1000, 1, 1])
     }
 
     fn plan(&self, size: Size) -> Result<Plan> {
@@ -142,12 +115,31 @@ impl FamilyDemo for ElementwiseDemo {
             outputs,
         }))
     }
+
+    fn cli(&self) -> Cli {
+        Cli {
+            about: self.about,
+            default: Size([1 << 26, 1, 1]),
+            emulator_cap: Size([1 << 20, 1, 1]),
+        }
+    }
+
+    fn sizes(&self) -> Sizes {
+        Sizes {
+            edge: EDGE_LENGTHS.iter().map(|&n| Size([n, 1, 1])).collect(),
+            large: vec![Size([1 << 26, 1, 1])],
+            bench: [20, 22, 24, 26, 28].iter().map(|&p| Size([1 << p, 1, 1])).collect(),
+            smoke: Size([1000, 1, 1]),
+        }
+    }
 }
 
-/// CUDA's limits on `kernel`'s launch for `problem`, as an error naming both.
+/// CUDA's limits on `kernel`'s launch for `problem`, as an error naming both: checked before a
+/// device is known, so a grid that depends on the device is checked at its smallest (the launch
+/// checks the grid it runs).
 pub(crate) fn check_shape<P: ptxkit::Problem + std::fmt::Debug>(kernel: &Kernel<P>, problem: &P) -> Result<()> {
     kernel
-        .launch_shape(problem)
+        .launch_shape(problem, ptxkit::Occupancy::ONE)
         .check()
         .map_err(|reason| ptxkit_runtime::Error::InvalidInput {
             what: format!("{} for {problem:?}", kernel.entry()),

@@ -2,7 +2,9 @@
 //! must give NaN), and the exact check (a gather copies bits).
 
 use super::elementwise::check_shape;
-use super::{Bound, Case, FamilyDemo, GUARD, Outputs, Plan, Size, Work, check_len, guarded_inputs, substream};
+use super::{
+    Bound, Case, Cli, FamilyDemo, GUARD, Outputs, Plan, Size, Sizes, Work, check_len, guarded_inputs, substream,
+};
 use kernels::Source;
 use kernels::gather::{FAMILY, Gather};
 use ptxkit::{AnyFamily, Kernel};
@@ -78,36 +80,8 @@ impl FamilyDemo for GatherDemo {
         &FAMILY
     }
 
-    fn about(&self) -> &'static str {
-        "output[i] = source[index[i]] for n random indices into len floats (an embedding lookup, index_select)"
-    }
-
     fn extents(&self) -> &'static [&'static str] {
         &["n", "len"]
-    }
-
-    fn default_size(&self) -> Size {
-        Size([1 << 26, 1 << 26, 1])
-    }
-
-    fn emulator_cap(&self) -> Size {
-        Size([1 << 20, 1 << 22, 1])
-    }
-
-    fn edge_sizes(&self) -> Vec<Size> {
-        EDGE_SIZES.iter().map(|&[n, len]| Size([n, len, 1])).collect()
-    }
-
-    fn large_sizes(&self) -> Vec<Size> {
-        vec![Size([1 << 26, 1 << 28, 1])]
-    }
-
-    fn bench_sizes(&self) -> Vec<Size> {
-        vec![Size([1 << 24, 1 << 24, 1]), Size([1 << 26, 1 << 26, 1])]
-    }
-
-    fn smoke_size(&self) -> Size {
-        Size([10_007, 4099, 1])
     }
 
     fn label(&self, size: Size) -> String {
@@ -153,6 +127,23 @@ impl FamilyDemo for GatherDemo {
             inputs,
             outputs,
         }))
+    }
+
+    fn cli(&self) -> Cli {
+        Cli {
+            about: "output[i] = source[index[i]] for n random indices into len floats (an embedding lookup, index_select)",
+            default: Size([1 << 26, 1 << 26, 1]),
+            emulator_cap: Size([1 << 20, 1 << 22, 1]),
+        }
+    }
+
+    fn sizes(&self) -> Sizes {
+        Sizes {
+            edge: EDGE_SIZES.iter().map(|&[n, len]| Size([n, len, 1])).collect(),
+            large: vec![Size([1 << 26, 1 << 28, 1])],
+            bench: vec![Size([1 << 24, 1 << 24, 1]), Size([1 << 26, 1 << 26, 1])],
+            smoke: Size([10_007, 4099, 1]),
+        }
     }
 }
 

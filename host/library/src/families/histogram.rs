@@ -4,7 +4,9 @@
 
 use super::auto::Rung;
 use super::elementwise::check_shape;
-use super::{Bound, Case, FamilyDemo, Outputs, Plan, Size, Work, check_len, resident_blocks, substream};
+use super::{
+    Bound, Case, Cli, FamilyDemo, KernelChoice, Outputs, Plan, Size, Sizes, Work, check_len, resident_blocks, substream,
+};
 use crate::cub::Cub;
 use kernels::Source;
 use kernels::histogram::{BINS, FAMILY, Histogram, THREADS};
@@ -92,50 +94,12 @@ const EDGE_SIZES: [[usize; 2]; 12] = [
 ];
 
 impl FamilyDemo for HistogramDemo {
-    fn fastest_rung(&self, _sm90a: bool, _size: Size) -> Option<Rung> {
-        Some(Rung {
-            entry: "histogram_vectorized",
-            why: "eight copies of the bins per block: ahead of CUB on bytes half of one value",
-        })
-    }
-
     fn family(&self) -> &'static dyn AnyFamily {
         &FAMILY
     }
 
-    fn about(&self) -> &'static str {
-        "256-bin histogram of n bytes, uniform or with --skew percent of them one value: global atomics, bins per block, bins per warp; against CUB's DeviceHistogram"
-    }
-
     fn extents(&self) -> &'static [&'static str] {
         &["n", "skew"]
-    }
-
-    fn default_size(&self) -> Size {
-        Size([1 << 28, 50, 1])
-    }
-
-    fn emulator_cap(&self) -> Size {
-        Size([1 << 20, 100, 1])
-    }
-
-    fn edge_sizes(&self) -> Vec<Size> {
-        EDGE_SIZES.iter().map(|&[n, skew]| Size([n, skew, 1])).collect()
-    }
-
-    fn large_sizes(&self) -> Vec<Size> {
-        vec![Size([(1 << 30) + 5, 0, 1]), Size([1 << 28, 50, 1])]
-    }
-
-    fn bench_sizes(&self) -> Vec<Size> {
-        [24, 26, 28, 30]
-            .iter()
-            .flat_map(|&k| [Size([1 << k, 0, 1]), Size([1 << k, 50, 1])])
-            .collect()
-    }
-
-    fn smoke_size(&self) -> Size {
-        Size([70_001, 50, 1])
     }
 
     fn baseline(&self) -> Option<&'static str> {
@@ -190,6 +154,41 @@ impl FamilyDemo for HistogramDemo {
             outputs,
             cub,
         }))
+    }
+
+    fn cli(&self) -> Cli {
+        Cli {
+            about: {
+                "256-bin histogram of n bytes, uniform or with --skew percent of them one value: global atomics, bins per block, bins per warp; against CUB's DeviceHistogram"
+            },
+            default: Size([1 << 28, 50, 1]),
+            emulator_cap: Size([1 << 20, 100, 1]),
+        }
+    }
+
+    fn sizes(&self) -> Sizes {
+        Sizes {
+            edge: EDGE_SIZES.iter().map(|&[n, skew]| Size([n, skew, 1])).collect(),
+            large: vec![Size([(1 << 30) + 5, 0, 1]), Size([1 << 28, 50, 1])],
+            bench: [24, 26, 28, 30]
+                .iter()
+                .flat_map(|&k| [Size([1 << k, 0, 1]), Size([1 << k, 50, 1])])
+                .collect(),
+            smoke: Size([70_001, 50, 1]),
+        }
+    }
+
+    fn choice(&self) -> &dyn KernelChoice {
+        self
+    }
+}
+
+impl KernelChoice for HistogramDemo {
+    fn fastest_rung(&self, _sm90a: bool, _size: Size) -> Option<Rung> {
+        Some(Rung {
+            entry: "histogram_vectorized",
+            why: "eight copies of the bins per block: ahead of CUB on bytes half of one value",
+        })
     }
 }
 

@@ -5,7 +5,9 @@
 use super::auto::Rung;
 use super::elementwise::check_shape;
 use super::histogram::{GUARD_WORDS, POISON, check_bins};
-use super::{Bound, Case, FamilyDemo, Outputs, Plan, Size, Work, check_len, resident_blocks, substream};
+use super::{
+    Bound, Case, Cli, FamilyDemo, KernelChoice, Outputs, Plan, Size, Sizes, Work, check_len, resident_blocks, substream,
+};
 use crate::cub::Cub;
 use kernels::Source;
 use kernels::histogram_f32::{BINS, FAMILY, HistogramF32, THREADS, bin, scale};
@@ -105,50 +107,12 @@ const EDGE_SIZES: [[usize; 2]; 11] = [
 ];
 
 impl FamilyDemo for HistogramF32Demo {
-    fn fastest_rung(&self, _sm90a: bool, _size: Size) -> Option<Rung> {
-        Some(Rung {
-            entry: "histogram_f32_warp_bins",
-            why: "bins per warp, 16-byte loads: the f32 ladder's fastest (issue 10's runs)",
-        })
-    }
-
     fn family(&self) -> &'static dyn AnyFamily {
         &FAMILY
     }
 
-    fn about(&self) -> &'static str {
-        "256-bin histogram of n f32 over [-1, 1), with --skew percent of them one value: global atomics, bins per block, bins per warp; against CUB's DeviceHistogram"
-    }
-
     fn extents(&self) -> &'static [&'static str] {
         &["n", "skew"]
-    }
-
-    fn default_size(&self) -> Size {
-        Size([1 << 26, 50, 1])
-    }
-
-    fn emulator_cap(&self) -> Size {
-        Size([1 << 20, 100, 1])
-    }
-
-    fn edge_sizes(&self) -> Vec<Size> {
-        EDGE_SIZES.iter().map(|&[n, skew]| Size([n, skew, 1])).collect()
-    }
-
-    fn large_sizes(&self) -> Vec<Size> {
-        vec![Size([(1 << 28) + 3, 0, 1]), Size([1 << 26, 50, 1])]
-    }
-
-    fn bench_sizes(&self) -> Vec<Size> {
-        [22, 24, 26, 28]
-            .iter()
-            .flat_map(|&k| [Size([1 << k, 0, 1]), Size([1 << k, 50, 1])])
-            .collect()
-    }
-
-    fn smoke_size(&self) -> Size {
-        Size([70_001, 50, 1])
     }
 
     fn baseline(&self) -> Option<&'static str> {
@@ -203,6 +167,41 @@ impl FamilyDemo for HistogramF32Demo {
             outputs,
             cub,
         }))
+    }
+
+    fn cli(&self) -> Cli {
+        Cli {
+            about: {
+                "256-bin histogram of n f32 over [-1, 1), with --skew percent of them one value: global atomics, bins per block, bins per warp; against CUB's DeviceHistogram"
+            },
+            default: Size([1 << 26, 50, 1]),
+            emulator_cap: Size([1 << 20, 100, 1]),
+        }
+    }
+
+    fn sizes(&self) -> Sizes {
+        Sizes {
+            edge: EDGE_SIZES.iter().map(|&[n, skew]| Size([n, skew, 1])).collect(),
+            large: vec![Size([(1 << 28) + 3, 0, 1]), Size([1 << 26, 50, 1])],
+            bench: [22, 24, 26, 28]
+                .iter()
+                .flat_map(|&k| [Size([1 << k, 0, 1]), Size([1 << k, 50, 1])])
+                .collect(),
+            smoke: Size([70_001, 50, 1]),
+        }
+    }
+
+    fn choice(&self) -> &dyn KernelChoice {
+        self
+    }
+}
+
+impl KernelChoice for HistogramF32Demo {
+    fn fastest_rung(&self, _sm90a: bool, _size: Size) -> Option<Rung> {
+        Some(Rung {
+            entry: "histogram_f32_warp_bins",
+            why: "bins per warp, 16-byte loads: the f32 ladder's fastest (issue 10's runs)",
+        })
     }
 }
 

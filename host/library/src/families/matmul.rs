@@ -7,8 +7,8 @@ use super::auto::Rung;
 use super::choice::Grid;
 use super::elementwise::check_shape;
 use super::{
-    Bound, Case, FamilyDemo, GUARD, Outputs, Plan, Size, Work, check_guard, check_len, guarded_inputs,
-    resident_blocks_of, resident_blocks_on, substream,
+    Bound, Case, Cli, FamilyDemo, GUARD, KernelChoice, Outputs, Plan, Size, Sizes, Work, check_guard, check_len,
+    guarded_inputs, substream,
 };
 use crate::cublas::Cublas;
 use crate::cublas::Precision;
@@ -41,29 +41,11 @@ pub fn launch(
     check_len("C", c.len(), c_len)?;
     let (a_ptr, b_ptr) = (a.address(backend)? as *const f32, b.address(backend)? as *const f32);
     let c_ptr = c.address_mut(backend)? as *mut f32;
-    // Split-k's zeroed counters, a u32 per tile of C where it splits k (none otherwise): the GPU's
-    // own per stream, kept between launches (each leaves them at zero); on the emulator, this
-    // launch's (it has finished when `launch` returns).
-    let needed = split_k::arrivals_needed(kernel, kernel.launch_shape(problem).grid);
-    let mut emulated_arrivals = Vec::new();
-    let arrivals = match backend {
-        _ if needed == 0 => std::ptr::null_mut(),
-        Backend::Gpu(gpu) if needed > gpu.counters_capacity() => {
-            return Err(Error::InvalidInput {
-                what: "split-k".into(),
-                reason: format!(
-                    "a launch splitting k over {needed} tiles of C, more than the {} blocks this GPU holds at once: k is split only where one wave covers every tile twice (set the problem's places with problem_for)",
-                    gpu.counters_capacity()
-                ),
-            });
-        }
-        Backend::Gpu(gpu) => gpu.zeroed_counters(needed)? as *mut u32,
-        Backend::Emu => {
-            emulated_arrivals.resize(needed, 0u32);
-            emulated_arrivals.as_mut_ptr()
-        }
-    };
-    let args = (a_ptr, b_ptr, c_ptr, problem.m, problem.n, problem.k, arrivals);
+    // Split-k's zeroed counters, a u32 per tile of C where this launch's grid splits k (none
+    // otherwise).
+    let grid = backend.launch_shape_from(source.module(), kernel, problem)?.grid;
+    let arrivals = backend.zeroed_counters(split_k::arrivals_needed(kernel, grid))?;
+    let args = (a_ptr, b_ptr, c_ptr, problem.m, problem.n, problem.k, arrivals.as_ptr());
     // SAFETY: each pointer is its array's address on this backend, and A, B and C hold the m·k,
     // k·n and m·n elements every matmul kernel reads or writes for this problem; `arrivals` holds
     // the zeroed counters split-k needs for this launch's grid.
@@ -100,14 +82,9 @@ enum Ladder {
     Tc(&'static Family<MatmulTc>),
 }
 
-/// The tensor cores' problem of `sizes`, the persistent grid of `resident` blocks.
-fn tc_problem(sizes: &Matmul, resident: u32) -> Result<MatmulTc> {
-    Ok(MatmulTc::new(sizes.m as usize, sizes.n as usize, sizes.k as usize)?.with_resident(resident))
-}
-
-/// What sizes the persistent grid of the tensor cores' ladder.
-fn persistent_tc() -> ptxkit::KernelInfo {
-    matmul_tc::specialized::KERNEL.info(matmul_tc::FAMILY.name)
+/// The tensor cores' problem of `sizes`.
+fn tc_problem(sizes: &Matmul) -> Result<MatmulTc> {
+    Ok(MatmulTc::new(sizes.m as usize, sizes.n as usize, sizes.k as usize)?)
 }
 
 impl MatmulDemo {
@@ -144,24 +121,6 @@ const EDGE_SHAPES: [[usize; 3]; 14] = [
 ];
 
 impl FamilyDemo for MatmulDemo {
-    /// The tensor cores' ladder (the f32 ladder has tile configurations instead).
-    fn fastest_rung(&self, sm90a: bool, _size: Size) -> Option<Rung> {
-        if self.is_f32() {
-            return None;
-        }
-        Some(if sm90a {
-            Rung {
-                entry: "matmul_tc_wgmma",
-                why: "the roles-swapped wgmma with TMA on a persistent grid",
-            }
-        } else {
-            Rung {
-                entry: "matmul_tc_tf32",
-                why: "the mma.sync kernel: the fastest rung without sm_90a's PTX",
-            }
-        })
-    }
-
     fn family(&self) -> &'static dyn AnyFamily {
         match self.ladder {
             Ladder::F32(family) => family,
@@ -169,102 +128,8 @@ impl FamilyDemo for MatmulDemo {
         }
     }
 
-    fn about(&self) -> &'static str {
-        if self.is_f32() {
-            "C = A·B (row-major, A m×k, B k×n) with each variant, against cuBLAS SGEMM"
-        } else {
-            "C = A·B on the tensor cores: TF32 operands (10 mantissa bits), f32 sums, checked against the f64 product of the operands as read"
-        }
-    }
-
     fn extents(&self) -> &'static [&'static str] {
         &["m", "n", "k"]
-    }
-
-    fn default_size(&self) -> Size {
-        Size([4096, 4096, 4096])
-    }
-
-    fn emulator_cap(&self) -> Size {
-        Size([512, 512, 512])
-    }
-
-    fn edge_sizes(&self) -> Vec<Size> {
-        EDGE_SHAPES.iter().map(|&s| Size(s)).collect()
-    }
-
-    fn large_sizes(&self) -> Vec<Size> {
-        vec![Size([4096, 4096, 4096]), Size([4096, 1000, 333])]
-    }
-
-    /// Square sides 1024 to 8192, then the shapes people use besides (m × n × k): tall and wide
-    /// outputs with a thin side, a small k, a long k, and an odd shape that no tile divides.
-    fn bench_sizes(&self) -> Vec<Size> {
-        let square = [1024, 2048, 4096, 8192].map(|s| Size([s, s, s]));
-        let other = [
-            [8192, 2048, 4096],
-            [8192, 64, 8192],
-            [64, 8192, 8192],
-            [8192, 8192, 64],
-            [256, 256, 65_536],
-            [4097, 3073, 2049],
-        ];
-        square.into_iter().chain(other.map(Size)).collect()
-    }
-
-    fn smoke_size(&self) -> Size {
-        Size([70, 33, 45])
-    }
-
-    /// The warp-tiled and multistage tiles, smallest first (of one size, the multistage one
-    /// last), then split-k's (k split across the grid). Among tiles that let two blocks reside
-    /// the occupancy rule takes the last that fills the GPU: at large shapes multistage's
-    /// 128×128, faster than the warp-tiled 128×128 tile at 4096³, 8192³ and 4097×3073×2049
-    /// (docs/perf-log.md, change 96, and "Figures moved from code comments"). Multistage's
-    /// 128×256, the fastest at 4096³ and 8192³, lets one block reside: a profile takes it, the
-    /// rule does not. The rule takes split-k only where the tiles leave SMs without a block
-    /// ([`super::choice::MIN_UNSPLIT_BLOCKS_PER_SM`]); a profile may know better.
-    fn configurations(&self) -> &'static [&'static str] {
-        if !self.is_f32() {
-            return &[];
-        }
-        const TILES: [&str; 11] = [
-            warp_tiled::KERNEL_64X64.entry(),
-            warp_tiled::KERNEL_128X64.entry(),
-            multistage::KERNEL_128X64.entry(),
-            warp_tiled::KERNEL_128X128_WIDE.entry(),
-            warp_tiled::KERNEL.entry(),
-            multistage::KERNEL.entry(),
-            warp_tiled::KERNEL_128X256_WIDE.entry(),
-            multistage::KERNEL_128X256.entry(),
-            split_k::KERNEL.entry(),
-            split_k::KERNEL_128X64.entry(),
-            split_k::KERNEL_64X128.entry(),
-        ];
-        &TILES
-    }
-
-    /// The grid [`MatmulDemo::prepare`] launches on `gpu`: split-k's counts its ways (grid z).
-    fn grid_on(&self, gpu: &Gpu, size: Size, kernel: usize) -> Result<Grid> {
-        let problem = problem(size)?;
-        Ok(match self.ladder {
-            Ladder::F32(family) => {
-                let kernel = &family.kernels[kernel];
-                let problem = problem.with_places(places(kernel, |info| resident_blocks_on(gpu, info))?);
-                let grid = kernel.launch_shape(&problem).grid;
-                Grid {
-                    blocks: grid.volume(),
-                    tiles: grid.x as u64 * grid.y as u64,
-                    split: split_k::is_split(kernel),
-                }
-            }
-            Ladder::Tc(family) => Grid::whole(
-                family.kernels[kernel]
-                    .launch_shape(&tc_problem(&problem, resident_blocks_on(gpu, &persistent_tc())?)?)
-                    .grid
-                    .volume(),
-            ),
-        })
     }
 
     fn baseline(&self) -> Option<&'static str> {
@@ -330,20 +195,11 @@ impl FamilyDemo for MatmulDemo {
             Backend::Gpu(gpu) => Some(Cublas::new(gpu)?),
             _ => None,
         };
-        let tc = tc_problem(&problem, resident_blocks_of(backend, &persistent_tc())?)?;
-        let problems = match self.ladder {
-            Ladder::F32(family) => family
-                .kernels
-                .iter()
-                .map(|kernel| problem_for(backend, kernel, problem))
-                .collect::<Result<Vec<_>>>()?,
-            Ladder::Tc(_) => Vec::new(),
-        };
+        let tc = tc_problem(&problem)?;
         Ok(Box::new(MatmulCase {
             ladder: self.ladder,
             backend,
             problem,
-            problems,
             tc,
             oracle,
             baseline_oracle,
@@ -354,28 +210,119 @@ impl FamilyDemo for MatmulDemo {
             precision: self.baseline,
         }))
     }
+
+    fn cli(&self) -> Cli {
+        Cli {
+            about: if self.is_f32() {
+                "C = A·B (row-major, A m×k, B k×n) with each variant, against cuBLAS SGEMM"
+            } else {
+                "C = A·B on the tensor cores: TF32 operands (10 mantissa bits), f32 sums, checked against the f64 product of the operands as read"
+            },
+            default: Size([4096, 4096, 4096]),
+            emulator_cap: Size([512, 512, 512]),
+        }
+    }
+
+    fn sizes(&self) -> Sizes {
+        Sizes {
+            edge: EDGE_SHAPES.iter().map(|&s| Size(s)).collect(),
+            large: vec![Size([4096, 4096, 4096]), Size([4096, 1000, 333])],
+            // Square sides 1024 to 8192, then the shapes people use besides (m × n × k): tall and wide
+            // outputs with a thin side, a small k, a long k, and an odd shape that no tile divides.
+            bench: {
+                let square = [1024, 2048, 4096, 8192].map(|s| Size([s, s, s]));
+                let other = [
+                    [8192, 2048, 4096],
+                    [8192, 64, 8192],
+                    [64, 8192, 8192],
+                    [8192, 8192, 64],
+                    [256, 256, 65_536],
+                    [4097, 3073, 2049],
+                ];
+                square.into_iter().chain(other.map(Size)).collect()
+            },
+            smoke: Size([70, 33, 45]),
+        }
+    }
+
+    fn choice(&self) -> &dyn KernelChoice {
+        self
+    }
+}
+
+impl KernelChoice for MatmulDemo {
+    /// The tensor cores' ladder (the f32 ladder has tile configurations instead).
+    fn fastest_rung(&self, sm90a: bool, _size: Size) -> Option<Rung> {
+        if self.is_f32() {
+            return None;
+        }
+        Some(if sm90a {
+            Rung {
+                entry: "matmul_tc_wgmma",
+                why: "the roles-swapped wgmma with TMA on a persistent grid",
+            }
+        } else {
+            Rung {
+                entry: "matmul_tc_tf32",
+                why: "the mma.sync kernel: the fastest rung without sm_90a's PTX",
+            }
+        })
+    }
+
+    /// The warp-tiled and multistage tiles, smallest first (of one size, the multistage one
+    /// last), then split-k's (k split across the grid). Among tiles that let two blocks reside
+    /// the occupancy rule takes the last that fills the GPU: at large shapes multistage's
+    /// 128×128, faster than the warp-tiled 128×128 tile at 4096³, 8192³ and 4097×3073×2049
+    /// (docs/perf-log.md, change 96, and "Figures moved from code comments"). Multistage's
+    /// 128×256, the fastest at 4096³ and 8192³, lets one block reside: a profile takes it, the
+    /// rule does not. The rule takes split-k only where the tiles leave SMs without a block
+    /// ([`super::choice::MIN_UNSPLIT_BLOCKS_PER_SM`]); a profile may know better.
+    fn configurations(&self) -> &'static [&'static str] {
+        if !self.is_f32() {
+            return &[];
+        }
+        const TILES: [&str; 11] = [
+            warp_tiled::KERNEL_64X64.entry(),
+            warp_tiled::KERNEL_128X64.entry(),
+            multistage::KERNEL_128X64.entry(),
+            warp_tiled::KERNEL_128X128_WIDE.entry(),
+            warp_tiled::KERNEL.entry(),
+            multistage::KERNEL.entry(),
+            warp_tiled::KERNEL_128X256_WIDE.entry(),
+            multistage::KERNEL_128X256.entry(),
+            split_k::KERNEL.entry(),
+            split_k::KERNEL_128X64.entry(),
+            split_k::KERNEL_64X128.entry(),
+        ];
+        &TILES
+    }
+
+    /// The grid [`MatmulDemo::prepare`] launches on `gpu`: split-k's counts its ways (grid z).
+    fn grid_on(&self, gpu: &Gpu, size: Size, kernel: usize) -> Result<Grid> {
+        let problem = problem(size)?;
+        Ok(match self.ladder {
+            Ladder::F32(family) => {
+                let kernel = &family.kernels[kernel];
+                let grid = gpu.launch_shape(kernel, &problem)?.grid;
+                Grid {
+                    blocks: grid.volume(),
+                    tiles: grid.x as u64 * grid.y as u64,
+                    split: split_k::is_split(kernel),
+                }
+            }
+            Ladder::Tc(family) => Grid::whole(
+                gpu.launch_shape(&family.kernels[kernel], &tc_problem(&problem)?)?
+                    .grid
+                    .volume(),
+            ),
+        })
+    }
 }
 
 /// The product of `size`.
 fn problem(size: Size) -> Result<Matmul> {
     let [m, n, k] = size.0;
     Ok(Matmul::new(m, n, k)?)
-}
-
-/// The blocks of `kernel` the device holds at once (`resident`) where it is a split-k
-/// configuration: its ways fill one wave of them ([`kernels::matmul::split_k::splits_for`]); 1
-/// for the other kernels.
-fn places(kernel: &Kernel<Matmul>, resident: impl FnOnce(&ptxkit::KernelInfo) -> Result<u32>) -> Result<u32> {
-    if split_k::is_split(kernel) {
-        resident(&kernel.info(FAMILY.name))
-    } else {
-        Ok(1)
-    }
-}
-
-/// `problem` as `kernel` launches it on `backend`: with its [`places`] there.
-pub fn problem_for(backend: &Backend, kernel: &Kernel<Matmul>, problem: Matmul) -> Result<Matmul> {
-    Ok(problem.with_places(places(kernel, |info| resident_blocks_of(backend, info))?))
 }
 
 fn macs(problem: &Matmul) -> u64 {
@@ -386,8 +333,6 @@ struct MatmulCase<'a> {
     ladder: Ladder,
     backend: &'a Backend,
     problem: Matmul,
-    /// `problem` as each kernel of the f32 ladder launches it ([`problem_for`]).
-    problems: Vec<Matmul>,
     /// The tensor cores' form of `problem` (their ladder launches it).
     tc: MatmulTc,
     oracle: Oracle,
@@ -410,15 +355,7 @@ impl Case for MatmulCase<'_> {
             Ladder::Tc(family) => {
                 super::matmul_tc::launch(self.backend, &family.kernels[kernel], source, &self.tc, a, b, c)
             }
-            Ladder::F32(family) => launch(
-                self.backend,
-                &family.kernels[kernel],
-                source,
-                &self.problems[kernel],
-                a,
-                b,
-                c,
-            ),
+            Ladder::F32(family) => launch(self.backend, &family.kernels[kernel], source, &self.problem, a, b, c),
         }
     }
 

@@ -6,8 +6,8 @@ use super::auto::Rung;
 use super::elementwise::check_shape;
 use super::matmul::Oracle;
 use super::{
-    Bound, Case, FamilyDemo, GUARD, Outputs, Plan, Size, Work, check_guard, check_len, guarded_inputs,
-    resident_blocks_of, substream,
+    Bound, Case, Cli, FamilyDemo, GUARD, KernelChoice, Outputs, Plan, Size, Sizes, Work, check_guard, check_len,
+    guarded_inputs, substream,
 };
 use crate::cublas::Cublas;
 use crate::cublas::Precision;
@@ -100,57 +100,12 @@ const EDGE_SHAPES: [[usize; 3]; 9] = [
 const BF16_BYTES: u64 = 2;
 
 impl FamilyDemo for MatmulBf16Demo {
-    fn fastest_rung(&self, sm90a: bool, _size: Size) -> Option<Rung> {
-        Some(if sm90a {
-            Rung {
-                entry: "matmul_bf16_persistent",
-                why: "TMA and wgmma on a persistent grid",
-            }
-        } else {
-            Rung {
-                entry: "matmul_bf16_pipelined",
-                why: "the mma.sync ring: the fastest rung without sm_90a's PTX",
-            }
-        })
-    }
-
     fn family(&self) -> &'static dyn AnyFamily {
         &FAMILY
     }
 
-    fn about(&self) -> &'static str {
-        "C = A·B on the tensor cores: bf16 A (m×k) and B (k×n), f32 sums and C, against cuBLAS's bf16 GEMM"
-    }
-
     fn extents(&self) -> &'static [&'static str] {
         &["m", "n", "k"]
-    }
-
-    fn default_size(&self) -> Size {
-        Size([8192, 8192, 8192])
-    }
-
-    fn emulator_cap(&self) -> Size {
-        Size([256, 256, 256])
-    }
-
-    fn edge_sizes(&self) -> Vec<Size> {
-        EDGE_SHAPES.iter().map(|&s| Size(s)).collect()
-    }
-
-    fn large_sizes(&self) -> Vec<Size> {
-        vec![Size([4096, 4096, 4096]), Size([4096, 1000, 333])]
-    }
-
-    /// Square sides 1024 to 8192, then a wide and a tall output with a long k and an odd shape.
-    fn bench_sizes(&self) -> Vec<Size> {
-        let square = [1024, 2048, 4096, 8192].map(|s| Size([s, s, s]));
-        let other = [[8192, 2048, 4096], [2048, 8192, 8192], [4097, 3073, 2049]];
-        square.into_iter().chain(other.map(Size)).collect()
-    }
-
-    fn smoke_size(&self) -> Size {
-        Size([70, 136, 200])
     }
 
     fn baseline(&self) -> Option<&'static str> {
@@ -181,9 +136,7 @@ impl FamilyDemo for MatmulBf16Demo {
 
     fn prepare<'a>(&self, backend: &'a Backend, size: Size, rng: u64, sets: usize) -> Result<Box<dyn Case + 'a>> {
         let [m, n, k] = size.0;
-        // The persistent kernel's grid: as many blocks as the device holds at once.
-        let resident = resident_blocks_of(backend, &specialized::KERNEL_PERSISTENT.info(FAMILY.name))?;
-        let problem = MatmulBf16::new(m, n, k)?.with_resident(resident);
+        let problem = MatmulBf16::new(m, n, k)?;
         let (a_len, b_len, c_len) = problem.lengths();
         // Random f32 rounded to bf16: the reference gets exactly the values the kernels read. The
         // guards stay NaN.
@@ -210,6 +163,48 @@ impl FamilyDemo for MatmulBf16Demo {
             outputs,
             cublas,
         }))
+    }
+
+    fn cli(&self) -> Cli {
+        Cli {
+            about: "C = A·B on the tensor cores: bf16 A (m×k) and B (k×n), f32 sums and C, against cuBLAS's bf16 GEMM",
+            default: Size([8192, 8192, 8192]),
+            emulator_cap: Size([256, 256, 256]),
+        }
+    }
+
+    fn sizes(&self) -> Sizes {
+        Sizes {
+            edge: EDGE_SHAPES.iter().map(|&s| Size(s)).collect(),
+            large: vec![Size([4096, 4096, 4096]), Size([4096, 1000, 333])],
+            // Square sides 1024 to 8192, then a wide and a tall output with a long k and an odd shape.
+            bench: {
+                let square = [1024, 2048, 4096, 8192].map(|s| Size([s, s, s]));
+                let other = [[8192, 2048, 4096], [2048, 8192, 8192], [4097, 3073, 2049]];
+                square.into_iter().chain(other.map(Size)).collect()
+            },
+            smoke: Size([70, 136, 200]),
+        }
+    }
+
+    fn choice(&self) -> &dyn KernelChoice {
+        self
+    }
+}
+
+impl KernelChoice for MatmulBf16Demo {
+    fn fastest_rung(&self, sm90a: bool, _size: Size) -> Option<Rung> {
+        Some(if sm90a {
+            Rung {
+                entry: "matmul_bf16_persistent",
+                why: "TMA and wgmma on a persistent grid",
+            }
+        } else {
+            Rung {
+                entry: "matmul_bf16_pipelined",
+                why: "the mma.sync ring: the fastest rung without sm_90a's PTX",
+            }
+        })
     }
 }
 

@@ -2,7 +2,7 @@
 //! against the f64 product of the operands as the tensor cores read them.
 
 use super::elementwise::check_shape;
-use super::{Bound, Case, FamilyDemo, GUARD, Outputs, Plan, Size, Work, check_len, substream};
+use super::{Bound, Case, Cli, FamilyDemo, GUARD, Outputs, Plan, Size, Sizes, Work, check_len, substream};
 use kernels::Source;
 use kernels::mma_probe::{A_WORDS, B_WORDS, C_LEN, FAMILY, KERNEL_F16, KERNEL_TF32, MmaProbe};
 use ptxkit::device::mma::{Bf16, F16, tf32_value};
@@ -154,36 +154,8 @@ impl FamilyDemo for MmaProbeDemo {
         &FAMILY
     }
 
-    fn about(&self) -> &'static str {
-        "the tensor cores' mma.sync (bf16 and f16 m16n8k16, tf32 m16n8k8; bf16 again through ldmatrix), a tile per warp, against the f64 product: the fragment layouts checked"
-    }
-
     fn extents(&self) -> &'static [&'static str] {
         &["blocks"]
-    }
-
-    fn default_size(&self) -> Size {
-        Size([1024, 1, 1])
-    }
-
-    fn emulator_cap(&self) -> Size {
-        Size([16, 1, 1])
-    }
-
-    fn edge_sizes(&self) -> Vec<Size> {
-        [1, 2, 3].iter().map(|&b| Size([b, 1, 1])).collect()
-    }
-
-    fn large_sizes(&self) -> Vec<Size> {
-        vec![Size([1 << 14, 1, 1])]
-    }
-
-    fn bench_sizes(&self) -> Vec<Size> {
-        Vec::new()
-    }
-
-    fn smoke_size(&self) -> Size {
-        Size([2, 1, 1])
     }
 
     fn plan(&self, size: Size) -> Result<Plan> {
@@ -228,6 +200,25 @@ impl FamilyDemo for MmaProbeDemo {
             outputs,
             launched: vec![None; sets.max(1)],
         }))
+    }
+
+    fn cli(&self) -> Cli {
+        Cli {
+            about: {
+                "the tensor cores' mma.sync (bf16 and f16 m16n8k16, tf32 m16n8k8; bf16 again through ldmatrix), a tile per warp, against the f64 product: the fragment layouts checked"
+            },
+            default: Size([1024, 1, 1]),
+            emulator_cap: Size([16, 1, 1]),
+        }
+    }
+
+    fn sizes(&self) -> Sizes {
+        Sizes {
+            edge: [1, 2, 3].iter().map(|&b| Size([b, 1, 1])).collect(),
+            large: vec![Size([1 << 14, 1, 1])],
+            bench: Vec::new(),
+            smoke: Size([2, 1, 1]),
+        }
     }
 }
 

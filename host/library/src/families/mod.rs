@@ -106,34 +106,14 @@ impl Work {
     }
 }
 
-/// The host side of one kernel family.
+/// The host side of one kernel family: how a case of it is set up and checked, which every
+/// driver needs, and three things only some drivers read ([`Cli`], [`Sizes`], [`KernelChoice`]).
 pub trait FamilyDemo: Sync {
     /// The registry's family: its name and its kernels.
     fn family(&self) -> &'static dyn AnyFamily;
 
-    /// One line for `host --help`.
-    fn about(&self) -> &'static str;
-
-    /// The names of the size's extents, as CLI flags (`--n`; `--m --n --k`).
+    /// The names of the size's extents, as CLI flags and labels (`--n`; `--m --n --k`).
     fn extents(&self) -> &'static [&'static str];
-
-    /// The size `host <family>` and `host all` run at.
-    fn default_size(&self) -> Size;
-
-    /// The largest size the emulator runs in a demo: each extent at most this.
-    fn emulator_cap(&self) -> Size;
-
-    /// Sizes both test suites run every kernel at: ones, warp and tile edges, primes, rectangles.
-    fn edge_sizes(&self) -> Vec<Size>;
-
-    /// Sizes the GPU suite adds: large enough to fill the chip.
-    fn large_sizes(&self) -> Vec<Size>;
-
-    /// Sizes the benches run, each several times the L2 where the problem allows.
-    fn bench_sizes(&self) -> Vec<Size>;
-
-    /// A small size for one checked launch of each kernel under compute-sanitizer.
-    fn smoke_size(&self) -> Size;
 
     /// The library that solves the same problem, timed beside the kernels as their ceiling (on a
     /// GPU): its name as reports show it.
@@ -149,37 +129,16 @@ pub trait FamilyDemo: Sync {
     /// can rotate past the L2), poisoned outputs, and what the check compares with.
     fn prepare<'a>(&self, backend: &'a Backend, size: Size, rng: u64, sets: usize) -> Result<Box<dyn Case + 'a>>;
 
-    /// Kernels (entry names, smallest tile first, then any that split the reduction across the
-    /// grid) that are one algorithm at several tile sizes, among which the host chooses for the
-    /// device ([`choice`]).
-    fn configurations(&self) -> &'static [&'static str] {
-        &[]
-    }
+    /// What `host <family>` shows and runs by default.
+    fn cli(&self) -> Cli;
 
-    /// The kernel `auto` runs at `size` where the sm_90a PTX (wgmma, TMA) runs or not: the fastest
-    /// rung for the shape by the runner's figures, and which run said so ([`auto`]). A family with
-    /// tile configurations names one only where none of its configurations suits the shape.
-    /// `None`: the device chooses among the configurations, or the family has no default.
-    fn fastest_rung(&self, _sm90a: bool, _size: Size) -> Option<auto::Rung> {
-        None
-    }
+    /// The sizes the test suites, the benches and the sanitizer sweep run.
+    fn sizes(&self) -> Sizes;
 
-    /// The configurations that are distinct tiles at `size`, smallest first: those the choice is
-    /// made among. All of them unless a family says otherwise.
-    fn configurations_at(&self, _size: Size) -> Vec<&'static str> {
-        self.configurations().to_vec()
-    }
-
-    /// Blocks kernel `kernel`'s grid has for `size` (for the choice of a configuration).
-    fn launch_blocks(&self, _size: Size, _kernel: usize) -> Result<u64> {
-        Ok(1)
-    }
-
-    /// Kernel `kernel`'s grid for `size` on `gpu`, as the choice of a configuration sees it: by
-    /// default [`FamilyDemo::launch_blocks`], each block computing whole outputs. A family whose
-    /// grid depends on the device (matmul's split-k splits k to fill it) says so here.
-    fn grid_on(&self, _gpu: &Gpu, size: Size, kernel: usize) -> Result<choice::Grid> {
-        Ok(choice::Grid::whole(self.launch_blocks(size, kernel)?))
+    /// How the host picks among the family's kernels (`auto`, tile configurations); by default
+    /// it has no choice to make.
+    fn choice(&self) -> &dyn KernelChoice {
+        &NoChoice
     }
 
     /// The registry name, e.g. "matmul".
@@ -226,6 +185,70 @@ pub trait FamilyDemo: Sync {
         Ok(plan)
     }
 }
+
+/// What the CLI needs of a family besides its case.
+pub struct Cli {
+    /// One line for `host --help`.
+    pub about: &'static str,
+    /// The size `host <family>` and `host all` run at.
+    pub default: Size,
+    /// The largest size the emulator runs in a demo: each extent at most this.
+    pub emulator_cap: Size,
+}
+
+/// The sizes each suite runs a family at.
+pub struct Sizes {
+    /// Sizes both test suites run every kernel at: ones, warp and tile edges, primes, rectangles.
+    pub edge: Vec<Size>,
+    /// Sizes the GPU suite adds: large enough to fill the chip.
+    pub large: Vec<Size>,
+    /// Sizes the benches run, each several times the L2 where the problem allows.
+    pub bench: Vec<Size>,
+    /// A small size for one checked launch of each kernel under compute-sanitizer.
+    pub smoke: Size,
+}
+
+/// How the host picks one of a family's kernels: the rung `auto` runs ([`auto`]) and the tile
+/// configurations the device chooses among ([`choice`]).
+pub trait KernelChoice: Sync {
+    /// The kernel `auto` runs at `size` where the sm_90a PTX (wgmma, TMA) runs or not: the fastest
+    /// rung for the shape by the runner's figures, and which run said so ([`auto`]). A family with
+    /// tile configurations names one only where none of its configurations suits the shape.
+    /// `None`: the device chooses among the configurations, or the family has no default.
+    fn fastest_rung(&self, _sm90a: bool, _size: Size) -> Option<auto::Rung> {
+        None
+    }
+
+    /// Kernels (entry names, smallest tile first, then any that split the reduction across the
+    /// grid) that are one algorithm at several tile sizes, among which the host chooses for the
+    /// device ([`choice`]).
+    fn configurations(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    /// The configurations that are distinct tiles at `size`, smallest first: those the choice is
+    /// made among. All of them unless a family says otherwise.
+    fn configurations_at(&self, _size: Size) -> Vec<&'static str> {
+        self.configurations().to_vec()
+    }
+
+    /// Blocks kernel `kernel`'s grid has for `size` (for the choice of a configuration).
+    fn launch_blocks(&self, _size: Size, _kernel: usize) -> Result<u64> {
+        Ok(1)
+    }
+
+    /// Kernel `kernel`'s grid for `size` on `gpu`, as the choice of a configuration sees it: by
+    /// default [`KernelChoice::launch_blocks`], each block computing whole outputs. A family whose
+    /// grid depends on the device (matmul's split-k splits k to fill it) says so here.
+    fn grid_on(&self, _gpu: &Gpu, size: Size, kernel: usize) -> Result<choice::Grid> {
+        Ok(choice::Grid::whole(self.launch_blocks(size, kernel)?))
+    }
+}
+
+/// A family with no kernel to choose: `auto` has no answer and there are no configurations.
+pub struct NoChoice;
+
+impl KernelChoice for NoChoice {}
 
 /// What a size needs, known before anything is allocated.
 #[derive(Clone, Copy, Debug)]

@@ -11,11 +11,11 @@
 use super::auto::Rung;
 use super::elementwise::check_shape;
 pub use super::resident_blocks;
-use super::{Bound, Case, FamilyDemo, GUARD, Plan, Size, Work, check_len, substream};
+use super::{Bound, Case, Cli, FamilyDemo, GUARD, KernelChoice, Plan, Size, Sizes, Work, check_len, substream};
 use crate::cub::Cub;
 use kernels::Source;
 use kernels::reduce::{FAMILY, Passes, Reduce, THREADS, passes};
-use ptxkit::{AnyFamily, Family, Kernel};
+use ptxkit::{AnyFamily, Family, Kernel, Occupancy};
 use ptxkit_runtime::Backend;
 use ptxkit_runtime::Result;
 use ptxkit_runtime::array::{Array, Buffer};
@@ -28,10 +28,14 @@ const CUB: &str = "cub_reduce_sum";
 /// Inputs are multiples of 2^-GRID_BITS.
 const GRID_BITS: i32 = 7;
 
+/// The reductions' grids are a problem's `resident_blocks` (the host's count), never the device's
+/// own figure: any [`Occupancy`] gives the same grid.
+const DEVICE_FREE: Occupancy = Occupancy::UNLIMITED;
+
 /// Elements `kernel` writes to its output for `problem`: a sum per block, and for a one-pass
 /// kernel the total before them.
 pub fn output_len(kernel: &Kernel<Reduce>, problem: &Reduce) -> usize {
-    let blocks = kernel.launch_shape(problem).grid.x as usize;
+    let blocks = kernel.launch_shape(problem, DEVICE_FREE).grid.x as usize;
     match passes(kernel.entry()) {
         Passes::UntilOne => blocks,
         Passes::One => 1 + blocks,
@@ -81,7 +85,7 @@ pub fn complete(
     if passes(kernel.entry()) == Passes::One {
         return Ok(0);
     }
-    let (mut n, mut from) = (kernel.launch_shape(problem).grid.x, 0);
+    let (mut n, mut from) = (kernel.launch_shape(problem, DEVICE_FREE).grid.x, 0);
     while n > 1 {
         let over = problem.over(n);
         let [first, second] = scratch;
@@ -91,7 +95,7 @@ pub fn complete(
             (&*second, first)
         };
         launch(backend, kernel, source, &over, source_sums, target, ticket)?;
-        n = kernel.launch_shape(&over).grid.x;
+        n = kernel.launch_shape(&over, DEVICE_FREE).grid.x;
         from = 1 - from;
     }
     Ok(from)
@@ -102,10 +106,10 @@ pub fn complete(
 /// most 10 pairwise levels (the first add, 8 tree or shuffle levels, the block's warp sums).
 pub fn rounding_depth(kernel: &Kernel<Reduce>, problem: &Reduce) -> u64 {
     let per_pass = |p: &Reduce| {
-        let threads = kernel.launch_shape(p).grid.x as u64 * THREADS as u64;
+        let threads = kernel.launch_shape(p, DEVICE_FREE).grid.x as u64 * THREADS as u64;
         (p.n as u64).div_ceil(threads) + 4 + 10
     };
-    let blocks = kernel.launch_shape(problem).grid.x;
+    let blocks = kernel.launch_shape(problem, DEVICE_FREE).grid.x;
     let mut depth = per_pass(problem);
     match passes(kernel.entry()) {
         Passes::One => depth += (blocks as u64).div_ceil(THREADS as u64) + 4 + 10,
@@ -114,7 +118,7 @@ pub fn rounding_depth(kernel: &Kernel<Reduce>, problem: &Reduce) -> u64 {
             while n > 1 {
                 let over = problem.over(n);
                 depth += per_pass(&over);
-                n = kernel.launch_shape(&over).grid.x;
+                n = kernel.launch_shape(&over, DEVICE_FREE).grid.x;
             }
         }
     }
@@ -296,47 +300,12 @@ const EDGE_SIZES: [usize; 16] = [
 ];
 
 impl FamilyDemo for ReduceDemo {
-    fn fastest_rung(&self, _sm90a: bool, _size: Size) -> Option<Rung> {
-        Some(Rung {
-            entry: "reduce_one_pass",
-            why: "one launch, the last block adding the partial sums: level with CUB",
-        })
-    }
-
     fn family(&self) -> &'static dyn AnyFamily {
         &FAMILY
     }
 
-    fn about(&self) -> &'static str {
-        "sum of n f32: the reduction ladder from interleaved trees to one pass, against CUB's DeviceReduce::Sum"
-    }
-
     fn extents(&self) -> &'static [&'static str] {
         &["n"]
-    }
-
-    fn default_size(&self) -> Size {
-        Size([1 << 28, 1, 1])
-    }
-
-    fn emulator_cap(&self) -> Size {
-        Size([1 << 20, 1, 1])
-    }
-
-    fn edge_sizes(&self) -> Vec<Size> {
-        EDGE_SIZES.iter().map(|&n| Size([n, 1, 1])).collect()
-    }
-
-    fn large_sizes(&self) -> Vec<Size> {
-        vec![Size([(1 << 26) + 3, 1, 1]), Size([1 << 30, 1, 1])]
-    }
-
-    fn bench_sizes(&self) -> Vec<Size> {
-        [20, 22, 24, 26, 28, 30].iter().map(|&k| Size([1 << k, 1, 1])).collect()
-    }
-
-    fn smoke_size(&self) -> Size {
-        Size([70_001, 1, 1])
     }
 
     fn baseline(&self) -> Option<&'static str> {
@@ -383,6 +352,36 @@ impl FamilyDemo for ReduceDemo {
             depth: None,
             cub,
         }))
+    }
+
+    fn cli(&self) -> Cli {
+        Cli {
+            about: "sum of n f32: the reduction ladder from interleaved trees to one pass, against CUB's DeviceReduce::Sum",
+            default: Size([1 << 28, 1, 1]),
+            emulator_cap: Size([1 << 20, 1, 1]),
+        }
+    }
+
+    fn sizes(&self) -> Sizes {
+        Sizes {
+            edge: EDGE_SIZES.iter().map(|&n| Size([n, 1, 1])).collect(),
+            large: vec![Size([(1 << 26) + 3, 1, 1]), Size([1 << 30, 1, 1])],
+            bench: [20, 22, 24, 26, 28, 30].iter().map(|&k| Size([1 << k, 1, 1])).collect(),
+            smoke: Size([70_001, 1, 1]),
+        }
+    }
+
+    fn choice(&self) -> &dyn KernelChoice {
+        self
+    }
+}
+
+impl KernelChoice for ReduceDemo {
+    fn fastest_rung(&self, _sm90a: bool, _size: Size) -> Option<Rung> {
+        Some(Rung {
+            entry: "reduce_one_pass",
+            why: "one launch, the last block adding the partial sums: level with CUB",
+        })
     }
 }
 

@@ -4,7 +4,7 @@
 
 use super::elementwise::check_shape;
 use super::reduce::ReduceSets;
-use super::{Bound, Case, FamilyDemo, GUARD, Plan, Size, Work, resident_blocks, substream};
+use super::{Bound, Case, Cli, FamilyDemo, GUARD, Plan, Size, Sizes, Work, resident_blocks, substream};
 use crate::cub::Cub;
 use kernels::Source;
 use kernels::reduce::{MAX_FAMILY, Reduce, THREADS};
@@ -37,39 +37,8 @@ impl FamilyDemo for ReduceMaxDemo {
         &MAX_FAMILY
     }
 
-    fn about(&self) -> &'static str {
-        "maximum of n f32 in one pass (the sums' one-pass kernel, combining by the larger value), against CUB's DeviceReduce::Max"
-    }
-
     fn extents(&self) -> &'static [&'static str] {
         &["n"]
-    }
-
-    fn default_size(&self) -> Size {
-        Size([1 << 28, 1, 1])
-    }
-
-    fn emulator_cap(&self) -> Size {
-        Size([1 << 20, 1, 1])
-    }
-
-    fn edge_sizes(&self) -> Vec<Size> {
-        [1, 2, 31, 33, 1023, 1025, 4097, 65_537, 262_147]
-            .iter()
-            .map(|&n| Size([n, 1, 1]))
-            .collect()
-    }
-
-    fn large_sizes(&self) -> Vec<Size> {
-        vec![Size([(1 << 30) + 7, 1, 1])]
-    }
-
-    fn bench_sizes(&self) -> Vec<Size> {
-        [24, 26, 28, 30].iter().map(|&k| Size([1 << k, 1, 1])).collect()
-    }
-
-    fn smoke_size(&self) -> Size {
-        Size([70_001, 1, 1])
     }
 
     fn baseline(&self) -> Option<&'static str> {
@@ -112,6 +81,26 @@ impl FamilyDemo for ReduceMaxDemo {
             buffers,
             cub,
         }))
+    }
+
+    fn cli(&self) -> Cli {
+        Cli {
+            about: "maximum of n f32 in one pass (the sums' one-pass kernel, combining by the larger value), against CUB's DeviceReduce::Max",
+            default: Size([1 << 28, 1, 1]),
+            emulator_cap: Size([1 << 20, 1, 1]),
+        }
+    }
+
+    fn sizes(&self) -> Sizes {
+        Sizes {
+            edge: [1, 2, 31, 33, 1023, 1025, 4097, 65_537, 262_147]
+                .iter()
+                .map(|&n| Size([n, 1, 1]))
+                .collect(),
+            large: vec![Size([(1 << 30) + 7, 1, 1])],
+            bench: [24, 26, 28, 30].iter().map(|&k| Size([1 << k, 1, 1])).collect(),
+            smoke: Size([70_001, 1, 1]),
+        }
     }
 }
 

@@ -5,7 +5,10 @@
 use super::auto::Rung;
 use super::elementwise::check_shape;
 use super::reduce::{check_total, grid_inputs};
-use super::{Bound, Case, FamilyDemo, GUARD, Outputs, Plan, Size, Work, check_guard, check_len, substream};
+use super::{
+    Bound, Case, Cli, FamilyDemo, GUARD, KernelChoice, Outputs, Plan, Size, Sizes, Work, check_guard, check_len,
+    substream,
+};
 use kernels::Source;
 use kernels::rows::{MAX_FAMILY, RowReduce, SUM_FAMILY};
 use ptxkit::{AnyFamily, Family, Kernel};
@@ -76,65 +79,12 @@ const EDGE_SHAPES: [[usize; 2]; 10] = [
 ];
 
 impl FamilyDemo for RowDemo {
-    /// A warp per row ahead of a block per row up to 1024 columns, the longest measured
-    /// (docs/perf-log.md, change 14); a block per row for long rows, which are few and need the
-    /// threads.
-    fn fastest_rung(&self, _sm90a: bool, size: Size) -> Option<Rung> {
-        let warp = size.0[1] <= 4096;
-        let why = if warp {
-            "a warp per row: ahead of a block per row up to 1024 columns"
-        } else {
-            "a block per row: long rows are few and need the threads"
-        };
-        let entry = match (self.reduction, warp) {
-            (Reduction::Sum, true) => "row_sum_warp",
-            (Reduction::Sum, false) => "row_sum_block",
-            (Reduction::Max, true) => "row_max_warp",
-            (Reduction::Max, false) => "row_max_block",
-        };
-        Some(Rung { entry, why })
-    }
-
     fn family(&self) -> &'static dyn AnyFamily {
         self.family
     }
 
-    fn about(&self) -> &'static str {
-        match self.reduction {
-            Reduction::Sum => "sum of each row of a rows × cols f32 matrix: a block per row, a warp per row",
-            Reduction::Max => "maximum of each row of a rows × cols f32 matrix: a block per row, a warp per row",
-        }
-    }
-
     fn extents(&self) -> &'static [&'static str] {
         &["rows", "cols"]
-    }
-
-    fn default_size(&self) -> Size {
-        Size([65_536, 1024, 1])
-    }
-
-    fn emulator_cap(&self) -> Size {
-        Size([1024, 4096, 1])
-    }
-
-    fn edge_sizes(&self) -> Vec<Size> {
-        EDGE_SHAPES.iter().map(|&[r, c]| Size([r, c, 1])).collect()
-    }
-
-    fn large_sizes(&self) -> Vec<Size> {
-        vec![Size([1 << 20, 64, 1]), Size([1024, 65_537, 1])]
-    }
-
-    fn bench_sizes(&self) -> Vec<Size> {
-        [32, 256, 1024, 8192, 32_768]
-            .iter()
-            .map(|&cols| Size([(1 << 26) / cols, cols, 1]))
-            .collect()
-    }
-
-    fn smoke_size(&self) -> Size {
-        Size([19, 300, 1])
     }
 
     fn label(&self, size: Size) -> String {
@@ -179,6 +129,54 @@ impl FamilyDemo for RowDemo {
             inputs,
             outputs,
         }))
+    }
+
+    fn cli(&self) -> Cli {
+        Cli {
+            about: match self.reduction {
+                Reduction::Sum => "sum of each row of a rows × cols f32 matrix: a block per row, a warp per row",
+                Reduction::Max => "maximum of each row of a rows × cols f32 matrix: a block per row, a warp per row",
+            },
+            default: Size([65_536, 1024, 1]),
+            emulator_cap: Size([1024, 4096, 1]),
+        }
+    }
+
+    fn sizes(&self) -> Sizes {
+        Sizes {
+            edge: EDGE_SHAPES.iter().map(|&[r, c]| Size([r, c, 1])).collect(),
+            large: vec![Size([1 << 20, 64, 1]), Size([1024, 65_537, 1])],
+            bench: [32, 256, 1024, 8192, 32_768]
+                .iter()
+                .map(|&cols| Size([(1 << 26) / cols, cols, 1]))
+                .collect(),
+            smoke: Size([19, 300, 1]),
+        }
+    }
+
+    fn choice(&self) -> &dyn KernelChoice {
+        self
+    }
+}
+
+impl KernelChoice for RowDemo {
+    /// A warp per row ahead of a block per row up to 1024 columns, the longest measured
+    /// (docs/perf-log.md, change 14); a block per row for long rows, which are few and need the
+    /// threads.
+    fn fastest_rung(&self, _sm90a: bool, size: Size) -> Option<Rung> {
+        let warp = size.0[1] <= 4096;
+        let why = if warp {
+            "a warp per row: ahead of a block per row up to 1024 columns"
+        } else {
+            "a block per row: long rows are few and need the threads"
+        };
+        let entry = match (self.reduction, warp) {
+            (Reduction::Sum, true) => "row_sum_warp",
+            (Reduction::Sum, false) => "row_sum_block",
+            (Reduction::Max, true) => "row_max_warp",
+            (Reduction::Max, false) => "row_max_block",
+        };
+        Some(Rung { entry, why })
     }
 }
 

@@ -10,15 +10,16 @@
 use super::auto::Rung;
 use super::elementwise::check_shape;
 use super::{
-    Bound, Case, FamilyDemo, GUARD, Outputs, Plan, Size, Work, check_guard, check_len, resident_blocks_of, substream,
+    Bound, Case, Cli, FamilyDemo, GUARD, KernelChoice, Outputs, Plan, Size, Sizes, Work, check_guard, check_len,
+    substream,
 };
 use crate::cub::Cub;
 use crate::families::reduce::grid_inputs;
 use kernels::Source;
 use kernels::scan::{
-    ADD_PREFIXES, FAMILY, Passes, RESET, SINGLE_PASS, Scan, ScanElement, TILES, look_back_scratch, passes, pipelined,
+    ADD_PREFIXES, FAMILY, Passes, RESET, SINGLE_PASS, Scan, ScanElement, TILES, look_back_scratch, passes,
 };
-use ptxkit::{AnyFamily, Family, Kernel};
+use ptxkit::{AnyFamily, Family, Kernel, Occupancy};
 use ptxkit_runtime::Backend;
 use ptxkit_runtime::array::{Array, Buffer, Element};
 use ptxkit_runtime::{Error, Result};
@@ -35,18 +36,7 @@ const TILE_DEPTH: u64 = 28;
 /// Tiles of `kernel` for `problem`: its blocks when each block takes one tile (persistent kernels
 /// launch fewer).
 fn tiles<T: ScanElement>(kernel: &Kernel<Scan<T>>, problem: &Scan<T>) -> u32 {
-    kernel.launch_shape(&problem.with_blocks(u32::MAX)).grid.x
-}
-
-/// `problem` with the persistent kernels' grid set for `backend`: the blocks the GPU holds at
-/// once of the persistent kernel of `family` (the one whose grid depends on it).
-pub fn with_resident_blocks<T: ScanElement>(
-    backend: &Backend,
-    persistent: &Kernel<Scan<T>>,
-    family: &'static str,
-    problem: Scan<T>,
-) -> Result<Scan<T>> {
-    Ok(problem.with_blocks(resident_blocks_of(backend, &persistent.info(family))?))
+    kernel.launch_shape(problem, Occupancy::UNLIMITED).grid.x
 }
 
 /// Scratch words `kernel` needs in `problem`'s phase: a total (or prefix) per tile, or the
@@ -317,47 +307,12 @@ pub(super) mod sizes {
 }
 
 impl FamilyDemo for ScanDemo {
-    fn fastest_rung(&self, _sm90a: bool, _size: Size) -> Option<Rung> {
-        Some(Rung {
-            entry: "scan_look_back_staged",
-            why: "the single-pass look-back scan with its tile staged in shared memory: the fastest rung at every size from 2^22",
-        })
-    }
-
     fn family(&self) -> &'static dyn AnyFamily {
         &FAMILY
     }
 
-    fn about(&self) -> &'static str {
-        "prefix sums of n f32 (--exclusive 1 for exclusive): Hillis–Steele, Blelloch, warp shuffles, single-pass look-back (by a thread or a warp; tiles by ticket or in block order; resident blocks copying ahead; a pause between polls; the tile staged in shared memory); against CUB's DeviceScan"
-    }
-
     fn extents(&self) -> &'static [&'static str] {
         &["n", "exclusive"]
-    }
-
-    fn default_size(&self) -> Size {
-        Size([1 << 28, 0, 1])
-    }
-
-    fn emulator_cap(&self) -> Size {
-        Size([1 << 20, 1, 1])
-    }
-
-    fn edge_sizes(&self) -> Vec<Size> {
-        sizes::edge()
-    }
-
-    fn large_sizes(&self) -> Vec<Size> {
-        sizes::large()
-    }
-
-    fn bench_sizes(&self) -> Vec<Size> {
-        sizes::bench()
-    }
-
-    fn smoke_size(&self) -> Size {
-        Size([70_001, 0, 1])
     }
 
     fn baseline(&self) -> Option<&'static str> {
@@ -392,7 +347,6 @@ impl FamilyDemo for ScanDemo {
     fn prepare<'a>(&self, backend: &'a Backend, size: Size, rng: u64, sets: usize) -> Result<Box<dyn Case + 'a>> {
         let n = size.0[0];
         let problem = Scan::new(n, sizes::exclusive(size)?)?;
-        let problem = with_resident_blocks(backend, &pipelined::KERNEL, FAMILY.name, problem)?;
         let input = grid_inputs(substream(rng, 17), n);
         let sets = sets.max(1);
         let inputs = (0..sets)
@@ -421,6 +375,38 @@ impl FamilyDemo for ScanDemo {
             depths: vec![None; sets],
             cub,
         }))
+    }
+
+    fn cli(&self) -> Cli {
+        Cli {
+            about: {
+                "prefix sums of n f32 (--exclusive 1 for exclusive): Hillis–Steele, Blelloch, warp shuffles, single-pass look-back (by a thread or a warp; tiles by ticket or in block order; resident blocks copying ahead; a pause between polls; the tile staged in shared memory); against CUB's DeviceScan"
+            },
+            default: Size([1 << 28, 0, 1]),
+            emulator_cap: Size([1 << 20, 1, 1]),
+        }
+    }
+
+    fn sizes(&self) -> Sizes {
+        Sizes {
+            edge: sizes::edge(),
+            large: sizes::large(),
+            bench: sizes::bench(),
+            smoke: Size([70_001, 0, 1]),
+        }
+    }
+
+    fn choice(&self) -> &dyn KernelChoice {
+        self
+    }
+}
+
+impl KernelChoice for ScanDemo {
+    fn fastest_rung(&self, _sm90a: bool, _size: Size) -> Option<Rung> {
+        Some(Rung {
+            entry: "scan_look_back_staged",
+            why: "the single-pass look-back scan with its tile staged in shared memory: the fastest rung at every size from 2^22",
+        })
     }
 }
 

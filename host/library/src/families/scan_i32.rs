@@ -4,12 +4,12 @@
 
 use super::auto::Rung;
 use super::elementwise::check_shape;
-use super::scan::{levels_of, scan, sizes, with_resident_blocks};
-use super::{Bound, Case, FamilyDemo, GUARD, Outputs, Plan, Size, Work, substream};
+use super::scan::{levels_of, scan, sizes};
+use super::{Bound, Case, Cli, FamilyDemo, GUARD, KernelChoice, Outputs, Plan, Size, Sizes, Work, substream};
 use crate::cub::Cub;
 use kernels::Source;
 use kernels::scan::Scan;
-use kernels::scan::integer::{FAMILY, LOOK_BACK_PIPELINED};
+use kernels::scan::integer::FAMILY;
 use ptxkit::AnyFamily;
 use ptxkit_runtime::Backend;
 use ptxkit_runtime::Result;
@@ -48,47 +48,12 @@ pub fn reference(input: &[i32], exclusive: bool) -> Vec<i32> {
 pub struct ScanI32Demo;
 
 impl FamilyDemo for ScanI32Demo {
-    fn fastest_rung(&self, _sm90a: bool, _size: Size) -> Option<Rung> {
-        Some(Rung {
-            entry: "scan_look_back_staged_i32",
-            why: "the f32 family's fastest rung on i32: the look-back scan with its tile staged in shared memory",
-        })
-    }
-
     fn family(&self) -> &'static dyn AnyFamily {
         &FAMILY
     }
 
-    fn about(&self) -> &'static str {
-        "prefix sums of n i32, exact (wrapping), --exclusive 1 for exclusive: warp shuffles (three phases), single-pass decoupled look-back by a thread, by a warp, by resident blocks copying their next tile ahead, or with the tile staged in shared memory; against CUB's DeviceScan"
-    }
-
     fn extents(&self) -> &'static [&'static str] {
         &["n", "exclusive"]
-    }
-
-    fn default_size(&self) -> Size {
-        Size([1 << 28, 0, 1])
-    }
-
-    fn emulator_cap(&self) -> Size {
-        Size([1 << 20, 1, 1])
-    }
-
-    fn edge_sizes(&self) -> Vec<Size> {
-        sizes::edge()
-    }
-
-    fn large_sizes(&self) -> Vec<Size> {
-        sizes::large()
-    }
-
-    fn bench_sizes(&self) -> Vec<Size> {
-        sizes::bench()
-    }
-
-    fn smoke_size(&self) -> Size {
-        Size([70_001, 1, 1])
     }
 
     fn baseline(&self) -> Option<&'static str> {
@@ -123,7 +88,6 @@ impl FamilyDemo for ScanI32Demo {
     fn prepare<'a>(&self, backend: &'a Backend, size: Size, rng: u64, sets: usize) -> Result<Box<dyn Case + 'a>> {
         let n = size.0[0];
         let problem = Scan::<i32>::new(n, sizes::exclusive(size)?)?;
-        let problem = with_resident_blocks(backend, &LOOK_BACK_PIPELINED, FAMILY.name, problem)?;
         let input = inputs(substream(rng, 19), n);
         let expected = reference(&input, problem.exclusive);
         let sets = sets.max(1);
@@ -152,6 +116,38 @@ impl FamilyDemo for ScanI32Demo {
             levels,
             cub,
         }))
+    }
+
+    fn cli(&self) -> Cli {
+        Cli {
+            about: {
+                "prefix sums of n i32, exact (wrapping), --exclusive 1 for exclusive: warp shuffles (three phases), single-pass decoupled look-back by a thread, by a warp, by resident blocks copying their next tile ahead, or with the tile staged in shared memory; against CUB's DeviceScan"
+            },
+            default: Size([1 << 28, 0, 1]),
+            emulator_cap: Size([1 << 20, 1, 1]),
+        }
+    }
+
+    fn sizes(&self) -> Sizes {
+        Sizes {
+            edge: sizes::edge(),
+            large: sizes::large(),
+            bench: sizes::bench(),
+            smoke: Size([70_001, 1, 1]),
+        }
+    }
+
+    fn choice(&self) -> &dyn KernelChoice {
+        self
+    }
+}
+
+impl KernelChoice for ScanI32Demo {
+    fn fastest_rung(&self, _sm90a: bool, _size: Size) -> Option<Rung> {
+        Some(Rung {
+            entry: "scan_look_back_staged_i32",
+            why: "the f32 family's fastest rung on i32: the look-back scan with its tile staged in shared memory",
+        })
     }
 }
 

@@ -3,7 +3,10 @@
 
 use super::auto::Rung;
 use super::elementwise::check_shape;
-use super::{Bound, Case, FamilyDemo, GUARD, Outputs, Plan, Size, Work, check_guard, check_len, substream};
+use super::{
+    Bound, Case, Cli, FamilyDemo, GUARD, KernelChoice, Outputs, Plan, Size, Sizes, Work, check_guard, check_len,
+    substream,
+};
 use kernels::Source;
 use kernels::softmax::registers::WARP_COLS;
 use kernels::softmax::{FAMILY, Softmax, THREADS};
@@ -106,65 +109,12 @@ const EDGE_SHAPES: [[usize; 2]; 18] = [
 ];
 
 impl FamilyDemo for SoftmaxDemo {
-    /// Rows in one warp's or one block's registers up to the block's columns, then 512-thread
-    /// blocks, then 1024 (measured: docs/perf-log.md, changes 16, 21 and 27).
-    fn fastest_rung(&self, _sm90a: bool, size: Size) -> Option<Rung> {
-        let cols = size.0[1];
-        Some(if cols <= kernels::softmax::registers::BLOCK_COLS as usize {
-            Rung {
-                entry: "softmax_registers",
-                why: "a row in registers, read once: the fastest up to the block's columns",
-            }
-        } else if cols <= kernels::softmax::wide::WIDE_512_COLS as usize {
-            Rung {
-                entry: "softmax_wide_512",
-                why: "512-thread blocks: the fastest for rows past a block's registers",
-            }
-        } else {
-            Rung {
-                entry: "softmax_wide",
-                why: "1024-thread blocks: the fastest for the longest rows",
-            }
-        })
-    }
-
     fn family(&self) -> &'static dyn AnyFamily {
         &FAMILY
     }
 
-    fn about(&self) -> &'static str {
-        "softmax of each row of a rows × cols f32 matrix, the row's maximum subtracted: three reads, online maximum and sum, row staged in shared memory, row in registers (a warp, a block, a 1024-thread block per row)"
-    }
-
     fn extents(&self) -> &'static [&'static str] {
         &["rows", "cols"]
-    }
-
-    fn default_size(&self) -> Size {
-        Size([65_536, 1024, 1])
-    }
-
-    fn emulator_cap(&self) -> Size {
-        Size([256, 32_768, 1])
-    }
-
-    fn edge_sizes(&self) -> Vec<Size> {
-        EDGE_SHAPES.iter().map(|&[r, c]| Size([r, c, 1])).collect()
-    }
-
-    fn large_sizes(&self) -> Vec<Size> {
-        vec![Size([65_536, 1024, 1]), Size([2048, 32_771, 1])]
-    }
-
-    fn bench_sizes(&self) -> Vec<Size> {
-        [256, 1024, 4096, 8192, 16_384, 32_768]
-            .iter()
-            .map(|&cols| Size([(1 << 26) / cols, cols, 1]))
-            .collect()
-    }
-
-    fn smoke_size(&self) -> Size {
-        Size([5, 1000, 1])
     }
 
     fn label(&self, size: Size) -> String {
@@ -210,6 +160,54 @@ impl FamilyDemo for SoftmaxDemo {
             inputs,
             outputs,
         }))
+    }
+
+    fn cli(&self) -> Cli {
+        Cli {
+            about: "softmax of each row of a rows × cols f32 matrix, the row's maximum subtracted: three reads, online maximum and sum, row staged in shared memory, row in registers (a warp, a block, a 1024-thread block per row)",
+            default: Size([65_536, 1024, 1]),
+            emulator_cap: Size([256, 32_768, 1]),
+        }
+    }
+
+    fn sizes(&self) -> Sizes {
+        Sizes {
+            edge: EDGE_SHAPES.iter().map(|&[r, c]| Size([r, c, 1])).collect(),
+            large: vec![Size([65_536, 1024, 1]), Size([2048, 32_771, 1])],
+            bench: [256, 1024, 4096, 8192, 16_384, 32_768]
+                .iter()
+                .map(|&cols| Size([(1 << 26) / cols, cols, 1]))
+                .collect(),
+            smoke: Size([5, 1000, 1]),
+        }
+    }
+
+    fn choice(&self) -> &dyn KernelChoice {
+        self
+    }
+}
+
+impl KernelChoice for SoftmaxDemo {
+    /// Rows in one warp's or one block's registers up to the block's columns, then 512-thread
+    /// blocks, then 1024 (measured: docs/perf-log.md, changes 16, 21 and 27).
+    fn fastest_rung(&self, _sm90a: bool, size: Size) -> Option<Rung> {
+        let cols = size.0[1];
+        Some(if cols <= kernels::softmax::registers::BLOCK_COLS as usize {
+            Rung {
+                entry: "softmax_registers",
+                why: "a row in registers, read once: the fastest up to the block's columns",
+            }
+        } else if cols <= kernels::softmax::wide::WIDE_512_COLS as usize {
+            Rung {
+                entry: "softmax_wide_512",
+                why: "512-thread blocks: the fastest for rows past a block's registers",
+            }
+        } else {
+            Rung {
+                entry: "softmax_wide",
+                why: "1024-thread blocks: the fastest for the longest rows",
+            }
+        })
     }
 }
 

@@ -4,11 +4,12 @@
 use super::auto::Rung;
 use super::elementwise::check_shape;
 use super::{
-    Bound, Case, FamilyDemo, GUARD, Outputs, Plan, Size, Work, check_guard, check_len, guarded_inputs, substream,
+    Bound, Case, Cli, FamilyDemo, GUARD, KernelChoice, Outputs, Plan, Size, Sizes, Work, check_guard, check_len,
+    guarded_inputs, substream,
 };
 use kernels::Source;
 use kernels::transpose::{FAMILY, Transpose};
-use ptxkit::{AnyFamily, Kernel};
+use ptxkit::{AnyFamily, Kernel, Occupancy};
 use ptxkit_runtime::Backend;
 use ptxkit_runtime::Result;
 use ptxkit_runtime::array::{Array, Buffer};
@@ -63,64 +64,8 @@ impl FamilyDemo for TransposeDemo {
         &FAMILY
     }
 
-    fn about(&self) -> &'static str {
-        "out-of-place transpose of a rows × cols f32 matrix: naive, shared tiles dense, padded and swizzled, vectorised, peeled and skewed for rows that are not whole 16-byte chunks"
-    }
-
     fn extents(&self) -> &'static [&'static str] {
         &["rows", "cols"]
-    }
-
-    fn default_size(&self) -> Size {
-        Size([8192, 8192, 1])
-    }
-
-    fn emulator_cap(&self) -> Size {
-        Size([1024, 1024, 1])
-    }
-
-    fn edge_sizes(&self) -> Vec<Size> {
-        EDGE_SHAPES.iter().map(|&[r, c]| Size([r, c, 1])).collect()
-    }
-
-    fn large_sizes(&self) -> Vec<Size> {
-        vec![Size([8192, 8192, 1]), Size([8191, 4097, 1]), Size([16384, 16384, 1])]
-    }
-
-    fn bench_sizes(&self) -> Vec<Size> {
-        vec![
-            Size([4096, 4096, 1]),
-            Size([8192, 8192, 1]),
-            Size([16384, 16384, 1]),
-            Size([8191, 4097, 1]),
-        ]
-    }
-
-    fn smoke_size(&self) -> Size {
-        Size([67, 45, 1])
-    }
-
-    /// Where rows or cols is not a multiple of 4 the tiled kernels' 16-byte path does not apply,
-    /// and the skewed kernel is the fastest; elsewhere the device chooses a tile.
-    fn fastest_rung(&self, _sm90a: bool, size: Size) -> Option<Rung> {
-        let [rows, cols, _] = size.0;
-        (!rows.is_multiple_of(4) || !cols.is_multiple_of(4)).then_some(Rung {
-            entry: kernels::transpose::skewed::KERNEL.entry(),
-            why: "rows or cols not a multiple of 4, where the tiles move one float at a time: the skewed kernel's whole 16-byte chunks ran faster than theirs",
-        })
-    }
-
-    fn configurations(&self) -> &'static [&'static str] {
-        const TILES: [&str; 2] = [
-            kernels::transpose::vectorized::KERNEL_32.entry(),
-            kernels::transpose::vectorized::KERNEL_64.entry(),
-        ];
-        &TILES
-    }
-
-    fn launch_blocks(&self, size: Size, kernel: usize) -> Result<u64> {
-        let problem = Transpose::new(size.0[0], size.0[1])?;
-        Ok(FAMILY.kernels[kernel].launch_shape(&problem).grid.volume())
     }
 
     fn plan(&self, size: Size) -> Result<Plan> {
@@ -159,6 +104,61 @@ impl FamilyDemo for TransposeDemo {
             inputs,
             outputs,
         }))
+    }
+
+    fn cli(&self) -> Cli {
+        Cli {
+            about: "out-of-place transpose of a rows × cols f32 matrix: naive, shared tiles dense, padded and swizzled, vectorised, peeled and skewed for rows that are not whole 16-byte chunks",
+            default: Size([8192, 8192, 1]),
+            emulator_cap: Size([1024, 1024, 1]),
+        }
+    }
+
+    fn sizes(&self) -> Sizes {
+        Sizes {
+            edge: EDGE_SHAPES.iter().map(|&[r, c]| Size([r, c, 1])).collect(),
+            large: vec![Size([8192, 8192, 1]), Size([8191, 4097, 1]), Size([16384, 16384, 1])],
+            bench: vec![
+                Size([4096, 4096, 1]),
+                Size([8192, 8192, 1]),
+                Size([16384, 16384, 1]),
+                Size([8191, 4097, 1]),
+            ],
+            smoke: Size([67, 45, 1]),
+        }
+    }
+
+    fn choice(&self) -> &dyn KernelChoice {
+        self
+    }
+}
+
+impl KernelChoice for TransposeDemo {
+    /// Where rows or cols is not a multiple of 4 the tiled kernels' 16-byte path does not apply,
+    /// and the skewed kernel is the fastest; elsewhere the device chooses a tile.
+    fn fastest_rung(&self, _sm90a: bool, size: Size) -> Option<Rung> {
+        let [rows, cols, _] = size.0;
+        (!rows.is_multiple_of(4) || !cols.is_multiple_of(4)).then_some(Rung {
+            entry: kernels::transpose::skewed::KERNEL.entry(),
+            why: "rows or cols not a multiple of 4, where the tiles move one float at a time: the skewed kernel's whole 16-byte chunks ran faster than theirs",
+        })
+    }
+
+    fn configurations(&self) -> &'static [&'static str] {
+        const TILES: [&str; 2] = [
+            kernels::transpose::vectorized::KERNEL_32.entry(),
+            kernels::transpose::vectorized::KERNEL_64.entry(),
+        ];
+        &TILES
+    }
+
+    fn launch_blocks(&self, size: Size, kernel: usize) -> Result<u64> {
+        let problem = Transpose::new(size.0[0], size.0[1])?;
+        // The transposes' grids do not depend on the device.
+        Ok(FAMILY.kernels[kernel]
+            .launch_shape(&problem, Occupancy::UNLIMITED)
+            .grid
+            .volume())
     }
 }
 

@@ -2,7 +2,7 @@
 //! device layer promises.
 
 use super::elementwise::check_shape;
-use super::{Bound, Case, FamilyDemo, Outputs, Plan, Size, Work, check_len};
+use super::{Bound, Case, Cli, FamilyDemo, Outputs, Plan, Size, Sizes, Work, check_len};
 use kernels::Source;
 use kernels::probe::{FAMILY, WarpProbe};
 use ptxkit::{AnyFamily, Kernel};
@@ -38,36 +38,8 @@ impl FamilyDemo for WarpProbeDemo {
         &FAMILY
     }
 
-    fn about(&self) -> &'static str {
-        "lane ids, the four shuffles and the three warp votes, checked against what the device layer promises"
-    }
-
     fn extents(&self) -> &'static [&'static str] {
         &["blocks"]
-    }
-
-    fn default_size(&self) -> Size {
-        Size([1024, 1, 1])
-    }
-
-    fn emulator_cap(&self) -> Size {
-        Size([256, 1, 1])
-    }
-
-    fn edge_sizes(&self) -> Vec<Size> {
-        [1, 2, 3, 5, 257].iter().map(|&b| Size([b, 1, 1])).collect()
-    }
-
-    fn large_sizes(&self) -> Vec<Size> {
-        vec![Size([1 << 16, 1, 1])]
-    }
-
-    fn bench_sizes(&self) -> Vec<Size> {
-        Vec::new()
-    }
-
-    fn smoke_size(&self) -> Size {
-        Size([3, 1, 1])
     }
 
     fn plan(&self, size: Size) -> Result<Plan> {
@@ -96,6 +68,23 @@ impl FamilyDemo for WarpProbeDemo {
             problem,
             outputs,
         }))
+    }
+
+    fn cli(&self) -> Cli {
+        Cli {
+            about: "lane ids, the four shuffles and the three warp votes, checked against what the device layer promises",
+            default: Size([1024, 1, 1]),
+            emulator_cap: Size([256, 1, 1]),
+        }
+    }
+
+    fn sizes(&self) -> Sizes {
+        Sizes {
+            edge: [1, 2, 3, 5, 257].iter().map(|&b| Size([b, 1, 1])).collect(),
+            large: vec![Size([1 << 16, 1, 1])],
+            bench: Vec::new(),
+            smoke: Size([3, 1, 1]),
+        }
     }
 }
 

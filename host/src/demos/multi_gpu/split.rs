@@ -37,7 +37,7 @@ pub fn row_blocks(m: usize, parts: usize) -> Vec<std::ops::Range<usize>> {
     (0..parts).map(|p| (p * per).min(m)..((p + 1) * per).min(m)).collect()
 }
 
-/// The kernel `backend` runs for an m×n×k product, and the problem it launches (k split where the
+/// The kernel `backend` runs for an m×n×k product, and its problem (the launch splits k where the
 /// kernel is split-k): the device's choice on a GPU, the first configuration on the emulator.
 pub fn pick(backend: &Backend, m: usize, n: usize, k: usize) -> Result<(&'static Kernel<Matmul>, Matmul)> {
     let size = Size([m, n, k]);
@@ -46,14 +46,11 @@ pub fn pick(backend: &Backend, m: usize, n: usize, k: usize) -> Result<(&'static
         Backend::Emu => None,
     };
     let index = index.unwrap_or_else(|| {
-        let first = MATMUL.configurations()[0];
+        let first = MATMUL.choice().configurations()[0];
         FAMILY.kernels.iter().position(|k| k.entry() == first).unwrap_or(0)
     });
     let kernel = &FAMILY.kernels[index];
-    Ok((
-        kernel,
-        host_matmul::problem_for(backend, kernel, Matmul::new(m, n, k)?)?,
-    ))
+    Ok((kernel, Matmul::new(m, n, k)?))
 }
 
 /// Random operands in [-1, 1), and the f64 reference of their product.

@@ -56,7 +56,7 @@ pub const KERNEL: Kernel<Stencil> = Kernel {
     code: stencil,
     block: Dim3::x(BLOCK),
     shared: SharedMemory::of(Tile::BYTES),
-    grid: |p| Dim3::x(p.n.div_ceil(BLOCK)),
+    grid: |p, _| Dim3::x(p.n.div_ceil(BLOCK)),
 };
 
 /// Every kernel of this crate (the checks CUDA's limits get at compile time run here).

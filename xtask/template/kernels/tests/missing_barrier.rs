@@ -3,7 +3,7 @@
 
 use ptxkit::device::{block_idx, thread_idx};
 use ptxkit::emu::EmuError;
-use ptxkit::kernel;
+use ptxkit::{Occupancy, kernel};
 use {{crate}}::{KERNEL, RADIUS, Stencil, Tile};
 
 kernel! {
@@ -23,7 +23,7 @@ kernel! {
 #[test]
 fn the_emulator_reports_the_read_before_the_neighbour_wrote() {
     let (x, mut out) = (vec![1.0f32; 512], vec![f32::NAN; 512]);
-    let shape = KERNEL.launch_shape(&Stencil { n: 512 });
+    let shape = KERNEL.launch_shape(&Stencil { n: 512 }, Occupancy::EMULATOR);
     // SAFETY: x and out hold 512 elements.
     let result = unsafe { stencil_without_barrier.emulate(&shape, (x.as_ptr(), out.as_mut_ptr(), 512)) };
     let Err(EmuError::KernelFailed { message, .. }) = result else {

@@ -9,7 +9,7 @@ fn stencil_matches_the_f64_reference_at_block_edges() {
         let mut out = vec![f32::NAN; n];
         let problem = Stencil { n: n as u32 };
         // SAFETY: x and out hold n elements, what the stencil reads and writes for n.
-        unsafe { KERNEL.code.emulate(&KERNEL.launch_shape(&problem), (x.as_ptr(), out.as_mut_ptr(), problem.n)) }.unwrap();
+        unsafe { KERNEL.emulate(&problem, (x.as_ptr(), out.as_mut_ptr(), problem.n)) }.unwrap();
         // 2·RADIUS + 1 additions and a division, each within half an f32 unit of |x| ≤ 2.
         let bound = (2 * RADIUS + 3) as f64 * 2.0 * f32::EPSILON as f64;
         for (i, (got, want)) in out.iter().zip(reference(&x)).enumerate() {
