@@ -26,6 +26,7 @@ pub mod elementwise;
 pub mod gather;
 pub mod histogram;
 pub mod histogram_f32;
+mod inlined;
 pub mod matmul;
 pub mod matmul_bf16;
 pub mod matmul_tc;

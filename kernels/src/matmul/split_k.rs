@@ -25,9 +25,10 @@ use super::Matmul;
 use super::warp_tiled::{
     Acc, BK, BLOCK_COL_STRIDE, BLOCK_ROW_STRIDE, origin, products, shared_bytes, store_tile, threads, tile_origin,
 };
+use crate::inlined::is_aligned4;
 use ptxkit::device::{
-    atomic_add, block_idx, grid_dim, is_aligned4, load_acquire, red_add, store_relaxed, sync_threads, thread_fence,
-    thread_idx, unrolled, unrolled_to,
+    atomic_add, block_idx, grid_dim, load_acquire, red_add, store_relaxed, sync_threads, thread_fence, thread_idx,
+    unrolled, unrolled_to,
 };
 use ptxkit::{Dim3, Kernel, SharedMemory, kernel};
 use ptxkit::{KernelFn, Problem};

@@ -17,9 +17,10 @@
 //! 128×128 tile, see [`products`]).
 
 use super::Matmul;
+use crate::inlined::is_aligned4;
 use ptxkit::device::{
-    DynamicShared, Float4, MatrixLayout, SharedMatrix, WARP_SIZE, block_idx, fma, global_store, is_aligned4, lane_id,
-    load4, store4, sync_threads, thread_idx, unrolled, unrolled_to,
+    DynamicShared, Float4, MatrixLayout, SharedMatrix, WARP_SIZE, block_idx, fma, global_store, lane_id, load4, store4,
+    sync_threads, thread_idx, unrolled, unrolled_to,
 };
 use ptxkit::{Dim3, Kernel, Occupancy, SharedMemory, kernel};
 
