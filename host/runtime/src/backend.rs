@@ -168,6 +168,9 @@ impl Backend {
         kernel: &Kernel<P>,
         problem: &P,
     ) -> Result<LaunchShape> {
+        if !kernel.grid_reads_device(problem) {
+            return Ok(kernel.launch_shape(problem, Occupancy::ONE));
+        }
         let occupancy = self.occupancy(&kernel.code, kernel.block, kernel.shared.bytes(), from)?;
         Ok(kernel.launch_shape(problem, occupancy))
     }

@@ -140,6 +140,9 @@ impl Gpu {
     /// The grid, block and shared bytes a launch of `kernel` for `problem` runs on this GPU
     /// ([`Backend::launch_shape`](crate::Backend::launch_shape)).
     pub fn launch_shape<P: Problem>(&self, kernel: &Kernel<P>, problem: &P) -> Result<LaunchShape> {
+        if !kernel.grid_reads_device(problem) {
+            return Ok(kernel.launch_shape(problem, Occupancy::ONE));
+        }
         let code = &kernel.code;
         let resident_blocks =
             self.resident_blocks((code.krate(), code.entry()), kernel.block, kernel.shared.bytes(), None)?;

@@ -167,7 +167,9 @@ pub struct Kernel<P: Problem> {
 
 /// What a launch knows of the device for the kernel it launches, for grids that depend on it (a
 /// persistent grid of every resident block, a split that fills one wave): measured by the runtime
-/// when it launches, so no caller fills it in.
+/// when it launches, so no caller fills it in. A grid that reads it gives at least as many blocks
+/// for more resident blocks; the runtime measures it only where the grid at [`Occupancy::ONE`]
+/// and at [`Occupancy::UNLIMITED`] differ.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Occupancy {
     /// Blocks of this kernel the device holds at once: SMs × the blocks one SM holds at the
@@ -262,6 +264,13 @@ impl<P: Problem> Kernel<P> {
             block: self.block,
             shared_bytes: self.shared.bytes(),
         }
+    }
+
+    /// Whether `problem`'s grid depends on the device: whether it differs between
+    /// [`Occupancy::ONE`] and [`Occupancy::UNLIMITED`]. Only then does a launch measure the
+    /// occupancy (most grids cost no query).
+    pub fn grid_reads_device(&self, problem: &P) -> bool {
+        (self.grid)(problem, Occupancy::ONE) != (self.grid)(problem, Occupancy::UNLIMITED)
     }
 
     /// Runs the kernel on the CPU emulator for `problem`, over the grid it has there
