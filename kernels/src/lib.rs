@@ -40,6 +40,8 @@ pub mod scan;
 pub mod shared_mem_add;
 pub mod softmax;
 #[cfg(not(target_arch = "nvptx64"))]
+pub mod special_values;
+#[cfg(not(target_arch = "nvptx64"))]
 pub mod testing;
 pub mod transpose;
 pub mod vec_add;

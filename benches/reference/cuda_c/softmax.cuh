@@ -16,14 +16,17 @@ struct Running {
     float max, sum;
 };
 
+// kernels::softmax::Running::see: -inf adds nothing; +inf and NaN make the sum NaN.
 __device__ __forceinline__ Running running_add(Running r, float x) {
-    if (x > r.max) return {x, r.sum * fast_exp(r.max - x) + 1.0f};
+    if (x > r.max) return {x, r.sum * fast_exp(r.max - x) + (1.0f + (x - x))};
+    if (x == -INFINITY) return r;
     return {r.max, r.sum + fast_exp(x - r.max)};
 }
 
+// kernels::softmax::Running::merge: a sum of 0 saw nothing (or only -inf); a NaN sum stays NaN.
 __device__ __forceinline__ Running running_merge(Running a, Running b) {
-    if (b.max == -INFINITY) return a;
-    if (a.max == -INFINITY) return b;
+    if (b.sum == 0.0f) return a;
+    if (a.sum == 0.0f) return b;
     float max = b.max > a.max ? b.max : a.max;
     return {max, a.sum * fast_exp(a.max - max) + b.sum * fast_exp(b.max - max)};
 }

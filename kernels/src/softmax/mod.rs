@@ -107,14 +107,20 @@ impl Running {
         sum: 0.0,
     };
 
-    /// `x` seen too: when the maximum grows, the sum so far is rescaled to it.
+    /// `x` seen too: when the maximum grows, the sum so far is rescaled to it. IEEE's rules as
+    /// PyTorch's softmax meets them: −∞ adds nothing (a masked entry), even to a row with nothing
+    /// else yet; +∞ adds e^(∞ − ∞), NaN, as does a NaN: such a row comes out NaN.
     #[inline(always)]
     pub fn see(self, x: f32) -> Running {
         if x > self.max {
             Running {
                 max: x,
-                sum: self.sum * exp(self.max - x) + 1.0,
+                // x − x is 0, or NaN for +∞.
+                #[allow(clippy::eq_op)]
+                sum: self.sum * exp(self.max - x) + (1.0 + (x - x)),
             }
+        } else if x == f32::NEG_INFINITY {
+            self
         } else {
             Running {
                 max: self.max,
@@ -123,13 +129,14 @@ impl Running {
         }
     }
 
-    /// Both sets of values seen.
+    /// Both sets of values seen. A side with a sum of 0 saw nothing (or only −∞); one whose sum is
+    /// NaN (it saw a NaN, perhaps before any number) keeps the result NaN.
     #[inline(always)]
     pub fn merge(self, other: Running) -> Running {
-        if other.max == f32::NEG_INFINITY {
+        if other.sum == 0.0 {
             return self;
         }
-        if self.max == f32::NEG_INFINITY {
+        if self.sum == 0.0 {
             return other;
         }
         let max = if other.max > self.max { other.max } else { self.max };

@@ -52,6 +52,9 @@ pub fn launch(
 /// another, and a few to spare; a thread's share: a 256th of the row, or up to 32 elements where a
 /// register rung gives a warp or a 1024-thread block the row); 10u for the division and the rest.
 /// Results below f32's normal range may be 0 (flushed).
+///
+/// Special values as PyTorch's softmax gives them: a −∞ entry (masked) comes out exactly 0; a row
+/// holding a NaN or a +∞ (e^(∞ − ∞)), or only −∞ (0/0), comes out NaN throughout.
 pub fn check_rows(out: &[f32], input: &[f32], cols: usize) -> std::result::Result<String, String> {
     let u = (2.0f64).powi(-24);
     let share = cols
@@ -61,8 +64,23 @@ pub fn check_rows(out: &[f32], input: &[f32], cols: usize) -> std::result::Resul
     let mut worst = 0.0f64;
     for (r, (row_out, row_in)) in out.chunks(cols).zip(input.chunks(cols)).enumerate() {
         let max = row_in.iter().fold(f64::NEG_INFINITY, |m, &x| m.max(x as f64));
+        if row_in.iter().any(|x| x.is_nan()) || max.is_infinite() {
+            if let Some(c) = row_out.iter().position(|got| !got.is_nan()) {
+                return Err(format!(
+                    "row {r}, column {c}: {}, expected NaN (the row holds a NaN or +inf, or only -inf)",
+                    row_out[c]
+                ));
+            }
+            continue;
+        }
         let sum: f64 = row_in.iter().map(|&x| (x as f64 - max).exp()).sum();
         for (c, (&got, &x)) in row_out.iter().zip(row_in).enumerate() {
+            if x == f32::NEG_INFINITY {
+                if got != 0.0 {
+                    return Err(format!("row {r}, column {c}: {got}, expected 0 (the entry is -inf)"));
+                }
+                continue;
+            }
             let expected = (x as f64 - max).exp() / sum;
             let tolerance =
                 expected * (chain * 9.0 * u + (max - x as f64) * 2.0 * u + 10.0 * u) + f32::MIN_POSITIVE as f64;
@@ -268,5 +286,18 @@ mod tests {
         // Without the maximum subtracted e^100 overflows: inf / inf.
         wrong[3] = f32::NAN;
         assert!(check_rows(&wrong, &input, 3).is_err());
+    }
+
+    #[test]
+    fn the_check_wants_masked_entries_zero_and_rows_with_nan_or_inf_all_nan() {
+        let (inf, nan) = (f32::INFINITY, f32::NAN);
+        let masked = [0.0f32, f32::NEG_INFINITY];
+        check_rows(&[1.0, 0.0], &masked, 2).unwrap();
+        assert!(check_rows(&[1.0, 1e-30], &masked, 2).is_err());
+        assert!(check_rows(&[nan, nan], &masked, 2).is_err());
+        for row in [[f32::NEG_INFINITY; 2], [1.0, inf], [nan, 1.0]] {
+            check_rows(&[nan, nan], &row, 2).unwrap();
+            assert!(check_rows(&[nan, 0.0], &row, 2).is_err(), "{row:?}");
+        }
     }
 }
