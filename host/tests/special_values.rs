@@ -19,7 +19,7 @@ use rand::{Rng, SeedableRng};
 /// fully masked row, a +∞, a NaN, signed zeros and subnormals, magnitudes near f32's limits, and
 /// random rows with every special value mixed in.
 fn special_rows(rng: &mut StdRng, cols: usize) -> Vec<f32> {
-    let mut random = |rng: &mut StdRng| -> Vec<f32> { (0..cols).map(|_| rng.random_range(-30.0f32..30.0)).collect() };
+    let random = |rng: &mut StdRng| -> Vec<f32> { (0..cols).map(|_| rng.random_range(-30.0f32..30.0)).collect() };
     let mut rows = Vec::new();
     let mut masked = random(rng);
     mix_in(rng, &mut masked, 3, &[f32::NEG_INFINITY]);
