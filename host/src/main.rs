@@ -335,10 +335,6 @@ fn run(matches: &ArgMatches) -> Result<bool> {
         );
         let (rows, tuned, profile) = demos::autotune::run(&backend, &settings, families, measured)?;
         let text = serde_json::to_string_pretty(&profile).unwrap_or_default();
-        std::fs::write(out, text + "\n").map_err(|source| Error::Output {
-            path: out.clone(),
-            source,
-        })?;
         if globals.json {
             println!("{}", results_json(&backend, &rows));
         } else {
@@ -353,6 +349,8 @@ fn run(matches: &ArgMatches) -> Result<bool> {
                 out.display()
             );
         }
+        // After printing: a file that cannot be written never loses the results.
+        write_json(out, &(text + "\n"))?;
         if let Some(path) = &globals.json_out {
             write_json(path, &results_json(&backend, &rows))?;
         }
@@ -360,13 +358,13 @@ fn run(matches: &ArgMatches) -> Result<bool> {
     }
     if let Job::Info = job {
         let document = info_json(&backend)?;
-        if let Some(path) = &globals.json_out {
-            write_json(path, &document)?;
-        }
         if globals.json {
             println!("{document}");
         } else {
             print_info(&backend)?;
+        }
+        if let Some(path) = &globals.json_out {
+            write_json(path, &document)?;
         }
         return Ok(true);
     }
@@ -662,11 +660,28 @@ fn check_writable(path: &Path) -> Result<()> {
     result
 }
 
+/// Writes `document` to `path` whole or not at all: a regular file (or a new one) through a
+/// temporary file beside it, renamed over it, so that a full disk or a kill leaves the old file,
+/// never a cut one; a device or a pipe (`/dev/stdout`) is written directly.
 fn write_json(path: &Path, document: &str) -> Result<()> {
-    std::fs::write(path, document).map_err(|source| Error::Output {
+    let output = |source| Error::Output {
         path: path.to_path_buf(),
         source,
-    })
+    };
+    let special = std::fs::metadata(path).is_ok_and(|m| !m.is_file());
+    if special {
+        return std::fs::write(path, document).map_err(output);
+    }
+    let name = path
+        .file_name()
+        .map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
+    let temporary = path.with_file_name(format!(".{name}.partial-{}", std::process::id()));
+    std::fs::write(&temporary, document)
+        .and_then(|()| std::fs::rename(&temporary, path))
+        .map_err(|source| {
+            let _ = std::fs::remove_file(&temporary);
+            output(source)
+        })
 }
 
 fn results_json(backend: &Backend, rows: &[Row]) -> String {

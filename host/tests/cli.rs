@@ -337,3 +337,76 @@ fn variant_auto_runs_the_fastest_rung_where_a_family_has_no_tiles_and_says_which
         "{err}"
     );
 }
+
+#[test]
+fn results_are_printed_before_a_json_out_that_cannot_be_written_fails() {
+    for args in [["info"].as_slice(), ["vec-add", "--n", "1000"].as_slice()] {
+        let (output, _) = host(&[&["--backend", "emu", "--json-out", "/dev/full"], args].concat(), &[]);
+        let (stdout, stderr) = text(&output);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(!stdout.is_empty(), "{args:?}: nothing printed before the file failed");
+        assert!(stderr.contains("/dev/full"), "{args:?}: {stderr}");
+    }
+}
+
+#[test]
+fn a_json_out_cut_short_by_a_full_disk_leaves_the_old_file_whole() {
+    use std::os::unix::process::CommandExt;
+    let dir = scratch("full");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("results.json");
+    std::fs::write(&path, "{\"old\": true}").unwrap();
+    let binary = std::env::var_os("HOST_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_host").into());
+    let mut command = Command::new(binary);
+    command
+        .args(["--backend", "emu", "--json-out"])
+        .arg(&path)
+        .args(["vec-add", "--n", "1000"]);
+    // SAFETY: only async-signal-safe calls between fork and exec. Files of the child stop at 200
+    // bytes, as on a full disk; its write then fails instead of the signal killing it.
+    unsafe {
+        command.pre_exec(|| {
+            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+            let limit = libc::rlimit {
+                rlim_cur: 200,
+                rlim_max: 200,
+            };
+            if libc::setrlimit(libc::RLIMIT_FSIZE, &limit) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let output = command.output().expect("the host binary runs");
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output).1);
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "{\"old\": true}");
+    assert_eq!(
+        std::fs::read_dir(&dir).unwrap().count(),
+        1,
+        "a partial file was left behind"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_json_out_replaces_the_old_file_whole_and_leaves_no_partial_file() {
+    let dir = scratch("whole");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("results.json");
+    std::fs::write(&path, "old").unwrap();
+    let path_text = path.to_string_lossy().into_owned();
+    let (output, _) = host(
+        &["--backend", "emu", "--json-out", &path_text, "vec-add", "--n", "1000"],
+        &[],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output).1);
+    let written: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(written["results"][0]["kernel"], "vec_add");
+    let names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["results.json"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

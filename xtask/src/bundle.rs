@@ -3,6 +3,7 @@
 //! `--for MODE` builds only what `run.sh`'s MODE uses (the whole bundle is over the runner's size
 //! limit), `--tests a,b` packs only those test executables.
 
+use crate::owned::Owned;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -223,7 +224,7 @@ exit $status
 pub fn build(
     workspace: &Path,
     target_dir: &Path,
-    out: &Path,
+    owned: &Owned,
     purpose: Purpose,
     only_tests: Option<&[String]>,
 ) -> Result<(), String> {
@@ -231,10 +232,10 @@ pub fn build(
         .map(PathBuf::from)
         .unwrap_or_else(|| "cargo".into());
     let parts = purpose.parts();
-    if out.exists() {
-        std::fs::remove_dir_all(out).map_err(|e| format!("cannot clear {}: {e}", out.display()))?;
-    }
-    std::fs::create_dir_all(out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
+    let out = owned.dir();
+    // What an earlier bundle left goes; what else the folder holds is the user's and stays.
+    owned.clear_previous(&[])?;
+    let users = entry_names(out)?;
 
     if parts.host || parts.xtask {
         eprintln!("building the release host and xtask ...");
@@ -325,6 +326,12 @@ pub fn build(
     let label = out.join("for.txt");
     std::fs::write(&label, format!("{}\n", purpose.name()))
         .map_err(|e| format!("cannot write {}: {e}", label.display()))?;
+
+    let written: Vec<String> = entry_names(out)?
+        .into_iter()
+        .filter(|name| !users.contains(name) && name != crate::owned::MANIFEST)
+        .collect();
+    owned.record(&written)?;
 
     let size = folder_size(out)?;
     let mib = |bytes: u64| bytes as f64 / (1 << 20) as f64;
@@ -611,6 +618,15 @@ pub fn make_executable(path: &Path) -> Result<(), String> {
 #[cfg(not(unix))]
 pub fn make_executable(_: &Path) -> Result<(), String> {
     Ok(())
+}
+
+/// The names of the entries of `dir`.
+fn entry_names(dir: &Path) -> Result<Vec<String>, String> {
+    Ok(std::fs::read_dir(dir)
+        .map_err(|e| format!("cannot read {}: {e}", dir.display()))?
+        .flatten()
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .collect())
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 
 mod bundle;
 mod new;
+mod owned;
 mod plots;
 mod report;
 mod run_view;
@@ -61,9 +62,11 @@ enum Verb {
     /// executables, benches, PTX, CUDA C sources, the wheel; run.sh); on the runner,
     /// `<folder>/run.sh OUT_DIR MODE` runs it without cargo.
     GpuBundle {
-        /// Where to write the bundle.
-        #[arg(long, default_value = "target/gpu-bundle")]
-        out: PathBuf,
+        /// Where to write the bundle: a new or empty folder, or one an earlier gpu-bundle wrote
+        /// (what it wrote there is replaced; nothing else is touched) [default: the workspace's
+        /// target/gpu-bundle]
+        #[arg(long)]
+        out: Option<PathBuf>,
         /// The run.sh mode it is for: only what that mode runs is built and packed (the whole
         /// bundle is over the runner's 64 MiB limit).
         #[arg(long = "for", value_enum, default_value = "check")]
@@ -125,7 +128,7 @@ fn main() -> ExitCode {
         Verb::Setup { force, twins } => setup(force, twins),
         Verb::Twins { arch, filter } => compare_twins(arch, filter.as_deref()),
         Verb::Doctor => doctor(),
-        Verb::GpuBundle { out, purpose, tests } => gpu_bundle(&out, purpose, tests.as_deref()),
+        Verb::GpuBundle { out, purpose, tests } => gpu_bundle(out, purpose, tests.as_deref()),
         Verb::BenchReport { input, out, torch } => bench_report(input, out, torch),
         Verb::New { dir, name } => new_project(&dir, name.as_deref()),
         Verb::Wheel { out } => wheel::build(&workspace_root(), &target_dir(), &workspace_root().join(out))
@@ -271,13 +274,11 @@ fn print_resource_table(rows: &[(Arch, ptxas::KernelResources)]) {
     println!();
 }
 
-fn gpu_bundle(out: &Path, purpose: bundle::Purpose, tests: Option<&[String]>) -> Result<(), Failure> {
+fn gpu_bundle(out: Option<PathBuf>, purpose: bundle::Purpose, tests: Option<&[String]>) -> Result<(), Failure> {
+    // A path given is the user's, from where they are; the default is the workspace's.
+    let out = out.unwrap_or_else(|| target_dir().join("gpu-bundle"));
+    let out = owned::claim(&out, "--out", "gpu-bundle").map_err(Failure)?;
     build_ptx(DEFAULT_ARCHS, false)?;
-    let out = if out.is_absolute() {
-        out.to_path_buf()
-    } else {
-        workspace_root().join(out)
-    };
     bundle::build(&workspace_root(), &target_dir(), &out, purpose, tests).map_err(Failure)
 }
 

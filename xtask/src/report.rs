@@ -47,18 +47,7 @@ const TORCH_FILE: &str = "torch-ops.json";
 /// Reads `input` (and `torch`, the PyTorch extension's benchmark, when given) and writes the
 /// report into `out`; returns the files written.
 pub fn write(input: &Path, torch: Option<&Path>, out: &Path) -> Result<Vec<PathBuf>, String> {
-    let size = std::fs::metadata(input).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => format!("{} does not exist: {HOW_TO_RUN}", input.display()),
-        _ => format!("cannot read {}: {e}", input.display()),
-    })?;
-    if size.len() > MAX_INPUT_BYTES {
-        return Err(format!(
-            "{} is {} bytes, far more than a bench results file: {HOW_TO_RUN}",
-            input.display(),
-            size.len()
-        ));
-    }
-    let text = std::fs::read_to_string(input).map_err(|e| format!("cannot read {}: {e}", input.display()))?;
+    let text = read_capped(input, "a bench results file", HOW_TO_RUN)?;
     let run: BenchRun = serde_json::from_str(&text)
         .map_err(|e| format!("{} is not a bench results file ({e}); {HOW_TO_RUN}", input.display()))?;
 
@@ -71,7 +60,11 @@ pub fn write(input: &Path, torch: Option<&Path>, out: &Path) -> Result<Vec<PathB
     for plot in &plots {
         steps.extend([Step::Svg(plot.clone()), Step::Png(plot.clone())]);
     }
+    let owned = crate::owned::claim(out, "--out", "bench-report")?;
+    let names: Vec<String> = steps.iter().map(Step::file).collect();
+    owned.check_names(names.iter().map(String::as_str))?;
     let staging = staging_dir(out);
+    remove_stale_staging(out);
     std::fs::create_dir_all(&staging).map_err(|e| format!("cannot create {}: {e}", staging.display()))?;
     let progress = ProgressBar::new(steps.len() as u64);
     progress.set_style(
@@ -79,7 +72,7 @@ pub fn write(input: &Path, torch: Option<&Path>, out: &Path) -> Result<Vec<PathB
     );
     let staged = stage(&run, &text, torch.as_ref(), &steps, &staging, &progress);
     progress.finish_and_clear();
-    let result = staged.and_then(|()| publish(&steps, &staging, out));
+    let result = staged.and_then(|()| publish(&names, &staging, &owned));
     let _ = std::fs::remove_dir_all(&staging);
     result
 }
@@ -110,28 +103,47 @@ fn stage(
     Ok(())
 }
 
-/// Moves the staged files into `out` and removes plots an earlier run left that this one did not
-/// draw (they would sit beside a README that no longer shows them).
-fn publish(steps: &[Step], staging: &Path, out: &Path) -> Result<Vec<PathBuf>, String> {
-    std::fs::create_dir_all(out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
-    let keep: Vec<String> = steps.iter().map(Step::file).collect();
-    if let Ok(entries) = std::fs::read_dir(out) {
-        for entry in entries.flatten() {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            let is_plot = name.ends_with(".svg") || name.ends_with(".png");
-            if is_plot && !keep.contains(&name) {
-                let _ = std::fs::remove_file(entry.path());
-            }
-        }
-    }
+/// Moves the staged files (`names`) into the report's folder and removes what an earlier report
+/// wrote there and this one did not (plots that would sit beside a README that no longer shows
+/// them); the folder's other files are the user's and stay.
+fn publish(names: &[String], staging: &Path, owned: &crate::owned::Owned) -> Result<Vec<PathBuf>, String> {
+    let out = owned.dir();
+    owned.clear_previous(names)?;
     let mut written = Vec::new();
-    for file in keep {
-        let target = out.join(&file);
-        std::fs::rename(staging.join(&file), &target)
+    for file in names {
+        let target = out.join(file);
+        std::fs::rename(staging.join(file), &target)
             .map_err(|e| format!("cannot move {file} into {}: {e}", out.display()))?;
         written.push(target);
     }
+    owned.record(names)?;
     Ok(written)
+}
+
+/// Removes staging folders that runs killed before they finished left beside `out` (those of
+/// processes that no longer run).
+fn remove_stale_staging(out: &Path) {
+    let name = out
+        .file_name()
+        .map_or_else(|| "report".into(), |n| n.to_string_lossy().into_owned());
+    let prefix = format!(".{name}.staging-");
+    let Some(parent) = out
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .or(Some(Path::new(".")))
+    else {
+        return;
+    };
+    let Ok(entries) = std::fs::read_dir(parent) else { return };
+    for entry in entries.flatten() {
+        let file_name = entry.file_name().to_string_lossy().into_owned();
+        let Some(pid) = file_name.strip_prefix(&prefix).and_then(|p| p.parse::<u32>().ok()) else {
+            continue;
+        };
+        if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
 }
 
 /// A fresh folder beside `out` (same file system, so the final moves are renames).
@@ -142,11 +154,33 @@ fn staging_dir(out: &Path) -> PathBuf {
     out.with_file_name(format!(".{name}.staging-{}", std::process::id()))
 }
 
+/// The text of `path`, read up to [`MAX_INPUT_BYTES`] whatever size the file reports (a device or
+/// a pipe reports none): longer is refused as not being `what`; `how` says how to make one.
+fn read_capped(path: &Path, what: &str, how: &str) -> Result<String, String> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => format!("{} does not exist: {how}", path.display()),
+        _ => format!("cannot read {}: {e}", path.display()),
+    })?;
+    let mut bytes = Vec::new();
+    file.take(MAX_INPUT_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    if bytes.len() as u64 > MAX_INPUT_BYTES {
+        return Err(format!(
+            "{} holds more than {} MiB, far more than {what}: {how}",
+            path.display(),
+            MAX_INPUT_BYTES >> 20
+        ));
+    }
+    String::from_utf8(bytes).map_err(|_| format!("{} is not text, so not {what}: {how}", path.display()))
+}
+
 /// The PyTorch benchmark at `path` and its text, or why it cannot be read.
 fn read_torch(path: &Path) -> Result<(TorchRun, String), String> {
     let how =
         "write it on the GPU runner with `target/gpu-bundle/run.sh OUT torch` and pass `--torch OUT/torch-ops.json`";
-    let raw = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}; {how}", path.display()))?;
+    let raw = read_capped(path, "the PyTorch benchmark's file", how)?;
     let run = serde_json::from_str(&raw)
         .map_err(|e| format!("{} is not the PyTorch benchmark's file ({e}); {how}", path.display()))?;
     Ok((run, raw))
@@ -882,9 +916,12 @@ mod tests {
         let input = dir.join("bench.json");
         std::fs::write(&input, serde_json::to_string(&sample()).unwrap()).unwrap();
         let out = dir.join("out");
-        // A plot an earlier run drew and this one does not: removed with the new report.
+        // A plot an earlier run drew and this one does not: removed with the new report. A file
+        // the user put there stays.
         std::fs::create_dir_all(&out).unwrap();
         std::fs::write(out.join("stale.svg"), "<svg/>").unwrap();
+        std::fs::write(out.join(crate::owned::MANIFEST), "bench-report\nstale.svg\n").unwrap();
+        std::fs::write(out.join("mine.svg"), "<svg/>").unwrap();
         let written = write(&input, None, &out).unwrap();
         assert_eq!(written.len(), 8);
         for plot in ["matmul", "vec_add", "ratios"] {
@@ -899,6 +936,7 @@ mod tests {
         );
         assert!(out.join("README.md").is_file());
         assert!(!out.join("stale.svg").exists());
+        assert!(out.join("mine.svg").is_file());
         let leftovers: Vec<_> = std::fs::read_dir(&dir)
             .unwrap()
             .flatten()

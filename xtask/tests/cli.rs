@@ -30,10 +30,9 @@ fn bench_report_errors_exit_2_and_say_how_to_get_an_input() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-#[test]
-fn bench_report_reads_and_writes_relative_to_the_current_directory() {
-    let dir = scratch("relative");
-    let run = serde_json::json!({
+/// A bench results file of one case.
+fn one_case_run() -> String {
+    serde_json::json!({
         "date": "2026-11-30", "gpu": "Test GPU", "compute_capability": "9.0", "driver_cuda": "13.0",
         "ptx_arch": "sm_90", "copy_gbs": 4000.0,
         "cases": [{
@@ -42,8 +41,14 @@ fn bench_report_reads_and_writes_relative_to_the_current_directory() {
             "median_ms": 0.01, "rate": 1258.0, "percent_of_ceiling": 31.4, "kernel_ms": null,
             "input_sets": 20
         }]
-    });
-    std::fs::write(dir.join("bench.json"), run.to_string()).unwrap();
+    })
+    .to_string()
+}
+
+#[test]
+fn bench_report_reads_and_writes_relative_to_the_current_directory() {
+    let dir = scratch("relative");
+    std::fs::write(dir.join("bench.json"), one_case_run()).unwrap();
     let output = xtask(&dir, &["bench-report", "--input", "bench.json", "--out", "report"]);
     assert_eq!(
         output.status.code(),
@@ -61,4 +66,77 @@ fn bench_report_reads_and_writes_relative_to_the_current_directory() {
 fn unknown_verbs_are_usage_errors() {
     let output = xtask(&std::env::temp_dir(), &["frobnicate"]);
     assert_eq!(output.status.code(), Some(2));
+}
+
+#[test]
+fn bench_report_leaves_a_folder_of_the_users_alone_and_replaces_only_its_own_files() {
+    let dir = scratch("owned");
+    std::fs::write(dir.join("bench.json"), one_case_run()).unwrap();
+    // A folder of the user's: refused, nothing in it touched.
+    std::fs::create_dir_all(dir.join("mine")).unwrap();
+    std::fs::write(dir.join("mine/README.md"), "my notes").unwrap();
+    std::fs::write(dir.join("mine/figure.svg"), "my figure").unwrap();
+    let output = xtask(&dir, &["bench-report", "--input", "bench.json", "--out", "mine"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("--out") && stderr.contains("README.md"), "{stderr}");
+    assert_eq!(std::fs::read_to_string(dir.join("mine/README.md")).unwrap(), "my notes");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("mine/figure.svg")).unwrap(),
+        "my figure"
+    );
+    // Its own folder: written twice; a file the user adds between the runs stays.
+    let report = |dir: &std::path::Path| xtask(dir, &["bench-report", "--input", "bench.json", "--out", "report"]);
+    assert_eq!(report(&dir).status.code(), Some(0));
+    std::fs::write(dir.join("report/extra.png"), "mine").unwrap();
+    let again = report(&dir);
+    assert_eq!(
+        again.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+    assert_eq!(std::fs::read_to_string(dir.join("report/extra.png")).unwrap(), "mine");
+    assert!(dir.join("report/vec_add.svg").is_file());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn bench_report_reads_no_more_than_its_cap_from_a_file_without_a_size() {
+    let dir = scratch("zero");
+    std::fs::write(dir.join("bench.json"), one_case_run()).unwrap();
+    for args in [
+        ["--input", "/dev/zero", "--out", "report"].as_slice(),
+        ["--input", "bench.json", "--torch", "/dev/zero", "--out", "report"].as_slice(),
+    ] {
+        let output = xtask(&dir, &[&["bench-report"], args].concat());
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("/dev/zero holds more than 64 MiB"),
+            "{args:?}: {stderr}"
+        );
+    }
+    assert!(!dir.join("report").exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn gpu_bundle_refuses_a_folder_of_the_users_before_building_anything() {
+    let dir = scratch("bundle");
+    std::fs::write(dir.join("notes.txt"), "mine").unwrap();
+    let started = std::time::Instant::now();
+    for out in [".", dir.to_str().unwrap()] {
+        let output = xtask(&dir, &["gpu-bundle", "--out", out]);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains("--out") && stderr.contains("notes.txt"), "{stderr}");
+    }
+    assert!(
+        started.elapsed().as_secs() < 5,
+        "refused only after {:?}",
+        started.elapsed()
+    );
+    assert_eq!(std::fs::read_to_string(dir.join("notes.txt")).unwrap(), "mine");
+    std::fs::remove_dir_all(&dir).unwrap();
 }

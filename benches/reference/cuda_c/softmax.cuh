@@ -1,6 +1,7 @@
 // Pieces shared by the softmax twins (kernels::softmax): one block of 256 threads per row, e^x as
 // ex2.approx.ftz of x·log2(e) (kernels::device::exp), running (maximum, sum) pairs.
 #pragma once
+#include <float.h>
 #include <math.h>
 
 #define THREADS 256u
@@ -16,10 +17,12 @@ struct Running {
     float max, sum;
 };
 
-// kernels::softmax::Running::see: -inf adds nothing; +inf and NaN make the sum NaN.
+// kernels::softmax::Running: empty is {-FLT_MAX, 0} (finite, so that -inf adds e^-inf = 0);
+// +inf and NaN make the sum NaN.
+#define RUNNING_EMPTY Running{-FLT_MAX, 0.0f}
+
 __device__ __forceinline__ Running running_add(Running r, float x) {
     if (x > r.max) return {x, r.sum * fast_exp(r.max - x) + (1.0f + (x - x))};
-    if (x == -INFINITY) return r;
     return {r.max, r.sum + fast_exp(x - r.max)};
 }
 
@@ -42,7 +45,7 @@ __device__ __forceinline__ Running block_running(float* maxes, float* sums, Runn
         sums[warp] = r.sum;
     }
     __syncthreads();
-    Running all = {-INFINITY, 0.0f};
+    Running all = RUNNING_EMPTY;
     for (unsigned w = 0; w < N; ++w) all = running_merge(all, {maxes[w], sums[w]});
     __syncthreads();
     return all;
@@ -78,7 +81,7 @@ template <unsigned T, unsigned N>
 __device__ __forceinline__ void online_row(float* maxes, float* sums, const float* input, float* output, unsigned row,
                                            unsigned cols) {
     size_t base = (size_t)row * cols;
-    Running r = {-INFINITY, 0.0f};
+    Running r = RUNNING_EMPTY;
     for (unsigned c = threadIdx.x; c < cols; c += T) r = running_add(r, input[base + c]);
     Running stats = block_running<N>(maxes, sums, r);
     for (unsigned c = threadIdx.x; c < cols; c += T) output[base + c] = fast_exp(input[base + c] - stats.max) / stats.sum;

@@ -4,7 +4,7 @@ extern "C" __global__ void softmax_online_cuda(const float* input, float* output
     extern __shared__ float shared[];
     unsigned t = threadIdx.x;
     size_t base = (size_t)blockIdx.x * cols;
-    Running r = {-INFINITY, 0.0f};
+    Running r = RUNNING_EMPTY;
     for (unsigned c = t; c < cols; c += THREADS) r = running_add(r, input[base + c]);
     Running row = block_running(shared, shared + WARPS, r);
     for (unsigned c = t; c < cols; c += THREADS) output[base + c] = fast_exp(input[base + c] - row.max) / row.sum;

@@ -9,7 +9,7 @@ extern "C" __global__ void softmax_staged_cuda(const float* input, float* output
     float* dst = output + (size_t)blockIdx.x * cols;
     bool staged = cols <= STAGE;
     bool vector = cols % 4 == 0 && ((unsigned long long)src & 15) == 0 && ((unsigned long long)dst & 15) == 0;
-    Running r = {-INFINITY, 0.0f};
+    Running r = RUNNING_EMPTY;
     if (vector) {
         for (unsigned q = t; q < cols / 4; q += THREADS) {
             float4 v = ((const float4*)src)[q];

@@ -101,15 +101,16 @@ pub struct Running {
 }
 
 impl Running {
-    /// Nothing seen yet.
+    /// Nothing seen yet: a sum of 0 below the lowest finite maximum. Finite, so that a −∞ (a
+    /// masked entry) adds e^(−∞) = 0 where −∞ − −∞ would be NaN; a row of −∞ alone keeps a sum of
+    /// 0 and comes out 0/0, NaN, as PyTorch's does.
     pub const EMPTY: Running = Running {
-        max: f32::NEG_INFINITY,
+        max: f32::MIN,
         sum: 0.0,
     };
 
-    /// `x` seen too: when the maximum grows, the sum so far is rescaled to it. IEEE's rules as
-    /// PyTorch's softmax meets them: −∞ adds nothing (a masked entry), even to a row with nothing
-    /// else yet; +∞ adds e^(∞ − ∞), NaN, as does a NaN: such a row comes out NaN.
+    /// `x` seen too: when the maximum grows, the sum so far is rescaled to it. +∞ adds
+    /// e^(∞ − ∞), NaN, as does a NaN: such a row comes out NaN, as PyTorch's does.
     #[inline(always)]
     pub fn see(self, x: f32) -> Running {
         if x > self.max {
@@ -119,8 +120,6 @@ impl Running {
                 #[allow(clippy::eq_op)]
                 sum: self.sum * exp(self.max - x) + (1.0 + (x - x)),
             }
-        } else if x == f32::NEG_INFINITY {
-            self
         } else {
             Running {
                 max: self.max,
