@@ -158,9 +158,7 @@ impl FamilyDemo for HistogramDemo {
 
     fn cli(&self) -> Cli {
         Cli {
-            about: {
-                "256-bin histogram of n bytes, uniform or with --skew percent of them one value: global atomics, bins per block, bins per warp; against CUB's DeviceHistogram"
-            },
+            about: "256-bin histogram of n bytes, uniform or with --skew percent of them one value: global atomics, bins per block, bins per warp; against CUB's DeviceHistogram",
             default: Size([1 << 28, 50, 1]),
             emulator_cap: Size([1 << 20, 100, 1]),
         }

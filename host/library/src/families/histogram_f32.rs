@@ -171,9 +171,7 @@ impl FamilyDemo for HistogramF32Demo {
 
     fn cli(&self) -> Cli {
         Cli {
-            about: {
-                "256-bin histogram of n f32 over [-1, 1), with --skew percent of them one value: global atomics, bins per block, bins per warp; against CUB's DeviceHistogram"
-            },
+            about: "256-bin histogram of n f32 over [-1, 1), with --skew percent of them one value: global atomics, bins per block, bins per warp; against CUB's DeviceHistogram",
             default: Size([1 << 26, 50, 1]),
             emulator_cap: Size([1 << 20, 100, 1]),
         }

@@ -204,9 +204,7 @@ impl FamilyDemo for MmaProbeDemo {
 
     fn cli(&self) -> Cli {
         Cli {
-            about: {
-                "the tensor cores' mma.sync (bf16 and f16 m16n8k16, tf32 m16n8k8; bf16 again through ldmatrix), a tile per warp, against the f64 product: the fragment layouts checked"
-            },
+            about: "the tensor cores' mma.sync (bf16 and f16 m16n8k16, tf32 m16n8k8; bf16 again through ldmatrix), a tile per warp, against the f64 product: the fragment layouts checked",
             default: Size([1024, 1, 1]),
             emulator_cap: Size([16, 1, 1]),
         }

@@ -379,9 +379,7 @@ impl FamilyDemo for ScanDemo {
 
     fn cli(&self) -> Cli {
         Cli {
-            about: {
-                "prefix sums of n f32 (--exclusive 1 for exclusive): Hillis–Steele, Blelloch, warp shuffles, single-pass look-back (by a thread or a warp; tiles by ticket or in block order; resident blocks copying ahead; a pause between polls; the tile staged in shared memory); against CUB's DeviceScan"
-            },
+            about: "prefix sums of n f32 (--exclusive 1 for exclusive): Hillis–Steele, Blelloch, warp shuffles, single-pass look-back (by a thread or a warp; tiles by ticket or in block order; resident blocks copying ahead; a pause between polls; the tile staged in shared memory); against CUB's DeviceScan",
             default: Size([1 << 28, 0, 1]),
             emulator_cap: Size([1 << 20, 1, 1]),
         }

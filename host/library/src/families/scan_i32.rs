@@ -120,9 +120,7 @@ impl FamilyDemo for ScanI32Demo {
 
     fn cli(&self) -> Cli {
         Cli {
-            about: {
-                "prefix sums of n i32, exact (wrapping), --exclusive 1 for exclusive: warp shuffles (three phases), single-pass decoupled look-back by a thread, by a warp, by resident blocks copying their next tile ahead, or with the tile staged in shared memory; against CUB's DeviceScan"
-            },
+            about: "prefix sums of n i32, exact (wrapping), --exclusive 1 for exclusive: warp shuffles (three phases), single-pass decoupled look-back by a thread, by a warp, by resident blocks copying their next tile ahead, or with the tile staged in shared memory; against CUB's DeviceScan",
             default: Size([1 << 28, 0, 1]),
             emulator_cap: Size([1 << 20, 1, 1]),
         }
