@@ -43,13 +43,14 @@ pub fn launch(
     let c_ptr = c.address_mut(backend)? as *mut f32;
     // Split-k's zeroed counters, a u32 per tile of C where this launch's grid splits k (none
     // otherwise).
-    let grid = backend.launch_shape_from(source.module(), kernel, problem)?.grid;
-    let arrivals = backend.zeroed_counters(split_k::arrivals_needed(kernel, grid))?;
+    let shape = backend.launch_shape_from(source.module(), kernel, problem)?;
+    let arrivals = backend.zeroed_counters(split_k::arrivals_needed(kernel, shape.grid))?;
     let args = (a_ptr, b_ptr, c_ptr, problem.m, problem.n, problem.k, arrivals.as_ptr());
     // SAFETY: each pointer is its array's address on this backend, and A, B and C hold the m·k,
-    // k·n and m·n elements every matmul kernel reads or writes for this problem; `arrivals` holds
-    // the zeroed counters split-k needs for this launch's grid.
-    unsafe { backend.launch_from(source.module(), kernel, problem, args, &[a, b, &*c]) }
+    // k·n and m·n elements every matmul kernel reads or writes for this problem over `shape`, the
+    // launch shape `launch_from` would compute; `arrivals` holds the zeroed counters split-k needs
+    // for its grid.
+    unsafe { backend.launch_fn(source.module(), &kernel.code, &shape, args, &[a, b, &*c]) }
 }
 
 /// The host side of a matmul family: its kernels, and how they read their operands.
