@@ -538,6 +538,67 @@ fn cargo_no_run(
     Ok(artifacts(&String::from_utf8_lossy(&output.stdout), profile))
 }
 
+/// Checks `wanted` (`--tests`) against the test executables the bundle would pack, named as
+/// [`artifacts`] names them, from `cargo metadata` (no build): a bad name is refused at once. The
+/// template project's (`template-*`) are checked when it is built.
+pub fn check_test_names(workspace: &Path, wanted: &[String]) -> Result<(), String> {
+    let cargo = std::env::var_os("CARGO")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| "cargo".into());
+    let output = Command::new(cargo)
+        .current_dir(workspace)
+        .args(["metadata", "--no-deps", "--locked", "--format-version", "1"])
+        .output()
+        .map_err(|e| format!("--tests: cannot check the names: cannot run cargo: {e}"))?;
+    if !output.status.success() {
+        return Err(format!(
+            "--tests: cannot check the names: cargo metadata failed:\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        ));
+    }
+    let known = test_names(&String::from_utf8_lossy(&output.stdout));
+    match wanted
+        .iter()
+        .find(|w| !w.starts_with("template-") && !known.contains(w))
+    {
+        Some(unknown) => Err(format!(
+            "--tests: no test executable named {unknown}; choose among {}",
+            known.join(", ")
+        )),
+        None => Ok(()),
+    }
+}
+
+/// The test executables of the workspace's packages (all but the Python extension's) in
+/// `cargo metadata`'s JSON, `<package>-<target>-<kind>`.
+fn test_names(metadata: &str) -> Vec<String> {
+    let Ok(metadata) = serde_json::from_str::<serde_json::Value>(metadata) else {
+        return Vec::new();
+    };
+    let members: Vec<&str> = metadata["workspace_members"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|id| id.as_str())
+        .collect();
+    let mut names = Vec::new();
+    for package in metadata["packages"].as_array().into_iter().flatten() {
+        let Some(name) = package["name"].as_str() else { continue };
+        if name == "kernels-torch" || !package["id"].as_str().is_some_and(|id| members.contains(&id)) {
+            continue;
+        }
+        for target in package["targets"].as_array().into_iter().flatten() {
+            let (Some(target_name), Some(kind)) = (target["name"].as_str(), target["kind"][0].as_str()) else {
+                continue;
+            };
+            if target["test"] == true && ["lib", "rlib", "bin", "test"].contains(&kind) {
+                names.push(format!("{name}-{target_name}-{kind}"));
+            }
+        }
+    }
+    names
+}
+
 /// Executables of `profile` ("test": test harnesses, "bench": benches) from cargo's JSON messages,
 /// each named `<package>-<target>-<kind>` (`kernels-matmul-test`, `host-host-lib`).
 fn artifacts(messages: &str, profile: &str) -> Vec<(String, PathBuf)> {

@@ -140,3 +140,27 @@ fn gpu_bundle_refuses_a_folder_of_the_users_before_building_anything() {
     assert_eq!(std::fs::read_to_string(dir.join("notes.txt")).unwrap(), "mine");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn build_ptx_and_gpu_bundle_refuse_bad_arguments_before_building_anything() {
+    let dir = scratch("arguments");
+    let started = std::time::Instant::now();
+    let arch = xtask(&dir, &["build-ptx", "--arch", "sm_999"]);
+    let stderr = String::from_utf8_lossy(&arch.stderr);
+    assert_eq!(arch.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("sm_999 is no GPU architecture"), "{stderr}");
+    let tests = xtask(
+        &dir,
+        &["gpu-bundle", "--out", "bundle", "--tests", "host-gpu-test,no-such-test"],
+    );
+    let stderr = String::from_utf8_lossy(&tests.stderr);
+    assert_eq!(tests.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("--tests"), "{stderr}");
+    assert!(
+        started.elapsed().as_secs() < 10,
+        "refused only after {:?}",
+        started.elapsed()
+    );
+    assert!(!dir.join("bundle").exists(), "a refused bundle wrote its folder");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

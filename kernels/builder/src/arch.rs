@@ -22,9 +22,32 @@ pub const DEFAULT_ARCHS: &[Arch] = &[Arch::new(8, 0), Arch::specific(9, 0)];
 /// PTX ISA version every build targets: 8.0 runs on drivers from CUDA 12.0 on and covers sm_90.
 pub const PTX_ISA: &str = "ptx80";
 
+/// The compute capabilities NVIDIA has made from [`Arch::OLDEST`] on, as ptxas names them, and
+/// those of them with an architecture-specific (`a`) form.
+const KNOWN: [(u32, u32); 13] = [
+    (7, 0),
+    (7, 2),
+    (7, 5),
+    (8, 0),
+    (8, 6),
+    (8, 7),
+    (8, 9),
+    (9, 0),
+    (10, 0),
+    (10, 1),
+    (10, 3),
+    (12, 0),
+    (12, 1),
+];
+
 impl Arch {
     /// Oldest architecture the kernels support: `bar.warp.sync` and `shfl.sync` need sm_70.
     pub const OLDEST: Arch = Arch::new(7, 0);
+
+    /// Whether a GPU of this architecture exists (an `a` form from Hopper on).
+    fn exists(self) -> bool {
+        KNOWN.contains(&(self.major, self.minor)) && (!self.specific || self.major >= 9)
+    }
 
     /// `sm_XY`.
     pub const fn new(major: u32, minor: u32) -> Arch {
@@ -77,6 +100,16 @@ impl FromStr for Arch {
                 Arch::OLDEST
             ));
         }
+        if !arch.exists() {
+            let known: Vec<String> = KNOWN
+                .iter()
+                .map(|&(major, minor)| Arch::new(major, minor).to_string())
+                .collect();
+            return Err(format!(
+                "{arch} is no GPU architecture ptxas knows: give one of {} (with `a` from sm_90 on, as sm_90a)",
+                known.join(", ")
+            ));
+        }
         Ok(arch)
     }
 }
@@ -98,7 +131,19 @@ mod tests {
 
     #[test]
     fn arch_rejects_malformed_and_too_old_names() {
-        for bad in ["90", "sm_", "sm_9", "sm_9x", "compute_90", "sm_61", "sm_90aa", "sm_a"] {
+        for bad in [
+            "90",
+            "sm_",
+            "sm_9",
+            "sm_9x",
+            "compute_90",
+            "sm_61",
+            "sm_90aa",
+            "sm_a",
+            "sm_999",
+            "sm_91",
+            "sm_80a",
+        ] {
             assert!(bad.parse::<Arch>().is_err(), "{bad} was accepted");
         }
     }
