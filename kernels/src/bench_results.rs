@@ -119,14 +119,16 @@ pub struct BenchCase {
 impl BenchRun {
     /// Rust / CUDA C rate for every kernel and size measured both ways.
     pub fn rust_over_cuda_c(&self) -> Vec<(&BenchCase, f64)> {
+        // The first CUDA C case of each kernel and size, found once: linear in the cases.
+        let mut twins = std::collections::HashMap::new();
+        for case in self.cases.iter().filter(|c| c.source == Some(Source::CudaC)) {
+            twins.entry((case.kernel.as_str(), case.size.as_str())).or_insert(case);
+        }
         self.cases
             .iter()
             .filter(|c| c.source == Some(Source::Rust))
             .filter_map(|rust| {
-                let cuda = self
-                    .cases
-                    .iter()
-                    .find(|c| c.source == Some(Source::CudaC) && c.kernel == rust.kernel && c.size == rust.size)?;
+                let cuda = twins.get(&(rust.kernel.as_str(), rust.size.as_str()))?;
                 Some((rust, rust.rate / cuda.rate))
             })
             .collect()

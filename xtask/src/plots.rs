@@ -891,10 +891,13 @@ fn ladder_shapes(run: &BenchRun, family: &str) -> Vec<String> {
 
 /// A family's Rust cases with their percentage of the library on the same shape.
 fn rated_rust<'a>(run: &'a BenchRun, family: &'a str) -> impl Iterator<Item = (&'a BenchCase, f64)> {
+    let libraries = crate::run_view::library_rates(run);
     of_bound(run, Bound::Compute)
         .filter(move |c| c.family == family && c.source == Some(Source::Rust))
         .filter_map(move |c| {
-            let percent = c.percent_of_ceiling.or_else(|| crate::run_view::of_library(run, c))?;
+            let percent = c
+                .percent_of_ceiling
+                .or_else(|| crate::run_view::of_library(&libraries, c))?;
             percent.is_finite().then_some((c, percent))
         })
 }

@@ -4,15 +4,21 @@
 //! other.
 
 use kernels::bench_results::{BenchCase, BenchRun, Bound};
+use std::collections::HashMap;
 
 /// The benches' family of several-GPU scenarios: its rows mix copies and products, each rated
 /// against a ceiling of its own run (the copy engine, one GPU), so it gets a table of its own
 /// rather than the families' plots.
 pub const MULTI_GPU: &str = "multi_gpu";
 
-/// The first index at which `kernel` appears in the run: tables and plots keep the benches' order.
-pub fn kernel_rank(run: &BenchRun, kernel: &str) -> usize {
-    run.cases.iter().position(|c| c.kernel == kernel).unwrap_or(usize::MAX)
+/// The first index at which each kernel appears in the run: tables and plots keep the benches'
+/// order (found once, so that sorting by it stays linear in the cases per comparison).
+pub fn kernel_ranks(run: &BenchRun) -> HashMap<&str, usize> {
+    let mut ranks = HashMap::new();
+    for (i, case) in run.cases.iter().enumerate() {
+        ranks.entry(case.kernel.as_str()).or_insert(i);
+    }
+    ranks
 }
 
 /// The families of one bound, in the order the run measured them (the several-GPU scenarios
@@ -27,23 +33,34 @@ pub fn families(run: &BenchRun, bound: Bound) -> Vec<String> {
     families
 }
 
-/// A compute-bound case's rate as a percentage of the library's on the same shape in the run,
-/// where the benches did not set it (baselines merged from PyTorch's anchors).
-pub fn of_library(run: &BenchRun, case: &BenchCase) -> Option<f64> {
-    run.cases
+/// The libraries' compute-bound rates in the run, by family and shape (the first of each).
+pub fn library_rates(run: &BenchRun) -> HashMap<(&str, &str), f64> {
+    let mut rates = HashMap::new();
+    for l in run
+        .cases
         .iter()
-        .find(|l| l.source.is_none() && l.bound == Bound::Compute && l.family == case.family && l.size == case.size)
-        .map(|library| 100.0 * case.rate / library.rate)
+        .filter(|l| l.source.is_none() && l.bound == Bound::Compute)
+    {
+        rates.entry((l.family.as_str(), l.size.as_str())).or_insert(l.rate);
+    }
+    rates
+}
+
+/// A compute-bound case's rate as a percentage of the library's on the same shape in the run
+/// (`libraries`: [`library_rates`]), where the benches did not set it (baselines merged from
+/// PyTorch's anchors).
+pub fn of_library(libraries: &HashMap<(&str, &str), f64>, case: &BenchCase) -> Option<f64> {
+    libraries
+        .get(&(case.family.as_str(), case.size.as_str()))
+        .map(|library| 100.0 * case.rate / library)
 }
 
 /// `rust_over_cuda_c()` grouped by kernel, sizes ascending: the order of the table and the bars.
 pub fn ratios(run: &BenchRun) -> Vec<(&BenchCase, f64)> {
     let mut pairs = run.rust_over_cuda_c();
-    pairs.sort_by(|(a, _), (b, _)| {
-        kernel_rank(run, &a.kernel)
-            .cmp(&kernel_rank(run, &b.kernel))
-            .then(a.x.total_cmp(&b.x))
-    });
+    let ranks = kernel_ranks(run);
+    let rank = |kernel: &str| ranks.get(kernel).copied().unwrap_or(usize::MAX);
+    pairs.sort_by(|(a, _), (b, _)| rank(&a.kernel).cmp(&rank(&b.kernel)).then(a.x.total_cmp(&b.x)));
     pairs
 }
 
@@ -57,6 +74,21 @@ pub fn text(raw: &str) -> String {
                 escaped.push('\\');
                 escaped.push(ch);
             }
+            '\n' | '\r' | '\t' => escaped.push(' '),
+            _ => escaped.push(ch),
+        }
+    }
+    escaped
+}
+
+/// Text from the run data for a code span in a table cell: what ends the span (a backquote), the
+/// cell (`|`) or the row (a line break) cannot stand in it; the rest shows as written.
+pub fn code(raw: &str) -> String {
+    let mut escaped = String::with_capacity(raw.len());
+    for ch in raw.chars() {
+        match ch {
+            '`' => escaped.push('\''),
+            '|' => escaped.push_str("\\|"),
             '\n' | '\r' | '\t' => escaped.push(' '),
             _ => escaped.push(ch),
         }
