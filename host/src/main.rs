@@ -4,6 +4,7 @@
 
 use clap::{Arg, ArgMatches, Args, Command, FromArgMatches, value_parser};
 use host::demos::{self, Row, Settings, managed, migration, multi_gpu, partial, pipeline, thrashing};
+use kernels::Source;
 use kernels_host::families::{self, FamilyDemo, Size};
 use ptxkit_runtime::{Backend, BackendChoice, DeviceList, Error, Result, Topology};
 use std::path::{Path, PathBuf};
@@ -130,6 +131,7 @@ fn cli() -> Command {
                     Arg::new("max-mib")
                         .long("max-mib")
                         .value_parser(value_parser!(u64))
+                        .allow_negative_numbers(true)
                         .default_value(migration::DEFAULT_MAX_MIB.to_string())
                         .help("migration: the largest size, in MiB (capped by the GPU's and the host's free memory)"),
                 )
@@ -137,6 +139,7 @@ fn cli() -> Command {
                     Arg::new("n")
                         .long("n")
                         .value_parser(value_parser!(usize))
+                        .allow_negative_numbers(true)
                         .default_value(managed::DEFAULT_N.to_string())
                         .help("end-to-end, thrashing and partial: elements per array"),
                 )
@@ -144,6 +147,7 @@ fn cli() -> Command {
                     Arg::new("gib")
                         .long("gib")
                         .value_parser(value_parser!(u64))
+                        .allow_negative_numbers(true)
                         .default_value(pipeline::DEFAULT_GIB.to_string())
                         .help("pipeline: the array, in GiB"),
                 )
@@ -151,6 +155,7 @@ fn cli() -> Command {
                     Arg::new("chunk-mib")
                         .long("chunk-mib")
                         .value_parser(value_parser!(u64))
+                        .allow_negative_numbers(true)
                         .default_value(pipeline::DEFAULT_CHUNK_MIB.to_string())
                         .help("pipeline: the chunk each kernel and each move takes, in MiB (a multiple of 2)"),
                 )
@@ -190,6 +195,7 @@ fn cli() -> Command {
                     Arg::new("floats")
                         .long("floats")
                         .value_parser(value_parser!(usize))
+                        .allow_negative_numbers(true)
                         .default_value(multi_gpu::DEFAULT_N.to_string())
                         .help("peer and managed: floats moved or read"),
                 )
@@ -247,6 +253,7 @@ fn family_command(family: &'static dyn FamilyDemo) -> Command {
             Arg::new(*extent)
                 .long(*extent)
                 .value_parser(value_parser!(usize))
+                .allow_negative_numbers(true)
                 .default_value(default.0[i].to_string())
                 .help(format!("Problem size: {extent} (see the command's description)")),
         );
@@ -292,6 +299,12 @@ fn run(matches: &ArgMatches) -> Result<bool> {
         what: "the command line".into(),
         reason: e.to_string(),
     })?;
+    let arguments: Vec<String> = std::env::args().skip(1).collect();
+    if let Some(error) = repeated_option(&arguments) {
+        return Err(error);
+    }
+    // Whatever the backend: a mistyped profile path is said now, not ignored.
+    families::profile::from_variable()?;
     let job = parse_job(matches)?;
     if let Some(path) = &globals.json_out {
         check_writable(path)?;
@@ -451,7 +464,7 @@ fn parse_job(matches: &ArgMatches) -> Result<Job> {
             for (i, extent) in demo.extents().iter().enumerate() {
                 size.0[i] = *sub.get_one::<usize>(extent).expect("every extent has a default");
             }
-            demo.plan(size)?;
+            demo.plan(size).map_err(|error| size_error(demo, size, error))?;
             let variant = sub.get_one::<String>("variant").expect("variant has a default");
             let kernels = if variant == "all" {
                 (0..demo.kernels().len()).collect()
@@ -486,27 +499,133 @@ fn parse_shape(text: &str) -> Result<[usize; 3]> {
     }
 }
 
+/// A size no kernel of `demo` can run, said in the flags the user typed: the flag at fault and
+/// the largest value that runs with the others as given (found by halving), then the library's
+/// reason; the library's error as it is where no one flag explains it.
+fn size_error(demo: &dyn FamilyDemo, size: Size, error: Error) -> Error {
+    let flags = demo.extents();
+    let flag = |i: usize| format!("--{} {}", flags[i], size.0[i]);
+    for i in 0..flags.len() {
+        let with = |value: usize| {
+            let mut changed = size;
+            changed.0[i] = value;
+            demo.plan(changed).is_ok()
+        };
+        // This flag alone is at fault only if its smallest value runs.
+        if size.0[i] <= 1 || !with(1) {
+            if size.0[i] == 0 && with(1) {
+                return Error::InvalidInput {
+                    what: flag(i),
+                    reason: "give at least 1".into(),
+                };
+            }
+            continue;
+        }
+        // with(runs) holds, with(fails) does not.
+        let (mut runs, mut fails) = (1, size.0[i]);
+        while fails - runs > 1 {
+            let middle = runs + (fails - runs) / 2;
+            if with(middle) {
+                runs = middle;
+            } else {
+                fails = middle;
+            }
+        }
+        let others: Vec<String> = (0..flags.len()).filter(|&j| j != i).map(flag).collect();
+        let with_others = if others.is_empty() {
+            String::new()
+        } else {
+            format!(" with {}", others.join(" "))
+        };
+        return Error::InvalidInput {
+            what: flag(i),
+            reason: format!("the largest that runs{with_others} is {runs} ({error})"),
+        };
+    }
+    error
+}
+
+/// Options of every command that take a value: given twice (once before the command, once after
+/// it), the last would silently win.
+const VALUE_OPTIONS: [&str; 7] = [
+    "--backend",
+    "--device",
+    "--json-out",
+    "--warmup",
+    "--runs",
+    "--cuda-c",
+    "--rng",
+];
+
+/// The error for an option of [`VALUE_OPTIONS`] given more than once in `arguments`, if one is.
+fn repeated_option(arguments: &[String]) -> Option<Error> {
+    let mut seen: Vec<(&str, &str)> = Vec::new();
+    let mut words = arguments.iter().map(String::as_str);
+    while let Some(word) = words.next() {
+        if word == "--" {
+            break;
+        }
+        let Some(option) = VALUE_OPTIONS
+            .iter()
+            .find(|o| word == **o || word.strip_prefix(**o).is_some_and(|rest| rest.starts_with('=')))
+        else {
+            continue;
+        };
+        let value = match word.split_once('=') {
+            Some((_, value)) => value,
+            None => words.next().unwrap_or_default(),
+        };
+        if let Some((_, first)) = seen.iter().find(|(o, _)| o == option) {
+            return Some(Error::InvalidInput {
+                what: option.to_string(),
+                reason: format!("given twice ({first}, then {value}): give it once"),
+            });
+        }
+        seen.push((option, value));
+    }
+    None
+}
+
 /// `host multi-gpu`: one backend per listed device (emulators where there is no GPU or
 /// `--backend emu`), the plan's scenarios, the rows printed and written as every command's are.
 fn run_multi_gpu(globals: &Globals, plan: &multi_gpu::Plan, devices: &DeviceList) -> Result<bool> {
     if let Some(path) = &globals.json_out {
         check_writable(path)?;
     }
-    let emulated = |why: &str| {
-        let count = match devices {
-            DeviceList::These(list) => list.len(),
-            DeviceList::All => 2,
-        };
-        eprintln!("note: {why}; running the split on {count} emulated devices at a small shape");
-        (0..count).map(|_| Backend::Emu).collect::<Vec<_>>()
+    if let Some(device) = globals.device {
+        return Err(Error::InvalidInput {
+            what: format!("--device {device}"),
+            reason: "multi-gpu runs on the devices of --devices (e.g. --devices 0,1), not on --device's".into(),
+        });
+    }
+    // The rule of every command: named devices are never replaced by emulators.
+    let named = match devices {
+        DeviceList::These(list) => Some(format!(
+            "--devices {}",
+            list.iter().map(usize::to_string).collect::<Vec<_>>().join(",")
+        )),
+        DeviceList::All => ptxkit_runtime::named_device(None)?,
+    };
+    let emulated = |why: String| -> Result<Vec<Backend>> {
+        if !plan.scenarios.contains(&multi_gpu::Scenario::Split) {
+            return Err(Error::NeedsGpu {
+                what: format!("multi-gpu {}", plan.scenarios[0].name()),
+                why: multi_gpu::NEEDS_GPUS,
+            });
+        }
+        eprintln!("note: {why}; running the split on 2 emulated devices at a small shape");
+        Ok(vec![Backend::Emu, Backend::Emu])
     };
     let backends = match globals.backend {
-        BackendChoice::Emu => emulated("--backend emu"),
+        BackendChoice::Emu => match named {
+            Some(named) => return Err(Error::DeviceOnEmulator { named }),
+            None => emulated("--backend emu".into())?,
+        },
         BackendChoice::Gpu => multi_gpu::backends_of(kernels_host::open_gpus(devices)?),
         BackendChoice::Auto => match kernels_host::open_gpus(devices) {
             Ok(gpus) => multi_gpu::backends_of(gpus),
-            Err(why @ (Error::NoDriver | Error::NoSuchDevice { available: 0, .. })) => {
-                emulated(&format!("no GPU ({why})"))
+            Err(why @ (Error::NoDriver | Error::NoSuchDevice { available: 0, .. })) if named.is_none() => {
+                emulated(format!("no GPU ({why})"))?
             }
             Err(other) => return Err(other),
         },
@@ -539,9 +658,11 @@ const MANAGED_SCENARIOS: [&str; 5] = ["end-to-end", "migration", "thrashing", "p
 /// The job of managed-memory scenario `scenario`, its flags checked.
 fn managed_job(sub: &ArgMatches, scenario: &str) -> Result<Job> {
     match scenario {
-        "migration" => Ok(Job::Migration {
-            max_mib: *sub.get_one::<u64>("max-mib").expect("max-mib has a default"),
-        }),
+        "migration" => {
+            let max_mib = *sub.get_one::<u64>("max-mib").expect("max-mib has a default");
+            migration::check_flag(max_mib)?;
+            Ok(Job::Migration { max_mib })
+        }
         "thrashing" => {
             let n = *sub.get_one::<usize>("n").expect("n has a default");
             kernels::elementwise::Elementwise::new(n)?;
@@ -574,6 +695,19 @@ fn run_job(backend: &Backend, settings: &Settings, job: &Job) -> Result<Vec<Row>
         Job::Family { demo, size, kernels } => {
             let size = demos::emulator_size(backend, *demo, *size);
             demo.check(backend, size, 1)?;
+            if let [only] = kernels[..] {
+                let info = &demo.kernels()[only];
+                if !Source::ALL.into_iter().any(|s| families::runs_here(backend, info, s)) {
+                    // The one kernel asked for: skipping it would run nothing and pass.
+                    return Err(Error::NeedsSm90a {
+                        entry: info.entry.into(),
+                        backend: match backend {
+                            Backend::Gpu(gpu) => format!("this GPU ({} PTX loaded)", kernels_host::library_arch(gpu)),
+                            Backend::Emu => "the CPU emulator".into(),
+                        },
+                    });
+                }
+            }
             let kernels = if kernels.is_empty() {
                 vec![auto_kernel(backend, *demo, size)?]
             } else {

@@ -19,7 +19,7 @@ impl Elementwise {
     /// `n` elements: at least 1, and within the kernels' 32-bit index range.
     pub fn new(n: usize) -> Result<Self, ptxkit::InvalidSize> {
         Ok(Elementwise {
-            n: crate::size::element_count("element-wise", n)?,
+            n: crate::size::element_count("element-wise", "n", n)?,
         })
     }
 

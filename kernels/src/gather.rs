@@ -53,8 +53,8 @@ impl Gather {
     /// At least one output and one source element, each within the kernels' 32-bit index range.
     pub fn new(n: usize, len: usize) -> Result<Self, ptxkit::InvalidSize> {
         Ok(Gather {
-            n: crate::size::element_count("gather outputs", n)?,
-            len: crate::size::element_count("gather source", len)?,
+            n: crate::size::element_count("gather", "n", n)?,
+            len: crate::size::element_count("gather", "len", len)?,
         })
     }
 

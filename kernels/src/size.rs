@@ -1,14 +1,15 @@
 //! Problem sizes as the kernels' 32-bit indices see them: the checks every family's `new` makes.
 
-/// `n` elements of `problem` as the kernels' 32-bit count: at least 1, at most u32::MAX.
-pub fn element_count(problem: &'static str, n: usize) -> Result<u32, ptxkit::InvalidSize> {
+/// `n` elements of `problem` (its parameter `parameter`) as the kernels' 32-bit count: at least 1,
+/// at most u32::MAX.
+pub fn element_count(problem: &'static str, parameter: &str, n: usize) -> Result<u32, ptxkit::InvalidSize> {
     let invalid = |reason: String| ptxkit::InvalidSize { problem, reason };
     if n == 0 {
-        return Err(invalid("n must be at least 1 (got 0)".into()));
+        return Err(invalid(format!("{parameter} must be at least 1 (got 0)")));
     }
     u32::try_from(n).map_err(|_| {
         invalid(format!(
-            "n = {n} is beyond the kernels' 32-bit index range (at most {} elements)",
+            "{parameter} = {n} is beyond the kernels' 32-bit index range (at most {} elements)",
             u32::MAX
         ))
     })

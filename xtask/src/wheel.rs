@@ -10,8 +10,44 @@ pub fn python() -> String {
     std::env::var("PYTHON").unwrap_or_else(|_| "python3".into())
 }
 
+/// Runs the interpreter once, before any build: one that cannot run, or cannot import what
+/// `build_wheel.py` needs, is said at once with the variable that chose it.
+pub fn check_python() -> Result<(), String> {
+    let python = python();
+    let chosen = if std::env::var_os("PYTHON").is_some() {
+        format!("$PYTHON={python}")
+    } else {
+        python.clone()
+    };
+    let output = Command::new(&python)
+        .args([
+            "-c",
+            "import sys, zipfile, hashlib, base64; assert sys.version_info >= (3, 8)",
+        ])
+        .output()
+        .map_err(|e| format!("{chosen} cannot be run ({e}): set $PYTHON to a Python 3.8 or newer interpreter"))?;
+    if !output.status.success() {
+        return Err(format!(
+            "{chosen} is not a Python 3.8 or newer that can pack a wheel ({}{}): set $PYTHON to one",
+            output.status,
+            said(&output.stderr)
+        ));
+    }
+    Ok(())
+}
+
+/// What a failed command wrote on stderr, as the end of an error message.
+fn said(stderr: &[u8]) -> String {
+    let text = String::from_utf8_lossy(stderr);
+    match text.trim() {
+        "" => ", with no message".into(),
+        text => format!("; it said: {text}"),
+    }
+}
+
 /// Builds the extension and writes the wheel into `out`; returns the wheel's path.
 pub fn build(root: &Path, target: &Path, out: &Path) -> Result<PathBuf, String> {
+    check_python()?;
     eprintln!("building the extension (host/python, release) ...");
     let status = Command::new(env!("CARGO"))
         .current_dir(root)
@@ -46,8 +82,10 @@ pub fn build(root: &Path, target: &Path, out: &Path) -> Result<PathBuf, String> 
         .map_err(|e| format!("running {} (set $PYTHON to another interpreter): {e}", python()))?;
     if !output.status.success() {
         return Err(format!(
-            "packing the wheel failed: {}",
-            String::from_utf8_lossy(&output.stderr).trim()
+            "packing the wheel with {} failed ({}{})",
+            python(),
+            output.status,
+            said(&output.stderr)
         ));
     }
     Ok(PathBuf::from(String::from_utf8_lossy(&output.stdout).trim()))

@@ -4,11 +4,17 @@
 use std::process::Command;
 
 fn xtask(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
+    xtask_with(dir, args, &[])
+}
+
+/// `xtask` with these variables set.
+fn xtask_with(dir: &std::path::Path, args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
     // The runner has no cargo: run.sh points XTASK_BIN at the bundle's binary.
     let binary = std::env::var_os("XTASK_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_xtask").into());
     Command::new(binary)
         .current_dir(dir)
         .args(args)
+        .envs(env.iter().copied())
         .output()
         .expect("the xtask binary runs")
 }
@@ -162,5 +168,27 @@ fn build_ptx_and_gpu_bundle_refuse_bad_arguments_before_building_anything() {
         started.elapsed()
     );
     assert!(!dir.join("bundle").exists(), "a refused bundle wrote its folder");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn wheel_runs_the_interpreter_once_before_building_and_says_why_it_cannot() {
+    let dir = scratch("python");
+    for (python, needle) in [
+        ("/nonexistent/python3", "$PYTHON=/nonexistent/python3 cannot be run"),
+        ("/bin/false", "$PYTHON=/bin/false is not a Python 3.8 or newer"),
+    ] {
+        let started = std::time::Instant::now();
+        let output = xtask_with(&dir, &["wheel", "--out", "wheels"], &[("PYTHON", python)]);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains(needle), "{stderr}");
+        assert!(!stderr.contains("building the extension"), "built first: {stderr}");
+        assert!(
+            started.elapsed().as_secs() < 5,
+            "refused only after {:?}",
+            started.elapsed()
+        );
+    }
     std::fs::remove_dir_all(&dir).unwrap();
 }

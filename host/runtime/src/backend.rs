@@ -46,25 +46,27 @@ impl std::str::FromStr for BackendChoice {
 impl Backend {
     /// The backend `choice` asks for; with `Auto`, also the notice to print when it falls back.
     /// `Auto` falls back to the emulator only when there is no driver or no GPU at all, and only
-    /// when no device was asked for: a bad device number is an error, not a reason to emulate.
+    /// when no device was named (`device`, or `$PTXKIT_DEVICE`): a bad device number is an error,
+    /// not a reason to emulate, and so is a device named for `Emu`.
     pub fn choose(choice: BackendChoice, device: Option<usize>) -> Result<(Backend, Option<String>)> {
+        let named = crate::gpu::named_device(device)?;
         let gpu = || Gpu::open(device).map(|gpu| Backend::Gpu(Box::new(gpu)));
         match choice {
             BackendChoice::Gpu => Ok((gpu()?, None)),
-            BackendChoice::Emu => Ok((Backend::Emu, None)),
-            BackendChoice::Auto => {
-                let device_asked = device.is_some() || std::env::var_os(crate::gpu::DEVICE_ENV).is_some();
-                match gpu() {
-                    Ok(backend) => Ok((backend, None)),
-                    Err(why @ (Error::NoDriver | Error::NoSuchDevice { available: 0, .. })) if !device_asked => Ok((
-                        Backend::Emu,
-                        Some(format!(
-                            "note: no GPU ({why}); running on the CPU emulator at reduced sizes. Times are the emulator's, not a GPU's."
-                        )),
+            BackendChoice::Emu => match named {
+                Some(named) => Err(Error::DeviceOnEmulator { named }),
+                None => Ok((Backend::Emu, None)),
+            },
+            BackendChoice::Auto => match gpu() {
+                Ok(backend) => Ok((backend, None)),
+                Err(why @ (Error::NoDriver | Error::NoSuchDevice { available: 0, .. })) if named.is_none() => Ok((
+                    Backend::Emu,
+                    Some(format!(
+                        "note: no GPU ({why}); running on the CPU emulator at reduced sizes. Times are the emulator's, not a GPU's."
                     )),
-                    Err(other) => Err(other),
-                }
-            }
+                )),
+                Err(other) => Err(other),
+            },
         }
     }
 

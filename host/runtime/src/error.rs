@@ -14,6 +14,11 @@ pub enum Error {
     #[error("device selection '{value}' (from {source_name}) is not a device number")]
     BadDeviceSelection { value: String, source_name: &'static str },
     #[error(
+        "{named} was named, but the backend chosen is the CPU emulator, which has no devices: name no device (and unset ${}), or choose the GPU backend",
+        crate::gpu::DEVICE_ENV
+    )]
+    DeviceOnEmulator { named: String },
+    #[error(
         "no PTX of kernel crate {krate} runs on compute capability {major}.{minor}: it is built for {built}; add the architecture to its builder (PtxBuilder::arch)"
     )]
     NoPtxForDevice {

@@ -38,18 +38,38 @@ pub fn is_available() -> bool {
     CudaContext::device_count().map(|n| n > 0).unwrap_or(false)
 }
 
+/// The device `$PTXKIT_DEVICE` names, if it is set; an error when it is set to anything but a
+/// device number.
+pub fn device_from_env() -> Result<Option<usize>> {
+    match std::env::var(DEVICE_ENV) {
+        Ok(value) => value.trim().parse().map(Some).map_err(|_| Error::BadDeviceSelection {
+            value,
+            source_name: DEVICE_ENV,
+        }),
+        Err(std::env::VarError::NotPresent) => Ok(None),
+        Err(std::env::VarError::NotUnicode(value)) => Err(Error::BadDeviceSelection {
+            value: value.to_string_lossy().into_owned(),
+            source_name: DEVICE_ENV,
+        }),
+    }
+}
+
+/// The device a caller named, `ordinal` or else `$PTXKIT_DEVICE`'s, as a message says it
+/// ("device 3 ($PTXKIT_DEVICE)"); none when neither names one. The one rule for every backend: a
+/// named device is never silently replaced by the emulator.
+pub fn named_device(ordinal: Option<usize>) -> Result<Option<String>> {
+    Ok(match ordinal {
+        Some(o) => Some(format!("device {o}")),
+        None => device_from_env()?.map(|o| format!("device {o} (${DEVICE_ENV})")),
+    })
+}
+
 impl Gpu {
     /// Opens device `ordinal`, or the one `$PTXKIT_DEVICE` names, or device 0, with no module loaded.
     pub fn open(ordinal: Option<usize>) -> Result<Gpu> {
         let ordinal = match ordinal {
             Some(o) => o,
-            None => match std::env::var(DEVICE_ENV) {
-                Ok(value) => value.trim().parse().map_err(|_| Error::BadDeviceSelection {
-                    value,
-                    source_name: DEVICE_ENV,
-                })?,
-                Err(_) => 0,
-            },
+            None => device_from_env()?.unwrap_or(0),
         };
         // SAFETY: only tries to load the library.
         if !unsafe { cudarc::driver::sys::is_culib_present() } {

@@ -55,7 +55,7 @@ pub use devices::{
 };
 pub use error::{Doing, Error, Result};
 pub use external::{EXTERNAL_ALIGNMENT, ExternalArray, ExternalStream};
-pub use gpu::{DEVICE_ENV, Gpu, is_available};
+pub use gpu::{DEVICE_ENV, Gpu, device_from_env, is_available, named_device};
 pub use info::{DeviceInfo, KernelOccupancy};
 pub use managed::{ManagedBuffer, MemoryLocation};
 pub use managed_chunk::ManagedChunk;

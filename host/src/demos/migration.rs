@@ -32,20 +32,30 @@ const HOST_PAGE: u64 = 4 << 10;
 /// Why the migration scenario needs a GPU.
 pub const NEEDS_GPU: &str = "page migration is between the host and a GPU; the emulator has none";
 
+/// The largest `--max-mib` taken: 1 TiB, beyond any GPU's memory (what is measured is capped by
+/// the GPU's and the host's free memory in any case).
+pub const MAX_MIB: u64 = 1 << 20;
+
+/// `--max-mib`'s range, checked before any device is opened.
+pub fn check_flag(max_mib: u64) -> Result<()> {
+    if !(MIN_BYTES >> 20..=MAX_MIB).contains(&max_mib) {
+        return Err(Error::InvalidInput {
+            what: format!("--max-mib {max_mib}"),
+            reason: format!(
+                "give a size from {} MiB (the smallest measured) to {MAX_MIB} MiB (1 TiB)",
+                MIN_BYTES >> 20
+            ),
+        });
+    }
+    Ok(())
+}
+
 /// The largest size to measure for `--max-mib max_mib` on this backend: the largest 2 MiB · 2^k
 /// within `max_mib`, a third of the GPU's free memory (a device buffer and the managed buffer
 /// prefetched beside it) and half the host's available memory. Checked before anything is
 /// allocated.
 pub fn check(backend: &Backend, max_mib: u64) -> Result<u64> {
-    if !(MIN_BYTES >> 20..=u64::MAX >> 21).contains(&max_mib) {
-        return Err(Error::InvalidInput {
-            what: "--max-mib".into(),
-            reason: format!(
-                "{max_mib} MiB: give a size from {} MiB (the smallest measured) up",
-                MIN_BYTES >> 20
-            ),
-        });
-    }
+    check_flag(max_mib)?;
     let Backend::Gpu(gpu) = backend else {
         return Err(Error::NeedsGpu {
             what: "managed migration".into(),

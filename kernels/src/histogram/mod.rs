@@ -68,7 +68,7 @@ impl Histogram {
     /// At least one byte, at most u32::MAX; at least one resident block.
     pub fn new(n: usize, resident_blocks: u32) -> Result<Self, ptxkit::InvalidSize> {
         Ok(Histogram {
-            n: crate::size::element_count("histogram", n)?,
+            n: crate::size::element_count("histogram", "n", n)?,
             resident_blocks: resident_blocks.clamp(1, 1 << 16),
         })
     }

@@ -71,7 +71,7 @@ impl HistogramF32 {
     /// At least one sample, at most u32::MAX; at least one resident block.
     pub fn new(n: usize, resident_blocks: u32) -> Result<Self, ptxkit::InvalidSize> {
         Ok(HistogramF32 {
-            n: crate::size::element_count("histogram_f32", n)?,
+            n: crate::size::element_count("histogram_f32", "n", n)?,
             resident_blocks: resident_blocks.clamp(1, 1 << 16),
         })
     }

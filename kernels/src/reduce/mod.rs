@@ -93,7 +93,7 @@ impl Reduce {
     /// At least one element, at most u32::MAX; at least one resident block.
     pub fn new(n: usize, resident_blocks: u32) -> Result<Self, ptxkit::InvalidSize> {
         Ok(Reduce {
-            n: crate::size::element_count("reduce", n)?,
+            n: crate::size::element_count("reduce", "n", n)?,
             resident_blocks: resident_blocks.clamp(1, 1 << 16),
         })
     }

@@ -216,7 +216,7 @@ impl<T> Scan<T> {
 impl<T> Scan<T> {
     /// At least one element, at most u32::MAX.
     pub fn new(n: usize, exclusive: bool) -> Result<Self, ptxkit::InvalidSize> {
-        Ok(Scan::at(crate::size::element_count("scan", n)?, exclusive, 0))
+        Ok(Scan::at(crate::size::element_count("scan", "n", n)?, exclusive, 0))
     }
 }
 

@@ -134,15 +134,15 @@ impl FamilyDemo for ElementwiseDemo {
     }
 }
 
-/// CUDA's limits on `kernel`'s launch for `problem`, as an error naming both: checked before a
+/// CUDA's limits on `kernel`'s launch for `problem`, as an error naming the kernel: checked before a
 /// device is known, so a grid that depends on the device is checked at its smallest (the launch
 /// checks the grid it runs).
-pub(crate) fn check_shape<P: ptxkit::Problem + std::fmt::Debug>(kernel: &Kernel<P>, problem: &P) -> Result<()> {
+pub(crate) fn check_shape<P: ptxkit::Problem>(kernel: &Kernel<P>, problem: &P) -> Result<()> {
     kernel
         .launch_shape(problem, ptxkit::Occupancy::ONE)
         .check()
         .map_err(|reason| ptxkit_runtime::Error::InvalidInput {
-            what: format!("{} for {problem:?}", kernel.entry()),
+            what: kernel.entry().to_string(),
             reason,
         })
 }

@@ -106,21 +106,44 @@ impl Profile {
         })
     }
 
-    /// Reads the profile at `path`.
+    /// Reads the profile at `path`: at most [`MAX_PROFILE_BYTES`], counted as read (a device such
+    /// as `/dev/zero` reports no size).
     pub fn read(path: &Path) -> Result<Profile> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::InvalidInput {
+        use std::io::Read as _;
+        let unreadable = |reason: String| Error::InvalidInput {
             what: format!("tile profile {}", path.display()),
-            reason: format!("cannot read it: {e}"),
-        })?;
+            reason,
+        };
+        let mut text = String::new();
+        std::fs::File::open(path)
+            .and_then(|file| file.take(MAX_PROFILE_BYTES + 1).read_to_string(&mut text))
+            .map_err(|e| unreadable(format!("cannot read it: {e}")))?;
+        if text.len() as u64 > MAX_PROFILE_BYTES {
+            return Err(unreadable(format!(
+                "it is longer than {} MiB, which no profile is; write one with `host autotune --out FILE`",
+                MAX_PROFILE_BYTES >> 20
+            )));
+        }
         Profile::parse(&text, &path.display().to_string())
     }
+}
+
+/// The longest profile read: every family's every shape fits in far less.
+pub const MAX_PROFILE_BYTES: u64 = 16 << 20;
+
+/// The profile the file `KERNELS_TILE_PROFILE` names, when it is set: an error if it cannot be
+/// read or parsed, whatever the backend, so that a mistyped path never goes unnoticed.
+pub fn from_variable() -> Result<Option<Profile>> {
+    std::env::var_os(PROFILE_VARIABLE)
+        .map(|path| Profile::read(Path::new(&path)))
+        .transpose()
 }
 
 /// The profile for `info`'s device: the file `KERNELS_TILE_PROFILE` names (an error if it cannot
 /// be read or is for another device), else a carried one measured on this device, else none.
 pub fn for_device(info: &DeviceInfo) -> Result<Option<Profile>> {
-    if let Some(path) = std::env::var_os(PROFILE_VARIABLE) {
-        let profile = Profile::read(Path::new(&path))?;
+    if let Some(profile) = from_variable()? {
+        let path = std::env::var_os(PROFILE_VARIABLE).unwrap_or_default();
         if !profile.fits(info) {
             return Err(Error::InvalidInput {
                 what: format!("{PROFILE_VARIABLE}={}", Path::new(&path).display()),

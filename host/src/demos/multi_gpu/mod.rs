@@ -79,8 +79,8 @@ impl Plan {
     pub fn new(scenarios: Vec<Scenario>, n: usize, shape: [usize; 3]) -> Result<Plan> {
         if n == 0 || n > u32::MAX as usize {
             return Err(Error::InvalidInput {
-                what: "multi-gpu --n".into(),
-                reason: format!("{n} floats: give 1 to {} (the reduction's 32-bit count)", u32::MAX),
+                what: format!("multi-gpu --floats {n}"),
+                reason: format!("give 1 to {} (the reduction's 32-bit count)", u32::MAX),
             });
         }
         let [m, cols, k] = shape;
