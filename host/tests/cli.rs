@@ -60,7 +60,11 @@ fn bad_invocations_exit_2_at_once_with_a_message_naming_the_value() {
             vec![],
             "'bogus' is not a matmul kernel",
         ),
-        (vec!["warp-probe", "--blocks", "0"], vec![], "--blocks 0: give at least 1"),
+        (
+            vec!["warp-probe", "--blocks", "0"],
+            vec![],
+            "--blocks 0: give at least 1",
+        ),
         (vec!["atomic-probe", "--blocks", "70000"], vec![], "blocks = 70000"),
         (vec!["reduce", "--n", "0"], vec![], "--n 0: give at least 1"),
         (vec!["reduce-max", "--n", "0"], vec![], "--n 0: give at least 1"),

@@ -483,6 +483,23 @@ fn working_tree_bytes(workspace: &Path) -> Option<u64> {
     )
 }
 
+/// Every name the bundle writes at the top of its folder, those packed into `packed.tar.gz` too:
+/// a file of the user's by one of these names is refused before any build, never overwritten.
+pub const WRITTEN: [&str; 12] = [
+    "host",
+    "xtask",
+    "tests",
+    "bench-kernels",
+    "ptx",
+    "cub",
+    "cuda-c-src",
+    "python",
+    "pytorch",
+    "packed.tar.gz",
+    "run.sh",
+    "for.txt",
+];
+
 /// Replaces those of `names` (files and folders of `out`) that exist by the archive `archive`,
 /// which run.sh unpacks.
 fn pack(out: &Path, names: &[&str], archive: &str) -> Result<(), String> {

@@ -278,6 +278,7 @@ fn gpu_bundle(out: Option<PathBuf>, purpose: bundle::Purpose, tests: Option<&[St
     // A path given is the user's, from where they are; the default is the workspace's.
     let out = out.unwrap_or_else(|| target_dir().join("gpu-bundle"));
     let out = owned::claim(&out, "--out", "gpu-bundle").map_err(Failure)?;
+    out.check_names(bundle::WRITTEN).map_err(Failure)?;
     if let Some(tests) = tests {
         bundle::check_test_names(&workspace_root(), tests).map_err(Failure)?;
     }

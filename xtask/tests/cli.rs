@@ -192,3 +192,25 @@ fn wheel_runs_the_interpreter_once_before_building_and_says_why_it_cannot() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn gpu_bundle_never_overwrites_a_file_the_user_added_to_its_folder() {
+    let dir = scratch("bundle-own");
+    let bundle = dir.join("bundle");
+    std::fs::create_dir_all(&bundle).unwrap();
+    // A folder an earlier gpu-bundle wrote (its manifest), to which the user added a run.sh.
+    std::fs::write(bundle.join(".written-by-xtask"), "gpu-bundle\nfor.txt\n").unwrap();
+    std::fs::write(bundle.join("run.sh"), "my script").unwrap();
+    let started = std::time::Instant::now();
+    let output = xtask(&dir, &["gpu-bundle", "--out", "bundle"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("already holds run.sh"), "{stderr}");
+    assert!(
+        started.elapsed().as_secs() < 10,
+        "refused only after {:?}",
+        started.elapsed()
+    );
+    assert_eq!(std::fs::read_to_string(bundle.join("run.sh")).unwrap(), "my script");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
