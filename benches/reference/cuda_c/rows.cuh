@@ -13,7 +13,8 @@ struct SumOp {
 
 struct MaxOp {
     static __device__ __forceinline__ float identity() { return -INFINITY; }
-    static __device__ __forceinline__ float combine(float a, float b) { return b > a ? b : a; }
+    // NaN when either is, as the Rust twin (b > a alone drops a NaN that comes second).
+    static __device__ __forceinline__ float combine(float a, float b) { return (b > a || b != b) ? b : a; }
 };
 
 template <typename Op>

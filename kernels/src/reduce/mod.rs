@@ -143,14 +143,18 @@ impl Combine for Sum {
     }
 }
 
-/// The larger of two values: the maxima (exact, whatever the order).
+/// The larger of two values: the maxima (exact, whatever the order). NaN when either is, as
+/// `torch.amax` gives it: `b > a` alone would keep or drop a NaN by the order it came in.
+/// (`f32::maximum` says the same, but compiles to a dozen instructions on the GPU.)
 pub struct Max;
 
 impl Combine for Max {
     const IDENTITY: f32 = f32::NEG_INFINITY;
     #[inline(always)]
     fn combine(a: f32, b: f32) -> f32 {
-        if b > a { b } else { a }
+        #[allow(clippy::eq_op)]
+        let b_is_nan = b != b;
+        if b > a || b_is_nan { b } else { a }
     }
 }
 
