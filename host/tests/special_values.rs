@@ -226,6 +226,200 @@ fn reductions_give_pytorchs_answer_on_special_values_on_the_gpu() {
     reductions_meet_special_values(&turn::open());
 }
 
+/// Every transpose kernel on matrices of special values (every one, NaN payloads and signs
+/// included) mixed into random ones, at shapes across the tiles and the 16-byte path: the output is
+/// the input's transpose bit for bit.
+fn transposes_meet_special_values(backend: &Backend) {
+    use kernels::transpose::{FAMILY, Transpose};
+    use kernels_host::families::transpose;
+    let stream = rng_stream();
+    let mut failures = Vec::new();
+    for (rows, cols) in [
+        (1, 1),
+        (1, 37),
+        (33, 1),
+        (31, 33),
+        (64, 64),
+        (67, 129),
+        (128, 260),
+        (257, 255),
+    ] {
+        let mut rng = StdRng::seed_from_u64(stream ^ (rows * 1000 + cols) as u64);
+        let mut input: Vec<f32> = (0..rows * cols).map(|_| rng.random_range(-30.0f32..30.0)).collect();
+        mix_in(&mut rng, &mut input, 3, &SPECIAL_VALUES);
+        let problem = Transpose::new(rows, cols).unwrap();
+        let source = Buffer::upload(backend, &input).unwrap();
+        for kernel in FAMILY.kernels {
+            let mut output = Buffer::upload(backend, &vec![f32::from_bits(0x7fbad000); input.len()]).unwrap();
+            let label = format!("{} at {rows}x{cols}", kernel.entry());
+            if let Err(e) = transpose::launch(backend, kernel, Source::Rust, &problem, &source, &mut output) {
+                failures.push(format!("{label}: {e}"));
+                continue;
+            }
+            let got = output.read(backend).unwrap();
+            let wrong = (0..rows * cols).find(|&i| {
+                let (r, c) = (i / cols, i % cols);
+                got[c * rows + r].to_bits() != input[i].to_bits()
+            });
+            if let Some(i) = wrong {
+                let (r, c) = (i / cols, i % cols);
+                failures.push(format!(
+                    "{label}: input[{r}][{c}] = {:#010x} came out as {:#010x}",
+                    input[i].to_bits(),
+                    got[c * rows + r].to_bits()
+                ));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "random stream {stream}:\n{}", failures.join("\n"));
+}
+
+/// What `torch.cumsum` gives at each position of `values` where the order of the additions cannot
+/// change it: NaN from the first NaN or the first point both infinities are in, the infinity from
+/// the first one on; `None` before any special value (checked against f64 elsewhere).
+fn torch_cumsum_specials(values: &[f32], exclusive: bool) -> Vec<Option<f32>> {
+    let (mut nan, mut plus, mut minus) = (false, false, false);
+    let mut out = Vec::with_capacity(values.len());
+    for &v in values {
+        let before = (nan, plus, minus);
+        nan |= v.is_nan();
+        plus |= v == f32::INFINITY;
+        minus |= v == f32::NEG_INFINITY;
+        let (nan, plus, minus) = if exclusive { before } else { (nan, plus, minus) };
+        out.push(match (nan || (plus && minus), plus, minus) {
+            (true, _, _) => Some(f32::NAN),
+            (false, true, _) => Some(f32::INFINITY),
+            (false, _, true) => Some(f32::NEG_INFINITY),
+            _ => None,
+        });
+    }
+    out
+}
+
+/// Every f32 scan kernel, inclusive and exclusive, on inputs with infinities and NaN at random
+/// places (across tiles, so that they reach other tiles through the totals or the look-back):
+/// PyTorch's NaN and infinities from where they start.
+fn scans_meet_special_values(backend: &Backend) {
+    use kernels::scan::{FAMILY, Scan};
+    use kernels_host::families::scan;
+    let stream = rng_stream();
+    let mut failures = Vec::new();
+    let specials = [f32::INFINITY, f32::NEG_INFINITY, f32::NAN, f32::from_bits(0xffc0_0001)];
+    for n in [1, 33, 1000, 4099, 70_001] {
+        for (case, exclusive) in [(0, false), (1, true), (2, false)] {
+            let mut rng = StdRng::seed_from_u64(stream ^ (n * 4 + case) as u64);
+            let mut input: Vec<f32> = (0..n).map(|_| rng.random_range(-30.0f32..30.0)).collect();
+            // One special value late in the array, or a few anywhere.
+            match case {
+                0 => input[n - 1 - rng.random_range(0..n.min(40))] = specials[rng.random_range(0..4)],
+                _ => mix_in(&mut rng, &mut input, n.div_ceil(3), &specials),
+            }
+            let wanted = torch_cumsum_specials(&input, exclusive);
+            let problem = Scan::new(n, exclusive).unwrap();
+            let source = Buffer::upload(backend, &input).unwrap();
+            let mut levels: Vec<Buffer<f32>> = scan::levels_for(n as u32)
+                .into_iter()
+                .map(|len| Buffer::upload(backend, &vec![0.0f32; len]).unwrap())
+                .collect();
+            for kernel in FAMILY.kernels {
+                let mut output = Buffer::upload(backend, &vec![f32::from_bits(0x7fbad000); n]).unwrap();
+                let label = format!("{} over {n} (exclusive {exclusive})", kernel.entry());
+                if let Err(e) = scan::scan(
+                    backend,
+                    kernel,
+                    Source::Rust,
+                    &problem,
+                    &source,
+                    &mut output,
+                    &mut levels[..],
+                ) {
+                    failures.push(format!("{label}: {e}"));
+                    continue;
+                }
+                let got = output.read(backend).unwrap();
+                let wrong = wanted.iter().zip(&got).position(|(want, &got)| match want {
+                    Some(want) => !same(got, *want),
+                    None => !got.is_finite(),
+                });
+                if let Some(i) = wrong {
+                    failures.push(format!("{label}: prefix {i} is {}, PyTorch {:?}", got[i], wanted[i]));
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "random stream {stream}:\n{}", failures.join("\n"));
+}
+
+/// Every f32 histogram kernel on samples with every special value mixed in: NaN, the infinities
+/// and whatever lies outside [lo, hi) are left out, as CUB's even histogram leaves them; the rest
+/// counted in their bins (subnormals and zeros in the middle one).
+fn histograms_meet_special_values(backend: &Backend) {
+    use kernels::histogram_f32::{BINS, FAMILY, HistogramF32};
+    use kernels_host::families::histogram_f32::{self as histogram, RANGE};
+    let stream = rng_stream();
+    let mut failures = Vec::new();
+    for n in [1, 31, 1025, 65_537] {
+        let mut rng = StdRng::seed_from_u64(stream ^ n as u64);
+        let mut input: Vec<f32> = (0..n)
+            .map(|_| rng.random_range(-1280i32..1280) as f32 / 1024.0)
+            .collect();
+        mix_in(&mut rng, &mut input, 3, &SPECIAL_VALUES);
+        let mut wanted = vec![0u32; BINS as usize];
+        let scale = BINS as f32 / (RANGE.1 - RANGE.0);
+        for &x in input.iter().filter(|x| (RANGE.0..RANGE.1).contains(*x)) {
+            wanted[(((x - RANGE.0) * scale) as usize).min(BINS as usize - 1)] += 1;
+        }
+        let problem = HistogramF32::new(n, 8).unwrap();
+        let source = Buffer::upload(backend, &input).unwrap();
+        for kernel in FAMILY.kernels {
+            let mut bins = Buffer::upload(backend, &vec![0u32; BINS as usize]).unwrap();
+            let label = format!("{} over {n}", kernel.entry());
+            if let Err(e) = histogram::launch(backend, kernel, Source::Rust, &problem, (&source, RANGE), &mut bins) {
+                failures.push(format!("{label}: {e}"));
+                continue;
+            }
+            let got = bins.read(backend).unwrap();
+            if let Some(b) = (0..BINS as usize).find(|&b| got[b] != wanted[b]) {
+                failures.push(format!("{label}: bin {b} counts {}, expected {}", got[b], wanted[b]));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "random stream {stream}:\n{}", failures.join("\n"));
+}
+
+#[test]
+fn transposes_move_special_values_bit_for_bit_on_the_emulator() {
+    transposes_meet_special_values(&Backend::Emu);
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU; the runner runs it with --include-ignored"]
+fn transposes_move_special_values_bit_for_bit_on_the_gpu() {
+    transposes_meet_special_values(&turn::open());
+}
+
+#[test]
+fn scans_give_pytorchs_answer_on_special_values_on_the_emulator() {
+    scans_meet_special_values(&Backend::Emu);
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU; the runner runs it with --include-ignored"]
+fn scans_give_pytorchs_answer_on_special_values_on_the_gpu() {
+    scans_meet_special_values(&turn::open());
+}
+
+#[test]
+fn histograms_leave_out_special_values_as_cub_does_on_the_emulator() {
+    histograms_meet_special_values(&Backend::Emu);
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU; the runner runs it with --include-ignored"]
+fn histograms_leave_out_special_values_as_cub_does_on_the_gpu() {
+    histograms_meet_special_values(&turn::open());
+}
+
 #[test]
 fn softmax_gives_pytorchs_answer_on_special_values_on_the_emulator() {
     softmax_meets_special_values(&Backend::Emu);
