@@ -505,6 +505,79 @@ fn products_give_pytorchs_infinities_and_nan_on_the_gpu() {
     products_meet_special_values(&turn::open());
 }
 
+/// Every conv2d kernel (each radius) on images holding ±inf, NaN, ±0 and subnormals among random
+/// values, with a finite filter: each output is NaN, an infinity or finite as IEEE arithmetic over
+/// the image's own entries has it (the zero padding adds nothing). Shapes off every tile.
+fn convolutions_meet_special_values(backend: &Backend) {
+    use kernels::conv2d::{Conv2d, FAMILY};
+    use kernels::reference::conv2d_at;
+    use kernels_host::families::conv2d;
+    let stream = rng_stream();
+    let mut failures = Vec::new();
+    let specials = [
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+        0.0,
+        -0.0,
+        f32::from_bits(1),
+        -1.0e-40,
+    ];
+    for (height, width, radius) in [(1, 1, 1), (17, 33, 1), (64, 67, 2), (130, 61, 3)] {
+        let mut rng = StdRng::seed_from_u64(stream ^ (height * 1000 + width * 10 + radius) as u64);
+        let mut image: Vec<f32> = (0..height * width).map(|_| rng.random_range(-1.0f32..1.0)).collect();
+        mix_in(&mut rng, &mut image, 40, &specials);
+        image[rng.random_range(0..height * width)] = f32::NAN;
+        let side = 2 * radius + 1;
+        let filter: Vec<f32> = (0..side * side).map(|_| rng.random_range(0.1f32..1.0)).collect();
+        let problem = Conv2d::new(height, width, side).unwrap();
+        let (image_gpu, filter_gpu) = (
+            Buffer::upload(backend, &image).unwrap(),
+            Buffer::upload(backend, &filter).unwrap(),
+        );
+        let want: Vec<f64> = (0..height * width)
+            .map(|i| conv2d_at(&image, &filter, (height, width, radius), i).0)
+            .collect();
+        for kernel in FAMILY.kernels {
+            let label = format!("{} at {height}x{width}, {side}x{side}", kernel.entry());
+            let mut output = Buffer::upload(backend, &vec![f32::from_bits(0x7fbad000); height * width]).unwrap();
+            if let Err(e) = conv2d::launch(
+                backend,
+                kernel,
+                Source::Rust,
+                &problem,
+                (&image_gpu, &filter_gpu),
+                &mut output,
+            ) {
+                failures.push(format!("{label}: {e}"));
+                continue;
+            }
+            let got = output.read(backend).unwrap();
+            if let Some(i) = (0..want.len()).find(|&i| !same_class(got[i], want[i])) {
+                failures.push(format!(
+                    "{label}: out[{}][{}] is {}, PyTorch {}",
+                    i / width,
+                    i % width,
+                    got[i],
+                    want[i]
+                ));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "random stream {stream}:\n{}", failures.join("\n"));
+}
+
+#[test]
+fn convolutions_give_pytorchs_infinities_and_nan_on_the_emulator() {
+    convolutions_meet_special_values(&Backend::Emu);
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU; the runner runs it with --include-ignored"]
+fn convolutions_give_pytorchs_infinities_and_nan_on_the_gpu() {
+    convolutions_meet_special_values(&turn::open());
+}
+
 #[test]
 fn transposes_move_special_values_bit_for_bit_on_the_emulator() {
     transposes_meet_special_values(&Backend::Emu);
