@@ -215,17 +215,6 @@ fn reductions_meet_special_values(backend: &Backend) {
     );
 }
 
-#[test]
-fn reductions_give_pytorchs_answer_on_special_values_on_the_emulator() {
-    reductions_meet_special_values(&Backend::Emu);
-}
-
-#[test]
-#[ignore = "needs an NVIDIA GPU; the runner runs it with --include-ignored"]
-fn reductions_give_pytorchs_answer_on_special_values_on_the_gpu() {
-    reductions_meet_special_values(&turn::open());
-}
-
 /// Every transpose kernel on matrices of special values (every one, NaN payloads and signs
 /// included) mixed into random ones, at shapes across the tiles and the 16-byte path: the output is
 /// the input's transpose bit for bit.
@@ -494,17 +483,6 @@ fn products_meet_special_values(backend: &Backend) {
     assert!(failures.is_empty(), "random stream {stream}:\n{}", failures.join("\n"));
 }
 
-#[test]
-fn products_give_pytorchs_infinities_and_nan_on_the_emulator() {
-    products_meet_special_values(&Backend::Emu);
-}
-
-#[test]
-#[ignore = "needs an NVIDIA GPU; the runner runs it with --include-ignored"]
-fn products_give_pytorchs_infinities_and_nan_on_the_gpu() {
-    products_meet_special_values(&turn::open());
-}
-
 /// Every conv2d kernel (each radius) on images holding ±inf, NaN, ±0 and subnormals among random
 /// values, with a finite filter: each output is NaN, an infinity or finite as IEEE arithmetic over
 /// the image's own entries has it (the zero padding adds nothing). Shapes off every tile.
@@ -567,57 +545,29 @@ fn convolutions_meet_special_values(backend: &Backend) {
     assert!(failures.is_empty(), "random stream {stream}:\n{}", failures.join("\n"));
 }
 
-#[test]
-fn convolutions_give_pytorchs_infinities_and_nan_on_the_emulator() {
-    convolutions_meet_special_values(&Backend::Emu);
+/// Each check as two tests: on the emulator (CI), and on the GPU, ignored without one (the runner
+/// runs it with --include-ignored).
+macro_rules! on_both_backends {
+    ($($emulator:ident, $gpu:ident: $check:ident;)*) => {$(
+        #[test]
+        fn $emulator() {
+            $check(&Backend::Emu);
+        }
+
+        #[test]
+        #[ignore = "needs an NVIDIA GPU; the runner runs it with --include-ignored"]
+        fn $gpu() {
+            $check(&turn::open());
+        }
+    )*};
 }
 
-#[test]
-#[ignore = "needs an NVIDIA GPU; the runner runs it with --include-ignored"]
-fn convolutions_give_pytorchs_infinities_and_nan_on_the_gpu() {
-    convolutions_meet_special_values(&turn::open());
-}
-
-#[test]
-fn transposes_move_special_values_bit_for_bit_on_the_emulator() {
-    transposes_meet_special_values(&Backend::Emu);
-}
-
-#[test]
-#[ignore = "needs an NVIDIA GPU; the runner runs it with --include-ignored"]
-fn transposes_move_special_values_bit_for_bit_on_the_gpu() {
-    transposes_meet_special_values(&turn::open());
-}
-
-#[test]
-fn scans_give_pytorchs_answer_on_special_values_on_the_emulator() {
-    scans_meet_special_values(&Backend::Emu);
-}
-
-#[test]
-#[ignore = "needs an NVIDIA GPU; the runner runs it with --include-ignored"]
-fn scans_give_pytorchs_answer_on_special_values_on_the_gpu() {
-    scans_meet_special_values(&turn::open());
-}
-
-#[test]
-fn histograms_leave_out_special_values_as_cub_does_on_the_emulator() {
-    histograms_meet_special_values(&Backend::Emu);
-}
-
-#[test]
-#[ignore = "needs an NVIDIA GPU; the runner runs it with --include-ignored"]
-fn histograms_leave_out_special_values_as_cub_does_on_the_gpu() {
-    histograms_meet_special_values(&turn::open());
-}
-
-#[test]
-fn softmax_gives_pytorchs_answer_on_special_values_on_the_emulator() {
-    softmax_meets_special_values(&Backend::Emu);
-}
-
-#[test]
-#[ignore = "needs an NVIDIA GPU; the runner runs it with --include-ignored"]
-fn softmax_gives_pytorchs_answer_on_special_values_on_the_gpu() {
-    softmax_meets_special_values(&turn::open());
+on_both_backends! {
+    reductions_give_pytorchs_answer_on_special_values_on_the_emulator, reductions_give_pytorchs_answer_on_special_values_on_the_gpu: reductions_meet_special_values;
+    products_give_pytorchs_infinities_and_nan_on_the_emulator, products_give_pytorchs_infinities_and_nan_on_the_gpu: products_meet_special_values;
+    convolutions_give_pytorchs_infinities_and_nan_on_the_emulator, convolutions_give_pytorchs_infinities_and_nan_on_the_gpu: convolutions_meet_special_values;
+    transposes_move_special_values_bit_for_bit_on_the_emulator, transposes_move_special_values_bit_for_bit_on_the_gpu: transposes_meet_special_values;
+    scans_give_pytorchs_answer_on_special_values_on_the_emulator, scans_give_pytorchs_answer_on_special_values_on_the_gpu: scans_meet_special_values;
+    histograms_leave_out_special_values_as_cub_does_on_the_emulator, histograms_leave_out_special_values_as_cub_does_on_the_gpu: histograms_meet_special_values;
+    softmax_gives_pytorchs_answer_on_special_values_on_the_emulator, softmax_gives_pytorchs_answer_on_special_values_on_the_gpu: softmax_meets_special_values;
 }
