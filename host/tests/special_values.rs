@@ -545,6 +545,85 @@ fn convolutions_meet_special_values(backend: &Backend) {
     assert!(failures.is_empty(), "random stream {stream}:\n{}", failures.join("\n"));
 }
 
+/// Every element-wise kernel (vec_add's, shared_mem_add's) on inputs with every special value
+/// mixed in: each output is `a + b` as IEEE arithmetic gives it (bit for bit, or NaN where that is),
+/// and gather moves every value bit for bit, NaN payloads included. Lengths off the vectors and
+/// blocks.
+fn moves_and_adds_meet_special_values(backend: &Backend) {
+    use kernels::elementwise::Elementwise;
+    use kernels::gather::{FAMILY as GATHER, Gather};
+    use kernels::{shared_mem_add, vec_add};
+    use kernels_host::families::{elementwise, gather};
+    use ptxkit::Family;
+    let stream = rng_stream();
+    let mut failures = Vec::new();
+    for n in [1, 3, 31, 257, 4099] {
+        let mut rng = StdRng::seed_from_u64(stream ^ n as u64);
+        let mut values = |rng: &mut StdRng| -> Vec<f32> {
+            let mut v: Vec<f32> = (0..n).map(|_| rng.random_range(-30.0f32..30.0)).collect();
+            mix_in(rng, &mut v, 3, &SPECIAL_VALUES);
+            v
+        };
+        let (a, b) = (values(&mut rng), values(&mut rng));
+        let (a_gpu, b_gpu) = (
+            Buffer::upload(backend, &a).unwrap(),
+            Buffer::upload(backend, &b).unwrap(),
+        );
+        let problem = Elementwise::new(n).unwrap();
+        let sum = |i: usize| a[i] + b[i];
+        // shared_mem_add adds each element's left neighbour in its block to it.
+        let neighbours = |i: usize| match i % shared_mem_add::BLOCK as usize {
+            0 => sum(i),
+            _ => sum(i) + sum(i - 1),
+        };
+        let cases: [(&Family<Elementwise>, &dyn Fn(usize) -> f32); 2] =
+            [(&vec_add::FAMILY, &sum), (&shared_mem_add::FAMILY, &neighbours)];
+        for (family, expected) in cases {
+            for kernel in family.kernels {
+                let label = format!("{} over {n}", kernel.entry());
+                let mut out = Buffer::upload(backend, &vec![f32::from_bits(0x7fbad000); n]).unwrap();
+                if let Err(e) = elementwise::launch(backend, kernel, Source::Rust, &problem, &a_gpu, &b_gpu, &mut out) {
+                    failures.push(format!("{label}: {e}"));
+                    continue;
+                }
+                let got = out.read(backend).unwrap();
+                let wrong = (0..n).find(|&i| {
+                    let want = expected(i);
+                    if want.is_nan() {
+                        !got[i].is_nan()
+                    } else {
+                        got[i].to_bits() != want.to_bits()
+                    }
+                });
+                if let Some(i) = wrong {
+                    failures.push(format!("{label}: element {i} gave {}, IEEE {}", got[i], expected(i)));
+                }
+            }
+        }
+        // Indices across the source, a few past its end (NaN there, by the family's definition).
+        let index: Vec<u32> = (0..n).map(|_| rng.random_range(0..n as u32 + 2)).collect();
+        let problem = Gather::new(n, n).unwrap();
+        let index_gpu = Buffer::upload(backend, &index).unwrap();
+        for kernel in GATHER.kernels {
+            let label = format!("{} over {n}", kernel.entry());
+            let mut out = Buffer::upload(backend, &vec![0.0f32; n]).unwrap();
+            if let Err(e) = gather::launch(backend, kernel, Source::Rust, &problem, (&a_gpu, &index_gpu), &mut out) {
+                failures.push(format!("{label}: {e}"));
+                continue;
+            }
+            let got = out.read(backend).unwrap();
+            let wrong = (0..n).find(|&i| match a.get(index[i] as usize) {
+                Some(want) => got[i].to_bits() != want.to_bits(),
+                None => !got[i].is_nan(),
+            });
+            if let Some(i) = wrong {
+                failures.push(format!("{label}: index {} gave {:#010x}", index[i], got[i].to_bits()));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "random stream {stream}:\n{}", failures.join("\n"));
+}
+
 /// Each check as two tests: on the emulator (CI), and on the GPU, ignored without one (the runner
 /// runs it with --include-ignored).
 macro_rules! on_both_backends {
@@ -563,6 +642,7 @@ macro_rules! on_both_backends {
 }
 
 on_both_backends! {
+    moves_and_adds_keep_special_values_on_the_emulator, moves_and_adds_keep_special_values_on_the_gpu: moves_and_adds_meet_special_values;
     reductions_give_pytorchs_answer_on_special_values_on_the_emulator, reductions_give_pytorchs_answer_on_special_values_on_the_gpu: reductions_meet_special_values;
     products_give_pytorchs_infinities_and_nan_on_the_emulator, products_give_pytorchs_infinities_and_nan_on_the_gpu: products_meet_special_values;
     convolutions_give_pytorchs_infinities_and_nan_on_the_emulator, convolutions_give_pytorchs_infinities_and_nan_on_the_gpu: convolutions_meet_special_values;
