@@ -559,7 +559,7 @@ fn moves_and_adds_meet_special_values(backend: &Backend) {
     let mut failures = Vec::new();
     for n in [1, 3, 31, 257, 4099] {
         let mut rng = StdRng::seed_from_u64(stream ^ n as u64);
-        let mut values = |rng: &mut StdRng| -> Vec<f32> {
+        let values = |rng: &mut StdRng| -> Vec<f32> {
             let mut v: Vec<f32> = (0..n).map(|_| rng.random_range(-30.0f32..30.0)).collect();
             mix_in(rng, &mut v, 3, &SPECIAL_VALUES);
             v
