@@ -545,6 +545,12 @@ fn convolutions_meet_special_values(backend: &Backend) {
     assert!(failures.is_empty(), "random stream {stream}:\n{}", failures.join("\n"));
 }
 
+/// An element-wise family and what element i of its output is.
+type Expected<'a> = (
+    &'a ptxkit::Family<kernels::elementwise::Elementwise>,
+    &'a dyn Fn(usize) -> f32,
+);
+
 /// Every element-wise kernel (vec_add's, shared_mem_add's) on inputs with every special value
 /// mixed in: each output is `a + b` as IEEE arithmetic gives it (bit for bit, or NaN where that is),
 /// and gather moves every value bit for bit, NaN payloads included. Lengths off the vectors and
@@ -554,7 +560,6 @@ fn moves_and_adds_meet_special_values(backend: &Backend) {
     use kernels::gather::{FAMILY as GATHER, Gather};
     use kernels::{shared_mem_add, vec_add};
     use kernels_host::families::{elementwise, gather};
-    use ptxkit::Family;
     let stream = rng_stream();
     let mut failures = Vec::new();
     for n in [1, 3, 31, 257, 4099] {
@@ -576,8 +581,7 @@ fn moves_and_adds_meet_special_values(backend: &Backend) {
             0 => sum(i),
             _ => sum(i) + sum(i - 1),
         };
-        let cases: [(&Family<Elementwise>, &dyn Fn(usize) -> f32); 2] =
-            [(&vec_add::FAMILY, &sum), (&shared_mem_add::FAMILY, &neighbours)];
+        let cases: [Expected; 2] = [(&vec_add::FAMILY, &sum), (&shared_mem_add::FAMILY, &neighbours)];
         for (family, expected) in cases {
             for kernel in family.kernels {
                 let label = format!("{} over {n}", kernel.entry());
