@@ -299,7 +299,10 @@ fn run(matches: &ArgMatches) -> Result<bool> {
         what: "the command line".into(),
         reason: e.to_string(),
     })?;
-    let arguments: Vec<String> = std::env::args().skip(1).collect();
+    let arguments: Vec<String> = std::env::args_os()
+        .skip(1)
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
     if let Some(error) = repeated_option(&arguments) {
         return Err(error);
     }

@@ -518,3 +518,23 @@ fn a_json_out_replaces_the_old_file_whole_and_leaves_no_partial_file() {
     assert_eq!(names, ["results.json"]);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[cfg(unix)]
+#[test]
+fn a_path_that_is_not_utf8_is_taken_as_given() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = scratch("not-utf8");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(std::ffi::OsStr::from_bytes(b"results-\xff.json"));
+    let binary = std::env::var_os("HOST_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_host").into());
+    let output = Command::new(binary)
+        .args(["--backend", "emu", "--json-out"])
+        .arg(&path)
+        .args(["vec-add", "--n", "100"])
+        .output()
+        .expect("the host binary runs");
+    let (_, stderr) = text(&output);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(path.is_file(), "no results at {}", path.display());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
