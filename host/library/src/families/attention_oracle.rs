@@ -11,7 +11,17 @@
 //!
 //! So |O_kernel − O| ≤ W·(2·ε_p + 2^-8 + 2·(seq + 64)·2u) + 2^-8·|O|, with W = Σ p_j·|v_jc| / l
 //! and ε_p the largest relative error of a p_j. The sums' bounds are worst cases; the bf16
-//! rounding of P dominates.
+//! rounding of P dominates. Outputs in the subnormal range are allowed [`ABSOLUTE`] besides.
+//!
+//! Special values follow IEEE arithmetic as PyTorch's attention does: a row whose allowed scores
+//! hold a NaN or a +∞ (a NaN or an infinity in its query, or in a key it attends to) is NaN
+//! throughout; a NaN in V, or both infinities, met by a weight above zero makes that column NaN, one
+//! infinity makes it that infinity. Where a weight is zero (a masked key of a tile the kernel
+//! reads, a −∞ score) and meets a NaN or an infinity in V, the output may be non-finite or the
+//! value without it: `0·∞` is NaN in a product that reads the key, and PyTorch's backends differ
+//! there too (its math backend multiplies every weight, its flash backend skips masked tiles).
+//! Where the attended |V| of a column add up past f32's largest value, the column may be an
+//! infinity: the kernels sum weights of at most 1 times V before dividing by the weights' sum.
 
 use kernels::attention::Attention;
 use ptxkit::device::mma::Bf16;
@@ -26,13 +36,20 @@ const U_BF16: f64 = 1.0 / 256.0;
 const SAMPLED_ROWS: usize = 1024;
 /// Problems with at most this many query rows × keys × dim are checked row by row in full.
 const FULL_CHECK_MAX: u64 = 1 << 26;
+/// What an output in the subnormal range may be off by besides its relative bound: bf16's
+/// smallest subnormal (its rounding there, and the f32 sums' below 2^-126).
+const ABSOLUTE: f64 = 1.0 / (1u128 << 120) as f64 / (1u64 << 13) as f64;
+/// Weights below this may round to zero in bf16 (a product that reads them then gives `0·∞`).
+const VANISHING: f64 = 1.0e-36;
 
-/// One query row's reference: the output and its allowed error, per column.
+/// One query row's reference, per column: the output (NaN or an infinity where it must be
+/// that), its allowed error, and whether it may be non-finite instead (see the module).
 struct Row {
     head: usize,
     row: usize,
     expected: Vec<f64>,
     bound: Vec<f64>,
+    may_be_non_finite: Vec<bool>,
 }
 
 /// The reference rows of one problem: every row for small problems, a sample (with each head's
@@ -41,6 +58,8 @@ pub struct AttentionOracle {
     problem: Attention,
     rows: Vec<Row>,
     sampled: bool,
+    /// Every input finite: then no output may be NaN, checked rows or not.
+    finite_inputs: bool,
 }
 
 impl AttentionOracle {
@@ -65,6 +84,7 @@ impl AttentionOracle {
             problem,
             rows,
             sampled: !full,
+            finite_inputs: [q, k, v].iter().all(|values| values.iter().all(|x| x.is_finite())),
         }
     }
 
@@ -72,7 +92,8 @@ impl AttentionOracle {
     /// bound.
     pub fn check(&self, o: &[u16]) -> Result<String, String> {
         let (seq, dim) = (self.problem.seq as usize, self.problem.dim as usize);
-        if let Some(i) = o.iter().position(|&bits| Bf16(bits).to_f32().is_nan()) {
+        let nan = o.iter().position(|&bits| Bf16(bits).to_f32().is_nan());
+        if let Some(i) = nan.filter(|_| self.finite_inputs) {
             let (head, rest) = (i / (seq * dim), i % (seq * dim));
             return Err(format!(
                 "O[head {head}][row {}][{}] is NaN: never written, or a masked row divided by zero",
@@ -86,13 +107,24 @@ impl AttentionOracle {
             row,
             expected,
             bound,
+            may_be_non_finite,
         } in &self.rows
         {
             let at = (head * seq + row) * dim;
             for c in 0..dim {
                 let got = Bf16(o[at + c]).to_f32() as f64;
-                let error = (got - expected[c]).abs();
-                if error > bound[c] {
+                let want = expected[c];
+                if !got.is_finite() && may_be_non_finite[c] {
+                    continue;
+                }
+                if !want.is_finite() {
+                    if !(got == want || got.is_nan() && want.is_nan()) {
+                        return Err(format!("O[head {head}][row {row}][{c}] = {got}, expected {want}"));
+                    }
+                    continue;
+                }
+                let error = (got - want).abs();
+                if error.is_nan() || error > bound[c] {
                     return Err(format!(
                         "O[head {head}][row {row}][{c}] = {got}, expected {} (error {error:.3e} > bound {:.3e})",
                         expected[c], bound[c]
@@ -102,8 +134,13 @@ impl AttentionOracle {
             }
         }
         let what = if self.sampled { "sampled rows" } else { "rows" };
+        let nan = if self.finite_inputs {
+            ", none NaN"
+        } else {
+            ", NaN and infinities where IEEE's are"
+        };
         Ok(format!(
-            "{} {what} within the bound of the f64 reference (worst at {:.0} % of it), none NaN",
+            "{} {what} within the bound of the f64 reference (worst at {:.0} % of it){nan}",
             self.rows.len(),
             100.0 * worst
         ))
@@ -134,28 +171,58 @@ fn reference_row(
         scores.push(s);
         score_errors.push(2.0 * dim as f64 * U * magnitude * scale + 2.0 * U * s.abs());
     }
+    // f64::max passes over NaN: a NaN score is looked for on its own.
     let max = scores.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+    if max.is_infinite() || scores.iter().any(|s| s.is_nan()) {
+        return Row {
+            head,
+            row,
+            expected: vec![f64::NAN; dim],
+            bound: vec![0.0; dim],
+            may_be_non_finite: vec![false; dim],
+        };
+    }
     let p: Vec<f64> = scores.iter().map(|s| (s - max).exp()).collect();
     let l: f64 = p.iter().sum();
     let epsilon_p = score_errors.iter().cloned().fold(0.0, f64::max) + 1.0 / (1u64 << 21) as f64;
     let sums = 2.0 * (seq as f64 + 64.0) * 2.0 * U;
     let relative = 2.0 * epsilon_p + U_BF16 + sums;
     let (mut expected, mut bound) = (vec![0.0; dim], vec![0.0; dim]);
+    // A masked key of the tile a kernel reads meets its weight, zero, in the product; and the
+    // kernels sum the weights e^(s − running max) ≤ 1 times V before dividing by their sum, which
+    // overflows f32 where the attended finite |V| add up past its largest value (as flash
+    // backends do).
+    let mut may_be_non_finite: Vec<bool> = (0..dim)
+        .map(|c| {
+            let masked_non_finite = (keys..seq).any(|j| !v[base + j * dim + c].is_finite());
+            let magnitude: f64 = (0..keys)
+                .map(|j| v[base + j * dim + c])
+                .filter(|x| x.is_finite())
+                .map(|x| (x as f64).abs())
+                .sum();
+            masked_non_finite || magnitude > f32::MAX as f64
+        })
+        .collect();
     for c in 0..dim {
         let (mut numerator, mut weight) = (0.0f64, 0.0f64);
         for (j, &pj) in p.iter().enumerate() {
             let value = v[base + j * dim + c] as f64;
+            if !value.is_finite() && pj < VANISHING {
+                may_be_non_finite[c] = true;
+                continue;
+            }
             numerator += pj * value;
             weight += pj * value.abs();
         }
         expected[c] = numerator / l;
-        bound[c] = weight / l * relative + U_BF16 * expected[c].abs();
+        bound[c] = weight / l * relative + U_BF16 * expected[c].abs() + ABSOLUTE;
     }
     Row {
         head,
         row,
         expected,
         bound,
+        may_be_non_finite,
     }
 }
 
@@ -202,5 +269,43 @@ mod tests {
         let mut unwritten = rounded(&oracle);
         unwritten[100] = 0x7fc0;
         assert!(oracle.check(&unwritten).unwrap_err().contains("NaN"));
+    }
+
+    /// A NaN in one query makes that row NaN and no other; an infinity in V is that column's
+    /// infinity where a weight above zero meets it, and may be NaN (0·∞) where only the causal
+    /// mask's zero weight does.
+    #[test]
+    fn special_values_are_checked_by_their_ieee_class() {
+        use rand::Rng;
+        let problem = Attention::new(1, 3, 64).unwrap();
+        let mut rng = StdRng::seed_from_u64(6);
+        let mut values = || -> Vec<f32> {
+            (0..problem.len())
+                .map(|_| Bf16::from_f32(rng.random_range(-1.0..1.0f32)).to_f32())
+                .collect()
+        };
+        let (mut q, k, mut v) = (values(), values(), values());
+        q[64 + 5] = f32::NAN;
+        v[2 * 64 + 7] = f32::INFINITY;
+        let oracle = AttentionOracle::new(problem, true, (&q, &k, &v), 1);
+        let mut o = vec![0u16; problem.len()];
+        for row in &oracle.rows {
+            for (c, &x) in row.expected.iter().enumerate() {
+                o[row.row * 64 + c] = Bf16::from_f32(x as f32).0;
+            }
+        }
+        oracle.check(&o).unwrap();
+        assert!(Bf16(o[64]).to_f32().is_nan() && Bf16(o[2 * 64 + 7]).to_f32() == f32::INFINITY);
+        let with = |at: usize, value: f32| {
+            let mut changed = o.clone();
+            changed[at] = Bf16::from_f32(value).0;
+            oracle.check(&changed)
+        };
+        // Row 0 meets key 2's infinity only through the mask: NaN is allowed there alone.
+        with(7, f32::NAN).unwrap();
+        assert!(with(8, f32::NAN).is_err());
+        assert!(with(64, 0.5).is_err(), "row 1 must be NaN");
+        assert!(with(2 * 64 + 7, 0.5).is_err(), "row 2 meets the infinity");
+        assert!(with(2 * 64 + 7, f32::NAN).is_err(), "one infinity is not NaN");
     }
 }
