@@ -13,8 +13,13 @@ struct SumOp {
 
 struct MaxOp {
     static __device__ __forceinline__ float identity() { return -INFINITY; }
-    // NaN when either is, as the Rust twin (b > a alone drops a NaN that comes second).
-    static __device__ __forceinline__ float combine(float a, float b) { return (b > a || b != b) ? b : a; }
+    // NaN when either is, as the Rust twin: one max.NaN.f32 (b > a alone drops a NaN that comes
+    // second; fmaxf drops any).
+    static __device__ __forceinline__ float combine(float a, float b) {
+        float larger;
+        asm("max.NaN.f32 %0, %1, %2;" : "=f"(larger) : "f"(a), "f"(b));
+        return larger;
+    }
 };
 
 template <typename Op>

@@ -29,7 +29,7 @@ pub mod strided;
 pub mod vectorized;
 pub mod warp_shuffle;
 
-use ptxkit::device::{SharedSlice, WARP_SIZE, lane_id, shfl_xor, sync_threads, thread_idx};
+use ptxkit::device::{SharedSlice, WARP_SIZE, lane_id, max_nan, shfl_xor, sync_threads, thread_idx};
 use ptxkit::{Family, Problem};
 
 /// Threads per block, for every variant.
@@ -145,16 +145,13 @@ impl Combine for Sum {
 
 /// The larger of two values: the maxima (exact, whatever the order). NaN when either is, as
 /// `torch.amax` gives it: `b > a` alone would keep or drop a NaN by the order it came in.
-/// (`f32::maximum` says the same, but compiles to a dozen instructions on the GPU.)
 pub struct Max;
 
 impl Combine for Max {
     const IDENTITY: f32 = f32::NEG_INFINITY;
     #[inline(always)]
     fn combine(a: f32, b: f32) -> f32 {
-        #[allow(clippy::eq_op)]
-        let b_is_nan = b != b;
-        if b > a || b_is_nan { b } else { a }
+        max_nan(a, b)
     }
 }
 

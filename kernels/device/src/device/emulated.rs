@@ -106,6 +106,16 @@ pub fn fma(a: f32, b: f32, c: f32) -> f32 {
     a.mul_add(b, c)
 }
 
+pub fn max_nan(a: f32, b: f32) -> f32 {
+    if a.is_nan() || b.is_nan() {
+        f32::NAN
+    } else if a > b || (a == b && b.is_sign_negative()) {
+        a
+    } else {
+        b
+    }
+}
+
 pub fn exp2_approx(x: f32) -> f32 {
     let y = x.exp2();
     // `.ftz`: results below the normal range are flushed to zero.

@@ -197,6 +197,16 @@ pub fn exp2(x: f32) -> f32 {
     backend::exp2_approx(x)
 }
 
+/// The larger of `a` and `b`, NaN when either is (`torch.maximum`'s rule, IEEE 754-2019's
+/// maximum): one `max.NaN.f32` (sm_80 and later, as `cp.async`). `f32::max` drops a NaN instead;
+/// `f32::maximum` says the same as this but compiles to a dozen instructions, and a compare and
+/// select of one's own makes ptxas order loads behind it. Which of `0.0` and `-0.0` comes out
+/// of two zeros is the hardware's.
+#[inline(always)]
+pub fn max_nan(a: f32, b: f32) -> f32 {
+    backend::max_nan(a, b)
+}
+
 /// `fmaf(a, b, c)`: `a·b + c` with a single rounding, one `fma.rn.f32` instruction. nvcc contracts
 /// `sum += a * b` into this by default (`--fmad=true`); Rust never contracts floating-point
 /// expressions, so a kernel that wants the fused instruction asks for it here.
