@@ -662,3 +662,21 @@ pub unsafe fn ldmatrix<const N: usize>(row: *const u32, trans: bool) -> [u32; N]
         }
     })
 }
+
+#[cfg(test)]
+mod tests {
+    /// NaN from either side (quiet, with a payload, negative), the larger otherwise, `-0.0` below
+    /// `0.0`: IEEE 754-2019's maximum, as `max.NaN.f32` gives it on the GPU.
+    #[test]
+    fn max_nan_propagates_nan_from_either_side() {
+        for nan in [f32::NAN, f32::from_bits(0x7fc0_1234), f32::from_bits(0xffc0_0001)] {
+            for other in [f32::NEG_INFINITY, -1.0, 0.0, f32::INFINITY, nan] {
+                assert!(super::max_nan(nan, other).is_nan() && super::max_nan(other, nan).is_nan());
+            }
+        }
+        assert_eq!(super::max_nan(1.0, f32::INFINITY), f32::INFINITY);
+        assert_eq!(super::max_nan(-3.0, -2.0), -2.0);
+        assert_eq!(super::max_nan(f32::NEG_INFINITY, f32::MIN), f32::MIN);
+        assert!(super::max_nan(-0.0, 0.0).is_sign_positive() && super::max_nan(0.0, -0.0).is_sign_positive());
+    }
+}
