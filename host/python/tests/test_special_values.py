@@ -203,8 +203,8 @@ class SpecialValues(unittest.TestCase):
                 # backend, skipped by its flash backend and by a kernel that skips the masked tile.
                 either = ((p == 0).double() @ (~vd.isfinite()).double()) > 0
                 # Weights of at most 1 times V summed before the division: where the attended
-                # |V| add up past float32's largest value, that sum may overflow (as in the flash
-                # backend), though the average does not.
+                # |V| add up past float32's largest value, that sum may overflow, though the
+                # average (PyTorch's math backend divides first) does not.
                 allowed = (scores != -INF) | scores.isnan()
                 either |= (allowed.double() @ vd.abs().nan_to_num(0.0, 0.0, 0.0)) > 3.4028235e38
                 # Where a weight above zero meets a NaN, or both infinities, in V: NaN; one

@@ -190,8 +190,8 @@ fn reference_row(
     let (mut expected, mut bound) = (vec![0.0; dim], vec![0.0; dim]);
     // A masked key of the tile a kernel reads meets its weight, zero, in the product; and the
     // kernels sum the weights e^(s − running max) ≤ 1 times V before dividing by their sum, which
-    // overflows f32 where the attended finite |V| add up past its largest value (as flash
-    // backends do).
+    // overflows f32 where the attended finite |V| add up past its largest value (PyTorch's math
+    // backend divides first).
     let mut may_be_non_finite: Vec<bool> = (0..dim)
         .map(|c| {
             let masked_non_finite = (keys..seq).any(|j| !v[base + j * dim + c].is_finite());
