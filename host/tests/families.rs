@@ -3,11 +3,38 @@
 
 mod common;
 
+use ptxkit::emu::{Schedule, with_schedule};
 use ptxkit_runtime::Backend;
 
 #[test]
 fn every_registered_kernel_matches_its_reference_on_edge_sizes_on_the_emulator() {
     common::check_every_kernel(&Backend::Emu, |family| family.sizes().edge);
+}
+
+/// The same check with the blocks in another order: no kernel of the library may depend on the
+/// order its blocks run in, which CUDA does not promise. A failed launch names its schedule (the
+/// seed from the test's random stream, `KERNELS_TEST_RNG`).
+fn check_every_kernel_under(schedule: impl Fn(u64) -> Schedule) {
+    let schedule = schedule(kernels::testing::rng_stream());
+    eprintln!("blocks in the {schedule} schedule");
+    with_schedule(schedule, || {
+        common::check_every_kernel(&Backend::Emu, |family| family.sizes().edge)
+    });
+}
+
+#[test]
+fn every_registered_kernel_matches_its_reference_with_blocks_in_reverse_order() {
+    check_every_kernel_under(|_| Schedule::Reverse);
+}
+
+#[test]
+fn every_registered_kernel_matches_its_reference_with_blocks_in_random_order() {
+    check_every_kernel_under(|seed| Schedule::Random { seed });
+}
+
+#[test]
+fn every_registered_kernel_matches_its_reference_with_blocks_interleaved_at_atomics() {
+    check_every_kernel_under(|seed| Schedule::Interleaved { seed });
 }
 
 #[test]

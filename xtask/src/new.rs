@@ -22,6 +22,10 @@ const FILES: &[(&str, &str)] = &[
         "kernels/tests/missing_barrier.rs",
         include_str!("../template/kernels/tests/missing_barrier.rs"),
     ),
+    (
+        "kernels/tests/global_memory.rs",
+        include_str!("../template/kernels/tests/global_memory.rs"),
+    ),
     ("host/Cargo.toml", include_str!("../template/host/Cargo.toml")),
     ("host/build.rs", include_str!("../template/host/build.rs")),
     ("host/src/lib.rs", include_str!("../template/host/src/lib.rs")),

@@ -5,6 +5,7 @@
 use crate::backend::Backend;
 use crate::error::{Error, Result};
 use cudarc::driver::{CudaSlice, CudaView, DevicePtr, DeviceSlice, sys};
+use ptxkit::device::{GlobalMatrix, GlobalMatrixMut, GlobalSlice, GlobalSliceMut};
 
 /// Plain data of which every bit pattern is a valid value: what kernels read and write, and what
 /// the CPU may look at after a kernel wrote it.
@@ -49,6 +50,40 @@ pub unsafe trait Array<T: Element>: Tracked {
     /// Where a kernel on `backend` writes element 0.
     fn address_mut(&mut self, backend: &Backend) -> Result<u64> {
         self.address(backend)
+    }
+
+    /// The array as a kernel on `backend` reads it: a typed view of its `len()` elements, whose
+    /// bounds the emulator checks (and the GPU too, through the view's checked accessors).
+    fn view(&self, backend: &Backend) -> Result<GlobalSlice<T>> {
+        let address = self.address(backend)?;
+        // SAFETY: `address` is valid on `backend` for `len()` elements (this trait's contract);
+        // a launch that takes the view promises to use it only while the array is borrowed.
+        Ok(unsafe { GlobalSlice::from_raw_parts(address as *const T, self.len()) })
+    }
+
+    /// The array as a kernel on `backend` writes it: a typed view of its `len()` elements.
+    fn view_mut(&mut self, backend: &Backend) -> Result<GlobalSliceMut<T>> {
+        let address = self.address_mut(backend)?;
+        // SAFETY: as in `view`, for writes too (`address_mut`).
+        Ok(unsafe { GlobalSliceMut::from_raw_parts(address as *mut T, self.len()) })
+    }
+
+    /// The first `rows · cols` elements as a dense `rows × cols` matrix a kernel on `backend`
+    /// reads; an error naming `what` where the array is shorter.
+    fn matrix(&self, backend: &Backend, what: &str, rows: u32, cols: u32) -> Result<GlobalMatrix<T>> {
+        check_len(what, self.len(), rows as usize * cols as usize)?;
+        let address = self.address(backend)?;
+        // SAFETY: as in `view`: rows · cols ≤ len() elements, dense rows (pitch = cols).
+        Ok(unsafe { GlobalMatrix::from_raw_parts(address as *const T, rows, cols, cols) })
+    }
+
+    /// The first `rows · cols` elements as a dense `rows × cols` matrix a kernel on `backend`
+    /// writes; an error naming `what` where the array is shorter.
+    fn matrix_mut(&mut self, backend: &Backend, what: &str, rows: u32, cols: u32) -> Result<GlobalMatrixMut<T>> {
+        check_len(what, self.len(), rows as usize * cols as usize)?;
+        let address = self.address_mut(backend)?;
+        // SAFETY: as in `view_mut`, for a dense matrix inside the array.
+        Ok(unsafe { GlobalMatrixMut::from_raw_parts(address as *mut T, rows, cols, cols) })
     }
 }
 

@@ -275,9 +275,11 @@ macro_rules! kernel {
                     $body
                 }
             }
+            // The views among the parameters, by name, for the emulator's checks.
+            let views = [$((::core::stringify!($arg), $crate::Param::global_region(&$arg))),*];
             let args = Args { $($arg),* };
             // SAFETY: forwarded from this function's contract.
-            $crate::emu::launch(::core::stringify!($name), launch, move || unsafe { args.run() })
+            $crate::emu::launch_with_views(::core::stringify!($name), launch, &views, move || unsafe { args.run() })
         }
     };
     (@emulate [sm90a] $name:ident ($($arg:ident : $ty:ty),*) $body:block) => {

@@ -5,8 +5,9 @@
 //!   `wgmma` and TMA). On `nvptx64-nvidia-cuda` each is a PTX instruction or special register.
 //! * [`kernel!`] and [`shared_memory!`]: one kernel body, two forms. On nvptx64 an
 //!   `extern "ptx-kernel"` entry point; on the host the same body runs on the CPU emulator
-//!   ([`emu`]), which reports shared-memory races, reads of shared memory nobody wrote and barrier
-//!   bugs with the threads, the element and your source lines.
+//!   ([`emu`]), which reports races in shared and global memory, reads of shared memory nobody
+//!   wrote, out-of-bounds indices and barrier bugs with the threads, the element and your source
+//!   lines, with the blocks in any order ([`emu::Schedule`]).
 //! * [`Kernel`], [`Family`], [`Problem`], [`LaunchBounds`], [`SharedMemory`]: a kernel with its
 //!   launch (block, shared bytes, grid), checked against CUDA's limits at compile time.
 //!
@@ -16,23 +17,25 @@
 //! with a plain `cargo test`.
 //!
 //! ```
-//! use ptxkit::device::{block_dim, block_idx, thread_idx};
+//! use ptxkit::device::{GlobalSlice, GlobalSliceMut, block_dim, block_idx, thread_idx};
 //! use ptxkit::{Dim3, LaunchShape, kernel};
 //!
 //! kernel! {
-//!     /// out[i] = 2·x[i]
-//!     pub unsafe fn double(x: *const f32, out: *mut f32, n: u32) {
+//!     /// out[i] = a·x[i] + y[i]
+//!     pub unsafe fn saxpy(a: f32, x: GlobalSlice<f32>, y: GlobalSlice<f32>, out: GlobalSliceMut<f32>) {
 //!         let i = block_idx().x * block_dim().x + thread_idx().x;
-//!         if i < n {
-//!             unsafe { *out.add(i as usize) = 2.0 * *x.add(i as usize) };
+//!         if (i as usize) < out.len() {
+//!             out.set(i, a * x.get(i) + y.get(i));
 //!         }
 //!     }
 //! }
 //!
-//! let (x, mut out) = ([1.0f32, 2.0, 3.0], [f32::NAN; 3]);
+//! let (x, y, mut out) = ([1.0f32, 2.0, 3.0], [10.0f32; 3], [f32::NAN; 3]);
 //! let launch = LaunchShape { grid: Dim3::x(1), block: Dim3::x(4), shared_bytes: 0 };
-//! unsafe { double.emulate(&launch, (x.as_ptr(), out.as_mut_ptr(), 3)) }.unwrap();
-//! assert_eq!(out, [2.0, 4.0, 6.0]);
+//! let args = (2.0, GlobalSlice::new(&x), GlobalSlice::new(&y), GlobalSliceMut::new(&mut out));
+//! // SAFETY: the views are of arrays that outlive the launch.
+//! unsafe { saxpy.emulate(&launch, args) }.unwrap();
+//! assert_eq!(out, [12.0, 14.0, 16.0]);
 //! ```
 #![cfg_attr(target_arch = "nvptx64", no_std)]
 // The macros expand to `extern "ptx-kernel"` entries in the kernel crate; with this, that crate

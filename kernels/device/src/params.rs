@@ -27,7 +27,39 @@
 /// is a primitive, a raw pointer, or `#[repr(C)]` with only such fields (C's layout is the same on
 /// the host and on nvptx64, both 64-bit and little-endian), and pointers in it are valid where the
 /// kernel runs (device or managed memory on the GPU).
-pub unsafe trait Param: Copy {}
+pub unsafe trait Param: Copy {
+    /// The global memory the parameter views, for the emulator's checks: the typed views of
+    /// [`device::global`](crate::device::GlobalSlice) say; anything else views none.
+    #[cfg(not(target_arch = "nvptx64"))]
+    #[doc(hidden)]
+    fn global_region(&self) -> Option<GlobalRegion> {
+        None
+    }
+}
+
+/// Where a view parameter's elements lie, for the emulator's record of the launch's accesses.
+#[cfg(not(target_arch = "nvptx64"))]
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GlobalRegion {
+    pub start: usize,
+    pub bytes: usize,
+    pub element_bytes: usize,
+    pub writable: bool,
+}
+
+#[cfg(not(target_arch = "nvptx64"))]
+impl GlobalRegion {
+    /// `len` elements of `T` from `ptr`.
+    pub fn of<T>(ptr: *const T, len: usize, writable: bool) -> Self {
+        GlobalRegion {
+            start: ptr as usize,
+            bytes: len.saturating_mul(size_of::<T>()),
+            element_bytes: size_of::<T>().max(1),
+            writable,
+        }
+    }
+}
 
 macro_rules! params {
     ($($t:ty),*) => {$(

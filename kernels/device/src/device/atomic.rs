@@ -92,11 +92,13 @@ macro_rules! atomic_add {
     ($($t:ty => $f:ident, $red:ident),*) => {$(
         impl AtomicAdd for $t {
             #[inline(always)]
+            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
             unsafe fn atomic_add(ptr: *mut Self, value: Self) -> Self {
                 // SAFETY: forwarded from `atomic_add`.
                 unsafe { backend::$f(ptr, value) }
             }
             #[inline(always)]
+            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
             unsafe fn red_add(ptr: *mut Self, value: Self) {
                 // SAFETY: forwarded from `red_add`.
                 unsafe { backend::$red(ptr, value) }
@@ -115,11 +117,13 @@ macro_rules! atomic_ord {
     ($($t:ty => $min:ident, $max:ident);*) => {$(
         impl AtomicOrd for $t {
             #[inline(always)]
+            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
             unsafe fn atomic_min(ptr: *mut Self, value: Self) -> Self {
                 // SAFETY: forwarded from `atomic_min`.
                 unsafe { backend::$min(ptr, value) }
             }
             #[inline(always)]
+            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
             unsafe fn atomic_max(ptr: *mut Self, value: Self) -> Self {
                 // SAFETY: forwarded from `atomic_max`.
                 unsafe { backend::$max(ptr, value) }
@@ -133,11 +137,13 @@ macro_rules! atomic_word {
     ($($t:ty => $exch:ident, $cas:ident, $acq:ident, $ld:ident, $rel:ident, $st:ident);*) => {$(
         impl AtomicWord for $t {
             #[inline(always)]
+            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
             unsafe fn atomic_exch(ptr: *mut Self, value: Self) -> Self {
                 // SAFETY: forwarded from `atomic_exch`.
                 unsafe { backend::$exch(ptr, value) }
             }
             #[inline(always)]
+            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
             unsafe fn atomic_cas(ptr: *mut Self, expected: Self, new: Self) -> Self {
                 // SAFETY: forwarded from `atomic_cas`.
                 unsafe { backend::$cas(ptr, expected, new) }
@@ -155,11 +161,13 @@ macro_rules! atomic_word {
                 unsafe { backend::$ld(ptr) }
             }
             #[inline(always)]
+            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
             unsafe fn store_release(ptr: *mut Self, value: Self) {
                 // SAFETY: forwarded from `store_release`.
                 unsafe { backend::$rel(ptr, value) }
             }
             #[inline(always)]
+            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
             unsafe fn store_relaxed(ptr: *mut Self, value: Self) {
                 // SAFETY: forwarded from `store_relaxed`.
                 unsafe { backend::$st(ptr, value) }
@@ -178,6 +186,7 @@ atomic_word!(
 /// # Safety
 /// `ptr` is an aligned element of global memory, valid for reads and writes.
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn atomic_add<T: AtomicAdd>(ptr: *mut T, value: T) -> T {
     // SAFETY: forwarded from the caller.
     unsafe { T::atomic_add(ptr, value) }
@@ -189,6 +198,7 @@ pub unsafe fn atomic_add<T: AtomicAdd>(ptr: *mut T, value: T) -> T {
 /// # Safety
 /// As for [`atomic_add`].
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn red_add<T: AtomicAdd>(ptr: *mut T, value: T) {
     // SAFETY: forwarded from the caller.
     unsafe { T::red_add(ptr, value) }
@@ -199,6 +209,7 @@ pub unsafe fn red_add<T: AtomicAdd>(ptr: *mut T, value: T) {
 /// # Safety
 /// As for [`atomic_add`].
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn atomic_min<T: AtomicOrd>(ptr: *mut T, value: T) -> T {
     // SAFETY: forwarded from the caller.
     unsafe { T::atomic_min(ptr, value) }
@@ -209,6 +220,7 @@ pub unsafe fn atomic_min<T: AtomicOrd>(ptr: *mut T, value: T) -> T {
 /// # Safety
 /// As for [`atomic_add`].
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn atomic_max<T: AtomicOrd>(ptr: *mut T, value: T) -> T {
     // SAFETY: forwarded from the caller.
     unsafe { T::atomic_max(ptr, value) }
@@ -219,6 +231,7 @@ pub unsafe fn atomic_max<T: AtomicOrd>(ptr: *mut T, value: T) -> T {
 /// # Safety
 /// As for [`atomic_add`].
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn atomic_exch<T: AtomicWord>(ptr: *mut T, value: T) -> T {
     // SAFETY: forwarded from the caller.
     unsafe { T::atomic_exch(ptr, value) }
@@ -230,6 +243,7 @@ pub unsafe fn atomic_exch<T: AtomicWord>(ptr: *mut T, value: T) -> T {
 /// # Safety
 /// As for [`atomic_add`].
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn atomic_cas<T: AtomicWord>(ptr: *mut T, expected: T, new: T) -> T {
     // SAFETY: forwarded from the caller.
     unsafe { T::atomic_cas(ptr, expected, new) }
@@ -264,6 +278,7 @@ pub unsafe fn load_relaxed<T: AtomicWord>(ptr: *const T) -> T {
 /// # Safety
 /// `ptr` is an aligned element of global memory, valid for writes.
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn store_release<T: AtomicWord>(ptr: *mut T, value: T) {
     // SAFETY: forwarded from the caller.
     unsafe { T::store_release(ptr, value) }
@@ -274,6 +289,7 @@ pub unsafe fn store_release<T: AtomicWord>(ptr: *mut T, value: T) {
 /// # Safety
 /// As for [`store_release`].
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn store_relaxed<T: AtomicWord>(ptr: *mut T, value: T) {
     // SAFETY: forwarded from the caller.
     unsafe { T::store_relaxed(ptr, value) }
@@ -282,12 +298,14 @@ pub unsafe fn store_relaxed<T: AtomicWord>(ptr: *mut T, value: T) {
 /// `__threadfence()`: every access of this thread before the fence is ordered before every access
 /// after it, for all threads of the GPU.
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub fn thread_fence() {
     backend::thread_fence()
 }
 
 /// `__threadfence_block()`: as [`thread_fence`], for the threads of this block.
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub fn thread_fence_block() {
     backend::thread_fence_block()
 }

@@ -3,11 +3,12 @@
 
 use crate::device::SharedWord;
 use crate::emu::async_copies::PendingCopy;
-use crate::emu::block::{Abort, Resume, Wait};
-use crate::emu::context::{current, report};
+use crate::emu::block::Wait;
+use crate::emu::context::{current, in_kernel, pause, report};
 use crate::emu::shadow;
 use crate::emu::shadow::{Kind, View};
 use crate::emu::{global, spin};
+use crate::emu::{memory, order};
 use crate::launch::Dim3;
 use crate::launch::WARP_SIZE;
 use std::panic::Location;
@@ -46,9 +47,7 @@ fn wait(what: Wait, site: &'static Location<'static>) {
     current
         .block()
         .arrive(current.tid, what, site, current.stack_base.get());
-    if current.suspend(what) == Resume::Abort {
-        std::panic::resume_unwind(Box::new(Abort));
-    }
+    pause(current, what);
 }
 
 pub fn lane_id() -> u32 {
@@ -199,20 +198,110 @@ fn check_shared(address: usize, size: u32, kind: Kind, site: &'static Location<'
 #[track_caller]
 pub unsafe fn global_store<T: Copy>(ptr: *mut T, value: T) {
     let current = current();
-    global::record_write(ptr as usize, size_of::<T>(), current, Location::caller());
+    let address = ptr as usize;
+    // Into a view of the launch, the store is recorded as any store through the view.
+    match current.block().launch().views.as_ref().filter(|v| v.covers(address)) {
+        Some(_) => record_global((address, size_of::<T>()), memory::Kind::Write, Location::caller()),
+        None => {
+            current.block().progressed();
+            global::record_write(address, size_of::<T>(), current, Location::caller())
+        }
+    }
     // SAFETY: forwarded from the caller.
     unsafe { ptr.write(value) }
 }
 
+/// A load through a global view, recorded in the launch's shadow.
+///
+/// # Safety
+/// `ptr` is valid for a read of `T`.
+#[track_caller]
+pub unsafe fn global_load<T: Copy>(ptr: *const T) -> T {
+    record_global((ptr as usize, size_of::<T>()), memory::Kind::Read, Location::caller());
+    // SAFETY: forwarded from the caller.
+    unsafe { ptr.read() }
+}
+
+/// A store through a global view, recorded in the launch's shadow.
+///
+/// # Safety
+/// `ptr` is valid for a write of `T`.
+#[track_caller]
+pub unsafe fn global_write<T: Copy>(ptr: *mut T, value: T) {
+    record_global((ptr as usize, size_of::<T>()), memory::Kind::Write, Location::caller());
+    // SAFETY: forwarded from the caller.
+    unsafe { ptr.write(value) }
+}
+
+/// An atomic access through a global view, recorded in the launch's shadow (it races only with
+/// plain accesses).
+#[track_caller]
+pub fn global_atomic_access(ptr: *const u8, size: usize, writes: bool) {
+    let kind = if writes {
+        memory::Kind::AtomicWrite
+    } else {
+        memory::Kind::AtomicRead
+    };
+    record_global((ptr as usize, size), kind, Location::caller());
+}
+
+/// Fails the launch where an access through the views of the launch races.
+fn record_global(access: (usize, usize), kind: memory::Kind, site: &'static Location<'static>) {
+    let current = current();
+    let block = current.block();
+    if let Some(views) = &block.launch().views
+        && let Err(message) = block.global_access(current, views, access, kind, site)
+    {
+        report(message);
+    }
+}
+
+/// Fails the launch: `index` is past a view of `len` whose element 0 is at `base`
+/// (`element_bytes` 0: a matrix's row index).
+#[track_caller]
+pub fn global_out_of_bounds(base: usize, index: usize, len: usize, element_bytes: usize) -> ! {
+    let site = Location::caller();
+    let what = if element_bytes == 0 { "row" } else { "index" };
+    let of = match current().block().launch().views.as_ref() {
+        Some(views) if views.covers(base) || len == 0 => format!(" (its element 0 is {})", views.describe(base)),
+        _ => String::new(),
+    };
+    report(format!(
+        "global-memory access out of bounds at {}: {what} {index} of a view of {len}{of}",
+        shadow::site(site)
+    ))
+}
+
+/// Orders an atomic access of global memory at `address` between blocks, where the launch keeps
+/// that order (it takes views); an access that writes is progress of its block (`emu::spin`).
+fn order(address: usize, sync: order::Sync, writes: bool) {
+    if !in_kernel() {
+        return;
+    }
+    let current = current();
+    let block = current.block();
+    if writes {
+        block.progressed();
+    }
+    if let Some(views) = &block.launch().views {
+        block.order_atomic(current, views, address, sync);
+    }
+}
+
 // Atomics and ordered accesses: the host's atomics with the same orderings, since the blocks of
 // a launch run on several OS threads at once. Not recorded by the global race check: many threads
-// updating one element atomically is what atomics are for.
+// updating one element atomically is what atomics are for. Each is a point where the interleaved
+// schedule switches blocks (before a write, after a read: the value read may then be stale), and
+// a read that finds what this thread read there last time is a wait (`emu::spin`).
 
 macro_rules! host_rmw {
     ($($name:ident: $t:ty, $atomic:ty, $method:ident);* $(;)?) => {$(
         /// # Safety
         /// `ptr` is aligned and valid for reads and writes.
+        #[track_caller]
         pub unsafe fn $name(ptr: *mut $t, value: $t) -> $t {
+            spin::switch_point();
+            order(ptr as usize, order::Sync::ReadModifyWrite, true);
             // SAFETY: forwarded from the caller; every access to it during the launch is atomic.
             unsafe { <$atomic>::from_ptr(ptr) }.$method(value, std::sync::atomic::Ordering::Relaxed)
         }
@@ -227,14 +316,34 @@ host_rmw! {
     atomic_max_u32: u32, AtomicU32, fetch_max;
     atomic_min_i32: i32, AtomicI32, fetch_min;
     atomic_max_i32: i32, AtomicI32, fetch_max;
-    atomic_exch_u32: u32, AtomicU32, swap;
-    atomic_exch_u64: u64, AtomicU64, swap;
+}
+
+macro_rules! host_exch {
+    ($($name:ident: $t:ty, $atomic:ty);* $(;)?) => {$(
+        /// # Safety
+        /// As for `atomic_add_u32`.
+        #[track_caller]
+        pub unsafe fn $name(ptr: *mut $t, value: $t) -> $t {
+            order(ptr as usize, order::Sync::ReadModifyWrite, true);
+            // SAFETY: forwarded from the caller.
+            let old = unsafe { <$atomic>::from_ptr(ptr) }.swap(value, Relaxed);
+            // A spin lock polls with these.
+            spin::polled(ptr as usize, u64::from(old), Location::caller());
+            old
+        }
+    )*};
+}
+
+host_exch! {
+    atomic_exch_u32: u32, AtomicU32;
+    atomic_exch_u64: u64, AtomicU64;
 }
 
 macro_rules! host_red {
     ($($name:ident: $t:ty => $rmw:ident);* $(;)?) => {$(
         /// # Safety
         /// As for `atomic_add_u32`.
+        #[track_caller]
         pub unsafe fn $name(ptr: *mut $t, value: $t) {
             // SAFETY: forwarded from the caller.
             unsafe { $rmw(ptr, value) };
@@ -251,7 +360,10 @@ host_red! {
 
 /// # Safety
 /// As for `atomic_add_u32`.
+#[track_caller]
 pub unsafe fn atomic_add_f32(ptr: *mut f32, value: f32) -> f32 {
+    spin::switch_point();
+    order(ptr as usize, order::Sync::ReadModifyWrite, true);
     // SAFETY: forwarded from the caller; f32 and u32 have one size and alignment.
     let bits = unsafe { AtomicU32::from_ptr(ptr.cast::<u32>()) };
     let old = bits
@@ -264,10 +376,16 @@ macro_rules! host_cas {
     ($($name:ident: $t:ty, $atomic:ty);* $(;)?) => {$(
         /// # Safety
         /// As for `atomic_add_u32`.
+        #[track_caller]
         pub unsafe fn $name(ptr: *mut $t, expected: $t, new: $t) -> $t {
             // SAFETY: forwarded from the caller.
             let atomic = unsafe { <$atomic>::from_ptr(ptr) };
-            atomic.compare_exchange(expected, new, Relaxed, Relaxed).unwrap_or_else(|old| old)
+            // Only a compare-and-swap that stores is progress: a spin lock fails them while it waits.
+            order(ptr as usize, order::Sync::ReadModifyWrite, atomic.load(Relaxed) == expected);
+            let old = atomic.compare_exchange(expected, new, Relaxed, Relaxed).unwrap_or_else(|old| old);
+            // A spin lock polls with these.
+            spin::polled(ptr as usize, u64::from(old), Location::caller());
+            old
         }
     )*};
 }
@@ -278,32 +396,36 @@ host_cas! {
 }
 
 macro_rules! host_load {
-    ($($name:ident: $t:ty, $atomic:ty, $order:ident);* $(;)?) => {$(
+    ($($name:ident: $t:ty, $atomic:ty, $order:ident, $sync:ident);* $(;)?) => {$(
         /// # Safety
         /// `ptr` is aligned and valid for reads.
         #[track_caller]
         pub unsafe fn $name(ptr: *const $t) -> $t {
             // SAFETY: forwarded from the caller.
             let value = unsafe { <$atomic>::from_ptr(ptr.cast_mut()) }.load($order);
-            // A wait polls with these: one that cannot end fails the launch.
-            spin::polled(ptr as usize, u64::from(value));
+            order(ptr as usize, order::Sync::$sync, false);
+            // A wait polls with these.
+            spin::polled(ptr as usize, u64::from(value), Location::caller());
             value
         }
     )*};
 }
 
 host_load! {
-    load_acquire_u32: u32, AtomicU32, Acquire;
-    load_acquire_u64: u64, AtomicU64, Acquire;
-    load_relaxed_u32: u32, AtomicU32, Relaxed;
-    load_relaxed_u64: u64, AtomicU64, Relaxed;
+    load_acquire_u32: u32, AtomicU32, Acquire, Acquire;
+    load_acquire_u64: u64, AtomicU64, Acquire, Acquire;
+    load_relaxed_u32: u32, AtomicU32, Relaxed, RelaxedRead;
+    load_relaxed_u64: u64, AtomicU64, Relaxed, RelaxedRead;
 }
 
 macro_rules! host_store {
-    ($($name:ident: $t:ty, $atomic:ty, $order:ident);* $(;)?) => {$(
+    ($($name:ident: $t:ty, $atomic:ty, $order:ident, $sync:ident);* $(;)?) => {$(
         /// # Safety
         /// `ptr` is aligned and valid for writes.
+        #[track_caller]
         pub unsafe fn $name(ptr: *mut $t, value: $t) {
+            spin::switch_point();
+            order(ptr as usize, order::Sync::$sync, true);
             // SAFETY: forwarded from the caller.
             unsafe { <$atomic>::from_ptr(ptr) }.store(value, $order)
         }
@@ -311,14 +433,23 @@ macro_rules! host_store {
 }
 
 host_store! {
-    store_release_u32: u32, AtomicU32, Release;
-    store_release_u64: u64, AtomicU64, Release;
-    store_relaxed_u32: u32, AtomicU32, Relaxed;
-    store_relaxed_u64: u64, AtomicU64, Relaxed;
+    store_release_u32: u32, AtomicU32, Release, Release;
+    store_release_u64: u64, AtomicU64, Release, Release;
+    store_relaxed_u32: u32, AtomicU32, Relaxed, RelaxedWrite;
+    store_relaxed_u64: u64, AtomicU64, Relaxed, RelaxedWrite;
 }
 
+#[track_caller]
 pub fn thread_fence() {
+    spin::switch_point();
     std::sync::atomic::fence(SeqCst);
+    if in_kernel() {
+        let current = current();
+        let block = current.block();
+        if let Some(views) = &block.launch().views {
+            block.order_fence(current, views);
+        }
+    }
 }
 
 /// # Safety

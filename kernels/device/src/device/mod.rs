@@ -6,6 +6,7 @@
 
 mod async_copy;
 mod atomic;
+mod global;
 mod ldmatrix;
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
 pub mod mbarrier;
@@ -40,6 +41,7 @@ pub use atomic::{
     AtomicAdd, AtomicOrd, AtomicWord, SharedAtomicAdd, atomic_add, atomic_cas, atomic_exch, atomic_max, atomic_min,
     load_acquire, load_relaxed, red_add, store_relaxed, store_release, thread_fence, thread_fence_block,
 };
+pub use global::{Element, ElementMut, GlobalIndex, GlobalMatrix, GlobalMatrixMut, GlobalSlice, GlobalSliceMut};
 pub use shared::{DynamicShared, MatrixLayout, SharedMatrix, SharedSlice, region};
 pub use unroll::{unrolled, unrolled_to};
 pub use vector::{Float4, is_aligned4, load4, store4};

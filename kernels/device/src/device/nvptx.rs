@@ -159,6 +159,26 @@ pub unsafe fn shared_load_volatile<T: SharedWord>(ptr: *const T) -> T {
     unsafe { ptr.read_volatile() }
 }
 
+/// A load through a global view: a plain `ld.global`.
+///
+/// # Safety
+/// `ptr` is valid for a read of `T`.
+#[inline(always)]
+pub unsafe fn global_load<T: Copy>(ptr: *const T) -> T {
+    // SAFETY: forwarded from the caller.
+    unsafe { ptr.read() }
+}
+
+/// A store through a global view: a plain `st.global`.
+///
+/// # Safety
+/// `ptr` is valid for a write of `T`.
+#[inline(always)]
+pub unsafe fn global_write<T: Copy>(ptr: *mut T, value: T) {
+    // SAFETY: forwarded from the caller.
+    unsafe { ptr.write(value) }
+}
+
 #[inline(always)]
 pub unsafe fn global_store<T: Copy>(ptr: *mut T, value: T) {
     // SAFETY: the caller passes a pointer valid for the write.

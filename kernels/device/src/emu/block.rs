@@ -8,13 +8,18 @@
 //! returned waits at one `sync_threads` (the same call site, the same count of barriers, and in the
 //! launch's first block the same call path), the block goes on; else the block is stuck, and the
 //! launch fails with what each thread waits for.
+//!
+//! A thread that polls a global word and finds what it found there before (a wait on another
+//! block) yields too; when such waits are all that is left, the block itself gives way to its
+//! worker (`worker.rs`), which runs other blocks and comes back to poll again. Under the
+//! interleaved schedule a thread also gives way at every atomic and fence, and the block with it.
 
 use super::context::{Current, set_current, stack_address, take_panic_message};
 use super::shadow::{self, Kind, Ordering, SharedMemory, Site, View};
 use super::stack::{Stacks, ThreadStack};
 use crate::launch::WARP_SIZE;
 use crate::launch::{Dim3, LaunchShape};
-use corosensei::{Coroutine, CoroutineResult};
+use corosensei::{Coroutine, CoroutineResult, Yielder};
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::panic::{self, AssertUnwindSafe};
@@ -26,7 +31,32 @@ pub(crate) enum Wait {
     Barrier,
     /// `sync_warp`, or the exchange of a shuffle.
     Warp,
+    /// A global word to change: its poll found what this thread's last poll of it found.
+    Spin,
+    /// Nothing: the interleaved schedule lets another block run here (an atomic or a fence).
+    Switch,
 }
+
+/// Why a block gives way to its worker before it ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum BlockEvent {
+    /// Every thread that can go on waits for a global word to change.
+    Stalled,
+    /// A thread reached an atomic or a fence under the interleaved schedule.
+    Switch,
+}
+
+/// How a block ended.
+pub(crate) enum BlockEnd {
+    Done,
+    Failed(Failure),
+    /// Stopped because another block of the launch failed.
+    Aborted,
+}
+
+/// The worker's side of a block that is running: a coroutine of its own, whose threads are
+/// coroutines inside it.
+pub(crate) type BlockCoroutine = Coroutine<Resume, BlockEvent, BlockEnd, corosensei::stack::DefaultStack>;
 
 /// What the scheduler tells a thread it resumes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -51,6 +81,12 @@ enum Status {
     Runnable,
     Waiting(Wait),
     Returned,
+}
+
+/// Why the scheduler stopped before every thread returned.
+enum Stop {
+    Failed(u32, String),
+    Aborted,
 }
 
 /// One thread's scheduling state.
@@ -80,9 +116,11 @@ struct Warp {
 /// scheduler between threads (one OS thread: the borrows never overlap).
 struct State {
     threads: Vec<Thread>,
-    /// Threads waiting at a block barrier, and threads that have returned.
+    /// Threads waiting at a block barrier, threads that have returned, threads waiting for a
+    /// global word to change.
     at_barrier: u32,
     returned: u32,
+    spinning: u32,
     warps: Vec<Warp>,
     warp_epochs: Vec<u32>,
     shared: SharedMemory,
@@ -99,6 +137,15 @@ pub(crate) struct Failure {
     pub message: String,
 }
 
+/// What [`BlockRun::release`] could do.
+enum Released {
+    AllReturned,
+    /// A warp or the block went on.
+    Opened,
+    /// Nothing: every thread that has not returned waits, some of them for a global word.
+    Nothing,
+}
+
 /// Frames of a call path compared at barriers; deeper frames are the emulator's own.
 const PATH_FRAMES: usize = 24;
 
@@ -111,8 +158,21 @@ type Thread_ = Coroutine<Resume, Wait, Outcome, ThreadStack>;
 
 /// A worker's block: the same object runs block after block of a launch.
 pub(crate) struct BlockRun {
-    /// The launch's record of global stores; outlives the run.
-    global_writes: *const super::global::GlobalWrites,
+    /// What the launch's blocks share; outlives the run.
+    launch: *const super::LaunchState,
+    /// The block coroutine's yielder, while the block runs in one.
+    yielder: Cell<*const Yielder<Resume, BlockEvent>>,
+    /// Bumped whenever a thread writes memory (shared or global, through the device layer),
+    /// finds a polled word changed, or returns: a block whose threads do none of these while some
+    /// poll is waiting, and a worker that finds it unchanged after resuming a stalled block knows
+    /// the block still waits.
+    progress: Cell<u64>,
+    /// The block's linear index in the grid, and its barriers passed so far (the state's
+    /// `block_epoch`, kept here too for the global accesses' records).
+    linear: Cell<u64>,
+    epoch: Cell<u32>,
+    /// What every thread of the block knows of other blocks' accesses since its last barrier.
+    known: RefCell<super::order::Clock>,
     shape: LaunchShape,
     threads: u32,
     /// What the device layer answers for each thread.
@@ -124,11 +184,16 @@ pub(crate) struct BlockRun {
 
 impl BlockRun {
     /// A block runner for `shape`, boxed so that the threads' `Current`s can point at it.
-    pub fn new(shape: &LaunchShape, global_writes: &super::global::GlobalWrites) -> Box<BlockRun> {
+    pub fn new(shape: &LaunchShape, launch: &super::LaunchState) -> Box<BlockRun> {
         let threads = shape.block.volume() as u32;
         let warps = threads.div_ceil(WARP_SIZE) as usize;
         let mut run = Box::new(BlockRun {
-            global_writes,
+            launch,
+            yielder: Cell::new(std::ptr::null()),
+            progress: Cell::new(0),
+            linear: Cell::new(0),
+            epoch: Cell::new(0),
+            known: RefCell::new(Default::default()),
             shape: *shape,
             threads,
             currents: Vec::with_capacity(threads as usize),
@@ -144,6 +209,7 @@ impl BlockRun {
                     .collect(),
                 at_barrier: 0,
                 returned: 0,
+                spinning: 0,
                 warps: (0..warps)
                     .map(|_| Warp {
                         waiting: 0,
@@ -172,16 +238,23 @@ impl BlockRun {
                 stack_base: Cell::new(0),
                 copies: Default::default(),
                 spin: Default::default(),
+                order: Default::default(),
             });
         }
         run
     }
 
-    /// The launch's record of global stores.
-    pub fn global_writes(&self) -> Option<&super::global::GlobalWrites> {
+    /// What the launch's blocks share.
+    pub fn launch(&self) -> &super::LaunchState {
         // SAFETY: owned by the launch, which joins every worker (and so drops every BlockRun)
         // before it returns.
-        unsafe { self.global_writes.as_ref() }
+        unsafe { &*self.launch }
+    }
+
+    /// Whether threads give way to other blocks at every atomic and fence (the interleaved
+    /// schedule).
+    pub fn switches_at_atomics(&self) -> bool {
+        self.launch().switches_at_atomics
     }
 
     /// Threads in warp `warp`: 32, or fewer in the last warp of a block that is not a multiple of 32.
@@ -190,29 +263,42 @@ impl BlockRun {
     }
 
     /// Runs block `block_idx` with `body` as every thread's kernel, taking stacks from `stacks` and
-    /// giving them back.
+    /// giving them back. Called inside the block's coroutine (its yielder set by
+    /// [`BlockRun::enter`]), to which it gives way while it waits on other blocks.
     pub fn run(
         &self,
-        block_idx: Dim3,
-        trace_paths: bool,
+        (block_idx, linear): (Dim3, u64),
         body: &'static (dyn Fn() + Sync),
         stacks: &mut Stacks,
-    ) -> Result<(), Failure> {
+    ) -> BlockEnd {
         for current in &self.currents {
             current.block_idx.set(block_idx);
             // Copies a thread of the previous block left unwaited never land in this one.
             *current.copies.borrow_mut() = Default::default();
             current.spin.set(Default::default());
+            current.order.borrow_mut().reset();
         }
-        self.trace_paths.set(trace_paths);
+        self.linear.set(linear);
+        self.epoch.set(0);
+        self.known.borrow_mut().clear();
+        self.trace_paths.set(linear == 0);
         self.reset();
         let mut threads = Vec::with_capacity(self.threads as usize);
         for current in &self.currents {
-            let stack = stacks.get().map_err(|e| Failure {
-                block: block_idx,
-                thread: current.thread_idx,
-                message: format!("the emulator cannot allocate a thread's stack: {e}"),
-            })?;
+            let stack = match stacks.get() {
+                Ok(stack) => stack,
+                Err(e) => {
+                    // The coroutines made so far never started: dropping them runs nothing.
+                    for thread in threads {
+                        stacks.put(Thread_::into_stack(thread));
+                    }
+                    return BlockEnd::Failed(Failure {
+                        block: block_idx,
+                        thread: current.thread_idx,
+                        message: format!("the emulator cannot allocate a thread's stack: {e}"),
+                    });
+                }
+            };
             let current: *const Current = current;
             threads.push(Coroutine::with_stack(stack, move |yielder, first: Resume| {
                 // SAFETY: the `Current` lives in this BlockRun, which outlives the coroutine.
@@ -237,11 +323,42 @@ impl BlockRun {
             // Every coroutine has finished (or never started): its stack is free again.
             stacks.put(thread.into_stack());
         }
-        result.map_err(|(tid, message)| Failure {
-            block: block_idx,
-            thread: self.currents[tid as usize].thread_idx,
-            message,
-        })
+        match result {
+            Ok(()) => BlockEnd::Done,
+            Err(Stop::Aborted) => BlockEnd::Aborted,
+            Err(Stop::Failed(tid, message)) => BlockEnd::Failed(Failure {
+                block: block_idx,
+                thread: self.currents[tid as usize].thread_idx,
+                message,
+            }),
+        }
+    }
+
+    /// Records the yielder of the block coroutine this block runs in.
+    pub fn enter(&self, yielder: &Yielder<Resume, BlockEvent>) {
+        self.yielder.set(yielder);
+    }
+
+    /// How many times a thread of this block has done more than poll an unchanged word again.
+    pub fn progress(&self) -> u64 {
+        self.progress.get()
+    }
+
+    /// Records progress (see `progress`).
+    pub fn progressed(&self) {
+        self.progress.set(self.progress.get() + 1);
+    }
+
+    /// Gives way to the worker; `Err` when the worker stops the block instead of resuming it.
+    fn give_way(&self, event: BlockEvent) -> Result<(), Stop> {
+        let yielder = self.yielder.get();
+        debug_assert!(!yielder.is_null(), "a block gives way only inside its coroutine");
+        // SAFETY: set by the block's coroutine when it started, and that coroutine is running
+        // (this code runs on its stack).
+        match unsafe { &*yielder }.suspend(event) {
+            Resume::Go => Ok(()),
+            Resume::Abort => Err(Stop::Aborted),
+        }
     }
 
     fn reset(&self) {
@@ -254,6 +371,7 @@ impl BlockRun {
         }
         s.at_barrier = 0;
         s.returned = 0;
+        s.spinning = 0;
         for warp in &mut s.warps {
             warp.waiting = 0;
             warp.returned = 0;
@@ -265,19 +383,34 @@ impl BlockRun {
         s.shared.reset(self.shape.shared_bytes);
     }
 
-    /// Resumes threads until all have returned, or one failed.
-    fn schedule(&self, threads: &mut [Thread_]) -> Result<(), (u32, String)> {
+    /// Resumes threads until all have returned, or one failed; gives way to the worker where
+    /// every thread that can go on waits for a global word, and at every switch a thread asks for.
+    fn schedule(&self, threads: &mut [Thread_]) -> Result<(), Stop> {
         loop {
+            let progress = self.progress.get();
             for tid in 0..self.threads {
-                if self.state.borrow().threads[tid as usize].status != Status::Runnable {
-                    continue;
-                }
-                if let Some(failure) = self.resume(threads, tid, Resume::Go) {
-                    return Err(failure);
+                loop {
+                    let status = self.state.borrow().threads[tid as usize].status;
+                    if !matches!(status, Status::Runnable | Status::Waiting(Wait::Spin)) {
+                        break;
+                    }
+                    if let Some(failure) = self.resume(threads, tid, Resume::Go) {
+                        return Err(Stop::Failed(failure.0, failure.1));
+                    }
+                    if self.state.borrow().threads[tid as usize].status == Status::Waiting(Wait::Switch) {
+                        self.give_way(BlockEvent::Switch)?;
+                        self.state.borrow_mut().threads[tid as usize].status = Status::Runnable;
+                        continue;
+                    }
+                    break;
                 }
             }
-            if self.release()? {
-                return Ok(());
+            // Runs and barriers are not progress of their own (a warp that polls words in turn
+            // passes warp barriers between polls): what they write is.
+            match self.release().map_err(|(tid, message)| Stop::Failed(tid, message))? {
+                Released::AllReturned => return Ok(()),
+                Released::Nothing if self.progress.get() == progress => self.give_way(BlockEvent::Stalled)?,
+                Released::Opened | Released::Nothing => {}
             }
         }
     }
@@ -285,6 +418,12 @@ impl BlockRun {
     /// Resumes thread `tid` until it waits or ends, and records which; the launch's failure, once
     /// there is one.
     fn resume(&self, threads: &mut [Thread_], tid: u32, how: Resume) -> Option<(u32, String)> {
+        {
+            let mut s = self.state.borrow_mut();
+            if s.threads[tid as usize].status == Status::Waiting(Wait::Spin) {
+                s.spinning -= 1;
+            }
+        }
         set_current(&self.currents[tid as usize]);
         let result = threads[tid as usize].resume(how);
         set_current(std::ptr::null());
@@ -300,7 +439,13 @@ impl BlockRun {
                 warp.waiting += 1;
                 Status::Waiting(Wait::Warp)
             }
+            CoroutineResult::Yield(Wait::Spin) => {
+                s.spinning += 1;
+                Status::Waiting(Wait::Spin)
+            }
+            CoroutineResult::Yield(Wait::Switch) => Status::Waiting(Wait::Switch),
             CoroutineResult::Return(outcome) => {
+                self.progress.set(self.progress.get() + 1);
                 warp.returned += 1;
                 s.returned += 1;
                 if let Outcome::Panicked(message) = outcome {
@@ -323,13 +468,22 @@ impl BlockRun {
         }
     }
 
-    /// With no thread runnable: lets a warp or the block go on (`Ok(false)`), reports that every
-    /// thread has returned (`Ok(true)`), or says why the block is stuck. Works from the running
-    /// counts, so a barrier costs a pass over the warps, not over the threads, until it opens.
-    fn release(&self) -> Result<bool, (u32, String)> {
+    /// The first thread that waits for a global word, and what it polled: for the report of a
+    /// launch in which every block waits.
+    pub fn waiting_thread(&self) -> Option<(Dim3, super::spin::Spin)> {
+        let s = self.state.borrow();
+        let tid = s.threads.iter().position(|t| t.status == Status::Waiting(Wait::Spin))?;
+        Some((self.currents[tid].thread_idx, self.currents[tid].spin.get()))
+    }
+
+    /// With no thread runnable: lets a warp or the block go on, reports that every thread has
+    /// returned, that nothing can go on until a global word changes, or says why the block is
+    /// stuck. Works from the running counts, so a barrier costs a pass over the warps, not over
+    /// the threads, until it opens.
+    fn release(&self) -> Result<Released, (u32, String)> {
         let mut s = self.state.borrow_mut();
         if s.returned == self.threads {
-            return Ok(true);
+            return Ok(Released::AllReturned);
         }
         let mut released = false;
         for warp in 0..self.threads.div_ceil(WARP_SIZE) {
@@ -382,7 +536,11 @@ impl BlockRun {
             released = true;
         }
         if released {
-            return Ok(false);
+            return Ok(Released::Opened);
+        }
+        if s.spinning > 0 {
+            // The waits on global words may end: what else is stuck is judged once they have.
+            return Ok(Released::Nothing);
         }
         let first = s
             .threads
@@ -407,11 +565,21 @@ impl BlockRun {
         }
         self.check_barrier(&s)?;
         s.block_epoch += 1;
+        self.epoch.set(s.block_epoch);
+        if self.launch().views.is_some() {
+            // What each thread acquired before the barrier, every thread knows after it.
+            let mut known = self.known.borrow_mut();
+            for current in &self.currents {
+                let mut order = current.order.borrow_mut();
+                known.join(&order.acquired);
+                order.acquired.clear();
+            }
+        }
         s.at_barrier = 0;
         for thread in &mut s.threads {
             thread.status = Status::Runnable;
         }
-        Ok(false)
+        Ok(Released::Opened)
     }
 
     /// Every thread waits at the same barrier: the same call site, the same count, the same path.
@@ -493,6 +661,78 @@ impl BlockRun {
         }
     }
 
+    /// Checks and records `current`'s access of `size` bytes of global memory at `address`
+    /// against the launch's views; the report of a race.
+    pub fn global_access(
+        &self,
+        current: &Current,
+        views: &super::memory::Views,
+        (address, size): (usize, usize),
+        kind: super::memory::Kind,
+        site: Site,
+    ) -> Result<(), String> {
+        if matches!(kind, super::memory::Kind::Write | super::memory::Kind::AtomicWrite) {
+            self.progressed();
+        }
+        let epoch = self.epoch.get();
+        let mut order = current.order.borrow_mut();
+        let me = super::order::Access {
+            block: u32::try_from(self.linear.get()).unwrap_or(u32::MAX),
+            tid: current.tid,
+            epoch,
+            count: order.count(epoch),
+            atomic: matches!(kind, super::memory::Kind::AtomicRead | super::memory::Kind::AtomicWrite),
+        };
+        let known = self.known.borrow();
+        let acquired = &order.acquired;
+        views.access((address, size), kind, me, site, |other| {
+            if other.block == me.block {
+                other.epoch < epoch
+            } else {
+                known.covers(other) || acquired.covers(other)
+            }
+        })
+    }
+
+    /// Orders `current`'s atomic access of the word at `address` as `sync` says.
+    pub fn order_atomic(
+        &self,
+        current: &Current,
+        views: &super::memory::Views,
+        address: usize,
+        sync: super::order::Sync,
+    ) {
+        let known = self.known.borrow();
+        views.sync.atomic(
+            address,
+            sync,
+            self.agent(current, &known, &mut current.order.borrow_mut()),
+        );
+    }
+
+    /// Orders `current`'s `thread_fence`.
+    pub fn order_fence(&self, current: &Current, views: &super::memory::Views) {
+        let known = self.known.borrow();
+        views
+            .sync
+            .fence(self.agent(current, &known, &mut current.order.borrow_mut()));
+    }
+
+    fn agent<'a>(
+        &self,
+        current: &Current,
+        known: &'a super::order::Clock,
+        thread: &'a mut super::order::ThreadOrder,
+    ) -> super::order::Agent<'a> {
+        super::order::Agent {
+            block: u32::try_from(self.linear.get()).unwrap_or(u32::MAX),
+            tid: current.tid,
+            epoch: self.epoch.get(),
+            known,
+            thread,
+        }
+    }
+
     /// Thread `tid` offers `bits` to its warp's shuffle.
     pub fn offer(&self, tid: u32, bits: u32) {
         let mut s = self.state.borrow_mut();
@@ -535,6 +775,9 @@ impl BlockRun {
             warp_epochs,
             block_dim: self.shape.block,
         };
+        if kind != Kind::Read {
+            self.progressed();
+        }
         shared.access((offset, size), kind, tid, site, &order)
     }
 }
@@ -582,6 +825,7 @@ fn deadlock(s: &State) -> String {
         let what = match (thread.status, thread.site) {
             (Status::Waiting(Wait::Barrier), Some(site)) => format!("sync_threads at {}", shadow::site(site)),
             (Status::Waiting(Wait::Warp), Some(site)) => format!("a warp-level call at {}", shadow::site(site)),
+            (Status::Waiting(Wait::Spin | Wait::Switch), _) => "waiting for a global word".to_string(),
             (Status::Returned, _) => "returned from the kernel".to_string(),
             _ => "running".to_string(),
         };
@@ -621,8 +865,15 @@ fn first_difference(a: &[usize], b: &[usize]) -> Option<(String, String)> {
 
 /// A line of the emulator itself or of the `kernel!` macro's launch glue.
 fn is_emulator_line(line: &str) -> bool {
-    let line = line.replace('\\', "/");
-    line.contains("kernels/src/emu/") || line.contains("kernels/src/kernel_macro.rs")
+    is_line_of(line, concat!(env!("CARGO_MANIFEST_DIR"), "/src/emu/"))
+        || is_line_of(line, concat!(env!("CARGO_MANIFEST_DIR"), "/src/device/emulated.rs"))
+        || is_line_of(line, concat!(env!("CARGO_MANIFEST_DIR"), "/src/kernel_macro.rs"))
+}
+
+/// Whether `line` ("file:line:column") is in `path` (a file or a folder ending in `/`), whichever
+/// way the paths' separators lean.
+fn is_line_of(line: &str, path: &str) -> bool {
+    line.replace('\\', "/").starts_with(&path.replace('\\', "/"))
 }
 
 /// Whether every element of `short` appears in `long`, in order.
@@ -680,9 +931,15 @@ mod tests {
 
     #[test]
     fn the_emulator_and_the_launch_glue_are_not_kernel_lines() {
-        assert!(is_emulator_line("/work/x/kernels/src/emu/device.rs:31:5"));
-        assert!(is_emulator_line("C:\\x\\kernels\\src\\kernel_macro.rs:78:94"));
+        let ours = env!("CARGO_MANIFEST_DIR");
+        assert!(is_emulator_line(&format!("{ours}/src/emu/block.rs:31:5")));
+        assert!(is_emulator_line(&format!("{ours}/src/device/emulated.rs:31:5")));
+        assert!(is_emulator_line(&format!(
+            "{}/src/kernel_macro.rs:78:94",
+            ours.replace('/', "\\")
+        )));
+        assert!(!is_emulator_line(&format!("{ours}/src/device/mma.rs:12:3")));
         assert!(!is_emulator_line("/work/x/kernels/src/scan/mod.rs:12:3"));
-        assert!(!is_emulator_line("/work/x/kernels/tests/detectors.rs:335:13"));
+        assert!(!is_emulator_line(&format!("{ours}/tests/detectors.rs:335:13")));
     }
 }

@@ -5,7 +5,7 @@
 //! points [`CURRENT`] at that thread's [`Current`], so that the device layer (`thread_idx()`,
 //! `sync_threads()`, a shared-memory access) knows whose it is.
 
-use super::block::{BlockRun, Resume, Wait};
+use super::block::{Abort, BlockRun, Resume, Wait};
 use crate::launch::Dim3;
 use corosensei::Yielder;
 use std::any::Any;
@@ -28,8 +28,10 @@ pub(crate) struct Current {
     pub stack_base: Cell<usize>,
     /// This thread's `cp.async` copies in flight.
     pub copies: RefCell<super::async_copies::AsyncCopies>,
-    /// This thread's run of polls of one unchanged word ([`super::spin`]).
+    /// What this thread's recent polls of global words found ([`super::spin`]).
     pub spin: Cell<super::spin::Spin>,
+    /// What orders this thread's global accesses after other blocks' ([`super::order`]).
+    pub order: RefCell<super::order::ThreadOrder>,
 }
 
 impl Current {
@@ -46,6 +48,14 @@ impl Current {
         // SAFETY: set by this thread's coroutine when it started, and the coroutine is running
         // (this code runs on its stack).
         unsafe { &*yielder }.suspend(wait)
+    }
+}
+
+/// Suspends `current` until its block's scheduler resumes it; unwinds out of the kernel when the
+/// launch is being stopped instead.
+pub(crate) fn pause(current: &Current, wait: Wait) {
+    if current.suspend(wait) == Resume::Abort {
+        std::panic::resume_unwind(Box::new(Abort));
     }
 }
 
@@ -123,7 +133,7 @@ pub(crate) fn install_panic_capture() {
                     .filter(|_| !info.payload().is::<Report>())
                     .map(|l| format!(" (at {}:{})", l.file(), l.line()))
                     .unwrap_or_default();
-                let message = format!("{}{location}", payload_text(info.payload()));
+                let message = format!("{}{location}", panic_text(info.payload()));
                 PANIC_MESSAGE.with(|m| *m.borrow_mut() = Some(message));
             } else {
                 previous(info);
@@ -136,10 +146,10 @@ pub(crate) fn install_panic_capture() {
 pub(crate) fn take_panic_message(payload: &(dyn Any + Send)) -> String {
     PANIC_MESSAGE
         .with(|m| m.borrow_mut().take())
-        .unwrap_or_else(|| payload_text(payload))
+        .unwrap_or_else(|| panic_text(payload))
 }
 
-fn payload_text(payload: &(dyn Any + Send)) -> String {
+pub(crate) fn panic_text(payload: &(dyn Any + Send)) -> String {
     if let Some(Report(text)) = payload.downcast_ref::<Report>() {
         text.clone()
     } else if let Some(text) = payload.downcast_ref::<&str>() {

@@ -74,9 +74,7 @@ pub(crate) fn record_write(address: usize, size: usize, current: &Current, site:
         thread: current.thread_idx,
         site,
     };
-    let Some(writes) = current.block().global_writes() else {
-        return;
-    };
+    let writes = &current.block().launch().global_writes;
     let mut writes = writes.shard(address).lock().unwrap_or_else(|e| e.into_inner());
     let earlier = *writes.entry(address).or_insert(this);
     if earlier.block != this.block || earlier.thread != this.thread {

@@ -40,15 +40,19 @@ pub(crate) mod async_copies;
 pub(crate) mod block;
 pub(crate) mod context;
 pub(crate) mod global;
+pub(crate) mod memory;
+pub(crate) mod order;
+pub(crate) mod schedule;
 pub(crate) mod shadow;
 pub(crate) mod spin;
 mod stack;
+mod worker;
 
 use crate::launch::{Dim3, LaunchShape};
-use block::BlockRun;
+pub use schedule::{SCHEDULE_VARIABLE, Schedule, with_schedule};
 pub use spin::{set_spin_limit, spin_limit};
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 
 /// Where `printf!` output goes while [`capture_printed`] runs: kept there as well as printed.
 static CAPTURE: Mutex<Option<Vec<String>>> = Mutex::new(None);
@@ -104,77 +108,94 @@ pub enum EmuError {
     },
 }
 
+/// What every block of one launch shares on the emulator: the record of global stores through
+/// raw pointers, the launch's views and their shadow, and whether the schedule switches blocks at
+/// atomics.
+pub(crate) struct LaunchState {
+    pub global_writes: global::GlobalWrites,
+    pub views: Option<memory::Views>,
+    pub switches_at_atomics: bool,
+}
+
 /// Runs `body` as kernel `kernel` over `shape`: every thread of every block calls it once, with the
-/// device layer answering for that thread.
+/// device layer answering for that thread. The blocks run in the order [`Schedule::current`]
+/// gives.
 pub fn launch(kernel: &'static str, shape: &LaunchShape, body: impl Fn() + Sync) -> Result<(), EmuError> {
+    launch_with_views(kernel, shape, &[], body)
+}
+
+/// As [`launch`], for a kernel whose parameters include typed views of global memory: each
+/// parameter's name and the memory it views (`kernel!` passes them), whose accesses the launch
+/// records and checks.
+pub fn launch_with_views(
+    kernel: &'static str,
+    shape: &LaunchShape,
+    params: &[(&'static str, Option<crate::params::GlobalRegion>)],
+    body: impl Fn() + Sync,
+) -> Result<(), EmuError> {
     shape
         .check()
         .map_err(|reason| EmuError::InvalidLaunch { kernel, reason })?;
+    let views = memory::Views::new(params, shape.grid, shape.block)
+        .map_err(|reason| EmuError::InvalidLaunch { kernel, reason })?;
+    let schedule = Schedule::current().map_err(|reason| EmuError::InvalidLaunch { kernel, reason })?;
     context::install_panic_capture();
     let body: &(dyn Fn() + Sync) = &body;
     // SAFETY: only the lifetime changes. Every coroutine that calls `body` runs to its end (or is
-    // unwound) inside `BlockRun::run`, and every worker is joined before this function returns.
+    // unwound) inside a worker, and every worker is joined before this function returns.
     let body: &'static (dyn Fn() + Sync) = unsafe { std::mem::transmute(body) };
-    let blocks = shape.grid.volume();
-    let workers = std::thread::available_parallelism()
-        .map_or(1, |n| n.get() as u64)
-        .min(blocks) as usize;
-    let next = AtomicU64::new(0);
-    let stop = AtomicBool::new(false);
-    let failures: Mutex<Vec<(u64, block::Failure)>> = Mutex::new(Vec::new());
-    let global_writes = global::GlobalWrites::default();
-    let spawned = std::thread::scope(|scope| {
-        let mut handles = Vec::with_capacity(workers);
-        for worker in 0..workers {
+    let state = LaunchState {
+        global_writes: global::GlobalWrites::default(),
+        views,
+        switches_at_atomics: schedule.switches_at_atomics(),
+    };
+    let workers = worker::Workers::new(shape, body, &state, schedule);
+    let outcome = std::thread::scope(|scope| {
+        let mut handles = Vec::with_capacity(workers.workers);
+        for index in 0..workers.workers {
+            let workers = &workers;
             let spawned = std::thread::Builder::new()
-                .name(format!("{kernel}:worker{worker}"))
-                .spawn_scoped(scope, || {
-                    let run = BlockRun::new(shape, &global_writes);
-                    let mut stacks = stack::Stacks::take(shape.block.volume() as usize);
-                    while !stop.load(Ordering::Relaxed) {
-                        let linear = next.fetch_add(1, Ordering::Relaxed);
-                        if linear >= blocks {
-                            break;
-                        }
-                        let block_idx = unlinearize(linear, shape.grid);
-                        if let Err(failure) = run.run(block_idx, linear == 0, body, &mut stacks) {
-                            failures
-                                .lock()
-                                .unwrap_or_else(|e| e.into_inner())
-                                .push((linear, failure));
-                            stop.store(true, Ordering::Relaxed);
-                        }
-                    }
-                });
+                .name(format!("{kernel}:worker{index}"))
+                .spawn_scoped(scope, move || worker::work(workers, index));
             match spawned {
                 Ok(handle) => handles.push(handle),
                 Err(source) => {
-                    stop.store(true, Ordering::Relaxed);
-                    return Err(source);
+                    workers.stop.store(true, Ordering::Relaxed);
+                    return Err(EmuError::Spawn { kernel, source });
                 }
             }
         }
-        for handle in handles {
-            // Workers catch every panic of the kernel body themselves.
-            let _ = handle.join();
+        // Workers catch every panic of the kernel body themselves: one that reaches here is the
+        // emulator's own.
+        let panicked = handles.into_iter().filter_map(|h| h.join().err()).next();
+        match panicked {
+            Some(payload) => Err(EmuError::InvalidLaunch {
+                kernel,
+                reason: format!(
+                    "the emulator itself failed ({}): please report it",
+                    context::panic_text(payload.as_ref())
+                ),
+            }),
+            None => Ok(()),
         }
-        Ok(())
     });
-    spawned.map_err(|source| EmuError::Spawn { kernel, source })?;
+    outcome?;
     // Several blocks may fail before the others stop: report the first in grid order.
-    let failures = failures.into_inner().unwrap_or_else(|e| e.into_inner());
+    let failures = workers.failures.into_inner().unwrap_or_else(|e| e.into_inner());
     match failures.into_iter().min_by_key(|(linear, _)| *linear) {
         None => Ok(()),
         Some((_, failure)) => Err(EmuError::KernelFailed {
             kernel,
             block: failure.block,
             thread: failure.thread,
-            message: failure.message,
+            message: match schedule {
+                Schedule::GridOrder => failure.message,
+                other => format!(
+                    "{} (blocks in the {other} schedule: {}={other} runs it so again)",
+                    failure.message,
+                    schedule::SCHEDULE_VARIABLE
+                ),
+            },
         }),
     }
-}
-
-fn unlinearize(linear: u64, extent: Dim3) -> Dim3 {
-    let (x, y) = (extent.x as u64, extent.y as u64);
-    Dim3::new((linear % x) as u32, (linear / x % y) as u32, (linear / (x * y)) as u32)
 }

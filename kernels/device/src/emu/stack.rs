@@ -50,6 +50,11 @@ unsafe impl Stack for ThreadStack {
 /// more than running most blocks.
 static POOL: Mutex<Vec<ThreadStack>> = Mutex::new(Vec::new());
 
+/// Most stacks the pool keeps: enough for the blocks a launch usually holds at once; those of a
+/// launch that held many more (blocks waiting on each other) are unmapped, with the pages they
+/// touched.
+const POOL_LIMIT: usize = 8192;
+
 /// Stacks a worker holds for its blocks' threads.
 pub(crate) struct Stacks(Vec<ThreadStack>);
 
@@ -75,6 +80,12 @@ impl Stacks {
 
 impl Drop for Stacks {
     fn drop(&mut self) {
-        POOL.lock().unwrap_or_else(|e| e.into_inner()).append(&mut self.0);
+        let mut pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
+        let room = POOL_LIMIT.saturating_sub(pool.len());
+        let keep = self.0.len().min(room);
+        pool.extend(self.0.drain(..keep));
+        drop(pool);
+        // The rest are unmapped here, outside the lock.
+        self.0.clear();
     }
 }

@@ -43,9 +43,9 @@ fn launch(
     let n = problem.n as usize;
     ptxkit_runtime::check_len("x", input.len(), n)?;
     ptxkit_runtime::check_len("out", out.len(), n)?;
-    let args = (input.address(backend)? as *const f32, out.address_mut(backend)? as *mut f32, problem.n);
-    // SAFETY: both addresses are their arrays' on this backend, each holding the n elements the
-    // stencil reads or writes.
+    let args = (input.view(backend)?.head(n), out.view_mut(backend)?.head(n));
+    // SAFETY: both views are their arrays' on this backend, borrowed for the launch; the grid
+    // covers n elements, and the kernel indexes within its views.
     unsafe { backend.launch(&KERNEL, problem, args, &[input, &*out]) }?;
     if let Backend::Gpu(gpu) = backend {
         gpu.synchronize()?;

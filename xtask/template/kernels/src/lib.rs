@@ -2,7 +2,7 @@
 //! by this crate's tests.
 #![cfg_attr(target_arch = "nvptx64", no_std)]
 
-use ptxkit::device::{SharedSlice, block_idx, sync_threads, thread_idx};
+use ptxkit::device::{GlobalSlice, GlobalSliceMut, SharedSlice, block_idx, sync_threads, thread_idx};
 use ptxkit::{Dim3, Family, Kernel, Problem, SharedMemory, kernel, shared_memory};
 
 /// Threads per block, and how far each output reaches on either side.
@@ -18,24 +18,22 @@ shared_memory! {
 
 kernel! {
     /// `out[i]` = the mean of `x[i - RADIUS ..= i + RADIUS]`, zeros past either end.
-    pub unsafe fn stencil(x: *const f32, out: *mut f32, n: u32) {
+    pub unsafe fn stencil(x: GlobalSlice<f32>, out: GlobalSliceMut<f32>) {
         let Tile { values } = Tile::carve();
         let (t, first) = (thread_idx().x, block_idx().x * BLOCK);
         // Each thread stages its element; the first 2·RADIUS stage the halo too.
         let mut j = t;
         while j < BLOCK + 2 * RADIUS {
-            let i = (first + j).wrapping_sub(RADIUS);
-            // SAFETY: read only for i < n.
-            values.set(j, if i < n { unsafe { *x.add(i as usize) } } else { 0.0 });
+            let i = (first + j).wrapping_sub(RADIUS) as usize;
+            values.set(j, if i < x.len() { x.get(i) } else { 0.0 });
             j += BLOCK;
         }
         // The whole tile is staged before any thread reads its neighbours'.
         sync_threads();
-        let i = first + t;
-        if i < n {
+        let i = (first + t) as usize;
+        if i < out.len() {
             let sum: f32 = (0..=2 * RADIUS).map(|k| values.get(t + k)).sum();
-            // SAFETY: i < n, and `out` holds n elements.
-            unsafe { *out.add(i as usize) = sum / (2 * RADIUS + 1) as f32 };
+            out.set(i, sum / (2 * RADIUS + 1) as f32);
         }
     }
 }
@@ -47,8 +45,8 @@ pub struct Stencil {
 }
 
 impl Problem for Stencil {
-    /// `(x, out, n)`, as the kernel takes them.
-    type Args = (*const f32, *mut f32, u32);
+    /// `(x, out)`, as the kernel takes them: views of n elements each.
+    type Args = (GlobalSlice<f32>, GlobalSliceMut<f32>);
 }
 
 /// The stencil's launch: a block per BLOCK outputs, the tile in shared memory.

@@ -1,21 +1,21 @@
 //! What the emulator does with a bug the GPU would hide: the stencil without its barrier reads
 //! its neighbours' elements before they are staged, and the emulator names the threads and lines.
 
-use ptxkit::device::{block_idx, thread_idx};
+use ptxkit::device::{GlobalSlice, GlobalSliceMut, block_idx, thread_idx};
 use ptxkit::emu::EmuError;
 use ptxkit::{Occupancy, kernel};
 use {{crate}}::{KERNEL, RADIUS, Stencil, Tile};
 
 kernel! {
     /// The stencil's staging and sum, without the `sync_threads()` between them.
-    unsafe fn stencil_without_barrier(x: *const f32, out: *mut f32, n: u32) {
+    unsafe fn stencil_without_barrier(x: GlobalSlice<f32>, out: GlobalSliceMut<f32>) {
         let Tile { values } = Tile::carve();
         let t = thread_idx().x;
-        let i = block_idx().x * {{crate}}::BLOCK + t;
-        values.set(t + RADIUS, if i < n { unsafe { *x.add(i as usize) } } else { 0.0 });
-        if i < n {
+        let i = (block_idx().x * {{crate}}::BLOCK + t) as usize;
+        values.set(t + RADIUS, if i < x.len() { x.get(i) } else { 0.0 });
+        if i < out.len() {
             let sum: f32 = (0..=2 * RADIUS).map(|k| values.get(t + k)).sum();
-            unsafe { *out.add(i as usize) = sum };
+            out.set(i, sum);
         }
     }
 }
@@ -24,8 +24,8 @@ kernel! {
 fn the_emulator_reports_the_read_before_the_neighbour_wrote() {
     let (x, mut out) = (vec![1.0f32; 512], vec![f32::NAN; 512]);
     let shape = KERNEL.launch_shape(&Stencil { n: 512 }, Occupancy::EMULATOR);
-    // SAFETY: x and out hold 512 elements.
-    let result = unsafe { stencil_without_barrier.emulate(&shape, (x.as_ptr(), out.as_mut_ptr(), 512)) };
+    // SAFETY: views of two live vectors, for this launch.
+    let result = unsafe { stencil_without_barrier.emulate(&shape, (GlobalSlice::new(&x), GlobalSliceMut::new(&mut out))) };
     let Err(EmuError::KernelFailed { message, .. }) = result else {
         panic!("the emulator missed the race: {result:?}");
     };
