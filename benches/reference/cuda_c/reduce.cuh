@@ -1,5 +1,8 @@
 // Pieces shared by the reduction twins (kernels::reduce): 256 threads per block, one partial sum
 // per block into output[blockIdx.x] (the one-pass kernel: output[1 + b], the total in output[0]).
+// The Rust kernels take typed views of global memory, each a pointer and its length as two PTX
+// parameters (ptxkit::KernelParam): the twins take the same (`input, input_len, ...`), so that one
+// launch passes both.
 #pragma once
 
 #define THREADS 256u

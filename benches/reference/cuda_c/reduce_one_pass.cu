@@ -1,7 +1,8 @@
 // kernels::reduce::one_pass: the vectorised walk; partial sums published before a ticket, the last
 // block adds them in block order and resets the ticket.
 #include "reduce.cuh"
-extern "C" __global__ void reduce_one_pass_cuda(const float* input, float* output, unsigned* ticket, unsigned n) {
+extern "C" __global__ void reduce_one_pass_cuda(const float* input, size_t input_len, float* output, size_t output_len,
+                                             unsigned* ticket, size_t ticket_len, unsigned n) {
     extern __shared__ float sums[];
     unsigned* last = (unsigned*)(sums + WARPS);
     unsigned t = threadIdx.x, blocks = gridDim.x;

@@ -1,6 +1,7 @@
 // kernels::reduce::warp_shuffle: the first add, the folded tree down to 64 sums, then shuffles in warp 0.
 #include "reduce.cuh"
-extern "C" __global__ void reduce_warp_shuffle_cuda(const float* input, float* output, unsigned* ticket, unsigned n) {
+extern "C" __global__ void reduce_warp_shuffle_cuda(const float* input, size_t input_len, float* output, size_t output_len,
+                                             unsigned* ticket, size_t ticket_len, unsigned n) {
     extern __shared__ float sums[];
     unsigned t = threadIdx.x, i = blockIdx.x * 2 * THREADS + t;
     unsigned second = i + THREADS < i ? 0xffffffffu : i + THREADS;

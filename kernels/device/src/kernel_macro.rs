@@ -30,8 +30,10 @@
 ///   the PTX entry `add`.
 /// * On the host, `add.emulate(&launch, (a, b, out, n))` runs the body on the emulator over the grid.
 ///
-/// Parameters are what [`Param`](crate::Param) allows: pointers, 4- and 8-byte numbers, and
-/// `#[repr(C)]` structs of them that implement it, passed by value.
+/// Parameters are typed views of global memory ([`GlobalSlice`](crate::device::GlobalSlice) and
+/// the others) and what [`Param`](crate::Param) allows: pointers, 4- and 8-byte numbers, and
+/// `#[repr(C)]` structs of them that implement it, passed by value. On nvptx64 a view is two PTX
+/// parameters, its pointer and its extents ([`KernelParam`](crate::KernelParam)).
 ///
 /// **Launch bounds**, CUDA's `__launch_bounds__`: `#[launch_bounds(block, blocks_per_sm)]` among
 /// the attributes asks ptxas to fit `blocks_per_sm` blocks of `block` (a [`Dim3`](crate::Dim3))
@@ -234,23 +236,45 @@ macro_rules! kernel {
             ))
         };
     };
-    (@entry [] $name:ident ($($arg:ident : $ty:ty),*) $body:block) => {
+    // The PTX entry takes each parameter's parts (`KernelParam`): a view's pointer and extents as
+    // two PTX parameters, anything else as itself. Each parameter gets a name for its tail from
+    // an expansion of its own (`tail`: hygiene keeps them apart), and the body sees the
+    // parameters joined again.
+    (@entry $flags:tt $name:ident ($($arg:ident : $ty:ty),*) $body:block) => {
+        $crate::kernel!(@parts $flags $name [] ($($arg : $ty,)*) $body);
+    };
+    (@parts $flags:tt $name:ident [$($done:tt)*] ($arg:ident : $ty:ty, $($rest:tt)*) $body:block) => {
+        $crate::kernel!(@parts $flags $name [$($done)* [$arg tail $ty]] ($($rest)*) $body);
+    };
+    (@parts [] $name:ident [$([$arg:ident $tail:ident $ty:ty])*] () $body:block) => {
         // Inside the const's block the function's name does not clash with the const's; the
         // PTX entry keeps it.
         #[unsafe(no_mangle)]
-        #[allow(clippy::too_many_arguments)]
-        unsafe extern "ptx-kernel" fn $name($($arg: $ty),*) $body
+        #[allow(clippy::too_many_arguments, improper_ctypes_definitions)]
+        unsafe extern "ptx-kernel" fn $name(
+            $($arg: <$ty as $crate::KernelParam>::Head, $tail: <$ty as $crate::KernelParam>::Tail),*
+        ) {
+            $(let $arg = <$ty as $crate::KernelParam>::join($arg, $tail);)*
+            $body
+        }
     };
-    (@entry [sm90a] $name:ident ($($arg:ident : $ty:ty),*) $body:block) => {
+    (@parts [sm90a] $name:ident [$([$arg:ident $tail:ident $ty:ty])*] () $body:block) => {
         #[cfg(target_feature = "sm_90a")]
         #[unsafe(no_mangle)]
-        #[allow(clippy::too_many_arguments)]
-        unsafe extern "ptx-kernel" fn $name($($arg: $ty),*) $body
+        #[allow(clippy::too_many_arguments, improper_ctypes_definitions)]
+        unsafe extern "ptx-kernel" fn $name(
+            $($arg: <$ty as $crate::KernelParam>::Head, $tail: <$ty as $crate::KernelParam>::Tail),*
+        ) {
+            $(let $arg = <$ty as $crate::KernelParam>::join($arg, $tail);)*
+            $body
+        }
         #[cfg(not(target_feature = "sm_90a"))]
         #[unsafe(no_mangle)]
-        #[allow(clippy::too_many_arguments)]
-        unsafe extern "ptx-kernel" fn $name($($arg: $ty),*) {
-            let _ = ($($arg,)*);
+        #[allow(clippy::too_many_arguments, improper_ctypes_definitions)]
+        unsafe extern "ptx-kernel" fn $name(
+            $($arg: <$ty as $crate::KernelParam>::Head, $tail: <$ty as $crate::KernelParam>::Tail),*
+        ) {
+            let _ = ($($arg, $tail,)*);
             $crate::device::trap()
         }
     };
@@ -276,7 +300,7 @@ macro_rules! kernel {
                 }
             }
             // The views among the parameters, by name, for the emulator's checks.
-            let views = [$((::core::stringify!($arg), $crate::Param::global_region(&$arg))),*];
+            let views = [$((::core::stringify!($arg), $crate::KernelParam::global_region(&$arg))),*];
             let args = Args { $($arg),* };
             // SAFETY: forwarded from this function's contract.
             $crate::emu::launch_with_views(::core::stringify!($name), launch, &views, move || unsafe { args.run() })

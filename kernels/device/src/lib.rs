@@ -65,7 +65,7 @@ pub mod params;
 pub use family::{AnyFamily, InvalidSize};
 pub use family::{Family, Kernel, KernelFn, KernelInfo, LaunchBounds, Occupancy, Problem, SharedMemory};
 pub use launch::{Dim3, LaunchShape};
-pub use params::{Param, Params};
+pub use params::{KernelParam, Param, Params};
 
 /// A kernel crate's panic handler: with `-Cpanic=immediate-abort` (the builder's flag) every panic
 /// site is an inline trap, so this is never reached; a kernel crate must not define its own.

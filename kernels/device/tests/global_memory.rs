@@ -566,3 +566,63 @@ fn blocks_waiting_for_each_other_fail_within_the_spin_limit_with_the_poll_line()
         );
     }
 }
+
+kernel! {
+    /// The library's last-block pattern: thread 0 publishes the block's partial sum, fences and
+    /// takes a ticket; the block meets; in the last block every thread fences (unless `bug`) and
+    /// reads a share of the partials, which thread 0 then adds.
+    unsafe fn last_block_sum_by_every_thread(partials: GlobalSliceMut<u32>, ticket: GlobalSliceMut<u32>, shares: GlobalSliceMut<u32>, bug: u32) {
+        let (b, t) = (block_idx().x, thread_idx().x);
+        let last = ptxkit::device::DynamicShared::new().named_slice::<u32>("last", 1);
+        if t == 0 {
+            partials.set(b, b + 1);
+            thread_fence();
+            let taken = ticket.at(0u32).atomic_add(1);
+            last.set(0, (taken == grid_dim().x - 1) as u32);
+        }
+        // The ticket's verdict is in shared memory before any thread reads it.
+        sync_threads();
+        if last.get(0) != 0 {
+            if bug != NO_READER_FENCE {
+                thread_fence();
+            }
+            if t < grid_dim().x {
+                shares.set(t, partials.at(t).load_relaxed()); // READ SHARE
+            }
+        }
+    }
+}
+
+#[test]
+fn a_last_block_read_by_all_its_threads_after_the_ticket_and_a_barrier_needs_their_fences() {
+    for bug in [CORRECT, NO_READER_FENCE] {
+        for schedule in Schedule::all(SEED) {
+            let (mut partials, mut ticket, mut shares) = (vec![0u32; 16], vec![0u32], vec![0u32; 16]);
+            let shape = LaunchShape {
+                grid: Dim3::x(16),
+                block: Dim3::x(32),
+                shared_bytes: 4,
+            };
+            // SAFETY: views of live vectors.
+            let result = with_schedule(schedule, || unsafe {
+                last_block_sum_by_every_thread.emulate(
+                    &shape,
+                    (
+                        GlobalSliceMut::new(&mut partials),
+                        GlobalSliceMut::new(&mut ticket),
+                        GlobalSliceMut::new(&mut shares),
+                        bug,
+                    ),
+                )
+            });
+            if bug == CORRECT {
+                assert!(result.is_ok(), "{schedule}: {result:?}");
+                assert_eq!(shares, (1..=16).collect::<Vec<u32>>(), "{schedule}");
+            } else {
+                let (_, _, _, message) = failure(result);
+                assert!(message.contains("of `partials`"), "{schedule}: {message}");
+                assert!(message.contains(&line_of("// READ SHARE")), "{schedule}: {message}");
+            }
+        }
+    }
+}

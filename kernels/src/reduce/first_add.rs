@@ -2,7 +2,7 @@
 //! 512 elements per block, half the blocks, and no thread idle at the first step.
 
 use super::{Reduce, THREADS, fold};
-use ptxkit::device::{SharedSlice, block_idx, global_store, sync_threads, thread_idx};
+use ptxkit::device::{GlobalSlice, GlobalSliceMut, SharedSlice, block_idx, sync_threads, thread_idx};
 use ptxkit::{Dim3, Kernel, SharedMemory, kernel, shared_memory};
 
 shared_memory! {
@@ -17,14 +17,15 @@ shared_memory! {
 /// # Safety
 /// `input` holds n elements.
 #[inline(always)]
-pub(crate) unsafe fn element_or_zero(input: *const f32, i: u32, n: u32) -> f32 {
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub(crate) unsafe fn element_or_zero(input: GlobalSlice<f32>, i: u32, n: u32) -> f32 {
     // SAFETY: read only below n.
-    if i < n { unsafe { *input.add(i as usize) } } else { 0.0 }
+    if i < n { unsafe { input.get_unchecked(i) } } else { 0.0 }
 }
 
 kernel! {
     /// `output[b]` = the sum of elements b·512 .. b·512 + 512 (those below n).
-    pub unsafe fn reduce_first_add(input: *const f32, output: *mut f32, _ticket: *mut u32, n: u32) {
+    pub unsafe fn reduce_first_add(input: GlobalSlice<f32>, output: GlobalSliceMut<f32>, _ticket: GlobalSliceMut<u32>, n: u32) {
         let Partials { sums } = Partials::carve();
         let t = thread_idx().x;
         let i = block_idx().x * 2 * THREADS + t;
@@ -39,7 +40,7 @@ kernel! {
         unsafe { fold(sums, 0) };
         if t == 0 {
             // SAFETY: the caller gives one output per block.
-            unsafe { global_store(output.add(block_idx().x as usize), sums.get_unchecked(0)) };
+            unsafe { output.set_unchecked(block_idx().x, sums.get_unchecked(0)) };
         }
     }
 }

@@ -4,7 +4,7 @@
 //! last steps, and diverges (the `%` costs too).
 
 use super::{Reduce, THREADS};
-use ptxkit::device::{SharedSlice, block_dim, block_idx, global_store, sync_threads, thread_idx};
+use ptxkit::device::{GlobalSlice, GlobalSliceMut, SharedSlice, block_dim, block_idx, sync_threads, thread_idx};
 use ptxkit::{Dim3, Kernel, SharedMemory, kernel, shared_memory};
 
 shared_memory! {
@@ -16,12 +16,12 @@ shared_memory! {
 
 kernel! {
     /// `output[b]` = the sum of elements b·256 .. b·256 + 256 (those below n).
-    pub unsafe fn reduce_interleaved(input: *const f32, output: *mut f32, _ticket: *mut u32, n: u32) {
+    pub unsafe fn reduce_interleaved(input: GlobalSlice<f32>, output: GlobalSliceMut<f32>, _ticket: GlobalSliceMut<u32>, n: u32) {
         let Partials { sums } = Partials::carve();
         let t = thread_idx().x;
         let i = block_idx().x * block_dim().x + t;
-        // SAFETY: read only below n; t < THREADS.
-        unsafe { sums.set_unchecked(t, if i < n { *input.add(i as usize) } else { 0.0 }) };
+        // SAFETY: read only below n, which the input holds; t < THREADS.
+        unsafe { sums.set_unchecked(t, if i < n { input.get_unchecked(i) } else { 0.0 }) };
         // Every partial sum is staged before the first step reads them.
         sync_threads();
         let mut s = 1;
@@ -38,7 +38,7 @@ kernel! {
         }
         if t == 0 {
             // SAFETY: the caller gives one output per block.
-            unsafe { global_store(output.add(block_idx().x as usize), sums.get_unchecked(0)) };
+            unsafe { output.set_unchecked(block_idx().x, sums.get_unchecked(0)) };
         }
     }
 }

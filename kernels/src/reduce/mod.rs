@@ -29,7 +29,9 @@ pub mod strided;
 pub mod vectorized;
 pub mod warp_shuffle;
 
-use ptxkit::device::{SharedSlice, WARP_SIZE, lane_id, max_nan, shfl_xor, sync_threads, thread_idx};
+use ptxkit::device::{
+    GlobalSlice, GlobalSliceMut, SharedSlice, WARP_SIZE, lane_id, max_nan, shfl_xor, sync_threads, thread_idx,
+};
 use ptxkit::{Family, Problem};
 
 /// Threads per block, for every variant.
@@ -46,10 +48,10 @@ pub struct Reduce {
 }
 
 impl Problem for Reduce {
-    /// `(input, output, ticket, n)`: `output[b]` gets block b's sum (for [`one_pass`],
-    /// `output[0]` the total and `output[1 + b]` the partial sums); `ticket` is a u32 that is zero
-    /// before the launch and after it (only [`one_pass`] uses it).
-    type Args = (*const f32, *mut f32, *mut u32, u32);
+    /// `(input, output, ticket, n)`: views of the n elements, of the sums (`output[b]` gets block
+    /// b's; for [`one_pass`], `output[0]` the total and `output[1 + b]` the partial sums) and of
+    /// a u32 that is zero before the launch and after it (only [`one_pass`] uses it).
+    type Args = (GlobalSlice<f32>, GlobalSliceMut<f32>, GlobalSliceMut<u32>, u32);
 }
 
 /// Every reduction kernel, in ladder order: the registry's list.

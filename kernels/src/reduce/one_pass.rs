@@ -10,8 +10,7 @@
 use super::vectorized::{grid, thread_walk};
 use super::{Combine, Max, Reduce, Sum, THREADS, WARPS, block_combine};
 use ptxkit::device::{
-    SharedSlice, atomic_add, block_idx, global_store, grid_dim, load_relaxed, store_relaxed, sync_threads,
-    thread_fence, thread_idx,
+    GlobalSlice, GlobalSliceMut, SharedSlice, block_idx, grid_dim, sync_threads, thread_fence, thread_idx,
 };
 use ptxkit::{Dim3, Kernel, SharedMemory, kernel, shared_memory};
 
@@ -29,7 +28,12 @@ shared_memory! {
 /// # Safety
 /// `input` holds n elements, `output` 1 + gridDim.x; `ticket` is zero; the block has THREADS threads.
 #[inline(always)]
-unsafe fn one_pass_body<O: Combine>(input: *const f32, output: *mut f32, ticket: *mut u32, n: u32) {
+unsafe fn one_pass_body<O: Combine>(
+    input: GlobalSlice<f32>,
+    output: GlobalSliceMut<f32>,
+    ticket: GlobalSliceMut<u32>,
+    n: u32,
+) {
     let Scratch { sums, last } = Scratch::carve();
     let t = thread_idx().x;
     let blocks = grid_dim().x;
@@ -38,9 +42,9 @@ unsafe fn one_pass_body<O: Combine>(input: *const f32, output: *mut f32, ticket:
     if t == 0 {
         // SAFETY: the caller gives 1 + gridDim.x outputs and a ticket that is zero.
         unsafe {
-            global_store(output.add(1 + block_idx().x as usize), partial);
+            output.set_unchecked(1 + block_idx().x as usize, partial);
             thread_fence();
-            let taken = atomic_add(ticket, 1u32);
+            let taken = ticket.at_unchecked(0u32).atomic_add(1);
             last.set(0, (taken == blocks - 1) as u32);
         }
     }
@@ -53,7 +57,7 @@ unsafe fn one_pass_body<O: Combine>(input: *const f32, output: *mut f32, ticket:
         let mut b = t;
         while b < blocks {
             // SAFETY: b < gridDim.x: a partial result, read from where every block's store landed.
-            let value = f32::from_bits(unsafe { load_relaxed(output.add(1 + b as usize).cast::<u32>()) });
+            let value = unsafe { output.at_unchecked(1 + b as usize) }.load_relaxed();
             all = O::combine(all, value);
             b += THREADS;
         }
@@ -62,8 +66,8 @@ unsafe fn one_pass_body<O: Combine>(input: *const f32, output: *mut f32, ticket:
         if t == 0 {
             // SAFETY: output[0] and the ticket are the caller's; no block uses the ticket now.
             unsafe {
-                global_store(output, total);
-                store_relaxed(ticket, 0u32);
+                output.set_unchecked(0u32, total);
+                ticket.at_unchecked(0u32).store_relaxed(0);
             }
         }
     }
@@ -71,7 +75,7 @@ unsafe fn one_pass_body<O: Combine>(input: *const f32, output: *mut f32, ticket:
 
 kernel! {
     /// `output[1 + b]` = block b's share; `output[0]` = the total, written by the last block.
-    pub unsafe fn reduce_one_pass(input: *const f32, output: *mut f32, ticket: *mut u32, n: u32) {
+    pub unsafe fn reduce_one_pass(input: GlobalSlice<f32>, output: GlobalSliceMut<f32>, ticket: GlobalSliceMut<u32>, n: u32) {
         // SAFETY: forwarded from the kernel's contract; KERNEL launches THREADS threads.
         unsafe { one_pass_body::<Sum>(input, output, ticket, n) }
     }
@@ -79,7 +83,7 @@ kernel! {
 
 kernel! {
     /// `output[1 + b]` = block b's maximum; `output[0]` = the input's, written by the last block.
-    pub unsafe fn reduce_max_one_pass(input: *const f32, output: *mut f32, ticket: *mut u32, n: u32) {
+    pub unsafe fn reduce_max_one_pass(input: GlobalSlice<f32>, output: GlobalSliceMut<f32>, ticket: GlobalSliceMut<u32>, n: u32) {
         // SAFETY: forwarded from the kernel's contract; MAX_KERNEL launches THREADS threads.
         unsafe { one_pass_body::<Max>(input, output, ticket, n) }
     }

@@ -5,7 +5,7 @@
 
 use super::{Combine, Reduce, Sum, THREADS, WARPS, block_sum};
 use ptxkit::device::{
-    Float4, SharedSlice, block_idx, global_store, grid_dim, is_aligned4, load4, thread_idx, unrolled,
+    Float4, GlobalSlice, GlobalSliceMut, SharedSlice, block_idx, grid_dim, is_aligned4, thread_idx, unrolled,
 };
 use ptxkit::{Dim3, Kernel, Occupancy, SharedMemory, kernel, shared_memory};
 
@@ -27,11 +27,12 @@ shared_memory! {
 /// # Safety
 /// `input` holds n elements.
 #[inline(always)]
-pub(crate) unsafe fn thread_walk<O: Combine>(input: *const f32, n: u32) -> f32 {
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub(crate) unsafe fn thread_walk<O: Combine>(input: GlobalSlice<f32>, n: u32) -> f32 {
     let threads = grid_dim().x * THREADS;
     let g = block_idx().x * THREADS + thread_idx().x;
     let mut lanes = [O::IDENTITY; 4];
-    if is_aligned4(input) {
+    if is_aligned4(input.as_ptr()) {
         let quads = n / 4;
         let mut q = g;
         // SAFETY (loads): every float4 read is below quads, inside the input, 16-byte aligned.
@@ -40,25 +41,25 @@ pub(crate) unsafe fn thread_walk<O: Combine>(input: *const f32, n: u32) -> f32 {
             // iterator went to local memory (160 bytes of stack in the ptxas report).
             let mut loaded = [Float4::default(); LOADS_IN_FLIGHT as usize];
             unrolled::<LOADS_IN_FLIGHT>(|k| {
-                loaded[k as usize] = unsafe { load4(input.add(4 * (q + k * threads) as usize)) }
+                loaded[k as usize] = unsafe { input.get4_unchecked(4 * (q + k * threads) as usize) }
             });
             unrolled::<LOADS_IN_FLIGHT>(|k| add_lanes::<O>(&mut lanes, loaded[k as usize]));
             q += LOADS_IN_FLIGHT * threads;
         }
         while q < quads {
-            add_lanes::<O>(&mut lanes, unsafe { load4(input.add(4 * q as usize)) });
+            add_lanes::<O>(&mut lanes, unsafe { input.get4_unchecked(4 * q as usize) });
             q += threads;
         }
         let tail = 4 * quads + g;
         if tail < n {
             // SAFETY: tail < n.
-            lanes[0] = O::combine(lanes[0], unsafe { *input.add(tail as usize) });
+            lanes[0] = O::combine(lanes[0], unsafe { input.get_unchecked(tail) });
         }
     } else {
         let mut i = g;
         while i < n {
             // SAFETY: i < n.
-            lanes[0] = O::combine(lanes[0], unsafe { *input.add(i as usize) });
+            lanes[0] = O::combine(lanes[0], unsafe { input.get_unchecked(i) });
             i += threads;
         }
     }
@@ -84,13 +85,13 @@ pub(crate) const fn grid(p: &Reduce, _: Occupancy) -> Dim3 {
 
 kernel! {
     /// `output[b]` = block b's share of the sum.
-    pub unsafe fn reduce_vectorized(input: *const f32, output: *mut f32, _ticket: *mut u32, n: u32) {
+    pub unsafe fn reduce_vectorized(input: GlobalSlice<f32>, output: GlobalSliceMut<f32>, _ticket: GlobalSliceMut<u32>, n: u32) {
         let WarpSums { sums } = WarpSums::carve();
         // SAFETY: the input holds n elements; the block has THREADS threads.
         let total = unsafe { block_sum(sums, thread_walk::<Sum>(input, n)) };
         if thread_idx().x == 0 {
             // SAFETY: the caller gives one output per block.
-            unsafe { global_store(output.add(block_idx().x as usize), total) };
+            unsafe { output.set_unchecked(block_idx().x, total) };
         }
     }
 }

@@ -4,7 +4,7 @@
 
 use super::first_add::element_or_zero;
 use super::{Reduce, THREADS, fold, warp_sum};
-use ptxkit::device::{SharedSlice, WARP_SIZE, block_idx, global_store, sync_threads, thread_idx};
+use ptxkit::device::{GlobalSlice, GlobalSliceMut, SharedSlice, WARP_SIZE, block_idx, sync_threads, thread_idx};
 use ptxkit::{Dim3, Kernel, SharedMemory, kernel, shared_memory};
 
 shared_memory! {
@@ -16,7 +16,7 @@ shared_memory! {
 
 kernel! {
     /// `output[b]` = the sum of elements b·512 .. b·512 + 512 (those below n).
-    pub unsafe fn reduce_warp_shuffle(input: *const f32, output: *mut f32, _ticket: *mut u32, n: u32) {
+    pub unsafe fn reduce_warp_shuffle(input: GlobalSlice<f32>, output: GlobalSliceMut<f32>, _ticket: GlobalSliceMut<u32>, n: u32) {
         let Partials { sums } = Partials::carve();
         let t = thread_idx().x;
         let i = block_idx().x * 2 * THREADS + t;
@@ -34,7 +34,7 @@ kernel! {
             let sum = warp_sum(unsafe { sums.get_unchecked(t) + sums.get_unchecked(t + WARP_SIZE) });
             if t == 0 {
                 // SAFETY: the caller gives one output per block.
-                unsafe { global_store(output.add(block_idx().x as usize), sum) };
+                unsafe { output.set_unchecked(block_idx().x, sum) };
             }
         }
     }

@@ -58,13 +58,13 @@ pub fn launch(
     check_len("output", output.len(), output_len(kernel, problem))?;
     check_len("ticket", ticket.len(), 1)?;
     let args = (
-        input.address(backend)? as *const f32,
-        output.address_mut(backend)? as *mut f32,
-        ticket.address_mut(backend)? as *mut u32,
+        input.view(backend)?.head(problem.n),
+        output.view_mut(backend)?.head(output_len(kernel, problem)),
+        ticket.view_mut(backend)?.head(1u32),
         problem.n,
     );
-    // SAFETY: each pointer is its array's address on this backend; the input holds the n elements
-    // the kernels read, the output the sums they write, and the ticket its one word.
+    // SAFETY: each view is its array's on this backend, borrowed for the launch: the n elements the
+    // kernels read, the sums they write, and the ticket's one word.
     unsafe { backend.launch_from(source.module(), kernel, problem, args, &[input, &*output, &*ticket]) }
 }
 

@@ -67,7 +67,7 @@ pub trait AtomicOrd: Copy + sealed::Sealed {
     unsafe fn atomic_max(ptr: *mut Self, value: Self) -> Self;
 }
 
-/// A word `atom.global.exch` / `.cas` and the ordered loads and stores move: u32, u64.
+/// A word `atom.global.exch` / `.cas` and the ordered loads and stores move: u32, u64, f32.
 pub trait AtomicWord: Copy + sealed::Sealed {
     #[doc(hidden)]
     unsafe fn atomic_exch(ptr: *mut Self, value: Self) -> Self;
@@ -179,6 +179,47 @@ atomic_word!(
     u32 => atomic_exch_u32, atomic_cas_u32, load_acquire_u32, load_relaxed_u32, store_release_u32, store_relaxed_u32;
     u64 => atomic_exch_u64, atomic_cas_u64, load_acquire_u64, load_relaxed_u64, store_release_u64, store_relaxed_u64
 );
+
+/// An f32 moves as its 32 bits: the same instructions as a u32 (a value published for other
+/// blocks, read back with the memory model's loads).
+impl AtomicWord for f32 {
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    unsafe fn atomic_exch(ptr: *mut Self, value: Self) -> Self {
+        // SAFETY: forwarded from `atomic_exch`; f32 and u32 have one size and alignment.
+        f32::from_bits(unsafe { u32::atomic_exch(ptr.cast(), value.to_bits()) })
+    }
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    unsafe fn atomic_cas(ptr: *mut Self, expected: Self, new: Self) -> Self {
+        // SAFETY: as above; the comparison is of the bits.
+        f32::from_bits(unsafe { u32::atomic_cas(ptr.cast(), expected.to_bits(), new.to_bits()) })
+    }
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    unsafe fn load_acquire(ptr: *const Self) -> Self {
+        // SAFETY: as above.
+        f32::from_bits(unsafe { u32::load_acquire(ptr.cast()) })
+    }
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    unsafe fn load_relaxed(ptr: *const Self) -> Self {
+        // SAFETY: as above.
+        f32::from_bits(unsafe { u32::load_relaxed(ptr.cast()) })
+    }
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    unsafe fn store_release(ptr: *mut Self, value: Self) {
+        // SAFETY: as above.
+        unsafe { u32::store_release(ptr.cast(), value.to_bits()) }
+    }
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    unsafe fn store_relaxed(ptr: *mut Self, value: Self) {
+        // SAFETY: as above.
+        unsafe { u32::store_relaxed(ptr.cast(), value.to_bits()) }
+    }
+}
 
 /// `atomicAdd(ptr, value)`: adds `value` to `*ptr` indivisibly; returns the old value. (f32 adds
 /// round, and their order varies from run to run: sums built this way are not reproducible.)

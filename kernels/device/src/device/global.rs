@@ -65,9 +65,7 @@ pub struct GlobalSliceMut<T> {
 #[derive(Clone, Copy)]
 pub struct GlobalMatrix<T> {
     ptr: *const T,
-    rows: u32,
-    cols: u32,
-    pitch: u32,
+    extents: MatrixExtents,
 }
 
 /// A `rows × cols` matrix of `T` in global memory, as [`GlobalMatrix`], read and written.
@@ -75,9 +73,29 @@ pub struct GlobalMatrix<T> {
 #[derive(Clone, Copy)]
 pub struct GlobalMatrixMut<T> {
     ptr: *mut T,
-    rows: u32,
-    cols: u32,
-    pitch: u32,
+    extents: MatrixExtents,
+}
+
+/// A global matrix's rows, columns and pitch (elements from one row to the next): its second PTX
+/// parameter.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MatrixExtents {
+    pub rows: u32,
+    pub cols: u32,
+    pub pitch: u32,
+}
+
+impl MatrixExtents {
+    /// Elements from the matrix's first to just past its last.
+    #[cfg(not(target_arch = "nvptx64"))]
+    fn span(&self) -> usize {
+        if self.rows == 0 || self.cols == 0 {
+            0
+        } else {
+            (self.rows as usize - 1) * self.pitch as usize + self.cols as usize
+        }
+    }
 }
 
 /// One element of a read-only view, its index already checked (or promised).
@@ -175,7 +193,8 @@ impl<T: Copy> GlobalSlice<T> {
         let i = i.index();
         check_index(self.ptr.cast(), i, self.len, size_of::<T>());
         Element {
-            ptr: self.ptr.wrapping_add(i),
+            // SAFETY: i < len, checked above on both targets: inside the view.
+            ptr: unsafe { self.ptr.add(i) },
         }
     }
 
@@ -189,7 +208,8 @@ impl<T: Copy> GlobalSlice<T> {
         let i = i.index();
         emulator_check_index(self.ptr.cast(), i, self.len, size_of::<T>());
         Element {
-            ptr: self.ptr.wrapping_add(i),
+            // SAFETY: i < len by the caller's promise (checked on the emulator).
+            ptr: unsafe { self.ptr.add(i) },
         }
     }
 }
@@ -204,8 +224,12 @@ impl GlobalSlice<f32> {
     pub unsafe fn get4_unchecked(&self, i: impl GlobalIndex) -> Float4 {
         let i = i.index();
         emulator_check_index(self.ptr.cast(), i.saturating_add(3), self.len, 4);
-        // SAFETY: in bounds and aligned by the caller's promise.
-        unsafe { super::load4(self.ptr.wrapping_add(i)) }
+        // SAFETY: i + 4 ≤ len by the caller's promise.
+        let ptr = unsafe { self.ptr.add(i) };
+        #[cfg(not(target_arch = "nvptx64"))]
+        super::emulated::check_aligned4(ptr, "load");
+        // SAFETY: in bounds and 16-byte aligned by the caller's promise (the emulator checks both).
+        unsafe { super::backend::global_load(ptr.cast::<Float4>()) }
     }
 }
 
@@ -313,7 +337,8 @@ impl<T: Copy> GlobalSliceMut<T> {
         let i = i.index();
         check_index(self.ptr.cast_const().cast(), i, self.len, size_of::<T>());
         ElementMut {
-            ptr: self.ptr.wrapping_add(i),
+            // SAFETY: i < len, checked above on both targets: inside the view.
+            ptr: unsafe { self.ptr.add(i) },
         }
     }
 
@@ -327,7 +352,8 @@ impl<T: Copy> GlobalSliceMut<T> {
         let i = i.index();
         emulator_check_index(self.ptr.cast_const().cast(), i, self.len, size_of::<T>());
         ElementMut {
-            ptr: self.ptr.wrapping_add(i),
+            // SAFETY: i < len by the caller's promise (checked on the emulator).
+            ptr: unsafe { self.ptr.add(i) },
         }
     }
 }
@@ -353,8 +379,12 @@ impl GlobalSliceMut<f32> {
     pub unsafe fn set4_unchecked(&self, i: impl GlobalIndex, value: Float4) {
         let i = i.index();
         emulator_check_index(self.ptr.cast_const().cast(), i.saturating_add(3), self.len, 4);
-        // SAFETY: in bounds and aligned by the caller's promise.
-        unsafe { super::store4(self.ptr.wrapping_add(i), value) }
+        // SAFETY: i + 4 ≤ len by the caller's promise.
+        let ptr = unsafe { self.ptr.add(i) };
+        #[cfg(not(target_arch = "nvptx64"))]
+        super::emulated::check_aligned4(ptr, "store");
+        // SAFETY: in bounds and 16-byte aligned by the caller's promise (the emulator checks both).
+        unsafe { super::backend::global_write(ptr.cast::<Float4>(), value) }
     }
 }
 
@@ -531,33 +561,35 @@ macro_rules! matrix_common {
             pub const unsafe fn from_raw_parts(ptr: $ptr, rows: u32, cols: u32, pitch: u32) -> Self {
                 $view {
                     ptr,
-                    rows,
-                    cols,
-                    pitch,
+                    extents: MatrixExtents { rows, cols, pitch },
                 }
             }
 
             #[inline(always)]
             pub fn rows(&self) -> u32 {
-                self.rows
+                self.extents.rows
             }
 
             #[inline(always)]
             pub fn cols(&self) -> u32 {
-                self.cols
+                self.extents.cols
             }
 
             #[inline(always)]
             pub fn pitch(&self) -> u32 {
-                self.pitch
+                self.extents.pitch
             }
 
             /// Row `row` as a slice of `cols` elements (none when `row ≥ rows`).
             #[inline(always)]
             pub fn row(self, row: u32) -> $slice<T> {
                 $slice {
-                    ptr: self.ptr.wrapping_add(row as usize * self.pitch as usize),
-                    len: if row < self.rows { self.cols as usize } else { 0 },
+                    ptr: self.ptr.wrapping_add(row as usize * self.extents.pitch as usize),
+                    len: if row < self.extents.rows {
+                        self.extents.cols as usize
+                    } else {
+                        0
+                    },
                 }
             }
 
@@ -568,7 +600,7 @@ macro_rules! matrix_common {
                 check_index(
                     (self.ptr as *const T).cast(),
                     row as usize,
-                    self.rows as usize,
+                    self.extents.rows as usize,
                     MATRIX_ROW,
                 );
                 self.row(row).get(col)
@@ -584,7 +616,7 @@ macro_rules! matrix_common {
                 emulator_check_index(
                     (self.ptr as *const T).cast(),
                     row as usize,
-                    self.rows as usize,
+                    self.extents.rows as usize,
                     MATRIX_ROW,
                 );
                 // SAFETY: forwarded from the caller.
@@ -613,9 +645,11 @@ impl<T: Copy> GlobalMatrix<T> {
         );
         GlobalMatrix {
             ptr: values.as_ptr(),
-            rows,
-            cols,
-            pitch: cols,
+            extents: MatrixExtents {
+                rows,
+                cols,
+                pitch: cols,
+            },
         }
     }
 }
@@ -633,9 +667,11 @@ impl<T: Copy> GlobalMatrixMut<T> {
         );
         GlobalMatrixMut {
             ptr: values.as_mut_ptr(),
-            rows,
-            cols,
-            pitch: cols,
+            extents: MatrixExtents {
+                rows,
+                cols,
+                pitch: cols,
+            },
         }
     }
 
@@ -644,9 +680,7 @@ impl<T: Copy> GlobalMatrixMut<T> {
     pub fn as_const(self) -> GlobalMatrix<T> {
         GlobalMatrix {
             ptr: self.ptr,
-            rows: self.rows,
-            cols: self.cols,
-            pitch: self.pitch,
+            extents: self.extents,
         }
     }
 
@@ -658,7 +692,7 @@ impl<T: Copy> GlobalMatrixMut<T> {
         check_index(
             self.ptr.cast_const().cast(),
             row as usize,
-            self.rows as usize,
+            self.extents.rows as usize,
             MATRIX_ROW,
         );
         self.row(row).set(col, value)
@@ -672,7 +706,7 @@ impl<T: Copy> GlobalMatrixMut<T> {
         emulator_check_index(
             self.ptr.cast_const().cast(),
             row as usize,
-            self.rows as usize,
+            self.extents.rows as usize,
             MATRIX_ROW,
         );
         // SAFETY: forwarded from the caller.
@@ -707,51 +741,96 @@ fn emulator_check_index(base: *const u8, index: usize, len: usize, element_bytes
     let _ = (base, index, len, element_bytes);
 }
 
-// SAFETY (the four views): `#[repr(C)]` of a pointer and integers, the same bytes on the host and
-// on nvptx64 (`.param .align 8 .b8 [16]` or `[24]`); the launch's contract makes the pointer
-// valid for the extents where the kernel runs.
-unsafe impl<T: Copy> crate::Param for GlobalSlice<T> {
+// The four views as kernel parameters: the pointer, then the extents, each a PTX parameter of its
+// own, so that the compiler knows the pointer is global memory (see `KernelParam`).
+
+// SAFETY: the parts are the fields `ptr` and `len`, in order, whose bytes the `.u64` parameters
+// of the head and the tail read; `join` puts them back. The launch's contract makes the pointer
+// valid for `len` elements where the kernel runs.
+unsafe impl<T: Copy> crate::KernelParam for GlobalSlice<T> {
+    type Head = *const T;
+    type Tail = usize;
+
+    #[inline(always)]
+    fn join(ptr: *const T, len: usize) -> Self {
+        GlobalSlice { ptr, len }
+    }
+
+    #[cfg(not(target_arch = "nvptx64"))]
+    fn parts(&mut self) -> ([*mut core::ffi::c_void; 2], usize) {
+        ([(&raw mut self.ptr).cast(), (&raw mut self.len).cast()], 2)
+    }
+
     #[cfg(not(target_arch = "nvptx64"))]
     fn global_region(&self) -> Option<crate::params::GlobalRegion> {
         Some(crate::params::GlobalRegion::of(self.ptr, self.len, false))
     }
 }
-// SAFETY: as above.
-unsafe impl<T: Copy> crate::Param for GlobalSliceMut<T> {
+
+// SAFETY: as for `GlobalSlice`.
+unsafe impl<T: Copy> crate::KernelParam for GlobalSliceMut<T> {
+    type Head = *mut T;
+    type Tail = usize;
+
+    #[inline(always)]
+    fn join(ptr: *mut T, len: usize) -> Self {
+        GlobalSliceMut { ptr, len }
+    }
+
+    #[cfg(not(target_arch = "nvptx64"))]
+    fn parts(&mut self) -> ([*mut core::ffi::c_void; 2], usize) {
+        ([(&raw mut self.ptr).cast(), (&raw mut self.len).cast()], 2)
+    }
+
     #[cfg(not(target_arch = "nvptx64"))]
     fn global_region(&self) -> Option<crate::params::GlobalRegion> {
         Some(crate::params::GlobalRegion::of(self.ptr.cast_const(), self.len, true))
     }
 }
-// SAFETY: as above.
-unsafe impl<T: Copy> crate::Param for GlobalMatrix<T> {
+
+// SAFETY: the parts are the fields `ptr` and `extents` (a `#[repr(C)]` struct of three u32, one
+// `.param .align 4 .b8 [12]`), in order; `join` puts them back.
+unsafe impl<T: Copy> crate::KernelParam for GlobalMatrix<T> {
+    type Head = *const T;
+    type Tail = MatrixExtents;
+
+    #[inline(always)]
+    fn join(ptr: *const T, extents: MatrixExtents) -> Self {
+        GlobalMatrix { ptr, extents }
+    }
+
+    #[cfg(not(target_arch = "nvptx64"))]
+    fn parts(&mut self) -> ([*mut core::ffi::c_void; 2], usize) {
+        ([(&raw mut self.ptr).cast(), (&raw mut self.extents).cast()], 2)
+    }
+
     #[cfg(not(target_arch = "nvptx64"))]
     fn global_region(&self) -> Option<crate::params::GlobalRegion> {
-        Some(crate::params::GlobalRegion::of(
-            self.ptr,
-            matrix_span(self.rows, self.cols, self.pitch),
-            false,
-        ))
+        Some(crate::params::GlobalRegion::of(self.ptr, self.extents.span(), false))
     }
 }
-// SAFETY: as above.
-unsafe impl<T: Copy> crate::Param for GlobalMatrixMut<T> {
+
+// SAFETY: as for `GlobalMatrix`.
+unsafe impl<T: Copy> crate::KernelParam for GlobalMatrixMut<T> {
+    type Head = *mut T;
+    type Tail = MatrixExtents;
+
+    #[inline(always)]
+    fn join(ptr: *mut T, extents: MatrixExtents) -> Self {
+        GlobalMatrixMut { ptr, extents }
+    }
+
+    #[cfg(not(target_arch = "nvptx64"))]
+    fn parts(&mut self) -> ([*mut core::ffi::c_void; 2], usize) {
+        ([(&raw mut self.ptr).cast(), (&raw mut self.extents).cast()], 2)
+    }
+
     #[cfg(not(target_arch = "nvptx64"))]
     fn global_region(&self) -> Option<crate::params::GlobalRegion> {
         Some(crate::params::GlobalRegion::of(
             self.ptr.cast_const(),
-            matrix_span(self.rows, self.cols, self.pitch),
+            self.extents.span(),
             true,
         ))
-    }
-}
-
-/// Elements from a matrix's first to just past its last.
-#[cfg(not(target_arch = "nvptx64"))]
-fn matrix_span(rows: u32, cols: u32, pitch: u32) -> usize {
-    if rows == 0 || cols == 0 {
-        0
-    } else {
-        (rows as usize - 1) * pitch as usize + cols as usize
     }
 }

@@ -41,7 +41,9 @@ pub use atomic::{
     AtomicAdd, AtomicOrd, AtomicWord, SharedAtomicAdd, atomic_add, atomic_cas, atomic_exch, atomic_max, atomic_min,
     load_acquire, load_relaxed, red_add, store_relaxed, store_release, thread_fence, thread_fence_block,
 };
-pub use global::{Element, ElementMut, GlobalIndex, GlobalMatrix, GlobalMatrixMut, GlobalSlice, GlobalSliceMut};
+pub use global::{
+    Element, ElementMut, GlobalIndex, GlobalMatrix, GlobalMatrixMut, GlobalSlice, GlobalSliceMut, MatrixExtents,
+};
 pub use shared::{DynamicShared, MatrixLayout, SharedMatrix, SharedSlice, region};
 pub use unroll::{unrolled, unrolled_to};
 pub use vector::{Float4, is_aligned4, load4, store4};

@@ -173,6 +173,9 @@ pub(crate) struct BlockRun {
     epoch: Cell<u32>,
     /// What every thread of the block knows of other blocks' accesses since its last barrier.
     known: RefCell<super::order::Clock>,
+    /// Words the block's threads read with relaxed loads before its last barrier, which a fence
+    /// after it acquires.
+    read_before_barrier: RefCell<Vec<usize>>,
     shape: LaunchShape,
     threads: u32,
     /// What the device layer answers for each thread.
@@ -194,6 +197,7 @@ impl BlockRun {
             linear: Cell::new(0),
             epoch: Cell::new(0),
             known: RefCell::new(Default::default()),
+            read_before_barrier: RefCell::new(Vec::new()),
             shape: *shape,
             threads,
             currents: Vec::with_capacity(threads as usize),
@@ -281,6 +285,7 @@ impl BlockRun {
         self.linear.set(linear);
         self.epoch.set(0);
         self.known.borrow_mut().clear();
+        self.read_before_barrier.borrow_mut().clear();
         self.trace_paths.set(linear == 0);
         self.reset();
         let mut threads = Vec::with_capacity(self.threads as usize);
@@ -567,12 +572,17 @@ impl BlockRun {
         s.block_epoch += 1;
         self.epoch.set(s.block_epoch);
         if self.launch().views.is_some() {
-            // What each thread acquired before the barrier, every thread knows after it.
+            // What each thread acquired before the barrier, every thread knows after it; what
+            // each read with relaxed loads, every thread's next fence acquires.
             let mut known = self.known.borrow_mut();
+            let mut read = self.read_before_barrier.borrow_mut();
             for current in &self.currents {
                 let mut order = current.order.borrow_mut();
                 known.join(&order.acquired);
                 order.acquired.clear();
+                for address in order.take_pending() {
+                    super::order::remember(&mut read, address);
+                }
             }
         }
         s.at_barrier = 0;
@@ -702,26 +712,26 @@ impl BlockRun {
         address: usize,
         sync: super::order::Sync,
     ) {
-        let known = self.known.borrow();
+        let (known, read) = (self.known.borrow(), self.read_before_barrier.borrow());
         views.sync.atomic(
             address,
             sync,
-            self.agent(current, &known, &mut current.order.borrow_mut()),
+            self.agent(current, (&known, &read), &mut current.order.borrow_mut()),
         );
     }
 
     /// Orders `current`'s `thread_fence`.
     pub fn order_fence(&self, current: &Current, views: &super::memory::Views) {
-        let known = self.known.borrow();
+        let (known, read) = (self.known.borrow(), self.read_before_barrier.borrow());
         views
             .sync
-            .fence(self.agent(current, &known, &mut current.order.borrow_mut()));
+            .fence(self.agent(current, (&known, &read), &mut current.order.borrow_mut()));
     }
 
     fn agent<'a>(
         &self,
         current: &Current,
-        known: &'a super::order::Clock,
+        (known, read_before_barrier): (&'a super::order::Clock, &'a [usize]),
         thread: &'a mut super::order::ThreadOrder,
     ) -> super::order::Agent<'a> {
         super::order::Agent {
@@ -729,6 +739,7 @@ impl BlockRun {
             tid: current.tid,
             epoch: self.epoch.get(),
             known,
+            read_before_barrier,
             thread,
         }
     }

@@ -125,6 +125,12 @@ pub(crate) struct ThreadOrder {
 const PENDING_LIMIT: usize = 64;
 
 impl ThreadOrder {
+    /// The words this thread read with relaxed loads since its last fence, handed to its block at
+    /// a barrier.
+    pub fn take_pending(&mut self) -> Vec<usize> {
+        std::mem::take(&mut self.pending)
+    }
+
     pub fn reset(&mut self) {
         self.acquired.clear();
         self.pending.clear();
@@ -190,12 +196,14 @@ pub(crate) enum Sync {
     ReadModifyWrite,
 }
 
-/// Who makes an access: the thread, its block, and what the block knows.
+/// Who makes an access: the thread, its block, what the block knows, and the words its threads
+/// read with relaxed loads and read-modify-writes before its last barrier.
 pub(crate) struct Agent<'a> {
     pub block: u32,
     pub tid: u32,
     pub epoch: u32,
     pub known: &'a Clock,
+    pub read_before_barrier: &'a [usize],
     pub thread: &'a mut ThreadOrder,
 }
 
@@ -214,6 +222,7 @@ impl SyncWords {
             epoch,
             known,
             thread,
+            ..
         } = agent;
         match sync {
             Sync::Acquire => {
@@ -241,16 +250,23 @@ impl SyncWords {
     }
 
     /// A `thread_fence` by `agent`: what its relaxed reads since the last fence read becomes
-    /// acquired, and what it knows now is what its relaxed writes after the fence release.
+    /// acquired, and what it knows now is what its relaxed writes after the fence release. The
+    /// relaxed reads of the block's other threads before a barrier count as its own: a barrier
+    /// orders them before the fence (the last-block pattern: thread 0 takes the ticket, the block
+    /// meets, every thread fences and reads what the other blocks published).
     pub fn fence(&self, agent: Agent) {
         let Agent {
             block,
             tid,
             epoch,
             known,
+            read_before_barrier,
             thread,
         } = agent;
-        for address in std::mem::take(&mut thread.pending) {
+        for address in std::mem::take(&mut thread.pending)
+            .into_iter()
+            .chain(read_before_barrier.iter().copied())
+        {
             if let Some(clock) = self.shard(address).get(&address) {
                 thread.acquired.join(clock);
             }
@@ -260,7 +276,8 @@ impl SyncWords {
     }
 }
 
-fn remember(pending: &mut Vec<usize>, address: usize) {
+/// Adds `address` to the words read since a fence (once; the oldest dropped past the limit).
+pub(crate) fn remember(pending: &mut Vec<usize>, address: usize) {
     if !pending.contains(&address) {
         if pending.len() == PENDING_LIMIT {
             pending.remove(0);
@@ -305,6 +322,7 @@ mod tests {
             tid: 0,
             epoch: 0,
             known,
+            read_before_barrier: &[],
             thread,
         }
     }
