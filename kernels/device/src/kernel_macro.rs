@@ -102,15 +102,19 @@ macro_rules! kernel {
     (@attrs $flags:tt [$($keep:tt)*] [$($bounds:tt)*] #[$($attr:tt)*] $($rest:tt)*) => {
         $crate::kernel!(@attrs $flags [$($keep)* #[$($attr)*]] [$($bounds)*] $($rest)*);
     };
-    // A kernel without generic parameters.
-    (@attrs $flags:tt [$($keep:tt)*] $bounds:tt
-        $vis:vis unsafe fn $name:ident($($arg:ident : $ty:ty),* $(,)?) $body:block
-    ) => {
-        $crate::kernel!(@define $flags [$($keep)*] $bounds $vis $name [] ($($arg : $ty),*) [($($ty,)*)] $body);
-    };
     // A generic kernel: its parameters, one at a time, into `[kind name type?]` and declarations.
     (@attrs $flags:tt $keep:tt $bounds:tt $vis:vis unsafe fn $name:ident < $($rest:tt)*) => {
         $crate::kernel!(@generics $flags $keep $bounds $vis $name [] [] $($rest)*);
+    };
+    // A kernel without generic parameters. Its parameter list travels twice: parsed, and as
+    // written (`$raw`, for the PTX entry, which looks at how each type is spelled).
+    (@attrs $flags:tt [$($keep:tt)*] $bounds:tt $vis:vis unsafe fn $name:ident $raw:tt $body:block) => {
+        $crate::kernel!(@plain $flags [$($keep)*] $bounds $vis $name $raw $raw $body);
+    };
+    (@plain $flags:tt $keep:tt $bounds:tt $vis:vis $name:ident
+        ($($arg:ident : $ty:ty),* $(,)?) $raw:tt $body:block
+    ) => {
+        $crate::kernel!(@define $flags $keep $bounds $vis $name [] ($($arg : $ty),*) [($($ty,)*)] $raw $body);
     };
     (@generics $flags:tt $keep:tt $bounds:tt $vis:vis $name:ident [$($params:tt)*] [$($decl:tt)*]
         const $p:ident : $t:ty , $($rest:tt)*
@@ -135,8 +139,13 @@ macro_rules! kernel {
             [$($decl)* $p $(: $($b1)::+ $(<$($a1 = $t1),*>)? $(+ $($b2)::+ $(<$($a2 = $t2),*>)?)*)?,] $($rest)*);
     };
     // The generic body, a type naming its parameter list for each instance, then the instances.
-    (@generic $flags:tt [$($keep:tt)*] $bounds:tt $vis:vis $name:ident [$($params:tt)*] [$($decl:tt)*]
-        ($($arg:ident : $ty:ty),* $(,)?) $body:block
+    (@generic $flags:tt $keep:tt $bounds:tt $vis:vis $name:ident $params:tt $decl:tt
+        $raw:tt $body:block instances $instances:tt
+    ) => {
+        $crate::kernel!(@generic_body $flags $keep $bounds $vis $name $params $decl $raw $raw $body instances $instances);
+    };
+    (@generic_body $flags:tt [$($keep:tt)*] $bounds:tt $vis:vis $name:ident [$($params:tt)*] [$($decl:tt)*]
+        ($($arg:ident : $ty:ty),* $(,)?) $raw:tt $body:block
         instances { $($instances:tt)* }
     ) => {
         $($keep)*
@@ -158,7 +167,7 @@ macro_rules! kernel {
             }
         }
 
-        $crate::kernel!(@instances $flags $bounds $name [$($params)*] ($($arg : $ty),*) $($instances)*);
+        $crate::kernel!(@instances $flags $bounds $name [$($params)*] ($($arg : $ty),*) $raw $($instances)*);
     };
     (@phantom [type $p:ident]) => { $p };
     (@phantom [const $p:ident $t:ty]) => { () };
@@ -172,48 +181,48 @@ macro_rules! kernel {
         #[allow(non_upper_case_globals)]
         const $p: $t = $value;
     };
-    (@instances $flags:tt $bounds:tt $name:ident $params:tt $args:tt) => {};
-    (@instances $flags:tt $bounds:tt $name:ident $params:tt $args:tt $($rest:tt)+) => {
-        $crate::kernel!(@instance $flags $bounds $name $params $args [] [] $($rest)+);
+    (@instances $flags:tt $bounds:tt $name:ident $params:tt $args:tt $raw:tt) => {};
+    (@instances $flags:tt $bounds:tt $name:ident $params:tt $args:tt $raw:tt $($rest:tt)+) => {
+        $crate::kernel!(@instance $flags $bounds $name $params $args $raw [] [] $($rest)+);
     };
     // An instance's attributes: its own `#[launch_bounds(..)]` apart from the rest.
-    (@instance $flags:tt $bounds:tt $name:ident $params:tt $args:tt $keep:tt $own:tt
+    (@instance $flags:tt $bounds:tt $name:ident $params:tt $args:tt $raw:tt $keep:tt $own:tt
         #[launch_bounds($($b:tt)*)] $($rest:tt)*
     ) => {
-        $crate::kernel!(@instance $flags $bounds $name $params $args $keep [$($b)*] $($rest)*);
+        $crate::kernel!(@instance $flags $bounds $name $params $args $raw $keep [$($b)*] $($rest)*);
     };
-    (@instance $flags:tt $bounds:tt $name:ident $params:tt $args:tt [$($keep:tt)*] $own:tt
+    (@instance $flags:tt $bounds:tt $name:ident $params:tt $args:tt $raw:tt [$($keep:tt)*] $own:tt
         #[$($attr:tt)*] $($rest:tt)*
     ) => {
-        $crate::kernel!(@instance $flags $bounds $name $params $args [$($keep)* #[$($attr)*]] $own $($rest)*);
+        $crate::kernel!(@instance $flags $bounds $name $params $args $raw [$($keep)* #[$($attr)*]] $own $($rest)*);
     };
-    (@instance $flags:tt $bounds:tt $name:ident [$($param:tt)*] ($($arg:ident : $ty:ty),*) [$($keep:tt)*] $own:tt
+    (@instance $flags:tt $bounds:tt $name:ident [$($param:tt)*] ($($arg:ident : $ty:ty),*) $raw:tt [$($keep:tt)*] $own:tt
         $vis:vis $instance:ident = <$($value:tt),* $(,)?> ; $($rest:tt)*
     ) => {
         $crate::kernel!(@define $flags [$($keep)*] $own $vis $instance
-            [$($param $value)*] ($($arg : $ty),*) [<$name::Generics<$($value),*> as $name::Params>::Args]
+            [$($param $value)*] ($($arg : $ty),*) [<$name::Generics<$($value),*> as $name::Params>::Args] $raw
             { unsafe { $name::<$($value),*>($($arg),*) } }
             $bounds);
-        $crate::kernel!(@instances $flags $bounds $name [$($param)*] ($($arg : $ty),*) $($rest)*);
+        $crate::kernel!(@instances $flags $bounds $name [$($param)*] ($($arg : $ty),*) $raw $($rest)*);
     };
     // An instance without bounds of its own takes the kernel's.
-    (@define $flags:tt $keep:tt [] $vis:vis $name:ident $aliases:tt $args:tt $args_ty:tt $body:block $bounds:tt) => {
-        $crate::kernel!(@define $flags $keep $bounds $vis $name $aliases $args $args_ty $body);
+    (@define $flags:tt $keep:tt [] $vis:vis $name:ident $aliases:tt $args:tt $args_ty:tt $raw:tt $body:block $bounds:tt) => {
+        $crate::kernel!(@define $flags $keep $bounds $vis $name $aliases $args $args_ty $raw $body);
     };
-    (@define $flags:tt $keep:tt [$($own:tt)+] $vis:vis $name:ident $aliases:tt $args:tt $args_ty:tt $body:block $bounds:tt) => {
-        $crate::kernel!(@define $flags $keep [$($own)+] $vis $name $aliases $args $args_ty $body);
+    (@define $flags:tt $keep:tt [$($own:tt)+] $vis:vis $name:ident $aliases:tt $args:tt $args_ty:tt $raw:tt $body:block $bounds:tt) => {
+        $crate::kernel!(@define $flags $keep [$($own)+] $vis $name $aliases $args $args_ty $raw $body);
     };
     // One entry: on nvptx64 the PTX entry point (and its launch-bounds record); on the host the
     // emulator's form. `$aliases` name the generic parameters of an instance inside both.
     (@define [$($flags:tt)*] [$($keep:tt)*] [$($bounds:tt)*] $vis:vis $name:ident [$($param:tt $value:tt)*]
-        ($($arg:ident : $ty:ty),*) [$args_ty:ty] $body:block
+        ($($arg:ident : $ty:ty),*) [$args_ty:ty] $raw:tt $body:block
     ) => {
         #[cfg(target_arch = "nvptx64")]
         $($keep)*
         #[allow(non_upper_case_globals)]
         $vis const $name: $crate::KernelFn<$args_ty> = {
             $($crate::kernel!(@alias $param $value);)*
-            $crate::kernel!(@entry [$($flags)*] $name ($($arg : $ty),*) $body);
+            $crate::kernel!(@entry [$($flags)*] $name $raw $body);
             $crate::kernel!(@record $name [$($bounds)*]);
             $crate::kernel!(@flags [$($flags)*] $crate::KernelFn::new(
                 ::core::env!("CARGO_CRATE_NAME"),
@@ -237,44 +246,72 @@ macro_rules! kernel {
         };
     };
     // The PTX entry takes each parameter's parts (`KernelParam`): a view's pointer and extents as
-    // two PTX parameters, anything else as itself. Each parameter gets a name for its tail from
-    // an expansion of its own (`tail`: hygiene keeps them apart), and the body sees the
-    // parameters joined again.
-    (@entry $flags:tt $name:ident ($($arg:ident : $ty:ty),*) $body:block) => {
-        $crate::kernel!(@parts $flags $name [] ($($arg : $ty,)*) $body);
+    // two PTX parameters, anything else as itself. A raw pointer or a primitive is written into
+    // the entry's parameters as it is, so that a kernel without views compiles as if there were
+    // none; any other type is taken as its parts, with a name for its tail from an expansion of
+    // its own (`tail`: hygiene keeps them apart), and joined again before the body.
+    (@entry $flags:tt $name:ident ($($raw:tt)*) $body:block) => {
+        $crate::kernel!(@parts $flags $name [] [] ($($raw)*) $body);
     };
-    (@parts $flags:tt $name:ident [$($done:tt)*] ($arg:ident : $ty:ty, $($rest:tt)*) $body:block) => {
-        $crate::kernel!(@parts $flags $name [$($done)* [$arg tail $ty]] ($($rest)*) $body);
+    // The primitives here are the `Param` impls' (params.rs).
+    (@parts $flags:tt $name:ident [$($params:tt)*] $joins:tt
+        ($arg:ident : *const $t:ty $(, $($rest:tt)*)?) $body:block
+    ) => {
+        $crate::kernel!(@parts $flags $name [$($params)* $arg: *const $t,] $joins ($($($rest)*)?) $body);
     };
-    (@parts [] $name:ident [$([$arg:ident $tail:ident $ty:ty])*] () $body:block) => {
+    (@parts $flags:tt $name:ident [$($params:tt)*] $joins:tt
+        ($arg:ident : *mut $t:ty $(, $($rest:tt)*)?) $body:block
+    ) => {
+        $crate::kernel!(@parts $flags $name [$($params)* $arg: *mut $t,] $joins ($($($rest)*)?) $body);
+    };
+    (@parts $flags:tt $name:ident [$($params:tt)*] $joins:tt
+        ($arg:ident : $prim:ident $(, $($rest:tt)*)?) $body:block
+    ) => {
+        $crate::kernel!(@primitive $prim
+            [$crate::kernel!(@parts $flags $name [$($params)* $arg: $prim,] $joins ($($($rest)*)?) $body);]
+            [$crate::kernel!(@joined $flags $name [$($params)*] $joins ($arg : $prim $(, $($rest)*)?) $body);]
+        );
+    };
+    (@parts $flags:tt $name:ident $params:tt $joins:tt ($arg:ident : $ty:ty $(, $($rest:tt)*)?) $body:block) => {
+        $crate::kernel!(@joined $flags $name $params $joins ($arg : $ty $(, $($rest)*)?) $body);
+    };
+    (@joined $flags:tt $name:ident [$($params:tt)*] [$($joins:tt)*]
+        ($arg:ident : $ty:ty $(, $($rest:tt)*)?) $body:block
+    ) => {
+        $crate::kernel!(@parts $flags $name
+            [$($params)* $arg: <$ty as $crate::KernelParam>::Head, tail: <$ty as $crate::KernelParam>::Tail,]
+            [$($joins)* let $arg = <$ty as $crate::KernelParam>::join($arg, tail);]
+            ($($($rest)*)?) $body);
+    };
+    (@primitive u32 [$($yes:tt)*] $no:tt) => { $($yes)* };
+    (@primitive u64 [$($yes:tt)*] $no:tt) => { $($yes)* };
+    (@primitive i32 [$($yes:tt)*] $no:tt) => { $($yes)* };
+    (@primitive i64 [$($yes:tt)*] $no:tt) => { $($yes)* };
+    (@primitive f32 [$($yes:tt)*] $no:tt) => { $($yes)* };
+    (@primitive f64 [$($yes:tt)*] $no:tt) => { $($yes)* };
+    (@primitive $other:ident $yes:tt [$($no:tt)*]) => { $($no)* };
+    (@parts [] $name:ident [$($params:tt)*] [$($joins:tt)*] () $body:block) => {
         // Inside the const's block the function's name does not clash with the const's; the
         // PTX entry keeps it.
         #[unsafe(no_mangle)]
         #[allow(clippy::too_many_arguments, improper_ctypes_definitions)]
-        unsafe extern "ptx-kernel" fn $name(
-            $($arg: <$ty as $crate::KernelParam>::Head, $tail: <$ty as $crate::KernelParam>::Tail),*
-        ) {
-            $(let $arg = <$ty as $crate::KernelParam>::join($arg, $tail);)*
+        unsafe extern "ptx-kernel" fn $name($($params)*) {
+            $($joins)*
             $body
         }
     };
-    (@parts [sm90a] $name:ident [$([$arg:ident $tail:ident $ty:ty])*] () $body:block) => {
+    (@parts [sm90a] $name:ident [$($params:tt)*] [$($joins:tt)*] () $body:block) => {
         #[cfg(target_feature = "sm_90a")]
         #[unsafe(no_mangle)]
         #[allow(clippy::too_many_arguments, improper_ctypes_definitions)]
-        unsafe extern "ptx-kernel" fn $name(
-            $($arg: <$ty as $crate::KernelParam>::Head, $tail: <$ty as $crate::KernelParam>::Tail),*
-        ) {
-            $(let $arg = <$ty as $crate::KernelParam>::join($arg, $tail);)*
+        unsafe extern "ptx-kernel" fn $name($($params)*) {
+            $($joins)*
             $body
         }
         #[cfg(not(target_feature = "sm_90a"))]
         #[unsafe(no_mangle)]
-        #[allow(clippy::too_many_arguments, improper_ctypes_definitions)]
-        unsafe extern "ptx-kernel" fn $name(
-            $($arg: <$ty as $crate::KernelParam>::Head, $tail: <$ty as $crate::KernelParam>::Tail),*
-        ) {
-            let _ = ($($arg, $tail,)*);
+        #[allow(clippy::too_many_arguments, improper_ctypes_definitions, unused_variables)]
+        unsafe extern "ptx-kernel" fn $name($($params)*) {
             $crate::device::trap()
         }
     };

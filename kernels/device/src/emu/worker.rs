@@ -50,6 +50,8 @@ pub(crate) struct Workers<'a> {
     pub held: AtomicU64,
     pub held_limit: u64,
     pub stop: AtomicBool,
+    /// The first failed block in grid order so far (`u64::MAX`: none).
+    pub first_failed: AtomicU64,
     pub failures: Mutex<Vec<(u64, Failure)>>,
     /// Workers with nothing to do but poll unchanged words (or nothing at all).
     pub idle: AtomicUsize,
@@ -89,6 +91,7 @@ impl<'a> Workers<'a> {
             held: AtomicU64::new(0),
             held_limit: (HELD_THREADS / shape.block.volume()).max(workers as u64),
             stop: AtomicBool::new(false),
+            first_failed: AtomicU64::new(u64::MAX),
             failures: Mutex::new(Vec::new()),
             idle: AtomicUsize::new(0),
             activity: AtomicU64::new(0),
@@ -102,6 +105,7 @@ impl<'a> Workers<'a> {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .push((linear, failure));
+        self.first_failed.fetch_min(linear, Ordering::Relaxed);
         self.stop.store(true, Ordering::Relaxed);
     }
 
@@ -237,6 +241,7 @@ pub(crate) fn work(shared: &Workers, worker: usize) {
             shared.deadlocked.store(true, Ordering::Release);
         }
     }
+    finish_earlier(shared, &mut held, &mut spare);
     for block in &mut held {
         stop(block);
     }
@@ -305,6 +310,18 @@ fn turn(shared: &Workers, held: &mut Vec<Held>, index: usize, spare: &mut Spare)
             spare.parts.push(block.parts);
             true
         }
+    }
+}
+
+/// Once a block has failed, runs on the held blocks before it in grid order until they end, fail
+/// or wait: the launch reports the first failure in grid order, whichever worker's block failed
+/// first in time. A block that waits may wait for a block already stopped, so it is stopped too.
+fn finish_earlier(shared: &Workers, held: &mut Vec<Held>, spare: &mut Spare) {
+    while let Some(index) = held
+        .iter()
+        .position(|h| !h.stalled && h.linear < shared.first_failed.load(Ordering::Relaxed))
+    {
+        turn(shared, held, index, spare);
     }
 }
 
