@@ -559,8 +559,10 @@ fn blocks_waiting_for_each_other_fail_within_the_spin_limit_with_the_poll_line()
             message.starts_with(&format!("at {}", line_of("// WAIT FOR THE OTHER"))),
             "{schedule}: {message}"
         );
+        // Reported about one limit after the last progress; the margin is for a loaded machine
+        // (a minute, the old watchdog's time, would fail).
         assert!(
-            started.elapsed() < ptxkit::emu::spin_limit() * 3,
+            started.elapsed() < ptxkit::emu::spin_limit() * 10,
             "{schedule}: took {:?}",
             started.elapsed()
         );
