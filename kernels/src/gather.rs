@@ -3,7 +3,7 @@
 //! partial`). One thread per output; an index past the source gives NaN rather than a read out of
 //! bounds, so any index array is safe to launch with.
 
-use ptxkit::device::{block_dim, block_idx, global_store, thread_idx};
+use ptxkit::device::{GlobalSlice, GlobalSliceMut, block_dim, block_idx, thread_idx};
 use ptxkit::{Dim3, Kernel, SharedMemory, kernel};
 use ptxkit::{Family, Problem};
 
@@ -15,8 +15,9 @@ pub struct Gather {
 }
 
 impl Problem for Gather {
-    /// `(source, index, output, n, len)`.
-    type Args = (*const f32, *const u32, *mut f32, u32, u32);
+    /// `(source, index, output, n, len)`: views of the len source elements, the n indices and
+    /// the n outputs.
+    type Args = (GlobalSlice<f32>, GlobalSlice<u32>, GlobalSliceMut<f32>, u32, u32);
 }
 
 /// Threads per block.
@@ -24,15 +25,15 @@ pub const BLOCK: u32 = 256;
 
 kernel! {
     /// `output[i] = source[index[i]]` for thread i of the grid; NaN where `index[i] ≥ len`.
-    pub unsafe fn gather(source: *const f32, index: *const u32, output: *mut f32, n: u32, len: u32) {
+    pub unsafe fn gather(source: GlobalSlice<f32>, index: GlobalSlice<u32>, output: GlobalSliceMut<f32>, n: u32, len: u32) {
         let i = block_idx().x * block_dim().x + thread_idx().x;
         if i < n {
             // SAFETY: i < n, inside the index and output arrays (the kernel's contract).
-            let at = unsafe { *index.add(i as usize) };
+            let at = unsafe { index.get_unchecked(i) };
             // SAFETY: at < len, inside the source.
-            let value = if at < len { unsafe { *source.add(at as usize) } } else { f32::NAN };
+            let value = if at < len { unsafe { source.get_unchecked(at) } } else { f32::NAN };
             // SAFETY: as above.
-            unsafe { global_store(output.add(i as usize), value) };
+            unsafe { output.set_unchecked(i, value) };
         }
     }
 }

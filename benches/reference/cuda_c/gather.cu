@@ -1,6 +1,6 @@
 // Gather (kernels::gather): output[i] = source[index[i]], NaN where the index is past the source.
-extern "C" __global__ void gather_cuda(const float* source, const unsigned* index, float* output, unsigned n,
-                                       unsigned len) {
+extern "C" __global__ void gather_cuda(const float* source, size_t source_len, const unsigned* index, size_t index_len,
+                                       float* output, size_t output_len, unsigned n, unsigned len) {
     unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) {
         unsigned at = index[i];

@@ -5,7 +5,8 @@ __device__ __forceinline__ void count(unsigned* counts, unsigned mine, unsigned 
     unsigned peers = __match_any_sync(0xffffffffu, byte);
     if (byte < BINS && __ffs(peers) - 1 == (int)lane) atomicAdd(&counts[mine + byte], __popc(peers));
 }
-extern "C" __global__ void histogram_aggregated_cuda(const unsigned char* input, unsigned* bins, unsigned n) {
+extern "C" __global__ void histogram_aggregated_cuda(const unsigned char* input, size_t input_len, unsigned* bins,
+                                                     size_t bins_len, unsigned n) {
     extern __shared__ unsigned counts[];
     unsigned t = threadIdx.x, lane = t % 32, mine = t / 32 * BINS;
 #pragma unroll

@@ -1,6 +1,7 @@
 // kernels::histogram_f32::shared: bins per block in shared memory, merged once per block.
 #include "histogram_f32.cuh"
-extern "C" __global__ void histogram_f32_shared_cuda(const float* input, unsigned* bins, unsigned n, float lo, float hi) {
+extern "C" __global__ void histogram_f32_shared_cuda(const float* input, size_t input_len, unsigned* bins, size_t bins_len,
+                                                     unsigned n, float lo, float hi) {
     extern __shared__ unsigned counts[];
     unsigned t = threadIdx.x;
     counts[t] = 0;

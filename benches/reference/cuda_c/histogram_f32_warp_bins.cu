@@ -1,8 +1,8 @@
 // kernels::histogram_f32::warp_bins: bins per warp, four samples per 16-byte load.
 #include "histogram_f32.cuh"
 #define WARPS (THREADS / 32u)
-extern "C" __global__ void histogram_f32_warp_bins_cuda(const float* input, unsigned* bins, unsigned n, float lo,
-                                                        float hi) {
+extern "C" __global__ void histogram_f32_warp_bins_cuda(const float* input, size_t input_len, unsigned* bins, size_t bins_len,
+                                                        unsigned n, float lo, float hi) {
     extern __shared__ unsigned counts[];
     unsigned t = threadIdx.x, mine = t / 32 * BINS;
 #pragma unroll

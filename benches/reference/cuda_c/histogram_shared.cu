@@ -1,6 +1,7 @@
 // kernels::histogram::shared: bins per block in shared memory, merged once per block.
 #include "histogram.cuh"
-extern "C" __global__ void histogram_shared_cuda(const unsigned char* input, unsigned* bins, unsigned n) {
+extern "C" __global__ void histogram_shared_cuda(const unsigned char* input, size_t input_len, unsigned* bins,
+                                                 size_t bins_len, unsigned n) {
     extern __shared__ unsigned counts[];
     unsigned t = threadIdx.x;
     counts[t] = 0;

@@ -1,7 +1,8 @@
 // kernels::histogram::vectorized: bins per warp, 16 bytes per load.
 #include "histogram.cuh"
 #define WARPS (THREADS / 32u)
-extern "C" __global__ void histogram_vectorized_cuda(const unsigned char* input, unsigned* bins, unsigned n) {
+extern "C" __global__ void histogram_vectorized_cuda(const unsigned char* input, size_t input_len, unsigned* bins,
+                                                     size_t bins_len, unsigned n) {
     extern __shared__ unsigned counts[];
     unsigned t = threadIdx.x, mine = t / 32 * BINS;
 #pragma unroll

@@ -3,7 +3,8 @@
 #define TILE 32u
 #define ROWS_PER_PASS 8u
 
-extern "C" __global__ void transpose_naive_cuda(const float* input, float* output, unsigned rows, unsigned cols) {
+extern "C" __global__ void transpose_naive_cuda(const float* input, size_t input_len, float* output, size_t output_len,
+                                                unsigned rows, unsigned cols) {
     unsigned col = blockIdx.x * TILE + threadIdx.x;
     unsigned first_row = blockIdx.y * TILE + threadIdx.y;
     if (col < cols) {

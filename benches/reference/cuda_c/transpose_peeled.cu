@@ -13,7 +13,8 @@ __device__ __forceinline__ unsigned peel_misalignment(const float* p, unsigned o
     return ((unsigned)((unsigned long long)p >> 2) + offset) & 3;
 }
 
-extern "C" __global__ void transpose_peeled_cuda(const float* input, float* output, unsigned rows, unsigned cols) {
+extern "C" __global__ void transpose_peeled_cuda(const float* input, size_t input_len, float* output, size_t output_len,
+                                                 unsigned rows, unsigned cols) {
     extern __shared__ float tile[];
     unsigned t = threadIdx.x;
     unsigned tile_row = blockIdx.y * PEEL_T, tile_col = blockIdx.x * PEEL_T;

@@ -129,7 +129,8 @@ __device__ __forceinline__ void skew_edge(float* tile, const float* input, float
     }
 }
 
-extern "C" __global__ void transpose_skewed_cuda(const float* input, float* output, unsigned rows, unsigned cols) {
+extern "C" __global__ void transpose_skewed_cuda(const float* input, size_t input_len, float* output, size_t output_len,
+                                                 unsigned rows, unsigned cols) {
     extern __shared__ float tile[];
     unsigned band = blockIdx.y * SKEW_T, tile_col = blockIdx.x * SKEW_T;
     unsigned long long last_read = ((unsigned long long)band + SKEW_T - 1) * cols + tile_col + 4 * SKEW_CHUNKS_IN;

@@ -6,14 +6,15 @@
 use super::vectorized::{VECTOR, WARPS, WarpBins};
 use super::{BINS, Histogram, THREADS, grid};
 use ptxkit::device::{
-    WARP_SIZE, block_idx, grid_dim, is_aligned4, lane_id, load4, match_any, red_add, sync_threads, thread_idx, unrolled,
+    GlobalSlice, GlobalSliceMut, WARP_SIZE, block_idx, grid_dim, is_aligned4, lane_id, match_any, sync_threads,
+    thread_idx, unrolled,
 };
 use ptxkit::{Dim3, Kernel, SharedMemory, kernel};
 
 kernel! {
     /// `bins[input[i]] += 1` for every i < n: per warp in shared memory, one atomic per distinct
     /// byte of each warp step, 16 bytes per load.
-    pub unsafe fn histogram_aggregated(input: *const u8, bins: *mut u32, n: u32) {
+    pub unsafe fn histogram_aggregated(input: GlobalSlice<u8>, bins: GlobalSliceMut<u32>, n: u32) {
         let WarpBins { counts } = WarpBins::carve();
         let t = thread_idx().x;
         let (mine, lane) = (t / WARP_SIZE * BINS, lane_id());
@@ -29,7 +30,7 @@ kernel! {
                 counts.atomic_add(mine + byte, peers.count_ones());
             }
         };
-        let vectors = if is_aligned4(input) { n / VECTOR } else { 0 };
+        let vectors = if is_aligned4(input.as_ptr()) { n / VECTOR } else { 0 };
         // Every lane of a warp takes the same number of steps (the loop bound is the warp's
         // largest), so that all 32 reach each match.
         let warp_first = g - lane;
@@ -38,7 +39,7 @@ kernel! {
             let mine_v = v + lane;
             let loaded = if mine_v < vectors {
                 // SAFETY: mine_v < n / 16: sixteen bytes inside the input, 16-byte aligned.
-                Some(unsafe { load4(input.add((VECTOR * mine_v) as usize).cast::<f32>()) })
+                Some(unsafe { input.get16_unchecked(VECTOR * mine_v) })
             } else {
                 None
             };
@@ -54,7 +55,7 @@ kernel! {
         while i < n {
             let byte = if i + lane < n {
                 // SAFETY: i + lane < n.
-                (unsafe { *input.add((i + lane) as usize) }) as u32
+                (unsafe { input.get_unchecked(i + lane) }) as u32
             } else {
                 BINS
             };
@@ -67,7 +68,7 @@ kernel! {
         unrolled::<WARPS>(|w| total += counts.get(w * BINS + t));
         if total != 0 {
             // SAFETY: t < 256: a bin.
-            unsafe { red_add(bins.add(t as usize), total) };
+            unsafe { bins.at_unchecked(t) }.red_add(total);
         }
     }
 }

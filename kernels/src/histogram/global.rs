@@ -3,17 +3,17 @@
 //! L2 performs them one after another.
 
 use super::{Histogram, THREADS, grid};
-use ptxkit::device::{block_idx, grid_dim, red_add, thread_idx};
+use ptxkit::device::{GlobalSlice, GlobalSliceMut, block_idx, grid_dim, thread_idx};
 use ptxkit::{Dim3, Kernel, SharedMemory, kernel};
 
 kernel! {
     /// `bins[input[i]] += 1` for every i < n, by a grid-stride walk.
-    pub unsafe fn histogram_global(input: *const u8, bins: *mut u32, n: u32) {
+    pub unsafe fn histogram_global(input: GlobalSlice<u8>, bins: GlobalSliceMut<u32>, n: u32) {
         let threads = grid_dim().x * THREADS;
         let mut i = block_idx().x * THREADS + thread_idx().x;
         while i < n {
             // SAFETY: i < n; a byte indexes one of the 256 bins.
-            unsafe { red_add(bins.add(*input.add(i as usize) as usize), 1u32) };
+            unsafe { bins.at_unchecked(input.get_unchecked(i) as u32) }.red_add(1u32);
             i += threads;
         }
     }

@@ -20,6 +20,7 @@ pub mod shared;
 pub mod vectorized;
 
 use ptxkit::Dim3;
+use ptxkit::device::{GlobalSlice, GlobalSliceMut};
 use ptxkit::{Family, Problem};
 
 /// Bins: one per byte value.
@@ -36,8 +37,9 @@ pub struct Histogram {
 }
 
 impl Problem for Histogram {
-    /// `(input, bins, n)`: n bytes in, [`BINS`] counts out (zero before the launch).
-    type Args = (*const u8, *mut u32, u32);
+    /// `(input, bins, n)`: views of the n bytes in and of the [`BINS`] counts out (zero before
+    /// the launch).
+    type Args = (GlobalSlice<u8>, GlobalSliceMut<u32>, u32);
 }
 
 /// Every histogram kernel, in ladder order: the registry's list.

@@ -3,7 +3,7 @@
 //! atomics per block instead of one per element.
 
 use super::{BINS, Histogram, THREADS, grid};
-use ptxkit::device::{SharedSlice, block_idx, grid_dim, red_add, sync_threads, thread_idx};
+use ptxkit::device::{GlobalSlice, GlobalSliceMut, SharedSlice, block_idx, grid_dim, sync_threads, thread_idx};
 use ptxkit::{Dim3, Kernel, SharedMemory, kernel, shared_memory};
 
 shared_memory! {
@@ -15,7 +15,7 @@ shared_memory! {
 
 kernel! {
     /// `bins[input[i]] += 1` for every i < n: per block in shared memory, then merged.
-    pub unsafe fn histogram_shared(input: *const u8, bins: *mut u32, n: u32) {
+    pub unsafe fn histogram_shared(input: GlobalSlice<u8>, bins: GlobalSliceMut<u32>, n: u32) {
         let BlockBins { counts } = BlockBins::carve();
         let t = thread_idx().x;
         // One bin per thread (THREADS == BINS).
@@ -26,7 +26,7 @@ kernel! {
         let mut i = block_idx().x * THREADS + t;
         while i < n {
             // SAFETY: i < n.
-            counts.atomic_add(unsafe { *input.add(i as usize) } as u32, 1);
+            counts.atomic_add(unsafe { input.get_unchecked(i) } as u32, 1);
             i += threads;
         }
         // Every count is in before the bins are read.
@@ -34,7 +34,7 @@ kernel! {
         let count = counts.get(t);
         if count != 0 {
             // SAFETY: t < 256: a bin.
-            unsafe { red_add(bins.add(t as usize), count) };
+            unsafe { bins.at_unchecked(t) }.red_add(count);
         }
     }
 }

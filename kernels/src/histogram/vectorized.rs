@@ -4,7 +4,8 @@
 
 use super::{BINS, Histogram, THREADS, grid};
 use ptxkit::device::{
-    SharedSlice, WARP_SIZE, block_idx, grid_dim, is_aligned4, load4, red_add, sync_threads, thread_idx, unrolled,
+    GlobalSlice, GlobalSliceMut, SharedSlice, WARP_SIZE, block_idx, grid_dim, is_aligned4, sync_threads, thread_idx,
+    unrolled,
 };
 use ptxkit::{Dim3, Kernel, SharedMemory, kernel, shared_memory};
 
@@ -22,7 +23,7 @@ shared_memory! {
 
 kernel! {
     /// `bins[input[i]] += 1` for every i < n: per warp in shared memory, 16 bytes per load.
-    pub unsafe fn histogram_vectorized(input: *const u8, bins: *mut u32, n: u32) {
+    pub unsafe fn histogram_vectorized(input: GlobalSlice<u8>, bins: GlobalSliceMut<u32>, n: u32) {
         let WarpBins { counts } = WarpBins::carve();
         let t = thread_idx().x;
         let mine = t / WARP_SIZE * BINS;
@@ -34,12 +35,12 @@ kernel! {
         let count = |byte: u32| {
             counts.atomic_add(mine + byte, 1);
         };
-        if is_aligned4(input) {
+        if is_aligned4(input.as_ptr()) {
             let vectors = n / VECTOR;
             let mut v = g;
             while v < vectors {
                 // SAFETY: v < n / 16: sixteen bytes inside the input, 16-byte aligned.
-                let loaded = unsafe { load4(input.add((VECTOR * v) as usize).cast::<f32>()) };
+                let loaded = unsafe { input.get16_unchecked(VECTOR * v) };
                 unrolled::<4>(|word| {
                     let bits = loaded.0[word as usize].to_bits();
                     unrolled::<4>(|k| count((bits >> (8 * k)) & 0xff));
@@ -49,13 +50,13 @@ kernel! {
             let tail = VECTOR * vectors + g;
             if tail < n {
                 // SAFETY: tail < n.
-                count(unsafe { *input.add(tail as usize) } as u32);
+                count(unsafe { input.get_unchecked(tail) } as u32);
             }
         } else {
             let mut i = g;
             while i < n {
                 // SAFETY: i < n.
-                count(unsafe { *input.add(i as usize) } as u32);
+                count(unsafe { input.get_unchecked(i) } as u32);
                 i += threads;
             }
         }
@@ -65,7 +66,7 @@ kernel! {
         unrolled::<WARPS>(|w| total += counts.get(w * BINS + t));
         if total != 0 {
             // SAFETY: t < 256: a bin.
-            unsafe { red_add(bins.add(t as usize), total) };
+            unsafe { bins.at_unchecked(t) }.red_add(total);
         }
     }
 }

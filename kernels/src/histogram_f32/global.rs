@@ -1,20 +1,20 @@
 //! Rung 1: every sample in range an atomic add (`red.global.add`) on its bin in global memory.
 
 use super::{HistogramF32, THREADS, bin, grid, scale};
-use ptxkit::device::{block_idx, grid_dim, red_add, thread_idx};
+use ptxkit::device::{GlobalSlice, GlobalSliceMut, block_idx, grid_dim, thread_idx};
 use ptxkit::{Dim3, Kernel, SharedMemory, kernel};
 
 kernel! {
     /// `bins[bin(input[i])] += 1` for every i < n in range, by a grid-stride walk.
-    pub unsafe fn histogram_f32_global(input: *const f32, bins: *mut u32, n: u32, lo: f32, hi: f32) {
+    pub unsafe fn histogram_f32_global(input: GlobalSlice<f32>, bins: GlobalSliceMut<u32>, n: u32, lo: f32, hi: f32) {
         let s = scale(lo, hi);
         let threads = grid_dim().x * THREADS;
         let mut i = block_idx().x * THREADS + thread_idx().x;
         while i < n {
             // SAFETY: i < n; a bin is below 256.
             unsafe {
-                if let Some(b) = bin(*input.add(i as usize), lo, hi, s) {
-                    red_add(bins.add(b as usize), 1u32);
+                if let Some(b) = bin(input.get_unchecked(i), lo, hi, s) {
+                    bins.at_unchecked(b).red_add(1u32);
                 }
             }
             i += threads;

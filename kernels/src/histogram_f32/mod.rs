@@ -17,6 +17,7 @@ pub mod warp_bins;
 
 pub use crate::histogram::{BINS, THREADS};
 use ptxkit::Dim3;
+use ptxkit::device::{GlobalSlice, GlobalSliceMut};
 use ptxkit::{Family, Problem};
 
 /// A histogram of `n` f32. `resident_blocks`: the most blocks the grid-stride kernels launch (the
@@ -28,9 +29,9 @@ pub struct HistogramF32 {
 }
 
 impl Problem for HistogramF32 {
-    /// `(input, bins, n, lo, hi)`: n samples in, [`BINS`] counts of the samples in [lo, hi) out
-    /// (zero before the launch); lo < hi, both finite.
-    type Args = (*const f32, *mut u32, u32, f32, f32);
+    /// `(input, bins, n, lo, hi)`: views of the n samples in and of the [`BINS`] counts of the
+    /// samples in [lo, hi) out (zero before the launch); lo < hi, both finite.
+    type Args = (GlobalSlice<f32>, GlobalSliceMut<u32>, u32, f32, f32);
 }
 
 /// Every f32 histogram kernel, in ladder order: the registry's list.

@@ -2,7 +2,7 @@
 //! the global bins: 256 global atomics per block instead of one per sample.
 
 use super::{BINS, HistogramF32, THREADS, bin, grid, scale};
-use ptxkit::device::{SharedSlice, block_idx, grid_dim, red_add, sync_threads, thread_idx};
+use ptxkit::device::{GlobalSlice, GlobalSliceMut, SharedSlice, block_idx, grid_dim, sync_threads, thread_idx};
 use ptxkit::{Dim3, Kernel, SharedMemory, kernel, shared_memory};
 
 shared_memory! {
@@ -14,7 +14,7 @@ shared_memory! {
 
 kernel! {
     /// `bins[bin(input[i])] += 1` for every i < n in range: per block in shared memory, then merged.
-    pub unsafe fn histogram_f32_shared(input: *const f32, bins: *mut u32, n: u32, lo: f32, hi: f32) {
+    pub unsafe fn histogram_f32_shared(input: GlobalSlice<f32>, bins: GlobalSliceMut<u32>, n: u32, lo: f32, hi: f32) {
         let BlockBins { counts } = BlockBins::carve();
         let t = thread_idx().x;
         // One bin per thread (THREADS == BINS).
@@ -26,7 +26,7 @@ kernel! {
         let mut i = block_idx().x * THREADS + t;
         while i < n {
             // SAFETY: i < n.
-            if let Some(b) = bin(unsafe { *input.add(i as usize) }, lo, hi, s) {
+            if let Some(b) = bin(unsafe { input.get_unchecked(i) }, lo, hi, s) {
                 counts.atomic_add(b, 1);
             }
             i += threads;
@@ -36,7 +36,7 @@ kernel! {
         let count = counts.get(t);
         if count != 0 {
             // SAFETY: t < 256: a bin.
-            unsafe { red_add(bins.add(t as usize), count) };
+            unsafe { bins.at_unchecked(t) }.red_add(count);
         }
     }
 }

@@ -4,7 +4,8 @@
 
 use super::{BINS, HistogramF32, THREADS, bin, grid, scale};
 use ptxkit::device::{
-    SharedSlice, WARP_SIZE, block_idx, grid_dim, is_aligned4, load4, red_add, sync_threads, thread_idx, unrolled,
+    GlobalSlice, GlobalSliceMut, SharedSlice, WARP_SIZE, block_idx, grid_dim, is_aligned4, sync_threads, thread_idx,
+    unrolled,
 };
 use ptxkit::{Dim3, Kernel, SharedMemory, kernel, shared_memory};
 
@@ -24,7 +25,7 @@ shared_memory! {
 kernel! {
     /// `bins[bin(input[i])] += 1` for every i < n in range: per warp in shared memory, four
     /// samples per load.
-    pub unsafe fn histogram_f32_warp_bins(input: *const f32, bins: *mut u32, n: u32, lo: f32, hi: f32) {
+    pub unsafe fn histogram_f32_warp_bins(input: GlobalSlice<f32>, bins: GlobalSliceMut<u32>, n: u32, lo: f32, hi: f32) {
         let WarpBins { counts } = WarpBins::carve();
         let t = thread_idx().x;
         let mine = t / WARP_SIZE * BINS;
@@ -45,18 +46,18 @@ kernel! {
         let threads = grid_dim().x * THREADS;
         let g = block_idx().x * THREADS + t;
         // Unaligned inputs are walked one sample at a time (no vectors, all as the tail).
-        let vectors = if is_aligned4(input) { n / 4 } else { 0 };
+        let vectors = if is_aligned4(input.as_ptr()) { n / 4 } else { 0 };
         let mut v = g;
         while v < vectors {
             // SAFETY: v < n / 4: four samples inside the input, 16-byte aligned.
-            let four = unsafe { load4(input.add(4 * v as usize)) };
+            let four = unsafe { input.get4_unchecked(4 * v as usize) };
             unrolled::<4>(|k| count(four.0[k as usize]));
             v += threads;
         }
         let mut i = 4 * vectors + g;
         while i < n {
             // SAFETY: i < n.
-            count(unsafe { *input.add(i as usize) });
+            count(unsafe { input.get_unchecked(i) });
             i += threads;
         }
         // Every count is in before the copies are summed.
@@ -66,7 +67,7 @@ kernel! {
         unrolled::<WARPS>(|w| total += unsafe { counts.get_unchecked(w * BINS + t) });
         if total != 0 {
             // SAFETY: t < 256: a bin.
-            unsafe { red_add(bins.add(t as usize), total) };
+            unsafe { bins.at_unchecked(t) }.red_add(total);
         }
     }
 }

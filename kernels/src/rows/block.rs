@@ -3,7 +3,7 @@
 
 use super::RowReduce;
 use crate::reduce::{Combine, Max, Sum, THREADS, WARPS, block_combine};
-use ptxkit::device::{SharedSlice, block_idx, global_store, thread_idx};
+use ptxkit::device::{GlobalSlice, GlobalSliceMut, SharedSlice, block_idx, thread_idx};
 use ptxkit::{Dim3, Kernel, SharedMemory, kernel, shared_memory};
 
 shared_memory! {
@@ -18,7 +18,7 @@ shared_memory! {
 /// # Safety
 /// `input` holds rows × cols elements, `output` rows; the block has THREADS threads.
 #[inline(always)]
-unsafe fn row_body<O: Combine>(input: *const f32, output: *mut f32, cols: u32) {
+unsafe fn row_body<O: Combine>(input: GlobalSlice<f32>, output: GlobalSliceMut<f32>, cols: u32) {
     let WarpResults { partials } = WarpResults::carve();
     let row = block_idx().x;
     let base = row as usize * cols as usize;
@@ -26,20 +26,20 @@ unsafe fn row_body<O: Combine>(input: *const f32, output: *mut f32, cols: u32) {
     let mut c = thread_idx().x;
     while c < cols {
         // SAFETY: c < cols: inside row `row`.
-        mine = O::combine(mine, unsafe { *input.add(base + c as usize) });
+        mine = O::combine(mine, unsafe { input.get_unchecked(base + c as usize) });
         c += THREADS;
     }
     // SAFETY: the block has THREADS threads.
     let total = unsafe { block_combine::<O>(partials, mine) };
     if thread_idx().x == 0 {
         // SAFETY: one output per row.
-        unsafe { global_store(output.add(row as usize), total) };
+        unsafe { output.set_unchecked(row, total) };
     }
 }
 
 kernel! {
     /// `output[r]` = the sum of row r.
-    pub unsafe fn row_sum_block(input: *const f32, output: *mut f32, _rows: u32, cols: u32) {
+    pub unsafe fn row_sum_block(input: GlobalSlice<f32>, output: GlobalSliceMut<f32>, _rows: u32, cols: u32) {
         // SAFETY: forwarded from the kernel's contract; SUM_KERNEL launches THREADS threads.
         unsafe { row_body::<Sum>(input, output, cols) }
     }
@@ -47,7 +47,7 @@ kernel! {
 
 kernel! {
     /// `output[r]` = the maximum of row r.
-    pub unsafe fn row_max_block(input: *const f32, output: *mut f32, _rows: u32, cols: u32) {
+    pub unsafe fn row_max_block(input: GlobalSlice<f32>, output: GlobalSliceMut<f32>, _rows: u32, cols: u32) {
         // SAFETY: forwarded from the kernel's contract; MAX_KERNEL launches THREADS threads.
         unsafe { row_body::<Max>(input, output, cols) }
     }

@@ -12,6 +12,7 @@
 pub mod block;
 pub mod warp;
 
+use ptxkit::device::{GlobalSlice, GlobalSliceMut};
 use ptxkit::{Family, Problem};
 
 /// A reduction of each row of a `rows × cols` row-major matrix into `output[row]`.
@@ -22,8 +23,8 @@ pub struct RowReduce {
 }
 
 impl Problem for RowReduce {
-    /// `(input, output, rows, cols)`.
-    type Args = (*const f32, *mut f32, u32, u32);
+    /// `(input, output, rows, cols)`: views of the rows × cols input and of the rows results.
+    type Args = (GlobalSlice<f32>, GlobalSliceMut<f32>, u32, u32);
 }
 
 /// The sum of each row: the registry's list.

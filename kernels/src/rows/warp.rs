@@ -3,7 +3,7 @@
 
 use super::RowReduce;
 use crate::reduce::{Combine, Max, Sum, THREADS, WARPS, warp_combine};
-use ptxkit::device::{WARP_SIZE, block_idx, global_store, lane_id, thread_idx};
+use ptxkit::device::{GlobalSlice, GlobalSliceMut, WARP_SIZE, block_idx, lane_id, thread_idx};
 use ptxkit::{Dim3, Kernel, SharedMemory, kernel};
 
 /// `output[r]` = row r (warp r % 8 of block r / 8) combined by `O`.
@@ -11,7 +11,7 @@ use ptxkit::{Dim3, Kernel, SharedMemory, kernel};
 /// # Safety
 /// `input` holds rows × cols elements, `output` rows; the block has THREADS threads.
 #[inline(always)]
-unsafe fn row_body<O: Combine>(input: *const f32, output: *mut f32, rows: u32, cols: u32) {
+unsafe fn row_body<O: Combine>(input: GlobalSlice<f32>, output: GlobalSliceMut<f32>, rows: u32, cols: u32) {
     let row = block_idx().x * WARPS + thread_idx().x / WARP_SIZE;
     // The whole warp takes the same branch: the shuffles below see all 32 lanes.
     if row >= rows {
@@ -22,19 +22,19 @@ unsafe fn row_body<O: Combine>(input: *const f32, output: *mut f32, rows: u32, c
     let mut c = lane_id();
     while c < cols {
         // SAFETY: c < cols: inside row `row`.
-        mine = O::combine(mine, unsafe { *input.add(base + c as usize) });
+        mine = O::combine(mine, unsafe { input.get_unchecked(base + c as usize) });
         c += WARP_SIZE;
     }
     let total = warp_combine::<O>(mine);
     if lane_id() == 0 {
         // SAFETY: row < rows: one output per row.
-        unsafe { global_store(output.add(row as usize), total) };
+        unsafe { output.set_unchecked(row, total) };
     }
 }
 
 kernel! {
     /// `output[r]` = the sum of row r.
-    pub unsafe fn row_sum_warp(input: *const f32, output: *mut f32, rows: u32, cols: u32) {
+    pub unsafe fn row_sum_warp(input: GlobalSlice<f32>, output: GlobalSliceMut<f32>, rows: u32, cols: u32) {
         // SAFETY: forwarded from the kernel's contract; SUM_KERNEL launches THREADS threads.
         unsafe { row_body::<Sum>(input, output, rows, cols) }
     }
@@ -42,7 +42,7 @@ kernel! {
 
 kernel! {
     /// `output[r]` = the maximum of row r.
-    pub unsafe fn row_max_warp(input: *const f32, output: *mut f32, rows: u32, cols: u32) {
+    pub unsafe fn row_max_warp(input: GlobalSlice<f32>, output: GlobalSliceMut<f32>, rows: u32, cols: u32) {
         // SAFETY: forwarded from the kernel's contract; MAX_KERNEL launches THREADS threads.
         unsafe { row_body::<Max>(input, output, rows, cols) }
     }

@@ -25,6 +25,7 @@ pub mod tiled;
 pub mod vectorized;
 
 use ptxkit::Dim3;
+use ptxkit::device::{GlobalSlice, GlobalSliceMut};
 use ptxkit::{Family, Problem};
 
 /// One transpose: the input is `rows × cols`, the output `cols × rows`.
@@ -35,8 +36,8 @@ pub struct Transpose {
 }
 
 impl Problem for Transpose {
-    /// `(input, output, rows, cols)`.
-    type Args = (*const f32, *mut f32, u32, u32);
+    /// `(input, output, rows, cols)`: views of the rows × cols input and the cols × rows output.
+    type Args = (GlobalSlice<f32>, GlobalSliceMut<f32>, u32, u32);
 }
 
 /// Every transpose kernel, in ladder order: the registry's list.
@@ -110,6 +111,7 @@ impl Transpose {
 mod tests {
     use super::{Transpose, peeled, skewed};
     use crate::testing::{at_offset, poisoned};
+    use ptxkit::device::{GlobalSlice, GlobalSliceMut};
 
     /// The kernels that read and write 16-byte chunks wherever a row starts take the offset of
     /// the arrays themselves into account too: every pair of base offsets (0–3 floats past a
@@ -127,7 +129,12 @@ mod tests {
                     let input = &input[at];
                     let (mut output, at) = at_offset(&poisoned(len), output_offset);
                     let output = &mut output[at];
-                    let args = (input.as_ptr(), output.as_mut_ptr(), problem.rows, problem.cols);
+                    let args = (
+                        GlobalSlice::new(input),
+                        GlobalSliceMut::new(output),
+                        problem.rows,
+                        problem.cols,
+                    );
                     // SAFETY: both slices hold rows × cols floats.
                     unsafe {
                         kernel

@@ -2,13 +2,13 @@
 //! 128-byte line) and writes them down an output column, 32 lines for 128 bytes.
 
 use super::{ROWS_PER_PASS, TILE, Transpose, grid};
-use ptxkit::device::{block_idx, global_store, thread_idx};
+use ptxkit::device::{GlobalSlice, GlobalSliceMut, block_idx, thread_idx};
 use ptxkit::{Dim3, Kernel, SharedMemory, kernel};
 
 kernel! {
     /// `output[c][r] = input[r][c]`: thread (x, y) of block (bx, by) moves column `bx·32 + x` of
     /// input rows `by·32 + y + 8j`, j = 0..4.
-    pub unsafe fn transpose_naive(input: *const f32, output: *mut f32, rows: u32, cols: u32) {
+    pub unsafe fn transpose_naive(input: GlobalSlice<f32>, output: GlobalSliceMut<f32>, rows: u32, cols: u32) {
         let col = block_idx().x * TILE + thread_idx().x;
         let first_row = block_idx().y * TILE + thread_idx().y;
         if col < cols {
@@ -16,7 +16,7 @@ kernel! {
                 let row = first_row + pass * ROWS_PER_PASS;
                 if row < rows {
                     // SAFETY: row < rows and col < cols: inside both rows × cols arrays.
-                    unsafe { global_store(output.add((col * rows + row) as usize), *input.add((row * cols + col) as usize)) };
+                    unsafe { output.set_unchecked(col * rows + row, input.get_unchecked(row * cols + col)) };
                 }
             }
         }

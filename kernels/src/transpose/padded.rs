@@ -4,7 +4,7 @@
 
 use super::tiled::tiled_body;
 use super::{ROWS_PER_PASS, TILE, Transpose, grid};
-use ptxkit::device::{MatrixLayout, SharedMatrix};
+use ptxkit::device::{GlobalSlice, GlobalSliceMut, MatrixLayout, SharedMatrix};
 use ptxkit::{Dim3, Kernel, SharedMemory, kernel, shared_memory};
 
 shared_memory! {
@@ -16,7 +16,7 @@ shared_memory! {
 
 kernel! {
     /// The tiled transpose over a padded (32×33) tile.
-    pub unsafe fn transpose_padded(input: *const f32, output: *mut f32, rows: u32, cols: u32) {
+    pub unsafe fn transpose_padded(input: GlobalSlice<f32>, output: GlobalSliceMut<f32>, rows: u32, cols: u32) {
         let PaddedTile { tile } = PaddedTile::carve();
         // SAFETY: forwarded from the kernel's contract; KERNEL launches 32×8 threads.
         unsafe { tiled_body(tile, |_, c| c, input, output, rows, cols) }

@@ -11,7 +11,8 @@
 
 use super::{Transpose, grid, misalignment};
 use ptxkit::device::{
-    Float4, MatrixLayout, SharedMatrix, block_idx, global_store, load4, store4, sync_threads, thread_idx, unrolled,
+    Float4, GlobalSlice, GlobalSliceMut, MatrixLayout, SharedMatrix, block_idx, load4, sync_threads, thread_idx,
+    unrolled,
 };
 use ptxkit::{Dim3, Kernel, SharedMemory, kernel, shared_memory};
 
@@ -41,7 +42,7 @@ shared_memory! {
 kernel! {
     /// Input tile (by·64, bx·64) to output tile (bx·64, by·64): thread t moves chunk i = t + 256p
     /// of the tile (row i / 17, chunk i % 17) each way.
-    pub unsafe fn transpose_peeled(input: *const f32, output: *mut f32, rows: u32, cols: u32) {
+    pub unsafe fn transpose_peeled(input: GlobalSlice<f32>, output: GlobalSliceMut<f32>, rows: u32, cols: u32) {
         let Tile { tile } = Tile::carve();
         let t = thread_idx().x;
         let (tile_row, tile_col) = (block_idx().y * T, block_idx().x * T);
@@ -59,19 +60,21 @@ kernel! {
             // Tile column c of this row is input element a + c; chunk k holds tile columns
             // 4k - δ .. 4k - δ + 3.
             let a = row * cols + tile_col;
-            let delta = misalignment(input, a);
+            let delta = misalignment(input.as_ptr(), a);
             let first = (4 * k) as i32 - delta as i32;
             let whole = a as u64 + (4 * k) as u64 >= delta as u64 && a as u64 + (4 * k + 4) as u64 <= len + delta as u64;
             chunks[pass as usize] = if whole {
                 // SAFETY: the chunk lies inside the input (checked above) and is 16-byte aligned.
-                unsafe { load4(input.wrapping_add(a as usize).wrapping_sub(delta as usize).add(4 * k as usize)) }
+                // Through the raw pointer, stepping back by δ before stepping on: the same chunk
+                // as an index into the view gave ptxas other code for this loop.
+                unsafe { load4(input.as_ptr().wrapping_add(a as usize).wrapping_sub(delta as usize).add(4 * k as usize)) }
             } else {
                 // Only the tile columns whose input the output needs (the rest are never read).
                 Float4(core::array::from_fn(|e| {
                     let c = first + e as i32;
                     if (0..T as i32).contains(&c) && tile_col + (c as u32) < cols {
                         // SAFETY: an element of an input row inside the matrix.
-                        unsafe { *input.add((a + c as u32) as usize) }
+                        unsafe { input.get_unchecked(a + c as u32) }
                     } else {
                         0.0
                     }
@@ -84,7 +87,7 @@ kernel! {
             if i >= ITEMS || tile_row + r >= rows {
                 return;
             }
-            let first = (4 * k) as i32 - misalignment(input, (tile_row + r) * cols + tile_col) as i32;
+            let first = (4 * k) as i32 - misalignment(input.as_ptr(), (tile_row + r) * cols + tile_col) as i32;
             for e in 0..4 {
                 // SAFETY: r < 64 and -3 ≤ c < 67: column c + SLACK lies inside the row. (Chunks
                 // of a row cover disjoint columns.)
@@ -103,20 +106,20 @@ kernel! {
             // Output row `out_row` (input column) holds tile rows r at b + r; chunk k holds
             // r = 4k - ε .. 4k - ε + 3.
             let b = out_row * rows + tile_row;
-            let epsilon = misalignment(output, b);
+            let epsilon = misalignment(output.as_mut_ptr(), b);
             let first = (4 * k) as i32 - epsilon as i32;
             let inside = |r: i32| (0..T as i32).contains(&r) && tile_row + (r as u32) < rows;
             if inside(first) && inside(first + 3) {
                 // SAFETY: four tile rows r < 64, column c < 64.
                 let four = Float4(core::array::from_fn(|e| unsafe { tile.get_unchecked((first + e as i32) as u32, c + SLACK) }));
                 // SAFETY: four elements of output row `out_row`, from a 16-byte boundary.
-                unsafe { store4(output.add((b + first as u32) as usize), four) };
+                unsafe { output.set4_unchecked(b + first as u32, four) };
             } else {
                 for e in 0..4 {
                     let r = first + e;
                     if inside(r) {
                         // SAFETY: an element of the output inside the tile; r, c < 64.
-                        unsafe { global_store(output.add((b + r as u32) as usize), tile.get_unchecked(r as u32, c + SLACK)) };
+                        unsafe { output.set_unchecked(b + r as u32, tile.get_unchecked(r as u32, c + SLACK)) };
                     }
                 }
             }

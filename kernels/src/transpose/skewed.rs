@@ -17,7 +17,7 @@
 
 use super::{Transpose, misalignment};
 use ptxkit::device::{
-    Float4, MatrixLayout, SharedMatrix, block_idx, global_store, load4, store4, sync_threads, thread_idx, unrolled,
+    Float4, GlobalSlice, GlobalSliceMut, MatrixLayout, SharedMatrix, block_idx, sync_threads, thread_idx, unrolled,
 };
 use ptxkit::{Dim3, Kernel, SharedMemory, kernel, shared_memory};
 
@@ -103,7 +103,13 @@ fn is_interior(rows: u32, cols: u32) -> bool {
 /// # Safety
 /// [`is_interior`] holds; the block is [`THREADS`] threads.
 #[inline(always)]
-unsafe fn interior(tile: SharedMatrix<f32>, input: *const f32, output: *mut f32, rows: u32, cols: u32) {
+unsafe fn interior(
+    tile: SharedMatrix<f32>,
+    input: GlobalSlice<f32>,
+    output: GlobalSliceMut<f32>,
+    rows: u32,
+    cols: u32,
+) {
     let t = thread_idx().x;
     let (band, tile_col) = (block_idx().y * T, block_idx().x * T);
     // Every chunk is loaded before any is staged, so that a thread's five loads are in flight
@@ -119,7 +125,7 @@ unsafe fn interior(tile: SharedMatrix<f32>, input: *const f32, output: *mut f32,
         if staged(pass, s) {
             let a = first_float(s);
             // SAFETY: a 16-byte aligned chunk inside the input (the caller's promise).
-            chunks[pass as usize] = unsafe { load4(input.add((a - misalignment(input, a) + 4 * k) as usize)) };
+            chunks[pass as usize] = unsafe { input.get4_unchecked(a - misalignment(input.as_ptr(), a) + 4 * k) };
         }
     });
     unrolled::<{ PASSES_IN }>(|pass| {
@@ -139,10 +145,10 @@ unsafe fn interior(tile: SharedMatrix<f32>, input: *const f32, output: *mut f32,
         let (c, k) = output_item(t + pass * THREADS);
         // The block's part of output row `tile_col + c` starts ε floats before input row `band`.
         let b = (tile_col + c).min(cols - 1) * rows + band;
-        let epsilon = misalignment(output, b);
+        let epsilon = misalignment(output.as_mut_ptr(), b);
         at[pass as usize] = b - epsilon + 4 * k;
         out[pass as usize] = column_chunk(tile, BEFORE - epsilon + 4 * k, c, |s| {
-            misalignment(input, first_float(s))
+            misalignment(input.as_ptr(), first_float(s))
         });
     });
     unrolled::<{ PASSES_OUT }>(|pass| {
@@ -150,7 +156,7 @@ unsafe fn interior(tile: SharedMatrix<f32>, input: *const f32, output: *mut f32,
         if tile_col + c < cols {
             // SAFETY: input rows band - ε + 4k .. +3 lie inside the matrix: the chunk is four
             // elements of output row `tile_col + c`, from a 16-byte boundary.
-            unsafe { store4(output.add(at[pass as usize] as usize), out[pass as usize]) };
+            unsafe { output.set4_unchecked(at[pass as usize], out[pass as usize]) };
         }
     });
 }
@@ -160,14 +166,14 @@ unsafe fn interior(tile: SharedMatrix<f32>, input: *const f32, output: *mut f32,
 /// # Safety
 /// `input` and `output` hold rows × cols elements; the block is [`THREADS`] threads.
 #[inline(always)]
-unsafe fn edge(tile: SharedMatrix<f32>, input: *const f32, output: *mut f32, rows: u32, cols: u32) {
+unsafe fn edge(tile: SharedMatrix<f32>, input: GlobalSlice<f32>, output: GlobalSliceMut<f32>, rows: u32, cols: u32) {
     let t = thread_idx().x;
     let (band, tile_col) = (block_idx().y as i64 * T as i64, block_idx().x * T);
     let len = rows as i64 * cols as i64;
     let row_exists = |j: i64| (0..rows as i64).contains(&j);
     // As in `interior`, in 64 bits: below zero for the rows above the matrix (never staged).
     let first_float = |s: u32| (band - BEFORE as i64 + s as i64) * cols as i64 + tile_col as i64;
-    let shift = |s: u32| misalignment(input, first_float(s) as u32);
+    let shift = |s: u32| misalignment(input.as_ptr(), first_float(s) as u32);
     unrolled::<{ PASSES_IN }>(|pass| {
         let i = t + pass * THREADS;
         let (s, k) = (i / CHUNKS_IN, i % CHUNKS_IN);
@@ -177,14 +183,14 @@ unsafe fn edge(tile: SharedMatrix<f32>, input: *const f32, output: *mut f32, row
         let start = first_float(s) - shift(s) as i64 + 4 * k as i64;
         let chunk = if start >= 0 && start + 4 <= len {
             // SAFETY: a 16-byte aligned chunk inside the input.
-            unsafe { load4(input.add(start as usize)) }
+            unsafe { input.get4_unchecked(start as usize) }
         } else {
             // Floats outside the tile are staged but never read.
             Float4(core::array::from_fn(|e| {
                 let at = start + e as i64;
                 // SAFETY: an element inside the input.
                 if (0..len).contains(&at) {
-                    unsafe { *input.add(at as usize) }
+                    unsafe { input.get_unchecked(at as usize) }
                 } else {
                     0.0
                 }
@@ -201,24 +207,24 @@ unsafe fn edge(tile: SharedMatrix<f32>, input: *const f32, output: *mut f32, row
             return;
         }
         let b = out_row as i64 * rows as i64 + band;
-        let epsilon = misalignment(output, b as u32);
+        let epsilon = misalignment(output.as_mut_ptr(), b as u32);
         // Input rows j0 .. j0 + 3, tile rows s .. s + 3, output elements start .. start + 3.
         let j0 = band - epsilon as i64 + 4 * k as i64;
         let (s, start) = (BEFORE - epsilon + 4 * k, b - epsilon as i64 + 4 * k as i64);
         if row_exists(j0) && row_exists(j0 + 3) {
             // SAFETY: four elements of output row `out_row`, from a 16-byte boundary.
-            unsafe { store4(output.add(start as usize), column_chunk(tile, s, c, shift)) };
+            unsafe { output.set4_unchecked(start as usize, column_chunk(tile, s, c, shift)) };
         } else {
             for e in 0..4 {
                 if row_exists(j0 + e as i64) {
                     // SAFETY: an element of the output; tile row s + e was staged (its input row
-                    // exists).
-                    unsafe {
-                        global_store(
-                            output.add((start + e as i64) as usize),
-                            element(tile, s + e, c, shift(s + e)),
-                        )
-                    };
+                    // exists). The address is taken before the value, as ptxas best schedules it.
+                    unsafe { output.at_unchecked((start + e as i64) as usize) }.set(element(
+                        tile,
+                        s + e,
+                        c,
+                        shift(s + e),
+                    ));
                 }
             }
         }
@@ -228,7 +234,7 @@ unsafe fn edge(tile: SharedMatrix<f32>, input: *const f32, output: *mut f32, row
 kernel! {
     /// Output rows tile_col .. +63, each from the 16-byte boundary at or below input row
     /// `band` = 64·by; input rows band - 3 .. band + 63 staged.
-    pub unsafe fn transpose_skewed(input: *const f32, output: *mut f32, rows: u32, cols: u32) {
+    pub unsafe fn transpose_skewed(input: GlobalSlice<f32>, output: GlobalSliceMut<f32>, rows: u32, cols: u32) {
         let Tile { tile } = Tile::carve();
         // SAFETY: forwarded from the kernel's contract, `interior`'s bounds checked first; the
         // choice is the same for every thread of the block.

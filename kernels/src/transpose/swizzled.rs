@@ -4,11 +4,12 @@
 
 use super::tiled::{Tile, tiled_body};
 use super::{ROWS_PER_PASS, TILE, Transpose, grid};
+use ptxkit::device::{GlobalSlice, GlobalSliceMut};
 use ptxkit::{Dim3, Kernel, SharedMemory, kernel};
 
 kernel! {
     /// The tiled transpose over a dense tile with XOR-swizzled columns.
-    pub unsafe fn transpose_swizzled(input: *const f32, output: *mut f32, rows: u32, cols: u32) {
+    pub unsafe fn transpose_swizzled(input: GlobalSlice<f32>, output: GlobalSliceMut<f32>, rows: u32, cols: u32) {
         let Tile { tile } = Tile::carve();
         // SAFETY: forwarded from the kernel's contract; KERNEL launches 32×8 threads; c ^ r < 32
         // for r, c < 32.

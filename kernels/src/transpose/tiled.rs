@@ -3,7 +3,7 @@
 //! column of a dense 32-float-wide tile puts all 32 threads of a warp on one bank.
 
 use super::{ROWS_PER_PASS, TILE, Transpose, grid};
-use ptxkit::device::{MatrixLayout, SharedMatrix, block_idx, global_store, sync_threads, thread_idx};
+use ptxkit::device::{GlobalSlice, GlobalSliceMut, MatrixLayout, SharedMatrix, block_idx, sync_threads, thread_idx};
 use ptxkit::{Dim3, Kernel, SharedMemory, kernel, shared_memory};
 
 shared_memory! {
@@ -28,8 +28,8 @@ shared_memory! {
 pub(super) unsafe fn tiled_body(
     tile: SharedMatrix<f32>,
     column: impl Fn(u32, u32) -> u32,
-    input: *const f32,
-    output: *mut f32,
+    input: GlobalSlice<f32>,
+    output: GlobalSliceMut<f32>,
     rows: u32,
     cols: u32,
 ) {
@@ -40,7 +40,7 @@ pub(super) unsafe fn tiled_body(
         let (row, col) = (tile_row + r, tile_col + c);
         if row < rows && col < cols {
             // SAFETY: inside the input; r, column(r, c) < 32, the tile's sides.
-            unsafe { tile.set_unchecked(r, column(r, c), *input.add((row * cols + col) as usize)) };
+            unsafe { tile.set_unchecked(r, column(r, c), input.get_unchecked(row * cols + col)) };
         }
     }
     // The whole tile is staged before any thread reads another thread's element.
@@ -51,19 +51,14 @@ pub(super) unsafe fn tiled_body(
         let (row, col) = (tile_row + r, tile_col + c);
         if row < rows && col < cols {
             // SAFETY: as above; output element (col, row) of the cols × rows output.
-            unsafe {
-                global_store(
-                    output.add((col * rows + row) as usize),
-                    tile.get_unchecked(r, column(r, c)),
-                )
-            };
+            unsafe { output.set_unchecked(col * rows + row, tile.get_unchecked(r, column(r, c))) };
         }
     }
 }
 
 kernel! {
     /// The tiled transpose over a dense tile.
-    pub unsafe fn transpose_tiled(input: *const f32, output: *mut f32, rows: u32, cols: u32) {
+    pub unsafe fn transpose_tiled(input: GlobalSlice<f32>, output: GlobalSliceMut<f32>, rows: u32, cols: u32) {
         let Tile { tile } = Tile::carve();
         // SAFETY: forwarded from the kernel's contract; KERNEL launches 32×8 threads.
         unsafe { tiled_body(tile, |_, c| c, input, output, rows, cols) }

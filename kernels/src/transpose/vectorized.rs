@@ -10,7 +10,7 @@
 
 use super::{Transpose, grid};
 use ptxkit::device::{
-    Float4, MatrixLayout, SharedMatrix, block_idx, global_store, is_aligned4, load4, store4, sync_threads, thread_idx,
+    Float4, GlobalSlice, GlobalSliceMut, MatrixLayout, SharedMatrix, block_idx, is_aligned4, sync_threads, thread_idx,
 };
 use ptxkit::{Dim3, Kernel, SharedMemory, kernel, shared_memory};
 
@@ -43,10 +43,19 @@ shared_memory! {
 /// `input` and `output` hold rows × cols elements; the block is [`THREADS`] threads; `tile` is
 /// T × T.
 #[inline(always)]
-unsafe fn tile_body<const T: u32>(tile: SharedMatrix<f32>, input: *const f32, output: *mut f32, rows: u32, cols: u32) {
+unsafe fn tile_body<const T: u32>(
+    tile: SharedMatrix<f32>,
+    input: GlobalSlice<f32>,
+    output: GlobalSliceMut<f32>,
+    rows: u32,
+    cols: u32,
+) {
     let t = thread_idx().x;
     let (tile_row, tile_col) = (block_idx().y * T, block_idx().x * T);
-    let vector = rows.is_multiple_of(4) && cols.is_multiple_of(4) && is_aligned4(input) && is_aligned4(output);
+    let vector = rows.is_multiple_of(4)
+        && cols.is_multiple_of(4)
+        && is_aligned4(input.as_ptr())
+        && is_aligned4(output.as_mut_ptr());
     if vector {
         let per_row = T / 4;
         for pass in 0..T * per_row / THREADS {
@@ -57,7 +66,7 @@ unsafe fn tile_body<const T: u32>(tile: SharedMatrix<f32>, input: *const f32, ou
             if row < rows && col < cols {
                 // SAFETY: 16-byte aligned (checked above) and inside the input; r < T and c + 3 < T.
                 unsafe {
-                    let value = load4(input.add((row * cols + col) as usize));
+                    let value = input.get4_unchecked(row * cols + col);
                     for k in 0..4 {
                         tile.set_unchecked(r, c + k, value.0[k as usize]);
                     }
@@ -74,7 +83,7 @@ unsafe fn tile_body<const T: u32>(tile: SharedMatrix<f32>, input: *const f32, ou
                 // SAFETY: as above; output row `col` of cols, output columns row..row+3 of rows.
                 unsafe {
                     let value = Float4(core::array::from_fn(|k| tile.get_unchecked(r + k as u32, c)));
-                    store4(output.add((col * rows + row) as usize), value);
+                    output.set4_unchecked(col * rows + row, value);
                 }
             }
         }
@@ -85,7 +94,7 @@ unsafe fn tile_body<const T: u32>(tile: SharedMatrix<f32>, input: *const f32, ou
             let (row, col) = (tile_row + r, tile_col + c);
             if row < rows && col < cols {
                 // SAFETY: inside the input; r, c < T.
-                unsafe { tile.set_unchecked(r, c, *input.add((row * cols + col) as usize)) };
+                unsafe { tile.set_unchecked(r, c, input.get_unchecked(row * cols + col)) };
             }
         }
         // As above.
@@ -96,7 +105,7 @@ unsafe fn tile_body<const T: u32>(tile: SharedMatrix<f32>, input: *const f32, ou
             let (row, col) = (tile_row + r, tile_col + c);
             if row < rows && col < cols {
                 // SAFETY: inside the output; r, c < T.
-                unsafe { global_store(output.add((col * rows + row) as usize), tile.get_unchecked(r, c)) };
+                unsafe { output.set_unchecked(col * rows + row, tile.get_unchecked(r, c)) };
             }
         }
     }
@@ -104,7 +113,7 @@ unsafe fn tile_body<const T: u32>(tile: SharedMatrix<f32>, input: *const f32, ou
 
 kernel! {
     /// 32×32 tiles, one float4 (or four floats) per thread each way.
-    pub unsafe fn transpose_vectorized_t32(input: *const f32, output: *mut f32, rows: u32, cols: u32) {
+    pub unsafe fn transpose_vectorized_t32(input: GlobalSlice<f32>, output: GlobalSliceMut<f32>, rows: u32, cols: u32) {
         let Tile32 { tile } = Tile32::carve();
         // SAFETY: forwarded from the kernel's contract; KERNEL_32 launches THREADS threads.
         unsafe { tile_body::<32>(tile, input, output, rows, cols) }
@@ -113,7 +122,7 @@ kernel! {
 
 kernel! {
     /// 64×64 tiles, four float4 (or sixteen floats) per thread each way.
-    pub unsafe fn transpose_vectorized_t64(input: *const f32, output: *mut f32, rows: u32, cols: u32) {
+    pub unsafe fn transpose_vectorized_t64(input: GlobalSlice<f32>, output: GlobalSliceMut<f32>, rows: u32, cols: u32) {
         let Tile64 { tile } = Tile64::carve();
         // SAFETY: forwarded from the kernel's contract; KERNEL_64 launches THREADS threads.
         unsafe { tile_body::<64>(tile, input, output, rows, cols) }

@@ -28,13 +28,13 @@ pub fn launch(
     check_len("index", index.len(), problem.n as usize)?;
     check_len("output", output.len(), problem.n as usize)?;
     let args = (
-        values.address(backend)? as *const f32,
-        index.address(backend)? as *const u32,
-        output.address_mut(backend)? as *mut f32,
+        values.view(backend)?.head(problem.len),
+        index.view(backend)?.head(problem.n),
+        output.view_mut(backend)?.head(problem.n),
         problem.n,
         problem.len,
     );
-    // SAFETY: each pointer is its array's address on this backend, each array holding what the
+    // SAFETY: each view is its array's on this backend, borrowed for the launch, holding what the
     // gather kernels read or write for this problem (indices past the source are not read).
     unsafe { backend.launch_from(source.module(), kernel, problem, args, &[values, index, &*output]) }
 }

@@ -41,12 +41,12 @@ pub fn launch(
     check_len("input", input.len(), problem.n as usize)?;
     check_len("bins", bins.len(), BINS as usize)?;
     let args = (
-        input.address(backend)? as *const u8,
-        bins.address_mut(backend)? as *mut u32,
+        input.view(backend)?.head(problem.n),
+        bins.view_mut(backend)?.head(BINS),
         problem.n,
     );
-    // SAFETY: both pointers are their arrays' addresses on this backend; the input holds the n
-    // bytes the kernels read and the bins the 256 counts they add to.
+    // SAFETY: each view is its array's on this backend, borrowed for the launch: the n bytes the
+    // kernels read and the 256 counts they add to.
     unsafe { backend.launch_from(source.module(), kernel, problem, args, &[input, &*bins]) }
 }
 

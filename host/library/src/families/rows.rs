@@ -29,13 +29,13 @@ pub fn launch(
     check_len("input", input.len(), problem.len())?;
     check_len("output", output.len(), problem.rows as usize)?;
     let args = (
-        input.address(backend)? as *const f32,
-        output.address_mut(backend)? as *mut f32,
+        input.view(backend)?.head(problem.len()),
+        output.view_mut(backend)?.head(problem.rows),
         problem.rows,
         problem.cols,
     );
-    // SAFETY: both pointers are their arrays' addresses on this backend; the input holds the
-    // rows × cols elements the kernels read, the output the rows results they write.
+    // SAFETY: each view is its array's on this backend, borrowed for the launch: the rows × cols
+    // elements the kernels read, the rows results they write.
     unsafe { backend.launch_from(source.module(), kernel, problem, args, &[input, &*output]) }
 }
 

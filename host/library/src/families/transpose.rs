@@ -26,14 +26,15 @@ pub fn launch(
 ) -> Result<()> {
     check_len("input", input.len(), problem.len())?;
     check_len("output", output.len(), problem.len())?;
+    let len = problem.len();
     let args = (
-        input.address(backend)? as *const f32,
-        output.address_mut(backend)? as *mut f32,
+        input.view(backend)?.head(len),
+        output.view_mut(backend)?.head(len),
         problem.rows,
         problem.cols,
     );
-    // SAFETY: both pointers are their arrays' addresses on this backend, each array holding the
-    // rows × cols elements every transpose kernel reads or writes.
+    // SAFETY: each view is its array's on this backend, borrowed for the launch: the rows × cols
+    // elements every transpose kernel reads or writes.
     unsafe { backend.launch_from(source.module(), kernel, problem, args, &[input, &*output]) }
 }
 

@@ -233,6 +233,26 @@ impl GlobalSlice<f32> {
     }
 }
 
+impl GlobalSlice<u8> {
+    /// Bytes `i..i + 16` in one 16-byte load (`ld.global.v4.f32`), as four words: byte `4w + k`
+    /// is bits `8k..8k + 8` of word `w`'s bits.
+    ///
+    /// # Safety
+    /// `i + 16 ≤ len`, and byte `i` is 16-byte aligned. (The emulator checks both.)
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    pub unsafe fn get16_unchecked(&self, i: impl GlobalIndex) -> Float4 {
+        let i = i.index();
+        emulator_check_index(self.ptr, i.saturating_add(15), self.len, 1);
+        // SAFETY: i + 16 ≤ len by the caller's promise.
+        let ptr = unsafe { self.ptr.add(i) };
+        #[cfg(not(target_arch = "nvptx64"))]
+        super::emulated::check_aligned4(ptr.cast::<f32>(), "load");
+        // SAFETY: in bounds and 16-byte aligned by the caller's promise (the emulator checks both).
+        unsafe { super::backend::global_load(ptr.cast::<Float4>()) }
+    }
+}
+
 impl<T: Copy> GlobalSliceMut<T> {
     /// A view of `len` elements from `ptr`.
     ///
