@@ -4,8 +4,10 @@
 //! suite, `host/tests/families.rs`).
 
 use ptxkit::device::{DynamicShared, block_idx, global_store, lane_id, shfl_idx, sync_threads, sync_warp, thread_idx};
-use ptxkit::emu::EmuError;
 use ptxkit::{Dim3, LaunchShape, kernel};
+
+mod common;
+use common::failure;
 
 fn launch(grid: Dim3, block: Dim3, shared_bytes: u32) -> LaunchShape {
     LaunchShape {
@@ -15,27 +17,9 @@ fn launch(grid: Dim3, block: Dim3, shared_bytes: u32) -> LaunchShape {
     }
 }
 
-/// The failed launch's kernel, block, thread and message.
-fn failure(result: Result<(), EmuError>) -> (&'static str, Dim3, Dim3, String) {
-    match result {
-        Err(EmuError::KernelFailed {
-            kernel,
-            block,
-            thread,
-            message,
-        }) => (kernel, block, thread, message),
-        other => panic!("expected the launch to fail, got {other:?}"),
-    }
-}
-
 /// Where in this file a report must point: the line of `needle`.
 fn line_of(needle: &str) -> String {
-    let source = include_str!("detectors.rs");
-    let line = source
-        .lines()
-        .position(|l| l.contains(needle) && !l.contains("line_of"))
-        .unwrap_or_else(|| panic!("{needle} is not in detectors.rs"));
-    format!("detectors.rs:{}", line + 1)
+    common::line_in("detectors.rs", include_str!("detectors.rs"), needle)
 }
 
 kernel! {

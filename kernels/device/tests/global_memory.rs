@@ -12,6 +12,9 @@ use ptxkit::device::{
 use ptxkit::emu::{EmuError, Schedule, with_schedule};
 use ptxkit::{Dim3, LaunchShape, kernel};
 
+mod common;
+use common::failure;
+
 /// Thread or block `x` of a one-dimensional launch.
 fn at(x: u32) -> Dim3 {
     Dim3::new(x, 0, 0)
@@ -25,27 +28,9 @@ fn launch(grid: u32, block: u32) -> LaunchShape {
     }
 }
 
-/// The failed launch's kernel, block, thread and message.
-fn failure(result: Result<(), EmuError>) -> (&'static str, Dim3, Dim3, String) {
-    match result {
-        Err(EmuError::KernelFailed {
-            kernel,
-            block,
-            thread,
-            message,
-        }) => (kernel, block, thread, message),
-        other => panic!("expected the launch to fail, got {other:?}"),
-    }
-}
-
 /// Where in this file a report must point: the line of `needle`.
 fn line_of(needle: &str) -> String {
-    let source = include_str!("global_memory.rs");
-    let line = source
-        .lines()
-        .position(|l| l.contains(needle) && !l.contains("line_of"))
-        .unwrap_or_else(|| panic!("{needle} is not in global_memory.rs"));
-    format!("global_memory.rs:{}", line + 1)
+    common::line_in("global_memory.rs", include_str!("global_memory.rs"), needle)
 }
 
 /// Seeds for the random schedules, printed by a failing launch.

@@ -86,18 +86,6 @@ pub struct MatrixExtents {
     pub pitch: u32,
 }
 
-impl MatrixExtents {
-    /// Elements from the matrix's first to just past its last.
-    #[cfg(not(target_arch = "nvptx64"))]
-    fn span(&self) -> usize {
-        if self.rows == 0 || self.cols == 0 {
-            0
-        } else {
-            (self.rows as usize - 1) * self.pitch as usize + self.cols as usize
-        }
-    }
-}
-
 /// One element of a read-only view, its index already checked (or promised).
 #[derive(Clone, Copy)]
 pub struct Element<T> {
@@ -109,6 +97,43 @@ pub struct Element<T> {
 pub struct ElementMut<T> {
     ptr: *mut T,
 }
+
+// What the two slice views share: their length, and views of their parts.
+macro_rules! slice_extents {
+    ($($view:ident),*) => {$(
+        impl<T: Copy> $view<T> {
+            #[inline(always)]
+            pub fn len(&self) -> usize {
+                self.len
+            }
+
+            #[inline(always)]
+            pub fn is_empty(&self) -> bool {
+                self.len == 0
+            }
+
+            /// The elements from `start` on (none when `start ≥ len`).
+            #[inline(always)]
+            pub fn tail(self, start: impl GlobalIndex) -> Self {
+                let start = start.index();
+                $view {
+                    ptr: self.ptr.wrapping_add(start),
+                    len: self.len.saturating_sub(start),
+                }
+            }
+
+            /// The first `len` elements (all of them, where there are fewer).
+            #[inline(always)]
+            pub fn head(self, len: impl GlobalIndex) -> Self {
+                $view {
+                    ptr: self.ptr,
+                    len: self.len.min(len.index()),
+                }
+            }
+        }
+    )*};
+}
+slice_extents!(GlobalSlice, GlobalSliceMut);
 
 impl<T: Copy> GlobalSlice<T> {
     /// A view of `len` elements from `ptr`.
@@ -131,40 +156,11 @@ impl<T: Copy> GlobalSlice<T> {
         }
     }
 
-    #[inline(always)]
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    #[inline(always)]
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
     /// The address of element 0: for the device layer's pointer forms (`cp.async`, TMA), which
     /// the emulator does not check against the view.
     #[inline(always)]
     pub fn as_ptr(&self) -> *const T {
         self.ptr
-    }
-
-    /// The elements from `start` on (none when `start ≥ len`).
-    #[inline(always)]
-    pub fn tail(self, start: impl GlobalIndex) -> Self {
-        let start = start.index();
-        GlobalSlice {
-            ptr: self.ptr.wrapping_add(start),
-            len: self.len.saturating_sub(start),
-        }
-    }
-
-    /// The first `len` elements (all of them, where there are fewer).
-    #[inline(always)]
-    pub fn head(self, len: impl GlobalIndex) -> Self {
-        GlobalSlice {
-            ptr: self.ptr,
-            len: self.len.min(len.index()),
-        }
     }
 
     /// Element `i`; a bad index fails the launch (emulator) or traps (GPU).
@@ -273,16 +269,6 @@ impl<T: Copy> GlobalSliceMut<T> {
         }
     }
 
-    #[inline(always)]
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    #[inline(always)]
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
     /// The address of element 0, for the device layer's pointer forms.
     #[inline(always)]
     pub fn as_mut_ptr(&self) -> *mut T {
@@ -298,30 +284,11 @@ impl<T: Copy> GlobalSliceMut<T> {
         }
     }
 
-    /// The elements from `start` on (none when `start ≥ len`).
-    #[inline(always)]
-    pub fn tail(self, start: impl GlobalIndex) -> Self {
-        let start = start.index();
-        GlobalSliceMut {
-            ptr: self.ptr.wrapping_add(start),
-            len: self.len.saturating_sub(start),
-        }
-    }
-
-    /// The first `len` elements (all of them, where there are fewer).
-    #[inline(always)]
-    pub fn head(self, len: impl GlobalIndex) -> Self {
-        GlobalSliceMut {
-            ptr: self.ptr,
-            len: self.len.min(len.index()),
-        }
-    }
-
     /// Element `i`; a bad index fails the launch (emulator) or traps (GPU).
     #[inline(always)]
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub fn get(&self, i: impl GlobalIndex) -> T {
-        self.at(i).get()
+        self.as_const().get(i)
     }
 
     /// Stores `value` into element `i`; a bad index fails the launch (emulator) or traps (GPU).
@@ -337,7 +304,7 @@ impl<T: Copy> GlobalSliceMut<T> {
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub unsafe fn get_unchecked(&self, i: impl GlobalIndex) -> T {
         // SAFETY: forwarded from the caller.
-        unsafe { self.at_unchecked(i) }.get()
+        unsafe { self.as_const().get_unchecked(i) }
     }
 
     /// # Safety
@@ -763,94 +730,62 @@ fn emulator_check_index(base: *const u8, index: usize, len: usize, element_bytes
 
 // The four views as kernel parameters: the pointer, then the extents, each a PTX parameter of its
 // own, so that the compiler knows the pointer is global memory (see `KernelParam`).
+macro_rules! view_params {
+    ($($view:ident: $head:ty, $extents:ident: $tail:ty, writable $writable:literal;)*) => {$(
+        // SAFETY: the parts are the fields `ptr` and the extents (a `usize`, one `.u64`
+        // parameter; or `MatrixExtents`, a `#[repr(C)]` struct of three u32, one
+        // `.param .align 4 .b8 [12]`), in order, whose bytes those parameters read; `join` puts
+        // them back. The launch's contract makes the pointer valid for the extents where the
+        // kernel runs.
+        unsafe impl<T: Copy> crate::KernelParam for $view<T> {
+            type Head = $head;
+            type Tail = $tail;
 
-// SAFETY: the parts are the fields `ptr` and `len`, in order, whose bytes the `.u64` parameters
-// of the head and the tail read; `join` puts them back. The launch's contract makes the pointer
-// valid for `len` elements where the kernel runs.
-unsafe impl<T: Copy> crate::KernelParam for GlobalSlice<T> {
-    type Head = *const T;
-    type Tail = usize;
+            #[inline(always)]
+            fn join(ptr: $head, $extents: $tail) -> Self {
+                $view { ptr, $extents }
+            }
 
-    #[inline(always)]
-    fn join(ptr: *const T, len: usize) -> Self {
-        GlobalSlice { ptr, len }
-    }
+            #[cfg(not(target_arch = "nvptx64"))]
+            fn parts(&mut self) -> ([*mut core::ffi::c_void; 2], usize) {
+                ([(&raw mut self.ptr).cast(), (&raw mut self.$extents).cast()], 2)
+            }
 
-    #[cfg(not(target_arch = "nvptx64"))]
-    fn parts(&mut self) -> ([*mut core::ffi::c_void; 2], usize) {
-        ([(&raw mut self.ptr).cast(), (&raw mut self.len).cast()], 2)
-    }
+            #[cfg(not(target_arch = "nvptx64"))]
+            fn global_region(&self) -> Option<crate::params::GlobalRegion> {
+                Some(crate::params::GlobalRegion::of(self.ptr as *const T, self.$extents.elements(), $writable))
+            }
+        }
+    )*};
+}
+view_params! {
+    GlobalSlice: *const T, len: usize, writable false;
+    GlobalSliceMut: *mut T, len: usize, writable true;
+    GlobalMatrix: *const T, extents: MatrixExtents, writable false;
+    GlobalMatrixMut: *mut T, extents: MatrixExtents, writable true;
+}
 
-    #[cfg(not(target_arch = "nvptx64"))]
-    fn global_region(&self) -> Option<crate::params::GlobalRegion> {
-        Some(crate::params::GlobalRegion::of(self.ptr, self.len, false))
+/// A view's extents as the emulator's record of it counts them: elements from the first to just
+/// past the last.
+#[cfg(not(target_arch = "nvptx64"))]
+trait Extents {
+    fn elements(&self) -> usize;
+}
+
+#[cfg(not(target_arch = "nvptx64"))]
+impl Extents for usize {
+    fn elements(&self) -> usize {
+        *self
     }
 }
 
-// SAFETY: as for `GlobalSlice`.
-unsafe impl<T: Copy> crate::KernelParam for GlobalSliceMut<T> {
-    type Head = *mut T;
-    type Tail = usize;
-
-    #[inline(always)]
-    fn join(ptr: *mut T, len: usize) -> Self {
-        GlobalSliceMut { ptr, len }
-    }
-
-    #[cfg(not(target_arch = "nvptx64"))]
-    fn parts(&mut self) -> ([*mut core::ffi::c_void; 2], usize) {
-        ([(&raw mut self.ptr).cast(), (&raw mut self.len).cast()], 2)
-    }
-
-    #[cfg(not(target_arch = "nvptx64"))]
-    fn global_region(&self) -> Option<crate::params::GlobalRegion> {
-        Some(crate::params::GlobalRegion::of(self.ptr.cast_const(), self.len, true))
-    }
-}
-
-// SAFETY: the parts are the fields `ptr` and `extents` (a `#[repr(C)]` struct of three u32, one
-// `.param .align 4 .b8 [12]`), in order; `join` puts them back.
-unsafe impl<T: Copy> crate::KernelParam for GlobalMatrix<T> {
-    type Head = *const T;
-    type Tail = MatrixExtents;
-
-    #[inline(always)]
-    fn join(ptr: *const T, extents: MatrixExtents) -> Self {
-        GlobalMatrix { ptr, extents }
-    }
-
-    #[cfg(not(target_arch = "nvptx64"))]
-    fn parts(&mut self) -> ([*mut core::ffi::c_void; 2], usize) {
-        ([(&raw mut self.ptr).cast(), (&raw mut self.extents).cast()], 2)
-    }
-
-    #[cfg(not(target_arch = "nvptx64"))]
-    fn global_region(&self) -> Option<crate::params::GlobalRegion> {
-        Some(crate::params::GlobalRegion::of(self.ptr, self.extents.span(), false))
-    }
-}
-
-// SAFETY: as for `GlobalMatrix`.
-unsafe impl<T: Copy> crate::KernelParam for GlobalMatrixMut<T> {
-    type Head = *mut T;
-    type Tail = MatrixExtents;
-
-    #[inline(always)]
-    fn join(ptr: *mut T, extents: MatrixExtents) -> Self {
-        GlobalMatrixMut { ptr, extents }
-    }
-
-    #[cfg(not(target_arch = "nvptx64"))]
-    fn parts(&mut self) -> ([*mut core::ffi::c_void; 2], usize) {
-        ([(&raw mut self.ptr).cast(), (&raw mut self.extents).cast()], 2)
-    }
-
-    #[cfg(not(target_arch = "nvptx64"))]
-    fn global_region(&self) -> Option<crate::params::GlobalRegion> {
-        Some(crate::params::GlobalRegion::of(
-            self.ptr.cast_const(),
-            self.extents.span(),
-            true,
-        ))
+#[cfg(not(target_arch = "nvptx64"))]
+impl Extents for MatrixExtents {
+    fn elements(&self) -> usize {
+        if self.rows == 0 || self.cols == 0 {
+            0
+        } else {
+            (self.rows as usize - 1) * self.pitch as usize + self.cols as usize
+        }
     }
 }
