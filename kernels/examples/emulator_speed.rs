@@ -5,7 +5,7 @@
 
 use kernels::elementwise::Elementwise;
 use kernels::matmul::Matmul;
-use ptxkit::device::{sync_threads, thread_idx};
+use ptxkit::device::{GlobalSlice, GlobalSliceMut, sync_threads, thread_idx};
 use ptxkit::{Kernel, LaunchShape, Problem, kernel};
 use std::time::Instant;
 
@@ -59,14 +59,24 @@ fn main() {
         run(
             &kernels::vec_add::KERNEL,
             &problem,
-            (a.as_ptr(), b.as_ptr(), c.as_mut_ptr(), problem.n),
+            (
+                GlobalSlice::new(&a),
+                GlobalSlice::new(&b),
+                GlobalSliceMut::new(&mut c),
+                problem.n,
+            ),
         )
     });
     time(&format!("shared_mem_add, {n} elements"), || {
         run(
             &kernels::shared_mem_add::KERNEL,
             &problem,
-            (a.as_ptr(), b.as_ptr(), c.as_mut_ptr(), problem.n),
+            (
+                GlobalSlice::new(&a),
+                GlobalSlice::new(&b),
+                GlobalSliceMut::new(&mut c),
+                problem.n,
+            ),
         )
     });
     let (a, b, mut c) = (

@@ -2,6 +2,7 @@
 //! Its families: [`vec_add`](crate::vec_add) and [`shared_mem_add`](crate::shared_mem_add).
 
 use ptxkit::Problem;
+use ptxkit::device::{GlobalSlice, GlobalSliceMut};
 
 /// `n` elements in each of `a`, `b` and `out`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -10,8 +11,8 @@ pub struct Elementwise {
 }
 
 impl Problem for Elementwise {
-    /// `(a, b, out, n)`.
-    type Args = (*const f32, *const f32, *mut f32, u32);
+    /// `(a, b, out, n)`: views of the two inputs and the output, n elements each.
+    type Args = (GlobalSlice<f32>, GlobalSlice<f32>, GlobalSliceMut<f32>, u32);
 }
 
 #[cfg(not(target_arch = "nvptx64"))]

@@ -2,7 +2,7 @@
 //! meets at a barrier, then each thread adds its left neighbour's staged value to its own.
 
 use crate::elementwise::Elementwise;
-use ptxkit::device::{SharedSlice, block_dim, block_idx, global_store, sync_threads, thread_idx};
+use ptxkit::device::{GlobalSlice, GlobalSliceMut, SharedSlice, block_dim, block_idx, sync_threads, thread_idx};
 use ptxkit::{Dim3, Family, Kernel, SharedMemory, kernel, shared_memory};
 
 /// Threads per block; the neighbour sum restarts at each block.
@@ -19,13 +19,13 @@ kernel! {
     /// With `s[t] = a[i] + b[i]` for thread `t` of the block: `out[i] = s[0]` for `t = 0`, else
     /// `s[t] + s[t - 1]`. Thread `t` of block `b` handles element `i = b·BLOCK + t`; the neighbour
     /// is always in the same block.
-    pub unsafe fn shared_mem_add(a: *const f32, b: *const f32, out: *mut f32, n: u32) {
+    pub unsafe fn shared_mem_add(a: GlobalSlice<f32>, b: GlobalSlice<f32>, out: GlobalSliceMut<f32>, n: u32) {
         let Staged { sums } = Staged::carve();
         let t = thread_idx().x;
         let i = block_idx().x * block_dim().x + t;
         // Threads past the end stage a value too, so that every thread reaches the barrier.
         // SAFETY: read only for i < n.
-        let sum = if i < n { unsafe { *a.add(i as usize) + *b.add(i as usize) } } else { 0.0 };
+        let sum = if i < n { unsafe { a.get_unchecked(i) + b.get_unchecked(i) } } else { 0.0 };
         // SAFETY: t < BLOCK, the block size the registry launches with.
         unsafe { sums.set_unchecked(t, sum) };
         // Every thread's sum is staged before any thread reads its neighbour's.
@@ -34,7 +34,7 @@ kernel! {
             // SAFETY: t and t - 1 are below BLOCK.
             let value = unsafe { if t == 0 { sums.get_unchecked(0) } else { sums.get_unchecked(t) + sums.get_unchecked(t - 1) } };
             // SAFETY: i < n.
-            unsafe { global_store(out.add(i as usize), value) };
+            unsafe { out.at_unchecked(i).set(value) };
         }
     }
 }

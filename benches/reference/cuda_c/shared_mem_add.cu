@@ -1,6 +1,7 @@
 // The seed's shared-memory example (kernels::shared_mem_add): stage a[i] + b[i], barrier, add the
 // left neighbour's staged value. Block 256, one float of dynamic shared memory per thread.
-extern "C" __global__ void shared_mem_add_cuda(const float* a, const float* b, float* out, unsigned n) {
+extern "C" __global__ void shared_mem_add_cuda(const float* a, size_t a_len, const float* b, size_t b_len, float* out,
+                                               size_t out_len, unsigned n) {
     extern __shared__ float staged[];
     unsigned t = threadIdx.x;
     unsigned i = blockIdx.x * blockDim.x + t;

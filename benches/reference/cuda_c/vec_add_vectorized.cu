@@ -8,7 +8,8 @@ __device__ __forceinline__ float4 add4(float4 p, float4 q) {
     return make_float4(p.x + q.x, p.y + q.y, p.z + q.z, p.w + q.w);
 }
 
-extern "C" __global__ void vec_add_vectorized_cuda(const float* a, const float* b, float* out, unsigned n) {
+extern "C" __global__ void vec_add_vectorized_cuda(const float* a, size_t a_len, const float* b, size_t b_len, float* out,
+                                                   size_t out_len, unsigned n) {
     unsigned t = threadIdx.x;
     unsigned first = blockIdx.x * BLOCK * QUADS + t;
     bool aligned = ((reinterpret_cast<size_t>(a) | reinterpret_cast<size_t>(b) | reinterpret_cast<size_t>(out)) & 15) == 0;

@@ -445,16 +445,11 @@ fn check_doubled(values: &[f32], passes: usize) -> std::result::Result<String, S
 fn double_in_place(backend: &Backend, values: &mut impl Array<f32>, n: usize) -> Result<()> {
     check_len("the chunk", values.len(), n)?;
     let problem = Elementwise::new(n)?;
-    let address = values.address_mut(backend)?;
-    let args = (
-        address as *const f32,
-        address as *const f32,
-        address as *mut f32,
-        problem.n,
-    );
-    // SAFETY: the address is the array's, for writing, on this backend, valid for its len ≥ n
-    // elements, all that vec_add touches for n; and its thread i reads element i of a and of b and
-    // then writes element i of out and touches no other element, so the three may be one array.
+    let out = values.view_mut(backend)?.head(n);
+    let args = (out.as_const(), out.as_const(), out, problem.n);
+    // SAFETY: the view is the array's, for writing, on this backend, of the n elements vec_add
+    // touches; its thread i reads element i of a and of b and then writes element i of out and
+    // touches no other element, so the three may be one array.
     unsafe { backend.launch(&vec_add::KERNEL, &problem, args, &[&*values]) }
 }
 

@@ -6,8 +6,8 @@
 //! every schedule.
 
 use ptxkit::device::{
-    GlobalMatrixMut, GlobalSlice, GlobalSliceMut, atomic_add, block_dim, block_idx, grid_dim, store_relaxed,
-    sync_threads, thread_fence, thread_idx,
+    GlobalMatrixMut, GlobalSlice, GlobalSliceMut, atomic_add, block_dim, block_idx, global_store, grid_dim,
+    store_relaxed, sync_threads, thread_fence, thread_idx,
 };
 use ptxkit::emu::{EmuError, Schedule, with_schedule};
 use ptxkit::{Dim3, LaunchShape, kernel};
@@ -611,5 +611,63 @@ fn a_last_block_read_by_all_its_threads_after_the_ticket_and_a_barrier_needs_the
                 assert!(message.contains(&line_of("// READ SHARE")), "{schedule}: {message}");
             }
         }
+    }
+}
+
+kernel! {
+    /// Stores through the address of a view the kernel takes as read-only.
+    unsafe fn store_into_a_read_only_view(x: GlobalSlice<f32>) {
+        let i = thread_idx().x;
+        // SAFETY: deliberately broken: inside x, which the kernel promised only to read.
+        unsafe { global_store(x.as_ptr().cast_mut().add(i as usize), 1.0) }; // STORE INTO X
+    }
+}
+
+#[test]
+fn a_store_into_a_read_only_view_fails_the_launch_naming_it() {
+    let x = vec![0.5f32; 32];
+    // SAFETY: a view of a live vector; the kernel writes inside it (the bug the emulator names).
+    let result = unsafe { store_into_a_read_only_view.emulate(&launch(1, 32), (GlobalSlice::new(&x),)) };
+    let (_, block, thread, message) = failure(result);
+    assert_eq!((block, thread), (at(0), at(0)));
+    assert!(
+        message.contains("a store into element 0 of `x`, which the launch passes only as a read-only view"),
+        "{message}"
+    );
+    assert!(message.contains(&line_of("// STORE INTO X")), "{message}");
+}
+
+kernel! {
+    /// Block 1 reads element 0 through `x` while block 0 writes it through `out`: one array, two
+    /// parameters, one read-only.
+    unsafe fn read_what_another_block_writes_through_an_alias(x: GlobalSlice<u32>, out: GlobalSliceMut<u32>) {
+        if thread_idx().x == 0 {
+            if block_idx().x == 0 {
+                out.set(0u32, 7); // WRITE THROUGH OUT
+            } else {
+                out.set(1u32, x.get(0u32)); // READ THROUGH X
+            }
+        }
+    }
+}
+
+#[test]
+fn a_read_through_a_read_only_alias_of_a_written_array_still_races() {
+    for schedule in Schedule::all(SEED) {
+        let mut values = vec![0u32; 2];
+        let out = GlobalSliceMut::new(&mut values);
+        // SAFETY: two views of one live vector; the blocks race on element 0 (the bug).
+        let result = with_schedule(schedule, || unsafe {
+            read_what_another_block_writes_through_an_alias.emulate(&launch(2, 32), (out.as_const(), out))
+        });
+        let (_, _, _, message) = failure(result);
+        assert!(
+            message.contains("global-memory race on element 0 of `x` (also `out`)"),
+            "{schedule}: {message}"
+        );
+        assert!(
+            message.contains(&line_of("// WRITE THROUGH OUT")) && message.contains(&line_of("// READ THROUGH X")),
+            "{schedule}: {message}"
+        );
     }
 }

@@ -4,7 +4,7 @@
 pub mod vectorized;
 
 use crate::elementwise::Elementwise;
-use ptxkit::device::{block_dim, block_idx, global_store, thread_idx};
+use ptxkit::device::{GlobalSlice, GlobalSliceMut, block_dim, block_idx, thread_idx};
 use ptxkit::{Dim3, Family, Kernel, SharedMemory, kernel};
 
 /// Threads per block.
@@ -12,12 +12,12 @@ pub const BLOCK: u32 = 256;
 
 kernel! {
     /// `out[i] = a[i] + b[i]` for `i < n`; thread `i` of the grid computes element `i`.
-    pub unsafe fn vec_add(a: *const f32, b: *const f32, out: *mut f32, n: u32) {
+    pub unsafe fn vec_add(a: GlobalSlice<f32>, b: GlobalSlice<f32>, out: GlobalSliceMut<f32>, n: u32) {
         let i = block_idx().x * block_dim().x + thread_idx().x;
         if i < n {
             let i = i as usize;
-            // SAFETY: i < n, and the caller gives n elements behind each pointer.
-            unsafe { global_store(out.add(i), *a.add(i) + *b.add(i)) };
+            // SAFETY: i < n, and the caller gives n elements in each view.
+            unsafe { out.at_unchecked(i).set(a.get_unchecked(i) + b.get_unchecked(i)) };
         }
     }
 }

@@ -6,7 +6,7 @@
 //! threads; arrays not 16-byte aligned are added one element at a time.
 
 use crate::elementwise::Elementwise;
-use ptxkit::device::{Float4, block_idx, global_store, grid_dim, is_aligned4, load4, store4, thread_idx, unrolled};
+use ptxkit::device::{Float4, GlobalSlice, GlobalSliceMut, block_idx, grid_dim, is_aligned4, thread_idx, unrolled};
 use ptxkit::{Dim3, Kernel, SharedMemory, kernel};
 
 /// Threads per block.
@@ -16,10 +16,10 @@ pub const QUADS: u32 = 2;
 
 kernel! {
     /// Block b adds float4s [b·BLOCK·QUADS, (b + 1)·BLOCK·QUADS): thread t those at t, t + BLOCK, …
-    pub unsafe fn vec_add_vectorized(a: *const f32, b: *const f32, out: *mut f32, n: u32) {
+    pub unsafe fn vec_add_vectorized(a: GlobalSlice<f32>, b: GlobalSlice<f32>, out: GlobalSliceMut<f32>, n: u32) {
         let t = thread_idx().x;
         let first = block_idx().x * BLOCK * QUADS + t;
-        if is_aligned4(a) && is_aligned4(b) && is_aligned4(out) {
+        if is_aligned4(a.as_ptr()) && is_aligned4(b.as_ptr()) && is_aligned4(out.as_mut_ptr()) {
             let quads = n / 4;
             if first + (QUADS - 1) * BLOCK < quads {
                 let (mut x, mut y) = ([Float4::default(); QUADS as usize], [Float4::default(); QUADS as usize]);
@@ -27,36 +27,36 @@ kernel! {
                 // arrays, 16-byte aligned.
                 unrolled::<QUADS>(|k| {
                     let at = 4 * (first + k * BLOCK) as usize;
-                    x[k as usize] = unsafe { load4(a.add(at)) };
-                    y[k as usize] = unsafe { load4(b.add(at)) };
+                    x[k as usize] = unsafe { a.get4_unchecked(at) };
+                    y[k as usize] = unsafe { b.get4_unchecked(at) };
                 });
                 unrolled::<QUADS>(|k| {
                     let (p, q) = (x[k as usize].0, y[k as usize].0);
                     let sum = Float4([p[0] + q[0], p[1] + q[1], p[2] + q[2], p[3] + q[3]]);
-                    unsafe { store4(out.add(4 * (first + k * BLOCK) as usize), sum) };
+                    unsafe { out.set4_unchecked(4 * (first + k * BLOCK) as usize, sum) };
                 });
             } else {
                 unrolled::<QUADS>(|k| {
                     let quad = first + k * BLOCK;
                     if quad < quads {
                         let at = 4 * quad as usize;
-                        let (p, q) = unsafe { (load4(a.add(at)).0, load4(b.add(at)).0) };
+                        let (p, q) = unsafe { (a.get4_unchecked(at).0, b.get4_unchecked(at).0) };
                         let sum = Float4([p[0] + q[0], p[1] + q[1], p[2] + q[2], p[3] + q[3]]);
-                        unsafe { store4(out.add(at), sum) };
+                        unsafe { out.set4_unchecked(at, sum) };
                     }
                 });
             }
             let tail = 4 * quads + t;
             if block_idx().x == 0 && tail < n {
                 // SAFETY: tail < n.
-                unsafe { global_store(out.add(tail as usize), *a.add(tail as usize) + *b.add(tail as usize)) };
+                unsafe { out.at_unchecked(tail).set(a.get_unchecked(tail) + b.get_unchecked(tail)) };
             }
         } else {
             // One element at a time, the grid striding over the array.
             let mut i = block_idx().x * BLOCK + t;
             while i < n {
                 // SAFETY: i < n.
-                unsafe { global_store(out.add(i as usize), *a.add(i as usize) + *b.add(i as usize)) };
+                unsafe { out.at_unchecked(i).set(a.get_unchecked(i) + b.get_unchecked(i)) };
                 i += grid_dim().x * BLOCK;
             }
         }

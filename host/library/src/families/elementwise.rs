@@ -28,13 +28,13 @@ pub fn launch(
     check_len("input b", b.len(), n)?;
     check_len("output", out.len(), n)?;
     let args = (
-        a.address(backend)? as *const f32,
-        b.address(backend)? as *const f32,
-        out.address_mut(backend)? as *mut f32,
+        a.view(backend)?.head(n),
+        b.view(backend)?.head(n),
+        out.view_mut(backend)?.head(n),
         problem.n,
     );
-    // SAFETY: each pointer is its array's address on this backend, and each array holds the n
-    // elements that every element-wise kernel reads or writes for this problem.
+    // SAFETY: each view is its array's on this backend, borrowed for the launch: the n elements
+    // that every element-wise kernel reads or writes for this problem.
     unsafe { backend.launch_from(source.module(), kernel, problem, args, &[a, b, &*out]) }
 }
 

@@ -50,6 +50,9 @@ struct Region {
     start: usize,
     end: usize,
     element_bytes: usize,
+    /// Whether a writable view covers it. Where none does, nothing writes it and its reads
+    /// cannot race: they are not recorded, and it has no slots.
+    writable: bool,
     slots: Box<[Slot]>,
 }
 
@@ -82,32 +85,45 @@ impl Views {
         grid: Dim3,
         block: Dim3,
     ) -> Result<Option<Views>, String> {
-        let mut spans: Vec<(usize, usize, usize, String)> = params
+        let mut spans: Vec<(usize, usize, usize, String, bool)> = params
             .iter()
             .filter_map(|(name, region)| region.map(|r| (r, name)))
             .filter(|(r, _)| r.bytes > 0)
-            .map(|(r, name)| (r.start, r.start + r.bytes, r.element_bytes, format!("`{name}`")))
+            .map(|(r, name)| {
+                (
+                    r.start,
+                    r.start + r.bytes,
+                    r.element_bytes,
+                    format!("`{name}`"),
+                    r.writable,
+                )
+            })
             .collect();
         if spans.is_empty() {
             return Ok(None);
         }
         spans.sort_by_key(|span| span.0);
-        let mut merged: Vec<(usize, usize, usize, String)> = Vec::new();
-        for (start, end, element_bytes, name) in spans {
+        let mut merged: Vec<(usize, usize, usize, String, bool)> = Vec::new();
+        for (start, end, element_bytes, name, writable) in spans {
             match merged.last_mut() {
                 Some(last) if start < last.1 => {
                     last.1 = last.1.max(end);
                     last.2 = gcd(last.2, element_bytes);
                     last.3 = format!("{} (also {name})", last.3);
+                    last.4 |= writable;
                 }
-                _ => merged.push((start, end, element_bytes, name)),
+                _ => merged.push((start, end, element_bytes, name, writable)),
             }
         }
         let mut regions = Vec::with_capacity(merged.len());
-        for (start, end, element_bytes, name) in merged {
+        for (start, end, element_bytes, name, writable) in merged {
             // Regions start where the views do; an element size that does not divide the span
             // still gets a slot for its last bytes.
-            let count = (end - start).div_ceil(element_bytes);
+            let count = if writable {
+                (end - start).div_ceil(element_bytes)
+            } else {
+                0
+            };
             regions.push(Region {
                 slots: zeroed_slots(count).ok_or_else(|| {
                     format!(
@@ -119,6 +135,7 @@ impl Views {
                 start,
                 end,
                 element_bytes,
+                writable,
             });
         }
         Ok(Some(Views {
@@ -164,6 +181,13 @@ impl Views {
         let Some(region) = self.region(address) else {
             return Ok(());
         };
+        if !region.writable {
+            return if kind.writes() {
+                Err(self.read_only_store(address, &me, site))
+            } else {
+                Ok(())
+            };
+        }
         let packed = pack(&me);
         let end = (address + size.max(1)).min(region.end);
         let mut at = address - (address - region.start) % region.element_bytes;
@@ -175,6 +199,19 @@ impl Views {
             at += region.element_bytes;
         }
         Ok(())
+    }
+
+    /// A store into a region that only read-only views cover (through a raw pointer or a view
+    /// made inside the kernel).
+    #[cold]
+    fn read_only_store(&self, address: usize, me: &Access, site: Site) -> String {
+        format!(
+            "a store into {}, which the launch passes only as a read-only view, by thread {} of block {} at {}: take it as a GlobalSliceMut or GlobalMatrixMut to write it",
+            self.describe(address),
+            shadow::thread(me.tid, self.block),
+            super::worker::unlinearize(me.block as u64, self.grid),
+            shadow::site(site),
+        )
     }
 
     #[cold]
