@@ -267,11 +267,13 @@ fn check(
     let conflicts = |other: &Access| {
         !(other.block == me.block && other.tid == me.tid) && !(other.atomic && kind.atomic()) && !ordered(other)
     };
+    // Each access puts itself in its slot before it reads the other kind's (sequentially
+    // consistent both ways), so that of a write and another access at once, one always finds the
+    // other.
     if kind.writes() {
-        // Swapped in first, so that of two writers at once one always finds the other.
         let writer = match packed {
-            Some(packed) => slot.writer.swap(packed, Ordering::AcqRel),
-            None => slot.writer.load(Ordering::Acquire),
+            Some(packed) => slot.writer.swap(packed, Ordering::SeqCst),
+            None => slot.writer.load(Ordering::SeqCst),
         };
         let writer_site = slot.writer_site.load(Ordering::Acquire);
         if packed.is_some() {
@@ -284,7 +286,7 @@ fn check(
                 earlier_wrote: true,
             });
         }
-        let reader = slot.reader.load(Ordering::Acquire);
+        let reader = slot.reader.load(Ordering::SeqCst);
         if let Some(earlier) = unpack(reader).filter(|r| conflicts(r)) {
             return Err(Conflict {
                 earlier,
@@ -293,19 +295,19 @@ fn check(
             });
         }
     } else {
-        let writer = slot.writer.load(Ordering::Acquire);
+        if let Some(packed) = packed
+            && slot.reader.load(Ordering::Relaxed) != packed
+        {
+            slot.reader_site.store(site as *const _ as u64, Ordering::Release);
+            slot.reader.swap(packed, Ordering::SeqCst);
+        }
+        let writer = slot.writer.load(Ordering::SeqCst);
         if let Some(earlier) = unpack(writer).filter(|w| conflicts(w)) {
             return Err(Conflict {
                 earlier,
                 earlier_site: site_of(slot.writer_site.load(Ordering::Acquire)),
                 earlier_wrote: true,
             });
-        }
-        if let Some(packed) = packed
-            && slot.reader.load(Ordering::Relaxed) != packed
-        {
-            slot.reader.store(packed, Ordering::Release);
-            slot.reader_site.store(site as *const _ as u64, Ordering::Release);
         }
     }
     Ok(())
