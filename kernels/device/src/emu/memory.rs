@@ -85,58 +85,48 @@ impl Views {
         grid: Dim3,
         block: Dim3,
     ) -> Result<Option<Views>, String> {
-        let mut spans: Vec<(usize, usize, usize, String, bool)> = params
+        // Each view's span as a region without its slots; overlapping ones merged, then the
+        // slots of those a writable view covers.
+        let mut spans: Vec<Region> = params
             .iter()
             .filter_map(|(name, region)| region.map(|r| (r, name)))
             .filter(|(r, _)| r.bytes > 0)
-            .map(|(r, name)| {
-                (
-                    r.start,
-                    r.start + r.bytes,
-                    r.element_bytes,
-                    format!("`{name}`"),
-                    r.writable,
-                )
+            .map(|(r, name)| Region {
+                name: format!("`{name}`"),
+                start: r.start,
+                end: r.start + r.bytes,
+                element_bytes: r.element_bytes,
+                writable: r.writable,
+                slots: Box::new([]),
             })
             .collect();
         if spans.is_empty() {
             return Ok(None);
         }
-        spans.sort_by_key(|span| span.0);
-        let mut merged: Vec<(usize, usize, usize, String, bool)> = Vec::new();
-        for (start, end, element_bytes, name, writable) in spans {
-            match merged.last_mut() {
-                Some(last) if start < last.1 => {
-                    last.1 = last.1.max(end);
-                    last.2 = gcd(last.2, element_bytes);
-                    last.3 = format!("{} (also {name})", last.3);
-                    last.4 |= writable;
+        spans.sort_by_key(|span| span.start);
+        let mut regions: Vec<Region> = Vec::new();
+        for span in spans {
+            match regions.last_mut() {
+                Some(last) if span.start < last.end => {
+                    last.end = last.end.max(span.end);
+                    last.element_bytes = gcd(last.element_bytes, span.element_bytes);
+                    last.name = format!("{} (also {})", last.name, span.name);
+                    last.writable |= span.writable;
                 }
-                _ => merged.push((start, end, element_bytes, name, writable)),
+                _ => regions.push(span),
             }
         }
-        let mut regions = Vec::with_capacity(merged.len());
-        for (start, end, element_bytes, name, writable) in merged {
+        for region in regions.iter_mut().filter(|r| r.writable) {
             // Regions start where the views do; an element size that does not divide the span
             // still gets a slot for its last bytes.
-            let count = if writable {
-                (end - start).div_ceil(element_bytes)
-            } else {
-                0
-            };
-            regions.push(Region {
-                slots: zeroed_slots(count).ok_or_else(|| {
-                    format!(
-                        "the emulator cannot hold the record of {name}'s {count} elements ({} MiB): emulate a smaller problem",
-                        (count * size_of::<Slot>()) >> 20
-                    )
-                })?,
-                name,
-                start,
-                end,
-                element_bytes,
-                writable,
-            });
+            let count = (region.end - region.start).div_ceil(region.element_bytes);
+            region.slots = zeroed_slots(count).ok_or_else(|| {
+                format!(
+                    "the emulator cannot hold the record of {}'s {count} elements ({} MiB): emulate a smaller problem",
+                    region.name,
+                    (count * size_of::<Slot>()) >> 20
+                )
+            })?;
         }
         Ok(Some(Views {
             regions,
