@@ -19,7 +19,8 @@ __device__ float pixel(const float* image, const float* filter, unsigned height,
     return sum;
 }
 
-extern "C" __global__ void conv2d_direct_cuda(const float* image, const float* filter, float* output, unsigned height,
+extern "C" __global__ void conv2d_direct_cuda(const float* image, size_t image_len, const float* filter,
+                                              size_t filter_len, float* output, size_t output_len, unsigned height,
                                               unsigned width, unsigned radius) {
     unsigned x = blockIdx.x * blockDim.x + threadIdx.x;
     unsigned y = blockIdx.y * blockDim.y + threadIdx.y;

@@ -35,7 +35,8 @@ __device__ void tile_body(const float* image, const float* filter, float* output
     }
 }
 
-extern "C" __global__ void conv2d_tiled_cuda(const float* image, const float* filter, float* output, unsigned height,
+extern "C" __global__ void conv2d_tiled_cuda(const float* image, size_t image_len, const float* filter,
+                                             size_t filter_len, float* output, size_t output_len, unsigned height,
                                              unsigned width, unsigned radius) {
     WITH_RADIUS(radius, tile_body<R>(image, filter, output, height, width))
 }

@@ -2,8 +2,9 @@
 #include "scan.cuh"
 #define TILE_512 (2 * THREADS)
 __device__ __forceinline__ unsigned padded(unsigned i) { return i + (i >> 5); }
-extern "C" __global__ void scan_blelloch_cuda(const float* input, float* output, float* scratch, unsigned n,
-                                              unsigned exclusive, unsigned phase) {
+extern "C" __global__ void scan_blelloch_cuda(const float* input, size_t input_len, float* output, size_t output_len,
+                                              float* scratch, size_t scratch_len, unsigned n, unsigned exclusive,
+                                              unsigned phase) {
     unsigned t = threadIdx.x, tile = blockIdx.x, base = tile * TILE_512;
     unsigned a = base + t, b = base + t + THREADS < base ? 0xffffffffu : base + t + THREADS;
     if (phase == 1) {

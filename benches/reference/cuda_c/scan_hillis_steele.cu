@@ -1,6 +1,7 @@
 // kernels::scan::hillis_steele: a 256-element tile in 8 double-buffered steps; phase 1 adds prefixes.
 #include "scan.cuh"
-extern "C" __global__ void scan_hillis_steele_cuda(const float* input, float* output, float* scratch, unsigned n,
+extern "C" __global__ void scan_hillis_steele_cuda(const float* input, size_t input_len, float* output,
+                                                   size_t output_len, float* scratch, size_t scratch_len, unsigned n,
                                                    unsigned exclusive, unsigned phase) {
     unsigned t = threadIdx.x, tile = blockIdx.x, i = tile * THREADS + t;
     if (phase == 1) {

@@ -1,6 +1,7 @@
 // kernels::softmax::online: running maximum and sum in one read, then the outputs.
 #include "softmax.cuh"
-extern "C" __global__ void softmax_online_cuda(const float* input, float* output, unsigned rows, unsigned cols) {
+extern "C" __global__ void softmax_online_cuda(const float* input, size_t input_len, float* output, size_t output_len,
+                                               unsigned rows, unsigned cols) {
     extern __shared__ float shared[];
     unsigned t = threadIdx.x;
     size_t base = (size_t)blockIdx.x * cols;

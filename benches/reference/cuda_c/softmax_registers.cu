@@ -19,7 +19,8 @@ __device__ __forceinline__ float warp_sum(float s) {
     return s;
 }
 
-extern "C" __global__ void softmax_registers_cuda(const float* input, float* output, unsigned rows, unsigned cols) {
+extern "C" __global__ void softmax_registers_cuda(const float* input, size_t input_len, float* output,
+                                                  size_t output_len, unsigned rows, unsigned cols) {
     extern __shared__ float shared[];
     float *maxes = shared, *sums = shared + WARPS;
     unsigned t = threadIdx.x;

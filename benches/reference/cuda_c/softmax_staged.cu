@@ -1,7 +1,8 @@
 // kernels::softmax::staged: the online pass with the row kept in shared memory (up to 8192).
 #include "softmax.cuh"
 #define STAGE 8192u
-extern "C" __global__ void softmax_staged_cuda(const float* input, float* output, unsigned rows, unsigned cols) {
+extern "C" __global__ void softmax_staged_cuda(const float* input, size_t input_len, float* output, size_t output_len,
+                                               unsigned rows, unsigned cols) {
     extern __shared__ float row[];
     float *maxes = row + STAGE, *sums = maxes + WARPS;
     unsigned t = threadIdx.x;

@@ -1,6 +1,7 @@
 // kernels::softmax::three_pass: the row's maximum, the sum of exponentials, the outputs.
 #include "softmax.cuh"
-extern "C" __global__ void softmax_three_pass_cuda(const float* input, float* output, unsigned rows, unsigned cols) {
+extern "C" __global__ void softmax_three_pass_cuda(const float* input, size_t input_len, float* output,
+                                                   size_t output_len, unsigned rows, unsigned cols) {
     extern __shared__ float shared[];
     float *maxes = shared, *sums = shared + WARPS;
     unsigned t = threadIdx.x;

@@ -20,11 +20,13 @@ __device__ __forceinline__ void wide_row(const float* input, float* output, unsi
                                    [&](float s) { return block_sum<WARPS_>(sums, s); });
 }
 
-extern "C" __global__ void __launch_bounds__(1024, 1) softmax_wide_cuda(const float* input, float* output, unsigned rows,
-                                                                       unsigned cols) {
+extern "C" __global__ void __launch_bounds__(1024, 1)
+    softmax_wide_cuda(const float* input, size_t input_len, float* output, size_t output_len, unsigned rows,
+                      unsigned cols) {
     wide_row<1024, 32>(input, output, cols);
 }
-extern "C" __global__ void __launch_bounds__(512, 2) softmax_wide_512_cuda(const float* input, float* output,
-                                                                          unsigned rows, unsigned cols) {
+extern "C" __global__ void __launch_bounds__(512, 2)
+    softmax_wide_512_cuda(const float* input, size_t input_len, float* output, size_t output_len, unsigned rows,
+                          unsigned cols) {
     wide_row<512, 16>(input, output, cols);
 }

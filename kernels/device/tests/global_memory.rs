@@ -671,3 +671,38 @@ fn a_read_through_a_read_only_alias_of_a_written_array_still_races() {
         );
     }
 }
+
+kernel! {
+    /// Clears the u64 words in `scratch`, an f32 view cast to them, as a look-back scan keeps its
+    /// status words.
+    unsafe fn clear_words(scratch: GlobalSliceMut<f32>) {
+        // SAFETY: deliberately broken when `scratch` starts 4 bytes past an 8-byte boundary.
+        let words = unsafe { scratch.cast::<u64>() }; // CAST
+        let i = thread_idx().x;
+        if (i as usize) < words.len() {
+            words.at(i).store_relaxed(0);
+        }
+    }
+}
+
+#[test]
+fn a_view_cast_to_words_its_start_is_not_aligned_for_fails_the_launch() {
+    let mut backing = vec![u64::MAX; 8];
+    let floats = backing.as_mut_ptr().cast::<f32>();
+    // SAFETY: the vector's 64 bytes as 16 f32; the second view starts 4 bytes in.
+    let (aligned, misaligned) = unsafe {
+        (
+            GlobalSliceMut::from_raw_parts(floats, 16),
+            GlobalSliceMut::from_raw_parts(floats.add(1), 14),
+        )
+    };
+    // SAFETY: views of a live vector.
+    unsafe { clear_words.emulate(&launch(1, 8), (aligned,)) }.unwrap();
+    assert_eq!(backing, vec![0; 8]);
+    // SAFETY: as above; the cast is misaligned, which the emulator must report.
+    let (kernel, _, thread, message) = failure(unsafe { clear_words.emulate(&launch(1, 8), (misaligned,)) });
+    assert_eq!(kernel, "clear_words");
+    assert_eq!(thread, at(0));
+    assert!(message.contains("8-byte-aligned"), "{message}");
+    assert!(message.contains(&line_of("// CAST")), "{message}");
+}

@@ -5,7 +5,9 @@
 //! Two configurations (V = 4 and V = 8) are registered; the host picks one for the device.
 
 use super::{Conv2d, MAX_RADIUS};
-use ptxkit::device::{MatrixLayout, SharedMatrix, block_idx, fma, global_store, sync_threads, thread_idx, unrolled};
+use ptxkit::device::{
+    GlobalSlice, GlobalSliceMut, MatrixLayout, SharedMatrix, block_idx, fma, sync_threads, thread_idx, unrolled,
+};
 use ptxkit::{Dim3, Kernel, SharedMemory, kernel, shared_memory};
 
 /// Output columns per block: one per thread of a row of threads.
@@ -42,7 +44,7 @@ struct Window<'a> {
     first: u32,
     tx: u32,
     weights: &'a [[f32; 5]; 5],
-    filter: *const f32,
+    filter: GlobalSlice<f32>,
 }
 
 impl Window<'_> {
@@ -56,7 +58,7 @@ impl Window<'_> {
             self.weights[i as usize][j as usize]
         } else {
             // SAFETY: inside the filter, by the caller's promise.
-            unsafe { *self.filter.add((i * (2 * R + 1) + j) as usize) }
+            unsafe { self.filter.get_unchecked(i * (2 * R + 1) + j) }
         }
     }
 
@@ -99,9 +101,9 @@ impl Window<'_> {
 #[inline(always)]
 unsafe fn strip_body<const V: u32, const R: u32>(
     input: SharedMatrix<f32>,
-    image: *const f32,
-    filter: *const f32,
-    output: *mut f32,
+    image: GlobalSlice<f32>,
+    filter: GlobalSlice<f32>,
+    output: GlobalSliceMut<f32>,
     (height, width): (u32, u32),
 ) {
     let (tx, ty) = (thread_idx().x, thread_idx().y);
@@ -121,7 +123,7 @@ unsafe fn strip_body<const V: u32, const R: u32>(
             unrolled::<5>(|j| {
                 if i < side && j < side {
                     // SAFETY: the filter has side² values.
-                    weights[i as usize][j as usize] = unsafe { *filter.add((i * side + j) as usize) };
+                    weights[i as usize][j as usize] = unsafe { filter.get_unchecked(i * side + j) };
                 }
             })
         });
@@ -132,7 +134,7 @@ unsafe fn strip_body<const V: u32, const R: u32>(
         let (row, col) = ((y0 + r).wrapping_sub(R), (x0 + c).wrapping_sub(R));
         let value = if row < height && col < width {
             // SAFETY: inside the image.
-            unsafe { *image.add((row * width + col) as usize) }
+            unsafe { image.get_unchecked(row * width + col) }
         } else {
             0.0
         };
@@ -179,7 +181,7 @@ unsafe fn strip_body<const V: u32, const R: u32>(
         let (y, x) = (y0 + first + o, x0 + tx);
         if o < V && y < height && x < width {
             // SAFETY: inside the output.
-            unsafe { global_store(output.add((y * width + x) as usize), sums[o as usize]) };
+            unsafe { output.set_unchecked(y * width + x, sums[o as usize]) };
         }
     });
 }
@@ -187,7 +189,7 @@ unsafe fn strip_body<const V: u32, const R: u32>(
 kernel! {
     #[launch_bounds(Dim3::xy(WIDTH, THREAD_ROWS), BLOCKS_PER_SM)]
     /// Register-blocked convolution, 4 outputs per thread: 32×32 outputs per block.
-    pub unsafe fn conv2d_blocked_v4(image: *const f32, filter: *const f32, output: *mut f32, height: u32, width: u32, radius: u32) {
+    pub unsafe fn conv2d_blocked_v4(image: GlobalSlice<f32>, filter: GlobalSlice<f32>, output: GlobalSliceMut<f32>, height: u32, width: u32, radius: u32) {
         let TileV4 { input } = TileV4::carve();
         // SAFETY: forwarded from the kernel's contract; KERNEL_V4 launches 32×8 threads.
         unsafe { with_radius!(radius, strip_body::<4>(input, image, filter, output, (height, width))) }
@@ -197,7 +199,7 @@ kernel! {
 kernel! {
     #[launch_bounds(Dim3::xy(WIDTH, THREAD_ROWS), BLOCKS_PER_SM)]
     /// Register-blocked convolution, 8 outputs per thread: 32×64 outputs per block.
-    pub unsafe fn conv2d_blocked_v8(image: *const f32, filter: *const f32, output: *mut f32, height: u32, width: u32, radius: u32) {
+    pub unsafe fn conv2d_blocked_v8(image: GlobalSlice<f32>, filter: GlobalSlice<f32>, output: GlobalSliceMut<f32>, height: u32, width: u32, radius: u32) {
         let TileV8 { input } = TileV8::carve();
         // SAFETY: forwarded from the kernel's contract; KERNEL_V8 launches 32×8 threads.
         unsafe { with_radius!(radius, strip_body::<8>(input, image, filter, output, (height, width))) }

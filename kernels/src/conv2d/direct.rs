@@ -2,7 +2,7 @@
 //! memory. Neighbouring threads read overlapping windows, which the L1 cache catches in part.
 
 use super::Conv2d;
-use ptxkit::device::{block_dim, block_idx, fma, global_store, thread_idx, unrolled};
+use ptxkit::device::{GlobalSlice, GlobalSliceMut, block_dim, block_idx, fma, thread_idx, unrolled};
 use ptxkit::{Dim3, Kernel, SharedMemory, kernel};
 
 /// 32×8 threads per block.
@@ -14,8 +14,8 @@ pub const BLOCK: Dim3 = Dim3::xy(32, 8);
 /// `image` and `output` hold height × width values, `filter` (2R+1)²; y < height, x < width.
 #[inline(always)]
 unsafe fn pixel<const R: u32>(
-    image: *const f32,
-    filter: *const f32,
+    image: GlobalSlice<f32>,
+    filter: GlobalSlice<f32>,
     (height, width): (u32, u32),
     (y, x): (u32, u32),
 ) -> f32 {
@@ -38,8 +38,8 @@ unsafe fn pixel<const R: u32>(
             // SAFETY: (row - R, col - R) is inside the image; i, j < side.
             let (value, weight) = unsafe {
                 (
-                    *image.add(((row - R) * width + col - R) as usize),
-                    *filter.add((i * side + j) as usize),
+                    image.get_unchecked((row - R) * width + col - R),
+                    filter.get_unchecked(i * side + j),
                 )
             };
             sum = fma(weight, value, sum);
@@ -50,14 +50,14 @@ unsafe fn pixel<const R: u32>(
 
 kernel! {
     /// `output[y][x]` for thread (x, y) of the grid.
-    pub unsafe fn conv2d_direct(image: *const f32, filter: *const f32, output: *mut f32, height: u32, width: u32, radius: u32) {
+    pub unsafe fn conv2d_direct(image: GlobalSlice<f32>, filter: GlobalSlice<f32>, output: GlobalSliceMut<f32>, height: u32, width: u32, radius: u32) {
         let x = block_idx().x * block_dim().x + thread_idx().x;
         let y = block_idx().y * block_dim().y + thread_idx().y;
         if y < height && x < width {
             // SAFETY: y < height, x < width; the caller gives the arrays the problem needs.
             let sum = unsafe { with_radius!(radius, pixel(image, filter, (height, width), (y, x))) };
             // SAFETY: as above.
-            unsafe { global_store(output.add((y * width + x) as usize), sum) };
+            unsafe { output.set_unchecked(y * width + x, sum) };
         }
     }
 }

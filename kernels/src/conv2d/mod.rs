@@ -30,6 +30,7 @@ pub mod direct;
 pub mod rolling;
 pub mod tiled;
 
+use ptxkit::device::{GlobalSlice, GlobalSliceMut};
 use ptxkit::{Family, Problem};
 
 /// Largest filter radius: 7×7 filters.
@@ -44,8 +45,9 @@ pub struct Conv2d {
 }
 
 impl Problem for Conv2d {
-    /// `(image, filter, output, height, width, radius)`.
-    type Args = (*const f32, *const f32, *mut f32, u32, u32, u32);
+    /// `(image, filter, output, height, width, radius)`: views of the height × width image and
+    /// output and of the (2·radius + 1)² filter.
+    type Args = (GlobalSlice<f32>, GlobalSlice<f32>, GlobalSliceMut<f32>, u32, u32, u32);
 }
 
 /// Every convolution kernel, in ladder order: the registry's list.

@@ -20,8 +20,8 @@
 
 use super::{Conv2d, MAX_RADIUS};
 use ptxkit::device::{
-    Float4, MatrixLayout, SharedMatrix, async_copy_commit, async_copy_wait, block_idx, fma, global_store, grid_dim,
-    is_aligned4, lane_id, opaque, store4, sync_threads, sync_warp, thread_idx, unrolled,
+    Float4, GlobalSlice, GlobalSliceMut, MatrixLayout, SharedMatrix, async_copy_commit, async_copy_wait, block_idx,
+    fma, grid_dim, is_aligned4, lane_id, opaque, sync_threads, sync_warp, thread_idx, unrolled,
 };
 use ptxkit::{Dim3, Kernel, SharedMemory, kernel, shared_memory};
 
@@ -72,8 +72,9 @@ shared_memory! {
 /// One warp's walk down its band, V outputs per lane along a row.
 struct Walk<const V: u32> {
     rows: SharedMatrix<f32>,
+    /// The image's address: the ring's asynchronous copies take addresses, not views.
     image: *const f32,
-    output: *mut f32,
+    output: GlobalSliceMut<f32>,
     width: u32,
     /// The warp's first ring row.
     ring: u32,
@@ -189,7 +190,7 @@ impl<const V: u32> Walk<V> {
     /// width a multiple of 4).
     #[inline(always)]
     unsafe fn store<const VECTOR: bool>(&self, o: u32, sums: [f32; MAX_V as usize]) {
-        let start = self.output.wrapping_add((o * self.width) as usize);
+        let start = self.output.tail(o * self.width);
         if VECTOR {
             unrolled::<{ MAX_V / 4 }>(|i| {
                 let col = self.col + 4 * i;
@@ -197,14 +198,14 @@ impl<const V: u32> Walk<V> {
                     let at = 4 * i as usize;
                     let four = [sums[at], sums[at + 1], sums[at + 2], sums[at + 3]];
                     // SAFETY: four columns inside the output row, aligned.
-                    unsafe { store4(start.add(col as usize), Float4(four)) };
+                    unsafe { start.set4_unchecked(col, Float4(four)) };
                 }
             });
         } else {
             unrolled::<{ MAX_V }>(|q| {
                 if q < V && self.col + q < self.width {
                     // SAFETY: inside the output row.
-                    unsafe { global_store(start.add((self.col + q) as usize), sums[q as usize]) };
+                    unsafe { start.set_unchecked(self.col + q, sums[q as usize]) };
                 }
             });
         }
@@ -390,7 +391,7 @@ fn read_filter<const R: u32>(filter: SharedMatrix<f32>) -> [[f32; MAX_SIDE as us
 #[inline(always)]
 unsafe fn rolling<const V: u32>(
     (rows, weights): (SharedMatrix<f32>, SharedMatrix<f32>),
-    (image, filter, output): (*const f32, *const f32, *mut f32),
+    (image, filter, output): (GlobalSlice<f32>, GlobalSlice<f32>, GlobalSliceMut<f32>),
     (height, width, radius): (u32, u32, u32),
 ) {
     let side = 2 * radius + 1;
@@ -400,7 +401,7 @@ unsafe fn rolling<const V: u32>(
         let (i, j) = (t / FILTER_PITCH, t % FILTER_PITCH);
         // SAFETY: the filter holds side² weights.
         let weight = if i < side && j < side {
-            unsafe { *filter.add((i * side + j) as usize) }
+            unsafe { filter.get_unchecked(i * side + j) }
         } else {
             0.0
         };
@@ -425,7 +426,7 @@ unsafe fn rolling<const V: u32>(
     let col = base + V * lane;
     let mut walk = Walk::<V> {
         rows,
-        image,
+        image: image.as_ptr(),
         output,
         width,
         ring: warp * depth(V),
@@ -438,7 +439,7 @@ unsafe fn rolling<const V: u32>(
         own: [(0, 0); (MAX_V / 4) as usize],
     };
     walk.own = [walk.chunk(col), walk.chunk(col + 4)];
-    let vector = width.is_multiple_of(4) && is_aligned4(image) && is_aligned4(output);
+    let vector = width.is_multiple_of(4) && is_aligned4(image.as_ptr()) && is_aligned4(output.as_mut_ptr());
     // SAFETY: forwarded (the shape for the 16-byte path checked above).
     unsafe {
         if vector {
@@ -452,7 +453,7 @@ unsafe fn rolling<const V: u32>(
 kernel! {
     #[launch_bounds(Dim3::x(WARPS * LANES), 6)]
     /// Warp w of block (x, y) convolves columns (4x + w)·128 .. + 128 of the y-th band of rows.
-    pub unsafe fn conv2d_rolling_v4(image: *const f32, filter: *const f32, output: *mut f32, height: u32, width: u32, radius: u32) {
+    pub unsafe fn conv2d_rolling_v4(image: GlobalSlice<f32>, filter: GlobalSlice<f32>, output: GlobalSliceMut<f32>, height: u32, width: u32, radius: u32) {
         let RingsV4 { rows, filter: weights } = RingsV4::carve();
         // SAFETY: forwarded from the kernel's contract; KERNEL_V4 launches WARPS warps.
         unsafe { rolling::<4>((rows, weights), (image, filter, output), (height, width, radius)) }
@@ -462,7 +463,7 @@ kernel! {
 kernel! {
     #[launch_bounds(Dim3::x(WARPS * LANES), 4)]
     /// Warp w of block (x, y) convolves columns (4x + w)·256 .. + 256 of the y-th band of rows.
-    pub unsafe fn conv2d_rolling_v8(image: *const f32, filter: *const f32, output: *mut f32, height: u32, width: u32, radius: u32) {
+    pub unsafe fn conv2d_rolling_v8(image: GlobalSlice<f32>, filter: GlobalSlice<f32>, output: GlobalSliceMut<f32>, height: u32, width: u32, radius: u32) {
         let RingsV8 { rows, filter: weights } = RingsV8::carve();
         // SAFETY: forwarded from the kernel's contract; KERNEL_V8 launches WARPS warps.
         unsafe { rolling::<8>((rows, weights), (image, filter, output), (height, width, radius)) }

@@ -5,7 +5,8 @@
 
 use super::{Conv2d, MAX_RADIUS};
 use ptxkit::device::{
-    MatrixLayout, SharedMatrix, SharedSlice, block_idx, fma, global_store, sync_threads, thread_idx, unrolled,
+    GlobalSlice, GlobalSliceMut, MatrixLayout, SharedMatrix, SharedSlice, block_idx, fma, sync_threads, thread_idx,
+    unrolled,
 };
 use ptxkit::{Dim3, Kernel, SharedMemory, kernel, shared_memory};
 
@@ -30,9 +31,9 @@ shared_memory! {
 #[inline(always)]
 unsafe fn tile_body<const R: u32>(
     staged: Staged,
-    image: *const f32,
-    filter: *const f32,
-    output: *mut f32,
+    image: GlobalSlice<f32>,
+    filter: GlobalSlice<f32>,
+    output: GlobalSliceMut<f32>,
     height: u32,
     width: u32,
 ) {
@@ -49,7 +50,7 @@ unsafe fn tile_body<const R: u32>(
         // Below zero wraps to a huge value: one unsigned compare covers both edges.
         let value = if row < height && col < width {
             // SAFETY: inside the image.
-            unsafe { *image.add((row * width + col) as usize) }
+            unsafe { image.get_unchecked(row * width + col) }
         } else {
             0.0
         };
@@ -59,7 +60,7 @@ unsafe fn tile_body<const R: u32>(
     }
     if t < side * side {
         // SAFETY: the filter has side² values; t < side² ≤ the slice's length.
-        unsafe { weights.set_unchecked(t, *filter.add(t as usize)) };
+        unsafe { weights.set_unchecked(t, filter.get_unchecked(t)) };
     }
     // Every pixel of the tile and every weight is staged before any thread reads them.
     sync_threads();
@@ -84,14 +85,14 @@ unsafe fn tile_body<const R: u32>(
         });
         if y < height && x < width {
             // SAFETY: inside the output.
-            unsafe { global_store(output.add((y * width + x) as usize), sum) };
+            unsafe { output.set_unchecked(y * width + x, sum) };
         }
     }
 }
 
 kernel! {
     /// The tiled convolution: 32×32 outputs per block.
-    pub unsafe fn conv2d_tiled(image: *const f32, filter: *const f32, output: *mut f32, height: u32, width: u32, radius: u32) {
+    pub unsafe fn conv2d_tiled(image: GlobalSlice<f32>, filter: GlobalSlice<f32>, output: GlobalSliceMut<f32>, height: u32, width: u32, radius: u32) {
         let staged = Staged::carve();
         // SAFETY: forwarded from the kernel's contract; KERNEL launches 32×8 threads; radius ≤ 3.
         unsafe { with_radius!(radius, tile_body(staged, image, filter, output, height, width)) }

@@ -9,6 +9,7 @@
 use super::look_back::{BLOCKS_PER_SM, Scratch, look_back_body};
 use super::look_back_warp::WholeWarp;
 use super::{Scan, THREADS};
+use ptxkit::device::{GlobalSlice, GlobalSliceMut};
 use ptxkit::{Dim3, Kernel, SharedMemory, kernel};
 
 /// The pause between two reads of an incomplete window: about a fifth of an L2 round trip under
@@ -19,7 +20,7 @@ kernel! {
     #[launch_bounds(Dim3::x(THREADS), BLOCKS_PER_SM)]
     /// Phase 0: clears the statuses and the ticket in `scratch`. Phase 1: `output` = the scan of
     /// `input`, warp 0 walking back 32 tiles at a time, pausing between polls.
-    pub unsafe fn scan_look_back_backoff(input: *const f32, output: *mut f32, scratch: *mut f32, n: u32, exclusive: u32, phase: u32) {
+    pub unsafe fn scan_look_back_backoff(input: GlobalSlice<f32>, output: GlobalSliceMut<f32>, scratch: GlobalSliceMut<f32>, n: u32, exclusive: u32, phase: u32) {
         // SAFETY: forwarded from the kernel's contract; KERNEL launches THREADS threads.
         unsafe { look_back_body::<f32, WholeWarp<BACKOFF_NS>, true>(input, output, scratch, (n, exclusive, phase)) }
     }

@@ -5,7 +5,7 @@
 //! them out, as the issue asks.
 
 use super::{ADD_PREFIXES, Scan, THREADS};
-use ptxkit::device::{SharedSlice, block_idx, global_store, sync_threads, thread_idx};
+use ptxkit::device::{GlobalSlice, GlobalSliceMut, SharedSlice, block_idx, sync_threads, thread_idx};
 use ptxkit::{Dim3, Kernel, SharedMemory, kernel, shared_memory};
 
 /// Elements per tile: two per thread.
@@ -27,17 +27,17 @@ shared_memory! {
 kernel! {
     /// Phase 0: `output` = each 512-element tile's scan, `scratch[tile]` = its total. Phase 1:
     /// `output[i] += scratch[tile of i]`.
-    pub unsafe fn scan_blelloch(input: *const f32, output: *mut f32, scratch: *mut f32, n: u32, exclusive: u32, phase: u32) {
+    pub unsafe fn scan_blelloch(input: GlobalSlice<f32>, output: GlobalSliceMut<f32>, scratch: GlobalSliceMut<f32>, n: u32, exclusive: u32, phase: u32) {
         let t = thread_idx().x;
         let tile = block_idx().x;
         let base = tile * TILE;
         let (a, b) = (base + t, base.saturating_add(t + THREADS));
         if phase == ADD_PREFIXES {
             // SAFETY (both): below n; one prefix per tile.
-            let prefix = unsafe { *scratch.add(tile as usize) };
+            let prefix = unsafe { scratch.get_unchecked(tile) };
             for i in [a, b] {
                 if i < n {
-                    unsafe { global_store(output.add(i as usize), prefix + *output.add(i as usize)) };
+                    unsafe { output.at_unchecked(i).set(prefix + output.get_unchecked(i)) };
                 }
             }
             return;
@@ -46,8 +46,8 @@ kernel! {
         // SAFETY: read only below n.
         let (x_a, x_b) = unsafe {
             (
-                if a < n { *input.add(a as usize) } else { 0.0 },
-                if b < n { *input.add(b as usize) } else { 0.0 },
+                if a < n { input.get_unchecked(a) } else { 0.0 },
+                if b < n { input.get_unchecked(b) } else { 0.0 },
             )
         };
         // SAFETY (shared accesses below): every index is below TILE before padding.
@@ -74,7 +74,7 @@ kernel! {
             // Thread 0 wrote the total itself at the last level.
             let last = padded(TILE - 1);
             unsafe {
-                global_store(scratch.add(tile as usize), values.get_unchecked(last));
+                scratch.at_unchecked(tile).set(values.get_unchecked(last));
                 values.set_unchecked(last, 0.0);
             }
         }
@@ -100,10 +100,10 @@ kernel! {
         // SAFETY: below n.
         unsafe {
             if a < n {
-                global_store(output.add(a as usize), r_a);
+                output.set_unchecked(a, r_a);
             }
             if b < n {
-                global_store(output.add(b as usize), r_b);
+                output.set_unchecked(b, r_b);
             }
         }
     }

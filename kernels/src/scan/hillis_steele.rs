@@ -4,7 +4,7 @@
 //! additions: n·log n work where n would do.
 
 use super::{ADD_PREFIXES, Scan, THREADS};
-use ptxkit::device::{MatrixLayout, SharedMatrix, block_idx, global_store, sync_threads, thread_idx};
+use ptxkit::device::{GlobalSlice, GlobalSliceMut, MatrixLayout, SharedMatrix, block_idx, sync_threads, thread_idx};
 use ptxkit::{Dim3, Kernel, SharedMemory, kernel, shared_memory};
 
 shared_memory! {
@@ -17,20 +17,20 @@ shared_memory! {
 kernel! {
     /// Phase 0: `output` = each 256-element tile's scan, `scratch[tile]` = its total. Phase 1:
     /// `output[i] += scratch[tile of i]`.
-    pub unsafe fn scan_hillis_steele(input: *const f32, output: *mut f32, scratch: *mut f32, n: u32, exclusive: u32, phase: u32) {
+    pub unsafe fn scan_hillis_steele(input: GlobalSlice<f32>, output: GlobalSliceMut<f32>, scratch: GlobalSliceMut<f32>, n: u32, exclusive: u32, phase: u32) {
         let t = thread_idx().x;
         let tile = block_idx().x;
         let i = tile * THREADS + t;
         if phase == ADD_PREFIXES {
             if i < n {
                 // SAFETY: i < n; one prefix per tile.
-                unsafe { global_store(output.add(i as usize), *scratch.add(tile as usize) + *output.add(i as usize)) };
+                unsafe { output.at_unchecked(i).set(scratch.get_unchecked(tile) + output.get_unchecked(i)) };
             }
             return;
         }
         let Buffers { rows } = Buffers::carve();
         // SAFETY: read only below n.
-        let value = if i < n { unsafe { *input.add(i as usize) } } else { 0.0 };
+        let value = if i < n { unsafe { input.get_unchecked(i) } } else { 0.0 };
         // SAFETY (shared accesses below): row < 2 and t, t - d < THREADS.
         unsafe { rows.set_unchecked(0, t, value) };
         let mut from = 0;
@@ -60,11 +60,11 @@ kernel! {
         };
         if i < n {
             // SAFETY: i < n.
-            unsafe { global_store(output.add(i as usize), result) };
+            unsafe { output.set_unchecked(i, result) };
         }
         if t == THREADS - 1 {
             // SAFETY: the caller gives one scratch word per tile.
-            unsafe { global_store(scratch.add(tile as usize), rows.get_unchecked(from, t)) };
+            unsafe { scratch.at_unchecked(tile).set(rows.get_unchecked(from, t)) };
         }
     }
 }

@@ -11,12 +11,13 @@ use super::staged::{BLOCKS_PER_SM as STAGED_BLOCKS_PER_SM, SHARED_BYTES as STAGE
 use super::warp_shuffle::{TILE, WarpTotals, warp_shuffle_body};
 use super::{Scan, THREADS};
 use ptxkit::Family;
+use ptxkit::device::{GlobalSlice, GlobalSliceMut};
 use ptxkit::{Dim3, Kernel, Occupancy, SharedMemory, kernel};
 
 kernel! {
     /// Phase 0: `output` = each 8192-element tile's scan, `scratch[tile]` = its total. Phase 1:
     /// `output[i] += scratch[tile of i]`.
-    pub unsafe fn scan_warp_shuffle_i32(input: *const i32, output: *mut i32, scratch: *mut i32, n: u32, exclusive: u32, phase: u32) {
+    pub unsafe fn scan_warp_shuffle_i32(input: GlobalSlice<i32>, output: GlobalSliceMut<i32>, scratch: GlobalSliceMut<i32>, n: u32, exclusive: u32, phase: u32) {
         // SAFETY: forwarded from the kernel's contract; the KERNELs launch THREADS threads.
         unsafe { warp_shuffle_body(input, output, scratch, (n, exclusive, phase)) }
     }
@@ -26,7 +27,7 @@ kernel! {
     #[launch_bounds(Dim3::x(THREADS), LOOK_BACK_BLOCKS_PER_SM)]
     /// Phase 0: clears the statuses and the ticket in `scratch`. Phase 1: `output` = the scan of
     /// `input`, thread 0 walking back one tile at a time.
-    pub unsafe fn scan_look_back_i32(input: *const i32, output: *mut i32, scratch: *mut i32, n: u32, exclusive: u32, phase: u32) {
+    pub unsafe fn scan_look_back_i32(input: GlobalSlice<i32>, output: GlobalSliceMut<i32>, scratch: GlobalSliceMut<i32>, n: u32, exclusive: u32, phase: u32) {
         // SAFETY: forwarded from the kernel's contract; the KERNELs launch THREADS threads.
         unsafe { look_back_body::<i32, OneThread, true>(input, output, scratch, (n, exclusive, phase)) }
     }
@@ -36,7 +37,7 @@ kernel! {
     #[launch_bounds(Dim3::x(THREADS), LOOK_BACK_BLOCKS_PER_SM)]
     /// Phase 0: clears the statuses and the ticket in `scratch`. Phase 1: `output` = the scan of
     /// `input`, warp 0 walking back 32 tiles at a time.
-    pub unsafe fn scan_look_back_warp_i32(input: *const i32, output: *mut i32, scratch: *mut i32, n: u32, exclusive: u32, phase: u32) {
+    pub unsafe fn scan_look_back_warp_i32(input: GlobalSlice<i32>, output: GlobalSliceMut<i32>, scratch: GlobalSliceMut<i32>, n: u32, exclusive: u32, phase: u32) {
         // SAFETY: as above.
         unsafe { look_back_body::<i32, WholeWarp, true>(input, output, scratch, (n, exclusive, phase)) }
     }
@@ -47,7 +48,7 @@ kernel! {
     /// Phase 0: clears the statuses and the ticket in `scratch`. Phase 1: `output` = the scan of
     /// `input`, resident blocks taking tiles by ticket, each copying its next tile while it scans
     /// the current one.
-    pub unsafe fn scan_look_back_pipelined_i32(input: *const i32, output: *mut i32, scratch: *mut i32, n: u32, exclusive: u32, phase: u32) {
+    pub unsafe fn scan_look_back_pipelined_i32(input: GlobalSlice<i32>, output: GlobalSliceMut<i32>, scratch: GlobalSliceMut<i32>, n: u32, exclusive: u32, phase: u32) {
         // SAFETY: as above.
         unsafe { pipelined_body::<i32>(input, output, scratch, (n, exclusive, phase)) }
     }
@@ -57,7 +58,7 @@ kernel! {
     #[launch_bounds(Dim3::x(THREADS), STAGED_BLOCKS_PER_SM)]
     /// Phase 0: clears the statuses in `scratch`. Phase 1: `output` = the scan of `input`, block b
     /// scanning tile b staged in shared memory, warp 0 walking back 32 tiles at a time.
-    pub unsafe fn scan_look_back_staged_i32(input: *const i32, output: *mut i32, scratch: *mut i32, n: u32, exclusive: u32, phase: u32) {
+    pub unsafe fn scan_look_back_staged_i32(input: GlobalSlice<i32>, output: GlobalSliceMut<i32>, scratch: GlobalSliceMut<i32>, n: u32, exclusive: u32, phase: u32) {
         // SAFETY: as above.
         unsafe { staged_body::<i32>(input, output, scratch, (n, exclusive, phase)) }
     }

@@ -11,8 +11,8 @@
 use super::warp_shuffle::{PER_THREAD, TILE, load_run, run_totals, store_run};
 use super::{RESET, Scan, ScanElement, THREADS, WARPS, block_exclusive};
 use ptxkit::device::{
-    DynamicShared, SharedSlice, WARP_SIZE, WarpWord, atomic_add, block_idx, load_relaxed, opaque, store_relaxed,
-    sync_threads, thread_idx,
+    DynamicShared, GlobalSlice, GlobalSliceMut, SharedSlice, WARP_SIZE, WarpWord, block_idx, opaque, sync_threads,
+    thread_idx,
 };
 use ptxkit::{Dim3, Kernel, SharedMemory, kernel, shared_memory};
 
@@ -85,18 +85,18 @@ pub(super) fn status<T: WarpWord>(flag: u64, value: T) -> u64 {
 /// `statuses` holds a status per tile, reset before the launch; `tile`'s predecessors all belong
 /// to blocks that started before this one.
 #[inline(always)]
-unsafe fn look_back<T: ScanElement>(statuses: *mut u64, tile: u32, aggregate: T) -> T {
+unsafe fn look_back<T: ScanElement>(statuses: GlobalSliceMut<u64>, tile: u32, aggregate: T) -> T {
     // SAFETY (statuses): tile and its predecessors are inside the array.
     unsafe {
         if tile == 0 {
-            store_relaxed(statuses, status(INCLUSIVE, aggregate));
+            statuses.at_unchecked(0u32).store_relaxed(status(INCLUSIVE, aggregate));
             return T::ZERO;
         }
-        store_relaxed(statuses.add(tile as usize), status(AGGREGATE, aggregate));
+        statuses.at_unchecked(tile).store_relaxed(status(AGGREGATE, aggregate));
         let mut prefix = T::ZERO;
         let mut j = tile - 1;
         loop {
-            let word = load_relaxed(statuses.add(j as usize));
+            let word = statuses.at_unchecked(j).load_relaxed();
             let flag = word >> 32;
             if flag == EMPTY {
                 // Tile j's block has started (it took an earlier ticket) but not published yet.
@@ -108,7 +108,9 @@ unsafe fn look_back<T: ScanElement>(statuses: *mut u64, tile: u32, aggregate: T)
             }
             j -= 1;
         }
-        store_relaxed(statuses.add(tile as usize), status(INCLUSIVE, prefix.plus(aggregate)));
+        statuses
+            .at_unchecked(tile)
+            .store_relaxed(status(INCLUSIVE, prefix.plus(aggregate)));
         prefix
     }
 }
@@ -121,7 +123,7 @@ pub(super) trait Walk {
     ///
     /// # Safety
     /// As for [`look_back`].
-    unsafe fn prefix<T: ScanElement>(statuses: *mut u64, tile: u32, aggregate: T) -> T;
+    unsafe fn prefix<T: ScanElement>(statuses: GlobalSliceMut<u64>, tile: u32, aggregate: T) -> T;
 }
 
 /// Thread 0 walks back one tile at a time ([`look_back`]).
@@ -129,7 +131,7 @@ pub(super) struct OneThread;
 
 impl Walk for OneThread {
     #[inline(always)]
-    unsafe fn prefix<T: ScanElement>(statuses: *mut u64, tile: u32, aggregate: T) -> T {
+    unsafe fn prefix<T: ScanElement>(statuses: GlobalSliceMut<u64>, tile: u32, aggregate: T) -> T {
         if ptxkit::device::lane_id() != 0 {
             return T::ZERO;
         }
@@ -140,10 +142,21 @@ impl Walk for OneThread {
 
 /// Where the tiles' statuses and the ticket lie in `scratch`: a status per tile of n elements,
 /// then the ticket.
+///
+/// # Safety
+/// `scratch` is 8-byte aligned, and read only as these words while they are in use.
 #[inline(always)]
-pub(super) fn status_words<T>(scratch: *mut T, n: u32) -> (*mut u64, *mut u32) {
-    let statuses = scratch.cast::<u64>();
-    (statuses, statuses.wrapping_add(n.div_ceil(TILE) as usize).cast::<u32>())
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub(super) unsafe fn status_words<T: Copy>(
+    scratch: GlobalSliceMut<T>,
+    n: u32,
+) -> (GlobalSliceMut<u64>, GlobalSliceMut<u32>) {
+    let tiles = n.div_ceil(TILE);
+    // SAFETY: aligned by the caller's promise; u64 and u32 take every bit pattern.
+    unsafe {
+        let words = scratch.cast::<u64>();
+        (words.head(tiles), words.tail(tiles).cast::<u32>())
+    }
 }
 
 /// Phase [`RESET`] of a kernel launched on [`look_back_grid`]: thread i clears status i, and the
@@ -152,16 +165,17 @@ pub(super) fn status_words<T>(scratch: *mut T, n: u32) -> (*mut u64, *mut u32) {
 /// # Safety
 /// `scratch` holds `look_back_scratch(tiles)` words, 8-byte aligned; the block has THREADS threads.
 #[inline(always)]
-pub(super) unsafe fn reset<T>(scratch: *mut T, n: u32) {
-    let (statuses, ticket) = status_words(scratch, n);
+pub(super) unsafe fn reset<T: Copy>(scratch: GlobalSliceMut<T>, n: u32) {
+    // SAFETY: forwarded.
+    let (statuses, ticket) = unsafe { status_words(scratch, n) };
     let tiles = n.div_ceil(TILE);
     let i = block_idx().x * THREADS + thread_idx().x;
     // SAFETY: one status per tile and the ticket's slot after them.
     unsafe {
         if i < tiles {
-            store_relaxed(statuses.add(i as usize), EMPTY);
+            statuses.at_unchecked(i).store_relaxed(EMPTY);
         } else if i == tiles {
-            store_relaxed(ticket, 0u32);
+            ticket.at_unchecked(0u32).store_relaxed(0u32);
         }
     }
 }
@@ -177,12 +191,13 @@ pub(super) unsafe fn reset<T>(scratch: *mut T, n: u32) {
 /// (8-byte aligned); the block has THREADS threads.
 #[inline(always)]
 pub(super) unsafe fn look_back_body<T: ScanElement, W: Walk, const TICKETS: bool>(
-    input: *const T,
-    output: *mut T,
-    scratch: *mut T,
+    input: GlobalSlice<T>,
+    output: GlobalSliceMut<T>,
+    scratch: GlobalSliceMut<T>,
     (n, exclusive, phase): (u32, u32, u32),
 ) {
-    let (statuses, ticket) = status_words(scratch, n);
+    // SAFETY: the scratch is 8-byte aligned (the caller's promise), its words used as these.
+    let (statuses, ticket) = unsafe { status_words(scratch, n) };
     let t = thread_idx().x;
     if phase == RESET {
         // SAFETY: forwarded.
@@ -193,7 +208,7 @@ pub(super) unsafe fn look_back_body<T: ScanElement, W: Walk, const TICKETS: bool
     let tile = if TICKETS {
         if t == 0 {
             // SAFETY: the ticket is the caller's, zero after the reset phase.
-            my_ticket.set(0, unsafe { atomic_add(ticket, 1u32) });
+            my_ticket.set(0, unsafe { ticket.at_unchecked(0u32) }.atomic_add(1u32));
         }
         // The tile's number is in shared memory before any thread reads it.
         sync_threads();
@@ -230,7 +245,7 @@ kernel! {
     #[launch_bounds(Dim3::x(THREADS), BLOCKS_PER_SM)]
     /// Phase 0: clears the statuses and the ticket in `scratch`. Phase 1: `output` = the scan of
     /// `input`, thread 0 walking back one tile at a time.
-    pub unsafe fn scan_look_back(input: *const f32, output: *mut f32, scratch: *mut f32, n: u32, exclusive: u32, phase: u32) {
+    pub unsafe fn scan_look_back(input: GlobalSlice<f32>, output: GlobalSliceMut<f32>, scratch: GlobalSliceMut<f32>, n: u32, exclusive: u32, phase: u32) {
         // SAFETY: forwarded from the kernel's contract; KERNEL launches THREADS threads.
         unsafe { look_back_body::<f32, OneThread, true>(input, output, scratch, (n, exclusive, phase)) }
     }
@@ -247,10 +262,38 @@ pub const KERNEL: Kernel<Scan> = Kernel {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ptxkit::LaunchShape;
+
+    kernel! {
+        /// One thread runs the walk for `tile` over `statuses`; the prefix into `out`.
+        unsafe fn look_back_probe(statuses: GlobalSliceMut<u64>, tile: u32, aggregate: f32, out: GlobalSliceMut<f32>) {
+            // SAFETY: the test gives statuses up to `tile`, every predecessor published.
+            let prefix = unsafe { look_back(statuses, tile, aggregate) };
+            out.set(0u32, prefix);
+        }
+    }
+
+    fn walk(statuses: &mut [u64], tile: u32, aggregate: f32) -> f32 {
+        let mut out = f32::NAN;
+        let shape = LaunchShape {
+            grid: Dim3::x(1),
+            block: Dim3::x(1),
+            shared_bytes: 0,
+        };
+        let args = (
+            GlobalSliceMut::new(statuses),
+            tile,
+            aggregate,
+            GlobalSliceMut::new(core::slice::from_mut(&mut out)),
+        );
+        // SAFETY: the statuses cover `tile`; one output.
+        unsafe { look_back_probe.emulate(&shape, args) }.unwrap();
+        out
+    }
 
     /// The walk over predecessors that have published only their totals: on the emulator the
     /// tile before is usually complete by the time a tile looks back, so the launch tests rarely
-    /// take this path; here it is set up directly (the statuses are host atomics).
+    /// take this path; here it is set up directly.
     #[test]
     fn look_back_adds_aggregates_until_an_inclusive_prefix() {
         let mut statuses = [
@@ -262,13 +305,10 @@ mod tests {
             EMPTY,
         ];
         // Tile 5 walks back over tiles 4 and 3 (totals) to tile 2 (inclusive prefix 100).
-        // SAFETY: six statuses; every predecessor has published.
-        let prefix = unsafe { look_back(statuses.as_mut_ptr(), 5, 16.0) };
-        assert_eq!(prefix, 112.0);
+        assert_eq!(walk(&mut statuses, 5, 16.0), 112.0);
         assert_eq!(statuses[5], status(INCLUSIVE, 128.0));
         // Tile 0 needs no walk.
-        // SAFETY: as above.
-        assert_eq!(unsafe { look_back(statuses.as_mut_ptr(), 0, 3.0) }, 0.0);
+        assert_eq!(walk(&mut statuses, 0, 3.0), 0.0);
         assert_eq!(statuses[0], status(INCLUSIVE, 3.0));
     }
 }

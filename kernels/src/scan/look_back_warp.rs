@@ -6,7 +6,7 @@
 
 use super::look_back::{AGGREGATE, BLOCKS_PER_SM, EMPTY, INCLUSIVE, Walk, look_back_body, status};
 use super::{Scan, ScanElement, THREADS, warp_total};
-use ptxkit::device::{WARP_SIZE, ballot, lane_id, load_relaxed, nanosleep, store_relaxed, vote_all};
+use ptxkit::device::{GlobalSlice, GlobalSliceMut, WARP_SIZE, ballot, lane_id, nanosleep, vote_all};
 use ptxkit::{Dim3, Kernel, SharedMemory, kernel};
 
 /// The warp's walk; between two reads of a window that is not yet all published it sleeps for
@@ -15,18 +15,18 @@ pub(super) struct WholeWarp<const BACKOFF_NS: u32 = 0>;
 
 impl<const BACKOFF_NS: u32> Walk for WholeWarp<BACKOFF_NS> {
     #[inline(always)]
-    unsafe fn prefix<T: ScanElement>(statuses: *mut u64, tile: u32, aggregate: T) -> T {
+    unsafe fn prefix<T: ScanElement>(statuses: GlobalSliceMut<u64>, tile: u32, aggregate: T) -> T {
         let lane = lane_id();
         // SAFETY (statuses): tile and its predecessors are inside the array.
         unsafe {
             if tile == 0 {
                 if lane == 0 {
-                    store_relaxed(statuses, status(INCLUSIVE, aggregate));
+                    statuses.at_unchecked(0u32).store_relaxed(status(INCLUSIVE, aggregate));
                 }
                 return T::ZERO;
             }
             if lane == 0 {
-                store_relaxed(statuses.add(tile as usize), status(AGGREGATE, aggregate));
+                statuses.at_unchecked(tile).store_relaxed(status(AGGREGATE, aggregate));
             }
             let mut prefix = T::ZERO;
             // The window is tiles end − 32 .. end − 1, lane l on tile end − 32 + l; tiles before 0
@@ -36,7 +36,7 @@ impl<const BACKOFF_NS: u32> Walk for WholeWarp<BACKOFF_NS> {
                 let back = WARP_SIZE - lane;
                 let word = loop {
                     let word = if end >= back {
-                        load_relaxed(statuses.add((end - back) as usize))
+                        statuses.at_unchecked(end - back).load_relaxed()
                     } else {
                         status(INCLUSIVE, T::ZERO)
                     };
@@ -60,7 +60,9 @@ impl<const BACKOFF_NS: u32> Walk for WholeWarp<BACKOFF_NS> {
                 end -= WARP_SIZE;
             }
             if lane == 0 {
-                store_relaxed(statuses.add(tile as usize), status(INCLUSIVE, prefix.plus(aggregate)));
+                statuses
+                    .at_unchecked(tile)
+                    .store_relaxed(status(INCLUSIVE, prefix.plus(aggregate)));
             }
             prefix
         }
@@ -71,7 +73,7 @@ kernel! {
     #[launch_bounds(Dim3::x(THREADS), BLOCKS_PER_SM)]
     /// Phase 0: clears the statuses and the ticket in `scratch`. Phase 1: `output` = the scan of
     /// `input`, warp 0 walking back 32 tiles at a time.
-    pub unsafe fn scan_look_back_warp(input: *const f32, output: *mut f32, scratch: *mut f32, n: u32, exclusive: u32, phase: u32) {
+    pub unsafe fn scan_look_back_warp(input: GlobalSlice<f32>, output: GlobalSliceMut<f32>, scratch: GlobalSliceMut<f32>, n: u32, exclusive: u32, phase: u32) {
         // SAFETY: forwarded from the kernel's contract; KERNEL launches THREADS threads.
         unsafe { look_back_body::<f32, WholeWarp, true>(input, output, scratch, (n, exclusive, phase)) }
     }
@@ -92,12 +94,11 @@ mod tests {
 
     kernel! {
         /// One warp runs the walk for `tile` over `statuses`; lane 0 writes the prefix.
-        unsafe fn walk_probe(statuses: *mut u64, tile: u32, out: *mut f32) {
+        unsafe fn walk_probe(statuses: GlobalSliceMut<u64>, tile: u32, out: GlobalSliceMut<f32>) {
             // SAFETY: the test gives statuses up to `tile`, every predecessor published.
             let prefix = unsafe { <WholeWarp>::prefix(statuses, tile, 1000.0) };
             if lane_id() == 0 {
-                // SAFETY: one output.
-                unsafe { *out = prefix };
+                out.set(0u32, prefix);
             }
         }
     }
@@ -109,8 +110,13 @@ mod tests {
             block: Dim3::x(WARP_SIZE),
             shared_bytes: 0,
         };
+        let args = (
+            GlobalSliceMut::new(statuses),
+            tile,
+            GlobalSliceMut::new(core::slice::from_mut(&mut out)),
+        );
         // SAFETY: the statuses cover `tile`; one output.
-        unsafe { walk_probe.emulate(&shape, (statuses.as_mut_ptr(), tile, &mut out)) }.unwrap();
+        unsafe { walk_probe.emulate(&shape, args) }.unwrap();
         out
     }
 

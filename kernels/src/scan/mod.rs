@@ -37,8 +37,8 @@ pub mod warp_shuffle;
 
 use core::marker::PhantomData;
 use ptxkit::device::{
-    Float4, SharedSlice, SharedWord, WARP_SIZE, WarpWord, lane_id, shfl_idx, shfl_up, shfl_xor, sync_threads,
-    thread_idx, unrolled,
+    Float4, GlobalSlice, GlobalSliceMut, SharedSlice, SharedWord, WARP_SIZE, WarpWord, lane_id, shfl_idx, shfl_up,
+    shfl_xor, sync_threads, thread_idx, unrolled,
 };
 use ptxkit::{Family, Problem};
 
@@ -125,9 +125,10 @@ impl<T> core::fmt::Debug for Scan<T> {
 }
 
 impl<T: ScanElement> Problem for Scan<T> {
-    /// `(input, output, scratch, n, exclusive, phase)`. `scratch` is what the phase needs besides
-    /// the arrays (see each variant): tile totals, their prefixes, or tile status words.
-    type Args = (*const T, *mut T, *mut T, u32, u32, u32);
+    /// `(input, output, scratch, n, exclusive, phase)`, views each. `scratch` is what the phase
+    /// needs besides the arrays (see each variant): tile totals, their prefixes, or tile status
+    /// words.
+    type Args = (GlobalSlice<T>, GlobalSliceMut<T>, GlobalSliceMut<T>, u32, u32, u32);
 }
 
 /// Every scan kernel, in ladder order: the registry's list.
@@ -351,10 +352,13 @@ mod tests {
                         let device = ptxkit::Occupancy { resident_blocks: 3 };
                         for phase in [RESET, SINGLE_PASS] {
                             let problem = problem.phase(phase);
-                            let scratch = scratch.as_mut_ptr().cast::<f32>();
+                            // SAFETY: the vector's words, as twice as many f32.
+                            let scratch = unsafe {
+                                GlobalSliceMut::from_raw_parts(scratch.as_mut_ptr().cast::<f32>(), 2 * scratch.len())
+                            };
                             let args = (
-                                input.as_ptr(),
-                                output.as_mut_ptr(),
+                                GlobalSlice::new(input),
+                                GlobalSliceMut::new(output),
                                 scratch,
                                 problem.n,
                                 exclusive as u32,

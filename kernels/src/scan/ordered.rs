@@ -8,13 +8,14 @@
 use super::look_back::{BLOCKS_PER_SM, Scratch, look_back_body};
 use super::look_back_warp::WholeWarp;
 use super::{Scan, THREADS};
+use ptxkit::device::{GlobalSlice, GlobalSliceMut};
 use ptxkit::{Dim3, Kernel, SharedMemory, kernel};
 
 kernel! {
     #[launch_bounds(Dim3::x(THREADS), BLOCKS_PER_SM)]
     /// Phase 0: clears the statuses in `scratch`. Phase 1: `output` = the scan of `input`, block b
     /// scanning tile b, warp 0 walking back 32 tiles at a time.
-    pub unsafe fn scan_look_back_ordered(input: *const f32, output: *mut f32, scratch: *mut f32, n: u32, exclusive: u32, phase: u32) {
+    pub unsafe fn scan_look_back_ordered(input: GlobalSlice<f32>, output: GlobalSliceMut<f32>, scratch: GlobalSliceMut<f32>, n: u32, exclusive: u32, phase: u32) {
         // SAFETY: forwarded from the kernel's contract; KERNEL launches THREADS threads.
         unsafe { look_back_body::<f32, WholeWarp, false>(input, output, scratch, (n, exclusive, phase)) }
     }

@@ -17,13 +17,13 @@
 //! 2b's look-back then waited on tile 2b − 1, another block's second tile, queued behind its
 //! first, and so on down a chain through every block: docs/perf-log.md, changes 24 and 26.)
 
-use super::look_back::Walk;
+use super::look_back::{Walk, status_words};
 use super::look_back_warp::WholeWarp;
 use super::warp_shuffle::{PER_THREAD, RUNS, Runs, TILE, run_totals, store_run};
 use super::{RESET, Scan, ScanElement, THREADS, WARPS, block_exclusive};
 use ptxkit::device::{
-    DynamicShared, MatrixLayout, SharedMatrix, SharedSlice, WARP_SIZE, async_copy_commit, async_copy_wait, atomic_add,
-    block_idx, grid_dim, is_aligned4, store_relaxed, sync_threads, thread_idx, unrolled,
+    DynamicShared, GlobalSlice, GlobalSliceMut, MatrixLayout, SharedMatrix, SharedSlice, WARP_SIZE, async_copy_commit,
+    async_copy_wait, block_idx, grid_dim, is_aligned4, sync_threads, thread_idx, unrolled,
 };
 use ptxkit::{Dim3, Kernel, Occupancy, SharedMemory, kernel};
 
@@ -83,8 +83,8 @@ pub(super) fn in_tile(t: u32, c: u32) -> u32 {
 /// `input` holds n elements; `tile` < the number of tiles; nothing reads the thread's slots of
 /// `buffer` until the group is waited for.
 #[inline(always)]
-unsafe fn fetch<T: ScanElement>(buffers: SharedMatrix<f32>, buffer: u32, input: *const T, tile: u32, n: u32) {
-    let vector = is_aligned4(input);
+unsafe fn fetch<T: ScanElement>(buffers: SharedMatrix<f32>, buffer: u32, input: GlobalSlice<T>, tile: u32, n: u32) {
+    let vector = is_aligned4(input.as_ptr());
     unrolled::<RUNS>(|c| {
         let offset = in_tile(thread_idx().x, c);
         // tile · TILE ≤ n − 1 and offset < TILE: saturate rather than wrap past u32::MAX.
@@ -92,13 +92,13 @@ unsafe fn fetch<T: ScanElement>(buffers: SharedMatrix<f32>, buffer: u32, input: 
         // SAFETY (buffers): buffer < 2, offset + 4 ≤ TILE, a multiple of 4 in a matrix at offset 0.
         if vector && first.checked_add(4).is_some_and(|end| end <= n) {
             // SAFETY: first + 4 ≤ n and first is a multiple of 4: 16-byte aligned, inside the input.
-            unsafe { buffers.copy4_async_unchecked(buffer, offset, input.add(first as usize).cast::<f32>()) };
+            unsafe { buffers.copy4_async_unchecked(buffer, offset, input.as_ptr().add(first as usize).cast::<f32>()) };
         } else {
             let four: [T; 4] = core::array::from_fn(|k| {
                 let i = first.saturating_add(k as u32);
                 // SAFETY: i < n.
                 if i < n {
-                    unsafe { *input.add(i as usize) }
+                    unsafe { input.get_unchecked(i) }
                 } else {
                     T::ZERO
                 }
@@ -130,33 +130,35 @@ pub(super) fn read_runs<T: ScanElement>(buffers: SharedMatrix<f32>, buffer: u32,
 /// (8-byte aligned); the block has THREADS threads.
 #[inline(always)]
 pub(super) unsafe fn pipelined_body<T: ScanElement>(
-    input: *const T,
-    output: *mut T,
-    scratch: *mut T,
+    input: GlobalSlice<T>,
+    output: GlobalSliceMut<T>,
+    scratch: GlobalSliceMut<T>,
     (n, exclusive, phase): (u32, u32, u32),
 ) {
     let tiles = n.div_ceil(TILE);
-    let statuses = scratch.cast::<u64>();
-    let ticket = statuses.wrapping_add(tiles as usize).cast::<u32>();
+    // SAFETY: the scratch is 8-byte aligned (the caller's promise), its words used as these.
+    let (statuses, ticket) = unsafe { status_words(scratch, n) };
     let t = thread_idx().x;
     if phase == RESET {
         // The grid has fewer blocks than tiles: each thread clears every grid-th status.
         let mut s = block_idx().x * THREADS + t;
         while s < tiles {
             // SAFETY: s < tiles: one status per tile.
-            unsafe { store_relaxed(statuses.add(s as usize), 0u64) };
+            unsafe { statuses.at_unchecked(s).store_relaxed(0u64) };
             s += grid_dim().x * THREADS;
         }
         if block_idx().x == 0 && t == 0 {
             // SAFETY: the ticket's slot after the statuses.
-            unsafe { store_relaxed(ticket, 0u32) };
+            unsafe { ticket.at_unchecked(0u32).store_relaxed(0u32) };
         }
         return;
     }
     let views = carve::<T>();
     if t == 0 {
         // SAFETY: the ticket is the caller's, zero after the reset phase.
-        views.tickets.set(FIRST, unsafe { atomic_add(ticket, 1u32) });
+        views
+            .tickets
+            .set(FIRST, unsafe { ticket.at_unchecked(0u32) }.atomic_add(1u32));
     }
     // The first tile is in shared memory before any thread reads it.
     sync_threads();
@@ -175,7 +177,9 @@ pub(super) unsafe fn pipelined_body<T: ScanElement>(
             // The next tile, taken now that this one is read; in shared memory before the block
             // scan's first barrier (and rewritten only after this iteration's last one).
             // SAFETY: as above.
-            views.tickets.set(NEXT, unsafe { atomic_add(ticket, 1u32) });
+            views
+                .tickets
+                .set(NEXT, unsafe { ticket.at_unchecked(0u32) }.atomic_add(1u32));
         }
         // SAFETY: every thread of the block calls it; `sums` is this block's.
         let (in_tile, aggregate) = unsafe { block_exclusive(views.sums, run_totals(&run)) };
@@ -211,7 +215,7 @@ kernel! {
     /// Phase 0: clears the statuses and the ticket in `scratch`. Phase 1: `output` = the scan of
     /// `input`, resident blocks taking tiles by ticket, each copying its next tile while it looks
     /// back for and stores the current one.
-    pub unsafe fn scan_look_back_pipelined(input: *const f32, output: *mut f32, scratch: *mut f32, n: u32, exclusive: u32, phase: u32) {
+    pub unsafe fn scan_look_back_pipelined(input: GlobalSlice<f32>, output: GlobalSliceMut<f32>, scratch: GlobalSliceMut<f32>, n: u32, exclusive: u32, phase: u32) {
         // SAFETY: forwarded from the kernel's contract; KERNEL launches THREADS threads.
         unsafe { pipelined_body::<f32>(input, output, scratch, (n, exclusive, phase)) }
     }

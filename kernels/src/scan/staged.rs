@@ -19,8 +19,8 @@ use super::pipelined::{in_tile, read_runs};
 use super::warp_shuffle::{PER_THREAD, RUNS, TILE, run_totals};
 use super::{RESET, Scan, ScanElement, THREADS, WARPS, block_exclusive};
 use ptxkit::device::{
-    DynamicShared, MatrixLayout, SharedMatrix, SharedSlice, WARP_SIZE, async_copy_commit, async_copy_wait, block_idx,
-    global_store, is_aligned4, opaque, store4, sync_threads, thread_idx, unrolled,
+    DynamicShared, GlobalSlice, GlobalSliceMut, MatrixLayout, SharedMatrix, SharedSlice, WARP_SIZE, async_copy_commit,
+    async_copy_wait, block_idx, is_aligned4, opaque, sync_threads, thread_idx, unrolled,
 };
 use ptxkit::{Dim3, Kernel, SharedMemory, kernel};
 
@@ -69,9 +69,10 @@ fn whole(tile: u32, n: u32) -> bool {
 /// `input` holds n elements; `tile` < the number of tiles; the thread reads its slots only after
 /// waiting for the group.
 #[inline(always)]
-unsafe fn stage<T: ScanElement>(staged: SharedMatrix<f32>, input: *const T, tile: u32, n: u32) {
+unsafe fn stage<T: ScanElement>(staged: SharedMatrix<f32>, input: GlobalSlice<T>, tile: u32, n: u32) {
     let t = thread_idx().x;
-    let input = input.cast::<f32>();
+    // The copies take addresses.
+    let input = input.as_ptr().cast::<f32>();
     // SAFETY (all copies): the slots lie inside the staged tile, aligned; every source read lies
     // inside the input (the others read nothing: zero fill, from the input's first element).
     unsafe {
@@ -106,7 +107,7 @@ unsafe fn stage<T: ScanElement>(staged: SharedMatrix<f32>, input: *const T, tile
 #[inline(always)]
 unsafe fn write_scanned<T: ScanElement>(
     staged: SharedMatrix<f32>,
-    output: *mut T,
+    output: GlobalSliceMut<T>,
     (tile, n, t): (u32, u32, u32),
     prefixes: [T; RUNS as usize],
     exclusive: bool,
@@ -122,23 +123,25 @@ unsafe fn write_scanned<T: ScanElement>(
         });
         four
     };
-    let vector = is_aligned4(output);
-    // SAFETY (all stores): inside the output (the whole tile, or tested against n), aligned.
+    let vector = is_aligned4(output.as_mut_ptr());
+    // SAFETY (all stores): inside the output (the whole tile, or tested against n), aligned; T is
+    // 4 bytes (as f32, the same alignment), and f32 takes every bit pattern.
     unsafe {
+        let words = output.cast::<f32>();
         if vector && whole(tile, n) {
-            let first = output.add((tile * TILE + in_tile(t, 0)) as usize).cast::<f32>();
-            unrolled::<RUNS>(|c| store4(first.add((c * WARP_SIZE * 4) as usize), T::to_float4(scanned(c))));
+            let first = (tile * TILE + in_tile(t, 0)) as usize;
+            unrolled::<RUNS>(|c| words.set4_unchecked(first + (c * WARP_SIZE * 4) as usize, T::to_float4(scanned(c))));
         } else {
             unrolled::<RUNS>(|c| {
                 let four = scanned(c);
                 let first = (tile * TILE).saturating_add(in_tile(t, c));
                 if vector && n.checked_sub(4).is_some_and(|last| first <= last) {
-                    store4(output.add(first as usize).cast::<f32>(), T::to_float4(four));
+                    words.set4_unchecked(first, T::to_float4(four));
                 } else {
                     unrolled::<4>(|k| {
                         let i = first.saturating_add(k);
                         if i < n {
-                            global_store(output.add(i as usize), four[k as usize]);
+                            output.set_unchecked(i, four[k as usize]);
                         }
                     });
                 }
@@ -155,9 +158,9 @@ unsafe fn write_scanned<T: ScanElement>(
 /// (8-byte aligned); the block has THREADS threads.
 #[inline(always)]
 pub(super) unsafe fn staged_body<T: ScanElement>(
-    input: *const T,
-    output: *mut T,
-    scratch: *mut T,
+    input: GlobalSlice<T>,
+    output: GlobalSliceMut<T>,
+    scratch: GlobalSliceMut<T>,
     (n, exclusive, phase): (u32, u32, u32),
 ) {
     if phase == RESET {
@@ -165,7 +168,8 @@ pub(super) unsafe fn staged_body<T: ScanElement>(
         unsafe { reset(scratch, n) };
         return;
     }
-    let (statuses, _) = status_words(scratch, n);
+    // SAFETY: the scratch is 8-byte aligned (the caller's promise), its words used as these.
+    let (statuses, _) = unsafe { status_words(scratch, n) };
     let views = carve::<T>();
     let tile = block_idx().x;
     // SAFETY: tile < tiles (a block per tile); the thread reads its slots only after the wait.
@@ -205,7 +209,7 @@ kernel! {
     #[launch_bounds(Dim3::x(THREADS), BLOCKS_PER_SM)]
     /// Phase 0: clears the statuses in `scratch`. Phase 1: `output` = the scan of `input`, block b
     /// scanning tile b staged in shared memory, warp 0 walking back 32 tiles at a time.
-    pub unsafe fn scan_look_back_staged(input: *const f32, output: *mut f32, scratch: *mut f32, n: u32, exclusive: u32, phase: u32) {
+    pub unsafe fn scan_look_back_staged(input: GlobalSlice<f32>, output: GlobalSliceMut<f32>, scratch: GlobalSliceMut<f32>, n: u32, exclusive: u32, phase: u32) {
         // SAFETY: forwarded from the kernel's contract; KERNEL launches THREADS threads.
         unsafe { staged_body::<f32>(input, output, scratch, (n, exclusive, phase)) }
     }

@@ -14,7 +14,7 @@
 
 use super::{ADD_PREFIXES, Scan, ScanElement, THREADS, WARPS, block_exclusive};
 use ptxkit::device::{
-    DynamicShared, SharedSlice, WARP_SIZE, block_idx, global_store, is_aligned4, lane_id, load4, store4, thread_idx,
+    DynamicShared, GlobalSlice, GlobalSliceMut, SharedSlice, WARP_SIZE, block_idx, is_aligned4, lane_id, thread_idx,
     unrolled,
 };
 use ptxkit::{Dim3, Kernel, SharedMemory, kernel, shared_memory};
@@ -60,22 +60,24 @@ fn run_fits(first: u32, n: u32) -> bool {
 /// # Safety
 /// `input` holds n elements.
 #[inline(always)]
-pub(crate) unsafe fn load_run<T: ScanElement>(input: *const T, tile: u32, n: u32) -> Runs<T> {
+pub(crate) unsafe fn load_run<T: ScanElement>(input: GlobalSlice<T>, tile: u32, n: u32) -> Runs<T> {
     let mut run = [T::ZERO; PER_THREAD as usize];
-    let vector = is_aligned4(input);
+    let vector = is_aligned4(input.as_ptr());
+    // SAFETY: T is 4 bytes (as f32, the same alignment), and f32 takes every bit pattern.
+    let words = unsafe { input.cast::<f32>() };
     unrolled::<RUNS>(|c| {
         let first = run_start(tile, c);
         if vector && run_fits(first, n) {
             // SAFETY: first + 4 ≤ n, and first is a multiple of 4, so 16-byte aligned (elements
             // are 4 bytes; the load moves their bits).
-            let four = T::from_float4(unsafe { load4(input.add(first as usize).cast::<f32>()) });
+            let four = T::from_float4(unsafe { words.get4_unchecked(first) });
             unrolled::<4>(|k| run[(4 * c + k) as usize] = four[k as usize]);
         } else {
             unrolled::<4>(|k| {
                 let i = first.saturating_add(k);
                 if i < n {
                     // SAFETY: i < n.
-                    run[(4 * c + k) as usize] = unsafe { *input.add(i as usize) };
+                    run[(4 * c + k) as usize] = unsafe { input.get_unchecked(i) };
                 }
             });
         }
@@ -88,20 +90,22 @@ pub(crate) unsafe fn load_run<T: ScanElement>(input: *const T, tile: u32, n: u32
 /// # Safety
 /// `output` holds n elements.
 #[inline(always)]
-pub(crate) unsafe fn write_runs<T: ScanElement>(output: *mut T, tile: u32, n: u32, values: &Runs<T>) {
-    let vector = is_aligned4(output);
+pub(crate) unsafe fn write_runs<T: ScanElement>(output: GlobalSliceMut<T>, tile: u32, n: u32, values: &Runs<T>) {
+    let vector = is_aligned4(output.as_mut_ptr());
+    // SAFETY: as in `load_run`.
+    let words = unsafe { output.cast::<f32>() };
     unrolled::<RUNS>(|c| {
         let first = run_start(tile, c);
         let four: [T; 4] = core::array::from_fn(|k| values[4 * c as usize + k]);
         if vector && run_fits(first, n) {
             // SAFETY: as for the loads.
-            unsafe { store4(output.add(first as usize).cast::<f32>(), T::to_float4(four)) };
+            unsafe { words.set4_unchecked(first, T::to_float4(four)) };
         } else {
             unrolled::<4>(|k| {
                 let i = first.saturating_add(k);
                 if i < n {
                     // SAFETY: i < n.
-                    unsafe { global_store(output.add(i as usize), four[k as usize]) };
+                    unsafe { output.set_unchecked(i, four[k as usize]) };
                 }
             });
         }
@@ -114,7 +118,7 @@ pub(crate) unsafe fn write_runs<T: ScanElement>(output: *mut T, tile: u32, n: u3
 /// `output` holds n elements.
 #[inline(always)]
 pub(crate) unsafe fn store_run<T: ScanElement>(
-    output: *mut T,
+    output: GlobalSliceMut<T>,
     tile: u32,
     n: u32,
     mut run: Runs<T>,
@@ -153,17 +157,17 @@ pub(crate) fn run_totals<T: ScanElement>(run: &Runs<T>) -> [T; RUNS as usize] {
 /// the block has THREADS threads.
 #[inline(always)]
 pub(super) unsafe fn warp_shuffle_body<T: ScanElement>(
-    input: *const T,
-    output: *mut T,
-    scratch: *mut T,
+    input: GlobalSlice<T>,
+    output: GlobalSliceMut<T>,
+    scratch: GlobalSliceMut<T>,
     (n, exclusive, phase): (u32, u32, u32),
 ) {
     let tile = block_idx().x;
     if phase == ADD_PREFIXES {
         // SAFETY: one prefix per tile; the output holds n elements.
         unsafe {
-            let prefix = *scratch.add(tile as usize);
-            let mut run = load_run(output, tile, n);
+            let prefix = scratch.get_unchecked(tile);
+            let mut run = load_run(output.as_const(), tile, n);
             unrolled::<PER_THREAD>(|k| run[k as usize] = run[k as usize].plus(prefix));
             write_runs(output, tile, n, &run);
         }
@@ -184,7 +188,7 @@ pub(super) unsafe fn warp_shuffle_body<T: ScanElement>(
     unsafe {
         store_run(output, tile, n, run, prefixes, exclusive != 0);
         if thread_idx().x == 0 {
-            global_store(scratch.add(tile as usize), tile_total);
+            scratch.set_unchecked(tile, tile_total);
         }
     }
 }
@@ -192,7 +196,7 @@ pub(super) unsafe fn warp_shuffle_body<T: ScanElement>(
 kernel! {
     /// Phase 0: `output` = each 8192-element tile's scan, `scratch[tile]` = its total. Phase 1:
     /// `output[i] += scratch[tile of i]`.
-    pub unsafe fn scan_warp_shuffle(input: *const f32, output: *mut f32, scratch: *mut f32, n: u32, exclusive: u32, phase: u32) {
+    pub unsafe fn scan_warp_shuffle(input: GlobalSlice<f32>, output: GlobalSliceMut<f32>, scratch: GlobalSliceMut<f32>, n: u32, exclusive: u32, phase: u32) {
         // SAFETY: forwarded from the kernel's contract; KERNEL launches THREADS threads.
         unsafe { warp_shuffle_body(input, output, scratch, (n, exclusive, phase)) }
     }

@@ -21,7 +21,7 @@ pub mod three_pass;
 pub mod wide;
 
 use ptxkit::Dim3;
-use ptxkit::device::{SharedSlice, WARP_SIZE, exp, shfl_xor, sync_threads, thread_idx};
+use ptxkit::device::{GlobalSlice, GlobalSliceMut, SharedSlice, WARP_SIZE, exp, shfl_xor, sync_threads, thread_idx};
 use ptxkit::{Family, Occupancy, Problem};
 
 /// Threads per block (one block per row), for every variant.
@@ -37,8 +37,8 @@ pub struct Softmax {
 }
 
 impl Problem for Softmax {
-    /// `(input, output, rows, cols)`.
-    type Args = (*const f32, *mut f32, u32, u32);
+    /// `(input, output, rows, cols)`: views of the rows × cols input and output.
+    type Args = (GlobalSlice<f32>, GlobalSliceMut<f32>, u32, u32);
 }
 
 /// Every softmax kernel, in ladder order: the registry's list.

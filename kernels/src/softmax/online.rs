@@ -3,7 +3,7 @@
 //! merged the same way. Then the outputs: two reads of the row.
 
 use super::{Running, Softmax, THREADS, WARPS, block_running, grid};
-use ptxkit::device::{SharedSlice, block_idx, exp, global_store, thread_idx};
+use ptxkit::device::{GlobalSlice, GlobalSliceMut, SharedSlice, block_idx, exp, thread_idx};
 use ptxkit::{Kernel, SharedMemory, kernel, shared_memory};
 
 shared_memory! {
@@ -22,8 +22,8 @@ shared_memory! {
 #[inline(always)]
 pub(super) unsafe fn online_row<const T: u32, const N: u32>(
     (maxes, sums): (SharedSlice<f32>, SharedSlice<f32>),
-    input: *const f32,
-    output: *mut f32,
+    input: GlobalSlice<f32>,
+    output: GlobalSliceMut<f32>,
     row: u32,
     cols: u32,
 ) {
@@ -34,21 +34,25 @@ pub(super) unsafe fn online_row<const T: u32, const N: u32>(
     let mut c = t;
     while c < cols {
         // SAFETY (reads and writes below): c < cols, inside the row.
-        running = running.see(unsafe { *input.add(at(c)) });
+        running = running.see(unsafe { input.get_unchecked(at(c)) });
         c += T;
     }
     // SAFETY: the block has 32·N threads.
     let stats = unsafe { block_running::<N>(maxes, sums, running) };
     let mut c = t;
     while c < cols {
-        unsafe { global_store(output.add(at(c)), exp(*input.add(at(c)) - stats.max) / stats.sum) };
+        unsafe {
+            output
+                .at_unchecked(at(c))
+                .set(exp(input.get_unchecked(at(c)) - stats.max) / stats.sum)
+        };
         c += T;
     }
 }
 
 kernel! {
     /// Block r: the softmax of row r.
-    pub unsafe fn softmax_online(input: *const f32, output: *mut f32, _rows: u32, cols: u32) {
+    pub unsafe fn softmax_online(input: GlobalSlice<f32>, output: GlobalSliceMut<f32>, _rows: u32, cols: u32) {
         let Pairs { maxes, sums } = Pairs::carve();
         // SAFETY: forwarded from the kernel's contract; KERNEL launches THREADS threads.
         unsafe { online_row::<THREADS, WARPS>((maxes, sums), input, output, block_idx().x, cols) }

@@ -13,7 +13,7 @@ use super::online::{Pairs, online_row};
 use super::{Softmax, THREADS, WARPS, block_max, block_sum};
 use crate::reduce::{Max, Sum, warp_combine};
 use ptxkit::device::{
-    Float4, WARP_SIZE, block_idx, exp, global_store, is_aligned4, load4, store4, thread_idx, unrolled,
+    Float4, GlobalSlice, GlobalSliceMut, WARP_SIZE, block_idx, exp, is_aligned4, thread_idx, unrolled,
 };
 use ptxkit::{Dim3, Kernel, SharedMemory, kernel};
 
@@ -34,7 +34,7 @@ pub const fn by_warp(cols: u32) -> bool {
 /// The most 16-byte vectors a thread holds in [`row_in_registers`].
 pub const MAX_VECTORS: u32 = 16;
 
-/// The softmax of the row at `src` into `dst`, held in registers: this thread holds `V` (at most
+/// The softmax of the row `src` into `dst`, held in registers: this thread holds `V` (at most
 /// [`MAX_VECTORS`]) 16-byte vectors' worth of the columns of member `me` of a `group` of threads
 /// (cols ≤ 4·`V`·`group`), and `max_of` and `sum_of` combine a value over the group (every member
 /// calls each once).
@@ -43,7 +43,7 @@ pub const MAX_VECTORS: u32 = 16;
 /// `src` and `dst` hold `cols` elements.
 #[inline(always)]
 pub(super) unsafe fn row_in_registers<const V: u32>(
-    (src, dst): (*const f32, *mut f32),
+    (src, dst): (GlobalSlice<f32>, GlobalSliceMut<f32>),
     cols: u32,
     (me, group): (u32, u32),
     max_of: impl FnOnce(f32) -> f32,
@@ -52,8 +52,8 @@ pub(super) unsafe fn row_in_registers<const V: u32>(
     // Tested once, here: each path is its own copy of the body, so the vector one carries none
     // of the scalar path's per-element `c < cols` predicates (kept live to the stores, they cost
     // registers and bit-packing instructions in the SASS: docs/perf-log.md, change 25).
-    let vector = cols.is_multiple_of(4) && is_aligned4(src) && is_aligned4(dst);
-    // SAFETY: forwarded; the vector path is taken only with both pointers 16-byte aligned and
+    let vector = cols.is_multiple_of(4) && is_aligned4(src.as_ptr()) && is_aligned4(dst.as_mut_ptr());
+    // SAFETY: forwarded; the vector path is taken only with both rows 16-byte aligned and
     // cols a multiple of 4.
     unsafe {
         if vector {
@@ -71,7 +71,7 @@ pub(super) unsafe fn row_in_registers<const V: u32>(
 /// multiple of 4.
 #[inline(always)]
 unsafe fn row_body<const V: u32, const VECTOR: bool>(
-    (src, dst): (*const f32, *mut f32),
+    (src, dst): (GlobalSlice<f32>, GlobalSliceMut<f32>),
     cols: u32,
     (me, group): (u32, u32),
     max_of: impl FnOnce(f32) -> f32,
@@ -92,20 +92,20 @@ unsafe fn row_body<const V: u32, const VECTOR: bool>(
     // apart: with `group` a constant, one address and an immediate offset per slot (the column
     // widened whole costs a 64-bit address per slot).
     let first = if VECTOR { 4 * me } else { me } as usize;
-    let (src, dst) = (src.wrapping_add(first), dst.wrapping_add(first));
+    let (src, dst) = (src.tail(first), dst.tail(first));
     let offset = |j: u32, k: u32| (if VECTOR { 4 * group * j } else { group * (4 * j + k) }) as usize;
     let mut x = [[f32::NEG_INFINITY; 4]; MAX_VECTORS as usize];
     unrolled::<V>(|j| {
         if VECTOR {
             if holds(j) {
                 // SAFETY: float4 me + group·j is inside the row, 16-byte aligned.
-                x[j as usize] = unsafe { load4(src.add(offset(j, 0))) }.0;
+                x[j as usize] = unsafe { src.get4_unchecked(offset(j, 0)) }.0;
             }
         } else {
             unrolled::<4>(|k| {
                 if column(j, k) < cols {
                     // SAFETY: the column is inside the row.
-                    x[j as usize][k as usize] = unsafe { *src.add(offset(j, k)) };
+                    x[j as usize][k as usize] = unsafe { src.get_unchecked(offset(j, k)) };
                 }
             });
         }
@@ -140,13 +140,13 @@ unsafe fn row_body<const V: u32, const VECTOR: bool>(
             if still_holds(j) {
                 let four = Float4(x[j as usize].map(|e| e * scale));
                 // SAFETY: as for the loads.
-                unsafe { store4(dst.add(offset(j, 0)), four) };
+                unsafe { dst.set4_unchecked(offset(j, 0), four) };
             }
         } else {
             unrolled::<4>(|k| {
                 if column(j, k) < cols {
                     // SAFETY: the column is inside the row.
-                    unsafe { global_store(dst.add(offset(j, k)), x[j as usize][k as usize] * scale) };
+                    unsafe { dst.at_unchecked(offset(j, k)).set(x[j as usize][k as usize] * scale) };
                 }
             });
         }
@@ -156,7 +156,7 @@ unsafe fn row_body<const V: u32, const VECTOR: bool>(
 kernel! {
     /// Warp w of block b: the softmax of row 8b + w (rows up to WARP_COLS); block b: the softmax
     /// of row b (longer rows).
-    pub unsafe fn softmax_registers(input: *const f32, output: *mut f32, rows: u32, cols: u32) {
+    pub unsafe fn softmax_registers(input: GlobalSlice<f32>, output: GlobalSliceMut<f32>, rows: u32, cols: u32) {
         let Pairs { maxes, sums } = Pairs::carve();
         if cols > BLOCK_COLS {
             // SAFETY: forwarded from the kernel's contract; KERNEL launches THREADS threads.
@@ -178,7 +178,7 @@ kernel! {
             // SAFETY: the row is inside the matrix.
             unsafe {
                 row_in_registers::<VECTORS>(
-                    (input.wrapping_add(base), output.wrapping_add(base)),
+                    (input.tail(base).head(cols), output.tail(base).head(cols)),
                     cols,
                     (t % WARP_SIZE, WARP_SIZE),
                     warp_combine::<Max>,
@@ -196,7 +196,7 @@ kernel! {
             // both reductions (the path depends on cols alone).
             unsafe {
                 row_in_registers::<VECTORS>(
-                    (input.wrapping_add(base), output.wrapping_add(base)),
+                    (input.tail(base).head(cols), output.tail(base).head(cols)),
                     cols,
                     (t, THREADS),
                     |m| block_max::<WARPS>(maxes, m),

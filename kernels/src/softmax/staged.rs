@@ -4,7 +4,9 @@
 //! 16-byte accesses where its start is aligned.
 
 use super::{Running, Softmax, THREADS, WARPS, block_running, grid};
-use ptxkit::device::{Float4, SharedSlice, block_idx, exp, is_aligned4, load4, store4, thread_idx, unrolled};
+use ptxkit::device::{
+    Float4, GlobalSlice, GlobalSliceMut, SharedSlice, block_idx, exp, is_aligned4, thread_idx, unrolled,
+};
 use ptxkit::{Kernel, SharedMemory, kernel, shared_memory};
 
 /// The longest row kept in shared memory: 32 KiB of it.
@@ -21,19 +23,19 @@ shared_memory! {
 
 kernel! {
     /// Block r: the softmax of row r.
-    pub unsafe fn softmax_staged(input: *const f32, output: *mut f32, _rows: u32, cols: u32) {
+    pub unsafe fn softmax_staged(input: GlobalSlice<f32>, output: GlobalSliceMut<f32>, _rows: u32, cols: u32) {
         let Staging { row, maxes, sums } = Staging::carve();
         let t = thread_idx().x;
         let base = block_idx().x as usize * cols as usize;
-        let (src, dst) = (input.wrapping_add(base), output.wrapping_add(base));
+        let (src, dst) = (input.tail(base).head(cols), output.tail(base).head(cols));
         let staged = cols <= STAGE;
-        let vector = cols.is_multiple_of(4) && is_aligned4(src) && is_aligned4(dst);
+        let vector = cols.is_multiple_of(4) && is_aligned4(src.as_ptr()) && is_aligned4(dst.as_mut_ptr());
         let mut running = Running::EMPTY;
         if vector {
             let mut q = t;
             while q < cols / 4 {
                 // SAFETY: float4 q is inside the row, 16-byte aligned.
-                let Float4(four) = unsafe { load4(src.add(4 * q as usize)) };
+                let Float4(four) = unsafe { src.get4_unchecked(4 * q as usize) };
                 unrolled::<4>(|k| {
                     running = running.see(four[k as usize]);
                     if staged {
@@ -47,7 +49,7 @@ kernel! {
             let mut c = t;
             while c < cols {
                 // SAFETY: c < cols, inside the row.
-                let x = unsafe { *src.add(c as usize) };
+                let x = unsafe { src.get_unchecked(c as usize) };
                 running = running.see(x);
                 if staged {
                     // SAFETY: c < cols ≤ STAGE.
@@ -59,9 +61,12 @@ kernel! {
         // SAFETY: the block has THREADS threads. Each thread reads back below only what it staged
         // itself, so the staging needs no barrier of its own.
         let stats = unsafe { block_running::<WARPS>(maxes, sums, running) };
-        let value = |c: u32| {
+        // Captures by value: with the row's view captured by reference, LLVM ordered the vector
+        // path's loads and divisions otherwise than with the raw pointer this kernel took before
+        // (docs/perf-log.md, change 111).
+        let value = move |c: u32| {
             // SAFETY: c < cols; staged rows hold the row, others are read again.
-            let x = unsafe { if staged { row.get_unchecked(c) } else { *src.add(c as usize) } };
+            let x = unsafe { if staged { row.get_unchecked(c) } else { src.get_unchecked(c as usize) } };
             exp(x - stats.max) / stats.sum
         };
         if vector {
@@ -69,14 +74,14 @@ kernel! {
             while q < cols / 4 {
                 let four = Float4(core::array::from_fn(|k| value(4 * q + k as u32)));
                 // SAFETY: as for the loads.
-                unsafe { store4(dst.add(4 * q as usize), four) };
+                unsafe { dst.set4_unchecked(4 * q as usize, four) };
                 q += THREADS;
             }
         } else {
             let mut c = t;
             while c < cols {
                 // SAFETY: c < cols, inside the row.
-                unsafe { ptxkit::device::global_store(dst.add(c as usize), value(c)) };
+                unsafe { dst.at_unchecked(c as usize).set(value(c)) };
                 c += THREADS;
             }
         }

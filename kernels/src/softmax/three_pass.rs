@@ -3,7 +3,7 @@
 //! SM three times.
 
 use super::{Softmax, THREADS, WARPS, block_max, block_sum, grid};
-use ptxkit::device::{SharedSlice, block_idx, exp, global_store, thread_idx};
+use ptxkit::device::{GlobalSlice, GlobalSliceMut, SharedSlice, block_idx, exp, thread_idx};
 use ptxkit::{Kernel, SharedMemory, kernel, shared_memory};
 
 shared_memory! {
@@ -16,7 +16,7 @@ shared_memory! {
 
 kernel! {
     /// Block r: the softmax of row r.
-    pub unsafe fn softmax_three_pass(input: *const f32, output: *mut f32, _rows: u32, cols: u32) {
+    pub unsafe fn softmax_three_pass(input: GlobalSlice<f32>, output: GlobalSliceMut<f32>, _rows: u32, cols: u32) {
         let Reductions { maxes, sums } = Reductions::carve();
         let t = thread_idx().x;
         let base = block_idx().x as usize * cols as usize;
@@ -25,7 +25,7 @@ kernel! {
         let mut c = t;
         while c < cols {
             // SAFETY (reads and writes below): c < cols, inside row r.
-            let x = unsafe { *input.add(at(c)) };
+            let x = unsafe { input.get_unchecked(at(c)) };
             m = if x > m { x } else { m };
             c += THREADS;
         }
@@ -34,13 +34,13 @@ kernel! {
         let mut s = 0.0;
         let mut c = t;
         while c < cols {
-            s += exp(unsafe { *input.add(at(c)) } - max);
+            s += exp(unsafe { input.get_unchecked(at(c)) } - max);
             c += THREADS;
         }
         let sum = unsafe { block_sum::<WARPS>(sums, s) };
         let mut c = t;
         while c < cols {
-            unsafe { global_store(output.add(at(c)), exp(*input.add(at(c)) - max) / sum) };
+            unsafe { output.at_unchecked(at(c)).set(exp(input.get_unchecked(at(c)) - max) / sum) };
             c += THREADS;
         }
     }

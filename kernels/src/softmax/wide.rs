@@ -12,7 +12,7 @@
 use super::online::online_row;
 use super::registers::row_in_registers;
 use super::{Softmax, block_max, block_sum, grid};
-use ptxkit::device::{SharedSlice, WARP_SIZE, block_idx, thread_idx};
+use ptxkit::device::{GlobalSlice, GlobalSliceMut, SharedSlice, WARP_SIZE, block_idx, thread_idx};
 use ptxkit::{Dim3, Kernel, SharedMemory, kernel, shared_memory};
 
 /// Threads per block of [`KERNEL`].
@@ -42,7 +42,11 @@ shared_memory! {
 /// The kernels' contract (`input`, `output` hold rows·cols elements, the grid a block per row);
 /// the block has `THREADS` threads and [`WidePairs::BYTES`] of dynamic shared memory.
 #[inline(always)]
-unsafe fn wide_row<const THREADS: u32, const WARPS: u32>(input: *const f32, output: *mut f32, cols: u32) {
+unsafe fn wide_row<const THREADS: u32, const WARPS: u32>(
+    input: GlobalSlice<f32>,
+    output: GlobalSliceMut<f32>,
+    cols: u32,
+) {
     const { assert!(WARPS * WARP_SIZE == THREADS && WARPS <= MAX_WARPS) };
     let WidePairs { maxes, sums } = WidePairs::carve();
     let row = block_idx().x;
@@ -56,7 +60,7 @@ unsafe fn wide_row<const THREADS: u32, const WARPS: u32>(input: *const f32, outp
     // reductions.
     unsafe {
         row_in_registers::<VECTORS>(
-            (input.wrapping_add(base), output.wrapping_add(base)),
+            (input.tail(base).head(cols), output.tail(base).head(cols)),
             cols,
             (thread_idx().x, THREADS),
             |m| block_max::<WARPS>(maxes, m),
@@ -68,7 +72,7 @@ unsafe fn wide_row<const THREADS: u32, const WARPS: u32>(input: *const f32, outp
 kernel! {
     #[launch_bounds(Dim3::x(THREADS), 1)]
     /// Block r: the softmax of row r, 1024 threads.
-    pub unsafe fn softmax_wide(input: *const f32, output: *mut f32, _rows: u32, cols: u32) {
+    pub unsafe fn softmax_wide(input: GlobalSlice<f32>, output: GlobalSliceMut<f32>, _rows: u32, cols: u32) {
         // SAFETY: forwarded from the kernel's contract; KERNEL launches THREADS threads.
         unsafe { wide_row::<THREADS, { THREADS / WARP_SIZE }>(input, output, cols) }
     }
@@ -77,7 +81,7 @@ kernel! {
 kernel! {
     #[launch_bounds(Dim3::x(THREADS_512), 2)]
     /// Block r: the softmax of row r, 512 threads.
-    pub unsafe fn softmax_wide_512(input: *const f32, output: *mut f32, _rows: u32, cols: u32) {
+    pub unsafe fn softmax_wide_512(input: GlobalSlice<f32>, output: GlobalSliceMut<f32>, _rows: u32, cols: u32) {
         // SAFETY: forwarded from the kernel's contract; KERNEL_512 launches THREADS_512 threads.
         unsafe { wide_row::<THREADS_512, { THREADS_512 / WARP_SIZE }>(input, output, cols) }
     }

@@ -26,14 +26,14 @@ pub fn launch(
     check_len("filter", filter.len(), problem.side() * problem.side())?;
     check_len("output", output.len(), problem.len())?;
     let args = (
-        image.address(backend)? as *const f32,
-        filter.address(backend)? as *const f32,
-        output.address_mut(backend)? as *mut f32,
+        image.view(backend)?.head(problem.len()),
+        filter.view(backend)?.head(problem.side() * problem.side()),
+        output.view_mut(backend)?.head(problem.len()),
         problem.height,
         problem.width,
         problem.radius,
     );
-    // SAFETY: each pointer is its array's address on this backend, each array holding what every
+    // SAFETY: each view is its array's on this backend, borrowed for the launch: what every
     // convolution kernel reads or writes for this problem.
     unsafe { backend.launch_from(source.module(), kernel, problem, args, &[image, filter, &*output]) }
 }

@@ -33,10 +33,17 @@ const CUB_EXCLUSIVE: &str = "cub_exclusive_sum";
 /// warps, 2 to combine the prefixes, 4 in the run's scan; Blelloch: 2 · 9 + 1).
 const TILE_DEPTH: u64 = 28;
 
-/// Tiles of `kernel` for `problem`: its blocks when each block takes one tile (persistent kernels
-/// launch fewer).
+/// Tiles of `kernel` for `problem` in any phase: the blocks of its scanning phase, a block per tile
+/// where blocks are not limited (the look-back's reset phase has a thread per status word instead).
 fn tiles<T: ScanElement>(kernel: &Kernel<Scan<T>>, problem: &Scan<T>) -> u32 {
-    kernel.launch_shape(problem, Occupancy::UNLIMITED).grid.x
+    let scanning = match passes(kernel.entry()) {
+        Passes::ThreePhase => TILES,
+        Passes::LookBack => SINGLE_PASS,
+    };
+    kernel
+        .launch_shape(&problem.phase(scanning), Occupancy::UNLIMITED)
+        .grid
+        .x
 }
 
 /// Scratch words `kernel` needs in `problem`'s phase: a total (or prefix) per tile, or the
@@ -62,18 +69,19 @@ pub fn launch<T: ScanElement + Element>(
 ) -> Result<()> {
     check_len("input", input.len(), problem.n as usize)?;
     check_len("output", output.len(), problem.n as usize)?;
-    check_len("scratch", scratch.len(), scratch_len(kernel, problem))?;
+    let words = scratch_len(kernel, problem);
+    check_len("scratch", scratch.len(), words)?;
     let args = (
-        input.address(backend)? as *const T,
-        output.address_mut(backend)? as *mut T,
-        scratch.address_mut(backend)? as *mut T,
+        input.view(backend)?.head(problem.n),
+        output.view_mut(backend)?.head(problem.n),
+        scratch.view_mut(backend)?.head(words),
         problem.n,
         problem.exclusive as u32,
         problem.phase,
     );
-    // SAFETY: each pointer is its array's address on this backend, holding what the kernel reads
-    // or writes in this phase (n elements each way, `scratch_len` scratch words; device and host
-    // allocations are 8-byte aligned, as the look-back's status words need).
+    // SAFETY: each view is its array's on this backend, borrowed for the launch, holding what the
+    // kernel reads or writes in this phase (n elements each way, `scratch_len` scratch words;
+    // device and host allocations are 8-byte aligned, as the look-back's status words need).
     unsafe { backend.launch_from(source.module(), kernel, problem, args, &[input, &*output, &*scratch]) }
 }
 
@@ -504,5 +512,33 @@ mod tests {
         assert_eq!(levels.len(), 6);
         assert_eq!(levels[0], 4096);
         assert_eq!(levels[2], 16);
+    }
+
+    /// The reset phase launches a thread per status word, not a block per tile: its scratch is
+    /// still the statuses of every tile and the ticket (counted from its own grid, it was two
+    /// words, and a short scratch passed the check while the reset wrote past it).
+    #[test]
+    fn the_look_backs_reset_phase_needs_every_tiles_status() {
+        let n = 9 * kernels::scan::warp_shuffle::TILE;
+        for kernel in FAMILY.kernels.iter().filter(|k| passes(k.entry()) == Passes::LookBack) {
+            let reset = Scan::at(n, false, RESET);
+            let want = look_back_scratch(9) as usize;
+            assert_eq!(scratch_len(kernel, &reset), want, "{}", kernel.entry());
+            assert_eq!(
+                scratch_len(kernel, &reset.phase(SINGLE_PASS)),
+                want,
+                "{}",
+                kernel.entry()
+            );
+            let backend = Backend::Emu;
+            let (input, mut output) = (vec![1.0f32; n as usize], vec![0.0f32; n as usize]);
+            let mut short = vec![0.0f32; want - 1];
+            let refused = launch(&backend, kernel, Source::Rust, &reset, &input, &mut output, &mut short);
+            assert!(
+                refused.as_ref().is_err_and(|e| e.to_string().contains("scratch")),
+                "{}: {refused:?}",
+                kernel.entry()
+            );
+        }
     }
 }

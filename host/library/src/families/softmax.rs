@@ -35,13 +35,13 @@ pub fn launch(
     check_len("input", input.len(), problem.len())?;
     check_len("output", output.len(), problem.len())?;
     let args = (
-        input.address(backend)? as *const f32,
-        output.address_mut(backend)? as *mut f32,
+        input.view(backend)?.head(problem.len()),
+        output.view_mut(backend)?.head(problem.len()),
         problem.rows,
         problem.cols,
     );
-    // SAFETY: both pointers are their arrays' addresses on this backend, each holding the
-    // rows × cols elements every softmax kernel reads or writes.
+    // SAFETY: each view is its array's on this backend, borrowed for the launch: the rows × cols
+    // elements every softmax kernel reads or writes.
     unsafe { backend.launch_from(source.module(), kernel, problem, args, &[input, &*output]) }
 }
 

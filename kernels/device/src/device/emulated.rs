@@ -545,6 +545,18 @@ pub fn check_aligned4(ptr: *const f32, what: &str) {
     }
 }
 
+/// Fails the launch where a global view is cast to elements its start is not aligned for.
+#[track_caller]
+pub fn check_view_aligned(ptr: *const u8, align: usize) {
+    if !(ptr as usize).is_multiple_of(align) {
+        report(format!(
+            "a global view cast to {align}-byte-aligned elements starts at {ptr:p} ({}): the GPU faults on \
+             misaligned accesses",
+            Location::caller()
+        ));
+    }
+}
+
 /// Starts a 16-byte copy into shared memory: its bytes are read from global memory now and land
 /// at the wait that covers its group (see `device::async_copy`).
 ///

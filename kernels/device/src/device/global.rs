@@ -130,6 +130,25 @@ macro_rules! slice_extents {
                     len: self.len.min(len.index()),
                 }
             }
+
+            /// The same bytes as elements of `U`, as many whole ones as fit: words of another
+            /// type in one allocation (a scan's status words in its scratch, i32 moved as f32
+            /// bits).
+            ///
+            /// # Safety
+            /// Element 0 is aligned for `U` (the emulator checks it, the GPU faults), and what the
+            /// kernel reads as `U` are valid `U`s.
+            #[inline(always)]
+            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+            pub unsafe fn cast<U: Copy>(self) -> $view<U> {
+                const { assert!(size_of::<U>() > 0, "a view of zero-sized elements") };
+                #[cfg(not(target_arch = "nvptx64"))]
+                super::emulated::check_view_aligned(self.ptr as *const u8, align_of::<U>());
+                $view {
+                    ptr: self.ptr.cast(),
+                    len: self.len * size_of::<T>() / size_of::<U>(),
+                }
+            }
         }
     )*};
 }
