@@ -91,8 +91,9 @@ const RUN_SCRIPT: &str = r#"#!/usr/bin/env bash
 #                    BENCH_MEASURE_MS=400 measures each case 0.4 s instead of 1 s)
 #   torch:           the PyTorch extension's wheel installed into BUNDLE/python/site (no network
 #                    needed), its tests with the runner's PyTorch, and its benchmark against
-#                    PyTorch's built-ins (OUT_DIR/torch-ops.json), and where a call's µs go
-#                    (OUT_DIR/call-cost.json); skips the nvcc builds
+#                    PyTorch's built-ins (OUT_DIR/torch-ops.json), where a call's µs go
+#                    (OUT_DIR/call-cost.json), and the model-shape suite's matrix products against
+#                    PyTorch's (OUT_DIR/torch-models.json); skips the nvcc builds
 #   multi:           several GPUs (the two-GPU runner): `host info` (the topology), the multi-GPU
 #                    tests (the two-GPU ones included), `host multi-gpu` on every device
 #                    (OUT_DIR/multi.json) and the bench's multi_gpu cases (OUT_DIR/bench-multi.json);
@@ -202,6 +203,7 @@ if [ "$mode" = torch ] || [ "$mode" = all ]; then
   PYTHONPATH="$site" python3 -m unittest discover -v -s "$here/python/tests" >> "$out/torch.log" 2>&1 || status=1
   PYTHONPATH="$site" python3 "$here/python/bench_torch.py" --json "$out/torch-ops.json" >> "$out/torch.log" 2>&1 || status=1
   PYTHONPATH="$site" python3 "$here/python/call_cost.py" --json "$out/call-cost.json" >> "$out/torch.log" 2>&1 || status=1
+  PYTHONPATH="$site" python3 "$here/python/bench_models.py" --json "$out/torch-models.json" >> "$out/torch.log" 2>&1 || status=1
   grep -E "^Ran |^OK|FAILED|Error|per call|rust/pytorch" "$out/torch.log"
 fi
 if [ "$mode" = multi ]; then
@@ -313,11 +315,18 @@ pub fn build(
             "tests/test_native.py",
             "tests/test_torch.py",
             "tests/test_special_values.py",
+            "tests/test_model_shapes.py",
             "bench_torch.py",
+            "bench_models.py",
             "call_cost.py",
         ] {
             copy(&python.join(file), &out.join("python").join(file))?;
         }
+        // Beside bench_models.py, where it looks first.
+        copy(
+            &workspace.join("benches/shapes/models.json"),
+            &out.join("python/model_shapes.json"),
+        )?;
     }
     if parts.pytorch_anchors {
         let anchors = workspace.join("benches/reference/pytorch/anchors.py");

@@ -1,0 +1,213 @@
+"""The matrix products of real models (benches/shapes/models.json) through the operators against
+PyTorch's own, in one process: f32 (`rust_kernels.matmul` against `a @ b`), TF32
+(`rust_kernels.matmul_tf32` against `a @ b` with TF32 allowed) and bf16 (`rust_kernels.matmul_bf16`,
+f32 out, against `a @ b` on bf16 tensors, bf16 out). Each shape once, however many models use it;
+each product checked against the f64 product of the operands as the kernels read them, then timed
+with CUDA events (three warm-up calls, then rounds that take ours and PyTorch's in turn, the median
+of every call). Prints a table and each dtype's geometric mean and worst shape; with --json FILE,
+writes the figures (whole or not at all). Run on a GPU with the wheel on PYTHONPATH:
+
+    python3 host/python/bench_models.py [--dtypes f32,tf32,bf16] [--json FILE]
+"""
+
+import argparse
+import json
+import math
+import os
+import statistics
+import sys
+from pathlib import Path
+
+DTYPES = ("f32", "tf32", "bf16")
+# Rounds that alternate ours and PyTorch's, and calls per round: at least MIN_CALLS, more while a
+# round is under ROUND_SECONDS.
+ROUNDS = 3
+MIN_CALLS = 5
+MAX_CALLS = 50
+ROUND_SECONDS = 0.05
+
+
+def shapes_file():
+    """The suite: beside this script in the runner's bundle, else in the repository."""
+    here = Path(__file__).resolve().parent
+    for candidate in (here / "model_shapes.json", here.parents[1] / "benches" / "shapes" / "models.json"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def load_shapes(path):
+    """The suite's distinct (m, n, k), each with the model layers that use it, in file order."""
+    with open(path) as f:
+        suite = json.load(f)
+    shapes = {}
+    for model in suite["models"]:
+        for layer in model["layers"]:
+            for tokens in layer.get("tokens", model["tokens"]):
+                key = (tokens, layer["n"], layer["k"])
+                if not all(isinstance(x, int) and 1 <= x < 1 << 31 for x in key):
+                    raise ValueError(f"{model['name']} {layer['name']}: m, n, k must be positive 32-bit integers, got {key}")
+                shapes.setdefault(key, []).append(f"{model['name']} {layer['name']} ×{tokens}")
+    return shapes
+
+
+def parse_dtypes(text):
+    dtypes = [d.strip() for d in text.split(",") if d.strip()]
+    unknown = [d for d in dtypes if d not in DTYPES]
+    if unknown or not dtypes:
+        raise argparse.ArgumentTypeError(f"--dtypes takes a comma-separated list of {', '.join(DTYPES)}; got {text!r}")
+    return dtypes
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dtypes", type=parse_dtypes, default=list(DTYPES), help="of f32, tf32, bf16 (default: all)")
+    parser.add_argument("--shapes", type=Path, default=None, help="the suite (default: benches/shapes/models.json)")
+    parser.add_argument("--json", type=Path, help="write the figures here")
+    args = parser.parse_args()
+    path = args.shapes or shapes_file()
+    if path is None or not path.is_file():
+        parser.error(f"--shapes: no suite at {path or 'benches/shapes/models.json'}; give the file's path")
+    if args.json is not None and not args.json.parent.is_dir():
+        parser.error(f"--json: the folder {args.json.parent} does not exist")
+    try:
+        shapes = load_shapes(path)
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        parser.error(f"--shapes: {path} is not a model-shape suite ({e!r})")
+
+    import torch
+
+    import rust_kernels
+
+    if not torch.cuda.is_available():
+        print("bench_models.py: needs a CUDA GPU", file=sys.stderr)
+        return 2
+    torch.manual_seed(2026)
+
+    def tf32_mm(x, y):
+        torch.backends.cuda.matmul.allow_tf32 = True
+        try:
+            return x @ y
+        finally:
+            torch.backends.cuda.matmul.allow_tf32 = False
+
+    def operands(dtype, m, n, k):
+        a = torch.rand(m, k, device="cuda") * 2 - 1
+        b = torch.rand(k, n, device="cuda") * 2 - 1
+        if dtype == "bf16":
+            return a.to(torch.bfloat16), b.to(torch.bfloat16)
+        return a, b
+
+    def as_read(dtype, x):
+        """The operand as the kernels read it, in f64: TF32 keeps the top 10 mantissa bits."""
+        if dtype == "tf32":
+            x = (x.view(torch.int32) & ~0x1FFF).view(torch.float32)
+        return x.double()
+
+    def pair(dtype, a, b):
+        if dtype == "f32":
+            return (lambda: rust_kernels.matmul(a, b)), (lambda: a @ b)
+        if dtype == "tf32":
+            return (lambda: rust_kernels.matmul_tf32(a, b)), (lambda: tf32_mm(a, b))
+        return (lambda: rust_kernels.matmul_bf16(a, b)), (lambda: a @ b)
+
+    def timed_round(f, calls):
+        events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(calls)]
+        for start, end in events:
+            start.record()
+            f()
+            end.record()
+        torch.cuda.synchronize()
+        return [start.elapsed_time(end) * 1e3 for start, end in events]
+
+    def time_both(ours, theirs):
+        for f in (ours, theirs):
+            for _ in range(3):
+                f()
+        torch.cuda.synchronize()
+        first = statistics.median(timed_round(ours, MIN_CALLS) + timed_round(theirs, MIN_CALLS))
+        calls = max(MIN_CALLS, min(MAX_CALLS, int(ROUND_SECONDS * 1e6 / max(first, 1.0))))
+        times = ([], [])
+        for _ in range(ROUNDS):
+            times[0].extend(timed_round(ours, calls))
+            times[1].extend(timed_round(theirs, calls))
+        return statistics.median(times[0]), statistics.median(times[1])
+
+    # Error of ours against the f64 product of the operands as read, relative to the sum of
+    # |a_ik·b_kj|: every product is exact in f32 for TF32 and bf16 operands and within one rounding
+    # for f32, and a k-term f32 sum in any order is within (k + 1)·u of that sum (u = 2^-24).
+    def bound(k):
+        return (k + 1) * 2.0**-24
+    rows = []
+    for dtype in args.dtypes:
+        for (m, n, k), uses in shapes.items():
+            a, b = operands(dtype, m, n, k)
+            ours, theirs = pair(dtype, a, b)
+            got = ours().double()
+            wide_a, wide_b = as_read(dtype, a), as_read(dtype, b)
+            want = wide_a @ wide_b
+            scale = wide_a.abs() @ wide_b.abs()
+            error = ((got - want).abs() / scale.clamp_min(1e-30)).max().item()
+            del got, want, scale, wide_a, wide_b
+            ours_us, theirs_us = time_both(ours, theirs)
+            flops = 2 * m * n * k
+            row = {
+                "dtype": dtype,
+                "m": m,
+                "n": n,
+                "k": k,
+                "uses": uses,
+                "rust_us": ours_us,
+                "pytorch_us": theirs_us,
+                "speed": theirs_us / ours_us,
+                "rust_tflops": flops / ours_us * 1e-6,
+                "pytorch_tflops": flops / theirs_us * 1e-6,
+                "error": error,
+                "checked": error <= bound(k),
+            }
+            rows.append(row)
+            print(
+                f"{dtype:4} {m:6} x {n:6} x {k:6}  rust {ours_us:10.1f} us ({row['rust_tflops']:7.1f} TFLOP/s)  "
+                f"pytorch {theirs_us:10.1f} us ({row['pytorch_tflops']:7.1f})  speed {row['speed']:.3f}  "
+                f"error {error:.1e}{'' if row['checked'] else ' FAILED'}  {uses[0]}{' …' if len(uses) > 1 else ''}",
+                flush=True,
+            )
+            del a, b
+            torch.cuda.empty_cache()
+    summary = {}
+    for dtype in args.dtypes:
+        mine = [r for r in rows if r["dtype"] == dtype]
+        worst = min(mine, key=lambda r: r["speed"])
+        summary[dtype] = {
+            "shapes": len(mine),
+            "geomean_speed": math.exp(sum(math.log(r["speed"]) for r in mine) / len(mine)),
+            "worst_speed": worst["speed"],
+            "worst_shape": [worst["m"], worst["n"], worst["k"]],
+            "below_0_85": sum(r["speed"] < 0.85 for r in mine),
+        }
+        s = summary[dtype]
+        print(
+            f"{dtype}: {s['shapes']} shapes, geomean {s['geomean_speed']:.3f}× PyTorch, worst {s['worst_speed']:.3f}× "
+            f"at {' x '.join(map(str, s['worst_shape']))}, {s['below_0_85']} below 0.85×"
+        )
+    failed = [r for r in rows if not r["checked"]]
+    if args.json is not None:
+        result = {
+            "device": torch.cuda.get_device_name(),
+            "torch": torch.__version__,
+            "suite": str(path),
+            "summary": summary,
+            "products": rows,
+        }
+        partial = args.json.with_name(args.json.name + ".partial")
+        with open(partial, "w") as f:
+            json.dump(result, f, indent=1)
+        os.replace(partial, args.json)
+    if failed:
+        print(f"{len(failed)} products outside their error bound", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
