@@ -3,7 +3,7 @@
 //! command per registered kernel family comes from the registry.
 
 use clap::{Arg, ArgMatches, Args, Command, FromArgMatches, value_parser};
-use host::demos::{self, Row, Settings, managed, migration, multi_gpu, partial, pipeline, thrashing};
+use host::demos::{self, Row, Settings, managed, migration, models, multi_gpu, partial, pipeline, thrashing};
 use kernels::Source;
 use kernels_host::families::{self, FamilyDemo, Size};
 use ptxkit_runtime::{Backend, BackendChoice, DeviceList, Error, Result, Topology};
@@ -77,6 +77,8 @@ enum Job {
     /// `managed all`: each scenario in turn.
     ManagedAll(Vec<Job>),
     BankConflicts,
+    /// `host models`: the model-shape suite against cuBLAS.
+    Models(models::Plan),
     All,
     Smoke,
     Autotune {
@@ -209,6 +211,21 @@ fn cli() -> Command {
         .subcommand(Command::new("bank-conflicts").about(
             "The bank rule against the hardware: predicted and measured conflict degree for strides 1 to 64 of 4-, 8- and 16-byte shared-memory reads",
         ))
+        .subcommand(
+            Command::new("models")
+                .about(
+                    "The matrix products of real models (benches/shapes/models.json: Llama-3 8B and 70B, Llama-2 7B, \
+                     GPT-2, BERT, ViT at decode, prefill and batch token counts) on the kernel --variant auto picks, \
+                     against cuBLAS, each checked; then each dtype's geometric mean and worst product (GPU only; \
+                     host/python/bench_models.py runs the same suite against PyTorch)",
+                )
+                .arg(
+                    Arg::new("dtypes")
+                        .long("dtypes")
+                        .default_value("f32,tf32,bf16")
+                        .help("Of f32 (matmul), tf32 (matmul-tc), bf16 (matmul-bf16), comma-separated"),
+                ),
+        )
         .subcommand(Command::new("all").about("Every family at its default size, and the managed demo"))
         .subcommand(
             Command::new("smoke")
@@ -392,6 +409,13 @@ fn run(matches: &ArgMatches) -> Result<bool> {
         print_header(&backend);
         match job {
             Job::BankConflicts => demos::banks::print_study(&rows),
+            Job::Models(_) => {
+                demos::report::print_table(&rows);
+                println!();
+                for line in models::summary(&rows) {
+                    println!("{line}");
+                }
+            }
             _ => demos::report::print_table(&rows),
         }
     }
@@ -410,6 +434,9 @@ fn parse_job(matches: &ArgMatches) -> Result<Job> {
         "all" => Ok(Job::All),
         "smoke" => Ok(Job::Smoke),
         "bank-conflicts" => Ok(Job::BankConflicts),
+        "models" => Ok(Job::Models(models::plan(
+            sub.get_one::<String>("dtypes").map_or("", String::as_str),
+        )?)),
         "autotune" => {
             let tunable = || {
                 families::FAMILIES
@@ -731,6 +758,7 @@ fn run_job(backend: &Backend, settings: &Settings, job: &Job) -> Result<Vec<Row>
             Ok(rows)
         }
         Job::BankConflicts => demos::banks::run(backend),
+        Job::Models(plan) => models::run(backend, settings, plan),
         Job::Smoke => demos::smoke(backend, families::FAMILIES, settings.rng),
         Job::All => {
             // Every size is checked before the first kernel runs.

@@ -227,6 +227,8 @@ fn bad_invocations_exit_2_at_once_with_a_message_naming_the_value() {
             vec![],
             "matmul_bf16_tma uses Hopper's",
         ),
+        (vec!["models", "--dtypes", "fp8"], vec![], "'fp8' is not a dtype"),
+        (vec!["models"], vec![], "--backend gpu"),
     ];
     let mut failures = Vec::new();
     for (args, env, needle) in &table {

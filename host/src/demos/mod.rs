@@ -7,6 +7,7 @@ pub mod banks;
 pub mod ceiling;
 pub mod managed;
 pub mod migration;
+pub mod models;
 pub mod multi_gpu;
 pub mod partial;
 pub mod pipeline;
