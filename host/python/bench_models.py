@@ -78,18 +78,12 @@ def main():
     import torch
 
     import rust_kernels
+    from bench_torch import tf32_mm
 
     if not torch.cuda.is_available():
         print("bench_models.py: needs a CUDA GPU", file=sys.stderr)
         return 2
     torch.manual_seed(2026)
-
-    def tf32_mm(x, y):
-        torch.backends.cuda.matmul.allow_tf32 = True
-        try:
-            return x @ y
-        finally:
-            torch.backends.cuda.matmul.allow_tf32 = False
 
     def operands(dtype, m, n, k):
         a = torch.rand(m, k, device="cuda") * 2 - 1

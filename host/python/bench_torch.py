@@ -19,6 +19,15 @@ def median_us(statement, **globals_):
     return timer.blocked_autorange(min_run_time=0.5).median * 1e6
 
 
+def tf32_mm(x, y):
+    """PyTorch's `x @ y` with TF32 allowed for that call only."""
+    torch.backends.cuda.matmul.allow_tf32 = True
+    try:
+        return x @ y
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = False
+
+
 def cases():
     """(operator, shape label, bytes or flops, ours, PyTorch's) on shapes that fill the H200."""
     x = torch.rand(8192, 8192, device="cuda")
@@ -30,13 +39,6 @@ def cases():
     b16 = torch.rand(8192, 8192, device="cuda").to(torch.bfloat16)
     # f32 at 8192³ on the tensor cores: PyTorch's `@` with TF32 allowed for that call only.
     a32, b32 = torch.rand(8192, 8192, device="cuda"), torch.rand(8192, 8192, device="cuda")
-
-    def tf32_mm(x, y):
-        torch.backends.cuda.matmul.allow_tf32 = True
-        try:
-            return x @ y
-        finally:
-            torch.backends.cuda.matmul.allow_tf32 = False
 
     w5 = torch.rand(5, 5, device="cuda")
     v, v2 = torch.rand(1 << 26, device="cuda"), torch.rand(1 << 26, device="cuda")
