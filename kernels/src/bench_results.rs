@@ -135,6 +135,50 @@ impl BenchRun {
     }
 }
 
+/// The model-shape suite through the operators against PyTorch (`host/python/bench_models.py
+/// --json`, run by `run.sh OUT torch` as OUT/torch-models.json).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ModelsRun {
+    pub device: String,
+    /// PyTorch's version.
+    pub torch: String,
+    /// Per dtype (f32, tf32, bf16): the suite's summary.
+    pub summary: std::collections::BTreeMap<String, ModelsSummary>,
+    pub products: Vec<ModelProduct>,
+}
+
+/// One dtype over the suite.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ModelsSummary {
+    pub shapes: usize,
+    /// Geometric mean of PyTorch's time over ours.
+    pub geomean_speed: f64,
+    pub worst_speed: f64,
+    /// m, n, k of the worst product.
+    pub worst_shape: [u64; 3],
+    pub below_0_85: usize,
+}
+
+/// One product of the suite in one dtype.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ModelProduct {
+    pub dtype: String,
+    pub m: u64,
+    pub n: u64,
+    pub k: u64,
+    /// The model layers using it ("Llama-3-8B qkv ×128").
+    pub uses: Vec<String>,
+    pub rust_us: f64,
+    pub pytorch_us: f64,
+    /// PyTorch's time over ours: above 1, the Rust kernel is faster.
+    pub speed: f64,
+    pub rust_tflops: f64,
+    pub pytorch_tflops: f64,
+    /// Largest error against the f64 product, relative to Σ|a·b|.
+    pub error: f64,
+    pub checked: bool,
+}
+
 /// The PyTorch extension's benchmark (`host/python/bench_torch.py --json`, run by `run.sh OUT
 /// torch` as OUT/torch-ops.json): each operator against PyTorch's built-in, and the per-call cost.
 #[derive(Clone, Debug, Serialize, Deserialize)]

@@ -1,6 +1,7 @@
 //! `cargo xtask <verb>`: project automation in Rust (see `cargo xtask --help`).
 
 mod bundle;
+mod models_plot;
 mod new;
 mod owned;
 mod plots;
@@ -109,6 +110,10 @@ enum Verb {
         /// the section "From PyTorch" and copies the file beside results.json.
         #[arg(long)]
         torch: Option<PathBuf>,
+        /// The model-shape suite against PyTorch (`run.sh OUT torch` writes OUT/torch-models.json):
+        /// adds the section "Matrix products at model shapes" with its plot.
+        #[arg(long)]
+        models: Option<PathBuf>,
     },
 }
 
@@ -129,7 +134,12 @@ fn main() -> ExitCode {
         Verb::Twins { arch, filter } => compare_twins(arch, filter.as_deref()),
         Verb::Doctor => doctor(),
         Verb::GpuBundle { out, purpose, tests } => gpu_bundle(out, purpose, tests.as_deref()),
-        Verb::BenchReport { input, out, torch } => bench_report(input, out, torch),
+        Verb::BenchReport {
+            input,
+            out,
+            torch,
+            models,
+        } => bench_report(input, out, torch, models),
         Verb::New { dir, name } => new_project(&dir, name.as_deref()),
         Verb::Wheel { out } => wheel::build(&workspace_root(), &target_dir(), &workspace_root().join(out))
             .map(|wheel| println!("wrote {}", wheel.display()))
@@ -298,11 +308,16 @@ fn new_project(dir: &Path, name: Option<&str>) -> Result<(), Failure> {
     Ok(())
 }
 
-fn bench_report(input: Option<PathBuf>, out: Option<PathBuf>, torch: Option<PathBuf>) -> Result<(), Failure> {
+fn bench_report(
+    input: Option<PathBuf>,
+    out: Option<PathBuf>,
+    torch: Option<PathBuf>,
+    models: Option<PathBuf>,
+) -> Result<(), Failure> {
     // Paths given are the user's, from where they are; the defaults are the workspace's.
     let input = input.unwrap_or_else(|| target_dir().join("bench/results.json"));
     let out = out.unwrap_or_else(|| workspace_root().join("docs/bench"));
-    for path in report::write(&input, torch.as_deref(), &out).map_err(Failure)? {
+    for path in report::write(&input, torch.as_deref(), models.as_deref(), &out).map_err(Failure)? {
         println!("wrote {}", path.display());
     }
     Ok(())

@@ -11,7 +11,7 @@ use std::path::Path;
 use std::sync::OnceLock;
 
 /// Tableau 10, less its gray: colours that stay apart for most colour vision.
-const PALETTE: [RGBColor; 9] = [
+pub(crate) const PALETTE: [RGBColor; 9] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
     RGBColor(44, 160, 44),
@@ -23,7 +23,7 @@ const PALETTE: [RGBColor; 9] = [
     RGBColor(23, 190, 207),
 ];
 /// Ceilings (cuBLAS, the copy bandwidth, parity) are near-black so that no kernel is mistaken for one.
-const CEILING: RGBColor = RGBColor(30, 30, 30);
+pub(crate) const CEILING: RGBColor = RGBColor(30, 30, 30);
 /// The libraries of one plot, in the order the run measured them: black, then greys.
 const LIBRARIES: [RGBColor; 3] = [CEILING, RGBColor(120, 120, 120), RGBColor(175, 175, 175)];
 const WIDTH: u32 = 1100;
@@ -34,7 +34,7 @@ const LEGEND_WIDTH: u32 = 290;
 const MAX_LEGEND_ROWS: usize = 22;
 /// Bars the ratio plot draws at most (its height grows with them): about 3.8k pixels.
 const MAX_BARS: usize = 120;
-const FONT: &str = "sans-serif";
+pub(crate) const FONT: &str = "sans-serif";
 
 /// A drawing area in pixels, e.g. the whole image.
 type Area<DB> = DrawingArea<DB, Shift>;
@@ -198,7 +198,7 @@ fn file_stem(family: &str) -> String {
 }
 
 /// plotters' text needs a font; the embedded DejaVu Sans spares CI system fonts and fontconfig.
-fn embed_font() -> Result<(), String> {
+pub(crate) fn embed_font() -> Result<(), String> {
     static REGISTERED: OnceLock<bool> = OnceLock::new();
     let ok = *REGISTERED
         .get_or_init(|| plotters::style::register_font(FONT, FontStyle::Normal, dejavu::sans::regular()).is_ok());
@@ -209,7 +209,7 @@ fn embed_font() -> Result<(), String> {
     }
 }
 
-fn err(error: impl std::fmt::Display) -> String {
+pub(crate) fn err(error: impl std::fmt::Display) -> String {
     format!("cannot draw the plot: {error}")
 }
 

@@ -8,7 +8,7 @@
 use crate::plots::{self, Plot};
 use crate::run_view::{MULTI_GPU, code, families, kernel_ranks, library_rates, of_library, ratios, text};
 use indicatif::{ProgressBar, ProgressStyle};
-use kernels::bench_results::{BankReading, BenchCase, BenchRun, Bound, Source, TorchRun};
+use kernels::bench_results::{BankReading, BenchCase, BenchRun, Bound, ModelsRun, Source, TorchRun};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -24,6 +24,10 @@ enum Step {
     Data,
     /// The PyTorch benchmark's file, copied beside the results.
     TorchData,
+    /// The model-shape suite's file, copied beside the results, and its plot.
+    ModelsData,
+    ModelsSvg,
+    ModelsPng,
     Readme,
     Svg(Plot),
     Png(Plot),
@@ -34,6 +38,9 @@ impl Step {
         match self {
             Step::Data => "results.json".into(),
             Step::TorchData => TORCH_FILE.into(),
+            Step::ModelsData => MODELS_FILE.into(),
+            Step::ModelsSvg => format!("{MODELS_PLOT}.svg"),
+            Step::ModelsPng => format!("{MODELS_PLOT}.png"),
             Step::Readme => "README.md".into(),
             Step::Svg(plot) => format!("{}.svg", plot.stem()),
             Step::Png(plot) => format!("{}.png", plot.stem()),
@@ -43,19 +50,26 @@ impl Step {
 
 /// The PyTorch benchmark's name in the report's folder.
 const TORCH_FILE: &str = "torch-ops.json";
+/// The model-shape suite's file and plot in the report's folder.
+const MODELS_FILE: &str = "torch-models.json";
+const MODELS_PLOT: &str = "models";
 
-/// Reads `input` (and `torch`, the PyTorch extension's benchmark, when given) and writes the
-/// report into `out`; returns the files written.
-pub fn write(input: &Path, torch: Option<&Path>, out: &Path) -> Result<Vec<PathBuf>, String> {
+/// Reads `input` (and `torch`, the PyTorch extension's benchmark, and `models`, the model-shape
+/// suite against PyTorch, when given) and writes the report into `out`; returns the files written.
+pub fn write(input: &Path, torch: Option<&Path>, models: Option<&Path>, out: &Path) -> Result<Vec<PathBuf>, String> {
     let text = read_capped(input, "a bench results file", HOW_TO_RUN)?;
     let run: BenchRun = serde_json::from_str(&text)
         .map_err(|e| format!("{} is not a bench results file ({e}); {HOW_TO_RUN}", input.display()))?;
 
     let torch = torch.map(read_torch).transpose()?;
+    let models = models.map(read_models).transpose()?;
     let plots = Plot::all(&run);
     let mut steps = vec![Step::Data, Step::Readme];
     if torch.is_some() {
         steps.push(Step::TorchData);
+    }
+    if models.is_some() {
+        steps.extend([Step::ModelsData, Step::ModelsSvg, Step::ModelsPng]);
     }
     for plot in &plots {
         steps.extend([Step::Svg(plot.clone()), Step::Png(plot.clone())]);
@@ -70,18 +84,28 @@ pub fn write(input: &Path, torch: Option<&Path>, out: &Path) -> Result<Vec<PathB
     progress.set_style(
         ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}").unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
-    let staged = stage(&run, &text, torch.as_ref(), &steps, &staging, &progress);
+    let extras = Extras {
+        torch: torch.as_ref(),
+        models: models.as_ref(),
+    };
+    let staged = stage(&run, &text, &extras, &steps, &staging, &progress);
     progress.finish_and_clear();
     let result = staged.and_then(|()| publish(&names, &staging, &owned));
     let _ = std::fs::remove_dir_all(&staging);
     result
 }
 
+/// The files besides the benches' results, each parsed and as read.
+struct Extras<'a> {
+    torch: Option<&'a (TorchRun, String)>,
+    models: Option<&'a (ModelsRun, String)>,
+}
+
 /// Writes every step's file into `staging`.
 fn stage(
     run: &BenchRun,
     text: &str,
-    torch: Option<&(TorchRun, String)>,
+    extras: &Extras,
     steps: &[Step],
     staging: &Path,
     progress: &ProgressBar,
@@ -93,8 +117,23 @@ fn stage(
         match step {
             // The text already read, not a file copy: the input may be the output's own copy.
             Step::Data => std::fs::write(&path, text).map_err(cannot)?,
-            Step::TorchData => std::fs::write(&path, torch.map_or("", |(_, raw)| raw)).map_err(cannot)?,
-            Step::Readme => std::fs::write(&path, markdown(run, torch.map(|(t, _)| t))).map_err(cannot)?,
+            Step::TorchData => std::fs::write(&path, extras.torch.map_or("", |(_, raw)| raw)).map_err(cannot)?,
+            Step::ModelsData => std::fs::write(&path, extras.models.map_or("", |(_, raw)| raw)).map_err(cannot)?,
+            Step::ModelsSvg | Step::ModelsPng => {
+                let Some((models, _)) = extras.models else { continue };
+                if matches!(step, Step::ModelsSvg) {
+                    crate::models_plot::write_svg(models, &path)?
+                } else {
+                    crate::models_plot::write_png(models, &path)?
+                }
+            }
+            Step::Readme => {
+                let mut md = markdown(run, extras.torch.map(|(t, _)| t));
+                if let Some((models, _)) = extras.models {
+                    models_section(&mut md, models);
+                }
+                std::fs::write(&path, md).map_err(cannot)?
+            }
             Step::Svg(plot) => plot.write_svg(run, &path)?,
             Step::Png(plot) => plot.write_png(run, &path)?,
         }
@@ -184,6 +223,97 @@ fn read_torch(path: &Path) -> Result<(TorchRun, String), String> {
     let run = serde_json::from_str(&raw)
         .map_err(|e| format!("{} is not the PyTorch benchmark's file ({e}); {how}", path.display()))?;
     Ok((run, raw))
+}
+
+/// The model-shape suite's file at `path` and its text, or why it cannot be read.
+fn read_models(path: &Path) -> Result<(ModelsRun, String), String> {
+    let how = "write it on the GPU runner with `target/gpu-bundle/run.sh OUT torch` (or \
+               `host/python/bench_models.py --json FILE`) and pass `--models OUT/torch-models.json`";
+    let raw = read_capped(path, "the model-shape suite's file", how)?;
+    let run = serde_json::from_str(&raw)
+        .map_err(|e| format!("{} is not the model-shape suite's file ({e}); {how}", path.display()))?;
+    Ok((run, raw))
+}
+
+/// The model-shape suite against PyTorch: each dtype's summary, the geometric mean by token
+/// count, and the plot.
+fn models_section(md: &mut String, models: &ModelsRun) {
+    let _ = writeln!(
+        md,
+        "## Matrix products at model shapes, from PyTorch
+"
+    );
+    let _ = writeln!(
+        md,
+        "The linear layers of the models in `benches/shapes/models.json` ({} products) through the \
+         `rust_kernels` operators against PyTorch {}'s `a @ b` on {} ([{MODELS_FILE}]({MODELS_FILE}), \
+         `host/python/bench_models.py`: each product checked against the f64 product first, CUDA-event \
+         medians). Speed: PyTorch's time over ours, above 1 ours is faster; bf16 returns f32 here and bf16 \
+         from PyTorch.\n",
+        models
+            .products
+            .iter()
+            .map(|p| (p.m, p.n, p.k))
+            .collect::<std::collections::BTreeSet<_>>()
+            .len(),
+        text(&models.torch),
+        text(&models.device)
+    );
+    let _ = writeln!(
+        md,
+        "| dtype | products | geomean speed | worst | at m × n × k | below {}× |",
+        crate::models_plot::FLOOR
+    );
+    let _ = writeln!(md, "| --- | ---: | ---: | ---: | --- | ---: |");
+    for (dtype, s) in &models.summary {
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {} | {} | {} |",
+            text(dtype),
+            s.shapes,
+            fixed(s.geomean_speed, 3),
+            fixed(s.worst_speed, 3),
+            s.worst_shape.map(|x| x.to_string()).join(" × "),
+            s.below_0_85
+        );
+    }
+    let dtypes: Vec<&str> = models.summary.keys().map(String::as_str).collect();
+    let mut tokens: Vec<u64> = models.products.iter().map(|p| p.m).collect();
+    tokens.sort_unstable();
+    tokens.dedup();
+    let _ = writeln!(md, "\nBy token count (m), the geometric mean of the speed:\n");
+    let _ = writeln!(
+        md,
+        "| m | {} |",
+        dtypes.iter().map(|d| text(d)).collect::<Vec<_>>().join(" | ")
+    );
+    let _ = writeln!(md, "| ---: |{}", " ---: |".repeat(dtypes.len()));
+    for m in tokens {
+        let cells: Vec<String> = dtypes
+            .iter()
+            .map(|dtype| {
+                let speeds: Vec<f64> = models
+                    .products
+                    .iter()
+                    .filter(|p| p.m == m && p.dtype == *dtype && p.speed > 0.0)
+                    .map(|p| p.speed)
+                    .collect();
+                if speeds.is_empty() {
+                    "–".into()
+                } else {
+                    fixed(
+                        (speeds.iter().map(|s| s.ln()).sum::<f64>() / speeds.len() as f64).exp(),
+                        3,
+                    )
+                }
+            })
+            .collect();
+        let _ = writeln!(md, "| {m} | {} |", cells.join(" | "));
+    }
+    let _ = writeln!(
+        md,
+        "\n![Speed against PyTorch per product, by its size](models.svg)\n\n[PNG](models.png)\n"
+    );
 }
 
 /// The README: the run's machine, then the compute-bound families one by one, the memory-bound
@@ -940,14 +1070,80 @@ mod tests {
         let input = dir.join("bench.json");
         std::fs::write(&input, serde_json::to_string(&sample()).unwrap()).unwrap();
         let torch = dir.join("torch-ops.json");
-        let missing = write(&input, Some(&torch), &dir.join("out")).unwrap_err();
+        let missing = write(&input, Some(&torch), None, &dir.join("out")).unwrap_err();
         assert!(missing.contains("run.sh OUT torch"), "{missing}");
         std::fs::write(&torch, "{\"ops\": 3}").unwrap();
-        let wrong = write(&input, Some(&torch), &dir.join("out")).unwrap_err();
+        let wrong = write(&input, Some(&torch), None, &dir.join("out")).unwrap_err();
         assert!(wrong.contains("not the PyTorch benchmark's file"), "{wrong}");
         std::fs::write(&torch, serde_json::to_string(&torch_sample()).unwrap()).unwrap();
-        let written = write(&input, Some(&torch), &dir.join("out")).unwrap();
+        let written = write(&input, Some(&torch), None, &dir.join("out")).unwrap();
         assert!(written.iter().any(|p| p.ends_with("torch-ops.json")));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    fn models_sample() -> ModelsRun {
+        let product = |m: u64, speed: f64| kernels::bench_results::ModelProduct {
+            dtype: "f32".into(),
+            m,
+            n: 4096,
+            k: 4096,
+            uses: vec![format!("Llama-3-8B o ×{m}")],
+            rust_us: 100.0,
+            pytorch_us: 100.0 * speed,
+            speed,
+            rust_tflops: 1.0,
+            pytorch_tflops: 1.0 / speed,
+            error: 1e-7,
+            checked: true,
+        };
+        ModelsRun {
+            device: "NVIDIA H200".into(),
+            torch: "2.11.0".into(),
+            summary: [(
+                "f32".to_string(),
+                kernels::bench_results::ModelsSummary {
+                    shapes: 2,
+                    geomean_speed: (0.5f64 * 1.1).sqrt(),
+                    worst_speed: 0.5,
+                    worst_shape: [1, 4096, 4096],
+                    below_0_85: 1,
+                },
+            )]
+            .into_iter()
+            .collect(),
+            products: vec![product(1, 0.5), product(2048, 1.1)],
+        }
+    }
+
+    #[test]
+    fn the_models_section_gives_each_dtype_and_each_token_count_and_the_plot() {
+        let mut md = String::new();
+        models_section(&mut md, &models_sample());
+        assert!(md.contains("(2 products)"), "{md}");
+        assert!(md.contains("| f32 | 2 | 0.742 | 0.500 | 1 × 4096 × 4096 | 1 |"), "{md}");
+        assert!(md.contains("| 1 | 0.500 |") && md.contains("| 2048 | 1.100 |"), "{md}");
+        assert!(md.contains("(models.svg)"), "{md}");
+    }
+
+    #[test]
+    fn a_models_file_that_is_missing_or_wrong_is_an_error_that_says_how_to_make_one() {
+        let dir = scratch("bench-report-models");
+        std::fs::create_dir_all(&dir).unwrap();
+        let input = dir.join("bench.json");
+        std::fs::write(&input, serde_json::to_string(&sample()).unwrap()).unwrap();
+        let models = dir.join("torch-models.json");
+        let missing = write(&input, None, Some(&models), &dir.join("out")).unwrap_err();
+        assert!(missing.contains("bench_models.py"), "{missing}");
+        std::fs::write(&models, "{\"products\": 3}").unwrap();
+        let wrong = write(&input, None, Some(&models), &dir.join("out")).unwrap_err();
+        assert!(wrong.contains("not the model-shape suite's file"), "{wrong}");
+        std::fs::write(&models, serde_json::to_string(&models_sample()).unwrap()).unwrap();
+        let written = write(&input, None, Some(&models), &dir.join("out")).unwrap();
+        for file in ["torch-models.json", "models.svg", "models.png"] {
+            assert!(written.iter().any(|p| p.ends_with(file)), "{file}: {written:?}");
+        }
+        let readme = std::fs::read_to_string(dir.join("out/README.md")).unwrap();
+        assert!(readme.contains("## Matrix products at model shapes"));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
@@ -964,7 +1160,7 @@ mod tests {
         std::fs::write(out.join("stale.svg"), "<svg/>").unwrap();
         std::fs::write(out.join(crate::owned::MANIFEST), "bench-report\nstale.svg\n").unwrap();
         std::fs::write(out.join("mine.svg"), "<svg/>").unwrap();
-        let written = write(&input, None, &out).unwrap();
+        let written = write(&input, None, None, &out).unwrap();
         assert_eq!(written.len(), 8);
         for plot in ["matmul", "vec_add", "ratios"] {
             let svg = std::fs::read_to_string(out.join(format!("{plot}.svg"))).unwrap();
@@ -1011,7 +1207,7 @@ mod tests {
         let input = dir.join("bench.json");
         std::fs::write(&input, serde_json::to_string(&run).unwrap()).unwrap();
         let out = dir.join("out");
-        write(&input, None, &out).unwrap();
+        write(&input, None, None, &out).unwrap();
         for plot in ["conv2d", "banks"] {
             let png = std::fs::read(out.join(format!("{plot}.png"))).unwrap();
             assert!(png.starts_with(b"\x89PNG"), "{plot}.png is not a PNG");
@@ -1027,7 +1223,7 @@ mod tests {
         std::fs::write(out.join("README.md"), "old").unwrap();
         let input = dir.join("bench.json");
         std::fs::write(&input, "{\"date\": 3}").unwrap();
-        assert!(write(&input, None, &out).is_err());
+        assert!(write(&input, None, None, &out).is_err());
         assert_eq!(std::fs::read_to_string(out.join("README.md")).unwrap(), "old");
         std::fs::remove_dir_all(&dir).unwrap();
     }
@@ -1035,7 +1231,7 @@ mod tests {
     #[test]
     fn a_missing_input_says_how_to_get_one() {
         let dir = scratch("bench-report-missing");
-        let error = write(&dir.join("bench.json"), None, &dir.join("out")).unwrap_err();
+        let error = write(&dir.join("bench.json"), None, None, &dir.join("out")).unwrap_err();
         assert!(error.contains("does not exist"), "{error}");
         assert!(error.contains("run.sh OUT bench"), "{error}");
         assert!(!dir.exists());
@@ -1047,7 +1243,7 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let input = dir.join("bench.json");
         std::fs::write(&input, "{\"date\": 3}").unwrap();
-        let error = write(&input, None, &dir.join("out")).unwrap_err();
+        let error = write(&input, None, None, &dir.join("out")).unwrap_err();
         assert!(error.contains("is not a bench results file"), "{error}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
