@@ -1,13 +1,16 @@
 """The model-shape suite that bench_models.py reads: it loads, every product is a valid shape, and
 the shapes the matrix-product issue names are in it. Needs no GPU and no PyTorch."""
 
-import sys
+import importlib.util
 import tempfile
 import unittest
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import bench_models  # noqa: E402
+# Loaded from its file, not through sys.path: host/python on the path would shadow the installed
+# rust_kernels (the wheel, with its native module) for the tests that run after these.
+_spec = importlib.util.spec_from_file_location("bench_models", Path(__file__).resolve().parents[1] / "bench_models.py")
+bench_models = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(bench_models)
 
 
 class ModelShapes(unittest.TestCase):
