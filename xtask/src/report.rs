@@ -101,6 +101,15 @@ struct Extras<'a> {
     models: Option<&'a (ModelsRun, String)>,
 }
 
+impl Extras<'_> {
+    /// The model-shape suite's results, which the models' steps are only planned with.
+    fn models_run(&self) -> Result<&ModelsRun, String> {
+        self.models
+            .map(|(run, _)| run)
+            .ok_or_else(|| "the models' plot was planned without --models".to_string())
+    }
+}
+
 /// Writes every step's file into `staging`.
 fn stage(
     run: &BenchRun,
@@ -119,14 +128,8 @@ fn stage(
             Step::Data => std::fs::write(&path, text).map_err(cannot)?,
             Step::TorchData => std::fs::write(&path, extras.torch.map_or("", |(_, raw)| raw)).map_err(cannot)?,
             Step::ModelsData => std::fs::write(&path, extras.models.map_or("", |(_, raw)| raw)).map_err(cannot)?,
-            Step::ModelsSvg | Step::ModelsPng => {
-                let Some((models, _)) = extras.models else { continue };
-                if matches!(step, Step::ModelsSvg) {
-                    crate::models_plot::write_svg(models, &path)?
-                } else {
-                    crate::models_plot::write_png(models, &path)?
-                }
-            }
+            Step::ModelsSvg => crate::models_plot::write_svg(extras.models_run()?, &path)?,
+            Step::ModelsPng => crate::models_plot::write_png(extras.models_run()?, &path)?,
             Step::Readme => {
                 let mut md = markdown(run, extras.torch.map(|(t, _)| t));
                 if let Some((models, _)) = extras.models {

@@ -107,11 +107,10 @@ pub fn run(backend: &Backend, settings: &Settings, plan: &Plan) -> Result<Vec<Ro
             })?;
             let measured = super::run_family(backend, settings, *family, *size, &[auto.kernel])?;
             // A line per product as it ends, terminal or log: the suite takes minutes per dtype.
-            let ours = measured.iter().find(|r| r.source == Some(Source::Rust));
-            let ratio = match (measured.iter().find(|r| r.source.is_none()), ours) {
-                (Some(library), Some(ours)) => ours.rate.zip(library.rate).map(|(o, l)| o / l),
-                _ => None,
-            };
+            let ratio = measured
+                .iter()
+                .find(|r| r.source == Some(Source::Rust))
+                .and_then(|ours| against_library(&measured, ours));
             eprintln!(
                 "models: {} {}/{} {} ({}): {} {}",
                 family.name(),
@@ -128,6 +127,16 @@ pub fn run(backend: &Backend, settings: &Settings, plan: &Plan) -> Result<Vec<Ro
     Ok(rows)
 }
 
+/// `kernel`'s rate over that of the library row of its family and size in `rows`, where both
+/// were timed.
+fn against_library(rows: &[Row], kernel: &Row) -> Option<f64> {
+    let library = rows
+        .iter()
+        .find(|r| r.demo == kernel.demo && r.size == kernel.size && r.kernel.is_none() && r.source.is_none())?;
+    let (ours, theirs) = (kernel.rate?, library.rate?);
+    (theirs > 0.0).then(|| ours / theirs)
+}
+
 /// Each family's speed against cuBLAS over the suite: the geometric mean of the Rust kernel's
 /// rate over the library's at each product, the worst product, and how many fall below 0.85×.
 pub fn summary(rows: &[Row]) -> Vec<String> {
@@ -138,14 +147,10 @@ pub fn summary(rows: &[Row]) -> Vec<String> {
             .iter()
             .filter(|r| r.demo == family && r.source == Some(Source::Rust))
         {
-            let library = rows
-                .iter()
-                .find(|r| r.demo == family && r.size == kernel.size && r.kernel.is_none() && r.source.is_none());
-            if let (Some(ours), Some(theirs)) = (kernel.rate, library.and_then(|l| l.rate))
+            if let Some(ratio) = against_library(rows, kernel)
                 && kernel.status == Status::Passed
-                && theirs > 0.0
             {
-                ratios.push((ours / theirs, &kernel.size));
+                ratios.push((ratio, &kernel.size));
             }
         }
         if ratios.is_empty() {

@@ -54,6 +54,16 @@ pub const FAMILY: Family<Softmax> = Family::new(
     ],
 );
 
+/// The views of one row: the `cols` elements from `base` of the input and of the output.
+#[inline(always)]
+pub(crate) fn row_views(
+    (input, output): (GlobalSlice<f32>, GlobalSliceMut<f32>),
+    base: usize,
+    cols: u32,
+) -> (GlobalSlice<f32>, GlobalSliceMut<f32>) {
+    (input.tail(base).head(cols), output.tail(base).head(cols))
+}
+
 /// One block per row.
 pub(crate) const fn grid(p: &Softmax, _: Occupancy) -> Dim3 {
     Dim3::x(p.rows)

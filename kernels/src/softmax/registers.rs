@@ -10,7 +10,7 @@
 //! thread).
 
 use super::online::{Pairs, online_row};
-use super::{Softmax, THREADS, WARPS, block_max, block_sum};
+use super::{Softmax, THREADS, WARPS, block_max, block_sum, row_views};
 use crate::reduce::{Max, Sum, warp_combine};
 use ptxkit::device::{
     Float4, GlobalSlice, GlobalSliceMut, WARP_SIZE, block_idx, exp, is_aligned4, thread_idx, unrolled,
@@ -178,7 +178,7 @@ kernel! {
             // SAFETY: the row is inside the matrix.
             unsafe {
                 row_in_registers::<VECTORS>(
-                    (input.tail(base).head(cols), output.tail(base).head(cols)),
+                    row_views((input, output), base, cols),
                     cols,
                     (t % WARP_SIZE, WARP_SIZE),
                     warp_combine::<Max>,
@@ -196,7 +196,7 @@ kernel! {
             // both reductions (the path depends on cols alone).
             unsafe {
                 row_in_registers::<VECTORS>(
-                    (input.tail(base).head(cols), output.tail(base).head(cols)),
+                    row_views((input, output), base, cols),
                     cols,
                     (t, THREADS),
                     |m| block_max::<WARPS>(maxes, m),

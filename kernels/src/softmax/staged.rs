@@ -3,7 +3,7 @@
 //! than [`STAGE`] elements are read twice, as in the online rung. The row is read and written with
 //! 16-byte accesses where its start is aligned.
 
-use super::{Running, Softmax, THREADS, WARPS, block_running, grid};
+use super::{Running, Softmax, THREADS, WARPS, block_running, grid, row_views};
 use ptxkit::device::{
     Float4, GlobalSlice, GlobalSliceMut, SharedSlice, block_idx, exp, is_aligned4, thread_idx, unrolled,
 };
@@ -27,7 +27,7 @@ kernel! {
         let Staging { row, maxes, sums } = Staging::carve();
         let t = thread_idx().x;
         let base = block_idx().x as usize * cols as usize;
-        let (src, dst) = (input.tail(base).head(cols), output.tail(base).head(cols));
+        let (src, dst) = row_views((input, output), base, cols);
         let staged = cols <= STAGE;
         let vector = cols.is_multiple_of(4) && is_aligned4(src.as_ptr()) && is_aligned4(dst.as_mut_ptr());
         let mut running = Running::EMPTY;

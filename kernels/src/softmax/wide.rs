@@ -11,7 +11,7 @@
 
 use super::online::online_row;
 use super::registers::row_in_registers;
-use super::{Softmax, block_max, block_sum, grid};
+use super::{Softmax, block_max, block_sum, grid, row_views};
 use ptxkit::device::{GlobalSlice, GlobalSliceMut, SharedSlice, WARP_SIZE, block_idx, thread_idx};
 use ptxkit::{Dim3, Kernel, SharedMemory, kernel, shared_memory};
 
@@ -60,7 +60,7 @@ unsafe fn wide_row<const THREADS: u32, const WARPS: u32>(
     // reductions.
     unsafe {
         row_in_registers::<VECTORS>(
-            (input.tail(base).head(cols), output.tail(base).head(cols)),
+            row_views((input, output), base, cols),
             cols,
             (thread_idx().x, THREADS),
             |m| block_max::<WARPS>(maxes, m),
