@@ -7,7 +7,7 @@ with CUDA events (three warm-up calls, then rounds that take ours and PyTorch's 
 of every call). Prints a table and each dtype's geometric mean and worst shape; with --json FILE,
 writes the figures (whole or not at all). Run on a GPU with the wheel on PYTHONPATH:
 
-    python3 host/python/bench_models.py [--dtypes f32,tf32,bf16] [--json FILE]
+    python3 host/python/bench_models.py [--dtypes f32,tf32,bf16] [--tokens 1,16] [--json FILE]
 """
 
 import argparse
@@ -59,10 +59,21 @@ def parse_dtypes(text):
     return dtypes
 
 
+def parse_tokens(text):
+    try:
+        tokens = [int(t) for t in text.split(",") if t.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--tokens takes a comma-separated list of token counts (m); got {text!r}")
+    if not tokens:
+        raise argparse.ArgumentTypeError("--tokens: give at least one token count")
+    return tokens
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dtypes", type=parse_dtypes, default=list(DTYPES), help="of f32, tf32, bf16 (default: all)")
     parser.add_argument("--shapes", type=Path, default=None, help="the suite (default: benches/shapes/models.json)")
+    parser.add_argument("--tokens", type=parse_tokens, default=None, help="only the products of these token counts (m), e.g. 1,16 (default: all)")
     parser.add_argument("--json", type=Path, help="write the figures here")
     args = parser.parse_args()
     path = args.shapes or shapes_file()
@@ -74,6 +85,12 @@ def main():
         shapes = load_shapes(path)
     except (OSError, ValueError, KeyError, TypeError) as e:
         parser.error(f"--shapes: {path} is not a model-shape suite ({e!r})")
+    if args.tokens is not None:
+        suite_tokens = sorted({m for m, _, _ in shapes})
+        missing = [t for t in args.tokens if t not in suite_tokens]
+        if missing:
+            parser.error(f"--tokens: no product of the suite has {missing[0]} tokens; give some of {', '.join(map(str, suite_tokens))}")
+        shapes = {key: uses for key, uses in shapes.items() if key[0] in args.tokens}
 
     import torch
 

@@ -224,6 +224,11 @@ fn cli() -> Command {
                         .long("dtypes")
                         .default_value("f32,tf32,bf16")
                         .help("Of f32 (matmul), tf32 (matmul-tc), bf16 (matmul-bf16), comma-separated"),
+                )
+                .arg(
+                    Arg::new("tokens")
+                        .long("tokens")
+                        .help("Only the products of these token counts (m), comma-separated, e.g. 1,16 for decoding (default: all)"),
                 ),
         )
         .subcommand(Command::new("all").about("Every family at its default size, and the managed demo"))
@@ -278,7 +283,7 @@ fn family_command(family: &'static dyn FamilyDemo) -> Command {
     let names: Vec<&str> = family.kernels().iter().map(|k| k.entry).collect();
     let auto = if !family.choice().configurations().is_empty() {
         format!(
-            ", or auto (the tile configuration chosen for the device among {})",
+            ", or auto (a rung the shape calls for where there is one, else the tile configuration chosen for the device among {})",
             family.choice().configurations().join(", ")
         )
     } else if families::auto::has_auto(family) {
@@ -436,6 +441,7 @@ fn parse_job(matches: &ArgMatches) -> Result<Job> {
         "bank-conflicts" => Ok(Job::BankConflicts),
         "models" => Ok(Job::Models(models::plan(
             sub.get_one::<String>("dtypes").map_or("", String::as_str),
+            sub.get_one::<String>("tokens").map(String::as_str),
         )?)),
         "autotune" => {
             let tunable = || {

@@ -130,18 +130,21 @@ __device__ __forceinline__ void specialized(const bf16* a, const bf16* b, float*
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
     matmul_bf16_specialized_cuda(const bf16* a, const bf16* b, float* c, unsigned m, unsigned n, unsigned k,
-                                 const void* maps) {
+                                 const void* maps,
+    unsigned* arrivals /* the small-m rungs'; unused here */) {
     specialized<false>(a, b, c, m, n, k, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
     matmul_bf16_tma_cuda(const bf16* a, const bf16* b, float* c, unsigned m, unsigned n, unsigned k,
-                         const void* maps) {
+                         const void* maps,
+    unsigned* arrivals /* the small-m rungs'; unused here */) {
     specialized<true>(a, b, c, m, n, k, maps);
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
     matmul_bf16_persistent_cuda(const bf16* a, const bf16* b, float* c, unsigned m, unsigned n, unsigned k,
-                                const void* maps) {
+                                const void* maps,
+    unsigned* arrivals /* the small-m rungs'; unused here */) {
     specialized<true>(a, b, c, m, n, k, maps);
 }

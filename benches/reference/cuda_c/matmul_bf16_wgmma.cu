@@ -15,7 +15,8 @@
 
 extern "C" __global__ void __launch_bounds__(THREADS, 2)
     matmul_bf16_wgmma_cuda(const bf16* a, const bf16* b, float* c, unsigned m, unsigned n, unsigned k,
-                             const void* maps /* the TMA kernel's; unused here */) {
+                             const void* maps /* the TMA kernel's; unused here */,
+    unsigned* arrivals /* the small-m rungs'; unused here */) {
     // The launch's dynamic shared memory, carved as the Rust kernel carves it: 128-byte rows,
     // the ring starting at the first 1024-byte boundary.
     extern __shared__ __align__(16) unsigned shared[];

@@ -17,7 +17,8 @@ __device__ __forceinline__ void mma_tf32(float (&d)[4], const unsigned (&a)[4], 
 }
 
 extern "C" __global__ void matmul_tc_tf32_cuda(const float* a, const float* b, float* c, unsigned m, unsigned n,
-                                              unsigned k, const void* maps /* the TMA rung's; unused here */) {
+                                              unsigned k, const void* maps /* the TMA rung's; unused here */,
+    unsigned* arrivals /* the small-m rungs'; unused here */) {
     // The launch's dynamic shared memory, carved as the Rust kernel carves it: A's slice, then B's.
     extern __shared__ float shared[];
     float* a_tile = shared;

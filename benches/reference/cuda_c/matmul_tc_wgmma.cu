@@ -91,7 +91,8 @@ __device__ __forceinline__ void stage(unsigned first, const float* a, const floa
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
     matmul_tc_wgmma_cuda(const float* a, const float* b, float* c, unsigned m, unsigned n, unsigned k,
-                         const void* maps) {
+                         const void* maps,
+    unsigned* arrivals /* the small-m rungs'; unused here */) {
     bool by_tma = maps != nullptr;
     // The launch's dynamic shared memory, carved as the Rust kernel carves it: the ring of 128-byte
     // rows (used from the first 1024-byte boundary), then the 2·STAGES barriers.

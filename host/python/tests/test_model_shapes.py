@@ -38,6 +38,12 @@ class ModelShapes(unittest.TestCase):
         with self.assertRaises(Exception):
             bench_models.parse_dtypes("fp8")
 
+    def test_tokens_are_checked(self):
+        self.assertEqual(bench_models.parse_tokens("16, 1"), [16, 1])
+        for bad in ["x", ",", "1.5"]:
+            with self.assertRaises(Exception, msg=bad):
+                bench_models.parse_tokens(bad)
+
 
 if __name__ == "__main__":
     unittest.main()

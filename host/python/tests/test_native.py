@@ -102,7 +102,10 @@ class ArgumentChecks(unittest.TestCase):
         self.assertIn("scan_look_back_ordered", rust_kernels.variants("cumsum"))
         self.assertEqual(rust_kernels.variants("add"), ["vec_add_vectorized", "vec_add"])
         self.assertIn("matmul_bf16_tma", rust_kernels.variants("matmul_bf16"))
-        self.assertEqual(rust_kernels.variants("matmul_tf32"), ["matmul_tc_tf32", "matmul_tc_wgmma"])
+        self.assertEqual(
+            rust_kernels.variants("matmul_tf32"),
+            ["matmul_tc_tf32", "matmul_tc_wgmma", "matmul_tc_small_m1", "matmul_tc_small_m4", "matmul_tc_small_m8"],
+        )
         self.assertEqual(rust_kernels.variants("row_sum"), ["row_sum_block", "row_sum_warp"])
         self.assertEqual(rust_kernels.variants("row_max"), ["row_max_block", "row_max_warp"])
         self.assertIn("histogram_f32_warp_bins", rust_kernels.variants("histogram_f32"))

@@ -14,13 +14,16 @@ const SUITE: &str = include_str!("../../../benches/shapes/models.json");
 /// The dtypes `--dtypes` takes, each the family that runs it.
 pub const DTYPES: [(&str, &str); 3] = [("f32", "matmul"), ("tf32", "matmul_tc"), ("bf16", "matmul_bf16")];
 
-/// What `host models` is told to run: the families of the dtypes asked for.
+/// What `host models` is told to run: the families of the dtypes asked for, and the token counts
+/// (m) whose products to run (all where `None`).
 pub struct Plan {
     pub families: Vec<&'static dyn FamilyDemo>,
+    pub tokens: Option<Vec<usize>>,
 }
 
-/// `--dtypes f32,tf32,bf16` (any of them, in any order).
-pub fn plan(dtypes: &str) -> Result<Plan> {
+/// `--dtypes f32,tf32,bf16` (any of them, in any order) and `--tokens 1,16` (any of the suite's
+/// token counts; all where absent).
+pub fn plan(dtypes: &str, tokens: Option<&str>) -> Result<Plan> {
     let mut families = Vec::new();
     for name in dtypes.split(',').map(str::trim).filter(|s| !s.is_empty()) {
         let family = DTYPES
@@ -44,7 +47,40 @@ pub fn plan(dtypes: &str) -> Result<Plan> {
             reason: "give at least one dtype".into(),
         });
     }
-    Ok(Plan { families })
+    let tokens = tokens.map(parse_tokens).transpose()?;
+    Ok(Plan { families, tokens })
+}
+
+/// `--tokens`: a comma-separated list of the suite's token counts.
+fn parse_tokens(list: &str) -> Result<Vec<usize>> {
+    let suite: Vec<usize> = {
+        let mut all: Vec<usize> = shapes().iter().map(|(size, _)| size.0[0]).collect();
+        all.sort_unstable();
+        all.dedup();
+        all
+    };
+    let invalid = |reason: String| Error::InvalidInput {
+        what: "--tokens".into(),
+        reason,
+    };
+    let listed = || suite.iter().map(usize::to_string).collect::<Vec<_>>().join(", ");
+    let mut tokens = Vec::new();
+    for item in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let m: usize = item
+            .parse()
+            .map_err(|_| invalid(format!("'{item}' is not a token count: give some of {}", listed())))?;
+        if !suite.contains(&m) {
+            return Err(invalid(format!(
+                "no product of the suite has {m} tokens: give some of {}",
+                listed()
+            )));
+        }
+        tokens.push(m);
+    }
+    if tokens.is_empty() {
+        return Err(invalid(format!("give at least one token count, of {}", listed())));
+    }
+    Ok(tokens)
 }
 
 /// The suite's distinct products (m, n, k), in file order, each with the model layers using it.
@@ -92,7 +128,10 @@ pub fn run(backend: &Backend, settings: &Settings, plan: &Plan) -> Result<Vec<Ro
             reason: "the suite runs against cuBLAS on a GPU; run it with --backend gpu on an NVIDIA GPU".into(),
         });
     }
-    let shapes = shapes();
+    let shapes: Vec<_> = shapes()
+        .into_iter()
+        .filter(|(size, _)| plan.tokens.as_ref().is_none_or(|tokens| tokens.contains(&size.0[0])))
+        .collect();
     for family in &plan.families {
         for (size, _) in &shapes {
             family.check(backend, *size, 1)?;
@@ -192,7 +231,7 @@ mod tests {
 
     #[test]
     fn dtypes_name_the_families_and_refuse_others() {
-        let plan = plan("bf16, f32,bf16").unwrap();
+        let plan = plan("bf16, f32,bf16", None).unwrap();
         let names: Vec<&str> = plan.families.iter().map(|f| f.name()).collect();
         assert_eq!(names, ["matmul_bf16", "matmul"]);
         let error = plan_error("fp8");
@@ -203,8 +242,26 @@ mod tests {
         assert!(plan_error(",").contains("at least one"));
     }
 
+    #[test]
+    fn tokens_pick_the_suites_token_counts_and_refuse_others() {
+        let plan = plan("f32", Some("16, 1")).unwrap();
+        assert_eq!(plan.tokens, Some(vec![16, 1]));
+        for (tokens, wanted) in [
+            ("3", "no product of the suite has 3 tokens"),
+            ("x", "'x' is not"),
+            (",", "at least one"),
+        ] {
+            let error = match super::plan("f32", Some(tokens)) {
+                Ok(_) => panic!("--tokens {tokens} accepted"),
+                Err(e) => e.to_string(),
+            };
+            assert!(error.contains("--tokens") && error.contains(wanted), "{error}");
+            assert!(error.contains("1, 16, 128"), "{error}");
+        }
+    }
+
     fn plan_error(dtypes: &str) -> String {
-        match plan(dtypes) {
+        match plan(dtypes, None) {
             Ok(_) => panic!("{dtypes} accepted"),
             Err(e) => e.to_string(),
         }

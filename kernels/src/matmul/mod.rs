@@ -16,16 +16,20 @@
 //!   `cp.async` pipeline, each k's fragments read before the previous k's products (the form of
 //!   cuBLAS's SIMT SGEMM);
 //! * [`split_k`]: the warp tiles (64×64, 128×64, 64×128) with k split across the grid's third
-//!   dimension, each block's products added into C, for products with too few tiles to fill the GPU.
+//!   dimension, each block's products added into C, for products with too few tiles to fill the GPU;
+//! * [`small_m`]: for A of 1–16 rows (decoding), B streamed once by blocks that each take a strip
+//!   of its columns and a run of k, at the copy ceiling's pace rather than a tile's.
 //!
 //! A new variant is a file here, its line in [`FAMILY`], and its CUDA C twin in `benches/reference/cuda_c/`.
 
 pub mod double_buffered;
+pub mod k_runs;
 pub mod multistage;
 pub mod naive;
 pub mod padded;
 pub mod register_1d;
 pub mod register_2d;
+pub mod small_m;
 pub mod split_k;
 pub mod tiled;
 pub mod vectorized;
@@ -42,8 +46,8 @@ pub struct Matmul {
 }
 
 impl Problem for Matmul {
-    /// `(a, b, c, m, n, k, arrivals)`. `arrivals` is [`split_k`]'s: a zeroed counter per tile of
-    /// C for launches that split k ([`split_k::arrivals_needed`] of them); the other kernels
+    /// `(a, b, c, m, n, k, arrivals)`. `arrivals` is for the kernels that split k ([`k_runs`]): a
+    /// zeroed counter per tile of C where a launch splits it ([`arrivals_needed`]); the other kernels
     /// ignore it (null will do).
     type Args = (*const f32, *const f32, *mut f32, u32, u32, u32, *mut u32);
 }
@@ -70,8 +74,18 @@ pub const FAMILY: Family<Matmul> = Family::new(
         split_k::KERNEL,
         split_k::KERNEL_128X64,
         split_k::KERNEL_64X128,
+        small_m::KERNEL_M1,
+        small_m::KERNEL_M4,
+        small_m::KERNEL_M8,
     ],
 );
+
+/// The zeroed counters `arrivals` must hold for a launch of `kernel` on `grid` ([`k_runs::counters`]:
+/// split-k's and the small-m kernels split k).
+#[cfg(not(target_arch = "nvptx64"))]
+pub fn arrivals_needed(kernel: &ptxkit::Kernel<Matmul>, grid: ptxkit::Dim3) -> usize {
+    k_runs::counters(split_k::KERNELS.iter().chain(&small_m::KERNELS), kernel, grid)
+}
 
 #[cfg(not(target_arch = "nvptx64"))]
 impl Matmul {

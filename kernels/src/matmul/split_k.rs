@@ -4,47 +4,25 @@
 //! it has that many times the blocks, each multiplying a run of k ([`super::warp_tiled::products`]
 //! from the run's start to its end).
 //!
-//! **How the runs meet in C, without zeroing it first.** The block of run 0 stores its products
-//! into C, then signals its tile's counter in `arrivals`; the blocks of the other runs wait for that
-//! signal and add theirs with `red.global.add.f32`; the last to arrive puts the counter back to
-//! zero for the next launch. (Zeroing C before each product, the driver's memset and its gap on
-//! the stream, had a cost of its own at 1024³: docs/perf-log.md, change 95.) The wait cannot
-//! deadlock: run 0's blocks are the grid's first (z = 0), and the GPU starts blocks in order, so
-//! a waiting block's run 0 has started (CUB's decoupled look-back scan relies on the same
-//! order).
+//! The runs meet in C as [`super::k_runs`] describes.
 //!
 //! Three tiles: 64×64 (the most blocks), and 128×64 and 64×128 (twice the outputs per lane, for C
 //! with few columns or few rows). Each splits k as many ways as one wave of its own blocks holds on
 //! the problem's device ([`splits_for`]).
-//!
-//! The additions into C arrive in whatever order the blocks finish, so the result's last bits can
-//! differ from run to run (within the same error bound: each element is still a sum of k
-//! products).
 
 use super::Matmul;
+use super::k_runs::{meet_in_c, run_of_k, splits};
 use super::warp_tiled::{
     Acc, BK, BLOCK_COL_STRIDE, BLOCK_ROW_STRIDE, origin, products, shared_bytes, store_tile, threads, tile_origin,
 };
 use crate::inlined::is_aligned4;
-use ptxkit::device::{
-    atomic_add, block_idx, grid_dim, load_acquire, red_add, store_relaxed, sync_threads, thread_fence, thread_idx,
-    unrolled, unrolled_to,
-};
+use ptxkit::device::{red_add, unrolled, unrolled_to};
 use ptxkit::{Dim3, Kernel, SharedMemory, kernel};
 use ptxkit::{KernelFn, Problem};
 
 /// The shortest run of k worth a split of its own: below it a block's fixed costs (its prologue,
 /// its additions into C) outweigh the products.
 pub const MIN_RUN: u32 = 256;
-
-/// Block z's run of k, and how many blocks have a run: `gridDim.z` equal runs, multiples of BK
-/// (the 16-byte loads stay aligned and inside a run), the last one short; empty past k.
-#[inline(always)]
-fn run_of_k(k: u32) -> (u32, u32, u32) {
-    let chunk = k.div_ceil(grid_dim().z).next_multiple_of(BK);
-    let begin = block_idx().z.saturating_mul(chunk).min(k);
-    (begin, begin.saturating_add(chunk).min(k), k.div_ceil(chunk))
-}
 
 /// Calls `out(index in C, [i, j, r, q])` for each of this lane's outputs inside C (row 32·i + r,
 /// column 16·j + q of its span).
@@ -85,7 +63,7 @@ unsafe fn split_k<const BM: u32, const BN: u32, const RI: usize, const RJ: usize
     (m, n, k): (u32, u32, u32),
     arrivals: *mut u32,
 ) {
-    let (begin, end, runs) = run_of_k(k);
+    let (begin, end, runs) = run_of_k::<BK>(k);
     if begin == end {
         // Past k: not one of the runs (the whole block leaves).
         return;
@@ -95,40 +73,14 @@ unsafe fn split_k<const BM: u32, const BN: u32, const RI: usize, const RJ: usize
     let wide_store = n.is_multiple_of(4) && is_aligned4(c);
     // SAFETY: forwarded from the caller; `vector` as computed; `end` is k or a multiple of BK.
     let acc = unsafe { products::<BM, BN, RI, RJ, THREADS, true>((a, b), (m, n, k), (begin, end), vector) };
-    if runs == 1 {
-        // k in one run: this block's products are C's tile.
-        // SAFETY: forwarded; 16 bytes wide only where C is aligned and n a multiple of 4.
-        unsafe { store_tile::<BM, BN, RI, RJ>(c, (m, n), acc, wide_store) };
-        return;
-    }
-    // SAFETY: the grid is more than one deep (runs > 1), so `arrivals` has this tile's counter.
-    let arrived = unsafe { arrivals.add((block_idx().y * grid_dim().x + block_idx().x) as usize) };
-    let first = thread_idx().x == 0;
-    if block_idx().z == 0 {
-        // SAFETY: as above.
-        unsafe { store_tile::<BM, BN, RI, RJ>(c, (m, n), acc, wide_store) };
-        // Every thread's stores are visible to the GPU before the signal goes out.
-        thread_fence();
-        sync_threads();
-        if first {
-            // SAFETY: the tile's counter, an aligned u32 of global memory.
-            unsafe { atomic_add(arrived, 1) };
-        }
-    } else {
-        if first {
-            // SAFETY: as above. Run 0's block started before this one (the module's doc).
-            while unsafe { load_acquire(arrived) } == 0 {}
-        }
-        // The acquire above orders the whole block's additions after run 0's stores.
-        sync_threads();
-        // SAFETY: inside C.
-        unsafe { add_tile::<BM, BN, RI, RJ>(c, (m, n), &acc) };
-        // SAFETY: as above. Every run's block adds 1 once (run 0's first); the last to arrive
-        // leaves the counter at zero for the next launch.
-        if first && unsafe { atomic_add(arrived, 1) } == runs - 1 {
-            // SAFETY: as above.
-            unsafe { store_relaxed(arrived, 0) };
-        }
+    // SAFETY: forwarded from the caller; C's tile lies inside C; `arrivals` as the caller gives it.
+    unsafe {
+        meet_in_c(
+            arrivals,
+            runs,
+            || store_tile::<BM, BN, RI, RJ>(c, (m, n), acc, wide_store),
+            || add_tile::<BM, BN, RI, RJ>(c, (m, n), &acc),
+        )
     }
 }
 
@@ -182,16 +134,14 @@ kernel! {
 }
 
 /// Ways to split k for `problem` in BM×BN tiles when the device holds `resident_blocks` blocks at
-/// once: as many as one wave of them holds, no run of k shorter than [`MIN_RUN`], at least 1.
-/// One split more would start a second wave for a few blocks, each as long as the first wave's:
-/// rounding up (768 blocks for 660 places at 1024³ and on 8192×64×8192) left us well behind the
-/// twin, which holds six blocks per SM to our five (measured: docs/perf-log.md, change 90).
+/// once ([`splits`]: one wave, runs of at least [`MIN_RUN`]).
 pub const fn splits_for(problem: &Matmul, (bm, bn): (u32, u32), resident_blocks: u32) -> u32 {
-    let tiles = problem.m.div_ceil(bm) * problem.n.div_ceil(bn);
-    let one_wave = resident_blocks / tiles;
-    let longest = problem.k / MIN_RUN;
-    let splits = if one_wave < longest { one_wave } else { longest };
-    if splits < 1 { 1 } else { splits }
+    splits(
+        problem.m.div_ceil(bm) * problem.n.div_ceil(bn),
+        resident_blocks,
+        problem.k,
+        MIN_RUN,
+    )
 }
 
 /// A split-k configuration's launch: a block of `threads` per BM×BN tile of C and per run of k,
@@ -229,17 +179,6 @@ pub fn is_split(kernel: &Kernel<Matmul>) -> bool {
     KERNELS.iter().any(|split| split.entry() == kernel.entry())
 }
 
-/// The zeroed counters `arrivals` must hold for a launch of `kernel` on `grid`: one per tile of C
-/// where a split-k configuration splits k, none otherwise.
-#[cfg(not(target_arch = "nvptx64"))]
-pub fn arrivals_needed(kernel: &Kernel<Matmul>, grid: Dim3) -> usize {
-    if is_split(kernel) && grid.z > 1 {
-        grid.x as usize * grid.y as usize
-    } else {
-        0
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -275,7 +214,7 @@ mod tests {
         for kernel in KERNELS {
             let shape = kernel.launch_shape(&problem, Occupancy::EMULATOR);
             assert_eq!(shape.grid.z, 4, "{}", kernel.entry());
-            let mut arrivals = vec![0u32; arrivals_needed(&kernel, shape.grid)];
+            let mut arrivals = vec![0u32; crate::matmul::arrivals_needed(&kernel, shape.grid)];
             for launch in 0..2 {
                 // No zeroing of C: the NaNs stay unless run 0 stores before the others add.
                 let mut c = poisoned(m * n + GUARD);

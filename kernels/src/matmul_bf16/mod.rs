@@ -10,10 +10,13 @@
 //! * [`specialized`]: a producer warpgroup copying and two consumer warpgroups multiplying
 //!   128×256 tiles, handing slots over by `mbarrier`s, one `wgmma` group always in flight; and the
 //!   same with the producer's copies made by TMA, and that on a persistent grid (sm_90a).
+//! * [`small_m`]: for A of a few rows (decoding), B streamed once on the CUDA cores (the f32
+//!   ladder's [`crate::matmul::small_m`] reading bf16).
 //!
 //! A new rung is a file here and its line in [`FAMILY`].
 
 pub mod pipelined;
+pub mod small_m;
 pub mod specialized;
 pub(crate) mod store;
 mod swizzled;
@@ -31,9 +34,19 @@ pub struct MatmulBf16 {
 }
 
 impl Problem for MatmulBf16 {
-    /// `(a, b, c, m, n, k, maps)`: `maps` the tensor maps of A and B for the TMA rung (null where
-    /// there are none; the other rungs ignore it).
-    type Args = (*const Bf16, *const Bf16, *mut f32, u32, u32, u32, *const TensorMaps);
+    /// `(a, b, c, m, n, k, maps, arrivals)`: `maps` the tensor maps of A and B for the TMA rung
+    /// (null where there are none; the other rungs ignore it); `arrivals` the zeroed counters of
+    /// the small-m rung where it splits k (`crate::matmul::k_runs`; null elsewhere).
+    type Args = (
+        *const Bf16,
+        *const Bf16,
+        *mut f32,
+        u32,
+        u32,
+        u32,
+        *const TensorMaps,
+        *mut u32,
+    );
 }
 
 /// The tensor maps of A and of B that [`specialized`]'s TMA kernel copies tiles by: 128 opaque
@@ -55,8 +68,18 @@ pub const FAMILY: Family<MatmulBf16> = Family::new(
         specialized::KERNEL,
         specialized::KERNEL_TMA,
         specialized::KERNEL_PERSISTENT,
+        small_m::KERNEL_M1,
+        small_m::KERNEL_M4,
+        small_m::KERNEL_M8,
     ],
 );
+
+/// The zeroed counters `arrivals` must hold for a launch of `kernel` on `grid`
+/// ([`crate::matmul::k_runs::counters`]: the small-m rungs split k).
+#[cfg(not(target_arch = "nvptx64"))]
+pub fn arrivals_needed(kernel: &ptxkit::Kernel<MatmulBf16>, grid: ptxkit::Dim3) -> usize {
+    crate::matmul::k_runs::counters(&small_m::KERNELS, kernel, grid)
+}
 
 #[cfg(not(target_arch = "nvptx64"))]
 impl MatmulBf16 {

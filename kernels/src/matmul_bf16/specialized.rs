@@ -217,7 +217,9 @@ kernel_sm90a! {
     #[launch_bounds(Dim3::x(THREADS), 1)]
     /// `C = A·B` by warp-specialised `wgmma` (bf16 operands, f32 sums and output), 128×256 per
     /// block.
-    pub unsafe fn matmul_bf16_specialized(a: *const ptxkit::device::mma::Bf16, b: *const ptxkit::device::mma::Bf16, c: *mut f32, m: u32, n: u32, k: u32, maps: *const super::TensorMaps) {
+    pub unsafe fn matmul_bf16_specialized(a: *const ptxkit::device::mma::Bf16, b: *const ptxkit::device::mma::Bf16, c: *mut f32, m: u32, n: u32, k: u32, maps: *const super::TensorMaps, arrivals: *mut u32) {
+        // The small-m rung's counters: unused here.
+        let _ = arrivals;
         // SAFETY: the kernel's contract.
         unsafe { body::run::<false>(a, b, c, (m, n, k), maps) }
     }
@@ -226,7 +228,9 @@ kernel_sm90a! {
 kernel_sm90a! {
     #[launch_bounds(Dim3::x(THREADS), 1)]
     /// As [`matmul_bf16_tma`], each block taking tile after tile (the grid the host gives).
-    pub unsafe fn matmul_bf16_persistent(a: *const ptxkit::device::mma::Bf16, b: *const ptxkit::device::mma::Bf16, c: *mut f32, m: u32, n: u32, k: u32, maps: *const super::TensorMaps) {
+    pub unsafe fn matmul_bf16_persistent(a: *const ptxkit::device::mma::Bf16, b: *const ptxkit::device::mma::Bf16, c: *mut f32, m: u32, n: u32, k: u32, maps: *const super::TensorMaps, arrivals: *mut u32) {
+        // The small-m rung's counters: unused here.
+        let _ = arrivals;
         // SAFETY: the kernel's contract.
         unsafe { body::run::<true>(a, b, c, (m, n, k), maps) }
     }
@@ -236,7 +240,9 @@ kernel_sm90a! {
     #[launch_bounds(Dim3::x(THREADS), 1)]
     /// As [`matmul_bf16_specialized`], the producer copying by TMA where the host gives tensor
     /// maps.
-    pub unsafe fn matmul_bf16_tma(a: *const ptxkit::device::mma::Bf16, b: *const ptxkit::device::mma::Bf16, c: *mut f32, m: u32, n: u32, k: u32, maps: *const super::TensorMaps) {
+    pub unsafe fn matmul_bf16_tma(a: *const ptxkit::device::mma::Bf16, b: *const ptxkit::device::mma::Bf16, c: *mut f32, m: u32, n: u32, k: u32, maps: *const super::TensorMaps, arrivals: *mut u32) {
+        // The small-m rung's counters: unused here.
+        let _ = arrivals;
         // SAFETY: the kernel's contract.
         unsafe { body::run::<true>(a, b, c, (m, n, k), maps) }
     }

@@ -106,7 +106,9 @@ mod body {
 kernel_sm90a! {
     #[launch_bounds(Dim3::x(THREADS), 2)]
     /// `C = A·B` by `wgmma` (bf16 operands, f32 sums and output), 128×128 per block.
-    pub unsafe fn matmul_bf16_wgmma(a: *const ptxkit::device::mma::Bf16, b: *const ptxkit::device::mma::Bf16, c: *mut f32, m: u32, n: u32, k: u32, maps: *const super::TensorMaps) {
+    pub unsafe fn matmul_bf16_wgmma(a: *const ptxkit::device::mma::Bf16, b: *const ptxkit::device::mma::Bf16, c: *mut f32, m: u32, n: u32, k: u32, maps: *const super::TensorMaps, arrivals: *mut u32) {
+        // The small-m rung's counters: unused here.
+        let _ = arrivals;
         // Copies by cp.async: no tensor maps.
         let _ = maps;
         // SAFETY: the kernel's contract.

@@ -8,10 +8,13 @@
 //! * [`specialized`]: Hopper's `wgmma` with the operands' roles swapped (TF32 must be K-major in
 //!   shared memory, which row-major B is not), a TMA producer warp and two consumer warpgroups on
 //!   a persistent grid (sm_90a, GPU only).
+//! * [`small_m`]: for A of a few rows (decoding), B streamed once on the CUDA cores with each
+//!   operand cut to TF32 (the f32 ladder's [`crate::matmul::small_m`]).
 //!
 //! A new rung is a file here and its line in [`FAMILY`].
 
 pub mod mma_tf32;
+pub mod small_m;
 pub mod specialized;
 
 use crate::matmul::Matmul;
@@ -28,13 +31,40 @@ pub struct MatmulTc {
 }
 
 impl Problem for MatmulTc {
-    /// `(a, b, c, m, n, k, maps)`: `maps` the tensor maps of A and B for the TMA producer (null
-    /// where there are none: that rung then copies by `cp.async`, and the others ignore it).
-    type Args = (*const f32, *const f32, *mut f32, u32, u32, u32, *const TensorMaps);
+    /// `(a, b, c, m, n, k, maps, arrivals)`: `maps` the tensor maps of A and B for the TMA
+    /// producer (null where there are none: that rung then copies by `cp.async`, and the others
+    /// ignore it); `arrivals` the zeroed counters of the small-m rung where it splits k
+    /// (`crate::matmul::k_runs`; null elsewhere).
+    type Args = (
+        *const f32,
+        *const f32,
+        *mut f32,
+        u32,
+        u32,
+        u32,
+        *const TensorMaps,
+        *mut u32,
+    );
 }
 
 /// The tensor-core matmul kernels on f32, in ladder order: the registry's list.
-pub const FAMILY: Family<MatmulTc> = Family::new("matmul_tc", &[mma_tf32::KERNEL, specialized::KERNEL]);
+pub const FAMILY: Family<MatmulTc> = Family::new(
+    "matmul_tc",
+    &[
+        mma_tf32::KERNEL,
+        specialized::KERNEL,
+        small_m::KERNEL_M1,
+        small_m::KERNEL_M4,
+        small_m::KERNEL_M8,
+    ],
+);
+
+/// The zeroed counters `arrivals` must hold for a launch of `kernel` on `grid`
+/// ([`crate::matmul::k_runs::counters`]: the small-m rungs split k).
+#[cfg(not(target_arch = "nvptx64"))]
+pub fn arrivals_needed(kernel: &ptxkit::Kernel<MatmulTc>, grid: ptxkit::Dim3) -> usize {
+    crate::matmul::k_runs::counters(&small_m::KERNELS, kernel, grid)
+}
 
 #[cfg(not(target_arch = "nvptx64"))]
 impl MatmulTc {

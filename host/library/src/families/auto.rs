@@ -16,6 +16,23 @@ pub struct Rung {
     pub why: &'static str,
 }
 
+/// The small-m rung of a matmul ladder for `size` (m × n × k), where A has at most `max_rows` rows
+/// ([`kernels::matmul::small_m::for_rows`]); `entries` the ladder's small-m kernels in the order
+/// of [`kernels::matmul::small_m::ROWS`]. It comes before any tile: at such m the product runs
+/// as fast as B is read.
+pub fn small_m_rung(size: Size, entries: [&'static str; 3], max_rows: u32) -> Option<Rung> {
+    const WHY: [&str; 3] = [
+        "A of one row: B read once, in strips of columns and runs of k",
+        "A of at most 4 rows: B read once, in strips of columns and runs of k, four rows of A per block",
+        "A of a few rows: B read once per eight rows of A, in strips of columns and runs of k",
+    ];
+    let m = u32::try_from(size.0[0]).ok()?;
+    kernels::matmul::small_m::for_rows(m, max_rows).map(|i| Rung {
+        entry: entries[i],
+        why: WHY[i],
+    })
+}
+
 /// What `auto` runs, and why.
 #[derive(Clone, Debug)]
 pub struct Auto {
@@ -94,6 +111,29 @@ mod tests {
             "{}",
             aligned.entry
         );
+    }
+
+    #[test]
+    fn a_matmul_of_a_few_rows_takes_its_ladders_small_m_kernel_up_to_the_ladders_bound() {
+        for (family, max_rows) in [("matmul", 16), ("matmul_tc", 8), ("matmul_bf16", 4)] {
+            let demo = crate::families::find(family).unwrap();
+            for (m, rows) in [
+                (1, "m1"),
+                (2, "m4"),
+                (4, "m4"),
+                (5, "m8"),
+                (8, "m8"),
+                (16, "m8"),
+                (17, ""),
+            ] {
+                let entry = auto(&Backend::Emu, demo, Size([m, 4096, 4096])).unwrap().unwrap().entry;
+                if m <= max_rows {
+                    assert_eq!(entry, format!("{family}_small_{rows}"), "{family} at m = {m}");
+                } else {
+                    assert!(!entry.contains("small_m"), "{family} at m = {m}: {entry}");
+                }
+            }
+        }
     }
 
     #[test]

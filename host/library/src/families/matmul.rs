@@ -3,7 +3,7 @@
 //! for large ones) on the operands as each ladder reads them: [`MATMUL`], the f32 ladder against
 //! SGEMM, and [`MATMUL_TC`], the tensor cores' (TF32 operands) against cuBLAS's TF32 mode.
 
-use super::auto::Rung;
+use super::auto::{Rung, small_m_rung};
 use super::choice::Grid;
 use super::elementwise::check_shape;
 use super::{
@@ -13,7 +13,7 @@ use super::{
 use crate::cublas::Cublas;
 use crate::cublas::Precision;
 use kernels::Source;
-use kernels::matmul::{FAMILY, Matmul, multistage, split_k, warp_tiled};
+use kernels::matmul::{FAMILY, Matmul, multistage, small_m, split_k, warp_tiled};
 use kernels::matmul_tc::{self, MatmulTc};
 use kernels::reference::{self, Expected, Operands};
 use ptxkit::{AnyFamily, Family, Kernel};
@@ -44,7 +44,7 @@ pub fn launch(
     // Split-k's zeroed counters, a u32 per tile of C where this launch's grid splits k (none
     // otherwise).
     let shape = backend.launch_shape_from(source.module(), kernel, problem)?;
-    let arrivals = backend.zeroed_counters(split_k::arrivals_needed(kernel, shape.grid))?;
+    let arrivals = backend.zeroed_counters(kernels::matmul::arrivals_needed(kernel, shape.grid))?;
     let args = (a_ptr, b_ptr, c_ptr, problem.m, problem.n, problem.k, arrivals.as_ptr());
     // SAFETY: each pointer is its array's address on this backend, and A, B and C hold the m·k,
     // k·n and m·n elements every matmul kernel reads or writes for this problem over `shape`, the
@@ -101,7 +101,7 @@ const SAMPLES: usize = 4096;
 
 /// Single elements, one below, at and above the 32-wide tile, K = 1, long and thin in each
 /// dimension, rectangular shapes, and a grid of 144 blocks with no side a multiple of any tile.
-const EDGE_SHAPES: [[usize; 3]; 14] = [
+const EDGE_SHAPES: [[usize; 3]; 16] = [
     [1, 1, 1],
     [31, 31, 31],
     [32, 32, 32],
@@ -119,6 +119,10 @@ const EDGE_SHAPES: [[usize; 3]; 14] = [
     [129, 255, 9],
     // Split-k on the emulator's 8 blocks: 2 tiles, k split 4 ways on the 16-byte path.
     [40, 68, 1024],
+    // The small-m kernels: one row against B with an odd n and k split (the element-wise path),
+    // and 12 rows (two row groups of 8) on the 16-byte path with k split.
+    [1, 1027, 515],
+    [12, 520, 2048],
 ];
 
 impl FamilyDemo for MatmulDemo {
@@ -239,6 +243,9 @@ impl FamilyDemo for MatmulDemo {
                     [8192, 8192, 64],
                     [256, 256, 65_536],
                     [4097, 3073, 2049],
+                    // Decoding: one row and four (the small-m kernels).
+                    [1, 28672, 4096],
+                    [4, 28672, 4096],
                 ];
                 square.into_iter().chain(other.map(Size)).collect()
             },
@@ -252,8 +259,19 @@ impl FamilyDemo for MatmulDemo {
 }
 
 impl KernelChoice for MatmulDemo {
-    /// The tensor cores' ladder (the f32 ladder has tile configurations instead).
-    fn fastest_rung(&self, sm90a: bool, _size: Size) -> Option<Rung> {
+    /// The small-m rung for A of a few rows; else, on the tensor cores, the fastest tile rung (the
+    /// f32 ladder has tile configurations instead).
+    fn fastest_rung(&self, sm90a: bool, size: Size) -> Option<Rung> {
+        let (small_m, max_rows) = match self.ladder {
+            Ladder::F32(_) => (small_m::KERNELS.map(|kernel| kernel.entry()), small_m::MAX_ROWS),
+            Ladder::Tc(_) => (
+                matmul_tc::small_m::KERNELS.map(|kernel| kernel.entry()),
+                matmul_tc::small_m::MAX_ROWS,
+            ),
+        };
+        if let Some(rung) = small_m_rung(size, small_m, max_rows) {
+            return Some(rung);
+        }
         if self.is_f32() {
             return None;
         }

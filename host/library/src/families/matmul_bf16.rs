@@ -2,7 +2,7 @@
 //! as its baseline, and the f64 check of [`super::matmul::Oracle`] on the operands as given (a
 //! product of two bf16 is exact, so only the f32 accumulation is allowed for).
 
-use super::auto::Rung;
+use super::auto::{Rung, small_m_rung};
 use super::elementwise::check_shape;
 use super::matmul::Oracle;
 use super::{
@@ -12,7 +12,7 @@ use super::{
 use crate::cublas::Cublas;
 use crate::cublas::Precision;
 use kernels::Source;
-use kernels::matmul_bf16::{FAMILY, MatmulBf16, TensorMaps, specialized};
+use kernels::matmul_bf16::{FAMILY, MatmulBf16, TensorMaps, small_m, specialized};
 use kernels::reference::Operands;
 use ptxkit::device::mma::Bf16;
 use ptxkit::{AnyFamily, Kernel};
@@ -38,6 +38,9 @@ pub fn launch(
     check_len("C", c.len(), c_len)?;
     let (a_address, b_address) = (a.address(backend)?, b.address(backend)?);
     let maps = tensor_maps(backend, kernel, problem, (a_address, b_address))?;
+    // The small-m rung's zeroed counters where its grid splits k (none otherwise).
+    let shape = backend.launch_shape_from(source.module(), kernel, problem)?;
+    let arrivals = backend.zeroed_counters(kernels::matmul_bf16::arrivals_needed(kernel, shape.grid))?;
     let args = (
         a_address as *const Bf16,
         b_address as *const Bf16,
@@ -46,10 +49,13 @@ pub fn launch(
         problem.n,
         problem.k,
         maps,
+        arrivals.as_ptr(),
     );
-    // SAFETY: each pointer is its array's address on this backend, and A, B and C hold the m·k,
-    // k·n and m·n elements the kernels read or write for this problem (bf16 is u16's size).
-    unsafe { backend.launch_from(source.module(), kernel, problem, args, &[a, b, &*c]) }
+    // SAFETY: each pointer is its array's address on this backend, and A, B and C hold the m·k, k·n
+    // and m·n elements the kernels read or write for this problem (bf16 is u16's size); `arrivals`
+    // holds the zeroed counters the small-m rung needs for `shape`, the launch shape `launch_from`
+    // would compute.
+    unsafe { backend.launch_fn(source.module(), &kernel.code, &shape, args, &[a, b, &*c]) }
 }
 
 /// Whether `kernel` copies by TMA (and so reads tensor maps).
@@ -83,8 +89,9 @@ pub struct MatmulBf16Demo;
 
 /// One and prime sides; k and n multiples of 8 and not (the 16-byte copies and the plain loads);
 /// k past four 32-deep steps (the ring wraps), with and without a partial last step; edge tiles
-/// in m and n.
-const EDGE_SHAPES: [[usize; 3]; 9] = [
+/// in m and n; and for the small-m rung, one row against B with an odd n and k split (the
+/// element-wise path) and 12 rows (two row groups) on the 16-byte path with k split.
+const EDGE_SHAPES: [[usize; 3]; 11] = [
     [1, 1, 1],
     [31, 33, 17],
     [33, 31, 130],
@@ -94,6 +101,8 @@ const EDGE_SHAPES: [[usize; 3]; 9] = [
     [200, 8, 328],
     [8, 200, 96],
     [17, 65, 131],
+    [1, 1027, 515],
+    [12, 520, 2048],
 ];
 
 /// Bytes of one bf16.
@@ -180,7 +189,14 @@ impl FamilyDemo for MatmulBf16Demo {
             // Square sides 1024 to 8192, then a wide and a tall output with a long k and an odd shape.
             bench: {
                 let square = [1024, 2048, 4096, 8192].map(|s| Size([s, s, s]));
-                let other = [[8192, 2048, 4096], [2048, 8192, 8192], [4097, 3073, 2049]];
+                // Decoding: one row and four (the small-m rung).
+                let other = [
+                    [8192, 2048, 4096],
+                    [2048, 8192, 8192],
+                    [4097, 3073, 2049],
+                    [1, 28672, 4096],
+                    [4, 28672, 4096],
+                ];
                 square.into_iter().chain(other.map(Size)).collect()
             },
             smoke: Size([70, 136, 200]),
@@ -193,7 +209,10 @@ impl FamilyDemo for MatmulBf16Demo {
 }
 
 impl KernelChoice for MatmulBf16Demo {
-    fn fastest_rung(&self, sm90a: bool, _size: Size) -> Option<Rung> {
+    fn fastest_rung(&self, sm90a: bool, size: Size) -> Option<Rung> {
+        if let Some(rung) = small_m_rung(size, small_m::KERNELS.map(|kernel| kernel.entry()), small_m::MAX_ROWS) {
+            return Some(rung);
+        }
         Some(if sm90a {
             Rung {
                 entry: "matmul_bf16_persistent",

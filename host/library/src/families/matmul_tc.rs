@@ -27,6 +27,9 @@ pub fn launch(
     check_len("C", c.len(), c_len)?;
     let (a_address, b_address) = (a.address(backend)?, b.address(backend)?);
     let maps = tensor_maps(backend, kernel, problem, (a_address, b_address))?;
+    // The small-m rung's zeroed counters where its grid splits k (none otherwise).
+    let shape = backend.launch_shape_from(source.module(), kernel, problem)?;
+    let arrivals = backend.zeroed_counters(kernels::matmul_tc::arrivals_needed(kernel, shape.grid))?;
     let args = (
         a_address as *const f32,
         b_address as *const f32,
@@ -35,11 +38,13 @@ pub fn launch(
         problem.n,
         problem.k,
         maps,
+        arrivals.as_ptr(),
     );
-    // SAFETY: each pointer is its array's address on this backend, and A, B and C hold the m·k,
-    // k·n and m·n elements the kernels read or write for this problem; `maps`, where not null,
-    // describes A and B.
-    unsafe { backend.launch_from(source.module(), kernel, problem, args, &[a, b, &*c]) }
+    // SAFETY: each pointer is its array's address on this backend, and A, B and C hold the m·k, k·n
+    // and m·n elements the kernels read or write for this problem; `maps`, where not null,
+    // describes A and B; `arrivals` holds the zeroed counters the small-m rung needs for `shape`,
+    // the launch shape `launch_from` would compute.
+    unsafe { backend.launch_fn(source.module(), &kernel.code, &shape, args, &[a, b, &*c]) }
 }
 
 /// The tensor maps of A and B for the `wgmma` rung on a GPU, where TMA can take the shape (rows

@@ -1,0 +1,102 @@
+//! k split across the grid's depth: each block multiplies one run of k, and the runs' sums meet in
+//! C. Shared by every kernel that splits k ([`super::split_k`], [`super::small_m`] and the small-m
+//! rungs of the tensor-core ladders).
+//!
+//! **How the runs meet in C, without zeroing it first.** The block of run 0 stores its sums into
+//! C, then signals its tile's counter in `arrivals`; the blocks of the other runs wait for that
+//! signal and add theirs with `red.global.add.f32`; the last to arrive puts the counter back to
+//! zero for the next launch. (Zeroing C before each product, the driver's memset and its gap on
+//! the stream, had a cost of its own at 1024³: docs/perf-log.md, change 95.) The wait cannot
+//! deadlock: run 0's blocks are the grid's first (z = 0), and the GPU starts blocks in order, so
+//! a waiting block's run 0 has started (CUB's decoupled look-back scan relies on the same
+//! order).
+//!
+//! The additions into C arrive in whatever order the blocks finish, so the result's last bits can
+//! differ from run to run (within the same error bound: each element is still a sum of k
+//! products).
+
+use ptxkit::device::{
+    atomic_add, block_idx, grid_dim, load_acquire, store_relaxed, sync_threads, thread_fence, thread_idx,
+};
+
+/// Block z's run of k, and how many blocks have a run: `gridDim.z` equal runs, multiples of
+/// `STEP` (so that a kernel's steps stay inside a run), the last one short; empty past k.
+#[inline(always)]
+pub fn run_of_k<const STEP: u32>(k: u32) -> (u32, u32, u32) {
+    let chunk = k.div_ceil(grid_dim().z).next_multiple_of(STEP);
+    let begin = block_idx().z.saturating_mul(chunk).min(k);
+    (begin, begin.saturating_add(chunk).min(k), k.div_ceil(chunk))
+}
+
+/// Ways to split k over `tiles` tiles of C when the device holds `resident_blocks` blocks at
+/// once: as many as one wave of them holds, no run of k shorter than `min_run`, at least 1. One
+/// split more would start a second wave for a few blocks, each as long as the first wave's:
+/// rounding up (768 blocks for 660 places at 1024³ and on 8192×64×8192) left split-k well behind
+/// its twin, which holds six blocks per SM to its five (measured: docs/perf-log.md, change 90).
+pub const fn splits(tiles: u32, resident_blocks: u32, k: u32, min_run: u32) -> u32 {
+    let one_wave = resident_blocks / tiles;
+    let longest = k / min_run;
+    let splits = if one_wave < longest { one_wave } else { longest };
+    if splits < 1 { 1 } else { splits }
+}
+
+/// Puts this block's sums for its tile of C (`store` writes them, `add` adds them with
+/// `red.global.add`) together with the other runs' (the module's doc): `runs` blocks, one per
+/// run of k, share the tile's counter in `arrivals`, indexed by the block's (x, y).
+///
+/// # Safety
+/// Called by every thread of the block, `runs` as [`run_of_k`] gives it; where `runs` > 1,
+/// `arrivals` holds a zeroed counter per tile (`gridDim.x · gridDim.y`), and no other launch uses
+/// them meanwhile.
+#[inline(always)]
+pub unsafe fn meet_in_c(arrivals: *mut u32, runs: u32, store: impl FnOnce(), add: impl FnOnce()) {
+    if runs == 1 {
+        // k in one run: this block's sums are C's.
+        store();
+        return;
+    }
+    // SAFETY: the grid is more than one deep (runs > 1), so `arrivals` has this tile's counter.
+    let arrived = unsafe { arrivals.add((block_idx().y * grid_dim().x + block_idx().x) as usize) };
+    let first = thread_idx().x == 0;
+    if block_idx().z == 0 {
+        store();
+        // Every thread's stores are visible to the GPU before the signal goes out.
+        thread_fence();
+        sync_threads();
+        if first {
+            // SAFETY: the tile's counter, an aligned u32 of global memory.
+            unsafe { atomic_add(arrived, 1) };
+        }
+    } else {
+        if first {
+            // SAFETY: as above. Run 0's block started before this one (the module's doc).
+            while unsafe { load_acquire(arrived) } == 0 {}
+        }
+        // The acquire above orders the whole block's additions after run 0's stores.
+        sync_threads();
+        add();
+        // SAFETY: as above. Every run's block adds 1 once (run 0's first); the last to arrive
+        // leaves the counter at zero for the next launch.
+        if first && unsafe { atomic_add(arrived, 1) } == runs - 1 {
+            // SAFETY: as above.
+            unsafe { store_relaxed(arrived, 0) };
+        }
+    }
+}
+
+/// The zeroed counters `arrivals` must hold for a launch of `kernel` on `grid`: where it is one of
+/// `splitting` (the family's kernels that split k) and the grid is more than one deep, one per
+/// block of the grid's first layer (a tile of C); none otherwise.
+#[cfg(not(target_arch = "nvptx64"))]
+pub fn counters<'a, P: ptxkit::Problem + 'a>(
+    splitting: impl IntoIterator<Item = &'a ptxkit::Kernel<P>>,
+    kernel: &ptxkit::Kernel<P>,
+    grid: ptxkit::Dim3,
+) -> usize {
+    let splits = splitting.into_iter().any(|split| split.entry() == kernel.entry());
+    if splits && grid.z > 1 {
+        grid.x as usize * grid.y as usize
+    } else {
+        0
+    }
+}
