@@ -100,3 +100,42 @@ pub fn counters<'a, P: ptxkit::Problem + 'a>(
         0
     }
 }
+
+/// Test support for the kernels that split k: `kernel` at m × n × k on the emulator's places,
+/// launched twice, C poisoned each time and never zeroed (its NaNs stay unless run 0 stores before
+/// the others add), the counters kept between the launches (each must leave them at zero); checked
+/// against the f64 product. Returns the launch's grid.
+#[cfg(test)]
+pub(crate) fn check_runs_meet(
+    kernel: &ptxkit::Kernel<super::Matmul>,
+    (m, n, k): (usize, usize, usize),
+) -> ptxkit::Dim3 {
+    use crate::testing::{GUARD, assert_matches, poisoned, random_vec, rng};
+    let mut rng = rng();
+    let (a, b) = (random_vec(&mut rng, m * k), random_vec(&mut rng, k * n));
+    let expected = crate::reference::matmul(&a, &b, m, n, k);
+    let problem = super::Matmul::new(m, n, k).unwrap();
+    let shape = kernel.launch_shape(&problem, ptxkit::Occupancy::EMULATOR);
+    let mut arrivals = vec![0u32; super::arrivals_needed(kernel, shape.grid)];
+    for launch in 0..2 {
+        let mut c = poisoned(m * n + GUARD);
+        let args = (
+            a.as_ptr(),
+            b.as_ptr(),
+            c.as_mut_ptr(),
+            problem.m,
+            problem.n,
+            problem.k,
+            arrivals.as_mut_ptr(),
+        );
+        // SAFETY: A, B and C hold m·k, k·n and m·n elements; a zeroed counter per tile.
+        unsafe { kernel.code.emulate(&shape, args) }.unwrap();
+        let what = format!("{} at {m}×{n}×{k}, launch {launch}", kernel.entry());
+        assert_matches(&what, &c, &expected);
+        assert!(
+            arrivals.iter().all(|&count| count == 0),
+            "{what}: counters {arrivals:?}"
+        );
+    }
+    shape.grid
+}

@@ -451,15 +451,13 @@ pub fn for_rows(m: u32, max_rows: u32) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{GUARD, assert_matches, poisoned, random_vec, rng};
 
     /// Each kernel on the emulator's 8 places, twice (the counters must be back at zero), C
     /// poisoned: the 16-byte paths and the element-wise ones (n not a multiple of 4, k odd), one
     /// row and several row groups, k split and not.
     #[test]
     fn every_row_count_and_edge_meets_in_poisoned_c() {
-        let mut rng = rng();
-        for (m, n, k) in [
+        for shape in [
             (1, 1, 1),
             (1, 128, 1024),
             (3, 129, 1000),
@@ -467,29 +465,8 @@ mod tests {
             (9, 100, 300),
             (16, 131, 64),
         ] {
-            let (a, b) = (random_vec(&mut rng, m * k), random_vec(&mut rng, k * n));
-            let expected = crate::reference::matmul(&a, &b, m, n, k);
-            let problem = Matmul::new(m, n, k).unwrap();
             for kernel in KERNELS {
-                let shape = kernel.launch_shape(&problem, Occupancy::EMULATOR);
-                let mut arrivals = vec![0u32; crate::matmul::arrivals_needed(&kernel, shape.grid)];
-                for launch in 0..2 {
-                    let mut c = poisoned(m * n + GUARD);
-                    let args = (
-                        a.as_ptr(),
-                        b.as_ptr(),
-                        c.as_mut_ptr(),
-                        problem.m,
-                        problem.n,
-                        problem.k,
-                        arrivals.as_mut_ptr(),
-                    );
-                    // SAFETY: A, B and C hold m·k, k·n and m·n elements; a zeroed counter per tile.
-                    unsafe { kernel.code.emulate(&shape, args) }.unwrap();
-                    let what = format!("{} at {m}×{n}×{k}, launch {launch}", kernel.entry());
-                    assert_matches(&what, &c, &expected);
-                    assert!(arrivals.iter().all(|&count| count == 0), "{what}: {arrivals:?}");
-                }
+                crate::matmul::k_runs::check_runs_meet(&kernel, shape);
             }
         }
     }

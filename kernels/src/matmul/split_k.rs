@@ -204,38 +204,10 @@ mod tests {
 
     #[test]
     fn runs_meet_in_poisoned_c_and_leave_the_counters_at_zero_for_the_next_launch() {
-        use crate::testing::{GUARD, assert_matches, poisoned, random_vec, rng};
         // On 8 places: 64×64 tiles 2 (k split 4 ways), 128×64 and 64×128 one (4 ways each).
-        let (m, n, k) = (40, 68, 1024);
-        let mut rng = rng();
-        let (a, b) = (random_vec(&mut rng, m * k), random_vec(&mut rng, k * n));
-        let expected = crate::reference::matmul(&a, &b, m, n, k);
-        let problem = Matmul::new(m, n, k).unwrap();
         for kernel in KERNELS {
-            let shape = kernel.launch_shape(&problem, Occupancy::EMULATOR);
-            assert_eq!(shape.grid.z, 4, "{}", kernel.entry());
-            let mut arrivals = vec![0u32; crate::matmul::arrivals_needed(&kernel, shape.grid)];
-            for launch in 0..2 {
-                // No zeroing of C: the NaNs stay unless run 0 stores before the others add.
-                let mut c = poisoned(m * n + GUARD);
-                let args = (
-                    a.as_ptr(),
-                    b.as_ptr(),
-                    c.as_mut_ptr(),
-                    problem.m,
-                    problem.n,
-                    problem.k,
-                    arrivals.as_mut_ptr(),
-                );
-                // SAFETY: A, B and C hold m·k, k·n and m·n elements; a zeroed counter per tile.
-                unsafe { kernel.code.emulate(&shape, args) }.unwrap();
-                assert_matches(&format!("{}, launch {launch}", kernel.entry()), &c, &expected);
-                assert!(
-                    arrivals.iter().all(|&count| count == 0),
-                    "{}: counters after launch {launch}: {arrivals:?}",
-                    kernel.entry()
-                );
-            }
+            let grid = crate::matmul::k_runs::check_runs_meet(&kernel, (40, 68, 1024));
+            assert_eq!(grid.z, 4, "{}", kernel.entry());
         }
     }
 
