@@ -5,15 +5,19 @@
 //!
 //! * a block takes a strip of 32·W columns (each lane a 16-byte load of W columns per row of B) and
 //!   a run of k ([`super::k_runs`]), enough runs that one wave of blocks fills the GPU;
-//! * its eight warps take the run's rows four at a time, loading the next four before multiplying
-//!   the current ones; each lane multiplies its W columns by MR rows of A (the same 16 bytes for
-//!   every lane: a broadcast that stays in L1) and keeps MR × W sums;
+//! * its eight warps take the run's rows four at a time, loading the next four, and A's values at
+//!   them, before multiplying the current ones (A's loads hit L1 but wait as long as B's: loaded
+//!   inside the step, each row of A cost a wait, and the time grew with m); each lane multiplies
+//!   its W columns by MR rows of A (the same bytes for every lane: a broadcast) and keeps MR × W
+//!   sums;
 //! * the warps' sums meet in shared memory (halving, in warp order), the runs' in C.
 //!
 //! Rows of A past MR go to further blocks beside the same strip (grid x, the row group fastest,
-//! so that their reads of the strip meet in L2): MR is 4 or 8, as many sums as a lane holds in
-//! registers beside two steps of B and a step of A (at 16, ptxas spilled). How the operands are read, f32 as given, f32 cut
-//! to TF32, or bf16, is the [`Operands`] parameter: the same body serves the three ladders.
+//! so that their reads of the strip meet in L2). MR is 1, 4 or 8: the sums and the step of A a
+//! lane holds grow with it, and fewer blocks reside (one row: three or four per SM; eight: one),
+//! so each m takes the fewest rows that hold it (at 16, ptxas spilled). How the operands are
+//! read, f32 as given, f32 cut to TF32, or bf16, is the [`Operands`] parameter: the same body
+//! serves the three ladders.
 
 use super::Matmul;
 use super::k_runs::{meet_in_c, run_of_k, splits};
@@ -221,8 +225,7 @@ unsafe fn stream<O: Operands, const MR: usize, const W: usize, const VECTOR: boo
 ) -> [[f32; W]; MR] {
     let mut acc = [[0.0f32; W]; MR];
     // A step's operands: four rows of B at this lane's columns, and A's values at those four k in
-    // each of the MR rows (zeros past m). Both travel a step ahead of their use: A's loads, though
-    // they hit L1, wait as long as B's, and a step ran as many of those waits as A has rows.
+    // each of the MR rows (zeros past m), both loaded a step ahead of their use (the module's doc).
     let step_at = |kk: u32| {
         let mut rows = [[0u32; 4]; STEP as usize];
         unrolled::<STEP>(|u| {
