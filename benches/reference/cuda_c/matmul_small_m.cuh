@@ -2,10 +2,12 @@
 // (a 16-byte load per lane per row) and block z's run of k (multiples of 32); its eight warps take
 // the run's rows four at a time, loading the next four (and A's values at them) before multiplying
 // the current ones; each lane keeps MR × W sums (MR rows of A, read as 16- or 8-byte broadcasts).
-// The warps' sums meet in shared memory (halving, in warp order); the runs' meet in C as
-// matmul_split_k.cu's do. Rows of A past MR go to further blocks (grid x, the row group fastest).
-// The operand type O says how A and B are read: f32 as given, f32 cut to TF32, or bf16.
+// The warps' sums meet in shared memory (halving, in warp order); the runs' meet in C (k_runs.cuh).
+// Rows of A past MR go to further blocks (grid x, the row group fastest). The operand type O says
+// how A and B are read: f32 as given, f32 cut to TF32, or bf16.
 #pragma once
+
+#include "k_runs.cuh"
 
 #define SMALL_M_WARPS 8
 #define SMALL_M_THREADS (32 * SMALL_M_WARPS)
@@ -141,13 +143,9 @@ __device__ __forceinline__ void small_m_stream(const typename O::E* a, const typ
 template <class O, unsigned MR, unsigned W>
 __device__ __forceinline__ void small_m(const typename O::E* a, const typename O::E* b, float* c, unsigned m,
                                         unsigned n, unsigned k, unsigned* arrivals) {
-    unsigned chunk = ((k + gridDim.z - 1) / gridDim.z + SMALL_M_BLOCK_STEP - 1) / SMALL_M_BLOCK_STEP *
-                     SMALL_M_BLOCK_STEP;
-    unsigned long long begin_wide = (unsigned long long)blockIdx.z * chunk;
-    unsigned begin = begin_wide < k ? (unsigned)begin_wide : k;
-    unsigned end = begin + chunk < begin || begin + chunk > k ? k : begin + chunk;
-    unsigned runs = (k + chunk - 1) / chunk;
-    if (begin == end) return;
+    KRun run = run_of_k<SMALL_M_BLOCK_STEP>(k);
+    if (run.begin == run.end) return;
+    unsigned begin = run.begin, end = run.end;
     bool vector = k % 4 == 0 && n % W == 0 && ((unsigned long long)a % (4 * sizeof(typename O::E))) == 0 &&
                   ((unsigned long long)b & 15) == 0;
     unsigned groups = (m + MR - 1) / MR;
@@ -181,41 +179,15 @@ __device__ __forceinline__ void small_m(const typename O::E* a, const typename O
         __syncthreads();
     }
 
-    auto store = [&]() {
+    auto each_output = [&](auto out) {
         if (warp != 0) return;
 #pragma unroll
         for (unsigned r = 0; r < MR; ++r)
 #pragma unroll
             for (unsigned q = 0; q < W; ++q)
-                if (row0 + r < m && col + q < n) c[(row0 + r) * n + col + q] = acc[r][q];
+                if (row0 + r < m && col + q < n) out(c + (row0 + r) * n + col + q, acc[r][q]);
     };
-    if (runs == 1) {
-        store();
-        return;
-    }
-    unsigned* arrived = arrivals + blockIdx.y * gridDim.x + blockIdx.x;
-    if (blockIdx.z == 0) {
-        store();
-        __threadfence();
-        __syncthreads();
-        if (threadIdx.x == 0) atomicAdd(arrived, 1u);
-        return;
-    }
-    if (threadIdx.x == 0) {
-        unsigned seen;
-        do asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(seen) : "l"(arrived) : "memory");
-        while (seen == 0);
-    }
-    __syncthreads();
-    if (warp == 0) {
-#pragma unroll
-        for (unsigned r = 0; r < MR; ++r)
-#pragma unroll
-            for (unsigned q = 0; q < W; ++q)
-                if (row0 + r < m && col + q < n)
-                    asm volatile("red.global.add.f32 [%0], %1;" ::"l"(c + (row0 + r) * n + col + q), "f"(acc[r][q])
-                                 : "memory");
-    }
-    if (threadIdx.x == 0 && atomicAdd(arrived, 1u) == runs - 1)
-        asm volatile("st.relaxed.gpu.global.u32 [%0], 0;" ::"l"(arrived) : "memory");
+    meet_in_c(
+        arrivals, run.runs, [&] { each_output([](float* at, float value) { *at = value; }); },
+        [&] { each_output(red_add); });
 }
