@@ -48,3 +48,28 @@ __device__ __forceinline__ void meet_in_c(unsigned* arrivals, unsigned runs, Sto
     if (threadIdx.x == 0 && atomicAdd(arrived, 1u) == runs - 1)
         asm volatile("st.relaxed.gpu.global.u32 [%0], 0;" ::"l"(arrived) : "memory");
 }
+
+// As meet_in_c for one warp's part of a tile on a persistent grid (kernels::matmul::k_runs::
+// meet_in_c_warp): the part's runs share the counter `arrived`; `write(adding)` stores the warp's
+// sums or, where adding, adds them, called once.
+template <class Write>
+__device__ __forceinline__ void meet_in_c_warp(unsigned* arrived, unsigned run, unsigned runs, Write write) {
+    bool adding = run > 0, first = threadIdx.x % 32 == 0;
+    if (adding) {
+        if (first) {
+            unsigned seen;
+            do asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(seen) : "l"(arrived) : "memory");
+            while (seen == 0);
+        }
+        __syncwarp();
+    }
+    write(adding);
+    if (runs == 1) return;
+    if (!adding) {
+        __threadfence();
+        __syncwarp();
+        if (first) atomicAdd(arrived, 1u);
+    } else if (first && atomicAdd(arrived, 1u) == runs - 1) {
+        asm volatile("st.relaxed.gpu.global.u32 [%0], 0;" ::"l"(arrived) : "memory");
+    }
+}

@@ -8,7 +8,9 @@
 // matmul_bf16_tma_cuda (kernels::matmul_bf16::specialized, KERNEL_TMA): the same, one producer
 // thread filling each slot by TMA from the tensor maps the host passes in `maps` (A's, then B's,
 // 128 bytes each); with no maps, the copies above. matmul_bf16_persistent_cuda: the same body on
-// the persistent grid the host launches (each block taking every gridDim.x-th tile).
+// the persistent grid the host launches (each block taking every gridDim.x-th item: tile_order.cuh,
+// tiles in rows, or in bands where C is wide, and where C has few tiles, runs of k that meet in C
+// by k_runs.cuh).
 #define BM 128
 #define BN 256
 #define BK 64
@@ -19,6 +21,8 @@
 #define SLOT_ROWS (BM + (BN / 64) * BK)
 
 #include "matmul_bf16_swizzled.cuh"
+#include "k_runs.cuh"
+#include "tile_order.cuh"
 
 __device__ __forceinline__ void wgmma256(float (&d)[128], unsigned long long a, unsigned long long b) {
     asm volatile(
@@ -30,7 +34,7 @@ __device__ __forceinline__ void wgmma256(float (&d)[128], unsigned long long a, 
 
 template <bool TMA>
 __device__ __forceinline__ void specialized(const bf16* a, const bf16* b, float* c, unsigned m, unsigned n,
-                                            unsigned k, const void* maps) {
+                                            unsigned k, const void* maps, unsigned* arrivals) {
     bool by_tma = TMA && maps != nullptr;
     // The launch's dynamic shared memory, carved as the Rust kernel carves it: the ring of 128-byte
     // rows (used from the first 1024-byte boundary), then the 2·STAGES barriers.
@@ -39,9 +43,10 @@ __device__ __forceinline__ void specialized(const bf16* a, const bf16* b, float*
         (unsigned long long*)(shared + (STAGES * SLOT_ROWS + 1024 / ROW_BYTES) * (ROW_BYTES / 4));
     unsigned tid = threadIdx.x;
     unsigned group = __shfl_sync(0xffffffff, tid / WARPGROUP, 0);
-    // The tiles this block computes, in row-major order of C's tiles: every gridDim.x-th from
-    // blockIdx.x (one, with a grid of one block per tile; several on the persistent grid).
-    unsigned tiles_n = (n + BN - 1) / BN, tiles = (m + BM - 1) / BM * tiles_n;
+    // The items this block computes (tile_order.cuh): every gridDim.x-th from blockIdx.x (one,
+    // with a grid of one block per tile; several on the persistent grid), whole tiles in band
+    // order or, where the grid has more blocks than C has tiles, runs of their k.
+    Work<BM, BN, true> work(m, n, (k + BK - 1) / BK, gridDim.x);
     unsigned base = (unsigned)__cvta_generic_to_shared(shared);
     unsigned skew = (1024 - base % 1024) % 1024 / ROW_BYTES;
     unsigned full0 = (unsigned)__cvta_generic_to_shared(barriers), empty0 = full0 + 8 * STAGES;
@@ -52,15 +57,15 @@ __device__ __forceinline__ void specialized(const bf16* a, const bf16* b, float*
         }
     }
     __syncthreads();
-    unsigned steps = (k + BK - 1) / BK;
-    // Fills of the ring counted across tiles: fill g goes to slot g % STAGES, phase g / STAGES.
+    // Fills of the ring counted across items: fill g goes to slot g % STAGES, phase g / STAGES.
     unsigned fill = 0;
     if (group == 0 && by_tma) {
         if (tid == 0) {
             const char* b_map = (const char*)maps + 128;
-            for (unsigned tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-                unsigned row0 = tile / tiles_n * BM, col0 = tile % tiles_n * BN;
-                for (unsigned step = 0; step < steps; ++step, ++fill) {
+            for (unsigned i = blockIdx.x; i < work.items(); i += gridDim.x) {
+                Item item = item_of(work, i);
+                unsigned row0 = item.row0, col0 = item.col0;
+                for (unsigned step = item.begin; step < item.end; ++step, ++fill) {
                     unsigned slot = fill % STAGES, full = full0 + 8 * slot;
                     barrier_wait(empty0 + 8 * slot, ((fill / STAGES) & 1) ^ 1);
                     asm volatile(
@@ -77,9 +82,10 @@ __device__ __forceinline__ void specialized(const bf16* a, const bf16* b, float*
     }
     if (group == 0) {
         bool aligned = k % 8 == 0 && n % 8 == 0 && (size_t)a % 16 == 0 && (size_t)b % 16 == 0;
-        for (unsigned tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-            unsigned row0 = tile / tiles_n * BM, col0 = tile % tiles_n * BN;
-            for (unsigned step = 0; step < steps; ++step, ++fill) {
+        for (unsigned i = blockIdx.x; i < work.items(); i += gridDim.x) {
+            Item item = item_of(work, i);
+            unsigned row0 = item.row0, col0 = item.col0;
+            for (unsigned step = item.begin; step < item.end; ++step, ++fill) {
                 unsigned slot = fill % STAGES;
                 barrier_wait(empty0 + 8 * slot, ((fill / STAGES) & 1) ^ 1);
                 stage_swizzled<WARPGROUP, BN>(shared, a, b, m, n, k, row0, col0, aligned, tid, step,
@@ -96,10 +102,11 @@ __device__ __forceinline__ void specialized(const bf16* a, const bf16* b, float*
     }
     unsigned consumer = group - 1;
     unsigned lane = tid % 32, warp_in_group = (tid / 32) % 4;
-    for (unsigned tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-        unsigned row0 = tile / tiles_n * BM, col0 = tile % tiles_n * BN;
+    for (unsigned i = blockIdx.x; i < work.items(); i += gridDim.x) {
+        Item item = item_of(work, i);
+        unsigned row0 = item.row0, col0 = item.col0;
         float acc[128] = {};
-        for (unsigned step = 0; step < steps; ++step, ++fill) {
+        for (unsigned step = item.begin; step < item.end; ++step, ++fill) {
             unsigned slot = fill % STAGES;
             barrier_wait(full0 + 8 * slot, (fill / STAGES) & 1);
             asm volatile("fence.proxy.async.shared::cta;");
@@ -112,39 +119,48 @@ __device__ __forceinline__ void specialized(const bf16* a, const bf16* b, float*
                          descriptor(b_rows + 16 * ROW_BYTES * kk, BK * ROW_BYTES, 1024));
             asm volatile("wgmma.commit_group.sync.aligned;");
             asm volatile("wgmma.wait_group.sync.aligned 1;");
-            if (step > 0) barrier_arrive(empty0 + 8 * ((fill - 1) % STAGES));
+            if (step > item.begin) barrier_arrive(empty0 + 8 * ((fill - 1) % STAGES));
         }
         // The tile's last group and its slot, while the producer fills the ring for the next tile.
         asm volatile("wgmma.wait_group.sync.aligned 0;");
         barrier_arrive(empty0 + 8 * ((fill - 1) % STAGES));
+        // Where the tiles' k is cut into runs, each warp's part meets the other runs' in C on its
+        // own counter.
         unsigned row = row0 + 64 * consumer + 16 * warp_in_group + lane / 4;
+        meet_in_c_warp(arrivals + item.tile * 8 + tid / 32 - 4, item.run, work.runs, [&](bool adding) {
 #pragma unroll
-        for (unsigned j = 0; j < BN / 8; ++j)
+            for (unsigned j = 0; j < BN / 8; ++j)
 #pragma unroll
-            for (unsigned r = 0; r < 4; ++r) {
-                unsigned rr = row + 8 * (r / 2), col = col0 + 8 * j + 2 * (lane % 4) + r % 2;
-                if (rr < m && col < n) c[rr * n + col] = acc[4 * j + r];
-            }
+                for (unsigned r = 0; r < 4; ++r) {
+                    unsigned rr = row + 8 * (r / 2), col = col0 + 8 * j + 2 * (lane % 4) + r % 2;
+                    if (rr < m && col < n) {
+                        if (adding)
+                            red_add(&c[rr * n + col], acc[4 * j + r]);
+                        else
+                            c[rr * n + col] = acc[4 * j + r];
+                    }
+                }
+        });
     }
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
     matmul_bf16_specialized_cuda(const bf16* a, const bf16* b, float* c, unsigned m, unsigned n, unsigned k,
                                  const void* maps,
-    unsigned* arrivals /* the small-m rungs'; unused here */) {
-    specialized<false>(a, b, c, m, n, k, maps);
+    unsigned* arrivals) {
+    specialized<false>(a, b, c, m, n, k, maps, arrivals);
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
     matmul_bf16_tma_cuda(const bf16* a, const bf16* b, float* c, unsigned m, unsigned n, unsigned k,
                          const void* maps,
-    unsigned* arrivals /* the small-m rungs'; unused here */) {
-    specialized<true>(a, b, c, m, n, k, maps);
+    unsigned* arrivals) {
+    specialized<true>(a, b, c, m, n, k, maps, arrivals);
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
     matmul_bf16_persistent_cuda(const bf16* a, const bf16* b, float* c, unsigned m, unsigned n, unsigned k,
                                 const void* maps,
-    unsigned* arrivals /* the small-m rungs'; unused here */) {
-    specialized<true>(a, b, c, m, n, k, maps);
+    unsigned* arrivals) {
+    specialized<true>(a, b, c, m, n, k, maps, arrivals);
 }

@@ -2,7 +2,8 @@
 // (kernels::matmul_tc::specialized): wgmma reads TF32 from shared memory K-major only, which
 // row-major B is not, so each consumer warpgroup computes 64×256 of Cᵀ = Bᵀ·Aᵀ, Bᵀ's fragments
 // loaded into registers from B's tile as copied (rows of k) and Aᵀ read by descriptor from A's rows.
-// A block covers 256 rows × 128 columns of C per tile, on the persistent grid the host launches.
+// A block covers 256 rows × 128 columns of C per tile, on the persistent grid the host launches
+// (tile_order.cuh: tiles in rows, and where C has few tiles, runs of k that meet in C by k_runs.cuh).
 // A slot: A's 256 rows of 32 f32 (128-byte swizzle), then B's four 32-column boxes of 32 k-rows
 // (the same swizzle). One producer thread fills a slot by TMA from the tensor maps in `maps` (A's,
 // then B's); with no maps, the producer warpgroup copies by cp.async (16 bytes, or 4 where k or n
@@ -19,6 +20,8 @@
 #define SLOT_ROWS (BM + BK * (BN / B_BOX_COLUMNS))
 
 #include "hopper.cuh"
+#include "k_runs.cuh"
+#include "tile_order.cuh"
 
 // acc += A·B: A 64×8 TF32 in four registers per lane (mma.sync's m16n8k8 order), B 8×256 given
 // as its 256×8 transpose by descriptor.
@@ -92,7 +95,7 @@ __device__ __forceinline__ void stage(unsigned first, const float* a, const floa
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
     matmul_tc_wgmma_cuda(const float* a, const float* b, float* c, unsigned m, unsigned n, unsigned k,
                          const void* maps,
-    unsigned* arrivals /* the small-m rungs'; unused here */) {
+    unsigned* arrivals) {
     bool by_tma = maps != nullptr;
     // The launch's dynamic shared memory, carved as the Rust kernel carves it: the ring of 128-byte
     // rows (used from the first 1024-byte boundary), then the 2·STAGES barriers.
@@ -101,7 +104,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         (unsigned long long*)(shared + (STAGES * SLOT_ROWS + 1024 / ROW_BYTES) * (ROW_BYTES / 4));
     unsigned tid = threadIdx.x;
     unsigned group = __shfl_sync(0xffffffff, tid / WARPGROUP, 0);
-    unsigned tiles_n = (n + BN - 1) / BN, tiles = (m + BM - 1) / BM * tiles_n;
+    Work<BM, BN, false> work(m, n, (k + BK - 1) / BK, gridDim.x);
     unsigned base = (unsigned)__cvta_generic_to_shared(shared);
     unsigned skew = (1024 - base % 1024) % 1024 / ROW_BYTES;
     unsigned full0 = (unsigned)__cvta_generic_to_shared(barriers), empty0 = full0 + 8 * STAGES;
@@ -112,17 +115,17 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         }
     }
     __syncthreads();
-    unsigned steps = (k + BK - 1) / BK;
-    // Fills of the ring counted across tiles: fill g goes to slot g % STAGES, phase g / STAGES.
+    // Fills of the ring counted across items: fill g goes to slot g % STAGES, phase g / STAGES.
     unsigned fill = 0;
     if (group == 0) {
-        asm volatile("setmaxnreg.dec.sync.aligned.u32 64;");
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 88;");
         if (by_tma) {
             if (tid == 0) {
                 const char* b_map = (const char*)maps + 128;
-                for (unsigned tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-                    unsigned row0 = tile / tiles_n * BM, col0 = tile % tiles_n * BN;
-                    for (unsigned step = 0; step < steps; ++step, ++fill) {
+                for (unsigned i = blockIdx.x; i < work.items(); i += gridDim.x) {
+                    Item item = item_of(work, i);
+                    unsigned row0 = item.row0, col0 = item.col0;
+                    for (unsigned step = item.begin; step < item.end; ++step, ++fill) {
                         unsigned slot = fill % STAGES, full = full0 + 8 * slot;
                         barrier_wait(empty0 + 8 * slot, ((fill / STAGES) & 1) ^ 1);
                         asm volatile(
@@ -140,9 +143,10 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
             return;
         }
         bool vectors = k % 4 == 0 && n % 4 == 0 && (size_t)a % 16 == 0 && (size_t)b % 16 == 0;
-        for (unsigned tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-            unsigned row0 = tile / tiles_n * BM, col0 = tile % tiles_n * BN;
-            for (unsigned step = 0; step < steps; ++step, ++fill) {
+        for (unsigned i = blockIdx.x; i < work.items(); i += gridDim.x) {
+            Item item = item_of(work, i);
+            unsigned row0 = item.row0, col0 = item.col0;
+            for (unsigned step = item.begin; step < item.end; ++step, ++fill) {
                 unsigned slot = fill % STAGES;
                 barrier_wait(empty0 + 8 * slot, ((fill / STAGES) & 1) ^ 1);
                 unsigned first = base + (skew + slot * SLOT_ROWS) * ROW_BYTES;
@@ -155,14 +159,15 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         }
         return;
     }
-    asm volatile("setmaxnreg.inc.sync.aligned.u32 216;");
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 208;");
     unsigned consumer = group - 1;
     unsigned lane = tid % 32, columns = 64 * consumer + 16 * ((tid / 32) % 4);
     unsigned in_flight[2][4] = {};
-    for (unsigned tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-        unsigned row0 = tile / tiles_n * BM, col0 = tile % tiles_n * BN;
+    for (unsigned i = blockIdx.x; i < work.items(); i += gridDim.x) {
+        Item item = item_of(work, i);
+        unsigned row0 = item.row0, col0 = item.col0;
         float acc[128] = {};
-        for (unsigned step = 0; step < steps; ++step, ++fill) {
+        for (unsigned step = item.begin; step < item.end; ++step, ++fill) {
             unsigned slot = fill % STAGES;
             barrier_wait(full0 + 8 * slot, (fill / STAGES) & 1);
             unsigned first_row = skew + slot * SLOT_ROWS;
@@ -191,19 +196,28 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
                 for (unsigned kk = 0; kk < 2; ++kk)
 #pragma unroll
                     for (unsigned r = 0; r < 4; ++r) in_flight[kk][r] = fragments[kk][r];
-                if (half == 0 && step > 0) barrier_arrive(empty0 + 8 * ((fill - 1) % STAGES));
+                if (half == 0 && step > item.begin) barrier_arrive(empty0 + 8 * ((fill - 1) % STAGES));
             }
         }
         asm volatile("wgmma.wait_group.sync.aligned 0;");
         barrier_arrive(empty0 + 8 * ((fill - 1) % STAGES));
         // The accumulators hold Cᵀ: product row i is C's column, product column j C's row.
+        // Where the tiles' k is cut into runs, each warp's part meets the other runs' in C on its
+        // own counter.
         unsigned col = col0 + columns + lane / 4;
+        meet_in_c_warp(arrivals + item.tile * 8 + tid / 32 - 4, item.run, work.runs, [&](bool adding) {
 #pragma unroll
-        for (unsigned j = 0; j < BM / 8; ++j)
+            for (unsigned j = 0; j < BM / 8; ++j)
 #pragma unroll
-            for (unsigned r = 0; r < 4; ++r) {
-                unsigned cc = col + 8 * (r / 2), row = row0 + 8 * j + 2 * (lane % 4) + r % 2;
-                if (row < m && cc < n) c[row * n + cc] = acc[4 * j + r];
-            }
+                for (unsigned r = 0; r < 4; ++r) {
+                    unsigned cc = col + 8 * (r / 2), row = row0 + 8 * j + 2 * (lane % 4) + r % 2;
+                    if (row < m && cc < n) {
+                        if (adding)
+                            red_add(&c[row * n + cc], acc[4 * j + r]);
+                        else
+                            c[row * n + cc] = acc[4 * j + r];
+                    }
+                }
+        });
     }
 }

@@ -16,16 +16,28 @@
 //! products).
 
 use ptxkit::device::{
-    atomic_add, block_idx, grid_dim, load_acquire, store_relaxed, sync_threads, thread_fence, thread_idx,
+    atomic_add, block_idx, grid_dim, lane_id, load_acquire, store_relaxed, sync_threads, sync_warp, thread_fence,
+    thread_idx,
 };
 
 /// Block z's run of k, and how many blocks have a run: `gridDim.z` equal runs, multiples of
 /// `STEP` (so that a kernel's steps stay inside a run), the last one short; empty past k.
 #[inline(always)]
 pub fn run_of_k<const STEP: u32>(k: u32) -> (u32, u32, u32) {
-    let chunk = k.div_ceil(grid_dim().z).next_multiple_of(STEP);
-    let begin = block_idx().z.saturating_mul(chunk).min(k);
-    (begin, begin.saturating_add(chunk).min(k), k.div_ceil(chunk))
+    run_among::<STEP>(k, block_idx().z, grid_dim().z)
+}
+
+/// As [`run_of_k`] for run `run` of `runs`, where something other than the grid's depth counts
+/// them (a persistent grid's work items).
+#[inline(always)]
+pub const fn run_among<const STEP: u32>(k: u32, run: u32, runs: u32) -> (u32, u32, u32) {
+    let chunk = k.div_ceil(runs).next_multiple_of(STEP);
+    let begin = min(run.saturating_mul(chunk), k);
+    (begin, min(begin.saturating_add(chunk), k), k.div_ceil(chunk))
+}
+
+const fn min(a: u32, b: u32) -> u32 {
+    if a < b { a } else { b }
 }
 
 /// Ways to split k over `tiles` tiles of C when the device holds `resident_blocks` blocks at
@@ -57,30 +69,75 @@ pub unsafe fn meet_in_c(arrivals: *mut u32, runs: u32, store: impl FnOnce(), add
     }
     // SAFETY: the grid is more than one deep (runs > 1), so `arrivals` has this tile's counter.
     let arrived = unsafe { arrivals.add((block_idx().y * grid_dim().x + block_idx().x) as usize) };
-    let first = thread_idx().x == 0;
-    if block_idx().z == 0 {
-        store();
-        // Every thread's stores are visible to the GPU before the signal goes out.
-        thread_fence();
-        sync_threads();
+    let party = Party {
+        first: thread_idx().x == 0,
+        sync: sync_threads,
+    };
+    let write = |adding: bool| if adding { add() } else { store() };
+    // SAFETY: forwarded.
+    unsafe { meet(arrived, (block_idx().z, runs), party, write) }
+}
+
+/// As [`meet_in_c`] for one warp's part of a tile, where a persistent grid's warps each hold
+/// their own rows of it: the runs of the part share the counter `arrived`. `write(adding)` stores
+/// the warp's sums, or adds them where `adding`; it is called once, so that its code is there once.
+///
+/// # Safety
+/// Called by every lane of the warp; where `runs` > 1, `arrived` a zeroed counter of this part
+/// that only its `runs` warps (one per run) use in this launch, and run 0's warp does not wait on
+/// this one (it comes earlier in every block's order of work).
+#[inline(always)]
+pub unsafe fn meet_in_c_warp(arrived: *mut u32, (run, runs): (u32, u32), write: impl FnOnce(bool)) {
+    let party = Party {
+        first: lane_id() == 0,
+        sync: sync_warp,
+    };
+    // SAFETY: forwarded.
+    unsafe { meet(arrived, (run, runs), party, write) }
+}
+
+/// The threads that hold a part of C's sums for one run: one of them signals and waits for all,
+/// `sync` their barrier.
+struct Party<Sync: Fn()> {
+    first: bool,
+    sync: Sync,
+}
+
+/// Run 0 stores and signals; the others wait for the signal, add, and the last puts the counter
+/// back to zero. One run stores and nothing else.
+///
+/// # Safety
+/// As for [`meet_in_c_warp`], `arrived` the part's counter.
+#[inline(always)]
+unsafe fn meet(arrived: *mut u32, (run, runs): (u32, u32), party: Party<impl Fn()>, write: impl FnOnce(bool)) {
+    let Party { first, sync } = party;
+    let adding = run > 0;
+    if adding {
         if first {
-            // SAFETY: the tile's counter, an aligned u32 of global memory.
-            unsafe { atomic_add(arrived, 1) };
-        }
-    } else {
-        if first {
-            // SAFETY: as above. Run 0's block started before this one (the module's doc).
+            // SAFETY: the part's counter, an aligned u32 of global memory. Run 0's party started
+            // before this one (the module's doc).
             while unsafe { load_acquire(arrived) } == 0 {}
         }
-        // The acquire above orders the whole block's additions after run 0's stores.
-        sync_threads();
-        add();
-        // SAFETY: as above. Every run's block adds 1 once (run 0's first); the last to arrive
-        // leaves the counter at zero for the next launch.
-        if first && unsafe { atomic_add(arrived, 1) } == runs - 1 {
+        // The acquire above orders the whole party's additions after run 0's stores.
+        sync();
+    }
+    write(adding);
+    if runs == 1 {
+        return;
+    }
+    if !adding {
+        // Every thread's stores are visible to the GPU before the signal goes out.
+        thread_fence();
+        sync();
+        if first {
             // SAFETY: as above.
-            unsafe { store_relaxed(arrived, 0) };
+            unsafe { atomic_add(arrived, 1) };
         }
+    } else if first && unsafe { atomic_add(arrived, 1) } == runs - 1 {
+        // Every run's party adds 1 once (run 0's first); the last to arrive leaves the counter at
+        // zero for the next launch.
+        // SAFETY: as above.
+        unsafe { store_relaxed(arrived, 0) };
     }
 }
 

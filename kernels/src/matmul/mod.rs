@@ -20,6 +20,9 @@
 //! * [`small_m`]: for A of 1–16 rows (decoding), B streamed once by blocks that each take a strip
 //!   of its columns and a run of k, at the copy ceiling's pace rather than a tile's.
 //!
+//! [`k_runs`] and [`tile_order`] are shared with the tensor-core ladders: how runs of k meet in C,
+//! and the order a persistent grid takes the tiles in.
+//!
 //! A new variant is a file here, its line in [`FAMILY`], and its CUDA C twin in `benches/reference/cuda_c/`.
 
 pub mod double_buffered;
@@ -31,6 +34,7 @@ pub mod register_1d;
 pub mod register_2d;
 pub mod small_m;
 pub mod split_k;
+pub mod tile_order;
 pub mod tiled;
 pub mod vectorized;
 pub mod warp_tiled;

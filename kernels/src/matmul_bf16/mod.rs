@@ -36,7 +36,7 @@ pub struct MatmulBf16 {
 impl Problem for MatmulBf16 {
     /// `(a, b, c, m, n, k, maps, arrivals)`: `maps` the tensor maps of A and B for the TMA rung
     /// (null where there are none; the other rungs ignore it); `arrivals` the zeroed counters of
-    /// the small-m rung where it splits k (`crate::matmul::k_runs`; null elsewhere).
+    /// the rungs that split k ([`arrivals_needed`]; null elsewhere).
     type Args = (
         *const Bf16,
         *const Bf16,
@@ -74,10 +74,14 @@ pub const FAMILY: Family<MatmulBf16> = Family::new(
     ],
 );
 
-/// The zeroed counters `arrivals` must hold for a launch of `kernel` on `grid`
-/// ([`crate::matmul::k_runs::counters`]: the small-m rungs split k).
+/// The zeroed counters `arrivals` must hold for a launch of `kernel` on `grid` for `problem`: the
+/// small-m rungs split k across the grid's depth ([`crate::matmul::k_runs::counters`]), the
+/// persistent rung across its items where C has few tiles ([`specialized::counters`]).
 #[cfg(not(target_arch = "nvptx64"))]
-pub fn arrivals_needed(kernel: &ptxkit::Kernel<MatmulBf16>, grid: ptxkit::Dim3) -> usize {
+pub fn arrivals_needed(kernel: &ptxkit::Kernel<MatmulBf16>, problem: &MatmulBf16, grid: ptxkit::Dim3) -> usize {
+    if kernel.entry() == specialized::KERNEL_PERSISTENT.entry() {
+        return specialized::counters(problem, grid);
+    }
     crate::matmul::k_runs::counters(&small_m::KERNELS, kernel, grid)
 }
 

@@ -19,6 +19,7 @@
 
 use super::MatmulBf16;
 use super::swizzled::ROW_BYTES;
+use crate::matmul::k_runs::splits;
 use ptxkit::device::{MatrixLayout, SharedMatrix, SharedSlice, WARP_SIZE};
 use ptxkit::{Dim3, Kernel, SharedMemory, kernel_sm90a, shared_memory};
 
@@ -53,8 +54,10 @@ shared_memory! {
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
 mod body {
     use super::*;
+    use crate::matmul::k_runs::meet_in_c_warp;
+    use crate::matmul::tile_order::{Item, Work};
     use crate::matmul_bf16::TensorMaps;
-    use crate::matmul_bf16::store::store_warpgroup;
+    use crate::matmul_bf16::store::write_warpgroup;
     use crate::matmul_bf16::swizzled::{Operands, stage};
     use ptxkit::device::mma::Bf16;
     use ptxkit::device::wgmma::{
@@ -67,7 +70,8 @@ mod body {
     /// by TMA; else every producer thread by `cp.async`.
     ///
     /// # Safety
-    /// The kernel's contract; `maps`, where not null, describes A and B.
+    /// The kernel's contract; `maps`, where not null, describes A and B; `arrivals` holds
+    /// [`counters`] zeroed counters.
     #[inline(always)]
     pub unsafe fn run<const TMA: bool>(
         a: *const Bf16,
@@ -75,6 +79,7 @@ mod body {
         c: *mut f32,
         (m, n, k): (u32, u32, u32),
         maps: *const TensorMaps,
+        arrivals: *mut u32,
     ) {
         let by_tma = TMA && !maps.is_null();
         let Ring { rows: ring, barriers } = Ring::carve();
@@ -83,12 +88,11 @@ mod body {
         // it the warpgroups' paths look divergent, and ptxas serialises the wgmmas (its warning
         // C7520), as CUTLASS's `canonical_warp_group_idx` avoids the same way.
         let group = shfl_idx(tid / WARPGROUP, 0);
-        // The tiles this block computes, in row-major order of C's tiles: one (a grid of one block
-        // per tile) or every `grid_dim().x`-th (the persistent grid).
-        let tiles_n = n.div_ceil(BN);
-        let tiles = m.div_ceil(BM) * tiles_n;
-        let (first_tile, stride) = (block_idx().x, grid_dim().x);
-        let corner = |tile: u32| ((tile / tiles_n) * BM, (tile % tiles_n) * BN);
+        // The items this block computes ([`crate::matmul::tile_order`]): one (a grid of one block
+        // per tile) or every `grid_dim().x`-th (the persistent grid), whole tiles (in bands where
+        // C is wide) or, where the grid has more blocks than C has tiles, runs of their k.
+        let work = Work::<BM, BN, true>::new((m, n), k.div_ceil(BK), grid_dim().x);
+        let (first_item, stride) = (block_idx().x, grid_dim().x);
         let base = shared_address(ring.element_ptr(0, 0));
         let skew = (1024 - base % 1024) % 1024 / ROW_BYTES;
         let first_row = |slot: u32| skew + slot * SLOT_ROWS;
@@ -107,18 +111,21 @@ mod body {
             }
         }
         sync_threads();
-        let steps = k.div_ceil(BK);
-        // Fills of the ring so far, counted across tiles: fill g goes to slot g % STAGES, in
+        // Fills of the ring so far, counted across items: fill g goes to slot g % STAGES, in
         // that slot's phase g / STAGES.
         let slot_of = |fill: u32| (fill % STAGES, (fill / STAGES) & 1);
         if group == 0 && by_tma {
             if tid == 0 {
                 let (a_map, b_map) = (maps.cast::<u8>(), maps.cast::<u8>().wrapping_add(128));
                 let mut fill = 0;
-                let mut tile = first_tile;
-                while tile < tiles {
-                    let (row0, col0) = corner(tile);
-                    for step in 0..steps {
+                let mut item = first_item;
+                while item < work.items() {
+                    let Item {
+                        corner: (row0, col0),
+                        steps,
+                        ..
+                    } = work.item(item);
+                    for step in steps.0..steps.1 {
                         let (slot, phase) = slot_of(fill);
                         // SAFETY (barriers): initialised above; (copies) the maps describe A and
                         // B, the boxes land inside the slot, 1024-byte aligned.
@@ -134,17 +141,18 @@ mod body {
                         }
                         fill += 1;
                     }
-                    tile += stride;
+                    item += stride;
                 }
             }
             return;
         }
         if group == 0 {
             let mut fill = 0;
-            let mut tile = first_tile;
-            while tile < tiles {
-                let ops = Operands::new(a, b, (m, n, k), corner(tile));
-                for step in 0..steps {
+            let mut item = first_item;
+            while item < work.items() {
+                let Item { corner, steps, .. } = work.item(item);
+                let ops = Operands::new(a, b, (m, n, k), corner);
+                for step in steps.0..steps.1 {
                     let (slot, phase) = slot_of(fill);
                     // Wait until the consumers are done with the slot's last use (a fresh
                     // barrier passes the first round: the slots start empty).
@@ -161,17 +169,20 @@ mod body {
                     }
                     fill += 1;
                 }
-                tile += stride;
+                item += stride;
             }
             return;
         }
         let consumer = group - 1;
+        // This warp's counter within a tile's, where the runs of k meet in C.
+        let warp = 4 * consumer + (tid / WARP_SIZE) % 4;
         let mut fill = 0;
-        let mut tile = first_tile;
-        while tile < tiles {
-            let (row0, col0) = corner(tile);
+        let mut item = first_item;
+        while item < work.items() {
+            let this = work.item(item);
+            let (row0, col0) = this.corner;
             let (mut low, mut high) = ([0.0f32; 64], [0.0f32; 64]);
-            for step in 0..steps {
+            for step in this.steps.0..this.steps.1 {
                 let (slot, phase) = slot_of(fill);
                 unsafe { mbarrier::wait(full(slot), phase) };
                 // The copies landed in the generic proxy; the wgmmas read through the async one.
@@ -190,7 +201,7 @@ mod body {
                 wgmma_commit();
                 // The previous step's group is done: its slot goes back to the producer.
                 wgmma_wait::<1>();
-                if step > 0 {
+                if step > this.steps.0 {
                     unsafe { mbarrier::arrive(empty(slot_of(fill - 1).0)) };
                 }
                 fill += 1;
@@ -199,16 +210,28 @@ mod body {
             // producer already fills the ring for the next tile.
             wgmma_wait::<0>();
             unsafe { mbarrier::arrive(empty(slot_of(fill - 1).0)) };
-            let value = |i: u32| {
+            let value = #[inline(always)]
+            |i: u32| {
                 if i < 64 {
                     low[i as usize]
                 } else {
                     high[(i - 64) as usize]
                 }
             };
-            // SAFETY: the kernel's contract (C holds m·n); every lane of the warpgroup is here.
-            unsafe { store_warpgroup::<BN>(c, (m, n), (row0 + 64 * consumer, col0), value) };
-            tile += stride;
+            let (corner, at) = ((row0 + 64 * consumer, col0), (m, n));
+            // SAFETY: the kernel's contract (C holds m·n; `arrivals` zeroed counters, `WARPS` per
+            // tile, where the tiles have runs); every lane of the warpgroup is here. Run 0's items
+            // come first in every block's order.
+            unsafe {
+                let arrived = arrivals.wrapping_add((this.tile * CONSUMER_WARPS + warp) as usize);
+                meet_in_c_warp(
+                    arrived,
+                    (this.run, work.runs()),
+                    #[inline(always)]
+                    |adding| write_warpgroup::<BN>(c, at, corner, value, adding),
+                )
+            };
+            item += stride;
         }
     }
 }
@@ -218,10 +241,8 @@ kernel_sm90a! {
     /// `C = A·B` by warp-specialised `wgmma` (bf16 operands, f32 sums and output), 128×256 per
     /// block.
     pub unsafe fn matmul_bf16_specialized(a: *const ptxkit::device::mma::Bf16, b: *const ptxkit::device::mma::Bf16, c: *mut f32, m: u32, n: u32, k: u32, maps: *const super::TensorMaps, arrivals: *mut u32) {
-        // The small-m rung's counters: unused here.
-        let _ = arrivals;
         // SAFETY: the kernel's contract.
-        unsafe { body::run::<false>(a, b, c, (m, n, k), maps) }
+        unsafe { body::run::<false>(a, b, c, (m, n, k), maps, arrivals) }
     }
 }
 
@@ -229,10 +250,8 @@ kernel_sm90a! {
     #[launch_bounds(Dim3::x(THREADS), 1)]
     /// As [`matmul_bf16_tma`], each block taking tile after tile (the grid the host gives).
     pub unsafe fn matmul_bf16_persistent(a: *const ptxkit::device::mma::Bf16, b: *const ptxkit::device::mma::Bf16, c: *mut f32, m: u32, n: u32, k: u32, maps: *const super::TensorMaps, arrivals: *mut u32) {
-        // The small-m rung's counters: unused here.
-        let _ = arrivals;
         // SAFETY: the kernel's contract.
-        unsafe { body::run::<true>(a, b, c, (m, n, k), maps) }
+        unsafe { body::run::<true>(a, b, c, (m, n, k), maps, arrivals) }
     }
 }
 
@@ -241,10 +260,8 @@ kernel_sm90a! {
     /// As [`matmul_bf16_specialized`], the producer copying by TMA where the host gives tensor
     /// maps.
     pub unsafe fn matmul_bf16_tma(a: *const ptxkit::device::mma::Bf16, b: *const ptxkit::device::mma::Bf16, c: *mut f32, m: u32, n: u32, k: u32, maps: *const super::TensorMaps, arrivals: *mut u32) {
-        // The small-m rung's counters: unused here.
-        let _ = arrivals;
         // SAFETY: the kernel's contract.
-        unsafe { body::run::<true>(a, b, c, (m, n, k), maps) }
+        unsafe { body::run::<true>(a, b, c, (m, n, k), maps, arrivals) }
     }
 }
 
@@ -266,18 +283,96 @@ pub const KERNEL_TMA: Kernel<MatmulBf16> = Kernel {
 
 /// As [`KERNEL_TMA`] on a persistent grid: the device's resident blocks (one per SM at 193 KiB
 /// each) take the tiles in turn, so a block's producer fills the ring for its next
-/// tile while its consumers store the last, and no wave of blocks ends half-empty.
+/// tile while its consumers store the last, and no wave of blocks ends half-empty. Where C has
+/// fewer tiles than the device has places, one block per run of k of each tile
+/// ([`crate::matmul::tile_order::Work`]), runs of at least [`MIN_RUN`].
 pub const KERNEL_PERSISTENT: Kernel<MatmulBf16> = Kernel {
     code: matmul_bf16_persistent,
-    grid: |p, device| Dim3::x(min(tiles(p), device.resident_blocks)),
+    grid: |p, device| {
+        let runs = splits(tiles(p), device.resident_blocks, p.k, MIN_RUN);
+        Dim3::x(min(tiles(p) * runs, device.resident_blocks))
+    },
     ..KERNEL
 };
+
+/// The shortest run of k a tile is cut into: eight steps, twice the ring.
+pub const MIN_RUN: u32 = 8 * BK;
+
+/// Consumer warps per block: each holds its own rows of the tile, and meets the other runs' in C
+/// on its own counter.
+const CONSUMER_WARPS: u32 = 2 * WARPGROUP / WARP_SIZE;
 
 /// Tiles of C (128×256 each).
 const fn tiles(p: &MatmulBf16) -> u32 {
     p.m.div_ceil(BM) * p.n.div_ceil(BN)
 }
 
+/// The zeroed counters a launch of these kernels on `grid` needs: one per consumer warp and tile
+/// where the grid cuts the tiles' k into runs, none otherwise.
+pub const fn counters(p: &MatmulBf16, grid: Dim3) -> usize {
+    if grid.x > tiles(p) {
+        (tiles(p) * CONSUMER_WARPS) as usize
+    } else {
+        0
+    }
+}
+
 const fn min(a: u32, b: u32) -> u32 {
     if a < b { a } else { b }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ptxkit::Occupancy;
+
+    /// On an H200's 132 places: C of few tiles gets one block per run of k, and counters for its
+    /// warps; C of many tiles one block per place and none; the one-block-per-tile kernels never
+    /// split.
+    #[test]
+    fn runs_of_k_where_tiles_are_few() {
+        let h200 = Occupancy { resident_blocks: 132 };
+        let grid = |kernel: &Kernel<MatmulBf16>, (m, n, k)| kernel.launch_shape(&MatmulBf16 { m, n, k }, h200).grid;
+        // 16 tiles, k of 11008: 8 runs of 1376.
+        let few = (16, 4096, 11008);
+        assert_eq!(grid(&KERNEL_PERSISTENT, few), Dim3::x(128));
+        assert_eq!(
+            counters(
+                &MatmulBf16 {
+                    m: 16,
+                    n: 4096,
+                    k: 11008
+                },
+                Dim3::x(128)
+            ),
+            16 * 8
+        );
+        assert_eq!(grid(&KERNEL_TMA, few), Dim3::x(16));
+        assert_eq!(
+            counters(
+                &MatmulBf16 {
+                    m: 16,
+                    n: 4096,
+                    k: 11008
+                },
+                Dim3::x(16)
+            ),
+            0
+        );
+        // A short k is not cut below MIN_RUN.
+        assert_eq!(grid(&KERNEL_PERSISTENT, (16, 4096, 2 * MIN_RUN - 1)), Dim3::x(16));
+        // 512 tiles.
+        assert_eq!(grid(&KERNEL_PERSISTENT, (4096, 4096, 4096)), Dim3::x(132));
+        assert_eq!(
+            counters(
+                &MatmulBf16 {
+                    m: 4096,
+                    n: 4096,
+                    k: 4096
+                },
+                Dim3::x(132)
+            ),
+            0
+        );
+    }
 }

@@ -4,7 +4,7 @@
 // Only the sm_90a kernel bodies store with it; elsewhere the bodies are stubs.
 #![cfg_attr(not(all(target_arch = "nvptx64", target_feature = "sm_90a")), allow(dead_code))]
 
-use ptxkit::device::{WARP_SIZE, global_store, lane_id, thread_idx, unrolled, unrolled_to};
+use ptxkit::device::{WARP_SIZE, global_store, lane_id, red_add, thread_idx, unrolled, unrolled_to};
 
 /// Stores the 64×`N` product this thread's warpgroup holds, at rows from `row0` and columns from
 /// `col0` of C (m×n), the parts inside C only; `value(i)` is this lane's accumulator register i.
@@ -19,10 +19,28 @@ pub unsafe fn store_warpgroup<const N: u32>(
     value: impl Fn(u32) -> f32,
 ) {
     // SAFETY: forwarded.
-    unsafe { store::<N, false>(c, (m, n), corner, value) }
+    unsafe { store::<N, false>(c, (m, n), corner, value, false) }
 }
 
-/// As [`store_warpgroup`] for a warpgroup that holds the transpose of its part of C (the
+/// As [`store_warpgroup`], or where `adding` adding to C's elements (`red.global.add`): a later
+/// run of k's sums meeting the first's ([`crate::matmul::k_runs::meet_in_c_warp`]). One loop for
+/// both, the choice made per element: two loops of 128 stores cost the consumers their registers.
+///
+/// # Safety
+/// As for [`store_warpgroup`].
+#[inline(always)]
+pub unsafe fn write_warpgroup<const N: u32>(
+    c: *mut f32,
+    (m, n): (u32, u32),
+    corner: (u32, u32),
+    value: impl Fn(u32) -> f32,
+    adding: bool,
+) {
+    // SAFETY: forwarded.
+    unsafe { store::<N, false>(c, (m, n), corner, value, adding) }
+}
+
+/// As [`write_warpgroup`] for a warpgroup that holds the transpose of its part of C (the
 /// operands' roles swapped): product row i and column j go to C's row `row0 + j` and column
 /// `col0 + i`. A warp's store then writes 8 consecutive columns of 4 rows: four whole 32-byte
 /// sectors.
@@ -30,18 +48,19 @@ pub unsafe fn store_warpgroup<const N: u32>(
 /// # Safety
 /// As for [`store_warpgroup`].
 #[inline(always)]
-pub unsafe fn store_warpgroup_transposed<const N: u32>(
+pub unsafe fn write_warpgroup_transposed<const N: u32>(
     c: *mut f32,
     (m, n): (u32, u32),
     corner: (u32, u32),
     value: impl Fn(u32) -> f32,
+    adding: bool,
 ) {
     // SAFETY: forwarded.
-    unsafe { store::<N, true>(c, (m, n), corner, value) }
+    unsafe { store::<N, true>(c, (m, n), corner, value, adding) }
 }
 
-/// The two stores: product element (i, j) to C's (row0 + i, col0 + j), or where `TRANSPOSED` to
-/// (row0 + j, col0 + i).
+/// The stores: product element (i, j) to C's (row0 + i, col0 + j), or where `TRANSPOSED` to
+/// (row0 + j, col0 + i); added to C's element where `adding`.
 ///
 /// # Safety
 /// As for [`store_warpgroup`].
@@ -51,6 +70,7 @@ unsafe fn store<const N: u32, const TRANSPOSED: bool>(
     (m, n): (u32, u32),
     (row0, col0): (u32, u32),
     value: impl Fn(u32) -> f32,
+    adding: bool,
 ) {
     let lane = lane_id();
     let warp = (thread_idx().x / WARP_SIZE) % 4;
@@ -68,8 +88,15 @@ unsafe fn store<const N: u32, const TRANSPOSED: bool>(
                     (row0 + i, col0 + j)
                 };
                 if row < m && col < n {
+                    let at = c.wrapping_add((row * n + col) as usize);
                     // SAFETY: inside C (m×n), by the test above.
-                    unsafe { global_store(c.add((row * n + col) as usize), value(4 * block + r)) };
+                    unsafe {
+                        if adding {
+                            red_add(at, value(4 * block + r))
+                        } else {
+                            global_store(at, value(4 * block + r))
+                        }
+                    };
                 }
             });
         },

@@ -33,8 +33,8 @@ pub struct MatmulTc {
 impl Problem for MatmulTc {
     /// `(a, b, c, m, n, k, maps, arrivals)`: `maps` the tensor maps of A and B for the TMA
     /// producer (null where there are none: that rung then copies by `cp.async`, and the others
-    /// ignore it); `arrivals` the zeroed counters of the small-m rung where it splits k
-    /// (`crate::matmul::k_runs`; null elsewhere).
+    /// ignore it); `arrivals` the zeroed counters of the rungs that split k ([`arrivals_needed`];
+    /// null elsewhere).
     type Args = (
         *const f32,
         *const f32,
@@ -59,10 +59,14 @@ pub const FAMILY: Family<MatmulTc> = Family::new(
     ],
 );
 
-/// The zeroed counters `arrivals` must hold for a launch of `kernel` on `grid`
-/// ([`crate::matmul::k_runs::counters`]: the small-m rungs split k).
+/// The zeroed counters `arrivals` must hold for a launch of `kernel` on `grid` for `problem`: the
+/// small-m rungs split k across the grid's depth ([`crate::matmul::k_runs::counters`]), the
+/// `wgmma` rung across its items where C has few tiles ([`specialized::counters`]).
 #[cfg(not(target_arch = "nvptx64"))]
-pub fn arrivals_needed(kernel: &ptxkit::Kernel<MatmulTc>, grid: ptxkit::Dim3) -> usize {
+pub fn arrivals_needed(kernel: &ptxkit::Kernel<MatmulTc>, problem: &MatmulTc, grid: ptxkit::Dim3) -> usize {
+    if kernel.entry() == specialized::KERNEL.entry() {
+        return specialized::counters(problem, grid);
+    }
     crate::matmul::k_runs::counters(&small_m::KERNELS, kernel, grid)
 }
 

@@ -18,6 +18,7 @@
 //! GPU-only (sm_90a).
 
 use super::MatmulTc;
+use crate::matmul::k_runs::splits;
 use ptxkit::device::{MatrixLayout, SharedMatrix, SharedSlice, WARP_SIZE};
 use ptxkit::{Dim3, Kernel, SharedMemory, kernel_sm90a, shared_memory};
 
@@ -66,6 +67,8 @@ const fn b_place(r: u32, nn: u32) -> (u32, u32) {
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
 mod body {
     use super::*;
+    use crate::matmul::k_runs::meet_in_c_warp;
+    use crate::matmul::tile_order::{Item, Work};
     use ptxkit::device::mma::tf32_a_position;
     use ptxkit::device::wgmma::{
         Descriptor, fence_proxy_async, registers_claim, registers_release, shared_address, wgmma_commit, wgmma_fence,
@@ -77,11 +80,12 @@ mod body {
 
     /// Registers per thread of the producer warpgroup, which only computes addresses (its
     /// `cp.async` path spilled 4 bytes at 64 once the copies took `.shared` addresses: docs/perf-log.md,
-    /// change 79)...
-    const PRODUCER_REGISTERS: u32 = 72;
+    /// change 79; at 72 once it walked items of work, change 113)...
+    const PRODUCER_REGISTERS: u32 = 88;
     /// ...and of each consumer: 128 accumulators and two groups' fragments (the block's 168 per
     /// thread at launch, redistributed; with 168, ptxas serialises the `wgmma`s, its note C7512).
-    const CONSUMER_REGISTERS: u32 = 216;
+    /// The three warpgroups' together at most the launch's 3 × 168.
+    const CONSUMER_REGISTERS: u32 = 208;
 
     /// `body(i)` for i in 0..N: unrolled for the 16-byte copies; a plain loop for the 4-byte ones,
     /// whose unrolled addresses would not fit in the producer's registers.
@@ -95,7 +99,7 @@ mod body {
             }
         }
     }
-    use crate::matmul_bf16::store::store_warpgroup_transposed;
+    use crate::matmul_bf16::store::write_warpgroup_transposed;
     use crate::matmul_tc::TensorMaps;
 
     /// Starts copying the four f32 of `matrix` at `offset` into ring words `(row, word..word + 4)`,
@@ -183,16 +187,24 @@ mod body {
     /// # Safety
     /// The kernel's contract.
     #[inline(always)]
-    pub unsafe fn run(a: *const f32, b: *const f32, c: *mut f32, (m, n, k): (u32, u32, u32), maps: *const TensorMaps) {
+    pub unsafe fn run(
+        a: *const f32,
+        b: *const f32,
+        c: *mut f32,
+        (m, n, k): (u32, u32, u32),
+        maps: *const TensorMaps,
+        arrivals: *mut u32,
+    ) {
         let by_tma = !maps.is_null();
         let Ring { rows: ring, barriers } = Ring::carve();
         let tid = thread_idx().x;
         // From lane 0, so that ptxas sees one path per warp (see the bf16 rung).
         let group = shfl_idx(tid / WARPGROUP, 0);
-        let tiles_n = n.div_ceil(BN);
-        let tiles = m.div_ceil(BM) * tiles_n;
-        let (first_tile, stride) = (block_idx().x, grid_dim().x);
-        let corner = |tile: u32| ((tile / tiles_n) * BM, (tile % tiles_n) * BN);
+        // Whole tiles in row order (bands measured slower here: docs/perf-log.md, change 113), or
+        // where the grid has more blocks than C has tiles, runs of their k
+        // ([`crate::matmul::tile_order`]).
+        let work = Work::<BM, BN, false>::new((m, n), k.div_ceil(BK), grid_dim().x);
+        let (first_item, stride) = (block_idx().x, grid_dim().x);
         let base = shared_address(ring.element_ptr(0, 0));
         let skew = (1024 - base % 1024) % 1024 / ROW_BYTES;
         let first_row = |slot: u32| skew + slot * SLOT_ROWS;
@@ -211,8 +223,7 @@ mod body {
             }
         }
         sync_threads();
-        let steps = k.div_ceil(BK);
-        // Fill g of the ring (counted across tiles) goes to slot g % STAGES, phase g / STAGES.
+        // Fill g of the ring (counted across items) goes to slot g % STAGES, phase g / STAGES.
         let slot_of = |fill: u32| (fill % STAGES, (fill / STAGES) & 1);
         if group == 0 {
             registers_release::<PRODUCER_REGISTERS>();
@@ -220,10 +231,14 @@ mod body {
                 if tid == 0 {
                     let (a_map, b_map) = (maps.cast::<u8>(), maps.cast::<u8>().wrapping_add(128));
                     let mut fill = 0;
-                    let mut tile = first_tile;
-                    while tile < tiles {
-                        let (row0, col0) = corner(tile);
-                        for step in 0..steps {
+                    let mut item = first_item;
+                    while item < work.items() {
+                        let Item {
+                            corner: (row0, col0),
+                            steps,
+                            ..
+                        } = work.item(item);
+                        for step in steps.0..steps.1 {
                             let (slot, phase) = slot_of(fill);
                             // SAFETY (barriers): initialised above; (copies) the maps describe A
                             // and B, the boxes land inside the slot, 1024-byte aligned.
@@ -240,7 +255,7 @@ mod body {
                             }
                             fill += 1;
                         }
-                        tile += stride;
+                        item += stride;
                     }
                 }
                 return;
@@ -251,20 +266,21 @@ mod body {
                 && (b as usize).is_multiple_of(16);
             let produce = |stage: unsafe fn(&SharedMatrix<u32>, _, _, _, _)| {
                 let mut fill = 0;
-                let mut tile = first_tile;
-                while tile < tiles {
-                    for step in 0..steps {
+                let mut item = first_item;
+                while item < work.items() {
+                    let Item { corner, steps, .. } = work.item(item);
+                    for step in steps.0..steps.1 {
                         let (slot, phase) = slot_of(fill);
                         // SAFETY (every barrier operation): initialised above. The slot is free
                         // once the consumers are done with its last use (fresh ones pass: they
                         // start empty).
                         unsafe { mbarrier::wait(empty(slot), phase ^ 1) };
                         // SAFETY: the kernel's contract; the slot within the ring.
-                        unsafe { stage(&ring, (a, b), (m, n, k), corner(tile), (tid, step, first_row(slot))) };
+                        unsafe { stage(&ring, (a, b), (m, n, k), corner, (tid, step, first_row(slot))) };
                         unsafe { mbarrier::arrive_when_copies_land(full(slot)) };
                         fill += 1;
                     }
-                    tile += stride;
+                    item += stride;
                 }
             };
             if vectors {
@@ -281,13 +297,13 @@ mod body {
         // This warp's 16 columns of C (rows of Cᵀ) within the block's tile.
         let columns = 64 * consumer + 16 * ((tid / WARP_SIZE) % 4);
         let mut fill = 0;
-        let mut tile = first_tile;
+        let mut item = first_item;
         // The fragments of the group in flight, kept alive until the wait that ends it.
         let mut in_flight = [[0u32; 4]; 2];
-        while tile < tiles {
-            let (row0, col0) = corner(tile);
+        while item < work.items() {
+            let steps = work.item(item).steps;
             let (mut low, mut high) = ([0.0f32; 64], [0.0f32; 64]);
-            for step in 0..steps {
+            for step in steps.0..steps.1 {
                 let (slot, phase) = slot_of(fill);
                 unsafe { mbarrier::wait(full(slot), phase) };
                 let first = first_row(slot);
@@ -324,7 +340,7 @@ mod body {
                         let ([p0, p1], [f0, f1]) = (in_flight, fragments);
                         wgmma_wait_reading::<1>(&[p0, p1, f0, f1, f0, f1, f0, f1]);
                         in_flight = fragments;
-                        if half == 0 && step > 0 {
+                        if half == 0 && step > steps.0 {
                             unsafe { mbarrier::arrive(empty(slot_of(fill - 1).0)) };
                         }
                     },
@@ -333,16 +349,33 @@ mod body {
             }
             wgmma_wait::<0>();
             unsafe { mbarrier::arrive(empty(slot_of(fill - 1).0)) };
-            let value = |i: u32| {
+            let value = #[inline(always)]
+            |i: u32| {
                 if i < 64 {
                     low[i as usize]
                 } else {
                     high[(i - 64) as usize]
                 }
             };
-            // SAFETY: the kernel's contract (C holds m·n); every lane of the warpgroup is here.
-            unsafe { store_warpgroup_transposed::<BM>(c, (m, n), (row0, col0 + 64 * consumer), value) };
-            tile += stride;
+            // Worked out again rather than kept across the loop, where ptxas would spill it.
+            let this = work.item(opaque(item));
+            let (row0, col0) = this.corner;
+            let (corner, at) = ((row0, col0 + 64 * consumer), (m, n));
+            // This warp's counter within a tile's, where the runs of k meet in C.
+            let warp = 4 * consumer + (opaque(thread_idx().x) / WARP_SIZE) % 4;
+            // SAFETY: the kernel's contract (C holds m·n; `arrivals` zeroed counters, `WARPS` per
+            // tile, where the tiles have runs); every lane of the warpgroup is here. Run 0's items
+            // come first in every block's order.
+            unsafe {
+                let arrived = arrivals.wrapping_add((this.tile * CONSUMER_WARPS + warp) as usize);
+                meet_in_c_warp(
+                    arrived,
+                    (this.run, work.runs()),
+                    #[inline(always)]
+                    |adding| write_warpgroup_transposed::<BM>(c, at, corner, value, adding),
+                )
+            };
+            item += stride;
         }
     }
 }
@@ -352,26 +385,67 @@ kernel_sm90a! {
     /// `C = A·B` by warp-specialised `wgmma` on TF32 operands (f32 sums), 256×128 per block, the
     /// operands' roles swapped (see the module).
     pub unsafe fn matmul_tc_wgmma(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32, maps: *const super::TensorMaps, arrivals: *mut u32) {
-        // The small-m rung's counters: unused here.
-        let _ = arrivals;
         // SAFETY: the kernel's contract.
-        unsafe { body::run(a, b, c, (m, n, k), maps) }
+        unsafe { body::run(a, b, c, (m, n, k), maps, arrivals) }
     }
 }
 
 /// [`THREADS`] threads per block (a producer warpgroup and two consumers), a 193 KiB ring, one
 /// block per SM; a persistent grid: the device's resident blocks take the 256×128 tiles of C in
 /// turn, so a block's producer fills the ring for its next tile while its consumers store the last.
+/// Where C has fewer tiles than the device has places, one block per run of k of each tile
+/// ([`crate::matmul::tile_order::Work`]), runs of at least [`MIN_RUN`].
 pub const KERNEL: Kernel<MatmulTc> = Kernel {
     code: matmul_tc_wgmma,
     block: Dim3::x(THREADS),
     shared: SharedMemory::opt_in(Ring::BYTES),
     grid: |p, device| {
-        let tiles = p.m.div_ceil(BM) * p.n.div_ceil(BN);
-        Dim3::x(if tiles < device.resident_blocks {
-            tiles
+        let runs = splits(tiles(p), device.resident_blocks, p.k, MIN_RUN);
+        let items = tiles(p) * runs;
+        Dim3::x(if items < device.resident_blocks {
+            items
         } else {
             device.resident_blocks
         })
     },
 };
+
+/// The shortest run of k a tile is cut into: eight steps, twice the ring.
+pub const MIN_RUN: u32 = 8 * BK;
+
+/// Consumer warps per block: each holds its own columns of the tile, and meets the other runs' in
+/// C on its own counter.
+const CONSUMER_WARPS: u32 = 2 * WARPGROUP / WARP_SIZE;
+
+/// Tiles of C (256×128 each).
+const fn tiles(p: &MatmulTc) -> u32 {
+    p.m.div_ceil(BM) * p.n.div_ceil(BN)
+}
+
+/// The zeroed counters a launch of [`KERNEL`] on `grid` needs: one per consumer warp and tile
+/// where the grid cuts the tiles' k into runs, none otherwise.
+pub const fn counters(p: &MatmulTc, grid: Dim3) -> usize {
+    if grid.x > tiles(p) {
+        (tiles(p) * CONSUMER_WARPS) as usize
+    } else {
+        0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ptxkit::Occupancy;
+
+    /// As the bf16 rung's test: runs of k where C has few tiles, counters for their warps.
+    #[test]
+    fn runs_of_k_where_tiles_are_few() {
+        let h200 = Occupancy { resident_blocks: 132 };
+        let problem = |m, n, k| MatmulTc { m, n, k };
+        // 32 tiles of 256×128, k of 11008: 4 runs.
+        assert_eq!(KERNEL.launch_shape(&problem(16, 4096, 11008), h200).grid, Dim3::x(128));
+        assert_eq!(counters(&problem(16, 4096, 11008), Dim3::x(128)), 32 * 8);
+        assert_eq!(KERNEL.launch_shape(&problem(8192, 8192, 8192), h200).grid, Dim3::x(132));
+        assert_eq!(counters(&problem(8192, 8192, 8192), Dim3::x(132)), 0);
+    }
+}

@@ -38,9 +38,9 @@ pub fn launch(
     check_len("C", c.len(), c_len)?;
     let (a_address, b_address) = (a.address(backend)?, b.address(backend)?);
     let maps = tensor_maps(backend, kernel, problem, (a_address, b_address))?;
-    // The small-m rung's zeroed counters where its grid splits k (none otherwise).
+    // The zeroed counters of the rungs that split k, where the grid does (none otherwise).
     let shape = backend.launch_shape_from(source.module(), kernel, problem)?;
-    let arrivals = backend.zeroed_counters(kernels::matmul_bf16::arrivals_needed(kernel, shape.grid))?;
+    let arrivals = backend.zeroed_counters(kernels::matmul_bf16::arrivals_needed(kernel, problem, shape.grid))?;
     let args = (
         a_address as *const Bf16,
         b_address as *const Bf16,
