@@ -112,6 +112,18 @@ impl<const BM: u32, const BN: u32, const BANDS: bool> Work<BM, BN, BANDS> {
         self.tiles * self.runs
     }
 
+    /// The zeroed counters the runs' meeting in C needs ([`super::k_runs::meet_in_c_warp`]):
+    /// `per_tile` for each tile (one per part of it that meets on its own) where k is cut into
+    /// runs, none otherwise. The host sizes them by the same work the kernel walks.
+    #[inline(always)]
+    pub const fn counters(&self, per_tile: u32) -> usize {
+        if self.runs > 1 {
+            (self.tiles * per_tile) as usize
+        } else {
+            0
+        }
+    }
+
     /// Item `i` (below [`Self::items`]): tile `i % tiles` of run `i / tiles`.
     #[inline(always)]
     pub fn item(&self, i: u32) -> Item {
@@ -123,6 +135,15 @@ impl<const BM: u32, const BN: u32, const BANDS: bool> Work<BM, BN, BANDS> {
             run,
             steps: (begin, (begin + self.chunk).min(self.steps)),
         }
+    }
+}
+
+impl Item {
+    /// The counter of part `part` (of `per_tile`) of this item's tile among `arrivals`
+    /// ([`Work::counters`]).
+    #[inline(always)]
+    pub fn counter(&self, arrivals: *mut u32, per_tile: u32, part: u32) -> *mut u32 {
+        arrivals.wrapping_add((self.tile * per_tile + part) as usize)
     }
 }
 

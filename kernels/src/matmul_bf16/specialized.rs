@@ -20,6 +20,7 @@
 use super::MatmulBf16;
 use super::swizzled::ROW_BYTES;
 use crate::matmul::k_runs::splits;
+use crate::matmul::tile_order::Work;
 use ptxkit::device::{MatrixLayout, SharedMatrix, SharedSlice, WARP_SIZE};
 use ptxkit::{Dim3, Kernel, SharedMemory, kernel_sm90a, shared_memory};
 
@@ -55,7 +56,7 @@ shared_memory! {
 mod body {
     use super::*;
     use crate::matmul::k_runs::meet_in_c_warp;
-    use crate::matmul::tile_order::{Item, Work};
+    use crate::matmul::tile_order::Item;
     use crate::matmul_bf16::TensorMaps;
     use crate::matmul_bf16::store::write_warpgroup;
     use crate::matmul_bf16::swizzled::{Operands, stage};
@@ -223,9 +224,8 @@ mod body {
             // tile, where the tiles have runs); every lane of the warpgroup is here. Run 0's items
             // come first in every block's order.
             unsafe {
-                let arrived = arrivals.wrapping_add((this.tile * CONSUMER_WARPS + warp) as usize);
                 meet_in_c_warp(
-                    arrived,
+                    this.counter(arrivals, CONSUMER_WARPS, warp),
                     (this.run, work.runs()),
                     #[inline(always)]
                     |adding| write_warpgroup::<BN>(c, at, corner, value, adding),
@@ -310,11 +310,7 @@ const fn tiles(p: &MatmulBf16) -> u32 {
 /// The zeroed counters a launch of these kernels on `grid` needs: one per consumer warp and tile
 /// where the grid cuts the tiles' k into runs, none otherwise.
 pub const fn counters(p: &MatmulBf16, grid: Dim3) -> usize {
-    if grid.x > tiles(p) {
-        (tiles(p) * CONSUMER_WARPS) as usize
-    } else {
-        0
-    }
+    Work::<BM, BN, true>::new((p.m, p.n), p.k.div_ceil(BK), grid.x).counters(CONSUMER_WARPS)
 }
 
 const fn min(a: u32, b: u32) -> u32 {

@@ -19,6 +19,7 @@
 
 use super::MatmulTc;
 use crate::matmul::k_runs::splits;
+use crate::matmul::tile_order::Work;
 use ptxkit::device::{MatrixLayout, SharedMatrix, SharedSlice, WARP_SIZE};
 use ptxkit::{Dim3, Kernel, SharedMemory, kernel_sm90a, shared_memory};
 
@@ -68,7 +69,7 @@ const fn b_place(r: u32, nn: u32) -> (u32, u32) {
 mod body {
     use super::*;
     use crate::matmul::k_runs::meet_in_c_warp;
-    use crate::matmul::tile_order::{Item, Work};
+    use crate::matmul::tile_order::Item;
     use ptxkit::device::mma::tf32_a_position;
     use ptxkit::device::wgmma::{
         Descriptor, fence_proxy_async, registers_claim, registers_release, shared_address, wgmma_commit, wgmma_fence,
@@ -367,9 +368,8 @@ mod body {
             // tile, where the tiles have runs); every lane of the warpgroup is here. Run 0's items
             // come first in every block's order.
             unsafe {
-                let arrived = arrivals.wrapping_add((this.tile * CONSUMER_WARPS + warp) as usize);
                 meet_in_c_warp(
-                    arrived,
+                    this.counter(arrivals, CONSUMER_WARPS, warp),
                     (this.run, work.runs()),
                     #[inline(always)]
                     |adding| write_warpgroup_transposed::<BM>(c, at, corner, value, adding),
@@ -425,11 +425,7 @@ const fn tiles(p: &MatmulTc) -> u32 {
 /// The zeroed counters a launch of [`KERNEL`] on `grid` needs: one per consumer warp and tile
 /// where the grid cuts the tiles' k into runs, none otherwise.
 pub const fn counters(p: &MatmulTc, grid: Dim3) -> usize {
-    if grid.x > tiles(p) {
-        (tiles(p) * CONSUMER_WARPS) as usize
-    } else {
-        0
-    }
+    Work::<BM, BN, false>::new((p.m, p.n), p.k.div_ceil(BK), grid.x).counters(CONSUMER_WARPS)
 }
 
 #[cfg(test)]
