@@ -220,9 +220,8 @@ mod body {
                 }
             };
             let (corner, at) = ((row0 + 64 * consumer, col0), (m, n));
-            // SAFETY: the kernel's contract (C holds m·n; `arrivals` zeroed counters, `WARPS` per
-            // tile, where the tiles have runs); every lane of the warpgroup is here. Run 0's items
-            // come first in every block's order.
+            // SAFETY: the kernel's contract (C holds m·n; `arrivals` the zeroed [`counters`]), every
+            // lane of the warpgroup is here; run 0's items come first in every block's order.
             unsafe {
                 meet_in_c_warp(
                     this.counter(arrivals, CONSUMER_WARPS, warp),

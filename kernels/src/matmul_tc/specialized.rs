@@ -364,9 +364,8 @@ mod body {
             let (corner, at) = ((row0, col0 + 64 * consumer), (m, n));
             // This warp's counter within a tile's, where the runs of k meet in C.
             let warp = 4 * consumer + (opaque(thread_idx().x) / WARP_SIZE) % 4;
-            // SAFETY: the kernel's contract (C holds m·n; `arrivals` zeroed counters, `WARPS` per
-            // tile, where the tiles have runs); every lane of the warpgroup is here. Run 0's items
-            // come first in every block's order.
+            // SAFETY: the kernel's contract (C holds m·n; `arrivals` the zeroed [`counters`]), every
+            // lane of the warpgroup is here; run 0's items come first in every block's order.
             unsafe {
                 meet_in_c_warp(
                     this.counter(arrivals, CONSUMER_WARPS, warp),
