@@ -27,10 +27,9 @@ pub fn run_of_k<const STEP: u32>(k: u32) -> (u32, u32, u32) {
     run_among::<STEP>(k, block_idx().z, grid_dim().z)
 }
 
-/// As [`run_of_k`] for run `run` of `runs`, where something other than the grid's depth counts
-/// them (a persistent grid's work items).
+/// [`run_of_k`] for run `run` of `runs`.
 #[inline(always)]
-pub const fn run_among<const STEP: u32>(k: u32, run: u32, runs: u32) -> (u32, u32, u32) {
+const fn run_among<const STEP: u32>(k: u32, run: u32, runs: u32) -> (u32, u32, u32) {
     let chunk = k.div_ceil(runs).next_multiple_of(STEP);
     let begin = min(run.saturating_mul(chunk), k);
     (begin, min(begin.saturating_add(chunk), k), k.div_ceil(chunk))
