@@ -1,5 +1,6 @@
-//! The order in which a persistent grid takes C's tiles: in bands of [`BAND_ROWS`] rows, column
-//! by column within a band, rather than row by row over the whole of C.
+//! The items of work a persistent grid takes, and their order: C's tiles row by row, or where C
+//! is wide in bands of [`BAND_ROWS`] rows, column by column within a band; and where the tiles are
+//! few, each tile's k cut into runs.
 //!
 //! The blocks of one wave run at about the same pace, so the tiles they hold at once decide what
 //! the L2 must keep. Row by row, a wave over a wide C (thousands of columns: an MLP's up
