@@ -128,6 +128,28 @@ __device__ __forceinline__ void specialized(const bf16* a, const bf16* b, float*
         // own counter.
         unsigned row = row0 + 64 * consumer + 16 * warp_in_group + lane / 4;
         meet_in_c_warp(arrivals + item.tile * 8 + tid / 32 - 4, item.run, work.runs, [&](bool adding) {
+            if (!adding && n % 4 == 0 && (reinterpret_cast<unsigned long long>(c) % 16) == 0) {
+                // Over each pair of 8-column blocks, lanes 2q and 2q + 1 of a quad swap one pair
+                // of sums so that each holds four consecutive columns: one 16-byte store each
+                // (kernels::matmul_bf16::store's store_vectors).
+                unsigned odd = lane % 2, lane_col = col0 + 8 * odd + 2 * (lane % 4 - odd);
+                unsigned cols_left = n > lane_col ? n - lane_col : 0;
+#pragma unroll
+                for (unsigned pair = 0; pair < BN / 16; ++pair)
+#pragma unroll
+                    for (unsigned half = 0; half < 2; ++half) {
+                        unsigned b0 = 4 * (2 * pair) + 2 * half, b1 = 4 * (2 * pair + 1) + 2 * half;
+                        float give0 = odd ? acc[b0] : acc[b1], give1 = odd ? acc[b0 + 1] : acc[b1 + 1];
+                        float got0 = __shfl_xor_sync(0xffffffffu, give0, 1);
+                        float got1 = __shfl_xor_sync(0xffffffffu, give1, 1);
+                        float4 four = odd ? make_float4(got0, got1, acc[b1], acc[b1 + 1])
+                                          : make_float4(acc[b0], acc[b0 + 1], got0, got1);
+                        unsigned rr = row + 8 * half, offset = 16 * pair;
+                        if (rr < m && offset < cols_left)
+                            *reinterpret_cast<float4*>(c + (rr * n + lane_col) + offset) = four;
+                    }
+                return;
+            }
 #pragma unroll
             for (unsigned j = 0; j < BN / 8; ++j)
 #pragma unroll

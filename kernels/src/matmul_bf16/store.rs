@@ -4,7 +4,9 @@
 // Only the sm_90a kernel bodies store with it; elsewhere the bodies are stubs.
 #![cfg_attr(not(all(target_arch = "nvptx64", target_feature = "sm_90a")), allow(dead_code))]
 
-use ptxkit::device::{WARP_SIZE, global_store, lane_id, red_add, thread_idx, unrolled, unrolled_to};
+use ptxkit::device::{
+    Float4, WARP_SIZE, global_store, is_aligned4, lane_id, red_add, shfl_xor, store4, thread_idx, unrolled, unrolled_to,
+};
 
 /// Stores the 64×`N` product this thread's warpgroup holds, at rows from `row0` and columns from
 /// `col0` of C (m×n), the parts inside C only; `value(i)` is this lane's accumulator register i.
@@ -72,6 +74,13 @@ unsafe fn store<const N: u32, const TRANSPOSED: bool>(
     value: impl Fn(u32) -> f32,
     adding: bool,
 ) {
+    if !TRANSPOSED && !adding && n.is_multiple_of(4) && is_aligned4(c) {
+        // SAFETY: forwarded; C and its rows 16-byte aligned, by the test.
+        return unsafe { store_vectors::<N>(c, (m, n), (row0, col0), value) };
+    }
+    // Element by element, from where the sums lie: rows not 16-byte aligned, the adding (the
+    // vector `red` needs PTX ISA 8.1), and the transposed (whose stores already fill whole
+    // sectors).
     let lane = lane_id();
     let warp = (thread_idx().x / WARP_SIZE) % 4;
     let first = 16 * warp + lane / 4;
@@ -99,6 +108,68 @@ unsafe fn store<const N: u32, const TRANSPOSED: bool>(
                     };
                 }
             });
+        },
+    );
+}
+
+/// The untransposed stores, 16 bytes at a time. A quad's four lanes hold two columns each of
+/// every 8-column block of a row; over a pair of blocks, lanes 2q and 2q + 1 swap one pair by a
+/// shuffle so that each holds four consecutive columns, and a warp's store writes 64 contiguous
+/// bytes of each of its 8 rows (element stores wrote 16 scattered bytes of each 32-byte sector, and
+/// cost four times the L2 requests).
+///
+/// # Safety
+/// As for [`store_warpgroup`], and C and its rows (n a multiple of 4) 16-byte aligned.
+#[inline(always)]
+unsafe fn store_vectors<const N: u32>(
+    c: *mut f32,
+    (m, n): (u32, u32),
+    (row0, col0): (u32, u32),
+    value: impl Fn(u32) -> f32,
+) {
+    const { assert!(N.is_multiple_of(16), "pairs of 8-column blocks") };
+    let lane = lane_id();
+    let warp = (thread_idx().x / WARP_SIZE) % 4;
+    let odd = (lane % 2) as u32;
+    // This lane's first column within each pair of blocks, and how many of C's columns lie at or
+    // past it: the pairs' addresses then differ by constants (immediate offsets, not 32 more
+    // 64-bit registers), and their tests are compares against one value.
+    let lane_col = col0 + 8 * odd + 2 * (lane % 4 - odd);
+    let cols_left = n.saturating_sub(lane_col);
+    let top = row0 + 16 * warp + lane / 4;
+    unrolled_to(
+        N / 16,
+        #[inline(always)]
+        |pair| {
+            unrolled::<2>(
+                #[inline(always)]
+                |half| {
+                    // Registers of block b for this half's row: 4·b + 2·half and the next.
+                    let at = |block: u32, e: u32| value(4 * block + 2 * half + e);
+                    let (x, y) = (
+                        [at(2 * pair, 0), at(2 * pair, 1)],
+                        [at(2 * pair + 1, 0), at(2 * pair + 1, 1)],
+                    );
+                    // The even lane keeps its first block's pair and takes its partner's; the odd
+                    // lane keeps its second block's and takes its partner's.
+                    let give = if odd == 1 { x } else { y };
+                    let got = [shfl_xor(give[0], 1), shfl_xor(give[1], 1)];
+                    let four = if odd == 1 {
+                        [got[0], got[1], y[0], y[1]]
+                    } else {
+                        [x[0], x[1], got[0], got[1]]
+                    };
+                    let (row, offset) = (top + 8 * half, 16 * pair);
+                    if row < m && offset < cols_left {
+                        let first = c
+                            .wrapping_add((row * n + lane_col) as usize)
+                            .wrapping_add(offset as usize);
+                        // SAFETY: four elements inside C's row (n and the first's column are
+                        // multiples of 4), 16-byte aligned (C and its rows are).
+                        unsafe { store4(first, Float4(four)) };
+                    }
+                },
+            );
         },
     );
 }
