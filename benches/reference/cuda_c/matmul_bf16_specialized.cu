@@ -128,10 +128,10 @@ __device__ __forceinline__ void specialized(const bf16* a, const bf16* b, float*
         // own counter.
         unsigned row = row0 + 64 * consumer + 16 * warp_in_group + lane / 4;
         meet_in_c_warp(arrivals + item.tile * 8 + tid / 32 - 4, item.run, work.runs, [&](bool adding) {
-            if (!adding && n % 4 == 0 && (reinterpret_cast<unsigned long long>(c) % 16) == 0) {
+            if (n % 4 == 0 && (reinterpret_cast<unsigned long long>(c) % 16) == 0) {
                 // Over each pair of 8-column blocks, lanes 2q and 2q + 1 of a quad swap one pair
-                // of sums so that each holds four consecutive columns: one 16-byte store each
-                // (kernels::matmul_bf16::store's store_vectors).
+                // of sums so that each holds four consecutive columns: one 16-byte store (or
+                // vector red) each (kernels::matmul_bf16::store's store_vectors).
                 unsigned odd = lane % 2, lane_col = col0 + 8 * odd + 2 * (lane % 4 - odd);
                 unsigned cols_left = n > lane_col ? n - lane_col : 0;
 #pragma unroll
@@ -145,8 +145,13 @@ __device__ __forceinline__ void specialized(const bf16* a, const bf16* b, float*
                         float4 four = odd ? make_float4(got0, got1, acc[b1], acc[b1 + 1])
                                           : make_float4(acc[b0], acc[b0 + 1], got0, got1);
                         unsigned rr = row + 8 * half, offset = 16 * pair;
-                        if (rr < m && offset < cols_left)
-                            *reinterpret_cast<float4*>(c + (rr * n + lane_col) + offset) = four;
+                        if (rr < m && offset < cols_left) {
+                            float* first = c + (rr * n + lane_col) + offset;
+                            if (adding)
+                                red_add4(first, four);
+                            else
+                                *reinterpret_cast<float4*>(first) = four;
+                        }
                     }
                 return;
             }

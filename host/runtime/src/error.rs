@@ -29,7 +29,7 @@ pub enum Error {
     },
     #[error(
         "the driver cannot load the {arch} PTX of {module} (PTX ISA {isa}): {source}.{}",
-        if log.is_empty() { " This PTX needs a driver for CUDA 12.0 or newer; update the NVIDIA driver".to_string() } else { format!(" The driver's JIT said:\n{log}") }
+        if log.is_empty() { format!(" PTX ISA {isa} needs a driver for CUDA 12.{} or newer; update the NVIDIA driver", isa.strip_prefix("8.").unwrap_or("0")) } else { format!(" The driver's JIT said:\n{log}") }
     )]
     PtxLoad {
         module: String,

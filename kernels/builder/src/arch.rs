@@ -19,8 +19,12 @@ pub struct Arch {
 /// no kernel uses an sm_90 feature outside the `a` form.)
 pub const DEFAULT_ARCHS: &[Arch] = &[Arch::new(8, 0), Arch::specific(9, 0)];
 
-/// PTX ISA version every build targets: 8.0 runs on drivers from CUDA 12.0 on and covers sm_90.
+/// PTX ISA version the builds before Hopper target: 8.0 runs on drivers from CUDA 12.0 on.
 pub const PTX_ISA: &str = "ptx80";
+
+/// PTX ISA version from Hopper on: 8.1, for the vector `red.global.add` (runs of k meeting in C
+/// four sums at a time); drivers from CUDA 12.1 on.
+pub const HOPPER_PTX_ISA: &str = "ptx81";
 
 /// The compute capabilities NVIDIA has made from [`Arch::OLDEST`] on, as ptxas names them, and
 /// those of them with an architecture-specific (`a`) form.
@@ -65,6 +69,11 @@ impl Arch {
             minor,
             specific: true,
         }
+    }
+
+    /// The PTX ISA version this architecture's build targets ([`PTX_ISA`], [`HOPPER_PTX_ISA`]).
+    pub const fn ptx_isa(self) -> &'static str {
+        if self.major >= 9 { HOPPER_PTX_ISA } else { PTX_ISA }
     }
 }
 

@@ -5,7 +5,7 @@
 //! with `-Cpanic=immediate-abort`, so every panic is an inline `trap` and the PTX calls nothing
 //! outside itself. Each architecture gets its own nested target folder, so they build side by side.
 
-use crate::arch::{Arch, DEFAULT_ARCHS, PTX_ISA};
+use crate::arch::{Arch, DEFAULT_ARCHS};
 use crate::ptx::{self, PtxProblem};
 use crate::ptxas::{self, KernelResources};
 use crate::{Error, embed};
@@ -275,7 +275,7 @@ impl PtxBuilder {
             "-Zunstable-options",
             "-Cpanic=immediate-abort",
             &format!("-Ctarget-cpu={arch}"),
-            &format!("-Ctarget-feature=+{PTX_ISA}"),
+            &format!("-Ctarget-feature=+{}", arch.ptx_isa()),
             "-Ccodegen-units=1",
             &format!("-Cdebuginfo={debuginfo}"),
         ];

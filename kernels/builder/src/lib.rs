@@ -24,7 +24,7 @@ mod embed;
 pub mod ptx;
 pub mod ptxas;
 
-pub use arch::{Arch, DEFAULT_ARCHS, PTX_ISA};
+pub use arch::{Arch, DEFAULT_ARCHS, HOPPER_PTX_ISA, PTX_ISA};
 pub use build::{Built, BuiltPtx, LINE_INFO_ENV, PtxBuilder, PtxasCheck, TARGET, crate_name};
 pub use embed::type_name;
 

@@ -6,8 +6,8 @@
 //! every schedule.
 
 use ptxkit::device::{
-    GlobalMatrixMut, GlobalSlice, GlobalSliceMut, atomic_add, block_dim, block_idx, global_store, grid_dim,
-    store_relaxed, sync_threads, thread_fence, thread_idx,
+    Float4, GlobalMatrixMut, GlobalSlice, GlobalSliceMut, atomic_add, block_dim, block_idx, global_store, grid_dim,
+    red_add4, store_relaxed, sync_threads, thread_fence, thread_idx,
 };
 use ptxkit::emu::{EmuError, Schedule, with_schedule};
 use ptxkit::{Dim3, LaunchShape, kernel};
@@ -705,4 +705,39 @@ fn a_view_cast_to_words_its_start_is_not_aligned_for_fails_the_launch() {
     assert_eq!(thread, at(0));
     assert!(message.contains("8-byte-aligned"), "{message}");
     assert!(message.contains(&line_of("// CAST")), "{message}");
+}
+
+kernel! {
+    /// Every thread adds (1, 2, 3, 4)·(its index + 1) into the four f32 at `sums + offset` with one
+    /// vector reduction.
+    unsafe fn vector_reductions(sums: *mut f32, offset: u32) {
+        let t = (block_idx().x * block_dim().x + thread_idx().x + 1) as f32;
+        let at = sums.wrapping_add(offset as usize);
+        // SAFETY: the test passes four f32 at `at`, aligned where offset is 0.
+        unsafe { red_add4(at, Float4([t, 2.0 * t, 3.0 * t, 4.0 * t])) }; // VECTOR RED
+    }
+}
+
+#[test]
+fn vector_reductions_add_without_racing_and_a_misaligned_one_fails_the_launch() {
+    for schedule in Schedule::all(SEED) {
+        let mut sums = vec![Float4::default(); 2];
+        // SAFETY: two Float4 (16-byte aligned) outlive the launch.
+        let result = with_schedule(schedule, || unsafe {
+            vector_reductions.emulate(&launch(4, 32), (sums.as_mut_ptr().cast::<f32>(), 0))
+        });
+        assert!(result.is_ok(), "{schedule}: {result:?}");
+        // 128 threads: 1 + … + 128 = 8256, every partial sum exact in f32.
+        assert_eq!(
+            sums,
+            [Float4([8256.0, 16512.0, 24768.0, 33024.0]), Float4::default()],
+            "{schedule}"
+        );
+    }
+    let mut sums = vec![Float4::default(); 2];
+    // SAFETY: as above; one f32 in, the four are inside the eight but not 16-byte aligned.
+    let result = unsafe { vector_reductions.emulate(&launch(1, 32), (sums.as_mut_ptr().cast::<f32>(), 1)) };
+    let (_, _, _, message) = failure(result);
+    assert!(message.contains("misaligned 16-byte global reduction"), "{message}");
+    assert!(message.contains(&line_of("// VECTOR RED")), "{message}");
 }

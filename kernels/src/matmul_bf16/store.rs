@@ -5,7 +5,8 @@
 #![cfg_attr(not(all(target_arch = "nvptx64", target_feature = "sm_90a")), allow(dead_code))]
 
 use ptxkit::device::{
-    Float4, WARP_SIZE, global_store, is_aligned4, lane_id, red_add, shfl_xor, store4, thread_idx, unrolled, unrolled_to,
+    Float4, WARP_SIZE, global_store, is_aligned4, lane_id, red_add, red_add4, shfl_xor, store4, thread_idx, unrolled,
+    unrolled_to,
 };
 
 /// Stores the 64×`N` product this thread's warpgroup holds, at rows from `row0` and columns from
@@ -74,13 +75,12 @@ unsafe fn store<const N: u32, const TRANSPOSED: bool>(
     value: impl Fn(u32) -> f32,
     adding: bool,
 ) {
-    if !TRANSPOSED && !adding && n.is_multiple_of(4) && is_aligned4(c) {
+    if !TRANSPOSED && n.is_multiple_of(4) && is_aligned4(c) {
         // SAFETY: forwarded; C and its rows 16-byte aligned, by the test.
-        return unsafe { store_vectors::<N>(c, (m, n), (row0, col0), value) };
+        return unsafe { store_vectors::<N>(c, (m, n), (row0, col0), value, adding) };
     }
-    // Element by element, from where the sums lie: rows not 16-byte aligned, the adding (the
-    // vector `red` needs PTX ISA 8.1), and the transposed (whose stores already fill whole
-    // sectors).
+    // Element by element, from where the sums lie: rows not 16-byte aligned, and the transposed
+    // (whose stores already fill whole sectors).
     let lane = lane_id();
     let warp = (thread_idx().x / WARP_SIZE) % 4;
     let first = 16 * warp + lane / 4;
@@ -116,7 +116,7 @@ unsafe fn store<const N: u32, const TRANSPOSED: bool>(
 /// every 8-column block of a row; over a pair of blocks, lanes 2q and 2q + 1 swap one pair by a
 /// shuffle so that each holds four consecutive columns, and a warp's store writes 64 contiguous
 /// bytes of each of its 8 rows (element stores wrote 16 scattered bytes of each 32-byte sector, and
-/// cost four times the L2 requests).
+/// cost four times the L2 requests); where `adding`, one `red.global.add.v4.f32` instead.
 ///
 /// # Safety
 /// As for [`store_warpgroup`], and C and its rows (n a multiple of 4) 16-byte aligned.
@@ -126,6 +126,7 @@ unsafe fn store_vectors<const N: u32>(
     (m, n): (u32, u32),
     (row0, col0): (u32, u32),
     value: impl Fn(u32) -> f32,
+    adding: bool,
 ) {
     const { assert!(N.is_multiple_of(16), "pairs of 8-column blocks") };
     let lane = lane_id();
@@ -165,8 +166,15 @@ unsafe fn store_vectors<const N: u32>(
                             .wrapping_add((row * n + lane_col) as usize)
                             .wrapping_add(offset as usize);
                         // SAFETY: four elements inside C's row (n and the first's column are
-                        // multiples of 4), 16-byte aligned (C and its rows are).
-                        unsafe { store4(first, Float4(four)) };
+                        // multiples of 4), 16-byte aligned (C and its rows are); the callers are
+                        // sm_90a kernels.
+                        unsafe {
+                            if adding {
+                                red_add4(first, Float4(four))
+                            } else {
+                                store4(first, Float4(four))
+                            }
+                        };
                     }
                 },
             );
