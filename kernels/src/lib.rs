@@ -31,6 +31,7 @@ pub mod matmul;
 pub mod matmul_bf16;
 pub mod matmul_tc;
 pub mod mma_probe;
+pub mod norm;
 pub mod probe;
 pub mod reduce;
 #[cfg(not(target_arch = "nvptx64"))]

@@ -6,7 +6,7 @@
 
 use crate::{
     atomic_probe, attention, banks, conv2d, gather, histogram, histogram_f32, matmul, matmul_bf16, matmul_tc,
-    mma_probe, probe, reduce, rows, scan, shared_mem_add, softmax, transpose, vec_add,
+    mma_probe, norm, probe, reduce, rows, scan, shared_mem_add, softmax, transpose, vec_add,
 };
 use ptxkit::{AnyFamily, KernelInfo};
 
@@ -31,6 +31,8 @@ pub static FAMILIES: &[&dyn AnyFamily] = &[
     &scan::FAMILY,
     &scan::integer::FAMILY,
     &softmax::FAMILY,
+    &norm::LAYER_NORM_FAMILY,
+    &norm::RMS_NORM_FAMILY,
     &probe::FAMILY,
     &atomic_probe::FAMILY,
     &mma_probe::FAMILY,

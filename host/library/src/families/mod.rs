@@ -21,6 +21,7 @@ pub mod matmul;
 pub mod matmul_bf16;
 pub mod matmul_tc;
 pub mod mma_probe;
+pub mod norm;
 pub mod profile;
 pub mod reduce;
 pub mod reduce_max;
@@ -58,6 +59,8 @@ pub static FAMILIES: &[&dyn FamilyDemo] = &[
     &scan::ScanDemo,
     &scan_i32::ScanI32Demo,
     &softmax::SoftmaxDemo,
+    &norm::LAYER_NORM,
+    &norm::RMS_NORM,
     &warp_probe::WarpProbeDemo,
     &atomic_probe::AtomicProbeDemo,
     &mma_probe::MmaProbeDemo,

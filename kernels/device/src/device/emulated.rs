@@ -105,6 +105,10 @@ pub fn fma(a: f32, b: f32, c: f32) -> f32 {
     a.mul_add(b, c)
 }
 
+pub fn sqrt(x: f32) -> f32 {
+    x.sqrt()
+}
+
 pub fn max_nan(a: f32, b: f32) -> f32 {
     if a.is_nan() || b.is_nan() {
         f32::NAN

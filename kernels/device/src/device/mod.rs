@@ -201,6 +201,14 @@ pub fn exp2(x: f32) -> f32 {
     backend::exp2_approx(x)
 }
 
+/// √x correctly rounded (`sqrt.rn.f32`, as CUDA's `__fsqrt_rn` and IEEE 754's square root): the
+/// same bits on the GPU and on the emulator; NaN below −0.0, −0.0 at −0.0. The approximate
+/// `sqrt.approx` and `rsqrt.approx` differ from it in the last bits.
+#[inline(always)]
+pub fn sqrt(x: f32) -> f32 {
+    backend::sqrt(x)
+}
+
 /// The larger of `a` and `b`, NaN when either is (`torch.maximum`'s rule, IEEE 754-2019's
 /// maximum): one `max.NaN.f32` (sm_80 and later, as `cp.async`). `f32::max` drops a NaN instead;
 /// `f32::maximum` says the same as this but compiles to a dozen instructions, and a compare and

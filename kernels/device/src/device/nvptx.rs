@@ -101,6 +101,14 @@ pub fn fma(a: f32, b: f32, c: f32) -> f32 {
 }
 
 #[inline(always)]
+pub fn sqrt(x: f32) -> f32 {
+    let y: f32;
+    // SAFETY: arithmetic on registers.
+    unsafe { asm!("sqrt.rn.f32 {}, {};", out(reg32) y, in(reg32) x, options(pure, nomem, nostack)) };
+    y
+}
+
+#[inline(always)]
 pub fn max_nan(a: f32, b: f32) -> f32 {
     let y: f32;
     // SAFETY: arithmetic on registers.

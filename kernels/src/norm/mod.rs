@@ -1,0 +1,149 @@
+//! Normalisation of each row of a rows × cols f32 matrix over its last dimension, as PyTorch's
+//! `layer_norm` and `rms_norm` compute it in f32:
+//!
+//! * layer norm: `y = (x − mean) · rstd · weight + bias`, `rstd = 1 / √(var + eps)`, with the
+//!   row's mean and its biased variance (the mean of (x − mean)²);
+//! * RMS norm: `y = x · rstd · weight`, `rstd = 1 / √(mean(x²) + eps)`: the same walk with the mean
+//!   taken as 0 (`x − 0` is `x`, bit for bit), so one body serves both (`CENTERED`).
+//!
+//! `weight` and `bias` are optional (an empty view: 1 and 0), as PyTorch's `elementwise_affine`
+//! and `bias` arguments. Each row's `mean` (layer norm) and `rstd` go out too where those views are
+//! not empty: what the backward pass reads. The variance is taken from the deviations after the
+//! mean (two passes over the row, not E[x²] − E[x]², which cancels where the mean is large beside
+//! the spread); the square root correctly rounded, so the GPU and the emulator agree bit for bit.
+//!
+//! * [`three_pass`]: a block per row reading it from global memory three times (mean, variance,
+//!   output): the simple form, and the rung for rows too long to hold;
+//! * [`registers`]: the row held in registers, read once: a warp per row up to
+//!   [`registers::WARP_COLS`] columns (eight rows per block, no barrier), a block per row up to
+//!   [`registers::BLOCK_COLS`], the three passes beyond.
+
+pub mod registers;
+pub mod three_pass;
+
+use ptxkit::device::{GlobalSlice, GlobalSliceMut, WARP_SIZE};
+use ptxkit::{Family, Problem};
+
+/// Threads per block.
+pub const THREADS: u32 = 256;
+/// Warps per block.
+pub const WARPS: u32 = THREADS / WARP_SIZE;
+
+/// A normalisation of each row of a `rows × cols` row-major matrix.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RowNorm {
+    pub rows: u32,
+    pub cols: u32,
+}
+
+impl Problem for RowNorm {
+    /// `(input, weight, bias, output, mean, rstd, rows, cols, eps)`: views of the rows × cols input
+    /// and output; `weight` and `bias` of `cols` elements or empty (none); `mean` and `rstd` of
+    /// `rows` elements or empty (not wanted); `eps` added to the variance (or mean square).
+    type Args = (
+        GlobalSlice<f32>,
+        GlobalSlice<f32>,
+        GlobalSlice<f32>,
+        GlobalSliceMut<f32>,
+        GlobalSliceMut<f32>,
+        GlobalSliceMut<f32>,
+        u32,
+        u32,
+        f32,
+    );
+}
+
+/// Layer norm's kernels, in ladder order: the registry's list.
+pub const LAYER_NORM_FAMILY: Family<RowNorm> =
+    Family::new("layer_norm", &[three_pass::LAYER_KERNEL, registers::LAYER_KERNEL]);
+
+/// RMS norm's kernels, in ladder order: the registry's list.
+pub const RMS_NORM_FAMILY: Family<RowNorm> = Family::new("rms_norm", &[three_pass::RMS_KERNEL, registers::RMS_KERNEL]);
+
+/// What one row's normalisation reads besides the row, and where its statistics go.
+#[derive(Clone, Copy)]
+pub(crate) struct Affine {
+    pub weight: GlobalSlice<f32>,
+    pub bias: GlobalSlice<f32>,
+    pub eps: f32,
+}
+
+impl Affine {
+    /// `(x − mean) · rstd`, times the weight and plus the bias of column `c` where given.
+    ///
+    /// # Safety
+    /// `c` is below the row's length (the weight and bias, where not empty, hold a row's).
+    #[inline(always)]
+    pub unsafe fn apply(&self, x: f32, (mean, rstd): (f32, f32), c: usize) -> f32 {
+        let mut y = (x - mean) * rstd;
+        if !self.weight.is_empty() {
+            // SAFETY: the caller's promise.
+            y *= unsafe { self.weight.get_unchecked(c) };
+        }
+        if !self.bias.is_empty() {
+            // SAFETY: as above.
+            y += unsafe { self.bias.get_unchecked(c) };
+        }
+        y
+    }
+
+    /// `1 / √(variance + eps)`, both roundings correct: the emulator's bits.
+    #[inline(always)]
+    pub fn rstd(&self, variance: f32) -> f32 {
+        1.0 / ptxkit::device::sqrt(variance + self.eps)
+    }
+}
+
+/// Writes row `row`'s statistics where their views are not empty: the mean where `CENTERED`.
+///
+/// # Safety
+/// `row` is below the views' rows where they are not empty.
+#[inline(always)]
+pub(crate) unsafe fn write_statistics<const CENTERED: bool>(
+    (means, rstds): (GlobalSliceMut<f32>, GlobalSliceMut<f32>),
+    row: u32,
+    (mean, rstd): (f32, f32),
+) {
+    if CENTERED && !means.is_empty() {
+        // SAFETY: the caller's promise.
+        unsafe { means.set_unchecked(row, mean) };
+    }
+    if !rstds.is_empty() {
+        // SAFETY: as above.
+        unsafe { rstds.set_unchecked(row, rstd) };
+    }
+}
+
+#[cfg(not(target_arch = "nvptx64"))]
+impl RowNorm {
+    /// At least one row and column; elements within 32-bit indices.
+    pub fn new(rows: usize, cols: usize) -> Result<Self, ptxkit::InvalidSize> {
+        let invalid = |reason: String| ptxkit::InvalidSize {
+            problem: "row normalisation",
+            reason,
+        };
+        if rows == 0 || cols == 0 {
+            return Err(invalid(format!(
+                "rows and cols must be at least 1 (got {rows} × {cols})"
+            )));
+        }
+        if !crate::size::fits_u32_index(rows, cols) {
+            return Err(invalid(format!(
+                "{rows} × {cols} elements is beyond the kernels' 32-bit index range (at most {})",
+                u32::MAX
+            )));
+        }
+        Ok(RowNorm {
+            rows: rows as u32,
+            cols: cols as u32,
+        })
+    }
+
+    pub fn len(&self) -> usize {
+        self.rows as usize * self.cols as usize
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
