@@ -15,6 +15,24 @@ pub fn element_count(problem: &'static str, parameter: &str, n: usize) -> Result
     })
 }
 
+/// A `rows × cols` matrix of `problem` as the kernels' 32-bit extents: at least one row and column,
+/// every element within the kernels' 32-bit index range.
+pub fn rows_and_cols(problem: &'static str, rows: usize, cols: usize) -> Result<(u32, u32), ptxkit::InvalidSize> {
+    let invalid = |reason: String| ptxkit::InvalidSize { problem, reason };
+    if rows == 0 || cols == 0 {
+        return Err(invalid(format!(
+            "rows and cols must be at least 1 (got {rows} × {cols})"
+        )));
+    }
+    if !fits_u32_index(rows, cols) {
+        return Err(invalid(format!(
+            "{rows} × {cols} elements is beyond the kernels' 32-bit index range (at most {})",
+            u32::MAX
+        )));
+    }
+    Ok((rows as u32, cols as u32))
+}
+
 /// Whether a `rows × cols` array can be indexed with the kernels' 32-bit indices.
 pub fn fits_u32_index(rows: usize, cols: usize) -> bool {
     (rows as u64)

@@ -21,13 +21,11 @@
 pub mod registers;
 pub mod three_pass;
 
-use ptxkit::device::{GlobalSlice, GlobalSliceMut, WARP_SIZE};
+use ptxkit::device::{GlobalSlice, GlobalSliceMut};
 use ptxkit::{Family, Problem};
 
-/// Threads per block.
-pub const THREADS: u32 = 256;
-/// Warps per block.
-pub const WARPS: u32 = THREADS / WARP_SIZE;
+/// Threads and warps per block: softmax's, whose row-in-registers geometry the norms share.
+pub use crate::softmax::{THREADS, WARPS};
 
 /// A normalisation of each row of a `rows × cols` row-major matrix.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -118,25 +116,8 @@ pub(crate) unsafe fn write_statistics<const CENTERED: bool>(
 impl RowNorm {
     /// At least one row and column; elements within 32-bit indices.
     pub fn new(rows: usize, cols: usize) -> Result<Self, ptxkit::InvalidSize> {
-        let invalid = |reason: String| ptxkit::InvalidSize {
-            problem: "row normalisation",
-            reason,
-        };
-        if rows == 0 || cols == 0 {
-            return Err(invalid(format!(
-                "rows and cols must be at least 1 (got {rows} × {cols})"
-            )));
-        }
-        if !crate::size::fits_u32_index(rows, cols) {
-            return Err(invalid(format!(
-                "{rows} × {cols} elements is beyond the kernels' 32-bit index range (at most {})",
-                u32::MAX
-            )));
-        }
-        Ok(RowNorm {
-            rows: rows as u32,
-            cols: cols as u32,
-        })
+        let (rows, cols) = crate::size::rows_and_cols("row normalisation", rows, cols)?;
+        Ok(RowNorm { rows, cols })
     }
 
     pub fn len(&self) -> usize {

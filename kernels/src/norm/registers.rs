@@ -14,19 +14,9 @@ use crate::softmax::block_sum;
 use ptxkit::device::{Float4, GlobalSlice, GlobalSliceMut, WARP_SIZE, block_idx, is_aligned4, thread_idx, unrolled};
 use ptxkit::{Dim3, Kernel, SharedMemory, kernel};
 
-/// 16-byte vectors each thread holds.
-pub const VECTORS: u32 = 8;
-/// Elements each thread holds.
-pub const SLOTS: u32 = 4 * VECTORS;
-/// The longest row a warp takes.
-pub const WARP_COLS: u32 = WARP_SIZE * SLOTS;
-/// The longest row held in registers (a block per row).
-pub const BLOCK_COLS: u32 = THREADS * SLOTS;
-
-/// Whether rows of `cols` go one to a warp.
-pub const fn by_warp(cols: u32) -> bool {
-    cols <= WARP_COLS
-}
+// The geometry of softmax's row in registers, the same walk over the same rows: 16-byte vectors
+// each thread holds, and the longest rows a warp and a block take.
+pub use crate::softmax::registers::{BLOCK_COLS, VECTORS, WARP_COLS, by_warp};
 
 /// Normalises the row `src` into `dst` (`cols` elements, at most 4·[`VECTORS`]·`group`), held in
 /// registers by member `me` of a `group` of threads; `sum_of` adds a value over the group (every

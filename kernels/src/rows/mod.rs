@@ -37,25 +37,8 @@ pub const MAX_FAMILY: Family<RowReduce> = Family::new("row_max", &[block::MAX_KE
 impl RowReduce {
     /// At least one row and column, within the kernels' 32-bit indices.
     pub fn new(rows: usize, cols: usize) -> Result<Self, ptxkit::InvalidSize> {
-        let invalid = |reason: String| ptxkit::InvalidSize {
-            problem: "row reduction",
-            reason,
-        };
-        if rows == 0 || cols == 0 {
-            return Err(invalid(format!(
-                "rows and cols must be at least 1 (got {rows} × {cols})"
-            )));
-        }
-        if !crate::size::fits_u32_index(rows, cols) {
-            return Err(invalid(format!(
-                "{rows} × {cols} elements is beyond the kernels' 32-bit index range (at most {})",
-                u32::MAX
-            )));
-        }
-        Ok(RowReduce {
-            rows: rows as u32,
-            cols: cols as u32,
-        })
+        let (rows, cols) = crate::size::rows_and_cols("row reduction", rows, cols)?;
+        Ok(RowReduce { rows, cols })
     }
 
     pub fn len(&self) -> usize {

@@ -73,25 +73,8 @@ pub(crate) const fn grid(p: &Softmax, _: Occupancy) -> Dim3 {
 impl Softmax {
     /// At least one row and column; rows within CUDA's grid, elements within 32-bit indices.
     pub fn new(rows: usize, cols: usize) -> Result<Self, ptxkit::InvalidSize> {
-        let invalid = |reason: String| ptxkit::InvalidSize {
-            problem: "softmax",
-            reason,
-        };
-        if rows == 0 || cols == 0 {
-            return Err(invalid(format!(
-                "rows and cols must be at least 1 (got {rows} × {cols})"
-            )));
-        }
-        if !crate::size::fits_u32_index(rows, cols) {
-            return Err(invalid(format!(
-                "{rows} × {cols} elements is beyond the kernels' 32-bit index range (at most {})",
-                u32::MAX
-            )));
-        }
-        Ok(Softmax {
-            rows: rows as u32,
-            cols: cols as u32,
-        })
+        let (rows, cols) = crate::size::rows_and_cols("softmax", rows, cols)?;
+        Ok(Softmax { rows, cols })
     }
 
     pub fn len(&self) -> usize {

@@ -76,25 +76,8 @@ pub(crate) const fn grid(p: &Transpose, tile: u32) -> Dim3 {
 impl Transpose {
     /// At least one row and column, and within the kernels' 32-bit index range.
     pub fn new(rows: usize, cols: usize) -> Result<Self, ptxkit::InvalidSize> {
-        let invalid = |reason: String| ptxkit::InvalidSize {
-            problem: "transpose",
-            reason,
-        };
-        if rows == 0 || cols == 0 {
-            return Err(invalid(format!(
-                "rows and cols must be at least 1 (got {rows} × {cols})"
-            )));
-        }
-        if !crate::size::fits_u32_index(rows, cols) {
-            return Err(invalid(format!(
-                "{rows} × {cols} elements is beyond the kernels' 32-bit index range (at most {})",
-                u32::MAX
-            )));
-        }
-        Ok(Transpose {
-            rows: rows as u32,
-            cols: cols as u32,
-        })
+        let (rows, cols) = crate::size::rows_and_cols("transpose", rows, cols)?;
+        Ok(Transpose { rows, cols })
     }
 
     /// Elements of the input (and of the output).
