@@ -71,7 +71,8 @@ pub(crate) const fn grid(p: &Softmax, _: Occupancy) -> Dim3 {
 
 #[cfg(not(target_arch = "nvptx64"))]
 impl Softmax {
-    /// At least one row and column; rows within CUDA's grid, elements within 32-bit indices.
+    /// At least one row and column, elements within 32-bit indices (the grid's limits are checked at
+    /// every launch).
     pub fn new(rows: usize, cols: usize) -> Result<Self, ptxkit::InvalidSize> {
         let (rows, cols) = crate::size::rows_and_cols("softmax", rows, cols)?;
         Ok(Softmax { rows, cols })
