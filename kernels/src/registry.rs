@@ -33,6 +33,8 @@ pub static FAMILIES: &[&dyn AnyFamily] = &[
     &softmax::FAMILY,
     &norm::LAYER_NORM_FAMILY,
     &norm::RMS_NORM_FAMILY,
+    &norm::LAYER_NORM_BACKWARD_FAMILY,
+    &norm::RMS_NORM_BACKWARD_FAMILY,
     &probe::FAMILY,
     &atomic_probe::FAMILY,
     &mma_probe::FAMILY,

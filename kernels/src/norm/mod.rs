@@ -18,6 +18,7 @@
 //!   [`registers::WARP_COLS`] columns (eight rows per block, no barrier), a block per row up to
 //!   [`registers::BLOCK_COLS`], the three passes beyond.
 
+pub mod backward;
 pub mod registers;
 pub mod three_pass;
 
@@ -50,6 +51,37 @@ impl Problem for RowNorm {
         f32,
     );
 }
+
+/// The input gradient of a normalisation of each row of a `rows × cols` matrix.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RowNormBackward {
+    pub rows: u32,
+    pub cols: u32,
+}
+
+impl Problem for RowNormBackward {
+    /// `(input, grad_output, weight, mean, rstd, grad_input, rows, cols)`: views of the forward
+    /// pass's rows × cols input, the output's gradient and the input's (written); `weight` of
+    /// `cols` elements or empty; the forward pass's `mean` (layer norm; empty for RMS norm) and
+    /// `rstd` of `rows` elements.
+    type Args = (
+        GlobalSlice<f32>,
+        GlobalSlice<f32>,
+        GlobalSlice<f32>,
+        GlobalSlice<f32>,
+        GlobalSlice<f32>,
+        GlobalSliceMut<f32>,
+        u32,
+        u32,
+    );
+}
+
+/// Layer norm's input gradient: the registry's list.
+pub const LAYER_NORM_BACKWARD_FAMILY: Family<RowNormBackward> =
+    Family::new("layer_norm_backward", &[backward::LAYER_KERNEL]);
+
+/// RMS norm's input gradient: the registry's list.
+pub const RMS_NORM_BACKWARD_FAMILY: Family<RowNormBackward> = Family::new("rms_norm_backward", &[backward::RMS_KERNEL]);
 
 /// Layer norm's kernels, in ladder order: the registry's list.
 pub const LAYER_NORM_FAMILY: Family<RowNorm> =
@@ -118,6 +150,23 @@ impl RowNorm {
     pub fn new(rows: usize, cols: usize) -> Result<Self, ptxkit::InvalidSize> {
         let (rows, cols) = crate::size::rows_and_cols("row normalisation", rows, cols)?;
         Ok(RowNorm { rows, cols })
+    }
+
+    pub fn len(&self) -> usize {
+        self.rows as usize * self.cols as usize
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+#[cfg(not(target_arch = "nvptx64"))]
+impl RowNormBackward {
+    /// As [`RowNorm::new`].
+    pub fn new(rows: usize, cols: usize) -> Result<Self, ptxkit::InvalidSize> {
+        let RowNorm { rows, cols } = RowNorm::new(rows, cols)?;
+        Ok(RowNormBackward { rows, cols })
     }
 
     pub fn len(&self) -> usize {

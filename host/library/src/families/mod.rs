@@ -22,6 +22,7 @@ pub mod matmul_bf16;
 pub mod matmul_tc;
 pub mod mma_probe;
 pub mod norm;
+pub mod norm_backward;
 pub mod profile;
 pub mod reduce;
 pub mod reduce_max;
@@ -61,6 +62,8 @@ pub static FAMILIES: &[&dyn FamilyDemo] = &[
     &softmax::SoftmaxDemo,
     &norm::LAYER_NORM,
     &norm::RMS_NORM,
+    &norm_backward::LAYER_NORM_BACKWARD,
+    &norm_backward::RMS_NORM_BACKWARD,
     &warp_probe::WarpProbeDemo,
     &atomic_probe::AtomicProbeDemo,
     &mma_probe::MmaProbeDemo,

@@ -113,7 +113,7 @@ pub struct RowReference {
 }
 
 /// f32's smallest subnormal, 2^-149.
-const SMALLEST_SUBNORMAL: f64 = 1.401298464324817e-45;
+pub(crate) const SMALLEST_SUBNORMAL: f64 = 1.401298464324817e-45;
 
 /// Where f32 rounds to infinity: its largest finite value plus half a unit in its last place.
 const F32_OVERFLOW: f64 = 340282356779733661637539395458142568448.0;
@@ -255,7 +255,7 @@ pub const RMS_NORM: NormDemo = NormDemo {
 };
 
 /// Single rows and columns, warp and block edges, rows past a block's registers.
-const EDGE_SHAPES: [[usize; 2]; 11] = [
+pub(crate) const EDGE_SHAPES: [[usize; 2]; 11] = [
     [1, 1],
     [1, 31],
     [9, 33],

@@ -1,0 +1,335 @@
+//! The input gradients of layer norm and RMS norm, host side: the safe launch, inputs with the
+//! forward pass's statistics as f32 holds them, and the f64 check with a tolerance that follows the
+//! arithmetic.
+
+use super::elementwise::check_shape;
+use super::norm::{EDGE_SHAPES, EPS, SMALLEST_SUBNORMAL, inputs, reference_row, within};
+use super::{Bound, Case, Cli, FamilyDemo, GUARD, Outputs, Plan, Size, Sizes, Work, check_guard, check_len, substream};
+use kernels::Source;
+use kernels::norm::{LAYER_NORM_BACKWARD_FAMILY, RMS_NORM_BACKWARD_FAMILY, RowNormBackward};
+use ptxkit::{AnyFamily, Family, Kernel};
+use ptxkit_runtime::Backend;
+use ptxkit_runtime::Result;
+use ptxkit_runtime::array::{Array, Buffer, Tracked};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+/// The arrays of one launch: the forward pass's input, the output's gradient, the weight (`cols`,
+/// or absent), the forward pass's `mean` (layer norm; `None` for RMS norm) and `rstd`, and the
+/// input's gradient, written.
+pub struct BackwardArrays<'a, A> {
+    pub input: &'a A,
+    pub grad_output: &'a A,
+    pub weight: Option<&'a A>,
+    pub mean: Option<&'a A>,
+    pub rstd: &'a A,
+    pub grad_input: &'a mut A,
+}
+
+/// The input gradient by `kernel` (any layer-norm or RMS-norm backward kernel) on `arrays`. Checks
+/// every array's length where `backend` can reach it.
+pub fn launch_backward<A: Array<f32>>(
+    backend: &Backend,
+    kernel: &Kernel<RowNormBackward>,
+    source: Source,
+    problem: &RowNormBackward,
+    arrays: BackwardArrays<'_, A>,
+) -> Result<()> {
+    let BackwardArrays {
+        input,
+        grad_output,
+        weight,
+        mean,
+        rstd,
+        grad_input,
+    } = arrays;
+    let (rows, cols, len) = (problem.rows as usize, problem.cols as usize, problem.len());
+    check_len("input", input.len(), len)?;
+    check_len("grad_output", grad_output.len(), len)?;
+    check_len("grad_input", grad_input.len(), len)?;
+    check_len("rstd", rstd.len(), rows)?;
+    let optional = |what: &str, array: Option<&A>, len: usize| -> Result<_> {
+        Ok(match array {
+            Some(array) => {
+                check_len(what, array.len(), len)?;
+                array.view(backend)?.head(len)
+            }
+            None => input.view(backend)?.head(0usize),
+        })
+    };
+    let args = (
+        input.view(backend)?.head(len),
+        grad_output.view(backend)?.head(len),
+        optional("weight", weight, cols)?,
+        optional("mean", mean, rows)?,
+        rstd.view(backend)?.head(rows),
+        grad_input.view_mut(backend)?.head(len),
+        problem.rows,
+        problem.cols,
+    );
+    let mut used: Vec<&dyn Tracked> = vec![input, grad_output, rstd, &*grad_input];
+    used.extend(weight.map(|w| w as &dyn Tracked));
+    used.extend(mean.map(|m| m as &dyn Tracked));
+    // SAFETY: each view is its array's on this backend, borrowed for the launch: the rows × cols
+    // elements read and written, the weight's cols (or none), the statistics' rows (the mean's
+    // none for RMS norm, whose kernels do not read it).
+    unsafe { backend.launch_from(source.module(), kernel, problem, args, &used) }
+}
+
+/// One row's input gradient in f64 from the statistics the kernel is given (`mean` 0 for RMS
+/// norm), and each element's tolerance (u = 2^-24, d the chain of additions as for
+/// [`reference_row`]): x̂ and g within 2u and u of themselves; mean(g) within d·u·mean|g|;
+/// mean(g·x̂) within (d + 3)·u·mean|g·x̂|; dx within rstd·(2u·|g| + mean(g)'s error + |x̂|·mean(g·x̂)'s
+/// error + 3u·|x̂·mean(g·x̂)|) + 2u·|dx|, doubled.
+pub fn reference_backward_row(
+    (x, dy, weight): (&[f32], &[f32], &[f32]),
+    (mean, rstd): (f32, f32),
+    centered: bool,
+) -> (Vec<f64>, Vec<f64>) {
+    let u = (2.0f64).powi(-24);
+    let n = x.len() as f64;
+    let depth = x.len().div_ceil(32) as f64 + 10.0;
+    let (mean, rstd) = (mean as f64, rstd as f64);
+    let terms: Vec<(f64, f64)> = (0..x.len())
+        .map(|c| {
+            let g = dy[c] as f64 * weight.get(c).map_or(1.0, |&w| w as f64);
+            ((x[c] as f64 - mean) * rstd, g)
+        })
+        .collect();
+    let mean_g = if centered {
+        terms.iter().map(|t| t.1).sum::<f64>() / n
+    } else {
+        0.0
+    };
+    let mean_gx = terms.iter().map(|t| t.1 * t.0).sum::<f64>() / n;
+    let error_g = depth * u * terms.iter().map(|t| t.1.abs()).sum::<f64>() / n;
+    let error_gx = (depth + 3.0) * u * terms.iter().map(|t| (t.1 * t.0).abs()).sum::<f64>() / n;
+    terms
+        .iter()
+        .map(|&(xh, g)| {
+            let dx = rstd * (g - mean_g - xh * mean_gx);
+            let error = rstd * (2.0 * u * g.abs() + error_g + xh.abs() * error_gx + 3.0 * u * (xh * mean_gx).abs())
+                + 2.0 * u * dx.abs()
+                + 2.0 * SMALLEST_SUBNORMAL;
+            (dx, 2.0 * error)
+        })
+        .unzip()
+}
+
+/// The host side of a normalisation's input gradient.
+pub struct NormBackwardDemo {
+    family: &'static Family<RowNormBackward>,
+    centered: bool,
+}
+
+/// Layer norm's input gradient.
+pub const LAYER_NORM_BACKWARD: NormBackwardDemo = NormBackwardDemo {
+    family: &LAYER_NORM_BACKWARD_FAMILY,
+    centered: true,
+};
+
+/// RMS norm's input gradient.
+pub const RMS_NORM_BACKWARD: NormBackwardDemo = NormBackwardDemo {
+    family: &RMS_NORM_BACKWARD_FAMILY,
+    centered: false,
+};
+
+impl FamilyDemo for NormBackwardDemo {
+    fn family(&self) -> &'static dyn AnyFamily {
+        self.family
+    }
+
+    fn extents(&self) -> &'static [&'static str] {
+        &["rows", "cols"]
+    }
+
+    fn label(&self, size: Size) -> String {
+        let [rows, cols, _] = size.0;
+        format!("{rows} rows of {cols}")
+    }
+
+    fn plan(&self, size: Size) -> Result<Plan> {
+        let [rows, cols, _] = size.0;
+        let problem = RowNormBackward::new(rows, cols)?;
+        for kernel in self.family.kernels {
+            check_shape(kernel, &problem)?;
+        }
+        let (elements, rows64, cols64) = (problem.len() as u64, rows as u64, cols as u64);
+        // x, dy and dx; the weight; mean and rstd (and their guards).
+        let device = 4 * (3 * elements + cols64 + 2 * rows64 + 4 * GUARD as u64);
+        Ok(Plan {
+            work: Work {
+                bytes: 4.0 * (3 * elements + cols64 + 2 * rows64) as f64,
+                flops: 10.0 * elements as f64,
+                bound: Bound::Memory,
+            },
+            x: cols as f64,
+            host_bytes: 2 * device,
+            device_bytes: device,
+        })
+    }
+
+    fn prepare<'a>(&self, backend: &'a Backend, size: Size, rng: u64, sets: usize) -> Result<Box<dyn Case + 'a>> {
+        let [rows, cols, _] = size.0;
+        let problem = RowNormBackward::new(rows, cols)?;
+        let (input, weight, _) = inputs(substream(rng, 37), rows, cols);
+        let mut random = StdRng::seed_from_u64(substream(rng, 41));
+        let grad_output: Vec<f32> = (0..problem.len()).map(|_| random.random_range(-1.0..1.0)).collect();
+        // The forward pass's statistics as f32 holds them.
+        let (mut means, mut rstds) = (Vec::with_capacity(rows), Vec::with_capacity(rows));
+        for row in input.chunks(cols) {
+            let reference = reference_row(row, &[], &[], EPS, self.centered);
+            means.push(reference.mean as f32);
+            rstds.push(reference.rstd as f32);
+        }
+        let upload = |values: &[f32]| Buffer::upload(backend, values);
+        let sets = sets.max(1);
+        Ok(Box::new(NormBackwardCase {
+            backend,
+            family: self.family,
+            centered: self.centered,
+            problem,
+            buffers: [
+                upload(&input)?,
+                upload(&grad_output)?,
+                upload(&weight)?,
+                upload(&means)?,
+                upload(&rstds)?,
+            ],
+            input,
+            grad_output,
+            weight,
+            statistics: (means, rstds),
+            outputs: Outputs::new(backend, problem.len(), GUARD, f32::NAN, sets)?,
+        }))
+    }
+
+    fn cli(&self) -> Cli {
+        Cli {
+            about: if self.centered {
+                "layer norm's input gradient for each row of a rows × cols f32 matrix, from the forward pass's mean and rstd (weight given): a block per row, two reads"
+            } else {
+                "RMS norm's input gradient for each row of a rows × cols f32 matrix, from the forward pass's rstd (weight given): a block per row, two reads"
+            },
+            default: Size([65_536, 4096, 1]),
+            emulator_cap: Size([256, 16_384, 1]),
+        }
+    }
+
+    fn sizes(&self) -> Sizes {
+        Sizes {
+            edge: EDGE_SHAPES.iter().map(|&[r, c]| Size([r, c, 1])).collect(),
+            large: vec![Size([65_536, 4096, 1]), Size([2048, 32_771, 1])],
+            bench: [768, 1024, 4096, 8192, 16_384]
+                .iter()
+                .map(|&cols| Size([(1 << 26) / cols, cols, 1]))
+                .collect(),
+            smoke: Size([5, 1000, 1]),
+        }
+    }
+}
+
+struct NormBackwardCase<'a> {
+    backend: &'a Backend,
+    family: &'static Family<RowNormBackward>,
+    centered: bool,
+    problem: RowNormBackward,
+    /// x, dy, the weight, the means and the rstds on the backend.
+    buffers: [Buffer<f32>; 5],
+    /// The same on the host, for the reference.
+    input: Vec<f32>,
+    grad_output: Vec<f32>,
+    weight: Vec<f32>,
+    statistics: (Vec<f32>, Vec<f32>),
+    outputs: Outputs<f32>,
+}
+
+impl Case for NormBackwardCase<'_> {
+    fn launch(&mut self, kernel: usize, source: Source, set: usize) -> Result<()> {
+        let [input, grad_output, weight, mean, rstd] = &self.buffers;
+        let arrays = BackwardArrays {
+            input,
+            grad_output,
+            weight: Some(weight),
+            mean: self.centered.then_some(mean),
+            rstd,
+            grad_input: self.outputs.get_mut(set),
+        };
+        launch_backward(
+            self.backend,
+            &self.family.kernels[kernel],
+            source,
+            &self.problem,
+            arrays,
+        )
+    }
+
+    fn poison(&mut self) -> Result<()> {
+        self.outputs.poison(self.backend)
+    }
+
+    fn check(&self, set: usize) -> std::result::Result<String, String> {
+        let (len, cols) = (self.problem.len(), self.problem.cols as usize);
+        let out = self.outputs.read(self.backend, set)?;
+        let mut worst = 0.0f64;
+        for (r, (x, dy)) in self.input.chunks(cols).zip(self.grad_output.chunks(cols)).enumerate() {
+            let statistics = (self.statistics.0[r], self.statistics.1[r]);
+            let (dx, tolerances) = reference_backward_row((x, dy, &self.weight), statistics, self.centered);
+            for (c, (&want, &tolerance)) in dx.iter().zip(&tolerances).enumerate() {
+                let got = out[r * cols + c];
+                if !within(got, want, tolerance) {
+                    return Err(format!(
+                        "row {r}, column {c}: {got}, expected {want} (within {tolerance:.3e})"
+                    ));
+                }
+                worst = worst.max((got as f64 - want).abs() / tolerance);
+            }
+        }
+        check_guard(&out, len)?;
+        Ok(format!("as the f64 reference, at most {worst:.2} of the tolerance"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The gradient formula against central differences of the forward reference, for both norms,
+    /// with a weight.
+    #[test]
+    fn the_reference_gradient_is_the_forward_pass_differentiated() {
+        let x = [0.5f32, -1.25, 2.0, 0.75, -0.5];
+        let dy = [0.3f32, -0.7, 0.2, 0.9, -0.4];
+        let weight = [1.5f32, -0.5, 0.25, 2.0, 1.0];
+        for centered in [true, false] {
+            let forward = reference_row(&x, &[], &[], EPS, centered);
+            let (dx, _) =
+                reference_backward_row((&x, &dy, &weight), (forward.mean as f32, forward.rstd as f32), centered);
+            // L(x) = Σ dy·y, in f64 throughout.
+            let loss = |x: &[f64]| {
+                let n = x.len() as f64;
+                let mean = if centered { x.iter().sum::<f64>() / n } else { 0.0 };
+                let variance = x.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / n;
+                let rstd = 1.0 / (variance + EPS as f64).sqrt();
+                x.iter()
+                    .enumerate()
+                    .map(|(c, v)| dy[c] as f64 * (v - mean) * rstd * weight[c] as f64)
+                    .sum::<f64>()
+            };
+            let h = 1e-6;
+            for i in 0..x.len() {
+                let mut plus: Vec<f64> = x.iter().map(|&v| v as f64).collect();
+                let mut minus = plus.clone();
+                plus[i] += h;
+                minus[i] -= h;
+                let numeric = (loss(&plus) - loss(&minus)) / (2.0 * h);
+                // The statistics went through f32: about 1e-7 relative.
+                assert!(
+                    (numeric - dx[i]).abs() < 1e-5,
+                    "centered {centered}, x[{i}]: {numeric} against {}",
+                    dx[i]
+                );
+            }
+        }
+    }
+}
