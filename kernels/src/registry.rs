@@ -35,6 +35,8 @@ pub static FAMILIES: &[&dyn AnyFamily] = &[
     &norm::RMS_NORM_FAMILY,
     &norm::LAYER_NORM_BACKWARD_FAMILY,
     &norm::RMS_NORM_BACKWARD_FAMILY,
+    &norm::LAYER_NORM_WEIGHT_GRAD_FAMILY,
+    &norm::RMS_NORM_WEIGHT_GRAD_FAMILY,
     &probe::FAMILY,
     &atomic_probe::FAMILY,
     &mma_probe::FAMILY,

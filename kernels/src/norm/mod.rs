@@ -17,10 +17,14 @@
 //! * [`registers`]: the row held in registers, read once: a warp per row up to
 //!   [`registers::WARP_COLS`] columns (eight rows per block, no barrier), a block per row up to
 //!   [`registers::BLOCK_COLS`], the three passes beyond.
+//!
+//! The backward pass: [`backward`] the input's gradient (a block per row), [`weight_grad`] the
+//! weight's and bias's (sums down the columns, a block per strip of 32).
 
 pub mod backward;
 pub mod registers;
 pub mod three_pass;
+pub mod weight_grad;
 
 use ptxkit::device::{GlobalSlice, GlobalSliceMut};
 use ptxkit::{Family, Problem};
@@ -82,6 +86,39 @@ pub const LAYER_NORM_BACKWARD_FAMILY: Family<RowNormBackward> =
 
 /// RMS norm's input gradient: the registry's list.
 pub const RMS_NORM_BACKWARD_FAMILY: Family<RowNormBackward> = Family::new("rms_norm_backward", &[backward::RMS_KERNEL]);
+
+/// The gradients of a normalisation's weight and bias over a `rows × cols` matrix: sums down its
+/// columns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NormWeightGrad {
+    pub rows: u32,
+    pub cols: u32,
+}
+
+impl Problem for NormWeightGrad {
+    /// `(input, grad_output, mean, rstd, dweight, dbias, rows, cols)`: views of the forward pass's
+    /// rows × cols input and the output's gradient; the forward pass's `mean` (layer norm; empty for
+    /// RMS norm) and `rstd` of `rows` elements; the weight's gradient (`cols`, written) and the
+    /// bias's (`cols`, or empty: not wanted).
+    type Args = (
+        GlobalSlice<f32>,
+        GlobalSlice<f32>,
+        GlobalSlice<f32>,
+        GlobalSlice<f32>,
+        GlobalSliceMut<f32>,
+        GlobalSliceMut<f32>,
+        u32,
+        u32,
+    );
+}
+
+/// Layer norm's weight and bias gradients: the registry's list.
+pub const LAYER_NORM_WEIGHT_GRAD_FAMILY: Family<NormWeightGrad> =
+    Family::new("layer_norm_weight_grad", &[weight_grad::LAYER_KERNEL]);
+
+/// RMS norm's weight (and bias) gradients: the registry's list.
+pub const RMS_NORM_WEIGHT_GRAD_FAMILY: Family<NormWeightGrad> =
+    Family::new("rms_norm_weight_grad", &[weight_grad::RMS_KERNEL]);
 
 /// Layer norm's kernels, in ladder order: the registry's list.
 pub const LAYER_NORM_FAMILY: Family<RowNorm> =
@@ -167,6 +204,23 @@ impl RowNormBackward {
     pub fn new(rows: usize, cols: usize) -> Result<Self, ptxkit::InvalidSize> {
         let RowNorm { rows, cols } = RowNorm::new(rows, cols)?;
         Ok(RowNormBackward { rows, cols })
+    }
+
+    pub fn len(&self) -> usize {
+        self.rows as usize * self.cols as usize
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+#[cfg(not(target_arch = "nvptx64"))]
+impl NormWeightGrad {
+    /// As [`RowNorm::new`].
+    pub fn new(rows: usize, cols: usize) -> Result<Self, ptxkit::InvalidSize> {
+        let RowNorm { rows, cols } = RowNorm::new(rows, cols)?;
+        Ok(NormWeightGrad { rows, cols })
     }
 
     pub fn len(&self) -> usize {

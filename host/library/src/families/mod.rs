@@ -64,6 +64,8 @@ pub static FAMILIES: &[&dyn FamilyDemo] = &[
     &norm::RMS_NORM,
     &norm_backward::LAYER_NORM_BACKWARD,
     &norm_backward::RMS_NORM_BACKWARD,
+    &norm_backward::LAYER_NORM_WEIGHT_GRAD,
+    &norm_backward::RMS_NORM_WEIGHT_GRAD,
     &warp_probe::WarpProbeDemo,
     &atomic_probe::AtomicProbeDemo,
     &mma_probe::MmaProbeDemo,

@@ -1,4 +1,4 @@
-//! The input gradients of layer norm and RMS norm, host side: the safe launch, inputs with the
+//! The gradients of layer norm and RMS norm (the input's; the weight's and bias's), host side: the safe launch, inputs with the
 //! forward pass's statistics as f32 holds them, and the f64 check with a tolerance that follows the
 //! arithmetic.
 
@@ -6,7 +6,10 @@ use super::elementwise::check_shape;
 use super::norm::{EDGE_SHAPES, EPS, SMALLEST_SUBNORMAL, inputs, reference_row, within};
 use super::{Bound, Case, Cli, FamilyDemo, GUARD, Outputs, Plan, Size, Sizes, Work, check_guard, check_len, substream};
 use kernels::Source;
-use kernels::norm::{LAYER_NORM_BACKWARD_FAMILY, RMS_NORM_BACKWARD_FAMILY, RowNormBackward};
+use kernels::norm::{
+    LAYER_NORM_BACKWARD_FAMILY, LAYER_NORM_WEIGHT_GRAD_FAMILY, NormWeightGrad, RMS_NORM_BACKWARD_FAMILY,
+    RMS_NORM_WEIGHT_GRAD_FAMILY, RowNormBackward,
+};
 use ptxkit::{AnyFamily, Family, Kernel};
 use ptxkit_runtime::Backend;
 use ptxkit_runtime::Result;
@@ -286,6 +289,278 @@ impl Case for NormBackwardCase<'_> {
             }
         }
         check_guard(&out, len)?;
+        Ok(format!("as the f64 reference, at most {worst:.2} of the tolerance"))
+    }
+}
+
+/// The arrays of one launch of a weight-gradient kernel: the forward pass's input, the output's
+/// gradient, the forward pass's `mean` (layer norm; `None` for RMS norm) and `rstd`; the weight's
+/// gradient and, where wanted, the bias's (written).
+pub struct WeightGradArrays<'a, A> {
+    pub input: &'a A,
+    pub grad_output: &'a A,
+    pub mean: Option<&'a A>,
+    pub rstd: &'a A,
+    pub dweight: &'a mut A,
+    pub dbias: Option<&'a mut A>,
+}
+
+/// The weight's and bias's gradients by `kernel` (any norm weight-gradient kernel) on `arrays`.
+/// Checks every array's length where `backend` can reach it.
+pub fn launch_weight_grad<A: Array<f32>>(
+    backend: &Backend,
+    kernel: &Kernel<NormWeightGrad>,
+    source: Source,
+    problem: &NormWeightGrad,
+    arrays: WeightGradArrays<'_, A>,
+) -> Result<()> {
+    let WeightGradArrays {
+        input,
+        grad_output,
+        mean,
+        rstd,
+        dweight,
+        dbias,
+    } = arrays;
+    let (rows, cols, len) = (problem.rows as usize, problem.cols as usize, problem.len());
+    check_len("input", input.len(), len)?;
+    check_len("grad_output", grad_output.len(), len)?;
+    check_len("rstd", rstd.len(), rows)?;
+    check_len("dweight", dweight.len(), cols)?;
+    let mean_view = match mean {
+        Some(mean) => {
+            check_len("mean", mean.len(), rows)?;
+            mean.view(backend)?.head(rows)
+        }
+        None => input.view(backend)?.head(0usize),
+    };
+    let (dbias_view, dbias): (_, Option<&A>) = match dbias {
+        Some(dbias) => {
+            check_len("dbias", dbias.len(), cols)?;
+            (dbias.view_mut(backend)?.head(cols), Some(dbias))
+        }
+        None => (dweight.view_mut(backend)?.head(0usize), None),
+    };
+    let args = (
+        input.view(backend)?.head(len),
+        grad_output.view(backend)?.head(len),
+        mean_view,
+        rstd.view(backend)?.head(rows),
+        dweight.view_mut(backend)?.head(cols),
+        dbias_view,
+        problem.rows,
+        problem.cols,
+    );
+    let mut used: Vec<&dyn Tracked> = vec![input, grad_output, rstd, &*dweight];
+    used.extend(mean.map(|m| m as &dyn Tracked));
+    used.extend(dbias.map(|b| b as &dyn Tracked));
+    // SAFETY: each view is its array's on this backend, borrowed for the launch: the rows × cols
+    // elements read, the statistics' rows (the mean's none for RMS norm, whose kernels do not read
+    // it), the gradients' cols written (the bias's none where not wanted).
+    unsafe { backend.launch_from(source.module(), kernel, problem, args, &used) }
+}
+
+/// The weight's and bias's gradients in f64 from the statistics the kernel is given, and their
+/// tolerances: each term dy·x̂ within 3u of itself (x − mean, the product with rstd, with dy), the
+/// sums' chains (a warp's share, rows / 8, plus the 8 warps) within that many u of the sums of
+/// magnitudes; doubled.
+pub fn reference_weight_grad(
+    (x, dy): (&[f32], &[f32]),
+    (means, rstds): (&[f32], &[f32]),
+    cols: usize,
+) -> [(Vec<f64>, Vec<f64>); 2] {
+    let u = (2.0f64).powi(-24);
+    let rows = x.len() / cols;
+    let depth = rows.div_ceil(8) as f64 + 8.0;
+    let (mut dweight, mut dbias) = (vec![0.0f64; cols], vec![0.0f64; cols]);
+    let (mut abs_w, mut abs_b) = (vec![0.0f64; cols], vec![0.0f64; cols]);
+    for r in 0..rows {
+        let (mean, rstd) = (means.get(r).map_or(0.0, |&m| m as f64), rstds[r] as f64);
+        for c in 0..cols {
+            let (xv, g) = (x[r * cols + c] as f64, dy[r * cols + c] as f64);
+            let term = g * (xv - mean) * rstd;
+            dweight[c] += term;
+            abs_w[c] += term.abs();
+            dbias[c] += g;
+            abs_b[c] += g.abs();
+        }
+    }
+    let tolerances = |abs: &[f64], extra: f64| -> Vec<f64> {
+        abs.iter()
+            .map(|a| 2.0 * ((depth + extra) * u * a + 2.0 * SMALLEST_SUBNORMAL))
+            .collect()
+    };
+    let (tw, tb) = (tolerances(&abs_w, 3.0), tolerances(&abs_b, 0.0));
+    [(dweight, tw), (dbias, tb)]
+}
+
+/// The host side of a normalisation's weight and bias gradients.
+pub struct NormWeightGradDemo {
+    family: &'static Family<NormWeightGrad>,
+    centered: bool,
+}
+
+/// Layer norm's weight and bias gradients.
+pub const LAYER_NORM_WEIGHT_GRAD: NormWeightGradDemo = NormWeightGradDemo {
+    family: &LAYER_NORM_WEIGHT_GRAD_FAMILY,
+    centered: true,
+};
+
+/// RMS norm's weight gradient (and a bias's, for an RMS norm given one).
+pub const RMS_NORM_WEIGHT_GRAD: NormWeightGradDemo = NormWeightGradDemo {
+    family: &RMS_NORM_WEIGHT_GRAD_FAMILY,
+    centered: false,
+};
+
+impl FamilyDemo for NormWeightGradDemo {
+    fn family(&self) -> &'static dyn AnyFamily {
+        self.family
+    }
+
+    fn extents(&self) -> &'static [&'static str] {
+        &["rows", "cols"]
+    }
+
+    fn label(&self, size: Size) -> String {
+        let [rows, cols, _] = size.0;
+        format!("{rows} rows of {cols}")
+    }
+
+    fn plan(&self, size: Size) -> Result<Plan> {
+        let [rows, cols, _] = size.0;
+        let problem = NormWeightGrad::new(rows, cols)?;
+        for kernel in self.family.kernels {
+            check_shape(kernel, &problem)?;
+        }
+        let (elements, rows64, cols64) = (problem.len() as u64, rows as u64, cols as u64);
+        // x and dy; mean and rstd; dweight and dbias (and their guards).
+        let device = 4 * (2 * elements + 2 * rows64 + 2 * cols64 + 4 * GUARD as u64);
+        Ok(Plan {
+            work: Work {
+                bytes: 4.0 * (2 * elements + 2 * rows64 + 2 * cols64) as f64,
+                flops: 5.0 * elements as f64,
+                bound: Bound::Memory,
+            },
+            x: cols as f64,
+            host_bytes: 2 * device,
+            device_bytes: device,
+        })
+    }
+
+    fn prepare<'a>(&self, backend: &'a Backend, size: Size, rng: u64, sets: usize) -> Result<Box<dyn Case + 'a>> {
+        let [rows, cols, _] = size.0;
+        let problem = NormWeightGrad::new(rows, cols)?;
+        let (input, _, _) = inputs(substream(rng, 43), rows, cols);
+        let mut random = StdRng::seed_from_u64(substream(rng, 47));
+        let grad_output: Vec<f32> = (0..problem.len()).map(|_| random.random_range(-1.0..1.0)).collect();
+        let (mut means, mut rstds) = (Vec::with_capacity(rows), Vec::with_capacity(rows));
+        for row in input.chunks(cols) {
+            let reference = reference_row(row, &[], &[], EPS, self.centered);
+            means.push(reference.mean as f32);
+            rstds.push(reference.rstd as f32);
+        }
+        let upload = |values: &[f32]| Buffer::upload(backend, values);
+        let sets = sets.max(1);
+        Ok(Box::new(NormWeightGradCase {
+            backend,
+            family: self.family,
+            centered: self.centered,
+            problem,
+            buffers: [upload(&input)?, upload(&grad_output)?, upload(&means)?, upload(&rstds)?],
+            input,
+            grad_output,
+            statistics: (means, rstds),
+            dweights: Outputs::new(backend, cols, GUARD, f32::NAN, sets)?,
+            dbiases: Outputs::new(backend, cols, GUARD, f32::NAN, sets)?,
+        }))
+    }
+
+    fn cli(&self) -> Cli {
+        Cli {
+            about: if self.centered {
+                "layer norm's weight and bias gradients over a rows × cols f32 matrix (sums down the columns of dy·x̂ and dy), from the forward pass's mean and rstd: a block per strip of 32 columns"
+            } else {
+                "RMS norm's weight and bias gradients over a rows × cols f32 matrix (sums down the columns of dy·x̂ and dy), from the forward pass's rstd: a block per strip of 32 columns"
+            },
+            default: Size([65_536, 4096, 1]),
+            emulator_cap: Size([4096, 4096, 1]),
+        }
+    }
+
+    fn sizes(&self) -> Sizes {
+        Sizes {
+            edge: EDGE_SHAPES.iter().map(|&[r, c]| Size([r, c, 1])).collect(),
+            large: vec![Size([65_536, 4096, 1]), Size([32_771, 1000, 1])],
+            bench: [768, 1024, 4096, 8192, 16_384]
+                .iter()
+                .map(|&cols| Size([(1 << 26) / cols, cols, 1]))
+                .collect(),
+            smoke: Size([5, 1000, 1]),
+        }
+    }
+}
+
+struct NormWeightGradCase<'a> {
+    backend: &'a Backend,
+    family: &'static Family<NormWeightGrad>,
+    centered: bool,
+    problem: NormWeightGrad,
+    /// x, dy, the means and the rstds on the backend.
+    buffers: [Buffer<f32>; 4],
+    /// The same on the host, for the reference.
+    input: Vec<f32>,
+    grad_output: Vec<f32>,
+    statistics: (Vec<f32>, Vec<f32>),
+    dweights: Outputs<f32>,
+    dbiases: Outputs<f32>,
+}
+
+impl Case for NormWeightGradCase<'_> {
+    fn launch(&mut self, kernel: usize, source: Source, set: usize) -> Result<()> {
+        let [input, grad_output, mean, rstd] = &self.buffers;
+        let arrays = WeightGradArrays {
+            input,
+            grad_output,
+            mean: self.centered.then_some(mean),
+            rstd,
+            dweight: self.dweights.get_mut(set),
+            dbias: Some(self.dbiases.get_mut(set)),
+        };
+        launch_weight_grad(
+            self.backend,
+            &self.family.kernels[kernel],
+            source,
+            &self.problem,
+            arrays,
+        )
+    }
+
+    fn poison(&mut self) -> Result<()> {
+        self.dweights.poison(self.backend)?;
+        self.dbiases.poison(self.backend)
+    }
+
+    fn check(&self, set: usize) -> std::result::Result<String, String> {
+        let cols = self.problem.cols as usize;
+        let means: &[f32] = if self.centered { &self.statistics.0 } else { &[] };
+        let wanted = reference_weight_grad((&self.input, &self.grad_output), (means, &self.statistics.1), cols);
+        let mut worst = 0.0f64;
+        for ((name, outputs), (want, tolerances)) in [("dweight", &self.dweights), ("dbias", &self.dbiases)]
+            .into_iter()
+            .zip(&wanted)
+        {
+            let got = outputs.read(self.backend, set)?;
+            for c in 0..cols {
+                if !within(got[c], want[c], tolerances[c]) {
+                    return Err(format!(
+                        "{name}[{c}]: {}, expected {} (within {:.3e})",
+                        got[c], want[c], tolerances[c]
+                    ));
+                }
+                worst = worst.max((got[c] as f64 - want[c]).abs() / tolerances[c]);
+            }
+            check_guard(&got, cols)?;
+        }
         Ok(format!("as the f64 reference, at most {worst:.2} of the tolerance"))
     }
 }
