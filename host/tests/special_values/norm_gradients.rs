@@ -3,7 +3,7 @@
 
 use crate::prelude::*;
 use kernels::norm::{LAYER_NORM_BACKWARD_FAMILY, RMS_NORM_BACKWARD_FAMILY, RowNormBackward};
-use kernels_host::families::norm::{EPS, reference_row, within};
+use kernels_host::families::norm::{forward_statistics, within};
 use kernels_host::families::norm_backward::{self, BackwardArrays, reference_backward_row};
 
 /// The special values whose products with a weight below 2 in magnitude stay what f32 makes them
@@ -43,12 +43,7 @@ pub(crate) fn norm_gradients_meet_special_values(backend: &Backend) {
         let weight = random(&mut rng, -2.0..2.0);
         let problem = RowNormBackward::new(rows, cols).unwrap();
         for (family, centered) in [(&LAYER_NORM_BACKWARD_FAMILY, true), (&RMS_NORM_BACKWARD_FAMILY, false)] {
-            let (mut means, mut rstds) = (Vec::new(), Vec::new());
-            for row in x.chunks(cols) {
-                let forward = reference_row(row, &[], &[], EPS, centered);
-                means.push(forward.mean as f32);
-                rstds.push(forward.rstd as f32);
-            }
+            let (means, rstds) = forward_statistics(&x, cols, centered);
             let upload = |values: &[f32]| Buffer::upload(backend, values).unwrap();
             let (input, grad_output, weights, mean, rstd) =
                 (upload(&x), upload(&dy), upload(&weight), upload(&means), upload(&rstds));

@@ -255,7 +255,7 @@ pub const RMS_NORM: NormDemo = NormDemo {
 };
 
 /// Single rows and columns, warp and block edges, rows past a block's registers.
-pub(crate) const EDGE_SHAPES: [[usize; 2]; 11] = [
+const EDGE_SHAPES: [[usize; 2]; 11] = [
     [1, 1],
     [1, 31],
     [9, 33],
@@ -268,6 +268,60 @@ pub(crate) const EDGE_SHAPES: [[usize; 2]; 11] = [
     [3, 8193],
     [257, 129],
 ];
+
+/// The sizes every norm family (forward and gradients) runs at: [`EDGE_SHAPES`], two that fill the
+/// GPU, the widths models use for the benches.
+pub(crate) fn sizes() -> Sizes {
+    Sizes {
+        edge: EDGE_SHAPES.iter().map(|&[r, c]| Size([r, c, 1])).collect(),
+        large: vec![Size([65_536, 4096, 1]), Size([2048, 32_771, 1])],
+        bench: [768, 1024, 4096, 8192, 16_384]
+            .iter()
+            .map(|&cols| Size([(1 << 26) / cols, cols, 1]))
+            .collect(),
+        smoke: Size([5, 1000, 1]),
+    }
+}
+
+/// The plan of a norm family's launch over rows × cols, its kernels' launch shapes checked first:
+/// `arrays` f32 arrays the size of the matrix, of a row and of a column (each with its guard
+/// where the device holds it), `flops` per element.
+pub(crate) fn plan<P: ptxkit::Problem>(
+    kernels: &[Kernel<P>],
+    problem: &P,
+    (rows, cols): (usize, usize),
+    arrays: [u64; 3],
+    flops: f64,
+) -> Result<Plan> {
+    for kernel in kernels {
+        check_shape(kernel, problem)?;
+    }
+    let elements = rows as u64 * cols as u64;
+    let bytes = 4 * (arrays[0] * elements + arrays[1] * cols as u64 + arrays[2] * rows as u64);
+    let device = bytes + 4 * (arrays.iter().sum::<u64>()) * GUARD as u64;
+    Ok(Plan {
+        work: Work {
+            bytes: bytes as f64,
+            flops: flops * elements as f64,
+            bound: Bound::Memory,
+        },
+        x: cols as f64,
+        host_bytes: 2 * device,
+        device_bytes: device,
+    })
+}
+
+/// Each row's mean (0 for RMS norm) and rstd as the forward pass writes them (f32), from the f64
+/// reference: the statistics the gradients' kernels are given.
+pub fn forward_statistics(input: &[f32], cols: usize, centered: bool) -> (Vec<f32>, Vec<f32>) {
+    input
+        .chunks(cols)
+        .map(|row| {
+            let reference = reference_row(row, &[], &[], EPS, centered);
+            (reference.mean as f32, reference.rstd as f32)
+        })
+        .unzip()
+}
 
 /// Rows with an offset of their own (up to ±8) and a spread of their own (0.01 to 10), a weight in
 /// [−2, 2) and a bias in [−1, 1).
@@ -300,23 +354,14 @@ impl FamilyDemo for NormDemo {
 
     fn plan(&self, size: Size) -> Result<Plan> {
         let [rows, cols, _] = size.0;
-        let problem = RowNorm::new(rows, cols)?;
-        for kernel in self.family.kernels {
-            check_shape(kernel, &problem)?;
-        }
-        let (elements, rows64, cols64) = (problem.len() as u64, rows as u64, cols as u64);
-        // Input and output, weight and bias, mean and rstd (and their guards).
-        let device = 4 * (2 * elements + 2 * cols64 + 2 * rows64 + 4 * GUARD as u64);
-        Ok(Plan {
-            work: Work {
-                bytes: 4.0 * (2 * elements + 2 * cols64 + 2 * rows64) as f64,
-                flops: 8.0 * elements as f64,
-                bound: Bound::Memory,
-            },
-            x: cols as f64,
-            host_bytes: 2 * device,
-            device_bytes: device,
-        })
+        // Input and output; weight and bias; mean and rstd.
+        plan(
+            self.family.kernels,
+            &RowNorm::new(rows, cols)?,
+            (rows, cols),
+            [2, 2, 2],
+            8.0,
+        )
     }
 
     fn prepare<'a>(&self, backend: &'a Backend, size: Size, rng: u64, sets: usize) -> Result<Box<dyn Case + 'a>> {
@@ -357,15 +402,7 @@ impl FamilyDemo for NormDemo {
     }
 
     fn sizes(&self) -> Sizes {
-        Sizes {
-            edge: EDGE_SHAPES.iter().map(|&[r, c]| Size([r, c, 1])).collect(),
-            large: vec![Size([65_536, 4096, 1]), Size([2048, 32_771, 1])],
-            bench: [768, 1024, 4096, 8192, 16_384]
-                .iter()
-                .map(|&cols| Size([(1 << 26) / cols, cols, 1]))
-                .collect(),
-            smoke: Size([5, 1000, 1]),
-        }
+        sizes()
     }
 
     fn choice(&self) -> &dyn KernelChoice {

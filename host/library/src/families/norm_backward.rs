@@ -2,9 +2,8 @@
 //! forward pass's statistics as f32 holds them, and the f64 check with a tolerance that follows the
 //! arithmetic.
 
-use super::elementwise::check_shape;
-use super::norm::{EDGE_SHAPES, EPS, SMALLEST_SUBNORMAL, inputs, reference_row, within};
-use super::{Bound, Case, Cli, FamilyDemo, GUARD, Outputs, Plan, Size, Sizes, Work, check_guard, check_len, substream};
+use super::norm::{SMALLEST_SUBNORMAL, forward_statistics, inputs, plan, sizes, within};
+use super::{Case, Cli, FamilyDemo, GUARD, Outputs, Plan, Size, Sizes, check_guard, check_len, substream};
 use kernels::Source;
 use kernels::norm::{
     LAYER_NORM_BACKWARD_FAMILY, LAYER_NORM_WEIGHT_GRAD_FAMILY, NormWeightGrad, RMS_NORM_BACKWARD_FAMILY,
@@ -153,23 +152,14 @@ impl FamilyDemo for NormBackwardDemo {
 
     fn plan(&self, size: Size) -> Result<Plan> {
         let [rows, cols, _] = size.0;
-        let problem = RowNormBackward::new(rows, cols)?;
-        for kernel in self.family.kernels {
-            check_shape(kernel, &problem)?;
-        }
-        let (elements, rows64, cols64) = (problem.len() as u64, rows as u64, cols as u64);
-        // x, dy and dx; the weight; mean and rstd (and their guards).
-        let device = 4 * (3 * elements + cols64 + 2 * rows64 + 4 * GUARD as u64);
-        Ok(Plan {
-            work: Work {
-                bytes: 4.0 * (3 * elements + cols64 + 2 * rows64) as f64,
-                flops: 10.0 * elements as f64,
-                bound: Bound::Memory,
-            },
-            x: cols as f64,
-            host_bytes: 2 * device,
-            device_bytes: device,
-        })
+        // x, dy and dx; the weight; mean and rstd.
+        plan(
+            self.family.kernels,
+            &RowNormBackward::new(rows, cols)?,
+            (rows, cols),
+            [3, 1, 2],
+            10.0,
+        )
     }
 
     fn prepare<'a>(&self, backend: &'a Backend, size: Size, rng: u64, sets: usize) -> Result<Box<dyn Case + 'a>> {
@@ -179,12 +169,7 @@ impl FamilyDemo for NormBackwardDemo {
         let mut random = StdRng::seed_from_u64(substream(rng, 41));
         let grad_output: Vec<f32> = (0..problem.len()).map(|_| random.random_range(-1.0..1.0)).collect();
         // The forward pass's statistics as f32 holds them.
-        let (mut means, mut rstds) = (Vec::with_capacity(rows), Vec::with_capacity(rows));
-        for row in input.chunks(cols) {
-            let reference = reference_row(row, &[], &[], EPS, self.centered);
-            means.push(reference.mean as f32);
-            rstds.push(reference.rstd as f32);
-        }
+        let (means, rstds) = forward_statistics(&input, cols, self.centered);
         let upload = |values: &[f32]| Buffer::upload(backend, values);
         let sets = sets.max(1);
         Ok(Box::new(NormBackwardCase {
@@ -220,15 +205,7 @@ impl FamilyDemo for NormBackwardDemo {
     }
 
     fn sizes(&self) -> Sizes {
-        Sizes {
-            edge: EDGE_SHAPES.iter().map(|&[r, c]| Size([r, c, 1])).collect(),
-            large: vec![Size([65_536, 4096, 1]), Size([2048, 32_771, 1])],
-            bench: [768, 1024, 4096, 8192, 16_384]
-                .iter()
-                .map(|&cols| Size([(1 << 26) / cols, cols, 1]))
-                .collect(),
-            smoke: Size([5, 1000, 1]),
-        }
+        sizes()
     }
 }
 
@@ -428,23 +405,14 @@ impl FamilyDemo for NormWeightGradDemo {
 
     fn plan(&self, size: Size) -> Result<Plan> {
         let [rows, cols, _] = size.0;
-        let problem = NormWeightGrad::new(rows, cols)?;
-        for kernel in self.family.kernels {
-            check_shape(kernel, &problem)?;
-        }
-        let (elements, rows64, cols64) = (problem.len() as u64, rows as u64, cols as u64);
-        // x and dy; mean and rstd; dweight and dbias (and their guards).
-        let device = 4 * (2 * elements + 2 * rows64 + 2 * cols64 + 4 * GUARD as u64);
-        Ok(Plan {
-            work: Work {
-                bytes: 4.0 * (2 * elements + 2 * rows64 + 2 * cols64) as f64,
-                flops: 5.0 * elements as f64,
-                bound: Bound::Memory,
-            },
-            x: cols as f64,
-            host_bytes: 2 * device,
-            device_bytes: device,
-        })
+        // x and dy; dweight and dbias; mean and rstd.
+        plan(
+            self.family.kernels,
+            &NormWeightGrad::new(rows, cols)?,
+            (rows, cols),
+            [2, 2, 2],
+            5.0,
+        )
     }
 
     fn prepare<'a>(&self, backend: &'a Backend, size: Size, rng: u64, sets: usize) -> Result<Box<dyn Case + 'a>> {
@@ -453,12 +421,7 @@ impl FamilyDemo for NormWeightGradDemo {
         let (input, _, _) = inputs(substream(rng, 43), rows, cols);
         let mut random = StdRng::seed_from_u64(substream(rng, 47));
         let grad_output: Vec<f32> = (0..problem.len()).map(|_| random.random_range(-1.0..1.0)).collect();
-        let (mut means, mut rstds) = (Vec::with_capacity(rows), Vec::with_capacity(rows));
-        for row in input.chunks(cols) {
-            let reference = reference_row(row, &[], &[], EPS, self.centered);
-            means.push(reference.mean as f32);
-            rstds.push(reference.rstd as f32);
-        }
+        let (means, rstds) = forward_statistics(&input, cols, self.centered);
         let upload = |values: &[f32]| Buffer::upload(backend, values);
         let sets = sets.max(1);
         Ok(Box::new(NormWeightGradCase {
@@ -488,15 +451,7 @@ impl FamilyDemo for NormWeightGradDemo {
     }
 
     fn sizes(&self) -> Sizes {
-        Sizes {
-            edge: EDGE_SHAPES.iter().map(|&[r, c]| Size([r, c, 1])).collect(),
-            large: vec![Size([65_536, 4096, 1]), Size([32_771, 1000, 1])],
-            bench: [768, 1024, 4096, 8192, 16_384]
-                .iter()
-                .map(|&cols| Size([(1 << 26) / cols, cols, 1]))
-                .collect(),
-            smoke: Size([5, 1000, 1]),
-        }
+        sizes()
     }
 }
 
@@ -568,6 +523,7 @@ impl Case for NormWeightGradCase<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::families::norm::{EPS, reference_row};
 
     /// The gradient formula against central differences of the forward reference, for both norms,
     /// with a weight.
