@@ -28,6 +28,28 @@ def tf32_mm(x, y):
         torch.backends.cuda.matmul.allow_tf32 = False
 
 
+def cross_entropy_cases():
+    """Cross-entropy over a vocabulary (the issue's shapes), forward alone and forward + backward,
+    rated on the least the logits can move: one read forward, then one read and one write."""
+    out = []
+    for rows, vocabulary in [(8192, 50257), (4096, 128256)]:
+        logits = torch.randn(rows, vocabulary, device="cuda") * 4
+        target = torch.randint(0, vocabulary, (rows,), device="cuda")
+        trained = logits.clone().requires_grad_()
+
+        def both(f, x=trained, t=target):
+            x.grad = None
+            f(x, t).backward()
+
+        shape, size = f"{rows}x{vocabulary}", 4 * logits.numel()
+        ce = torch.nn.functional.cross_entropy
+        out += [
+            ("cross_entropy", shape, size, lambda x=logits, t=target: rust_kernels.cross_entropy(x, t), lambda x=logits, t=target: ce(x, t)),
+            ("cross_entropy+backward", shape, 3 * size, lambda b=both: b(rust_kernels.cross_entropy), lambda b=both: b(ce)),
+        ]
+    return out
+
+
 def cases():
     """(operator, shape label, bytes or flops, ours, PyTorch's) on shapes that fill the H200."""
     x = torch.rand(8192, 8192, device="cuda")
@@ -85,7 +107,7 @@ def cases():
             lambda: rust_kernels.histogram_f32(long, 0.0, 1.0),
             lambda: torch.histc(long, 256, 0.0, 1.0),
         ),
-    ]
+    ] + cross_entropy_cases()
 
 
 def overhead():

@@ -22,6 +22,7 @@ pub mod source;
 pub mod atomic_probe;
 pub mod attention;
 pub mod conv2d;
+pub mod cross_entropy;
 pub mod elementwise;
 pub mod gather;
 pub mod histogram;

@@ -5,8 +5,8 @@
 //! a new family goes here.
 
 use crate::{
-    atomic_probe, attention, banks, conv2d, gather, histogram, histogram_f32, matmul, matmul_bf16, matmul_tc,
-    mma_probe, norm, probe, reduce, rows, scan, shared_mem_add, softmax, transpose, vec_add,
+    atomic_probe, attention, banks, conv2d, cross_entropy, gather, histogram, histogram_f32, matmul, matmul_bf16,
+    matmul_tc, mma_probe, norm, probe, reduce, rows, scan, shared_mem_add, softmax, transpose, vec_add,
 };
 use ptxkit::{AnyFamily, KernelInfo};
 
@@ -37,6 +37,8 @@ pub static FAMILIES: &[&dyn AnyFamily] = &[
     &norm::RMS_NORM_BACKWARD_FAMILY,
     &norm::LAYER_NORM_WEIGHT_GRAD_FAMILY,
     &norm::RMS_NORM_WEIGHT_GRAD_FAMILY,
+    &cross_entropy::FAMILY,
+    &cross_entropy::BACKWARD_FAMILY,
     &probe::FAMILY,
     &atomic_probe::FAMILY,
     &mma_probe::FAMILY,

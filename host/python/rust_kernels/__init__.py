@@ -1,6 +1,6 @@
 """The project's Rust GPU kernels as PyTorch operators.
 
-``rust_kernels.transpose``, ``softmax``, ``row_sum``, ``row_max``, ``matmul``, ``matmul_tf32`` (on the tensor cores), ``conv2d``, ``sum``, ``cumsum``, ``add`` and ``shared_mem_add`` take CUDA float32
+``rust_kernels.transpose``, ``softmax``, ``cross_entropy``, ``row_sum``, ``row_max``, ``matmul``, ``matmul_tf32`` (on the tensor cores), ``conv2d``, ``sum``, ``cumsum``, ``add`` and ``shared_mem_add`` take CUDA float32
 tensors and return new ones (``matmul_bf16`` takes bfloat16 ones and returns float32; ``attention`` takes and returns bfloat16, ``histogram`` counts uint8 values, ``histogram_f32`` float32 ones in 256 bins), computed by kernels written in Rust (compiled to PTX) and queued on
 PyTorch's current stream of the tensors' device, in the device's primary context. They are
 registered as ``torch.ops.rust_kernels.*`` custom operators (with fake implementations, so
@@ -37,6 +37,7 @@ if _torch is not None:
         add,
         attention,
         conv2d,
+        cross_entropy,
         cumsum,
         histogram,
         histogram_f32,
@@ -58,7 +59,7 @@ else:
             "rust_kernels.native takes any object with __cuda_array_interface__"
         )
 
-    add = attention = conv2d = histogram = histogram_f32 = cumsum = matmul = matmul_bf16 = matmul_tf32 = _needs_torch
+    add = attention = conv2d = cross_entropy = histogram = histogram_f32 = cumsum = matmul = matmul_bf16 = matmul_tf32 = _needs_torch
     row_max = row_sum = _needs_torch
     shared_mem_add = softmax = sum = transpose = _needs_torch
 
@@ -67,6 +68,7 @@ __all__ = [
     "add",
     "attention",
     "conv2d",
+    "cross_entropy",
     "cumsum",
     "histogram",
     "histogram_f32",

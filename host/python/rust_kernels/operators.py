@@ -1,5 +1,7 @@
 """The torch side: custom operators that allocate outputs with torch and launch on its stream."""
 
+from typing import Optional
+
 import torch
 
 from . import _native
@@ -227,6 +229,119 @@ def softmax(x, dim=-1, variant="auto"):
     if dim not in (-1, x.dim() - 1):
         raise ValueError(f"dim={dim}: only the last dimension is supported; move it last (x.transpose)")
     return _softmax_impl(x, variant) if _eager(x) else _softmax(x, variant)
+
+
+# cross_entropy -----------------------------------------------------------------------------------
+
+_REDUCTIONS = ("mean", "sum", "none")
+
+
+def _cross_entropy_impl(
+    logits: torch.Tensor, target: torch.Tensor, ignore_index: int, reduction: str
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Each row's loss and lse, and ``total``: the reduced loss and the rows counted."""
+    logits, target = _ready("logits", logits), _ready("target", target, torch.int64)
+    if logits.dim() != 2:
+        raise ValueError(f"logits: {logits.dim()} dimensions given ({tuple(logits.shape)}), 2 expected (rows, classes)")
+    rows, classes = logits.shape
+    if tuple(target.shape) != (rows,):
+        raise ValueError(f"target: shape {tuple(target.shape)} given, ({rows},) expected: one class index per row")
+    _same_device(logits, target)
+    losses, lse, total = logits.new_empty(rows), logits.new_empty(rows), logits.new_empty(2)
+    if rows == 0:
+        # No rows: the mean of nothing is NaN, the sum 0, as PyTorch's.
+        total.copy_(torch.tensor([float("nan") if reduction == "mean" else 0.0, 0.0]))
+        return losses, lse, total
+    if classes == 0:
+        raise ValueError("logits: no classes (shape (rows, 0)); each row needs at least one")
+    reduced = reduction != "none"
+    ticket = torch.zeros(1, device=logits.device, dtype=torch.int32) if reduced else None
+    _native.cross_entropy(
+        logits,
+        target,
+        losses,
+        lse,
+        total if reduced else None,
+        ticket,
+        ignore_index=ignore_index,
+        reduction=reduction,
+        **_launch_args(logits),
+    )
+    return losses, lse, total
+
+
+_cross_entropy = _Operator("cross_entropy", _cross_entropy_impl)
+
+
+@_cross_entropy.register_fake
+def _(logits, target, ignore_index, reduction):
+    rows = logits.shape[0]
+    return logits.new_empty(rows), logits.new_empty(rows), logits.new_empty(2)
+
+
+def _cross_entropy_backward_impl(
+    logits: torch.Tensor,
+    target: torch.Tensor,
+    lse: torch.Tensor,
+    grad_loss: torch.Tensor,
+    count: Optional[torch.Tensor],
+    ignore_index: int,
+) -> torch.Tensor:
+    logits, target, lse = _ready("logits", logits), _ready("target", target, torch.int64), _ready("lse", lse)
+    grad_loss = _ready("grad_loss", grad_loss)
+    count = None if count is None else _ready("count", count)
+    grad = torch.empty_like(logits)
+    if logits.numel():
+        _native.cross_entropy_backward(
+            logits, target, lse, grad_loss, count, grad, ignore_index=ignore_index, **_launch_args(logits)
+        )
+    return grad
+
+
+_cross_entropy_backward = _Operator("cross_entropy_backward", _cross_entropy_backward_impl)
+
+
+@_cross_entropy_backward.register_fake
+def _(logits, target, lse, grad_loss, count, ignore_index):
+    return torch.empty_like(logits)
+
+
+def _cross_entropy_setup(ctx, inputs, output):
+    logits, target, ignore_index, reduction = inputs
+    _, lse, total = output
+    ctx.save_for_backward(logits, target, lse, total)
+    ctx.ignore_index, ctx.reduction = ignore_index, reduction
+    ctx.mark_non_differentiable(lse)
+
+
+def _cross_entropy_gradient(ctx, grad_losses, grad_lse, grad_total):
+    logits, target, lse, total = ctx.saved_tensors
+    if ctx.reduction == "none":
+        grad_loss, count = grad_losses, None
+    else:
+        # The loss is total[0]; total[1] (the rows counted) divides a mean's gradient.
+        grad_loss = grad_total[0:1]
+        count = total[1:2] if ctx.reduction == "mean" else None
+    grad = _cross_entropy_backward(logits, target, lse, grad_loss.contiguous(), count, ctx.ignore_index)
+    return grad, None, None, None
+
+
+_cross_entropy.register_autograd(_cross_entropy_gradient, setup_context=_cross_entropy_setup)
+
+
+def cross_entropy(logits, target, ignore_index=-100, reduction="mean"):
+    """``torch.nn.functional.cross_entropy(logits, target, ignore_index=..., reduction=...)`` for
+    float32 CUDA logits of shape (rows, classes) and int64 class indices of shape (rows,): the
+    softmax is never written out (one read of the logits forward; one read and one write of their
+    gradient backward). Rows whose target is ``ignore_index`` add nothing and get a gradient of 0;
+    the mean is over the other rows (NaN when there are none). A target outside ``0..classes``
+    that is not ``ignore_index`` gives that row a NaN loss and gradient (PyTorch stops with a device
+    assert). Class weights, label smoothing and probability targets are not supported."""
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"reduction={reduction!r}: choose 'mean', 'sum' or 'none'")
+    op = _cross_entropy_impl if _eager(logits, target) else _cross_entropy
+    losses, _, total = op(logits, target, int(ignore_index), reduction)
+    return losses if reduction == "none" else total[0]
 
 
 # matmul ------------------------------------------------------------------------------------------

@@ -15,6 +15,8 @@ pub enum Dtype {
     U32,
     /// A byte: torch's uint8.
     U8,
+    /// A 64-bit signed integer: torch's int64 (class indices).
+    I64,
     /// bfloat16, as its 16 bits (torch tensors only: the array interface has no type string
     /// for it).
     Bf16,
@@ -27,12 +29,14 @@ impl Dtype {
             Dtype::F32 => &["<f4"],
             Dtype::U32 => &["<i4", "<u4"],
             Dtype::U8 => &["|u1", "<u1"],
+            Dtype::I64 => &["<i8"],
             Dtype::Bf16 => &[],
         }
     }
 
     fn bytes(self) -> usize {
         match self {
+            Dtype::I64 => 8,
             Dtype::F32 | Dtype::U32 => 4,
             Dtype::Bf16 => 2,
             Dtype::U8 => 1,
@@ -45,6 +49,7 @@ impl Dtype {
             Dtype::F32 => &["torch.float32"],
             Dtype::U32 => &["torch.int32", "torch.uint32"],
             Dtype::U8 => &["torch.uint8"],
+            Dtype::I64 => &["torch.int64"],
             Dtype::Bf16 => &["torch.bfloat16"],
         }
     }
@@ -182,12 +187,13 @@ fn torch_tensor_type(py: Python<'_>) -> PyResult<Option<&Bound<'_, PyAny>>> {
 /// a tensor's dtype is checked by identity rather than by formatting its name (a few hundred ns per
 /// tensor per call).
 fn torch_dtypes(py: Python<'_>, dtype: Dtype) -> PyResult<&'static [Py<PyAny>]> {
-    static OBJECTS: [PyOnceLock<Vec<Py<PyAny>>>; 4] = [const { PyOnceLock::new() }; 4];
+    static OBJECTS: [PyOnceLock<Vec<Py<PyAny>>>; 5] = [const { PyOnceLock::new() }; 5];
     let cell = &OBJECTS[match dtype {
         Dtype::F32 => 0,
         Dtype::U32 => 1,
         Dtype::U8 => 2,
         Dtype::Bf16 => 3,
+        Dtype::I64 => 4,
     }];
     let objects = cell.get_or_try_init(py, || -> PyResult<Vec<Py<PyAny>>> {
         // Without torch (an object that only looks like a tensor) the names decide.

@@ -542,6 +542,164 @@ fn cumsum(
     .map_err(to_python)
 }
 
+/// `reduction=` as the forward kernel takes it: `None` for "none".
+fn reduction(name: &str) -> PyResult<Option<kernels::cross_entropy::Reduction>> {
+    use kernels::cross_entropy::Reduction;
+    match name {
+        "mean" => Ok(Some(Reduction::Mean)),
+        "sum" => Ok(Some(Reduction::Sum)),
+        "none" => Ok(None),
+        _ => Err(PyValueError::new_err(format!(
+            "reduction={name:?}: choose \"mean\", \"sum\" or \"none\", as torch.nn.functional.cross_entropy"
+        ))),
+    }
+}
+
+/// Softmax cross-entropy of each row of rows × cols f32 `logits` against the int64 `targets`
+/// (rows): each row's loss and lse into `losses` and `lse` (rows each); for `reduction` "mean" or
+/// "sum", the reduced loss and the rows counted into `total` (2), with `ticket` one zeroed 32-bit
+/// integer (left zeroed); for "none" both may be None. Rows whose target is `ignore_index` are left
+/// out.
+#[pyfunction]
+#[pyo3(signature = (logits, targets, losses, lse, total, ticket, *, ignore_index, reduction, stream, device))]
+#[allow(clippy::too_many_arguments)]
+fn cross_entropy(
+    logits: &Bound<PyAny>,
+    targets: &Bound<PyAny>,
+    losses: &Bound<PyAny>,
+    lse: &Bound<PyAny>,
+    total: Option<&Bound<PyAny>>,
+    ticket: Option<&Bound<PyAny>>,
+    ignore_index: i64,
+    reduction: &str,
+    stream: usize,
+    device: usize,
+) -> PyResult<()> {
+    let reduction = self::reduction(reduction)?;
+    let logits = Tensor::read("logits", logits, Dtype::F32, 2)?;
+    let [rows, cols] = [logits.shape[0], logits.shape[1]];
+    let targets = Tensor::read("targets", targets, Dtype::I64, 1)?;
+    targets.expect_shape(&[rows])?;
+    let losses = Tensor::read("losses", losses, Dtype::F32, 1)?.writable()?;
+    losses.expect_shape(&[rows])?;
+    let lse = Tensor::read("lse", lse, Dtype::F32, 1)?.writable()?;
+    lse.expect_shape(&[rows])?;
+    // The total and its ticket where the reduction needs them.
+    let reduced = match (reduction, total, ticket) {
+        (None, _, _) => None,
+        (Some(reduction), Some(total), Some(ticket)) => {
+            let total = Tensor::read("total", total, Dtype::F32, 1)?.writable()?;
+            total.expect_shape(&[2])?;
+            let ticket = Tensor::read("ticket", ticket, Dtype::U32, 1)?.writable()?;
+            ticket.expect_shape(&[1])?;
+            Some((reduction, total, ticket))
+        }
+        (Some(_), _, _) => {
+            return Err(PyValueError::new_err(
+                "total and ticket: a mean or a sum needs both (2 float32 and 1 zeroed int32 elements)",
+            ));
+        }
+    };
+    let problem = kernels::cross_entropy::CrossEntropy::new(rows, cols).map_err(size_error)?;
+    let backend = backend(device, stream)?;
+    let (logits, targets) = (array(&backend, &logits)?, array(&backend, &targets)?);
+    let (mut losses, mut lse) = (array(&backend, &losses)?, array(&backend, &lse)?);
+    let mut reduced = reduced
+        .map(|(reduction, total, ticket)| -> PyResult<_> {
+            Ok((reduction, array(&backend, &total)?, array::<u32>(&backend, &ticket)?))
+        })
+        .transpose()?;
+    let arrays = families::cross_entropy::ForwardArrays {
+        logits: &logits,
+        targets: &targets,
+        losses: &mut losses,
+        lse: &mut lse,
+        total: reduced
+            .as_mut()
+            .map(|(reduction, total, ticket)| families::cross_entropy::Total {
+                total,
+                ticket,
+                reduction: *reduction,
+            }),
+    };
+    families::cross_entropy::launch_forward(
+        &backend,
+        &kernels::cross_entropy::FAMILY.kernels[0],
+        Source::Rust,
+        &problem,
+        ignore_index,
+        arrays,
+    )
+    .map_err(to_python)
+}
+
+/// The gradient of softmax cross-entropy with respect to rows × cols f32 `logits` into
+/// `grad_logits`, from the int64 `targets` and the forward pass's `lse` (rows each): `grad_loss`
+/// holds the loss's gradient (1 element, or one per row), `count` (1 element, or None) the rows a
+/// mean counted. Rows whose target is `ignore_index` get 0.
+#[pyfunction]
+#[pyo3(signature = (logits, targets, lse, grad_loss, count, grad_logits, *, ignore_index, stream, device))]
+#[allow(clippy::too_many_arguments)]
+fn cross_entropy_backward(
+    logits: &Bound<PyAny>,
+    targets: &Bound<PyAny>,
+    lse: &Bound<PyAny>,
+    grad_loss: &Bound<PyAny>,
+    count: Option<&Bound<PyAny>>,
+    grad_logits: &Bound<PyAny>,
+    ignore_index: i64,
+    stream: usize,
+    device: usize,
+) -> PyResult<()> {
+    let logits = Tensor::read("logits", logits, Dtype::F32, 2)?;
+    let [rows, cols] = [logits.shape[0], logits.shape[1]];
+    let targets = Tensor::read("targets", targets, Dtype::I64, 1)?;
+    targets.expect_shape(&[rows])?;
+    let lse = Tensor::read("lse", lse, Dtype::F32, 1)?;
+    lse.expect_shape(&[rows])?;
+    let grad_loss = Tensor::read("grad_loss", grad_loss, Dtype::F32, 0)?;
+    if grad_loss.len() != 1 {
+        grad_loss.expect_shape(&[rows])?;
+    }
+    let count = count
+        .map(|count| -> PyResult<Tensor> {
+            let count = Tensor::read("count", count, Dtype::F32, 0)?;
+            if count.len() != 1 {
+                return Err(PyValueError::new_err(format!(
+                    "count: shape {:?} given, one element expected",
+                    count.shape
+                )));
+            }
+            Ok(count)
+        })
+        .transpose()?;
+    let grad_logits = Tensor::read("grad_logits", grad_logits, Dtype::F32, 2)?.writable()?;
+    grad_logits.expect_shape(&[rows, cols])?;
+    let problem = kernels::cross_entropy::CrossEntropyBackward::new(rows, cols).map_err(size_error)?;
+    let backend = backend(device, stream)?;
+    let (logits, targets) = (array(&backend, &logits)?, array(&backend, &targets)?);
+    let (lse, grad_loss) = (array(&backend, &lse)?, array(&backend, &grad_loss)?);
+    let count = count.map(|count| array(&backend, &count)).transpose()?;
+    let mut grad_logits = array(&backend, &grad_logits)?;
+    let arrays = families::cross_entropy::BackwardArrays {
+        logits: &logits,
+        targets: &targets,
+        lse: &lse,
+        grad_loss: &grad_loss,
+        count: count.as_ref(),
+        grad_logits: &mut grad_logits,
+    };
+    families::cross_entropy::launch_backward(
+        &backend,
+        &kernels::cross_entropy::BACKWARD_FAMILY.kernels[0],
+        Source::Rust,
+        &problem,
+        ignore_index,
+        arrays,
+    )
+    .map_err(to_python)
+}
+
 /// The kernels each operator can run, for `variant=`: the first is what `auto` means where the
 /// family has no tile configurations.
 #[pyfunction]
@@ -568,6 +726,8 @@ fn _native(module: &Bound<PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(sum, module)?)?;
     module.add_function(wrap_pyfunction!(cumsum_scratch_lens, module)?)?;
     module.add_function(wrap_pyfunction!(cumsum, module)?)?;
+    module.add_function(wrap_pyfunction!(cross_entropy, module)?)?;
+    module.add_function(wrap_pyfunction!(cross_entropy_backward, module)?)?;
     module.add_function(wrap_pyfunction!(variants, module)?)?;
     module.add("ALIGNMENT", ptxkit_runtime::EXTERNAL_ALIGNMENT)?;
     Ok(())

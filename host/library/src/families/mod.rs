@@ -13,6 +13,7 @@ pub mod auto;
 pub mod bank_probe;
 pub mod choice;
 pub mod conv2d;
+pub mod cross_entropy;
 pub mod elementwise;
 pub mod gather;
 pub mod histogram;
@@ -66,6 +67,8 @@ pub static FAMILIES: &[&dyn FamilyDemo] = &[
     &norm_backward::RMS_NORM_BACKWARD,
     &norm_backward::LAYER_NORM_WEIGHT_GRAD,
     &norm_backward::RMS_NORM_WEIGHT_GRAD,
+    &cross_entropy::CrossEntropyDemo,
+    &cross_entropy::CrossEntropyBackwardDemo,
     &warp_probe::WarpProbeDemo,
     &atomic_probe::AtomicProbeDemo,
     &mma_probe::MmaProbeDemo,

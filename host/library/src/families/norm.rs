@@ -119,7 +119,7 @@ pub(crate) const SMALLEST_SUBNORMAL: f64 = 1.401298464324817e-45;
 const F32_OVERFLOW: f64 = 340282356779733661637539395458142568448.0;
 
 /// `x` as f32 arithmetic would have it: infinite at or past the overflow edge.
-fn as_f32_range(x: f64) -> f64 {
+pub(crate) fn as_f32_range(x: f64) -> f64 {
     if x.abs() >= F32_OVERFLOW {
         f64::INFINITY.copysign(x)
     } else {

@@ -125,6 +125,11 @@ pub fn exp2_approx(x: f32) -> f32 {
     if y < f32::MIN_POSITIVE { 0.0 } else { y }
 }
 
+pub fn log2_approx(x: f32) -> f32 {
+    // `.ftz`: subnormal inputs are taken as zero (log2 0 = −∞).
+    if x.is_subnormal() { f32::NEG_INFINITY } else { x.log2() }
+}
+
 pub fn clock64() -> u64 {
     thread_local! {
         static CLOCK: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };

@@ -201,6 +201,15 @@ pub fn exp2(x: f32) -> f32 {
     backend::exp2_approx(x)
 }
 
+/// ln x as CUDA's `__logf`: `lg2.approx.ftz.f32` of x, times ln 2. Absolute error about 2^-22
+/// for x in [0.5, 2], relative error about 2^-22 elsewhere; ln 0 is −∞, ln of a negative number
+/// NaN, and subnormal x is taken as 0. (On the emulator: the host's `log2` of x, flushed the same
+/// way.)
+#[inline(always)]
+pub fn ln(x: f32) -> f32 {
+    backend::log2_approx(x) * core::f32::consts::LN_2
+}
+
 /// √x correctly rounded (`sqrt.rn.f32`, as CUDA's `__fsqrt_rn` and IEEE 754's square root): the
 /// same bits on the GPU and on the emulator; NaN below −0.0, −0.0 at −0.0. The approximate
 /// `sqrt.approx` and `rsqrt.approx` differ from it in the last bits.

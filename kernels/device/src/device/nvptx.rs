@@ -125,6 +125,14 @@ pub fn exp2_approx(x: f32) -> f32 {
 }
 
 #[inline(always)]
+pub fn log2_approx(x: f32) -> f32 {
+    let y: f32;
+    // SAFETY: arithmetic on registers.
+    unsafe { asm!("lg2.approx.ftz.f32 {}, {};", out(reg32) y, in(reg32) x, options(pure, nomem, nostack)) };
+    y
+}
+
+#[inline(always)]
 pub fn clock64() -> u64 {
     let clock: u64;
     // SAFETY: reads a special register. Volatile (no `pure`): two reads must not be merged.

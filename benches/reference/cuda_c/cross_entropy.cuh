@@ -1,0 +1,67 @@
+// Pieces shared by the cross-entropy twins (kernels::cross_entropy): a block of 256 threads per
+// row, the row walked 16 bytes a load from its first 16-byte boundary (kernels::cross_entropy::walk).
+#pragma once
+#include "softmax.cuh"
+
+// ln x as kernels::device::ln: lg2.approx.ftz of x, times ln 2 (not contracted into a later add).
+__device__ __forceinline__ float fast_ln(float x) {
+    float y;
+    asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return __fmul_rn(y, 0.693147180559945309417f);
+}
+
+__device__ __forceinline__ bool in_range(long long target, unsigned cols) { return target >= 0 && target < (long long)cols; }
+
+// kernels::cross_entropy::walk::split: elements before the first 16-byte boundary, then vectors.
+__device__ __forceinline__ void split(const float* p, unsigned cols, unsigned& head, unsigned& vectors) {
+    unsigned offset = (unsigned)(((size_t)p / 4) % 4);
+    head = min((4 - offset) % 4, cols);
+    vectors = (cols - head) / 4;
+}
+
+// kernels::cross_entropy::walk::read_row.
+template <typename Visit>
+__device__ __forceinline__ void read_row(const float* row, unsigned cols, unsigned t, Visit visit) {
+    unsigned head, vectors;
+    split(row, cols, head, vectors);
+    if (t < head) visit(t, row[t]);
+    for (unsigned v = t; v < vectors; v += THREADS) {
+        unsigned c = head + 4 * v;
+        float4 x = *(const float4*)(row + c);
+        visit(c, x.x);
+        visit(c + 1, x.y);
+        visit(c + 2, x.z);
+        visit(c + 3, x.w);
+    }
+    unsigned c = head + 4 * vectors + t;
+    if (c < cols) visit(c, row[c]);
+}
+
+// kernels::cross_entropy::walk::map_row.
+template <typename F>
+__device__ __forceinline__ void map_row(const float* src, float* dst, unsigned cols, unsigned t, F f) {
+    if (((size_t)src - (size_t)dst) % 16 != 0) {
+        for (unsigned c = t; c < cols; c += THREADS) dst[c] = f(c, src[c]);
+        return;
+    }
+    unsigned head, vectors;
+    split(src, cols, head, vectors);
+    if (t < head) dst[t] = f(t, src[t]);
+    for (unsigned v = t; v < vectors; v += THREADS) {
+        unsigned c = head + 4 * v;
+        float4 x = *(const float4*)(src + c);
+        *(float4*)(dst + c) = make_float4(f(c, x.x), f(c + 1, x.y), f(c + 2, x.z), f(c + 3, x.w));
+    }
+    unsigned c = head + 4 * vectors + t;
+    if (c < cols) dst[c] = f(c, src[c]);
+}
+
+// kernels::cross_entropy::walk::fill_row.
+__device__ __forceinline__ void fill_row(float* dst, unsigned cols, unsigned t, float value) {
+    unsigned head, vectors;
+    split(dst, cols, head, vectors);
+    if (t < head) dst[t] = value;
+    for (unsigned v = t; v < vectors; v += THREADS) *(float4*)(dst + head + 4 * v) = make_float4(value, value, value, value);
+    unsigned c = head + 4 * vectors + t;
+    if (c < cols) dst[c] = value;
+}

@@ -1,0 +1,174 @@
+//! Softmax cross-entropy, forward and backward, on the rows models hand it besides random ones:
+//! every special value alone in a row (as the target's logit and beside it), masked classes (−∞),
+//! a row of −∞ alone, ignored rows holding NaN, targets out of range, and the three reductions.
+
+use crate::prelude::*;
+use kernels::cross_entropy::{BACKWARD_FAMILY, CrossEntropy, CrossEntropyBackward, FAMILY, IGNORE_INDEX, Reduction};
+use kernels_host::families::cross_entropy::{
+    self, BackwardArrays, ForwardArrays, RowLoss, Total, check_backward, check_forward, reference_row, reference_total,
+};
+use kernels_host::families::norm::within;
+
+/// The rows of one width: logits and targets.
+fn rows_of(rng: &mut StdRng, cols: usize) -> (Vec<f32>, Vec<i64>) {
+    let random = |rng: &mut StdRng| -> Vec<f32> { (0..cols).map(|_| rng.random_range(-8.0f32..8.0)).collect() };
+    let (mut logits, mut targets) = (Vec::new(), Vec::new());
+    let mut push = |row: Vec<f32>, target: usize| {
+        logits.extend(row);
+        targets.push(target as i64);
+    };
+    for special in SPECIAL_VALUES {
+        let at = rng.random_range(0..cols);
+        let mut row = random(rng);
+        row[at] = special;
+        // The special value as the target's logit, and (where there is another class) beside it.
+        push(row.clone(), at);
+        push(row, (at + 1) % cols);
+    }
+    // Half the classes masked: the target among the others, then a masked one (an infinite loss).
+    let mut row = random(rng);
+    let masked: Vec<usize> = (0..cols).filter(|c| c % 2 == 1).collect();
+    masked.iter().for_each(|&c| row[c] = f32::NEG_INFINITY);
+    push(row.clone(), 0);
+    if let Some(&c) = masked.first() {
+        push(row, c);
+    }
+    // Every class masked: NaN, as PyTorch's.
+    push(vec![f32::NEG_INFINITY; cols], cols / 2);
+    // Huge magnitudes of both signs mixed in.
+    let mut row = random(rng);
+    mix_in(rng, &mut row, 3, &[f32::MAX, f32::MIN, 3.0e38, -1.0e38]);
+    push(row, rng.random_range(0..cols));
+    // An ignored row holding a NaN, and targets outside 0..cols that are not ignored (one that would
+    // be class 1 if cut to 32 bits).
+    let mut row = random(rng);
+    row[cols - 1] = f32::NAN;
+    logits.extend(row);
+    targets.push(IGNORE_INDEX);
+    for target in [cols as i64, -1, (1 << 32) + 1] {
+        logits.extend(random(rng));
+        targets.push(target);
+    }
+    (logits, targets)
+}
+
+/// Every forward and backward kernel that runs on `backend`, on [`rows_of`] each width; the
+/// forward pass with the mean, the sum and no total; the backward pass with one loss gradient
+/// (and the mean's count) and with one per row.
+pub(crate) fn cross_entropy_meets_special_values(backend: &Backend) {
+    let stream = rng_stream();
+    let mut failures = Vec::new();
+    for cols in [1, 2, 33, 257, 1000, 4099] {
+        let mut rng = StdRng::seed_from_u64(stream ^ cols as u64);
+        let (logits, targets) = rows_of(&mut rng, cols);
+        let rows = targets.len();
+        let references: Vec<RowLoss> = logits
+            .chunks(cols)
+            .zip(&targets)
+            .map(|(row, &t)| reference_row(row, t, IGNORE_INDEX))
+            .collect();
+        let upload = |values: &[f32]| Buffer::upload(backend, values).unwrap();
+        let (logits_buffer, targets_buffer) = (upload(&logits), Buffer::upload(backend, &targets).unwrap());
+        let problem = CrossEntropy::new(rows, cols).unwrap();
+        for kernel in FAMILY.kernels {
+            if !runs_here(backend, &kernel.info(FAMILY.name), Source::Rust) {
+                continue;
+            }
+            for reduction in [Some(Reduction::Mean), Some(Reduction::Sum), None] {
+                let label = format!("{} at {rows}x{cols}, {reduction:?}", kernel.entry());
+                let (mut losses, mut lse, mut total) = (
+                    upload(&vec![f32::NAN; rows]),
+                    upload(&vec![f32::NAN; rows]),
+                    upload(&[f32::NAN; 2]),
+                );
+                let mut ticket = Buffer::upload(backend, &[0u32]).unwrap();
+                let arrays = ForwardArrays {
+                    logits: &logits_buffer,
+                    targets: &targets_buffer,
+                    losses: &mut losses,
+                    lse: &mut lse,
+                    total: reduction.map(|reduction| Total {
+                        total: &mut total,
+                        ticket: &mut ticket,
+                        reduction,
+                    }),
+                };
+                if let Err(e) =
+                    cross_entropy::launch_forward(backend, kernel, Source::Rust, &problem, IGNORE_INDEX, arrays)
+                {
+                    failures.push(format!("{label}: {e}"));
+                    continue;
+                }
+                let (losses, lse, total) = (
+                    losses.read(backend).unwrap(),
+                    lse.read(backend).unwrap(),
+                    total.read(backend).unwrap(),
+                );
+                if let Err(e) = check_forward(&references, (&losses, &lse)) {
+                    failures.push(format!("{label}: {e}"));
+                }
+                match reduction {
+                    Some(reduction) => {
+                        let (want, tolerance, count) = reference_total(&references, &targets, IGNORE_INDEX, reduction);
+                        if !within(total[0], want, tolerance) || total[1] as f64 != count {
+                            failures.push(format!("{label}: total {total:?}, expected {want} over {count}"));
+                        }
+                    }
+                    None if !total.iter().all(|t| t.is_nan()) => {
+                        failures.push(format!("{label}: wrote a total {total:?} that was not asked for"));
+                    }
+                    None => {}
+                }
+            }
+        }
+        // The backward pass from the lse as f32 holds it.
+        let lse: Vec<f32> = references.iter().map(|r| r.lse as f32).collect();
+        let count = targets.iter().filter(|&&t| t != IGNORE_INDEX).count() as f32;
+        let per_row: Vec<f32> = (0..rows).map(|_| rng.random_range(-2.0f32..2.0)).collect();
+        let problem = CrossEntropyBackward::new(rows, cols).unwrap();
+        for kernel in BACKWARD_FAMILY.kernels {
+            if !runs_here(backend, &kernel.info(BACKWARD_FAMILY.name), Source::Rust) {
+                continue;
+            }
+            for (grad_loss, counted) in [(vec![1.5f32], true), (per_row.clone(), false)] {
+                let label = format!(
+                    "{} at {rows}x{cols}, {} loss gradients",
+                    kernel.entry(),
+                    grad_loss.len()
+                );
+                let scales: Vec<f64> = (0..rows)
+                    .map(|r| {
+                        let g = grad_loss[if grad_loss.len() == 1 { 0 } else { r }] as f64;
+                        if counted { g / count as f64 } else { g }
+                    })
+                    .collect();
+                let (lse_buffer, grad_loss_buffer, count_buffer) = (upload(&lse), upload(&grad_loss), upload(&[count]));
+                let mut grad = upload(&vec![f32::NAN; logits.len()]);
+                let arrays = BackwardArrays {
+                    logits: &logits_buffer,
+                    targets: &targets_buffer,
+                    lse: &lse_buffer,
+                    grad_loss: &grad_loss_buffer,
+                    count: counted.then_some(&count_buffer),
+                    grad_logits: &mut grad,
+                };
+                if let Err(e) =
+                    cross_entropy::launch_backward(backend, kernel, Source::Rust, &problem, IGNORE_INDEX, arrays)
+                {
+                    failures.push(format!("{label}: {e}"));
+                    continue;
+                }
+                let got = grad.read(backend).unwrap();
+                if let Err(e) = check_backward((&logits, &targets, &lse), &scales, &got, cols) {
+                    failures.push(format!("{label}: {e}"));
+                }
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} failures (random stream {stream}; rerun with {RNG_ENV}={stream}):\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}

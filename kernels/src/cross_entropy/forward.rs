@@ -1,0 +1,146 @@
+//! The forward pass, a block per row: one read of the row keeps each thread's running maximum and
+//! sum of e^(x − maximum) (as softmax's online rung), the block merges them, and one thread writes
+//! the row's lse and loss. Then each block takes a ticket (its loss fenced first); the block that
+//! takes the last one adds the losses in row order and counts the rows not ignored, so the mean
+//! comes out of the same launch, the same bits whichever block finished when.
+
+use super::walk::read_row;
+use super::{CrossEntropy, THREADS, WARPS, in_range};
+use crate::softmax::{Running, block_running, block_sum};
+use ptxkit::device::{
+    GlobalSlice, GlobalSliceMut, SharedSlice, block_idx, grid_dim, ln, sync_threads, thread_fence, thread_idx,
+};
+use ptxkit::{Dim3, Kernel, SharedMemory, kernel, shared_memory};
+
+shared_memory! {
+    /// One running pair per warp, and whether this block took the last ticket.
+    pub struct Scratch {
+        pub maxes: SharedSlice<f32> = WARPS,
+        pub sums: SharedSlice<f32> = WARPS,
+        pub last: SharedSlice<u32> = 1,
+    }
+}
+
+/// Row `row`'s (loss, lse): `lse − x[target]`, by the whole block.
+///
+/// # Safety
+/// `logits` holds the row's `cols` elements; the block has [`THREADS`] threads, all calling.
+#[inline(always)]
+unsafe fn row_loss(
+    (maxes, sums): (SharedSlice<f32>, SharedSlice<f32>),
+    logits: GlobalSlice<f32>,
+    target: i64,
+    cols: u32,
+) -> (f32, f32) {
+    let t = thread_idx().x;
+    let mut running = Running::EMPTY;
+    // SAFETY: the row holds cols elements; t < THREADS.
+    unsafe { read_row::<THREADS>(logits, cols, t, |_, x| running = running.see(x)) };
+    // SAFETY: every thread of the block calls it (the caller's promise).
+    let stats = unsafe { block_running::<WARPS>(maxes, sums, running) };
+    // A row of −∞ alone: a sum of 0, lse −∞, and the loss −∞ − −∞, NaN, as PyTorch's.
+    let lse = stats.max + ln(stats.sum);
+    let picked = if in_range(target, cols) {
+        // SAFETY: 0 ≤ target < cols.
+        unsafe { logits.get_unchecked(target as u32) }
+    } else {
+        f32::NAN
+    };
+    (lse - picked, lse)
+}
+
+/// The last block's work: the losses' sum in row order (divided by the rows counted where
+/// `mean`), and the count, into `total`.
+///
+/// # Safety
+/// `losses` and `targets` hold `rows` elements each, every block's loss written and fenced;
+/// `total` holds 2; the block has [`THREADS`] threads, all calling.
+#[inline(always)]
+unsafe fn finish(
+    sums: SharedSlice<f32>,
+    (losses, targets): (GlobalSliceMut<f32>, GlobalSlice<i64>),
+    total: GlobalSliceMut<f32>,
+    (rows, ignore_index, mean): (u32, i64, u32),
+) {
+    let t = thread_idx().x;
+    let (mut sum, mut count) = (0.0f32, 0.0f32);
+    let mut r = t;
+    while r < rows {
+        // SAFETY: r < rows; each loss was stored and fenced by its block before its ticket.
+        sum += unsafe { losses.at_unchecked(r) }.load_relaxed();
+        // SAFETY: r < rows.
+        if unsafe { targets.get_unchecked(r) } != ignore_index {
+            count += 1.0;
+        }
+        r += THREADS;
+    }
+    // SAFETY: the caller's promise; `sums` is free after the barriers of the row's reduction.
+    let sum = unsafe { block_sum::<WARPS>(sums, sum) };
+    // SAFETY: as above. A count per thread below 2^24 rows each is exact, and so is their sum
+    // below 2^24 in all.
+    let count = unsafe { block_sum::<WARPS>(sums, count) };
+    if t == 0 {
+        // SAFETY: total holds 2 (the caller's promise).
+        unsafe {
+            total.set_unchecked(0u32, if mean != 0 { sum / count } else { sum });
+            total.set_unchecked(1u32, count);
+        }
+    }
+}
+
+kernel! {
+    /// Block r: row r's loss and lse; the last block to finish, the total.
+    pub unsafe fn cross_entropy_forward(logits: GlobalSlice<f32>, targets: GlobalSlice<i64>, losses: GlobalSliceMut<f32>, lse: GlobalSliceMut<f32>, total: GlobalSliceMut<f32>, ticket: GlobalSliceMut<u32>, rows: u32, cols: u32, ignore_index: i64, mean: u32) {
+        let Scratch { maxes, sums, last } = Scratch::carve();
+        let row = block_idx().x;
+        let t = thread_idx().x;
+        // SAFETY: row < rows: the grid is a block per row.
+        let target = unsafe { targets.get_unchecked(row) };
+        // Uniform over the block: the row's barriers are reached by all of its threads or none.
+        let (loss, row_lse) = if target == ignore_index {
+            (0.0, 0.0)
+        } else {
+            let row_logits = logits.tail(row as usize * cols as usize).head(cols);
+            // SAFETY: the row is inside the logits; THREADS threads, all here.
+            unsafe { row_loss((maxes, sums), row_logits, target, cols) }
+        };
+        if t == 0 {
+            // SAFETY: losses and lse hold rows elements.
+            unsafe {
+                losses.set_unchecked(row, loss);
+                lse.set_unchecked(row, row_lse);
+            }
+        }
+        if total.is_empty() {
+            return;
+        }
+        if t == 0 {
+            // SAFETY: the ticket holds one u32 that is zero before the launch.
+            unsafe {
+                thread_fence();
+                let taken = ticket.at_unchecked(0u32).atomic_add(1);
+                last.set(0, (taken == grid_dim().x - 1) as u32);
+            }
+        }
+        // The ticket's verdict is in shared memory before any thread reads it.
+        sync_threads();
+        if last.get(0) != 0 {
+            // Every block fenced its loss before taking its ticket.
+            thread_fence();
+            // SAFETY: every loss is written; total holds 2; THREADS threads, all here.
+            unsafe { finish(sums, (losses, targets), total, (rows, ignore_index, mean)) };
+            if t == 0 {
+                // SAFETY: no block uses the ticket any more in this launch.
+                unsafe { ticket.at_unchecked(0u32).store_relaxed(0) };
+            }
+        }
+    }
+}
+
+/// One block of [`THREADS`] threads per row.
+pub const KERNEL: Kernel<CrossEntropy> = Kernel {
+    code: cross_entropy_forward,
+    block: Dim3::x(THREADS),
+    shared: SharedMemory::of(Scratch::BYTES),
+    grid: |p, _| Dim3::x(p.rows),
+};

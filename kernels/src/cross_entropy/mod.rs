@@ -1,0 +1,154 @@
+//! Softmax cross-entropy over each row of a rows × cols f32 matrix of logits, as PyTorch's
+//! `cross_entropy(logits, targets, ignore_index=…, reduction=…)` computes it, without ever writing
+//! the softmax out:
+//!
+//! * loss of row r: `lse_r − x[r][t_r]`, with `lse_r = m_r + ln Σ_c e^(x[r][c] − m_r)` (m_r the
+//!   row's maximum) and t_r the row's target class;
+//! * gradient of the logits: `(e^(x[r][c] − lse_r) − [c = t_r]) · s_r`, with s_r the gradient
+//!   reaching row r's loss: the mean's 1 / (rows counted), the sum's 1, or row r's own.
+//!
+//! A row whose target is `ignore_index` is not read: its loss and gradient are 0, and the mean
+//! does not count it (all rows ignored: 0 / 0, NaN, as PyTorch's). PyTorch stops with a device
+//! assert on a target outside `0..cols` that is not `ignore_index`; here that row's loss and
+//! gradient are NaN, so the mean and the sum are too.
+//!
+//! * [`forward`]: a block per row, one read of it (running maximum and sum), the loss and lse out;
+//!   the block that finishes last adds the losses in row order (the total's bits do not depend on
+//!   which block ran when) and counts the rows, in the same launch;
+//! * [`backward`]: a block per row, one read and one write of it, from the forward pass's lse.
+//!
+//! Both walk a row by 16-byte vectors where it allows ([`walk`]).
+
+pub mod backward;
+pub mod forward;
+pub mod walk;
+
+use ptxkit::device::{GlobalSlice, GlobalSliceMut};
+use ptxkit::{Family, Problem};
+
+/// Threads per block (one block per row).
+pub const THREADS: u32 = 256;
+/// Warps per block.
+pub const WARPS: u32 = THREADS / ptxkit::device::WARP_SIZE;
+
+/// PyTorch's default `ignore_index`. Targets are i64, as PyTorch's class indices are.
+pub const IGNORE_INDEX: i64 = -100;
+
+/// How the rows' losses are combined in the forward pass's total.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reduction {
+    /// The sum over the rows not ignored, divided by how many there are.
+    Mean,
+    /// The sum over every row (ignored rows add 0).
+    Sum,
+}
+
+impl Reduction {
+    /// The kernel's `mean` argument.
+    pub const fn flag(self) -> u32 {
+        match self {
+            Reduction::Mean => 1,
+            Reduction::Sum => 0,
+        }
+    }
+}
+
+/// Softmax cross-entropy over each row of a `rows × cols` row-major matrix of logits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CrossEntropy {
+    pub rows: u32,
+    pub cols: u32,
+}
+
+impl Problem for CrossEntropy {
+    /// `(logits, targets, losses, lse, total, ticket, rows, cols, ignore_index, mean)`: views of the
+    /// rows × cols logits and the `rows` targets; each row's loss and lse (`rows` each, written);
+    /// `total` (2 elements: the reduced loss and the rows counted, written by the last block; or
+    /// empty for no reduction), `ticket` (one u32 that is zero, or empty with `total`); `mean` 1
+    /// for the mean of the rows counted, 0 for the sum.
+    type Args = (
+        GlobalSlice<f32>,
+        GlobalSlice<i64>,
+        GlobalSliceMut<f32>,
+        GlobalSliceMut<f32>,
+        GlobalSliceMut<f32>,
+        GlobalSliceMut<u32>,
+        u32,
+        u32,
+        i64,
+        u32,
+    );
+}
+
+/// The gradient of softmax cross-entropy with respect to the logits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CrossEntropyBackward {
+    pub rows: u32,
+    pub cols: u32,
+}
+
+impl Problem for CrossEntropyBackward {
+    /// `(logits, targets, lse, grad_loss, count, grad_logits, rows, cols, ignore_index)`: views of
+    /// the rows × cols logits, the `rows` targets and the forward pass's `rows` lse; the loss's
+    /// gradient (1 element, every row's, for a mean or a sum; or `rows`, each row's own); `count`
+    /// (1 element: the rows the mean counted, which divide the gradient; or empty); the logits'
+    /// gradient (rows × cols, written).
+    type Args = (
+        GlobalSlice<f32>,
+        GlobalSlice<i64>,
+        GlobalSlice<f32>,
+        GlobalSlice<f32>,
+        GlobalSlice<f32>,
+        GlobalSliceMut<f32>,
+        u32,
+        u32,
+        i64,
+    );
+}
+
+/// The forward pass: the registry's list.
+pub const FAMILY: Family<CrossEntropy> = Family::new("cross_entropy", &[forward::KERNEL]);
+
+/// The logits' gradient: the registry's list.
+pub const BACKWARD_FAMILY: Family<CrossEntropyBackward> = Family::new("cross_entropy_backward", &[backward::KERNEL]);
+
+/// Whether `target` is a class of a row of `cols` (not ignored, not out of range): compared as
+/// 64-bit numbers, so that 2^32 + 1 is out of range, not class 1.
+#[inline(always)]
+pub(crate) fn in_range(target: i64, cols: u32) -> bool {
+    target >= 0 && target < cols as i64
+}
+
+#[cfg(not(target_arch = "nvptx64"))]
+impl CrossEntropy {
+    /// At least one row and column (class), elements within 32-bit indices.
+    pub fn new(rows: usize, cols: usize) -> Result<Self, ptxkit::InvalidSize> {
+        let (rows, cols) = crate::size::rows_and_cols("cross-entropy", rows, cols)?;
+        Ok(CrossEntropy { rows, cols })
+    }
+
+    pub fn len(&self) -> usize {
+        self.rows as usize * self.cols as usize
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+#[cfg(not(target_arch = "nvptx64"))]
+impl CrossEntropyBackward {
+    /// As [`CrossEntropy::new`].
+    pub fn new(rows: usize, cols: usize) -> Result<Self, ptxkit::InvalidSize> {
+        let CrossEntropy { rows, cols } = CrossEntropy::new(rows, cols)?;
+        Ok(CrossEntropyBackward { rows, cols })
+    }
+
+    pub fn len(&self) -> usize {
+        self.rows as usize * self.cols as usize
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
