@@ -1,6 +1,6 @@
 """The project's Rust GPU kernels as PyTorch operators.
 
-``rust_kernels.transpose``, ``softmax``, ``cross_entropy``, ``row_sum``, ``row_max``, ``matmul``, ``matmul_tf32`` (on the tensor cores), ``conv2d``, ``sum``, ``cumsum``, ``add`` and ``shared_mem_add`` take CUDA float32
+``rust_kernels.transpose``, ``softmax``, ``layer_norm``, ``rms_norm``, ``cross_entropy``, ``row_sum``, ``row_max``, ``matmul``, ``matmul_tf32`` (on the tensor cores), ``conv2d``, ``sum``, ``cumsum``, ``add`` and ``shared_mem_add`` take CUDA float32
 tensors and return new ones (``matmul_bf16`` takes bfloat16 ones and returns float32; ``attention`` takes and returns bfloat16, ``histogram`` counts uint8 values, ``histogram_f32`` float32 ones in 256 bins), computed by kernels written in Rust (compiled to PTX) and queued on
 PyTorch's current stream of the tensors' device, in the device's primary context. They are
 registered as ``torch.ops.rust_kernels.*`` custom operators (with fake implementations, so
@@ -21,8 +21,8 @@ ALIGNMENT = native.ALIGNMENT
 
 
 def variants(op):
-    """The kernels ``op`` (add, attention, attention_causal, conv2d, cumsum, histogram, histogram_f32, matmul,
-    matmul_bf16, matmul_tf32, row_max, row_sum, softmax, sum, transpose) can be
+    """The kernels ``op`` (add, attention, attention_causal, conv2d, cumsum, histogram, histogram_f32, layer_norm,
+    matmul, matmul_bf16, matmul_tf32, rms_norm, row_max, row_sum, softmax, sum, transpose) can be
     asked for by name."""
     return native.variants(op)
 
@@ -41,9 +41,11 @@ if _torch is not None:
         cumsum,
         histogram,
         histogram_f32,
+        layer_norm,
         matmul,
         matmul_bf16,
         matmul_tf32,
+        rms_norm,
         row_max,
         row_sum,
         shared_mem_add,
@@ -60,7 +62,7 @@ else:
         )
 
     add = attention = conv2d = cross_entropy = histogram = histogram_f32 = cumsum = matmul = matmul_bf16 = matmul_tf32 = _needs_torch
-    row_max = row_sum = _needs_torch
+    layer_norm = rms_norm = row_max = row_sum = _needs_torch
     shared_mem_add = softmax = sum = transpose = _needs_torch
 
 __all__ = [
@@ -72,10 +74,12 @@ __all__ = [
     "cumsum",
     "histogram",
     "histogram_f32",
+    "layer_norm",
     "matmul",
     "matmul_bf16",
     "matmul_tf32",
     "native",
+    "rms_norm",
     "row_max",
     "row_sum",
     "shared_mem_add",

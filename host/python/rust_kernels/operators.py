@@ -1,5 +1,6 @@
 """The torch side: custom operators that allocate outputs with torch and launch on its stream."""
 
+import math
 from typing import Optional
 
 import torch
@@ -229,6 +230,211 @@ def softmax(x, dim=-1, variant="auto"):
     if dim not in (-1, x.dim() - 1):
         raise ValueError(f"dim={dim}: only the last dimension is supported; move it last (x.transpose)")
     return _softmax_impl(x, variant) if _eager(x) else _softmax(x, variant)
+
+
+# layer_norm, rms_norm ----------------------------------------------------------------------------
+
+
+def _last_dimension(name, x, normalized_shape):
+    """``normalized_shape`` as the kernels take it: the last dimension of ``x``, alone."""
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    if x.dim() == 0 or shape != (x.shape[-1],):
+        raise ValueError(
+            f"{name}: normalized_shape={shape} on a tensor of shape {tuple(x.shape)}: only the last dimension "
+            "is supported; flatten the normalised dimensions into the last one (x.flatten(-k))"
+        )
+
+
+def _vector(name, v, cols):
+    if v is None:
+        return None
+    v = _ready(name, v)
+    if tuple(v.shape) != (cols,):
+        raise ValueError(f"{name}: shape {tuple(v.shape)} given, ({cols},) expected")
+    return v
+
+
+def _norm_rows(x):
+    """``x`` ready, its rows and its columns (the last dimension)."""
+    x = _ready("x", x)
+    return x, math.prod(x.shape[:-1]), x.shape[-1]
+
+
+def _layer_norm_impl(
+    x: torch.Tensor, weight: Optional[torch.Tensor], bias: Optional[torch.Tensor], eps: float, variant: str
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The output (x's shape), and each row's mean and rstd (x.numel() / cols each)."""
+    x, rows, cols = _norm_rows(x)
+    weight, bias = _vector("weight", weight, cols), _vector("bias", bias, cols)
+    out = torch.empty_like(x)
+    mean, rstd = x.new_empty(rows), x.new_empty(rows)
+    if x.numel():
+        _native.layer_norm(
+            x.view(rows, cols), weight, bias, out.view(rows, cols), mean, rstd, eps=eps, variant=variant, **_launch_args(x)
+        )
+    return out, mean, rstd
+
+
+def _rms_norm_impl(
+    x: torch.Tensor, weight: Optional[torch.Tensor], eps: float, variant: str
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The output (x's shape), and each row's rstd (x.numel() / cols)."""
+    x, rows, cols = _norm_rows(x)
+    weight = _vector("weight", weight, cols)
+    out = torch.empty_like(x)
+    rstd = x.new_empty(rows)
+    if x.numel():
+        _native.rms_norm(x.view(rows, cols), weight, out.view(rows, cols), rstd, eps=eps, variant=variant, **_launch_args(x))
+    return out, rstd
+
+
+def _norm_backward_impl(
+    x: torch.Tensor,
+    grad: torch.Tensor,
+    weight: Optional[torch.Tensor],
+    mean: Optional[torch.Tensor],
+    rstd: torch.Tensor,
+) -> torch.Tensor:
+    """The input's gradient (layer norm where ``mean`` is given, else RMS norm)."""
+    x, rows, cols = _norm_rows(x)
+    grad = _ready("grad", grad)
+    dx = torch.empty_like(x)
+    if x.numel():
+        _native.norm_backward(
+            x.view(rows, cols),
+            grad.view(rows, cols),
+            _vector("weight", weight, cols),
+            None if mean is None else _ready("mean", mean),
+            _ready("rstd", rstd),
+            dx.view(rows, cols),
+            **_launch_args(x),
+        )
+    return dx
+
+
+def _norm_weight_grad_impl(
+    x: torch.Tensor, grad: torch.Tensor, mean: Optional[torch.Tensor], rstd: torch.Tensor, with_bias: bool
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The weight's gradient, and the bias's (empty unless ``with_bias``)."""
+    x, rows, cols = _norm_rows(x)
+    grad = _ready("grad", grad)
+    dweight = x.new_empty(cols)
+    dbias = x.new_empty(cols if with_bias else 0)
+    if x.numel():
+        _native.norm_weight_grad(
+            x.view(rows, cols),
+            grad.view(rows, cols),
+            None if mean is None else _ready("mean", mean),
+            _ready("rstd", rstd),
+            dweight,
+            dbias if with_bias else None,
+            **_launch_args(x),
+        )
+    else:
+        dweight.zero_()
+        dbias.zero_()
+    return dweight, dbias
+
+
+_layer_norm = _Operator("layer_norm", _layer_norm_impl)
+_rms_norm = _Operator("rms_norm", _rms_norm_impl)
+_norm_backward = _Operator("norm_backward", _norm_backward_impl)
+_norm_weight_grad = _Operator("norm_weight_grad", _norm_weight_grad_impl)
+
+
+def _statistics_like(x):
+    return x.new_empty(math.prod(x.shape[:-1]))
+
+
+@_layer_norm.register_fake
+def _(x, weight, bias, eps, variant):
+    return torch.empty_like(x), _statistics_like(x), _statistics_like(x)
+
+
+@_rms_norm.register_fake
+def _(x, weight, eps, variant):
+    return torch.empty_like(x), _statistics_like(x)
+
+
+@_norm_backward.register_fake
+def _(x, grad, weight, mean, rstd):
+    return torch.empty_like(x)
+
+
+@_norm_weight_grad.register_fake
+def _(x, grad, mean, rstd, with_bias):
+    cols = x.shape[-1]
+    return x.new_empty(cols), x.new_empty(cols if with_bias else 0)
+
+
+def _norm_gradients(ctx, grad, mean, rstd):
+    """(dx, dweight, dbias) of either norm, each None where not needed."""
+    x, weight = ctx.saved_tensors[:2]
+    grad = grad.contiguous()
+    dx = dweight = dbias = None
+    if ctx.needs_input_grad[0]:
+        dx = _norm_backward(x, grad, weight, mean, rstd)
+    want_weight = weight is not None and ctx.needs_input_grad[1]
+    want_bias = ctx.has_bias and ctx.needs_input_grad[2]
+    if want_weight or want_bias:
+        dweight, dbias = _norm_weight_grad(x, grad, mean, rstd, want_bias)
+        dweight = dweight if want_weight else None
+        dbias = dbias if want_bias else None
+    return dx, dweight, dbias
+
+
+def _layer_norm_setup(ctx, inputs, output):
+    x, weight, bias, _, _ = inputs
+    _, mean, rstd = output
+    ctx.save_for_backward(x, weight, mean, rstd)
+    ctx.has_bias = bias is not None
+    ctx.mark_non_differentiable(mean, rstd)
+
+
+def _layer_norm_gradient(ctx, grad, _grad_mean, _grad_rstd):
+    mean, rstd = ctx.saved_tensors[2:]
+    dx, dweight, dbias = _norm_gradients(ctx, grad, mean, rstd)
+    return dx, dweight, dbias, None, None
+
+
+def _rms_norm_setup(ctx, inputs, output):
+    x, weight, _, _ = inputs
+    _, rstd = output
+    ctx.save_for_backward(x, weight, rstd)
+    ctx.has_bias = False
+    ctx.mark_non_differentiable(rstd)
+
+
+def _rms_norm_gradient(ctx, grad, _grad_rstd):
+    (rstd,) = ctx.saved_tensors[2:]
+    dx, dweight, _ = _norm_gradients(ctx, grad, None, rstd)
+    return dx, dweight, None, None
+
+
+_layer_norm.register_autograd(_layer_norm_gradient, setup_context=_layer_norm_setup)
+_rms_norm.register_autograd(_rms_norm_gradient, setup_context=_rms_norm_setup)
+
+
+def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5, variant="auto"):
+    """``torch.nn.functional.layer_norm(x, normalized_shape, weight, bias, eps)`` over the last
+    dimension of a float32 CUDA tensor (``normalized_shape`` must be ``(x.shape[-1],)``): each
+    row's mean, and its variance from the deviations, in f32; with autograd for x, the weight and
+    the bias."""
+    _last_dimension("x", x, normalized_shape)
+    tensors = [t for t in (x, weight, bias) if t is not None]
+    op = _layer_norm_impl if _eager(*tensors) else _layer_norm
+    return op(x, weight, bias, float(eps), variant)[0]
+
+
+def rms_norm(x, normalized_shape, weight=None, eps=None, variant="auto"):
+    """``torch.nn.functional.rms_norm(x, normalized_shape, weight, eps)`` over the last dimension of
+    a float32 CUDA tensor (``normalized_shape`` must be ``(x.shape[-1],)``); ``eps=None`` is
+    float32's machine epsilon, as PyTorch's default; with autograd for x and the weight."""
+    _last_dimension("x", x, normalized_shape)
+    eps = torch.finfo(torch.float32).eps if eps is None else float(eps)
+    tensors = [t for t in (x, weight) if t is not None]
+    op = _rms_norm_impl if _eager(*tensors) else _rms_norm
+    return op(x, weight, eps, variant)[0]
 
 
 # cross_entropy -----------------------------------------------------------------------------------

@@ -542,6 +542,224 @@ fn cumsum(
     .map_err(to_python)
 }
 
+/// A `cols`-element f32 vector argument (a weight, a bias, a gradient of one), where given.
+fn optional_vector(
+    name: &'static str,
+    object: Option<&Bound<PyAny>>,
+    cols: usize,
+    written: bool,
+) -> PyResult<Option<Tensor>> {
+    object
+        .map(|object| -> PyResult<Tensor> {
+            let tensor = Tensor::read(name, object, Dtype::F32, 1)?;
+            tensor.expect_shape(&[cols])?;
+            if written { tensor.writable() } else { Ok(tensor) }
+        })
+        .transpose()
+}
+
+/// Layer norm (`op` LayerNorm: mean and rstd) or RMS norm (rstd only) of each row of a rows × cols
+/// f32 matrix.
+#[allow(clippy::too_many_arguments)]
+fn norm_forward(
+    op: Op,
+    family: &'static ptxkit::Family<kernels::norm::RowNorm>,
+    (input, weight, bias): (&Bound<PyAny>, Option<&Bound<PyAny>>, Option<&Bound<PyAny>>),
+    (output, mean, rstd): (&Bound<PyAny>, Option<&Bound<PyAny>>, Option<&Bound<PyAny>>),
+    eps: f32,
+    (stream, device): (usize, usize),
+    variant: &str,
+) -> PyResult<()> {
+    let input = Tensor::read("input", input, Dtype::F32, 2)?;
+    let [rows, cols] = [input.shape[0], input.shape[1]];
+    let output = Tensor::read("output", output, Dtype::F32, 2)?.writable()?;
+    output.expect_shape(&[rows, cols])?;
+    let weight = optional_vector("weight", weight, cols, false)?;
+    let bias = optional_vector("bias", bias, cols, false)?;
+    let mean = optional_vector("mean", mean, rows, true)?;
+    let rstd = optional_vector("rstd", rstd, rows, true)?;
+    if !eps.is_finite() || eps < 0.0 {
+        return Err(PyValueError::new_err(format!("eps={eps}: give a finite number ≥ 0")));
+    }
+    let problem = kernels::norm::RowNorm::new(rows, cols).map_err(size_error)?;
+    let backend = backend(device, stream)?;
+    let kernel = &family.kernels[variant::resolve(op, &backend, variant, [rows, cols, 1])?];
+    let (input, mut output) = (array(&backend, &input)?, array(&backend, &output)?);
+    let optional = |t: Option<Tensor>| t.map(|t| array(&backend, &t)).transpose();
+    let (weight, bias) = (optional(weight)?, optional(bias)?);
+    let (mut mean, mut rstd) = (optional(mean)?, optional(rstd)?);
+    let arrays = families::norm::Arrays {
+        input: &input,
+        weight: weight.as_ref(),
+        bias: bias.as_ref(),
+        output: &mut output,
+        mean: mean.as_mut(),
+        rstd: rstd.as_mut(),
+    };
+    families::norm::launch(&backend, kernel, Source::Rust, &problem, eps, arrays).map_err(to_python)
+}
+
+/// Layer norm of each row of a rows × cols f32 matrix: `output = (input − mean)·rstd·weight + bias`
+/// (weight and bias of cols elements, or None), each row's mean and rstd into `mean` and `rstd`
+/// (rows each, or None).
+#[pyfunction]
+#[pyo3(signature = (input, weight, bias, output, mean, rstd, *, eps, stream, device, variant = "auto"))]
+#[allow(clippy::too_many_arguments)]
+fn layer_norm(
+    input: &Bound<PyAny>,
+    weight: Option<&Bound<PyAny>>,
+    bias: Option<&Bound<PyAny>>,
+    output: &Bound<PyAny>,
+    mean: Option<&Bound<PyAny>>,
+    rstd: Option<&Bound<PyAny>>,
+    eps: f32,
+    stream: usize,
+    device: usize,
+    variant: &str,
+) -> PyResult<()> {
+    norm_forward(
+        Op::LayerNorm,
+        &kernels::norm::LAYER_NORM_FAMILY,
+        (input, weight, bias),
+        (output, mean, rstd),
+        eps,
+        (stream, device),
+        variant,
+    )
+}
+
+/// RMS norm of each row of a rows × cols f32 matrix: `output = input·rstd·weight` (weight of cols
+/// elements, or None), each row's rstd into `rstd` (rows, or None).
+#[pyfunction]
+#[pyo3(signature = (input, weight, output, rstd, *, eps, stream, device, variant = "auto"))]
+#[allow(clippy::too_many_arguments)]
+fn rms_norm(
+    input: &Bound<PyAny>,
+    weight: Option<&Bound<PyAny>>,
+    output: &Bound<PyAny>,
+    rstd: Option<&Bound<PyAny>>,
+    eps: f32,
+    stream: usize,
+    device: usize,
+    variant: &str,
+) -> PyResult<()> {
+    norm_forward(
+        Op::RmsNorm,
+        &kernels::norm::RMS_NORM_FAMILY,
+        (input, weight, None),
+        (output, None, rstd),
+        eps,
+        (stream, device),
+        variant,
+    )
+}
+
+/// The input's gradient of layer norm (`mean` given) or RMS norm (`mean` None) of a rows × cols f32
+/// matrix into `grad_input`, from the forward pass's statistics (rows each) and weight (cols, or
+/// None).
+#[pyfunction]
+#[pyo3(signature = (input, grad_output, weight, mean, rstd, grad_input, *, stream, device))]
+#[allow(clippy::too_many_arguments)]
+fn norm_backward(
+    input: &Bound<PyAny>,
+    grad_output: &Bound<PyAny>,
+    weight: Option<&Bound<PyAny>>,
+    mean: Option<&Bound<PyAny>>,
+    rstd: &Bound<PyAny>,
+    grad_input: &Bound<PyAny>,
+    stream: usize,
+    device: usize,
+) -> PyResult<()> {
+    let input = Tensor::read("input", input, Dtype::F32, 2)?;
+    let [rows, cols] = [input.shape[0], input.shape[1]];
+    let grad_output = Tensor::read("grad_output", grad_output, Dtype::F32, 2)?;
+    grad_output.expect_shape(&[rows, cols])?;
+    let grad_input = Tensor::read("grad_input", grad_input, Dtype::F32, 2)?.writable()?;
+    grad_input.expect_shape(&[rows, cols])?;
+    let weight = optional_vector("weight", weight, cols, false)?;
+    let mean = optional_vector("mean", mean, rows, false)?;
+    let rstd = Tensor::read("rstd", rstd, Dtype::F32, 1)?;
+    rstd.expect_shape(&[rows])?;
+    let problem = kernels::norm::RowNormBackward::new(rows, cols).map_err(size_error)?;
+    let family = if mean.is_some() {
+        &kernels::norm::LAYER_NORM_BACKWARD_FAMILY
+    } else {
+        &kernels::norm::RMS_NORM_BACKWARD_FAMILY
+    };
+    let backend = backend(device, stream)?;
+    let (input, grad_output, rstd) = (
+        array(&backend, &input)?,
+        array(&backend, &grad_output)?,
+        array(&backend, &rstd)?,
+    );
+    let optional = |t: Option<Tensor>| t.map(|t| array(&backend, &t)).transpose();
+    let (weight, mean) = (optional(weight)?, optional(mean)?);
+    let mut grad_input = array(&backend, &grad_input)?;
+    let arrays = families::norm_backward::BackwardArrays {
+        input: &input,
+        grad_output: &grad_output,
+        weight: weight.as_ref(),
+        mean: mean.as_ref(),
+        rstd: &rstd,
+        grad_input: &mut grad_input,
+    };
+    families::norm_backward::launch_backward(&backend, &family.kernels[0], Source::Rust, &problem, arrays)
+        .map_err(to_python)
+}
+
+/// The weight's gradient (and the bias's, where `dbias` is given) of layer norm (`mean` given) or
+/// RMS norm (`mean` None) of a rows × cols f32 matrix: sums down the columns into `dweight` and
+/// `dbias` (cols each).
+#[pyfunction]
+#[pyo3(signature = (input, grad_output, mean, rstd, dweight, dbias, *, stream, device))]
+#[allow(clippy::too_many_arguments)]
+fn norm_weight_grad(
+    input: &Bound<PyAny>,
+    grad_output: &Bound<PyAny>,
+    mean: Option<&Bound<PyAny>>,
+    rstd: &Bound<PyAny>,
+    dweight: &Bound<PyAny>,
+    dbias: Option<&Bound<PyAny>>,
+    stream: usize,
+    device: usize,
+) -> PyResult<()> {
+    let input = Tensor::read("input", input, Dtype::F32, 2)?;
+    let [rows, cols] = [input.shape[0], input.shape[1]];
+    let grad_output = Tensor::read("grad_output", grad_output, Dtype::F32, 2)?;
+    grad_output.expect_shape(&[rows, cols])?;
+    let mean = optional_vector("mean", mean, rows, false)?;
+    let rstd = Tensor::read("rstd", rstd, Dtype::F32, 1)?;
+    rstd.expect_shape(&[rows])?;
+    let dweight = Tensor::read("dweight", dweight, Dtype::F32, 1)?.writable()?;
+    dweight.expect_shape(&[cols])?;
+    let dbias = optional_vector("dbias", dbias, cols, true)?;
+    let problem = kernels::norm::NormWeightGrad::new(rows, cols).map_err(size_error)?;
+    let family = if mean.is_some() {
+        &kernels::norm::LAYER_NORM_WEIGHT_GRAD_FAMILY
+    } else {
+        &kernels::norm::RMS_NORM_WEIGHT_GRAD_FAMILY
+    };
+    let backend = backend(device, stream)?;
+    let (input, grad_output, rstd) = (
+        array(&backend, &input)?,
+        array(&backend, &grad_output)?,
+        array(&backend, &rstd)?,
+    );
+    let mean = mean.map(|t| array(&backend, &t)).transpose()?;
+    let mut dweight = array(&backend, &dweight)?;
+    let mut dbias = dbias.map(|t| array(&backend, &t)).transpose()?;
+    let arrays = families::norm_backward::WeightGradArrays {
+        input: &input,
+        grad_output: &grad_output,
+        mean: mean.as_ref(),
+        rstd: &rstd,
+        dweight: &mut dweight,
+        dbias: dbias.as_mut(),
+    };
+    families::norm_backward::launch_weight_grad(&backend, &family.kernels[0], Source::Rust, &problem, arrays)
+        .map_err(to_python)
+}
+
 /// `reduction=` as the forward kernel takes it: `None` for "none".
 fn reduction(name: &str) -> PyResult<Option<kernels::cross_entropy::Reduction>> {
     use kernels::cross_entropy::Reduction;
@@ -726,6 +944,10 @@ fn _native(module: &Bound<PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(sum, module)?)?;
     module.add_function(wrap_pyfunction!(cumsum_scratch_lens, module)?)?;
     module.add_function(wrap_pyfunction!(cumsum, module)?)?;
+    module.add_function(wrap_pyfunction!(layer_norm, module)?)?;
+    module.add_function(wrap_pyfunction!(rms_norm, module)?)?;
+    module.add_function(wrap_pyfunction!(norm_backward, module)?)?;
+    module.add_function(wrap_pyfunction!(norm_weight_grad, module)?)?;
     module.add_function(wrap_pyfunction!(cross_entropy, module)?)?;
     module.add_function(wrap_pyfunction!(cross_entropy_backward, module)?)?;
     module.add_function(wrap_pyfunction!(variants, module)?)?;

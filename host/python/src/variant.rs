@@ -6,8 +6,8 @@
 use kernels::elementwise::Elementwise;
 use kernels::vec_add;
 use kernels_host::families::{
-    FamilyDemo, Size, attention, auto, conv2d, histogram, histogram_f32, kernel_index, matmul, matmul_bf16, reduce,
-    rows, scan, softmax, transpose,
+    FamilyDemo, Size, attention, auto, conv2d, histogram, histogram_f32, kernel_index, matmul, matmul_bf16, norm,
+    reduce, rows, scan, softmax, transpose,
 };
 use ptxkit::Kernel;
 use ptxkit_runtime::Backend;
@@ -33,6 +33,8 @@ pub enum Op {
     HistogramF32,
     RowSum,
     RowMax,
+    LayerNorm,
+    RmsNorm,
 }
 
 impl Op {
@@ -52,6 +54,8 @@ impl Op {
             Op::HistogramF32 => &histogram_f32::HistogramF32Demo,
             Op::RowSum => &rows::ROW_SUM,
             Op::RowMax => &rows::ROW_MAX,
+            Op::LayerNorm => &norm::LAYER_NORM,
+            Op::RmsNorm => &norm::RMS_NORM,
         }
     }
 
@@ -81,6 +85,8 @@ impl Op {
             Op::HistogramF32,
             Op::RowSum,
             Op::RowMax,
+            Op::LayerNorm,
+            Op::RmsNorm,
         ]
         .into_iter()
         .find(|op| op.name() == name)
@@ -150,7 +156,7 @@ pub fn names(op: &str) -> PyResult<Vec<&'static str>> {
     }
     Op::by_name(op).map(|op| names_of(op.demo())).ok_or_else(|| {
         PyValueError::new_err(format!(
-            "'{op}' is not an operator with variants; choose add, attention, attention_causal, conv2d, cumsum, histogram, histogram_f32, matmul, matmul_bf16, matmul_tf32, row_max, row_sum, softmax, sum or transpose"
+            "'{op}' is not an operator with variants; choose add, attention, attention_causal, conv2d, cumsum, histogram, histogram_f32, layer_norm, matmul, matmul_bf16, matmul_tf32, rms_norm, row_max, row_sum, softmax, sum or transpose"
         ))
     })
 }

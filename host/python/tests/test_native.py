@@ -95,6 +95,17 @@ class ArgumentChecks(unittest.TestCase):
         )
         self.assertGreaterEqual(len(native.cumsum_scratch_lens(1_000_003)), 2)
 
+    def test_norms_check_their_weights_statistics_and_eps(self):
+        x, out, launch = FakeCuda((6, 10)), FakeCuda((6, 10)), {"eps": 1e-5, **LAUNCH}
+        self.assert_refused(ValueError, "[10] expected", native.layer_norm, x, FakeCuda((9,)), None, out, None, None, **launch)
+        self.assert_refused(ValueError, "[6] expected", native.layer_norm, x, None, None, out, FakeCuda((10,)), None, **launch)
+        self.assert_refused(ValueError, "read-only", native.rms_norm, x, None, out, FakeCuda((6,), readonly=True), **launch)
+        self.assert_refused(ValueError, "eps=", native.rms_norm, x, None, out, None, eps=float("nan"), **LAUNCH)
+        self.assert_refused(ValueError, "[6, 10] expected", native.norm_backward, x, FakeCuda((10, 6)), None, None, FakeCuda((6,)), out, **LAUNCH)
+        self.assert_refused(ValueError, "[10] expected", native.norm_weight_grad, x, out, None, FakeCuda((6,)), FakeCuda((6,)), None, **LAUNCH)
+        self.assertEqual(rust_kernels.variants("layer_norm"), ["layer_norm_three_pass", "layer_norm_registers"])
+        self.assertEqual(rust_kernels.variants("rms_norm"), ["rms_norm_three_pass", "rms_norm_registers"])
+
     def test_cross_entropy_checks_its_targets_reduction_and_total(self):
         rows = {"ignore_index": -100, **LAUNCH}
         logits, losses = FakeCuda((6, 10)), FakeCuda((6,))

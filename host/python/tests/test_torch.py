@@ -385,6 +385,54 @@ class StreamsAndCompilation(unittest.TestCase):
             self.assertTrue(torch.allclose(got, want, rtol=1e-4, atol=1e-6))
 
 
+    def test_norms_and_their_gradients_match_pytorchs_in_float64(self):
+        """Layer norm and RMS norm over the last dimension, with and without weight and bias, in every
+        variant; outputs and the gradients of x, the weight and the bias against PyTorch's on the
+        same inputs in float64, rows with an offset of their own (a kernel that forgot the mean
+        fails)."""
+        layer, rms = torch.nn.functional.layer_norm, torch.nn.functional.rms_norm
+        for variant in ["auto"] + rust_kernels.variants("layer_norm"):
+            for shape in [(1, 1), (3, 31), (2, 5, 33), (64, 1000), (9, 4097), (3, 8193)]:
+                cols = shape[-1]
+                x = rand(*shape, seed=cols) * 3 + rand(*shape[:-1], 1, seed=cols + 1) * 8
+                w, b = rand(cols, seed=2) * 2, rand(cols, seed=3)
+                seed = rand(*shape, seed=4)
+                for affine in (False, True):
+                    label = f"{variant} {shape} affine={affine}"
+                    ours = [t.clone().requires_grad_() for t in (x, w, b)]
+                    theirs = [t.double().requires_grad_() for t in (x, w, b)]
+                    rms_variant = variant.replace("layer_norm", "rms_norm")
+                    for name, f, g in [
+                        ("layer", lambda v, p: rust_kernels.layer_norm(v, (cols,), *p, variant=variant), layer),
+                        ("rms", lambda v, p: rust_kernels.rms_norm(v, (cols,), p[0], 1e-5, variant=rms_variant), None),
+                    ]:
+                        params = (ours[1], ours[2]) if affine else (None, None)
+                        got = f(ours[0], params)
+                        if g is not None:
+                            want = g(theirs[0], (cols,), *((theirs[1], theirs[2]) if affine else (None, None)), 1e-5)
+                        else:
+                            want = rms(theirs[0], (cols,), theirs[1] if affine else None, 1e-5)
+                        (got * seed).sum().backward()
+                        (want * seed.double()).sum().backward()
+                        close = lambda a, e: bool(((a.double() - e).abs() <= 1e-4 * e.abs().max() + 1e-5).all())
+                        self.assertTrue(close(got.detach(), want.detach()), f"{name} {label}")
+                        self.assertTrue(close(ours[0].grad, theirs[0].grad), f"{name} dx {label}")
+                        if affine:
+                            self.assertTrue(close(ours[1].grad, theirs[1].grad), f"{name} dweight {label}")
+                            if name == "layer":
+                                self.assertTrue(close(ours[2].grad, theirs[2].grad), f"{name} dbias {label}")
+                        for t in ours + theirs:
+                            t.grad = None
+
+    def test_norms_compile_without_graph_breaks(self):
+        def f(x, w, b):
+            return rust_kernels.rms_norm(rust_kernels.layer_norm(x, (x.shape[-1],), w, b), (x.shape[-1],), w)
+
+        x, w, b = rand(7, 300).requires_grad_(), rand(300, seed=1).requires_grad_(), rand(300, seed=2)
+        compiled = torch.compile(f, fullgraph=True, backend="aot_eager")
+        self.assertTrue(torch.allclose(compiled(x, w, b), f(x, w, b), rtol=1e-5, atol=1e-6))
+        compiled(x, w, b).sum().backward()
+
     def test_cross_entropy_and_its_gradient_match_pytorchs_in_float64(self):
         """Every reduction, rows ignored (about one in eight), odd vocabularies (rows off 16-byte
         boundaries), logits spread over ±30: the loss and the gradient against PyTorch's on the same

@@ -71,7 +71,8 @@ pub(crate) fn norms_meet_special_values(backend: &Backend) {
                         weight: affine.then_some(&weight_buffer),
                         bias: affine.then_some(&bias_buffer),
                         output: &mut output,
-                        statistics: Some((&mut means, &mut rstds)),
+                        mean: Some(&mut means),
+                        rstd: Some(&mut rstds),
                     };
                     if let Err(e) = norm::launch(backend, kernel, Source::Rust, &problem, EPS, arrays) {
                         failures.push(format!("{label}: {e}"));

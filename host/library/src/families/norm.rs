@@ -28,7 +28,8 @@ pub struct Arrays<'a, A> {
     pub weight: Option<&'a A>,
     pub bias: Option<&'a A>,
     pub output: &'a mut A,
-    pub statistics: Option<(&'a mut A, &'a mut A)>,
+    pub mean: Option<&'a mut A>,
+    pub rstd: Option<&'a mut A>,
 }
 
 /// Each row of `arrays.input` normalised by `kernel` (any layer-norm or RMS-norm kernel) with
@@ -47,7 +48,8 @@ pub fn launch<A: Array<f32>>(
         weight,
         bias,
         output,
-        statistics,
+        mean,
+        rstd,
     } = arrays;
     let (rows, cols) = (problem.rows as usize, problem.cols as usize);
     check_len("input", input.len(), problem.len())?;
@@ -62,26 +64,25 @@ pub fn launch<A: Array<f32>>(
         })
     };
     let (weight_view, bias_view) = (optional("weight", weight, cols)?, optional("bias", bias, cols)?);
-    let (mean, rstd, statistics): (_, _, Option<(&A, &A)>) = match statistics {
-        Some((mean, rstd)) => {
-            check_len("mean", mean.len(), rows)?;
-            check_len("rstd", rstd.len(), rows)?;
-            let views = (mean.view_mut(backend)?.head(rows), rstd.view_mut(backend)?.head(rows));
-            (views.0, views.1, Some((mean, rstd)))
-        }
-        None => (
-            output.view_mut(backend)?.head(0usize),
-            output.view_mut(backend)?.head(0usize),
-            None,
-        ),
+    let empty = output.view_mut(backend)?.head(0usize);
+    let statistic = |what: &str, array: &mut Option<&mut A>| -> Result<_> {
+        Ok(match array {
+            Some(array) => {
+                check_len(what, array.len(), rows)?;
+                array.view_mut(backend)?.head(rows)
+            }
+            None => empty,
+        })
     };
+    let (mut mean, mut rstd) = (mean, rstd);
+    let (mean_view, rstd_view) = (statistic("mean", &mut mean)?, statistic("rstd", &mut rstd)?);
     let args = (
         input.view(backend)?.head(problem.len()),
         weight_view,
         bias_view,
         output.view_mut(backend)?.head(problem.len()),
-        mean,
-        rstd,
+        mean_view,
+        rstd_view,
         problem.rows,
         problem.cols,
         eps,
@@ -89,10 +90,8 @@ pub fn launch<A: Array<f32>>(
     let mut used: Vec<&dyn Tracked> = vec![input, &*output];
     used.extend(weight.map(|w| w as &dyn Tracked));
     used.extend(bias.map(|b| b as &dyn Tracked));
-    if let Some((mean, rstd)) = statistics {
-        used.push(mean);
-        used.push(rstd);
-    }
+    used.extend(mean.as_deref().map(|m| m as &dyn Tracked));
+    used.extend(rstd.as_deref().map(|r| r as &dyn Tracked));
     // SAFETY: each view is its array's on this backend, borrowed for the launch: the rows × cols
     // elements read and written, the weight's and bias's cols (or none), the statistics' rows (or
     // none: empty views the kernels do not touch).
@@ -456,7 +455,8 @@ impl Case for NormCase<'_> {
             weight: Some(&self.weights.0),
             bias,
             output: self.outputs.get_mut(set),
-            statistics: Some((self.means.get_mut(set), self.rstds.get_mut(set))),
+            mean: Some(self.means.get_mut(set)),
+            rstd: Some(self.rstds.get_mut(set)),
         };
         launch(
             self.backend,
