@@ -28,6 +28,45 @@ def tf32_mm(x, y):
         torch.backends.cuda.matmul.allow_tf32 = False
 
 
+def norm_cases():
+    """Layer norm and RMS norm at the issue's 65536 × 4096 (f32, with weight; layer norm with bias),
+    forward alone and forward + backward (x's, the weight's and the bias's gradients), rated on the
+    least they move: a read and a write forward; backward two more reads and a write."""
+    rows, cols = 65536, 4096
+    x = torch.randn(rows, cols, device="cuda") * 2 + 1
+    w, b = torch.rand(cols, device="cuda") + 0.5, torch.rand(cols, device="cuda")
+    xt, wt, bt = (t.clone().requires_grad_() for t in (x, w, b))
+    size = 4 * x.numel()
+    layer, rms = torch.nn.functional.layer_norm, torch.nn.functional.rms_norm
+    g = torch.randn_like(x)
+
+    def both(f):
+        for t in (xt, wt, bt):
+            t.grad = None
+        f().backward(g)
+
+    ours_layer = lambda a=x: rust_kernels.layer_norm(a, (cols,), w, b)
+    ours_rms = lambda a=x: rust_kernels.rms_norm(a, (cols,), w, 1e-5)
+    return [
+        ("layer_norm", f"{rows}x{cols}", 2 * size, ours_layer, lambda: layer(x, (cols,), w, b)),
+        ("rms_norm", f"{rows}x{cols}", 2 * size, ours_rms, lambda: rms(x, (cols,), w, 1e-5)),
+        (
+            "layer_norm+backward",
+            f"{rows}x{cols}",
+            5 * size,
+            lambda: both(lambda: rust_kernels.layer_norm(xt, (cols,), wt, bt)),
+            lambda: both(lambda: layer(xt, (cols,), wt, bt)),
+        ),
+        (
+            "rms_norm+backward",
+            f"{rows}x{cols}",
+            5 * size,
+            lambda: both(lambda: rust_kernels.rms_norm(xt, (cols,), wt, 1e-5)),
+            lambda: both(lambda: rms(xt, (cols,), wt, 1e-5)),
+        ),
+    ]
+
+
 def cross_entropy_cases():
     """Cross-entropy over a vocabulary (the issue's shapes), forward alone and forward + backward,
     rated on the least the logits can move: one read forward, then one read and one write."""
@@ -107,7 +146,7 @@ def cases():
             lambda: rust_kernels.histogram_f32(long, 0.0, 1.0),
             lambda: torch.histc(long, 256, 0.0, 1.0),
         ),
-    ] + cross_entropy_cases()
+    ] + norm_cases() + cross_entropy_cases()
 
 
 def overhead():
