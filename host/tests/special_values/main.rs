@@ -14,6 +14,7 @@ mod norm_gradients;
 mod norms;
 mod products;
 mod reductions;
+mod residual_norms;
 mod scans;
 mod softmax;
 
@@ -64,6 +65,7 @@ on_both_backends! {
     histograms_leave_out_special_values_as_cub_does_on_the_emulator, histograms_leave_out_special_values_as_cub_does_on_the_gpu: histograms::histograms_meet_special_values;
     softmax_gives_pytorchs_answer_on_special_values_on_the_emulator, softmax_gives_pytorchs_answer_on_special_values_on_the_gpu: softmax::softmax_meets_special_values;
     norms_give_pytorchs_answer_on_special_values_on_the_emulator, norms_give_pytorchs_answer_on_special_values_on_the_gpu: norms::norms_meet_special_values;
+    residual_norms_give_pytorchs_answer_on_special_values_on_the_emulator, residual_norms_give_pytorchs_answer_on_special_values_on_the_gpu: residual_norms::residual_norms_meet_special_values;
     norm_gradients_give_ieee_nan_and_infinities_on_the_emulator, norm_gradients_give_ieee_nan_and_infinities_on_the_gpu: norm_gradients::norm_gradients_meet_special_values;
     cross_entropy_gives_pytorchs_answer_on_special_values_on_the_emulator, cross_entropy_gives_pytorchs_answer_on_special_values_on_the_gpu: cross_entropy::cross_entropy_meets_special_values;
     attention_gives_ieee_nan_and_infinities_on_the_emulator, attention_gives_ieee_nan_and_infinities_on_the_gpu: attention::attention_meets_special_values;

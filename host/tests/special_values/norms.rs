@@ -10,7 +10,7 @@ use kernels_host::families::norm::{self, Arrays, EPS, Statistics};
 /// −0.0, one of a single repeated value, and random rows mixed with the values whose every order of
 /// addition gives one answer (NaN, the infinities, zeros, subnormals; one huge value per row at
 /// most, so that no order of the sum overflows where another does not).
-fn special_rows(rng: &mut StdRng, cols: usize) -> Vec<f32> {
+pub(crate) fn special_rows(rng: &mut StdRng, cols: usize) -> Vec<f32> {
     let random = |rng: &mut StdRng| -> Vec<f32> { (0..cols).map(|_| rng.random_range(-30.0f32..30.0)).collect() };
     let mut rows = Vec::new();
     for special in SPECIAL_VALUES {

@@ -20,9 +20,14 @@
 //!
 //! The backward pass: [`backward`] the input's gradient (a block per row), [`weight_grad`] the
 //! weight's and bias's (sums down the columns, a block per strip of 32).
+//!
+//! [`residual`]: the norm of `x + residual` with the sum written out as well (a transformer
+//! block's residual stream), in f32 or bf16 ([`element`]).
 
 pub mod backward;
+pub mod element;
 pub mod registers;
+pub mod residual;
 pub mod three_pass;
 pub mod weight_grad;
 

@@ -24,6 +24,7 @@ pub mod matmul_tc;
 pub mod mma_probe;
 pub mod norm;
 pub mod norm_backward;
+pub mod norm_residual;
 pub mod profile;
 pub mod reduce;
 pub mod reduce_max;
@@ -67,6 +68,10 @@ pub static FAMILIES: &[&dyn FamilyDemo] = &[
     &norm_backward::RMS_NORM_BACKWARD,
     &norm_backward::LAYER_NORM_WEIGHT_GRAD,
     &norm_backward::RMS_NORM_WEIGHT_GRAD,
+    &norm_residual::LAYER_NORM_RESIDUAL,
+    &norm_residual::RMS_NORM_RESIDUAL,
+    &norm_residual::LAYER_NORM_RESIDUAL_BF16,
+    &norm_residual::RMS_NORM_RESIDUAL_BF16,
     &cross_entropy::CrossEntropyDemo,
     &cross_entropy::CrossEntropyBackwardDemo,
     &warp_probe::WarpProbeDemo,
