@@ -1,6 +1,6 @@
 """The project's Rust GPU kernels as PyTorch operators.
 
-``rust_kernels.transpose``, ``softmax``, ``layer_norm``, ``rms_norm``, ``cross_entropy``, ``row_sum``, ``row_max``, ``matmul``, ``matmul_tf32`` (on the tensor cores), ``conv2d``, ``sum``, ``cumsum``, ``add`` and ``shared_mem_add`` take CUDA float32
+``rust_kernels.transpose``, ``softmax``, ``layer_norm``, ``rms_norm``, ``add_layer_norm`` and ``add_rms_norm`` (also bfloat16), ``cross_entropy``, ``row_sum``, ``row_max``, ``matmul``, ``matmul_tf32`` (on the tensor cores), ``conv2d``, ``sum``, ``cumsum``, ``add`` and ``shared_mem_add`` take CUDA float32
 tensors and return new ones (``matmul_bf16`` takes bfloat16 ones and returns float32; ``attention`` takes and returns bfloat16, ``histogram`` counts uint8 values, ``histogram_f32`` float32 ones in 256 bins), computed by kernels written in Rust (compiled to PTX) and queued on
 PyTorch's current stream of the tensors' device, in the device's primary context. They are
 registered as ``torch.ops.rust_kernels.*`` custom operators (with fake implementations, so
@@ -35,6 +35,8 @@ except ImportError:  # The native layer works without PyTorch; the operators do 
 if _torch is not None:
     from .operators import (
         add,
+        add_layer_norm,
+        add_rms_norm,
         attention,
         conv2d,
         cross_entropy,
@@ -61,13 +63,15 @@ else:
             "rust_kernels.native takes any object with __cuda_array_interface__"
         )
 
-    add = attention = conv2d = cross_entropy = histogram = histogram_f32 = cumsum = matmul = matmul_bf16 = matmul_tf32 = _needs_torch
+    add = add_layer_norm = add_rms_norm = attention = conv2d = cross_entropy = histogram = histogram_f32 = cumsum = matmul = matmul_bf16 = matmul_tf32 = _needs_torch
     layer_norm = rms_norm = row_max = row_sum = _needs_torch
     shared_mem_add = softmax = sum = transpose = _needs_torch
 
 __all__ = [
     "ALIGNMENT",
     "add",
+    "add_layer_norm",
+    "add_rms_norm",
     "attention",
     "conv2d",
     "cross_entropy",

@@ -245,10 +245,10 @@ def _last_dimension(name, x, normalized_shape):
         )
 
 
-def _vector(name, v, cols):
+def _vector(name, v, cols, dtype=torch.float32):
     if v is None:
         return None
-    v = _ready(name, v)
+    v = _ready(name, v, dtype)
     if tuple(v.shape) != (cols,):
         raise ValueError(f"{name}: shape {tuple(v.shape)} given, ({cols},) expected")
     return v
@@ -435,6 +435,90 @@ def rms_norm(x, normalized_shape, weight=None, eps=None, variant="auto"):
     tensors = [t for t in (x, weight) if t is not None]
     op = _rms_norm_impl if _eager(*tensors) else _rms_norm
     return op(x, weight, eps, variant)[0]
+
+
+# add_layer_norm, add_rms_norm --------------------------------------------------------------------
+
+
+def _residual_norm_impl(
+    x: torch.Tensor,
+    residual: Optional[torch.Tensor],
+    weight: Optional[torch.Tensor],
+    bias: Optional[torch.Tensor],
+    eps: float,
+    centered: bool,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The norm of ``x + residual`` (or of x), and the sum (empty without a residual)."""
+    dtype = x.dtype if isinstance(x, torch.Tensor) else None
+    if dtype not in (torch.float32, torch.bfloat16):
+        raise TypeError(f"x: dtype {dtype} given; float32 or bfloat16 expected")
+    x = _ready("x", x, dtype)
+    rows, cols = math.prod(x.shape[:-1]), x.shape[-1]
+    if residual is not None:
+        residual = _ready("residual", residual, dtype)
+        _same_device(x, residual)
+        if residual.shape != x.shape:
+            raise ValueError(f"residual: shape {tuple(residual.shape)} given, x's {tuple(x.shape)} expected")
+    weight, bias = _vector("weight", weight, cols, dtype), _vector("bias", bias, cols, dtype)
+    out = torch.empty_like(x)
+    total = torch.empty_like(x) if residual is not None else x.new_empty(0)
+    if x.numel():
+        matrix = lambda t: None if t is None else t.view(rows, cols)
+        _native.norm_residual(
+            x.view(rows, cols),
+            matrix(residual),
+            None if residual is None else total.view(rows, cols),
+            weight,
+            bias,
+            out.view(rows, cols),
+            None,
+            None,
+            centered=centered,
+            bf16=dtype == torch.bfloat16,
+            eps=eps,
+            **_launch_args(x),
+        )
+    return out, total
+
+
+_residual_norm = _Operator("residual_norm", _residual_norm_impl)
+
+
+@_residual_norm.register_fake
+def _(x, residual, weight, bias, eps, centered):
+    return torch.empty_like(x), torch.empty_like(x) if residual is not None else x.new_empty(0)
+
+
+def _no_gradient(name, *tensors):
+    if _grad_enabled() and any(isinstance(t, torch.Tensor) and t.requires_grad for t in tensors):
+        raise RuntimeError(
+            f"{name} has no backward pass yet: call it under torch.no_grad() (inference), or use "
+            "rust_kernels.layer_norm / rms_norm on float32, which have one"
+        )
+
+
+def _residual_norm_call(name, x, residual, weight, bias, eps, centered):
+    _no_gradient(name, x, residual, weight, bias)
+    tensors = [t for t in (x, residual, weight, bias) if t is not None]
+    op = _residual_norm_impl if _eager(*tensors) else _residual_norm
+    y, total = op(x, residual, weight, bias, float(eps), centered)
+    return (y, total) if residual is not None else y
+
+
+def add_layer_norm(x, residual, weight=None, bias=None, eps=1e-5):
+    """``(layer_norm(x + residual), x + residual)`` over the last dimension of float32 or bfloat16
+    CUDA tensors, in one pass: the sum rounded to x's type (as ``x + residual``) and returned as the
+    next residual stream; the statistics in f32, the output in x's type. ``residual=None``: the
+    layer norm of x alone (bfloat16 too). Inference only: no backward pass yet."""
+    return _residual_norm_call("add_layer_norm", x, residual, weight, bias, eps, True)
+
+
+def add_rms_norm(x, residual, weight=None, eps=None):
+    """``(rms_norm(x + residual), x + residual)`` as :func:`add_layer_norm` (``eps=None``:
+    ``torch.finfo(x.dtype).eps``, as PyTorch's ``rms_norm``). Inference only: no backward pass
+    yet."""
+    eps = torch.finfo(x.dtype).eps if eps is None else eps
+    return _residual_norm_call("add_rms_norm", x, residual, weight, None, eps, False)
 
 
 # cross_entropy -----------------------------------------------------------------------------------

@@ -760,6 +760,114 @@ fn norm_weight_grad(
         .map_err(to_python)
 }
 
+/// The residual norm of element `E` (f32, or bf16 as its bits) with its arrays read as `dtype`.
+#[allow(clippy::too_many_arguments)]
+fn norm_residual_of<E: families::norm_residual::HostElement>(
+    family: &'static ptxkit::Family<kernels::norm::residual::ResidualNorm<E>>,
+    dtype: Dtype,
+    (input, residual, sum): (&Bound<PyAny>, Option<&Bound<PyAny>>, Option<&Bound<PyAny>>),
+    (weight, bias): (Option<&Bound<PyAny>>, Option<&Bound<PyAny>>),
+    (output, mean, rstd): (&Bound<PyAny>, Option<&Bound<PyAny>>, Option<&Bound<PyAny>>),
+    eps: f32,
+    (stream, device): (usize, usize),
+) -> PyResult<()>
+where
+    E::Bits: ptxkit_runtime::array::Element,
+{
+    let input = Tensor::read("input", input, dtype, 2)?;
+    let [rows, cols] = [input.shape[0], input.shape[1]];
+    let output = Tensor::read("output", output, dtype, 2)?.writable()?;
+    output.expect_shape(&[rows, cols])?;
+    let matrix = |name: &'static str, object: &Bound<PyAny>, written: bool| -> PyResult<Tensor> {
+        let tensor = Tensor::read(name, object, dtype, 2)?;
+        tensor.expect_shape(&[rows, cols])?;
+        if written { tensor.writable() } else { Ok(tensor) }
+    };
+    let residual = match (residual, sum) {
+        (Some(residual), Some(sum)) => Some((matrix("residual", residual, false)?, matrix("sum", sum, true)?)),
+        (None, None) => None,
+        _ => {
+            return Err(PyValueError::new_err(
+                "residual and sum: give both (the sum is written) or neither",
+            ));
+        }
+    };
+    let vector = |name: &'static str, object: Option<&Bound<PyAny>>| -> PyResult<Option<Tensor>> {
+        object
+            .map(|object| {
+                let tensor = Tensor::read(name, object, dtype, 1)?;
+                tensor.expect_shape(&[cols])?;
+                Ok(tensor)
+            })
+            .transpose()
+    };
+    let (weight, bias) = (vector("weight", weight)?, vector("bias", bias)?);
+    let mean = optional_vector("mean", mean, rows, true)?;
+    let rstd = optional_vector("rstd", rstd, rows, true)?;
+    if !eps.is_finite() || eps < 0.0 {
+        return Err(PyValueError::new_err(format!("eps={eps}: give a finite number ≥ 0")));
+    }
+    let problem = kernels::norm::residual::ResidualNorm::<E>::new(rows, cols).map_err(size_error)?;
+    let backend = backend(device, stream)?;
+    let (input, mut output) = (
+        array::<E::Bits>(&backend, &input)?,
+        array::<E::Bits>(&backend, &output)?,
+    );
+    let mut residual = residual
+        .map(|(r, s)| -> PyResult<_> { Ok((array::<E::Bits>(&backend, &r)?, array::<E::Bits>(&backend, &s)?)) })
+        .transpose()?;
+    let elements = |t: Option<Tensor>| t.map(|t| array::<E::Bits>(&backend, &t)).transpose();
+    let (weight, bias) = (elements(weight)?, elements(bias)?);
+    let statistics = |t: Option<Tensor>| t.map(|t| array::<f32>(&backend, &t)).transpose();
+    let (mut mean, mut rstd) = (statistics(mean)?, statistics(rstd)?);
+    let arrays = families::norm_residual::Arrays {
+        input: &input,
+        residual: residual.as_mut().map(|(r, s)| (&*r, s)),
+        weight: weight.as_ref(),
+        bias: bias.as_ref(),
+        output: &mut output,
+        mean: mean.as_mut(),
+        rstd: rstd.as_mut(),
+    };
+    families::norm_residual::launch(&backend, &family.kernels[0], Source::Rust, &problem, eps, arrays)
+        .map_err(to_python)
+}
+
+/// Layer norm (`centered`) or RMS norm of each row of `input + residual` (rows × cols, float32 or
+/// bfloat16 as `bf16` says), the sum written to `sum`: `residual` and `sum` both given or both
+/// None (the norm of `input` alone); weight and bias (cols, the same type) or None; each row's
+/// mean and rstd (f32, rows) or None.
+#[pyfunction]
+#[pyo3(signature = (input, residual, sum, weight, bias, output, mean, rstd, *, centered, bf16, eps, stream, device))]
+#[allow(clippy::too_many_arguments)]
+fn norm_residual(
+    input: &Bound<PyAny>,
+    residual: Option<&Bound<PyAny>>,
+    sum: Option<&Bound<PyAny>>,
+    weight: Option<&Bound<PyAny>>,
+    bias: Option<&Bound<PyAny>>,
+    output: &Bound<PyAny>,
+    mean: Option<&Bound<PyAny>>,
+    rstd: Option<&Bound<PyAny>>,
+    centered: bool,
+    bf16: bool,
+    eps: f32,
+    stream: usize,
+    device: usize,
+) -> PyResult<()> {
+    use kernels::norm::residual::{LAYER_BF16_FAMILY, LAYER_FAMILY, RMS_BF16_FAMILY, RMS_FAMILY};
+    let matrices = (input, residual, sum);
+    let affine = (weight, bias);
+    let outputs = (output, mean, rstd);
+    let launch = (stream, device);
+    match (bf16, centered) {
+        (false, true) => norm_residual_of(&LAYER_FAMILY, Dtype::F32, matrices, affine, outputs, eps, launch),
+        (false, false) => norm_residual_of(&RMS_FAMILY, Dtype::F32, matrices, affine, outputs, eps, launch),
+        (true, true) => norm_residual_of(&LAYER_BF16_FAMILY, Dtype::Bf16, matrices, affine, outputs, eps, launch),
+        (true, false) => norm_residual_of(&RMS_BF16_FAMILY, Dtype::Bf16, matrices, affine, outputs, eps, launch),
+    }
+}
+
 /// `reduction=` as the forward kernel takes it: `None` for "none".
 fn reduction(name: &str) -> PyResult<Option<kernels::cross_entropy::Reduction>> {
     use kernels::cross_entropy::Reduction;
@@ -948,6 +1056,7 @@ fn _native(module: &Bound<PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(rms_norm, module)?)?;
     module.add_function(wrap_pyfunction!(norm_backward, module)?)?;
     module.add_function(wrap_pyfunction!(norm_weight_grad, module)?)?;
+    module.add_function(wrap_pyfunction!(norm_residual, module)?)?;
     module.add_function(wrap_pyfunction!(cross_entropy, module)?)?;
     module.add_function(wrap_pyfunction!(cross_entropy_backward, module)?)?;
     module.add_function(wrap_pyfunction!(variants, module)?)?;

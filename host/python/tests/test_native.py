@@ -106,6 +106,16 @@ class ArgumentChecks(unittest.TestCase):
         self.assertEqual(rust_kernels.variants("layer_norm"), ["layer_norm_three_pass", "layer_norm_registers"])
         self.assertEqual(rust_kernels.variants("rms_norm"), ["rms_norm_three_pass", "rms_norm_registers"])
 
+    def test_residual_norms_check_their_pairs_and_shapes(self):
+        x, out = FakeCuda((6, 10)), FakeCuda((6, 10))
+        flags = {"centered": False, "bf16": False, "eps": 1e-6, **LAUNCH}
+        call = native.norm_residual
+        self.assert_refused(ValueError, "give both", call, x, FakeCuda((6, 10)), None, None, None, out, None, None, **flags)
+        self.assert_refused(ValueError, "[6, 10] expected", call, x, FakeCuda((6, 9)), FakeCuda((6, 10)), None, None, out, None, None, **flags)
+        self.assert_refused(ValueError, "read-only", call, x, x, FakeCuda((6, 10), readonly=True), None, None, out, None, None, **flags)
+        self.assert_refused(ValueError, "[10] expected", call, x, None, None, FakeCuda((6,)), None, out, None, None, **flags)
+        self.assert_refused(TypeError, "torch.bfloat16", call, x, None, None, None, None, out, None, None, **{**flags, "bf16": True})
+
     def test_cross_entropy_checks_its_targets_reduction_and_total(self):
         rows = {"ignore_index": -100, **LAUNCH}
         logits, losses = FakeCuda((6, 10)), FakeCuda((6,))

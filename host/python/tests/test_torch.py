@@ -433,6 +433,32 @@ class StreamsAndCompilation(unittest.TestCase):
         self.assertTrue(torch.allclose(compiled(x, w, b), f(x, w, b), rtol=1e-5, atol=1e-6))
         compiled(x, w, b).sum().backward()
 
+    def test_residual_norms_match_pytorchs_in_float32_and_bfloat16(self):
+        """x + residual rounded to the type bit for bit; the norm of the sum against PyTorch's in
+        float64 of the same (rounded) sum, within the type's rounding of the output plus f32's."""
+        layer, rms = torch.nn.functional.layer_norm, torch.nn.functional.rms_norm
+        for dtype, unit in [(torch.float32, 2.0**-20), (torch.bfloat16, 2.0**-7)]:
+            for shape in [(1, 1), (3, 31), (2, 5, 64), (64, 1000), (4, 2048), (3, 8192), (2, 16384)]:
+                cols = shape[-1]
+                x = (rand(*shape, seed=cols) * 3 + rand(*shape[:-1], 1, seed=cols + 1) * 8).to(dtype)
+                r = (rand(*shape, seed=cols + 2) * 4).to(dtype)
+                w, b = (rand(cols, seed=3) * 2).to(dtype), rand(cols, seed=4).to(dtype)
+                label = f"{dtype} {shape}"
+                with torch.no_grad():
+                    y, h = rust_kernels.add_layer_norm(x, r, w, b)
+                    self.assertTrue(torch.equal(h, x + r), label)
+                    want = layer(h.double(), (cols,), w.double(), b.double(), 1e-5)
+                    self.assertTrue(bool(((y.double() - want).abs() <= unit * (want.abs() + 1)).all()), f"layer {label}")
+                    y, h = rust_kernels.add_rms_norm(x, r, w)
+                    eps = torch.finfo(dtype).eps
+                    want = rms(h.double(), (cols,), w.double(), eps)
+                    self.assertTrue(bool(((y.double() - want).abs() <= unit * (want.abs() + 1)).all()), f"rms {label}")
+                    alone = rust_kernels.add_rms_norm(x, None, w, 1e-6)
+                    want = rms(x.double(), (cols,), w.double(), 1e-6)
+                    self.assertTrue(bool(((alone.double() - want).abs() <= unit * (want.abs() + 1)).all()), f"alone {label}")
+        with self.assertRaises(RuntimeError):
+            rust_kernels.add_rms_norm(rand(2, 8).requires_grad_(), rand(2, 8))
+
     def test_cross_entropy_and_its_gradient_match_pytorchs_in_float64(self):
         """Every reduction, rows ignored (about one in eight), odd vocabularies (rows off 16-byte
         boundaries), logits spread over ±30: the loss and the gradient against PyTorch's on the same
