@@ -1,5 +1,6 @@
-// Pieces shared by the cross-entropy twins (kernels::cross_entropy): a block of 256 threads per
-// row, the row walked 16 bytes a load from its first 16-byte boundary (kernels::cross_entropy::walk).
+// Pieces shared by the cross-entropy twins (kernels::cross_entropy): a warp per row up to 1024
+// classes (eight rows per block of 256), a block per row beyond, the row walked 16 bytes a load
+// from its first 16-byte boundary (kernels::cross_entropy::walk).
 #pragma once
 #include "softmax.cuh"
 
@@ -8,6 +9,15 @@ __device__ __forceinline__ float fast_ln(float x) {
     float y;
     asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
     return __fmul_rn(y, 0.693147180559945309417f);
+}
+
+#define CE_WARP_COLS 1024u
+
+// kernels::softmax::warp_running: the butterfly of block_running alone.
+__device__ __forceinline__ Running warp_running(Running r) {
+    for (unsigned mask = 16; mask > 0; mask /= 2)
+        r = running_merge(r, {__shfl_xor_sync(0xffffffffu, r.max, mask), __shfl_xor_sync(0xffffffffu, r.sum, mask)});
+    return r;
 }
 
 __device__ __forceinline__ bool in_range(long long target, unsigned cols) { return target >= 0 && target < (long long)cols; }
@@ -20,12 +30,12 @@ __device__ __forceinline__ void split(const float* p, unsigned cols, unsigned& h
 }
 
 // kernels::cross_entropy::walk::read_row.
-template <typename Visit>
+template <unsigned T, typename Visit>
 __device__ __forceinline__ void read_row(const float* row, unsigned cols, unsigned t, Visit visit) {
     unsigned head, vectors;
     split(row, cols, head, vectors);
     if (t < head) visit(t, row[t]);
-    for (unsigned v = t; v < vectors; v += THREADS) {
+    for (unsigned v = t; v < vectors; v += T) {
         unsigned c = head + 4 * v;
         float4 x = *(const float4*)(row + c);
         visit(c, x.x);
@@ -38,16 +48,16 @@ __device__ __forceinline__ void read_row(const float* row, unsigned cols, unsign
 }
 
 // kernels::cross_entropy::walk::map_row.
-template <typename F>
+template <unsigned T, typename F>
 __device__ __forceinline__ void map_row(const float* src, float* dst, unsigned cols, unsigned t, F f) {
     if (((size_t)src - (size_t)dst) % 16 != 0) {
-        for (unsigned c = t; c < cols; c += THREADS) dst[c] = f(c, src[c]);
+        for (unsigned c = t; c < cols; c += T) dst[c] = f(c, src[c]);
         return;
     }
     unsigned head, vectors;
     split(src, cols, head, vectors);
     if (t < head) dst[t] = f(t, src[t]);
-    for (unsigned v = t; v < vectors; v += THREADS) {
+    for (unsigned v = t; v < vectors; v += T) {
         unsigned c = head + 4 * v;
         float4 x = *(const float4*)(src + c);
         *(float4*)(dst + c) = make_float4(f(c, x.x), f(c + 1, x.y), f(c + 2, x.z), f(c + 3, x.w));
@@ -57,11 +67,12 @@ __device__ __forceinline__ void map_row(const float* src, float* dst, unsigned c
 }
 
 // kernels::cross_entropy::walk::fill_row.
+template <unsigned T>
 __device__ __forceinline__ void fill_row(float* dst, unsigned cols, unsigned t, float value) {
     unsigned head, vectors;
     split(dst, cols, head, vectors);
     if (t < head) dst[t] = value;
-    for (unsigned v = t; v < vectors; v += THREADS) *(float4*)(dst + head + 4 * v) = make_float4(value, value, value, value);
+    for (unsigned v = t; v < vectors; v += T) *(float4*)(dst + head + 4 * v) = make_float4(value, value, value, value);
     unsigned c = head + 4 * vectors + t;
     if (c < cols) dst[c] = value;
 }

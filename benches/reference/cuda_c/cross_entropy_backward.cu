@@ -1,17 +1,23 @@
-// kernels::cross_entropy::backward: the logits' gradient (e^(x − lse) − [c = target])·s, a block
-// per row, one read and one write; ignored rows written 0 without a read.
+// kernels::cross_entropy::backward: the logits' gradient (e^(x − lse) − [c = target])·s, a warp
+// or a block per row, one read and one write; ignored rows written 0 without a read.
 #include "cross_entropy.cuh"
 extern "C" __global__ void cross_entropy_backward_cuda(const float* logits, size_t logits_len, const long long* targets,
                                                     size_t targets_len, const float* lse, size_t lse_len,
                                                     const float* grad_loss, size_t grad_loss_len, const float* count,
                                                     size_t count_len, float* grad_logits, size_t grad_logits_len,
                                                     unsigned rows, unsigned cols, long long ignore_index) {
-    unsigned row = blockIdx.x, t = threadIdx.x;
+    unsigned t = threadIdx.x;
+    bool by_warp = cols <= CE_WARP_COLS;
+    unsigned row = by_warp ? blockIdx.x * WARPS + t / 32 : blockIdx.x;
+    if (row >= rows) return;
     size_t base = (size_t)row * cols;
     float* dst = grad_logits + base;
     long long target = targets[row];
     if (target == ignore_index) {
-        fill_row(dst, cols, t, 0.0f);
+        if (by_warp)
+            fill_row<32>(dst, cols, t % 32, 0.0f);
+        else
+            fill_row<THREADS>(dst, cols, t, 0.0f);
         return;
     }
     bool valid = in_range(target, cols);
@@ -20,8 +26,12 @@ extern "C" __global__ void cross_entropy_backward_cuda(const float* logits, size
     if (!valid) scale = __int_as_float(0x7fc00000);
     float row_lse = lse[row];
     unsigned hit = valid ? (unsigned)target : cols;
-    map_row(logits + base, dst, cols, t, [&](unsigned c, float x) {
+    auto f = [&](unsigned c, float x) {
         float p = fast_exp(x - row_lse);
         return __fmul_rn(c == hit ? p - 1.0f : p, scale);
-    });
+    };
+    if (by_warp)
+        map_row<32>(logits + base, dst, cols, t % 32, f);
+    else
+        map_row<THREADS>(logits + base, dst, cols, t, f);
 }

@@ -1,5 +1,6 @@
-// kernels::cross_entropy::forward: a block per row, one read (running maximum and sum), the loss
-// and lse out; the last block to take a ticket adds the losses in row order and counts the rows.
+// kernels::cross_entropy::forward: a warp or a block per row, one read (running maximum and sum),
+// the loss and lse out; the last block to take a ticket adds the losses in row order and counts
+// the rows.
 #include "cross_entropy.cuh"
 extern "C" __global__ void cross_entropy_forward_cuda(const float* logits, size_t logits_len, const long long* targets,
                                                    size_t targets_len, float* losses, size_t losses_len, float* lse,
@@ -8,23 +9,35 @@ extern "C" __global__ void cross_entropy_forward_cuda(const float* logits, size_
                                                    unsigned mean) {
     __shared__ float maxes[WARPS], sums[WARPS];
     __shared__ unsigned last;
-    unsigned row = blockIdx.x, t = threadIdx.x;
-    long long target = targets[row];
-    float loss = 0.0f, row_lse = 0.0f;
-    if (target != ignore_index) {
-        const float* x = logits + (size_t)row * cols;
-        Running running = RUNNING_EMPTY;
-        read_row(x, cols, t, [&](unsigned, float v) { running = running_add(running, v); });
-        Running stats = block_running(maxes, sums, running);
-        row_lse = stats.max + fast_ln(stats.sum);
-        float picked = in_range(target, cols) ? x[target] : __int_as_float(0x7fc00000);
-        loss = row_lse - picked;
-    }
-    if (t == 0) {
-        losses[row] = loss;
-        lse[row] = row_lse;
+    unsigned t = threadIdx.x;
+    bool by_warp = cols <= CE_WARP_COLS;
+    unsigned row = by_warp ? blockIdx.x * WARPS + t / 32 : blockIdx.x;
+    if (row < rows) {
+        long long target = targets[row];
+        float loss = 0.0f, row_lse = 0.0f;
+        if (target != ignore_index) {
+            const float* x = logits + (size_t)row * cols;
+            Running running = RUNNING_EMPTY;
+            auto see = [&](unsigned, float v) { running = running_add(running, v); };
+            Running stats;
+            if (by_warp) {
+                read_row<32>(x, cols, t % 32, see);
+                stats = warp_running(running);
+            } else {
+                read_row<THREADS>(x, cols, t, see);
+                stats = block_running(maxes, sums, running);
+            }
+            row_lse = stats.max + fast_ln(stats.sum);
+            float picked = in_range(target, cols) ? x[target] : __int_as_float(0x7fc00000);
+            loss = row_lse - picked;
+        }
+        if (t % (by_warp ? 32 : THREADS) == 0) {
+            losses[row] = loss;
+            lse[row] = row_lse;
+        }
     }
     if (total_len == 0) return;
+    __syncthreads();
     if (t == 0) {
         __threadfence();
         last = atomicAdd(ticket, 1u) == gridDim.x - 1;

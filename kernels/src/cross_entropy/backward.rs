@@ -1,10 +1,11 @@
-//! The logits' gradient, a block per row: `(e^(x − lse) − [c = target]) · s` from the forward
-//! pass's lse, one read of the row and one write (16 bytes at a time where the rows allow). A row
-//! whose target is ignored is written 0 without being read.
+//! The logits' gradient: `(e^(x − lse) − [c = target]) · s` from the forward pass's lse, one read
+//! of the row and one write (16 bytes at a time where the rows allow), by a warp per row up to
+//! [`WARP_COLS`](super::WARP_COLS) classes, a block beyond. A row whose target is ignored is
+//! written 0 without being read.
 
 use super::walk::{fill_row, map_row};
-use super::{CrossEntropyBackward, THREADS, in_range};
-use ptxkit::device::{GlobalSlice, GlobalSliceMut, block_idx, exp, thread_idx};
+use super::{CrossEntropyBackward, THREADS, WARPS, by_warp, in_range};
+use ptxkit::device::{GlobalSlice, GlobalSliceMut, WARP_SIZE, block_idx, exp, thread_idx};
 use ptxkit::{Dim3, Kernel, SharedMemory, kernel};
 
 /// The gradient reaching row `row`'s loss: the loss's gradient (one for every row, or the row's
@@ -24,41 +25,67 @@ unsafe fn row_scale(grad_loss: GlobalSlice<f32>, count: GlobalSlice<f32>, row: u
     if in_range { scale } else { f32::NAN }
 }
 
+/// Row `row`'s gradient by thread `t` of a group of `T` (a warp or the block).
+///
+/// # Safety
+/// row < rows; the views hold the kernel's contract's elements; `t < T`.
+#[inline(always)]
+unsafe fn row_gradient<const T: u32>(
+    (logits, targets, lse): (GlobalSlice<f32>, GlobalSlice<i64>, GlobalSlice<f32>),
+    (grad_loss, count): (GlobalSlice<f32>, GlobalSlice<f32>),
+    grad_logits: GlobalSliceMut<f32>,
+    (row, cols, ignore_index): (u32, u32, i64),
+    t: u32,
+) {
+    let base = row as usize * cols as usize;
+    let dst = grad_logits.tail(base).head(cols);
+    // SAFETY: row < rows.
+    let target = unsafe { targets.get_unchecked(row) };
+    if target == ignore_index {
+        // SAFETY: the row is inside the gradient; t < T.
+        unsafe { fill_row::<T>(dst, cols, t, 0.0) };
+        return;
+    }
+    let valid = in_range(target, cols);
+    // SAFETY: the kernel's contract on grad_loss and count.
+    let scale = unsafe { row_scale(grad_loss, count, row, valid) };
+    // SAFETY: lse holds rows elements.
+    let row_lse = unsafe { lse.get_unchecked(row) };
+    let hit = if valid { target as u32 } else { cols };
+    let src = logits.tail(base).head(cols);
+    // SAFETY: both rows hold cols elements; t < T.
+    unsafe {
+        map_row::<T>(src, dst, cols, t, |c, x| {
+            let p = exp(x - row_lse);
+            (if c == hit { p - 1.0 } else { p }) * scale
+        })
+    };
+}
+
 kernel! {
-    /// Block r: the gradient of row r's logits.
-    pub unsafe fn cross_entropy_backward(logits: GlobalSlice<f32>, targets: GlobalSlice<i64>, lse: GlobalSlice<f32>, grad_loss: GlobalSlice<f32>, count: GlobalSlice<f32>, grad_logits: GlobalSliceMut<f32>, _rows: u32, cols: u32, ignore_index: i64) {
-        let row = block_idx().x;
+    /// Rows ≤ WARP_COLS classes: warp w of block b takes row 8b + w; longer rows: block r row r.
+    pub unsafe fn cross_entropy_backward(logits: GlobalSlice<f32>, targets: GlobalSlice<i64>, lse: GlobalSlice<f32>, grad_loss: GlobalSlice<f32>, count: GlobalSlice<f32>, grad_logits: GlobalSliceMut<f32>, rows: u32, cols: u32, ignore_index: i64) {
         let t = thread_idx().x;
-        let base = row as usize * cols as usize;
-        let dst = grad_logits.tail(base).head(cols);
-        // SAFETY: row < rows: the grid is a block per row.
-        let target = unsafe { targets.get_unchecked(row) };
-        if target == ignore_index {
-            // SAFETY: the row is inside the gradient; t < THREADS.
-            unsafe { fill_row::<THREADS>(dst, cols, t, 0.0) };
-            return;
+        let inputs = (logits, targets, lse);
+        let scale = (grad_loss, count);
+        if by_warp(cols) {
+            let row = block_idx().x * WARPS + t / WARP_SIZE;
+            if row < rows {
+                // SAFETY: row < rows; the lane is below 32.
+                unsafe { row_gradient::<WARP_SIZE>(inputs, scale, grad_logits, (row, cols, ignore_index), t % WARP_SIZE) };
+            }
+        } else {
+            // SAFETY: a block per row: row < rows; t < THREADS.
+            unsafe { row_gradient::<THREADS>(inputs, scale, grad_logits, (block_idx().x, cols, ignore_index), t) };
         }
-        let valid = in_range(target, cols);
-        // SAFETY: the kernel's contract on grad_loss and count.
-        let scale = unsafe { row_scale(grad_loss, count, row, valid) };
-        // SAFETY: lse holds rows elements.
-        let row_lse = unsafe { lse.get_unchecked(row) };
-        let hit = if valid { target as u32 } else { cols };
-        let src = logits.tail(base).head(cols);
-        // SAFETY: both rows hold cols elements; t < THREADS.
-        unsafe {
-            map_row::<THREADS>(src, dst, cols, t, |c, x| {
-                let p = exp(x - row_lse);
-                (if c == hit { p - 1.0 } else { p }) * scale
-            })
-        };
     }
 }
 
-/// One block of [`THREADS`] threads per row.
+/// Blocks of [`THREADS`] threads: eight rows each up to [`WARP_COLS`](super::WARP_COLS) classes,
+/// one beyond.
 pub const KERNEL: Kernel<CrossEntropyBackward> = Kernel {
     code: cross_entropy_backward,
     block: Dim3::x(THREADS),
     shared: SharedMemory::NONE,
-    grid: |p, _| Dim3::x(p.rows),
+    grid: |p, _| super::blocks(p.rows, p.cols),
 };

@@ -1,14 +1,17 @@
-//! The forward pass, a block per row: one read of the row keeps each thread's running maximum and
-//! sum of e^(x − maximum) (as softmax's online rung), the block merges them, and one thread writes
-//! the row's lse and loss. Then each block takes a ticket (its loss fenced first); the block that
-//! takes the last one adds the losses in row order and counts the rows not ignored, so the mean
-//! comes out of the same launch, the same bits whichever block finished when.
+//! The forward pass: one read of each row keeps each thread's running maximum and sum of
+//! e^(x − maximum) (as softmax's online rung), the threads' pairs are merged, and one thread writes
+//! the row's lse and loss. A warp per row up to [`WARP_COLS`](super::WARP_COLS) classes (eight rows per block, the
+//! merge by shuffles alone), a block per row beyond. Then each block takes a ticket (a fence after
+//! the block's barrier first, releasing its losses); the block that takes the last one adds the losses in row order and counts the
+//! rows not ignored, so the mean comes out of the same launch, the same bits whichever block
+//! finished when.
 
 use super::walk::read_row;
-use super::{CrossEntropy, THREADS, WARPS, in_range};
-use crate::softmax::{Running, block_running, block_sum};
+use super::{CrossEntropy, THREADS, WARPS, by_warp, in_range};
+use crate::softmax::{Running, block_running, block_sum, warp_running};
 use ptxkit::device::{
-    GlobalSlice, GlobalSliceMut, SharedSlice, block_idx, grid_dim, ln, sync_threads, thread_fence, thread_idx,
+    GlobalSlice, GlobalSliceMut, SharedSlice, WARP_SIZE, block_idx, grid_dim, ln, sync_threads, thread_fence,
+    thread_idx,
 };
 use ptxkit::{Dim3, Kernel, SharedMemory, kernel, shared_memory};
 
@@ -21,23 +24,12 @@ shared_memory! {
     }
 }
 
-/// Row `row`'s (loss, lse): `lse − x[target]`, by the whole block.
+/// A row's (loss, lse) from its merged running pair: `lse − x[target]`.
 ///
 /// # Safety
-/// `logits` holds the row's `cols` elements; the block has [`THREADS`] threads, all calling.
+/// `logits` holds the row's `cols` elements.
 #[inline(always)]
-unsafe fn row_loss(
-    (maxes, sums): (SharedSlice<f32>, SharedSlice<f32>),
-    logits: GlobalSlice<f32>,
-    target: i64,
-    cols: u32,
-) -> (f32, f32) {
-    let t = thread_idx().x;
-    let mut running = Running::EMPTY;
-    // SAFETY: the row holds cols elements; t < THREADS.
-    unsafe { read_row::<THREADS>(logits, cols, t, |_, x| running = running.see(x)) };
-    // SAFETY: every thread of the block calls it (the caller's promise).
-    let stats = unsafe { block_running::<WARPS>(maxes, sums, running) };
+unsafe fn loss_of(stats: Running, logits: GlobalSlice<f32>, target: i64, cols: u32) -> (f32, f32) {
     // A row of −∞ alone: a sum of 0, lse −∞, and the loss −∞ − −∞, NaN, as PyTorch's.
     let lse = stats.max + ln(stats.sum);
     let picked = if in_range(target, cols) {
@@ -47,6 +39,43 @@ unsafe fn row_loss(
         f32::NAN
     };
     (lse - picked, lse)
+}
+
+/// Row `row`'s (loss, lse) by the whole block.
+///
+/// # Safety
+/// `logits` holds the row's `cols` elements; the block has [`THREADS`] threads, all calling.
+#[inline(always)]
+unsafe fn block_loss(
+    (maxes, sums): (SharedSlice<f32>, SharedSlice<f32>),
+    logits: GlobalSlice<f32>,
+    target: i64,
+    cols: u32,
+) -> (f32, f32) {
+    let mut running = Running::EMPTY;
+    // SAFETY: the row holds cols elements; t < THREADS.
+    unsafe { read_row::<THREADS>(logits, cols, thread_idx().x, |_, x| running = running.see(x)) };
+    // SAFETY: every thread of the block calls it (the caller's promise).
+    let stats = unsafe { block_running::<WARPS>(maxes, sums, running) };
+    // SAFETY: the caller's promise.
+    unsafe { loss_of(stats, logits, target, cols) }
+}
+
+/// Row `row`'s (loss, lse) by one warp.
+///
+/// # Safety
+/// `logits` holds the row's `cols` elements; every lane of the warp calls it.
+#[inline(always)]
+unsafe fn warp_loss(logits: GlobalSlice<f32>, target: i64, cols: u32) -> (f32, f32) {
+    let mut running = Running::EMPTY;
+    // SAFETY: the row holds cols elements; the lane is below 32.
+    unsafe {
+        read_row::<WARP_SIZE>(logits, cols, thread_idx().x % WARP_SIZE, |_, x| {
+            running = running.see(x)
+        })
+    };
+    // SAFETY: the caller's promise.
+    unsafe { loss_of(warp_running(running), logits, target, cols) }
 }
 
 /// The last block's work: the losses' sum in row order (divided by the rows counted where
@@ -88,32 +117,66 @@ unsafe fn finish(
     }
 }
 
+/// Row `row`'s loss and lse into `losses` and `lse` by a warp (`by_warp`) or the block, skipped
+/// (0 and 0) where its target is ignored.
+///
+/// # Safety
+/// row < rows; the views hold the kernel's contract's elements; every lane of the warp (or thread
+/// of the block) calls it.
+#[inline(always)]
+unsafe fn row_loss(
+    (maxes, sums): (SharedSlice<f32>, SharedSlice<f32>),
+    (logits, targets): (GlobalSlice<f32>, GlobalSlice<i64>),
+    (losses, lse): (GlobalSliceMut<f32>, GlobalSliceMut<f32>),
+    (row, cols, ignore_index): (u32, u32, i64),
+    by_warp: bool,
+) {
+    // SAFETY: row < rows.
+    let target = unsafe { targets.get_unchecked(row) };
+    // Uniform over the warp or block: its barriers are reached by all of its threads or none.
+    let (loss, row_lse) = if target == ignore_index {
+        (0.0, 0.0)
+    } else {
+        let row_logits = logits.tail(row as usize * cols as usize).head(cols);
+        // SAFETY: the row is inside the logits; the whole warp or block is here.
+        unsafe {
+            if by_warp {
+                warp_loss(row_logits, target, cols)
+            } else {
+                block_loss((maxes, sums), row_logits, target, cols)
+            }
+        }
+    };
+    let leader = if by_warp { WARP_SIZE } else { THREADS };
+    if thread_idx().x.is_multiple_of(leader) {
+        // SAFETY: losses and lse hold rows elements.
+        unsafe {
+            losses.set_unchecked(row, loss);
+            lse.set_unchecked(row, row_lse);
+        }
+    }
+}
+
 kernel! {
-    /// Block r: row r's loss and lse; the last block to finish, the total.
+    /// Rows ≤ WARP_COLS classes: warp w of block b takes row 8b + w; longer rows: block r row r.
+    /// The last block to finish: the total.
     pub unsafe fn cross_entropy_forward(logits: GlobalSlice<f32>, targets: GlobalSlice<i64>, losses: GlobalSliceMut<f32>, lse: GlobalSliceMut<f32>, total: GlobalSliceMut<f32>, ticket: GlobalSliceMut<u32>, rows: u32, cols: u32, ignore_index: i64, mean: u32) {
         let Scratch { maxes, sums, last } = Scratch::carve();
-        let row = block_idx().x;
         let t = thread_idx().x;
-        // SAFETY: row < rows: the grid is a block per row.
-        let target = unsafe { targets.get_unchecked(row) };
-        // Uniform over the block: the row's barriers are reached by all of its threads or none.
-        let (loss, row_lse) = if target == ignore_index {
-            (0.0, 0.0)
-        } else {
-            let row_logits = logits.tail(row as usize * cols as usize).head(cols);
-            // SAFETY: the row is inside the logits; THREADS threads, all here.
-            unsafe { row_loss((maxes, sums), row_logits, target, cols) }
-        };
-        if t == 0 {
-            // SAFETY: losses and lse hold rows elements.
-            unsafe {
-                losses.set_unchecked(row, loss);
-                lse.set_unchecked(row, row_lse);
-            }
+        let warp = by_warp(cols);
+        let row = if warp { block_idx().x * WARPS + t / WARP_SIZE } else { block_idx().x };
+        // A warp past the last row has no row, but stays for the block's barrier below.
+        if row < rows {
+            // SAFETY: row < rows; the grid is a warp or a block per row, as `warp` says.
+            unsafe { row_loss((maxes, sums), (logits, targets), (losses, lse), (row, cols, ignore_index), warp) };
         }
         if total.is_empty() {
             return;
         }
+        // Every row of the block is written before the barrier; thread 0's fence after it makes
+        // them all visible to the whole GPU before the ticket counts them (a release of the block's
+        // writes, cumulative through the barrier).
+        sync_threads();
         if t == 0 {
             // SAFETY: the ticket holds one u32 that is zero before the launch.
             unsafe {
@@ -125,7 +188,7 @@ kernel! {
         // The ticket's verdict is in shared memory before any thread reads it.
         sync_threads();
         if last.get(0) != 0 {
-            // Every block fenced its loss before taking its ticket.
+            // Every block fenced its losses before taking its ticket.
             thread_fence();
             // SAFETY: every loss is written; total holds 2; THREADS threads, all here.
             unsafe { finish(sums, (losses, targets), total, (rows, ignore_index, mean)) };
@@ -137,10 +200,11 @@ kernel! {
     }
 }
 
-/// One block of [`THREADS`] threads per row.
+/// Blocks of [`THREADS`] threads: eight rows each up to [`WARP_COLS`](super::WARP_COLS) classes,
+/// one beyond.
 pub const KERNEL: Kernel<CrossEntropy> = Kernel {
     code: cross_entropy_forward,
     block: Dim3::x(THREADS),
     shared: SharedMemory::of(Scratch::BYTES),
-    grid: |p, _| Dim3::x(p.rows),
+    grid: |p, _| super::blocks(p.rows, p.cols),
 };

@@ -12,10 +12,12 @@
 //! assert on a target outside `0..cols` that is not `ignore_index`; here that row's loss and
 //! gradient are NaN, so the mean and the sum are too.
 //!
-//! * [`forward`]: a block per row, one read of it (running maximum and sum), the loss and lse out;
-//!   the block that finishes last adds the losses in row order (the total's bits do not depend on
-//!   which block ran when) and counts the rows, in the same launch;
-//! * [`backward`]: a block per row, one read and one write of it, from the forward pass's lse.
+//! * [`forward`]: one read of each row (running maximum and sum), the loss and lse out; the block
+//!   that finishes last adds the losses in row order (the total's bits do not depend on which
+//!   block ran when) and counts the rows, in the same launch;
+//! * [`backward`]: one read and one write of each row, from the forward pass's lse.
+//!
+//! Both take a row by a warp up to [`WARP_COLS`] classes (eight rows per block), by a block beyond.
 //!
 //! Both walk a row by 16-byte vectors where it allows ([`walk`]).
 
@@ -30,6 +32,21 @@ use ptxkit::{Family, Problem};
 pub const THREADS: u32 = 256;
 /// Warps per block.
 pub const WARPS: u32 = THREADS / ptxkit::device::WARP_SIZE;
+
+/// The most classes a warp takes a row of (eight rows per block); longer rows take a block.
+pub const WARP_COLS: u32 = 1024;
+
+/// Whether rows of `cols` classes go one to a warp.
+#[inline(always)]
+pub const fn by_warp(cols: u32) -> bool {
+    cols <= WARP_COLS
+}
+
+/// The grid for `rows` rows of `cols` classes: a warp per row up to [`WARP_COLS`] classes (eight
+/// rows per block), a block per row beyond.
+pub(crate) const fn blocks(rows: u32, cols: u32) -> ptxkit::Dim3 {
+    ptxkit::Dim3::x(if by_warp(cols) { rows.div_ceil(WARPS) } else { rows })
+}
 
 /// PyTorch's default `ignore_index`. Targets are i64, as PyTorch's class indices are.
 pub const IGNORE_INDEX: i64 = -100;

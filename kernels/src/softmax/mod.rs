@@ -148,16 +148,7 @@ impl Running {
 /// The block has 32·`N` threads; `maxes` and `sums` are not in use between the barriers.
 #[inline(always)]
 pub unsafe fn block_running<const N: u32>(maxes: SharedSlice<f32>, sums: SharedSlice<f32>, mine: Running) -> Running {
-    let mut r = mine;
-    let mut mask = WARP_SIZE / 2;
-    while mask > 0 {
-        let other = Running {
-            max: shfl_xor(r.max, mask),
-            sum: shfl_xor(r.sum, mask),
-        };
-        r = r.merge(other);
-        mask /= 2;
-    }
+    let r = warp_running(mine);
     let t = thread_idx().x;
     let warp = t / WARP_SIZE;
     // Lane 0 by the thread index (1-D blocks), as the CUDA C twin: one special-register read fewer.
@@ -185,6 +176,23 @@ pub unsafe fn block_running<const N: u32>(maxes: SharedSlice<f32>, sums: SharedS
     // Every thread has read the results before the slices are used again.
     sync_threads();
     all
+}
+
+/// Combines every lane's `mine` over the warp, in every lane: a butterfly of xor-shuffles. Every
+/// lane of the warp must call it.
+#[inline(always)]
+pub fn warp_running(mine: Running) -> Running {
+    let mut r = mine;
+    let mut mask = WARP_SIZE / 2;
+    while mask > 0 {
+        let other = Running {
+            max: shfl_xor(r.max, mask),
+            sum: shfl_xor(r.sum, mask),
+        };
+        r = r.merge(other);
+        mask /= 2;
+    }
+    r
 }
 
 /// The maximum of `mine` over the block, in every thread (as [`block_running`]).

@@ -8,7 +8,7 @@ use super::norm::{SMALLEST_SUBNORMAL, as_f32_range, within};
 use super::{Bound, Case, Cli, FamilyDemo, GUARD, Outputs, Plan, Size, Sizes, Work, check_guard, check_len, substream};
 use kernels::Source;
 use kernels::cross_entropy::{
-    BACKWARD_FAMILY, CrossEntropy, CrossEntropyBackward, FAMILY, IGNORE_INDEX, Reduction, THREADS,
+    BACKWARD_FAMILY, CrossEntropy, CrossEntropyBackward, FAMILY, IGNORE_INDEX, Reduction, THREADS, by_warp,
 };
 use ptxkit::{AnyFamily, Kernel};
 use ptxkit_runtime::Backend;
@@ -179,12 +179,17 @@ pub struct RowLoss {
     pub lse_tolerance: f64,
 }
 
+/// Threads that walk a row of `cols` classes: a warp's, or a block's.
+fn walkers(cols: usize) -> usize {
+    if by_warp(cols as u32) { 32 } else { THREADS as usize }
+}
+
 /// The most times one thread's running maximum grows over `row` (each growth rescales its sum, one
 /// more rounding), by the forward kernel's walk: whatever the row's place against 16-byte
-/// boundaries (0 to 3 elements before the first), thread t takes one of those, then every
-/// THREADS-th group of four, then one past the last group.
+/// boundaries (0 to 3 elements before the first), thread t of the walkers takes one of those, then
+/// every walkers-th group of four, then one past the last group.
 fn most_rescales(row: &[f32]) -> usize {
-    let (cols, threads) = (row.len(), THREADS as usize);
+    let (cols, threads) = (row.len(), walkers(row.len()));
     let mut most = 0;
     for head in 0..=cols.min(3) {
         let vectors = (cols - head) / 4;
@@ -252,7 +257,7 @@ pub fn reference_row(row: &[f32], target: i64, ignore_index: i64) -> RowLoss {
         .sum::<f64>()
         / sum;
     let rescales = (most_rescales(row) + 12) as f64;
-    let chain = (cols.div_ceil(THREADS as usize) + 15) as f64;
+    let chain = (cols.div_ceil(walkers(cols)) + 15) as f64;
     let sum_error = APPROX + 2.0 * U * spread + rescales * (APPROX + 2.0 * U * ((cols as f64).ln() + 2.0)) + chain * U;
     let ln_sum = sum.ln();
     let ln_error =
