@@ -80,6 +80,58 @@ class SpecialValues(unittest.TestCase):
                 got = rust_kernels.softmax(x, variant=variant)
                 self.assert_within(got, want, softmax_bound(x.nan_to_num(0.0, 0.0, 0.0), want.nan_to_num(0.0)), f"{variant} 9x{cols}")
 
+    def test_cross_entropy_on_masked_rows_infinities_and_nan(self):
+        """The loss and the gradient of each row (reduction none) against PyTorch's in float64:
+        masked classes, a masked target (an infinite loss), a row of -inf, +inf, NaN, tiny and
+        huge logits; where finite, within 1e-5 of PyTorch's (relative, plus 1e-6)."""
+        ce = torch.nn.functional.cross_entropy
+        for cols in [1, 2, 33, 1000, 1025, 50257]:
+            rows = [rand(cols, seed=cols + r) * 30 for r in range(8)]
+            rows[0] = mixed(rows[0], 3, [-INF], seed=cols)
+            rows[0][0] = 1.5
+            rows[1][cols // 2] = -INF
+            rows[2] = torch.full((cols,), -INF, device="cuda")
+            rows[3][cols // 3] = INF
+            rows[4][cols - 1] = NAN
+            rows[5] = mixed(rows[5], 2, TINY, seed=cols + 1)
+            rows[6] = mixed(rows[6], 4, [3.4028235e38, -3.4028235e38, 3e38, -1e38], seed=cols + 2)
+            x = torch.stack(rows)
+            target = torch.tensor([0, cols // 2, 0, 0, 0, cols - 1, 0, 0], device="cuda")
+            # The huge row's target at its maximum: a loss of ln Σ, finite in float32 as in float64
+            # (a target at -3.4e38 would overflow float32's loss and not float64's).
+            target[6] = x[6].argmax()
+            ours = x.clone().requires_grad_()
+            got = rust_kernels.cross_entropy(ours, target, reduction="none")
+            got.sum().backward()
+            theirs = x.double().requires_grad_()
+            want = ce(theirs, target, reduction="none")
+            want.sum().backward()
+            self.assert_within(got.detach(), want.detach(), 1e-5 * want.detach().abs().nan_to_num(0.0, 0.0, 0.0) + 1e-6, f"loss 8x{cols}")
+            self.assert_within(ours.grad, theirs.grad, 1e-5 * theirs.grad.abs().nan_to_num(0.0, 0.0, 0.0) + 1e-6, f"grad 8x{cols}")
+
+    def test_norms_on_infinities_nan_and_tiny_values(self):
+        """Layer norm and RMS norm of rows holding an infinity, a NaN, tiny values, -0.0 alone and
+        one repeated value, against PyTorch's in float64 (NaN rows NaN throughout)."""
+        layer, rms = torch.nn.functional.layer_norm, torch.nn.functional.rms_norm
+        for cols in [1, 31, 1000, 4097, 9000]:
+            rows = [rand(cols, seed=cols + r) * 8 for r in range(7)]
+            rows[0][cols // 2] = INF
+            rows[1][cols - 1] = NAN
+            rows[2] = mixed(rows[2], 2, TINY, seed=cols)
+            rows[3] = torch.full((cols,), -0.0, device="cuda")
+            rows[4] = torch.full((cols,), 7.25, device="cuda")
+            rows[5][0] = -INF
+            x = torch.stack(rows)
+            w, b = rand(cols, seed=1) * 2, rand(cols, seed=2)
+            for variant in ["auto"] + rust_kernels.variants("layer_norm"):
+                got = rust_kernels.layer_norm(x, (cols,), w, b, variant=variant)
+                want = layer(x.double(), (cols,), w.double(), b.double(), 1e-5)
+                self.assert_within(got, want, 1e-5 * (want.abs().nan_to_num(0.0, 0.0, 0.0) + 1), f"layer {variant} 7x{cols}")
+                rms_variant = variant.replace("layer_norm", "rms_norm")
+                got = rust_kernels.rms_norm(x, (cols,), w, 1e-5, variant=rms_variant)
+                want = rms(x.double(), (cols,), w.double(), 1e-5)
+                self.assert_within(got, want, 1e-5 * (want.abs().nan_to_num(0.0, 0.0, 0.0) + 1), f"rms {rms_variant} 7x{cols}")
+
     def test_row_maxima_and_sums_on_special_values(self):
         for cols in [1, 33, 1000, 5000]:
             x = torch.stack([mixed(rand(cols, seed=cols + r), 40, s, seed=cols + r) for r, s in enumerate([SPECIALS, [NAN], [INF], [-INF], [INF, -INF], TINY])])
