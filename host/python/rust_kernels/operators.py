@@ -336,10 +336,45 @@ def _norm_weight_grad_impl(
     return dweight, dbias
 
 
+#: The widest row whose three gradients come from one read of x and dy (kernels::norm::backward_fused).
+_FUSED_COLS = 8192
+
+
+def _norm_backward_fused_impl(
+    x: torch.Tensor,
+    grad: torch.Tensor,
+    weight: Optional[torch.Tensor],
+    mean: Optional[torch.Tensor],
+    rstd: torch.Tensor,
+    with_bias: bool,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """dx, the weight's gradient and the bias's (empty unless ``with_bias``) from one read of x and
+    dy (rows up to 8192 columns, x not empty)."""
+    x, rows, cols = _norm_rows(x)
+    grad = _ready("grad", grad)
+    dx, dweight = torch.empty_like(x), x.new_empty(cols)
+    dbias = x.new_empty(cols if with_bias else 0)
+    partials = x.new_empty(_native.norm_partials_len(rows, cols))
+    _native.norm_backward_fused(
+        x.view(rows, cols),
+        grad.view(rows, cols),
+        _vector("weight", weight, cols),
+        None if mean is None else _ready("mean", mean),
+        _ready("rstd", rstd),
+        dx.view(rows, cols),
+        partials,
+        dweight,
+        dbias if with_bias else None,
+        **_launch_args(x),
+    )
+    return dx, dweight, dbias
+
+
 _layer_norm = _Operator("layer_norm", _layer_norm_impl)
 _rms_norm = _Operator("rms_norm", _rms_norm_impl)
 _norm_backward = _Operator("norm_backward", _norm_backward_impl)
 _norm_weight_grad = _Operator("norm_weight_grad", _norm_weight_grad_impl)
+_norm_backward_fused = _Operator("norm_backward_fused", _norm_backward_fused_impl)
 
 
 def _statistics_like(x):
@@ -367,15 +402,25 @@ def _(x, grad, mean, rstd, with_bias):
     return x.new_empty(cols), x.new_empty(cols if with_bias else 0)
 
 
+@_norm_backward_fused.register_fake
+def _(x, grad, weight, mean, rstd, with_bias):
+    cols = x.shape[-1]
+    return torch.empty_like(x), x.new_empty(cols), x.new_empty(cols if with_bias else 0)
+
+
 def _norm_gradients(ctx, grad, mean, rstd):
     """(dx, dweight, dbias) of either norm, each None where not needed."""
     x, weight = ctx.saved_tensors[:2]
     grad = grad.contiguous()
     dx = dweight = dbias = None
-    if ctx.needs_input_grad[0]:
-        dx = _norm_backward(x, grad, weight, mean, rstd)
     want_weight = weight is not None and ctx.needs_input_grad[1]
     want_bias = ctx.has_bias and ctx.needs_input_grad[2]
+    if ctx.needs_input_grad[0] and (want_weight or want_bias) and 0 < x.shape[-1] <= _FUSED_COLS and x.numel():
+        # All three from one read of x and dy.
+        dx, dweight, dbias = _norm_backward_fused(x, grad, weight, mean, rstd, want_bias)
+        return dx, dweight if want_weight else None, dbias if want_bias else None
+    if ctx.needs_input_grad[0]:
+        dx = _norm_backward(x, grad, weight, mean, rstd)
     if want_weight or want_bias:
         dweight, dbias = _norm_weight_grad(x, grad, mean, rstd, want_bias)
         dweight = dweight if want_weight else None

@@ -760,6 +760,82 @@ fn norm_weight_grad(
         .map_err(to_python)
 }
 
+/// Elements of the partial sums `norm_backward_fused` needs for rows × cols.
+#[pyfunction]
+fn norm_partials_len(rows: usize, cols: usize) -> PyResult<usize> {
+    Ok(kernels::norm::backward_fused::NormBackwardFused::new(rows, cols)
+        .map_err(size_error)?
+        .partials_len())
+}
+
+/// All three gradients of layer norm (`mean` given) or RMS norm (`mean` None) of a rows × cols f32
+/// matrix (cols at most 8192) from one read of x and dy: dx into `grad_input`, the weight's into
+/// `dweight` and, where given, the bias's into `dbias`, through `partials`
+/// ([`norm_partials_len`] elements of scratch).
+#[pyfunction]
+#[pyo3(signature = (input, grad_output, weight, mean, rstd, grad_input, partials, dweight, dbias, *, stream, device))]
+#[allow(clippy::too_many_arguments)]
+fn norm_backward_fused(
+    input: &Bound<PyAny>,
+    grad_output: &Bound<PyAny>,
+    weight: Option<&Bound<PyAny>>,
+    mean: Option<&Bound<PyAny>>,
+    rstd: &Bound<PyAny>,
+    grad_input: &Bound<PyAny>,
+    partials: &Bound<PyAny>,
+    dweight: &Bound<PyAny>,
+    dbias: Option<&Bound<PyAny>>,
+    stream: usize,
+    device: usize,
+) -> PyResult<()> {
+    use kernels::norm::backward_fused::{LAYER_FAMILY, NormBackwardFused, RMS_FAMILY};
+    let input = Tensor::read("input", input, Dtype::F32, 2)?;
+    let [rows, cols] = [input.shape[0], input.shape[1]];
+    let problem = NormBackwardFused::new(rows, cols).map_err(size_error)?;
+    let grad_output = Tensor::read("grad_output", grad_output, Dtype::F32, 2)?;
+    grad_output.expect_shape(&[rows, cols])?;
+    let grad_input = Tensor::read("grad_input", grad_input, Dtype::F32, 2)?.writable()?;
+    grad_input.expect_shape(&[rows, cols])?;
+    let weight = optional_vector("weight", weight, cols, false)?;
+    let mean = optional_vector("mean", mean, rows, false)?;
+    let rstd = Tensor::read("rstd", rstd, Dtype::F32, 1)?;
+    rstd.expect_shape(&[rows])?;
+    let partials = Tensor::read("partials", partials, Dtype::F32, 1)?.writable()?;
+    partials.expect_shape(&[problem.partials_len()])?;
+    let dweight = Tensor::read("dweight", dweight, Dtype::F32, 1)?.writable()?;
+    dweight.expect_shape(&[cols])?;
+    let dbias = optional_vector("dbias", dbias, cols, true)?;
+    let family = if mean.is_some() { &LAYER_FAMILY } else { &RMS_FAMILY };
+    let backend = backend(device, stream)?;
+    let (input, grad_output, rstd) = (
+        array(&backend, &input)?,
+        array(&backend, &grad_output)?,
+        array(&backend, &rstd)?,
+    );
+    let optional = |t: Option<Tensor>| t.map(|t| array(&backend, &t)).transpose();
+    let (weight, mean, mut dbias) = (optional(weight)?, optional(mean)?, optional(dbias)?);
+    let (mut grad_input, mut partials) = (array(&backend, &grad_input)?, array(&backend, &partials)?);
+    let mut dweight = array(&backend, &dweight)?;
+    let arrays = families::norm_backward_fused::FusedArrays {
+        input: &input,
+        grad_output: &grad_output,
+        weight: weight.as_ref(),
+        mean: mean.as_ref(),
+        rstd: &rstd,
+        grad_input: &mut grad_input,
+        partials: &mut partials,
+    };
+    families::norm_backward_fused::launch_gradients(
+        &backend,
+        &family.kernels[0],
+        Source::Rust,
+        &problem,
+        arrays,
+        (&mut dweight, dbias.as_mut()),
+    )
+    .map_err(to_python)
+}
+
 /// The residual norm of element `E` (f32, or bf16 as its bits) with its arrays read as `dtype`.
 #[allow(clippy::too_many_arguments)]
 fn norm_residual_of<E: families::norm_residual::HostElement>(
@@ -1057,6 +1133,8 @@ fn _native(module: &Bound<PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(norm_backward, module)?)?;
     module.add_function(wrap_pyfunction!(norm_weight_grad, module)?)?;
     module.add_function(wrap_pyfunction!(norm_residual, module)?)?;
+    module.add_function(wrap_pyfunction!(norm_partials_len, module)?)?;
+    module.add_function(wrap_pyfunction!(norm_backward_fused, module)?)?;
     module.add_function(wrap_pyfunction!(cross_entropy, module)?)?;
     module.add_function(wrap_pyfunction!(cross_entropy_backward, module)?)?;
     module.add_function(wrap_pyfunction!(variants, module)?)?;

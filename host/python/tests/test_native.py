@@ -106,6 +106,15 @@ class ArgumentChecks(unittest.TestCase):
         self.assertEqual(rust_kernels.variants("layer_norm"), ["layer_norm_three_pass", "layer_norm_registers"])
         self.assertEqual(rust_kernels.variants("rms_norm"), ["rms_norm_three_pass", "rms_norm_registers"])
 
+    def test_fused_norm_gradients_check_their_width_and_scratch(self):
+        self.assertEqual(native.norm_partials_len(65536, 4096), 2 * 256 * 4096)
+        self.assertEqual(native.norm_partials_len(5, 33), 2 * 5 * 33)
+        self.assert_refused(ValueError, "at most 8192", native.norm_partials_len, 4, 8193)
+        x, rstd, dw = FakeCuda((6, 10)), FakeCuda((6,)), FakeCuda((10,))
+        call = native.norm_backward_fused
+        self.assert_refused(ValueError, "[120] expected", call, x, x, None, None, rstd, x, FakeCuda((119,)), dw, None, **LAUNCH)
+        self.assert_refused(ValueError, "at most 8192", call, FakeCuda((2, 9000)), x, None, None, rstd, x, dw, dw, None, **LAUNCH)
+
     def test_residual_norms_check_their_pairs_and_shapes(self):
         x, out = FakeCuda((6, 10)), FakeCuda((6, 10))
         flags = {"centered": False, "bf16": False, "eps": 1e-6, **LAUNCH}

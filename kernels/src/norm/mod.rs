@@ -19,12 +19,14 @@
 //!   [`registers::BLOCK_COLS`], the three passes beyond.
 //!
 //! The backward pass: [`backward`] the input's gradient (a block per row), [`weight_grad`] the
-//! weight's and bias's (sums down the columns, a block per strip of 32).
+//! weight's and bias's (sums down the columns, a block per strip of 32); or all three from one
+//! read of x and dy ([`backward_fused`], rows up to 8192 columns).
 //!
 //! [`residual`]: the norm of `x + residual` with the sum written out as well (a transformer
 //! block's residual stream), in f32 or bf16 ([`element`]).
 
 pub mod backward;
+pub mod backward_fused;
 pub mod element;
 pub mod registers;
 pub mod residual;

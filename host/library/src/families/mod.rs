@@ -24,6 +24,7 @@ pub mod matmul_tc;
 pub mod mma_probe;
 pub mod norm;
 pub mod norm_backward;
+pub mod norm_backward_fused;
 pub mod norm_residual;
 pub mod profile;
 pub mod reduce;
@@ -68,6 +69,9 @@ pub static FAMILIES: &[&dyn FamilyDemo] = &[
     &norm_backward::RMS_NORM_BACKWARD,
     &norm_backward::LAYER_NORM_WEIGHT_GRAD,
     &norm_backward::RMS_NORM_WEIGHT_GRAD,
+    &norm_backward_fused::LAYER_NORM_BACKWARD_FUSED,
+    &norm_backward_fused::RMS_NORM_BACKWARD_FUSED,
+    &norm_backward_fused::PartialSumsDemo,
     &norm_residual::LAYER_NORM_RESIDUAL,
     &norm_residual::RMS_NORM_RESIDUAL,
     &norm_residual::LAYER_NORM_RESIDUAL_BF16,

@@ -346,9 +346,19 @@ pub fn reference_weight_grad(
     (means, rstds): (&[f32], &[f32]),
     cols: usize,
 ) -> [(Vec<f64>, Vec<f64>); 2] {
+    let rows = x.len() / cols;
+    reference_weight_grad_by((x, dy), (means, rstds), cols, rows.div_ceil(8) as f64 + 8.0)
+}
+
+/// [`reference_weight_grad`] for sums added in chains of at most `depth` additions.
+pub fn reference_weight_grad_by(
+    (x, dy): (&[f32], &[f32]),
+    (means, rstds): (&[f32], &[f32]),
+    cols: usize,
+    depth: f64,
+) -> [(Vec<f64>, Vec<f64>); 2] {
     let u = (2.0f64).powi(-24);
     let rows = x.len() / cols;
-    let depth = rows.div_ceil(8) as f64 + 8.0;
     let (mut dweight, mut dbias) = (vec![0.0f64; cols], vec![0.0f64; cols]);
     let (mut abs_w, mut abs_b) = (vec![0.0f64; cols], vec![0.0f64; cols]);
     for r in 0..rows {

@@ -1,0 +1,485 @@
+//! The norms' three gradients from one read of x and dy, host side: the fused kernel's launch and
+//! the partial sums' launch after it ([`launch_gradients`] does both), checked against the same f64
+//! references as the separate kernels, with the sums' chains of the fused path.
+
+use super::norm::{forward_statistics, inputs, plan, sizes as norm_sizes, within};
+use super::norm_backward::{reference_backward_row, reference_weight_grad_by};
+use super::{Case, Cli, FamilyDemo, GUARD, Outputs, Plan, Size, Sizes, check_guard, check_len, substream};
+use kernels::Source;
+use kernels::norm::backward_fused::{
+    FUSED_COLS, LAYER_FAMILY, NormBackwardFused, PARTIALS_FAMILY, PARTIALS_KERNEL, PartialSums, RMS_FAMILY, blocks,
+    rows_per_block,
+};
+use ptxkit::{AnyFamily, Family, Kernel};
+use ptxkit_runtime::Backend;
+use ptxkit_runtime::Result;
+use ptxkit_runtime::array::{Array, Buffer, Tracked};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+/// The arrays of one fused launch: the forward pass's input, the output's gradient, the weight
+/// (`cols`, or absent), the forward pass's `mean` (layer norm; `None` for RMS norm) and `rstd`;
+/// the input's gradient and the partial sums ([`NormBackwardFused::partials_len`]), written.
+pub struct FusedArrays<'a, A> {
+    pub input: &'a A,
+    pub grad_output: &'a A,
+    pub weight: Option<&'a A>,
+    pub mean: Option<&'a A>,
+    pub rstd: &'a A,
+    pub grad_input: &'a mut A,
+    pub partials: &'a mut A,
+}
+
+/// dx and the partial sums by `kernel` on `arrays`. Checks every array's length where `backend`
+/// can reach it.
+pub fn launch_fused<A: Array<f32>>(
+    backend: &Backend,
+    kernel: &Kernel<NormBackwardFused>,
+    source: Source,
+    problem: &NormBackwardFused,
+    arrays: FusedArrays<'_, A>,
+) -> Result<()> {
+    let FusedArrays {
+        input,
+        grad_output,
+        weight,
+        mean,
+        rstd,
+        grad_input,
+        partials,
+    } = arrays;
+    let (rows, cols, len) = (problem.rows as usize, problem.cols as usize, problem.len());
+    check_len("input", input.len(), len)?;
+    check_len("grad_output", grad_output.len(), len)?;
+    check_len("grad_input", grad_input.len(), len)?;
+    check_len("rstd", rstd.len(), rows)?;
+    check_len("partials", partials.len(), problem.partials_len())?;
+    let optional = |what: &str, array: Option<&A>, len: usize| -> Result<_> {
+        Ok(match array {
+            Some(array) => {
+                check_len(what, array.len(), len)?;
+                array.view(backend)?.head(len)
+            }
+            None => input.view(backend)?.head(0usize),
+        })
+    };
+    let args = (
+        input.view(backend)?.head(len),
+        grad_output.view(backend)?.head(len),
+        optional("weight", weight, cols)?,
+        optional("mean", mean, rows)?,
+        rstd.view(backend)?.head(rows),
+        grad_input.view_mut(backend)?.head(len),
+        partials.view_mut(backend)?.head(problem.partials_len()),
+        problem.rows,
+        problem.cols,
+    );
+    let mut used: Vec<&dyn Tracked> = vec![input, grad_output, rstd, &*grad_input, &*partials];
+    used.extend(weight.map(|w| w as &dyn Tracked));
+    used.extend(mean.map(|m| m as &dyn Tracked));
+    // SAFETY: each view is its array's on this backend, borrowed for the launch: the rows × cols
+    // elements read and written, the weight's cols (or none), the statistics' rows (the mean's none
+    // for RMS norm, whose kernel does not read it), the partials' 2 · blocks · cols written.
+    unsafe { backend.launch_from(source.module(), kernel, problem, args, &used) }
+}
+
+/// dweight (and dbias where given) as the column sums of `partials` by `kernel`. Checks every
+/// array's length where `backend` can reach it.
+pub fn launch_partials_sum<A: Array<f32>>(
+    backend: &Backend,
+    kernel: &Kernel<PartialSums>,
+    source: Source,
+    problem: &PartialSums,
+    partials: &A,
+    dweight: &mut A,
+    dbias: Option<&mut A>,
+) -> Result<()> {
+    let (cols, len) = (
+        problem.cols as usize,
+        2 * problem.blocks as usize * problem.cols as usize,
+    );
+    check_len("partials", partials.len(), len)?;
+    check_len("dweight", dweight.len(), cols)?;
+    let (dbias_view, dbias): (_, Option<&A>) = match dbias {
+        Some(dbias) => {
+            check_len("dbias", dbias.len(), cols)?;
+            (dbias.view_mut(backend)?.head(cols), Some(dbias))
+        }
+        None => (dweight.view_mut(backend)?.head(0usize), None),
+    };
+    let args = (
+        partials.view(backend)?.head(len),
+        dweight.view_mut(backend)?.head(cols),
+        dbias_view,
+        problem.blocks,
+        problem.cols,
+    );
+    let mut used: Vec<&dyn Tracked> = vec![partials, &*dweight];
+    used.extend(dbias.map(|b| b as &dyn Tracked));
+    // SAFETY: each view is its array's on this backend, borrowed for the launch: the partials read,
+    // the gradients' cols written (the bias's none where not wanted).
+    unsafe { backend.launch_from(source.module(), kernel, problem, args, &used) }
+}
+
+/// All three gradients: `kernel` (a fused kernel) into dx and `partials`, then the partials' sums
+/// into dweight and dbias (where given).
+pub fn launch_gradients<A: Array<f32>>(
+    backend: &Backend,
+    kernel: &Kernel<NormBackwardFused>,
+    source: Source,
+    problem: &NormBackwardFused,
+    arrays: FusedArrays<'_, A>,
+    (dweight, dbias): (&mut A, Option<&mut A>),
+) -> Result<()> {
+    let FusedArrays {
+        input,
+        grad_output,
+        weight,
+        mean,
+        rstd,
+        grad_input,
+        partials,
+    } = arrays;
+    let fused = FusedArrays {
+        input,
+        grad_output,
+        weight,
+        mean,
+        rstd,
+        grad_input,
+        partials: &mut *partials,
+    };
+    launch_fused(backend, kernel, source, problem, fused)?;
+    let sums = PartialSums {
+        blocks: blocks(problem.rows),
+        cols: problem.cols,
+    };
+    launch_partials_sum(backend, &PARTIALS_KERNEL, source, &sums, &*partials, dweight, dbias)
+}
+
+/// The tolerances' chain of additions in a weight gradient by the fused path for `rows`: a block's
+/// run of rows, then the blocks' partials, plus a few.
+pub fn fused_depth(rows: u32) -> f64 {
+    (rows_per_block(rows) + blocks(rows) + 3) as f64
+}
+
+/// The host side of a norm's fused gradients.
+pub struct FusedDemo {
+    family: &'static Family<NormBackwardFused>,
+    centered: bool,
+}
+
+/// Layer norm's three gradients in one read.
+pub const LAYER_NORM_BACKWARD_FUSED: FusedDemo = FusedDemo {
+    family: &LAYER_FAMILY,
+    centered: true,
+};
+
+/// RMS norm's two gradients in one read.
+pub const RMS_NORM_BACKWARD_FUSED: FusedDemo = FusedDemo {
+    family: &RMS_FAMILY,
+    centered: false,
+};
+
+/// The norms' sizes that the fused path takes (rows up to [`FUSED_COLS`]), and rows enough for
+/// runs of several rows per block.
+fn sizes() -> Sizes {
+    let mut sizes = norm_sizes();
+    sizes.edge.retain(|s| s.0[1] <= FUSED_COLS as usize);
+    sizes.edge.extend([Size([600, 33, 1]), Size([1031, 64, 1])]);
+    sizes.large.retain(|s| s.0[1] <= FUSED_COLS as usize);
+    sizes.bench.retain(|s| s.0[1] <= FUSED_COLS as usize);
+    sizes
+}
+
+impl FamilyDemo for FusedDemo {
+    fn family(&self) -> &'static dyn AnyFamily {
+        self.family
+    }
+
+    fn extents(&self) -> &'static [&'static str] {
+        &["rows", "cols"]
+    }
+
+    fn label(&self, size: Size) -> String {
+        let [rows, cols, _] = size.0;
+        format!("{rows} rows of {cols}")
+    }
+
+    fn plan(&self, size: Size) -> Result<Plan> {
+        let [rows, cols, _] = size.0;
+        let problem = NormBackwardFused::new(rows, cols)?;
+        // x, dy and dx; the weight, dweight and dbias; mean and rstd (the partials are small
+        // beside them, counted as two more column-sized arrays per block in the device's memory).
+        let mut plan = plan(self.family.kernels, &problem, (rows, cols), [3, 3, 2], 14.0)?;
+        plan.device_bytes += 4 * problem.partials_len() as u64;
+        Ok(plan)
+    }
+
+    fn prepare<'a>(&self, backend: &'a Backend, size: Size, rng: u64, sets: usize) -> Result<Box<dyn Case + 'a>> {
+        let [rows, cols, _] = size.0;
+        let problem = NormBackwardFused::new(rows, cols)?;
+        let (input, weight, _) = inputs(substream(rng, 67), rows, cols);
+        let mut random = StdRng::seed_from_u64(substream(rng, 71));
+        let grad_output: Vec<f32> = (0..problem.len()).map(|_| random.random_range(-1.0..1.0)).collect();
+        let (means, rstds) = forward_statistics(&input, cols, self.centered);
+        let upload = |values: &[f32]| Buffer::upload(backend, values);
+        let sets = sets.max(1);
+        Ok(Box::new(FusedCase {
+            backend,
+            family: self.family,
+            centered: self.centered,
+            problem,
+            buffers: [
+                upload(&input)?,
+                upload(&grad_output)?,
+                upload(&weight)?,
+                upload(&means)?,
+                upload(&rstds)?,
+            ],
+            input,
+            grad_output,
+            weight,
+            statistics: (means, rstds),
+            grad_inputs: Outputs::new(backend, problem.len(), GUARD, f32::NAN, sets)?,
+            partials: Outputs::new(backend, problem.partials_len(), GUARD, f32::NAN, sets)?,
+            dweights: Outputs::new(backend, cols, GUARD, f32::NAN, sets)?,
+            dbiases: Outputs::new(backend, cols, GUARD, f32::NAN, sets)?,
+        }))
+    }
+
+    fn cli(&self) -> Cli {
+        Cli {
+            about: if self.centered {
+                "layer norm's three gradients (input, weight, bias) from one read of x and dy: a block per run of rows writes dx and its weight and bias sums, then the sums are added in block order"
+            } else {
+                "RMS norm's gradients (input, weight) from one read of x and dy: a block per run of rows writes dx and its weight sums, then the sums are added in block order"
+            },
+            default: Size([65_536, 4096, 1]),
+            emulator_cap: Size([256, 8192, 1]),
+        }
+    }
+
+    fn sizes(&self) -> Sizes {
+        sizes()
+    }
+}
+
+struct FusedCase<'a> {
+    backend: &'a Backend,
+    family: &'static Family<NormBackwardFused>,
+    centered: bool,
+    problem: NormBackwardFused,
+    /// x, dy, the weight, the means and the rstds on the backend.
+    buffers: [Buffer<f32>; 5],
+    input: Vec<f32>,
+    grad_output: Vec<f32>,
+    weight: Vec<f32>,
+    statistics: (Vec<f32>, Vec<f32>),
+    grad_inputs: Outputs<f32>,
+    partials: Outputs<f32>,
+    dweights: Outputs<f32>,
+    dbiases: Outputs<f32>,
+}
+
+impl Case for FusedCase<'_> {
+    fn launch(&mut self, kernel: usize, source: Source, set: usize) -> Result<()> {
+        let [input, grad_output, weight, mean, rstd] = &self.buffers;
+        let arrays = FusedArrays {
+            input,
+            grad_output,
+            weight: Some(weight),
+            mean: self.centered.then_some(mean),
+            rstd,
+            grad_input: self.grad_inputs.get_mut(set),
+            partials: self.partials.get_mut(set),
+        };
+        // RMS norm has no bias: its poison stays.
+        let dbias = if self.centered {
+            Some(self.dbiases.get_mut(set))
+        } else {
+            None
+        };
+        let dweight = self.dweights.get_mut(set);
+        launch_gradients(
+            self.backend,
+            &self.family.kernels[kernel],
+            source,
+            &self.problem,
+            arrays,
+            (dweight, dbias),
+        )
+    }
+
+    fn poison(&mut self) -> Result<()> {
+        self.grad_inputs.poison(self.backend)?;
+        self.partials.poison(self.backend)?;
+        self.dweights.poison(self.backend)?;
+        self.dbiases.poison(self.backend)
+    }
+
+    fn check(&self, set: usize) -> std::result::Result<String, String> {
+        let (len, rows, cols) = (
+            self.problem.len(),
+            self.problem.rows as usize,
+            self.problem.cols as usize,
+        );
+        let dx = self.grad_inputs.read(self.backend, set)?;
+        let mut worst = 0.0f64;
+        let mut compare = |what: &str, got: f32, want: f64, tolerance: f64| -> std::result::Result<(), String> {
+            if !within(got, want, tolerance) {
+                return Err(format!("{what}: {got}, expected {want} (within {tolerance:.3e})"));
+            }
+            worst = worst.max((got as f64 - want).abs() / tolerance);
+            Ok(())
+        };
+        for r in 0..rows {
+            let span = r * cols..(r + 1) * cols;
+            let statistics = (self.statistics.0[r], self.statistics.1[r]);
+            let (want, tolerances) = reference_backward_row(
+                (&self.input[span.clone()], &self.grad_output[span.clone()], &self.weight),
+                statistics,
+                self.centered,
+            );
+            for c in 0..cols {
+                compare(
+                    &format!("dx row {r}, column {c}"),
+                    dx[r * cols + c],
+                    want[c],
+                    tolerances[c],
+                )?;
+            }
+        }
+        let means: &[f32] = if self.centered { &self.statistics.0 } else { &[] };
+        let [(dweight, tw), (dbias, tb)] = reference_weight_grad_by(
+            (&self.input, &self.grad_output),
+            (means, &self.statistics.1),
+            cols,
+            fused_depth(self.problem.rows),
+        );
+        let got_w = self.dweights.read(self.backend, set)?;
+        let got_b = self.dbiases.read(self.backend, set)?;
+        for c in 0..cols {
+            compare(&format!("dweight column {c}"), got_w[c], dweight[c], tw[c])?;
+            if self.centered {
+                compare(&format!("dbias column {c}"), got_b[c], dbias[c], tb[c])?;
+            }
+        }
+        check_guard(&dx, len)?;
+        check_guard(&got_w, cols)?;
+        check_guard(&got_b, if self.centered { cols } else { 0 })?;
+        check_guard(&self.partials.read(self.backend, set)?, self.problem.partials_len())?;
+        Ok(format!("as the f64 references, at most {worst:.2} of the tolerance"))
+    }
+}
+
+/// The partial sums' host side: random partials, their column sums in f64.
+pub struct PartialSumsDemo;
+
+impl FamilyDemo for PartialSumsDemo {
+    fn family(&self) -> &'static dyn AnyFamily {
+        &PARTIALS_FAMILY
+    }
+
+    fn extents(&self) -> &'static [&'static str] {
+        &["blocks", "cols"]
+    }
+
+    fn label(&self, size: Size) -> String {
+        let [blocks, cols, _] = size.0;
+        format!("{blocks} blocks of {cols} partial sums, twice")
+    }
+
+    fn plan(&self, size: Size) -> Result<Plan> {
+        let [blocks, cols, _] = size.0;
+        let problem = PartialSums::new(blocks, cols)?;
+        plan(PARTIALS_FAMILY.kernels, &problem, (2 * blocks, cols), [1, 2, 0], 1.0)
+    }
+
+    fn prepare<'a>(&self, backend: &'a Backend, size: Size, rng: u64, sets: usize) -> Result<Box<dyn Case + 'a>> {
+        let [blocks, cols, _] = size.0;
+        let problem = PartialSums::new(blocks, cols)?;
+        let mut random = StdRng::seed_from_u64(substream(rng, 73));
+        let partials: Vec<f32> = (0..2 * blocks * cols)
+            .map(|_| random.random_range(-50.0..50.0))
+            .collect();
+        let sets = sets.max(1);
+        Ok(Box::new(PartialSumsCase {
+            backend,
+            problem,
+            buffer: Buffer::upload(backend, &partials)?,
+            partials,
+            dweights: Outputs::new(backend, cols, GUARD, f32::NAN, sets)?,
+            dbiases: Outputs::new(backend, cols, GUARD, f32::NAN, sets)?,
+        }))
+    }
+
+    fn cli(&self) -> Cli {
+        Cli {
+            about: "the column sums of two blocks × cols matrices of f32 partial sums, a thread per column adding in block order: the last step of the norms' fused gradients",
+            default: Size([256, 4096, 1]),
+            emulator_cap: Size([256, 8192, 1]),
+        }
+    }
+
+    fn sizes(&self) -> Sizes {
+        Sizes {
+            edge: [[1, 1], [1, 257], [3, 33], [256, 4096], [7, 1000]]
+                .iter()
+                .map(|&[b, c]| Size([b, c, 1]))
+                .collect(),
+            large: vec![Size([256, 8192, 1])],
+            bench: vec![Size([256, 8192, 1])],
+            smoke: Size([5, 300, 1]),
+        }
+    }
+}
+
+struct PartialSumsCase<'a> {
+    backend: &'a Backend,
+    problem: PartialSums,
+    buffer: Buffer<f32>,
+    partials: Vec<f32>,
+    dweights: Outputs<f32>,
+    dbiases: Outputs<f32>,
+}
+
+impl Case for PartialSumsCase<'_> {
+    fn launch(&mut self, kernel: usize, source: Source, set: usize) -> Result<()> {
+        let dweight = self.dweights.get_mut(set);
+        launch_partials_sum(
+            self.backend,
+            &PARTIALS_FAMILY.kernels[kernel],
+            source,
+            &self.problem,
+            &self.buffer,
+            dweight,
+            Some(self.dbiases.get_mut(set)),
+        )
+    }
+
+    fn poison(&mut self) -> Result<()> {
+        self.dweights.poison(self.backend)?;
+        self.dbiases.poison(self.backend)
+    }
+
+    /// Each column's sum in f64, within blocks · u of the sum of magnitudes (a chain of `blocks`
+    /// additions), doubled.
+    fn check(&self, set: usize) -> std::result::Result<String, String> {
+        let (blocks, cols) = (self.problem.blocks as usize, self.problem.cols as usize);
+        let u = (2.0f64).powi(-24);
+        for (half, out) in [(0, &self.dweights), (1, &self.dbiases)] {
+            let got = out.read(self.backend, set)?;
+            for (c, &value) in got[..cols].iter().enumerate() {
+                let column = (0..blocks).map(|b| self.partials[(half * blocks + b) * cols + c] as f64);
+                let (want, magnitude) = column.fold((0.0, 0.0), |(s, m), v| (s + v, m + v.abs()));
+                let tolerance = 2.0 * blocks as f64 * u * magnitude;
+                if !within(value, want, tolerance) {
+                    return Err(format!("half {half}, column {c}: {value}, expected {want}"));
+                }
+            }
+            check_guard(&got, cols)?;
+        }
+        Ok("as the f64 sums".into())
+    }
+}
