@@ -654,6 +654,26 @@ fn rms_norm(
     )
 }
 
+/// A norm gradient's inputs, checked: x and dy (rows × cols f32), the forward pass's mean (rows,
+/// or None: RMS norm) and rstd (rows); with [rows, cols].
+type GradientInputs = (Tensor, Tensor, Option<Tensor>, Tensor, [usize; 2]);
+
+fn gradient_inputs(
+    input: &Bound<PyAny>,
+    grad_output: &Bound<PyAny>,
+    mean: Option<&Bound<PyAny>>,
+    rstd: &Bound<PyAny>,
+) -> PyResult<GradientInputs> {
+    let input = Tensor::read("input", input, Dtype::F32, 2)?;
+    let [rows, cols] = [input.shape[0], input.shape[1]];
+    let grad_output = Tensor::read("grad_output", grad_output, Dtype::F32, 2)?;
+    grad_output.expect_shape(&[rows, cols])?;
+    let mean = optional_vector("mean", mean, rows, false)?;
+    let rstd = Tensor::read("rstd", rstd, Dtype::F32, 1)?;
+    rstd.expect_shape(&[rows])?;
+    Ok((input, grad_output, mean, rstd, [rows, cols]))
+}
+
 /// The input's gradient of layer norm (`mean` given) or RMS norm (`mean` None) of a rows × cols f32
 /// matrix into `grad_input`, from the forward pass's statistics (rows each) and weight (cols, or
 /// None).
@@ -670,16 +690,10 @@ fn norm_backward(
     stream: usize,
     device: usize,
 ) -> PyResult<()> {
-    let input = Tensor::read("input", input, Dtype::F32, 2)?;
-    let [rows, cols] = [input.shape[0], input.shape[1]];
-    let grad_output = Tensor::read("grad_output", grad_output, Dtype::F32, 2)?;
-    grad_output.expect_shape(&[rows, cols])?;
+    let (input, grad_output, mean, rstd, [rows, cols]) = gradient_inputs(input, grad_output, mean, rstd)?;
     let grad_input = Tensor::read("grad_input", grad_input, Dtype::F32, 2)?.writable()?;
     grad_input.expect_shape(&[rows, cols])?;
     let weight = optional_vector("weight", weight, cols, false)?;
-    let mean = optional_vector("mean", mean, rows, false)?;
-    let rstd = Tensor::read("rstd", rstd, Dtype::F32, 1)?;
-    rstd.expect_shape(&[rows])?;
     let problem = kernels::norm::RowNormBackward::new(rows, cols).map_err(size_error)?;
     let family = if mean.is_some() {
         &kernels::norm::LAYER_NORM_BACKWARD_FAMILY
@@ -723,13 +737,7 @@ fn norm_weight_grad(
     stream: usize,
     device: usize,
 ) -> PyResult<()> {
-    let input = Tensor::read("input", input, Dtype::F32, 2)?;
-    let [rows, cols] = [input.shape[0], input.shape[1]];
-    let grad_output = Tensor::read("grad_output", grad_output, Dtype::F32, 2)?;
-    grad_output.expect_shape(&[rows, cols])?;
-    let mean = optional_vector("mean", mean, rows, false)?;
-    let rstd = Tensor::read("rstd", rstd, Dtype::F32, 1)?;
-    rstd.expect_shape(&[rows])?;
+    let (input, grad_output, mean, rstd, [rows, cols]) = gradient_inputs(input, grad_output, mean, rstd)?;
     let dweight = Tensor::read("dweight", dweight, Dtype::F32, 1)?.writable()?;
     dweight.expect_shape(&[cols])?;
     let dbias = optional_vector("dbias", dbias, cols, true)?;
@@ -789,17 +797,11 @@ fn norm_backward_fused(
     device: usize,
 ) -> PyResult<()> {
     use kernels::norm::backward_fused::{LAYER_FAMILY, NormBackwardFused, RMS_FAMILY};
-    let input = Tensor::read("input", input, Dtype::F32, 2)?;
-    let [rows, cols] = [input.shape[0], input.shape[1]];
+    let (input, grad_output, mean, rstd, [rows, cols]) = gradient_inputs(input, grad_output, mean, rstd)?;
     let problem = NormBackwardFused::new(rows, cols).map_err(size_error)?;
-    let grad_output = Tensor::read("grad_output", grad_output, Dtype::F32, 2)?;
-    grad_output.expect_shape(&[rows, cols])?;
     let grad_input = Tensor::read("grad_input", grad_input, Dtype::F32, 2)?.writable()?;
     grad_input.expect_shape(&[rows, cols])?;
     let weight = optional_vector("weight", weight, cols, false)?;
-    let mean = optional_vector("mean", mean, rows, false)?;
-    let rstd = Tensor::read("rstd", rstd, Dtype::F32, 1)?;
-    rstd.expect_shape(&[rows])?;
     let partials = Tensor::read("partials", partials, Dtype::F32, 1)?.writable()?;
     partials.expect_shape(&[problem.partials_len()])?;
     let dweight = Tensor::read("dweight", dweight, Dtype::F32, 1)?.writable()?;
@@ -817,12 +819,14 @@ fn norm_backward_fused(
     let (mut grad_input, mut partials) = (array(&backend, &grad_input)?, array(&backend, &partials)?);
     let mut dweight = array(&backend, &dweight)?;
     let arrays = families::norm_backward_fused::FusedArrays {
-        input: &input,
-        grad_output: &grad_output,
-        weight: weight.as_ref(),
-        mean: mean.as_ref(),
-        rstd: &rstd,
-        grad_input: &mut grad_input,
+        gradient: families::norm_backward::BackwardArrays {
+            input: &input,
+            grad_output: &grad_output,
+            weight: weight.as_ref(),
+            mean: mean.as_ref(),
+            rstd: &rstd,
+            grad_input: &mut grad_input,
+        },
         partials: &mut partials,
     };
     families::norm_backward_fused::launch_gradients(

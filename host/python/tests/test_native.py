@@ -113,7 +113,8 @@ class ArgumentChecks(unittest.TestCase):
         x, rstd, dw = FakeCuda((6, 10)), FakeCuda((6,)), FakeCuda((10,))
         call = native.norm_backward_fused
         self.assert_refused(ValueError, "[120] expected", call, x, x, None, None, rstd, x, FakeCuda((119,)), dw, None, **LAUNCH)
-        self.assert_refused(ValueError, "at most 8192", call, FakeCuda((2, 9000)), x, None, None, rstd, x, dw, dw, None, **LAUNCH)
+        wide = FakeCuda((2, 9000))
+        self.assert_refused(ValueError, "at most 8192", call, wide, wide, None, None, FakeCuda((2,)), wide, dw, dw, None, **LAUNCH)
 
     def test_residual_norms_check_their_pairs_and_shapes(self):
         x, out = FakeCuda((6, 10)), FakeCuda((6, 10))

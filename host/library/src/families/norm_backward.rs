@@ -9,6 +9,7 @@ use kernels::norm::{
     LAYER_NORM_BACKWARD_FAMILY, LAYER_NORM_WEIGHT_GRAD_FAMILY, NormWeightGrad, RMS_NORM_BACKWARD_FAMILY,
     RMS_NORM_WEIGHT_GRAD_FAMILY, RowNormBackward,
 };
+use ptxkit::device::{GlobalSlice, GlobalSliceMut};
 use ptxkit::{AnyFamily, Family, Kernel};
 use ptxkit_runtime::Backend;
 use ptxkit_runtime::Result;
@@ -28,28 +29,29 @@ pub struct BackwardArrays<'a, A> {
     pub grad_input: &'a mut A,
 }
 
-/// The input gradient by `kernel` (any layer-norm or RMS-norm backward kernel) on `arrays`. Checks
-/// every array's length where `backend` can reach it.
-pub fn launch_backward<A: Array<f32>>(
+/// The views of a backward launch's arrays for `rows × cols` (input, dy, weight or empty, mean or
+/// empty, rstd, dx), each array's length checked where `backend` can reach it; and the arrays the
+/// launch uses.
+pub(crate) type BackwardViews = (
+    GlobalSlice<f32>,
+    GlobalSlice<f32>,
+    GlobalSlice<f32>,
+    GlobalSlice<f32>,
+    GlobalSlice<f32>,
+    GlobalSliceMut<f32>,
+);
+
+pub(crate) fn backward_views<'a, A: Array<f32>>(
     backend: &Backend,
-    kernel: &Kernel<RowNormBackward>,
-    source: Source,
-    problem: &RowNormBackward,
-    arrays: BackwardArrays<'_, A>,
-) -> Result<()> {
-    let BackwardArrays {
-        input,
-        grad_output,
-        weight,
-        mean,
-        rstd,
-        grad_input,
-    } = arrays;
-    let (rows, cols, len) = (problem.rows as usize, problem.cols as usize, problem.len());
-    check_len("input", input.len(), len)?;
-    check_len("grad_output", grad_output.len(), len)?;
-    check_len("grad_input", grad_input.len(), len)?;
-    check_len("rstd", rstd.len(), rows)?;
+    (rows, cols): (usize, usize),
+    arrays: &'a mut BackwardArrays<'_, A>,
+) -> Result<(BackwardViews, Vec<&'a dyn Tracked>)> {
+    let len = rows * cols;
+    check_len("input", arrays.input.len(), len)?;
+    check_len("grad_output", arrays.grad_output.len(), len)?;
+    check_len("grad_input", arrays.grad_input.len(), len)?;
+    check_len("rstd", arrays.rstd.len(), rows)?;
+    let input = arrays.input;
     let optional = |what: &str, array: Option<&A>, len: usize| -> Result<_> {
         Ok(match array {
             Some(array) => {
@@ -59,19 +61,42 @@ pub fn launch_backward<A: Array<f32>>(
             None => input.view(backend)?.head(0usize),
         })
     };
-    let args = (
+    let views = (
         input.view(backend)?.head(len),
-        grad_output.view(backend)?.head(len),
-        optional("weight", weight, cols)?,
-        optional("mean", mean, rows)?,
-        rstd.view(backend)?.head(rows),
-        grad_input.view_mut(backend)?.head(len),
+        arrays.grad_output.view(backend)?.head(len),
+        optional("weight", arrays.weight, cols)?,
+        optional("mean", arrays.mean, rows)?,
+        arrays.rstd.view(backend)?.head(rows),
+        arrays.grad_input.view_mut(backend)?.head(len),
+    );
+    let arrays = &*arrays;
+    let mut used: Vec<&dyn Tracked> = vec![arrays.input, arrays.grad_output, arrays.rstd, &*arrays.grad_input];
+    used.extend(arrays.weight.map(|w| w as &dyn Tracked));
+    used.extend(arrays.mean.map(|m| m as &dyn Tracked));
+    Ok((views, used))
+}
+
+/// The input gradient by `kernel` (any layer-norm or RMS-norm backward kernel) on `arrays`. Checks
+/// every array's length where `backend` can reach it.
+pub fn launch_backward<A: Array<f32>>(
+    backend: &Backend,
+    kernel: &Kernel<RowNormBackward>,
+    source: Source,
+    problem: &RowNormBackward,
+    mut arrays: BackwardArrays<'_, A>,
+) -> Result<()> {
+    let dims = (problem.rows as usize, problem.cols as usize);
+    let ((input, grad_output, weight, mean, rstd, grad_input), used) = backward_views(backend, dims, &mut arrays)?;
+    let args = (
+        input,
+        grad_output,
+        weight,
+        mean,
+        rstd,
+        grad_input,
         problem.rows,
         problem.cols,
     );
-    let mut used: Vec<&dyn Tracked> = vec![input, grad_output, rstd, &*grad_input];
-    used.extend(weight.map(|w| w as &dyn Tracked));
-    used.extend(mean.map(|m| m as &dyn Tracked));
     // SAFETY: each view is its array's on this backend, borrowed for the launch: the rows × cols
     // elements read and written, the weight's cols (or none), the statistics' rows (the mean's
     // none for RMS norm, whose kernels do not read it).

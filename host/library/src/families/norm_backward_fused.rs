@@ -3,7 +3,7 @@
 //! references as the separate kernels, with the sums' chains of the fused path.
 
 use super::norm::{forward_statistics, inputs, plan, sizes as norm_sizes, within};
-use super::norm_backward::{reference_backward_row, reference_weight_grad_by};
+use super::norm_backward::{BackwardArrays, backward_views, reference_backward_row, reference_weight_grad_by};
 use super::{Case, Cli, FamilyDemo, GUARD, Outputs, Plan, Size, Sizes, check_guard, check_len, substream};
 use kernels::Source;
 use kernels::norm::backward_fused::{
@@ -17,16 +17,10 @@ use ptxkit_runtime::array::{Array, Buffer, Tracked};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-/// The arrays of one fused launch: the forward pass's input, the output's gradient, the weight
-/// (`cols`, or absent), the forward pass's `mean` (layer norm; `None` for RMS norm) and `rstd`;
-/// the input's gradient and the partial sums ([`NormBackwardFused::partials_len`]), written.
+/// The arrays of one fused launch: the input gradient's ([`BackwardArrays`]), and the partial
+/// sums ([`NormBackwardFused::partials_len`] elements), written.
 pub struct FusedArrays<'a, A> {
-    pub input: &'a A,
-    pub grad_output: &'a A,
-    pub weight: Option<&'a A>,
-    pub mean: Option<&'a A>,
-    pub rstd: &'a A,
-    pub grad_input: &'a mut A,
+    pub gradient: BackwardArrays<'a, A>,
     pub partials: &'a mut A,
 }
 
@@ -39,44 +33,24 @@ pub fn launch_fused<A: Array<f32>>(
     problem: &NormBackwardFused,
     arrays: FusedArrays<'_, A>,
 ) -> Result<()> {
-    let FusedArrays {
+    let FusedArrays { mut gradient, partials } = arrays;
+    check_len("partials", partials.len(), problem.partials_len())?;
+    let dims = (problem.rows as usize, problem.cols as usize);
+    let ((input, grad_output, weight, mean, rstd, grad_input), mut used) =
+        backward_views(backend, dims, &mut gradient)?;
+    let partials_view = partials.view_mut(backend)?.head(problem.partials_len());
+    used.push(&*partials);
+    let args = (
         input,
         grad_output,
         weight,
         mean,
         rstd,
         grad_input,
-        partials,
-    } = arrays;
-    let (rows, cols, len) = (problem.rows as usize, problem.cols as usize, problem.len());
-    check_len("input", input.len(), len)?;
-    check_len("grad_output", grad_output.len(), len)?;
-    check_len("grad_input", grad_input.len(), len)?;
-    check_len("rstd", rstd.len(), rows)?;
-    check_len("partials", partials.len(), problem.partials_len())?;
-    let optional = |what: &str, array: Option<&A>, len: usize| -> Result<_> {
-        Ok(match array {
-            Some(array) => {
-                check_len(what, array.len(), len)?;
-                array.view(backend)?.head(len)
-            }
-            None => input.view(backend)?.head(0usize),
-        })
-    };
-    let args = (
-        input.view(backend)?.head(len),
-        grad_output.view(backend)?.head(len),
-        optional("weight", weight, cols)?,
-        optional("mean", mean, rows)?,
-        rstd.view(backend)?.head(rows),
-        grad_input.view_mut(backend)?.head(len),
-        partials.view_mut(backend)?.head(problem.partials_len()),
+        partials_view,
         problem.rows,
         problem.cols,
     );
-    let mut used: Vec<&dyn Tracked> = vec![input, grad_output, rstd, &*grad_input, &*partials];
-    used.extend(weight.map(|w| w as &dyn Tracked));
-    used.extend(mean.map(|m| m as &dyn Tracked));
     // SAFETY: each view is its array's on this backend, borrowed for the launch: the rows × cols
     // elements read and written, the weight's cols (or none), the statistics' rows (the mean's none
     // for RMS norm, whose kernel does not read it), the partials' 2 · blocks · cols written.
@@ -131,22 +105,9 @@ pub fn launch_gradients<A: Array<f32>>(
     arrays: FusedArrays<'_, A>,
     (dweight, dbias): (&mut A, Option<&mut A>),
 ) -> Result<()> {
-    let FusedArrays {
-        input,
-        grad_output,
-        weight,
-        mean,
-        rstd,
-        grad_input,
-        partials,
-    } = arrays;
+    let FusedArrays { gradient, partials } = arrays;
     let fused = FusedArrays {
-        input,
-        grad_output,
-        weight,
-        mean,
-        rstd,
-        grad_input,
+        gradient,
         partials: &mut *partials,
     };
     launch_fused(backend, kernel, source, problem, fused)?;
@@ -286,12 +247,14 @@ impl Case for FusedCase<'_> {
     fn launch(&mut self, kernel: usize, source: Source, set: usize) -> Result<()> {
         let [input, grad_output, weight, mean, rstd] = &self.buffers;
         let arrays = FusedArrays {
-            input,
-            grad_output,
-            weight: Some(weight),
-            mean: self.centered.then_some(mean),
-            rstd,
-            grad_input: self.grad_inputs.get_mut(set),
+            gradient: BackwardArrays {
+                input,
+                grad_output,
+                weight: Some(weight),
+                mean: self.centered.then_some(mean),
+                rstd,
+                grad_input: self.grad_inputs.get_mut(set),
+            },
             partials: self.partials.get_mut(set),
         };
         // RMS norm has no bias: its poison stays.
