@@ -276,23 +276,64 @@ impl Case for NormBackwardCase<'_> {
     fn check(&self, set: usize) -> std::result::Result<String, String> {
         let (len, cols) = (self.problem.len(), self.problem.cols as usize);
         let out = self.outputs.read(self.backend, set)?;
-        let mut worst = 0.0f64;
-        for (r, (x, dy)) in self.input.chunks(cols).zip(self.grad_output.chunks(cols)).enumerate() {
-            let statistics = (self.statistics.0[r], self.statistics.1[r]);
-            let (dx, tolerances) = reference_backward_row((x, dy, &self.weight), statistics, self.centered);
-            for (c, (&want, &tolerance)) in dx.iter().zip(&tolerances).enumerate() {
-                let got = out[r * cols + c];
-                if !within(got, want, tolerance) {
-                    return Err(format!(
-                        "row {r}, column {c}: {got}, expected {want} (within {tolerance:.3e})"
-                    ));
-                }
-                worst = worst.max((got as f64 - want).abs() / tolerance);
-            }
-        }
+        let statistics = (&self.statistics.0[..], &self.statistics.1[..]);
+        let worst = check_grad_input(
+            (&self.input, &self.grad_output, &self.weight),
+            statistics,
+            self.centered,
+            (&out, cols),
+        )?;
         check_guard(&out, len)?;
         Ok(format!("as the f64 reference, at most {worst:.2} of the tolerance"))
     }
+}
+
+/// Checks `out` (rows × cols) against [`reference_backward_row`] of every row: the worst error as a
+/// share of its tolerance, or the first element outside it.
+pub(crate) fn check_grad_input(
+    (input, grad_output, weight): (&[f32], &[f32], &[f32]),
+    (means, rstds): (&[f32], &[f32]),
+    centered: bool,
+    (out, cols): (&[f32], usize),
+) -> std::result::Result<f64, String> {
+    let mut worst = 0.0f64;
+    for (r, (x, dy)) in input.chunks(cols).zip(grad_output.chunks(cols)).enumerate() {
+        let (dx, tolerances) = reference_backward_row((x, dy, weight), (means[r], rstds[r]), centered);
+        for (c, (&want, &tolerance)) in dx.iter().zip(&tolerances).enumerate() {
+            let got = out[r * cols + c];
+            if !within(got, want, tolerance) {
+                return Err(format!(
+                    "dx row {r}, column {c}: {got}, expected {want} (within {tolerance:.3e})"
+                ));
+            }
+            worst = worst.max((got as f64 - want).abs() / tolerance);
+        }
+    }
+    Ok(worst)
+}
+
+/// A gradient to check: its name, the values read back (with their guard), and the reference's
+/// (values, tolerances).
+pub(crate) type GradientCheck<'a> = (&'a str, &'a [f32], &'a (Vec<f64>, Vec<f64>));
+
+/// Checks each named gradient (`got`, cols elements and its guard) against its `(values,
+/// tolerances)` from [`reference_weight_grad`]: the worst error as a share of its tolerance, or the
+/// first element outside it.
+pub(crate) fn check_weight_grads(checks: &[GradientCheck<'_>], cols: usize) -> std::result::Result<f64, String> {
+    let mut worst = 0.0f64;
+    for &(name, got, (want, tolerances)) in checks {
+        for c in 0..cols {
+            if !within(got[c], want[c], tolerances[c]) {
+                return Err(format!(
+                    "{name}[{c}]: {}, expected {} (within {:.3e})",
+                    got[c], want[c], tolerances[c]
+                ));
+            }
+            worst = worst.max((got[c] as f64 - want[c]).abs() / tolerances[c]);
+        }
+        check_guard(got, cols)?;
+    }
+    Ok(worst)
 }
 
 /// The arrays of one launch of a weight-gradient kernel: the forward pass's input, the output's
@@ -533,24 +574,12 @@ impl Case for NormWeightGradCase<'_> {
     fn check(&self, set: usize) -> std::result::Result<String, String> {
         let cols = self.problem.cols as usize;
         let means: &[f32] = if self.centered { &self.statistics.0 } else { &[] };
-        let wanted = reference_weight_grad((&self.input, &self.grad_output), (means, &self.statistics.1), cols);
-        let mut worst = 0.0f64;
-        for ((name, outputs), (want, tolerances)) in [("dweight", &self.dweights), ("dbias", &self.dbiases)]
-            .into_iter()
-            .zip(&wanted)
-        {
-            let got = outputs.read(self.backend, set)?;
-            for c in 0..cols {
-                if !within(got[c], want[c], tolerances[c]) {
-                    return Err(format!(
-                        "{name}[{c}]: {}, expected {} (within {:.3e})",
-                        got[c], want[c], tolerances[c]
-                    ));
-                }
-                worst = worst.max((got[c] as f64 - want[c]).abs() / tolerances[c]);
-            }
-            check_guard(&got, cols)?;
-        }
+        let [weight, bias] = reference_weight_grad((&self.input, &self.grad_output), (means, &self.statistics.1), cols);
+        let (dweight, dbias) = (
+            self.dweights.read(self.backend, set)?,
+            self.dbiases.read(self.backend, set)?,
+        );
+        let worst = check_weight_grads(&[("dweight", &dweight, &weight), ("dbias", &dbias, &bias)], cols)?;
         Ok(format!("as the f64 reference, at most {worst:.2} of the tolerance"))
     }
 }
