@@ -4,7 +4,7 @@
 use crate::prelude::*;
 use kernels::attention::{Attention, CAUSAL_FAMILY, FAMILY};
 use kernels_host::families::attention;
-use kernels_host::families::attention_oracle::AttentionOracle;
+use kernels_host::families::attention_oracle::{AttentionOracle, Geometry};
 use ptxkit::device::mma::Bf16;
 
 /// The special case each head of the input shows.
@@ -64,7 +64,7 @@ pub(crate) fn attention_meets_special_values(backend: &Backend) {
         let bits = |values: &[f32]| -> Vec<u16> { values.iter().map(|&x| Bf16::from_f32(x).0).collect() };
         let inputs = [&q, &k, &v].map(|values| Buffer::upload(backend, &bits(values)).unwrap());
         for (family, causal) in [(&FAMILY, false), (&CAUSAL_FAMILY, true)] {
-            let oracle = AttentionOracle::new(problem, causal, (&q, &k, &v), stream);
+            let oracle = AttentionOracle::new(Geometry::of_attention(problem, causal), (&q, &k, &v), stream);
             for kernel in family.kernels {
                 if !runs_here(backend, &kernel.info(family.name), Source::Rust) {
                     continue;

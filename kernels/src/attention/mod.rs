@@ -15,7 +15,13 @@
 //!
 //! Two families share the kernels' code: [`FAMILY`] attends to every key, [`CAUSAL_FAMILY`] to the
 //! keys at or before the query's position (the mask of a decoder).
+//!
+//! Queries fewer than the keys, and K and V shared by groups of query heads, go to [`decode`]
+//! (flash-decoding: runs of keys on their own warps, [`combine`] weighing the runs into O):
+//! [`DECODE_FAMILY`] and [`DECODE_CAUSAL_FAMILY`] on the problem [`Decode`].
 
+pub mod combine;
+pub mod decode;
 pub mod flash;
 pub mod overlapped;
 pub mod specialized;
@@ -86,6 +92,92 @@ pub const CAUSAL_FAMILY: Family<Attention> = Family::new(
         specialized::KERNEL_CAUSAL_REBALANCED,
     ],
 );
+
+/// Keys up to the query's own position, for queries fewer than the keys (SDPA's top-left mask).
+pub const DECODE_FAMILY: Family<Decode> = Family::new("attention_decode", &[decode::KERNEL]);
+
+/// [`DECODE_FAMILY`] with the causal mask.
+pub const DECODE_CAUSAL_FAMILY: Family<Decode> = Family::new("attention_decode_causal", &[decode::KERNEL_CAUSAL]);
+
+/// Flash-decoding's second pass, a family of its own so that its tests and timings are its own.
+pub const COMBINE_FAMILY: Family<Decode> = Family::new("attention_decode_combine", &[combine::KERNEL]);
+
+/// Attention of `queries` query rows per head over `keys` keys, K and V shared by groups of query
+/// heads: Q and O `[batch][heads][queries][dim]`, K and V `[batch][heads_kv][keys][dim]`, bf16.
+/// The query heads of a KV head are consecutive, so the problem is `kv_heads` (batch × heads_kv)
+/// blocks of `rows` (group × queries) query rows, each over its KV head's keys. The keys a row may
+/// attend to (all, or with the causal mask the first `queries`) are cut into `splits` runs of
+/// `chunk` keys.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Decode {
+    pub kv_heads: u32,
+    pub rows: u32,
+    pub queries: u32,
+    pub keys: u32,
+    pub dim: u32,
+    pub causal: bool,
+    pub chunk: u32,
+    pub splits: u32,
+}
+
+impl Problem for Decode {
+    /// `(q, k, v, o, partial, kv_heads, rows, queries, keys, dim, chunk, splits)`: `partial` the
+    /// runs' outputs and log-sum-exps ([`Decode::partial_len`] floats; unread with one run).
+    type Args = (
+        *const Bf16,
+        *const Bf16,
+        *const Bf16,
+        *mut Bf16,
+        *mut f32,
+        u32,
+        u32,
+        u32,
+        u32,
+        u32,
+        u32,
+        u32,
+    );
+}
+
+impl Decode {
+    /// Keys a query row may attend to: all, or with the causal mask (top-left) the first
+    /// `queries`.
+    #[inline(always)]
+    pub const fn visible_keys(&self) -> u32 {
+        if self.causal && self.queries < self.keys {
+            self.queries
+        } else {
+            self.keys
+        }
+    }
+
+    /// Tiles of 16 query rows per KV head.
+    #[inline(always)]
+    pub const fn row_tiles(&self) -> u32 {
+        self.rows.div_ceil(decode::ROWS)
+    }
+
+    /// Warps of the first pass: one per KV head, run and row tile.
+    #[inline(always)]
+    pub const fn warps(&self) -> u32 {
+        self.kv_heads * self.splits * self.row_tiles()
+    }
+
+    /// Where the runs' log-sum-exps start in `partial`: after their outputs.
+    #[inline(always)]
+    pub const fn lse_at(&self) -> u32 {
+        self.kv_heads * self.rows * self.splits * self.dim
+    }
+
+    /// Floats of `partial`: each row's output and log-sum-exp for each run; none with one run.
+    pub const fn partial_len(&self) -> usize {
+        if self.splits == 1 {
+            0
+        } else {
+            self.kv_heads as usize * self.rows as usize * self.splits as usize * (self.dim as usize + 1)
+        }
+    }
+}
 
 /// The scores' scale 1/√dim, times log2(e): the kernels take 2^x of scaled scores where the
 /// softmax takes e^x of plain ones. (`core` has no square root; the dims are [`DIMS`].)
@@ -216,6 +308,135 @@ impl Attention {
     }
 }
 
+#[cfg(not(target_arch = "nvptx64"))]
+impl Decode {
+    /// `batch` × `heads` query heads of `queries` rows over `batch` × `heads_kv` KV heads of `keys`
+    /// keys, `dim` wide, the keys cut into runs for about `warps_wanted` warps in all (the device's
+    /// resident warps, a few times over): no more runs than the keys have tiles, and runs long
+    /// enough that their partial outputs cost at most an eighth of the bytes of K and V they read.
+    /// Checks every extent and the kernels' 32-bit indexing.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        (batch, heads, heads_kv): (usize, usize, usize),
+        queries: usize,
+        keys: usize,
+        dim: usize,
+        causal: bool,
+        warps_wanted: usize,
+    ) -> Result<Self, ptxkit::InvalidSize> {
+        let invalid = |reason: String| ptxkit::InvalidSize {
+            problem: "attention_decode",
+            reason,
+        };
+        if !DIMS.contains(&(dim as u32)) || dim > u32::MAX as usize {
+            return Err(invalid(format!(
+                "the head dimension must be 64 or 128 (got {dim}): the kernels are built for those"
+            )));
+        }
+        for (name, value) in [
+            ("batch", batch),
+            ("heads", heads),
+            ("heads_kv", heads_kv),
+            ("queries", queries),
+            ("keys", keys),
+        ] {
+            if value == 0 {
+                return Err(invalid(format!("{name} must be at least 1 (got 0)")));
+            }
+        }
+        if !heads.is_multiple_of(heads_kv) {
+            return Err(invalid(format!(
+                "heads ({heads}) must be a multiple of heads_kv ({heads_kv}): each KV head serves a group of query heads"
+            )));
+        }
+        let kv_heads = batch.checked_mul(heads_kv);
+        let rows = (heads / heads_kv).checked_mul(queries);
+        let too_big = |n: Option<usize>| n.is_none_or(|n| n > u32::MAX as usize);
+        let q_len = kv_heads
+            .zip(rows)
+            .and_then(|(h, r)| h.checked_mul(r))
+            .and_then(|n| n.checked_mul(dim));
+        let kv_len = kv_heads
+            .and_then(|h| h.checked_mul(keys))
+            .and_then(|n| n.checked_mul(dim));
+        if too_big(q_len) || too_big(kv_len) {
+            return Err(invalid(format!(
+                "Q (batch × heads × queries × dim = {batch} × {heads} × {queries} × {dim}) and K (batch × heads_kv × keys × dim = {batch} × {heads_kv} × {keys} × {dim}), each at most {} elements: the kernels index with 32 bits",
+                u32::MAX
+            )));
+        }
+        let (kv_heads, rows) = (kv_heads.unwrap() as u32, rows.unwrap() as u32);
+        let mut problem = Decode {
+            kv_heads,
+            rows,
+            queries: queries as u32,
+            keys: keys as u32,
+            dim: dim as u32,
+            causal,
+            chunk: 0,
+            splits: 1,
+        };
+        let tiles = problem.visible_keys().div_ceil(decode::KEYS) as usize;
+        let units = kv_heads as usize * problem.row_tiles() as usize;
+        // A run's partial outputs (written and read back: 8 bytes per row and column) against its
+        // K and V (4 bytes per key and column): at most an eighth when a run has 16·rows keys.
+        let busy_rows = rows.min(decode::ROWS) as usize;
+        let shortest = (16 * busy_rows).div_ceil(decode::KEYS as usize).max(1);
+        let splits = warps_wanted.div_ceil(units).clamp(1, tiles.div_ceil(shortest).max(1));
+        let run_tiles = tiles.div_ceil(splits);
+        problem.chunk = (run_tiles * decode::KEYS as usize) as u32;
+        problem.splits = tiles.div_ceil(run_tiles) as u32;
+        if too_big(Some(problem.warps_wide())) || too_big(Some(problem.partial_len())) {
+            return Err(invalid(format!(
+                "{kv_heads} KV heads × {rows} rows in {} runs need more than 2^32 warps or partial sums",
+                problem.splits
+            )));
+        }
+        Ok(problem)
+    }
+
+    /// [`Decode::warps`] without overflow.
+    fn warps_wide(&self) -> usize {
+        self.kv_heads as usize * self.splits as usize * self.row_tiles() as usize
+    }
+
+    /// Elements of Q and of O.
+    pub fn query_len(&self) -> usize {
+        self.kv_heads as usize * self.rows as usize * self.dim as usize
+    }
+
+    /// Elements of K and of V.
+    pub fn key_len(&self) -> usize {
+        self.kv_heads as usize * self.keys as usize * self.dim as usize
+    }
+
+    /// Query heads per KV head.
+    pub fn group(&self) -> u32 {
+        self.rows / self.queries
+    }
+
+    /// Floating-point operations of the two products over the keys each row attends to (the
+    /// causal mask's triangle counted as it is, not halved).
+    pub fn flops(&self) -> f64 {
+        let pairs: u64 = if self.causal {
+            let q = self.queries as u64;
+            let k = self.keys as u64;
+            // Query i attends to min(i + 1, keys) keys.
+            let full = q.min(k);
+            full * (full + 1) / 2 + (q - full) * k
+        } else {
+            self.queries as u64 * self.keys as u64
+        };
+        4.0 * self.kv_heads as f64 * self.group() as f64 * pairs as f64 * self.dim as f64
+    }
+
+    /// Bytes the first pass must read and write: Q, K, V and O once.
+    pub fn bytes(&self) -> f64 {
+        2.0 * (2 * self.query_len() + 2 * self.kv_heads as usize * self.visible_keys() as usize * self.dim as usize)
+            as f64
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -239,5 +460,48 @@ mod tests {
         assert_eq!(key_tiles(false, 1000, 64, 64, 64), 16);
         // The last block of a 130-row head is cut at seq.
         assert_eq!(key_tiles(true, 130, 128, 64, 64), 3);
+    }
+
+    #[test]
+    fn decode_runs_cover_the_visible_keys_in_whole_tiles_and_stay_long_enough() {
+        // One sequence of 4096 keys, GQA 32/8, one token: 8 KV heads of 4 rows; runs of at least
+        // 64 keys (16 × 4 rows).
+        let p = Decode::new((1, 32, 8), 1, 4096, 128, false, 1024).unwrap();
+        assert_eq!((p.kv_heads, p.rows, p.row_tiles()), (8, 4, 1));
+        assert_eq!(p.chunk % decode::KEYS, 0);
+        assert!(p.chunk >= 64 && p.splits * p.chunk >= 4096 && (p.splits - 1) * p.chunk < 4096);
+        assert_eq!(p.splits, 64);
+        // Plenty of work already: one run.
+        let p = Decode::new((16, 64, 8), 16, 4096, 128, false, 1024).unwrap();
+        assert_eq!((p.splits, p.partial_len()), (1, 0));
+        // The causal mask (top-left) leaves 3 keys to 3 queries: one tile.
+        let p = Decode::new((1, 4, 4), 3, 100_000, 64, true, 1024).unwrap();
+        assert_eq!((p.visible_keys(), p.splits, p.chunk), (3, 1, 32));
+        // Every key in its own tile's run when asked for many warps.
+        let p = Decode::new((1, 1, 1), 1, 65, 64, false, 1 << 20).unwrap();
+        assert_eq!((p.splits, p.chunk), (3, 32));
+        assert_eq!(p.partial_len(), 3 * 65);
+        assert_eq!(p.lse_at(), 3 * 64);
+    }
+
+    #[test]
+    fn decode_refuses_ungrouped_heads_zeros_other_dims_and_overflow_naming_the_value() {
+        let reason = |r: Result<Decode, ptxkit::InvalidSize>| r.unwrap_err().reason;
+        assert!(reason(Decode::new((1, 6, 4), 1, 8, 64, false, 1)).contains("multiple of heads_kv (4)"));
+        assert!(reason(Decode::new((1, 4, 4), 0, 8, 64, false, 1)).contains("queries must be at least 1"));
+        assert!(reason(Decode::new((1, 4, 4), 1, 0, 64, false, 1)).contains("keys must be at least 1"));
+        assert!(reason(Decode::new((1, 4, 4), 1, 8, 96, false, 1)).contains("got 96"));
+        assert!(reason(Decode::new((1, 8, 8), 1, 1 << 23, 128, false, 1)).contains("32 bits"));
+        assert_eq!(Decode::new((2, 8, 2), 3, 5, 64, false, 1).unwrap().group(), 4);
+    }
+
+    #[test]
+    fn decode_flops_count_the_top_left_triangle() {
+        // 3 queries over 5 keys, causal: 1 + 2 + 3 pairs.
+        let p = Decode::new((1, 1, 1), 3, 5, 64, true, 1).unwrap();
+        assert_eq!(p.flops(), 4.0 * 6.0 * 64.0);
+        // 7 queries over 5 keys: 1 + 2 + 3 + 4 + 5 + 5 + 5.
+        let p = Decode::new((1, 1, 1), 7, 5, 64, true, 1).unwrap();
+        assert_eq!(p.flops(), 4.0 * 25.0 * 64.0);
     }
 }

@@ -2,7 +2,7 @@
 //! check of [`super::attention_oracle`]. The library to beat is PyTorch's
 //! `scaled_dot_product_attention`, timed beside these kernels by the Python bench (`python/`).
 
-use super::attention_oracle::AttentionOracle;
+use super::attention_oracle::{AttentionOracle, Geometry};
 use super::auto::Rung;
 use super::elementwise::check_shape;
 use super::{
@@ -168,8 +168,7 @@ impl FamilyDemo for AttentionDemo {
         let (k, k_bits) = bf16(guarded_inputs(substream(rng, 8), len), 1.0);
         let (v, v_bits) = bf16(guarded_inputs(substream(rng, 9), len), 1.0);
         let oracle = AttentionOracle::new(
-            problem,
-            self.causal,
+            Geometry::of_attention(problem, self.causal),
             (&q[..len], &k[..len], &v[..len]),
             substream(rng, 10),
         );

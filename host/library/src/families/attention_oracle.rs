@@ -7,10 +7,15 @@
 //!   multiply O and l alike and cancel;
 //! * each p_j rounded to bf16 (2^-8 relative) in the numerator only;
 //! * the f32 sums over the keys (≤ (seq + 64)·2u relative to Σ p_j·|v_jc| and to l);
+//! * with the keys cut into runs (flash-decoding), each run's weight 2^(l_s − m) from its
+//!   log-sum-exp l_s in log2 units: its error in the exponent is l_s's rounding (|l_s|·2^-24,
+//!   l_s near the row's largest scaled score), `lg2.approx`'s 2^-22 and `ex2.approx`'s 2^-22
+//!   relative, a relative error ε_w of the weight, which moves O as an error of p_j does; and a
+//!   few more roundings dividing and weighing the runs (4u);
 //! * O rounded to bf16 (2^-8 relative).
 //!
-//! So |O_kernel − O| ≤ W·(2·ε_p + 2^-8 + 2·(seq + 64)·2u) + 2^-8·|O|, with W = Σ p_j·|v_jc| / l
-//! and ε_p the largest relative error of a p_j. The sums' bounds are worst cases; the bf16
+//! So |O_kernel − O| ≤ W·(2·ε_p + 2·ε_w + 2^-8 + 2·(seq + 64)·2u) + 2^-8·|O|, with
+//! W = Σ p_j·|v_jc| / l and ε_p the largest relative error of a p_j. The sums' bounds are worst cases; the bf16
 //! rounding of P dominates. Outputs in the subnormal range are allowed [`ABSOLUTE`] besides.
 //!
 //! Special values follow IEEE arithmetic as PyTorch's attention does: a row whose allowed scores
@@ -23,7 +28,7 @@
 //! Where the attended |V| of a column add up past f32's largest value, the column may be an
 //! infinity: the kernels sum weights of at most 1 times V before dividing by the weights' sum.
 
-use kernels::attention::Attention;
+use kernels::attention::{Attention, Decode};
 use ptxkit::device::mma::Bf16;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -42,6 +47,70 @@ const ABSOLUTE: f64 = 1.0 / (1u128 << 120) as f64 / (1u64 << 13) as f64;
 /// Weights below this may round to zero in bf16 (a product that reads them then gives `0·∞`).
 const VANISHING: f64 = 1.0e-36;
 
+/// Where each query row's inputs lie and which keys it attends to: `query_heads` heads of `queries`
+/// rows, `key_heads` heads of `keys` keys (a key head serves `query_heads / key_heads` consecutive
+/// query heads), `dim` wide, `[head][row][dim]` each; with the causal mask query i attends to keys
+/// 0..=i (SDPA's top-left mask; the diagonal where queries and keys are as many); `splits` runs of
+/// keys weighed together (1: one pass).
+#[derive(Clone, Copy, Debug)]
+pub struct Geometry {
+    pub query_heads: usize,
+    pub queries: usize,
+    pub key_heads: usize,
+    pub keys: usize,
+    pub dim: usize,
+    pub causal: bool,
+    pub splits: usize,
+}
+
+impl Geometry {
+    /// The one-pass kernels' problem: as many queries as keys, a key head per query head.
+    pub fn of_attention(problem: Attention, causal: bool) -> Self {
+        let (heads, seq) = (problem.heads as usize, problem.seq as usize);
+        Geometry {
+            query_heads: heads,
+            queries: seq,
+            key_heads: heads,
+            keys: seq,
+            dim: problem.dim as usize,
+            causal,
+            splits: 1,
+        }
+    }
+
+    /// Flash-decoding's problem.
+    pub fn of_decode(problem: Decode) -> Self {
+        Geometry {
+            query_heads: problem.kv_heads as usize * problem.group() as usize,
+            queries: problem.queries as usize,
+            key_heads: problem.kv_heads as usize,
+            keys: problem.keys as usize,
+            dim: problem.dim as usize,
+            causal: problem.causal,
+            splits: problem.splits as usize,
+        }
+    }
+
+    /// Elements of Q and O.
+    fn query_len(&self) -> usize {
+        self.query_heads * self.queries * self.dim
+    }
+
+    /// Keys query `row` attends to.
+    fn visible(&self, row: usize) -> usize {
+        if self.causal {
+            (row + 1).min(self.keys)
+        } else {
+            self.keys
+        }
+    }
+
+    /// The first element of query head `head`'s key head in K and V.
+    fn key_base(&self, head: usize) -> usize {
+        head / (self.query_heads / self.key_heads) * self.keys * self.dim
+    }
+}
+
 /// One query row's reference, per column: the output (NaN or an infinity where it must be
 /// that), its allowed error, and whether it may be non-finite instead (see the module).
 struct Row {
@@ -55,7 +124,7 @@ struct Row {
 /// The reference rows of one problem: every row for small problems, a sample (with each head's
 /// first and last rows among them) for large ones.
 pub struct AttentionOracle {
-    problem: Attention,
+    geometry: Geometry,
     rows: Vec<Row>,
     sampled: bool,
     /// Every input finite: then no output may be NaN, checked rows or not.
@@ -63,11 +132,11 @@ pub struct AttentionOracle {
 }
 
 impl AttentionOracle {
-    /// The reference for `q`, `k` and `v` (the bf16 values as f32, `[heads][seq][dim]`), with or
-    /// without the causal mask; samples drawn from stream `rng`.
-    pub fn new(problem: Attention, causal: bool, (q, k, v): (&[f32], &[f32], &[f32]), rng: u64) -> Self {
-        let (heads, seq, dim) = (problem.heads as usize, problem.seq as usize, problem.dim as usize);
-        let full = (heads * seq) as u64 * (seq * dim) as u64 <= FULL_CHECK_MAX;
+    /// The reference for `q`, `k` and `v` (the bf16 values as f32, laid out as `geometry` says);
+    /// samples drawn from stream `rng`.
+    pub fn new(geometry: Geometry, (q, k, v): (&[f32], &[f32], &[f32]), rng: u64) -> Self {
+        let (heads, seq) = (geometry.query_heads, geometry.queries);
+        let full = (heads * seq) as u64 * (geometry.keys * geometry.dim) as u64 <= FULL_CHECK_MAX;
         let positions: Vec<(usize, usize)> = if full {
             (0..heads).flat_map(|h| (0..seq).map(move |r| (h, r))).collect()
         } else {
@@ -78,20 +147,21 @@ impl AttentionOracle {
         };
         let rows = positions
             .into_iter()
-            .map(|(head, row)| reference_row(problem, causal, (q, k, v), head, row))
+            .map(|(head, row)| reference_row(geometry, (q, k, v), head, row))
             .collect();
         AttentionOracle {
-            problem,
+            geometry,
             rows,
             sampled: !full,
             finite_inputs: [q, k, v].iter().all(|values| values.iter().all(|x| x.is_finite())),
         }
     }
 
-    /// Checks `o` (bf16 bits, `[heads][seq][dim]`): a summary, or the first element outside its
-    /// bound.
+    /// Checks `o` (bf16 bits, `[heads][queries][dim]`): a summary, or the first element outside
+    /// its bound.
     pub fn check(&self, o: &[u16]) -> Result<String, String> {
-        let (seq, dim) = (self.problem.seq as usize, self.problem.dim as usize);
+        let (seq, dim) = (self.geometry.queries, self.geometry.dim);
+        debug_assert_eq!(o.len(), self.geometry.query_len());
         let nan = o.iter().position(|&bits| Bf16(bits).to_f32().is_nan());
         if let Some(i) = nan.filter(|_| self.finite_inputs) {
             let (head, rest) = (i / (seq * dim), i % (seq * dim));
@@ -148,17 +218,12 @@ impl AttentionOracle {
 }
 
 /// Row `row` of head `head`: the f64 output and its bound (see the module).
-fn reference_row(
-    problem: Attention,
-    causal: bool,
-    (q, k, v): (&[f32], &[f32], &[f32]),
-    head: usize,
-    row: usize,
-) -> Row {
-    let (seq, dim) = (problem.seq as usize, problem.dim as usize);
-    let base = head * seq * dim;
-    let keys = if causal { row + 1 } else { seq };
-    let query = &q[base + row * dim..base + (row + 1) * dim];
+fn reference_row(geometry: Geometry, (q, k, v): (&[f32], &[f32], &[f32]), head: usize, row: usize) -> Row {
+    let (seq, dim) = (geometry.keys, geometry.dim);
+    let base = geometry.key_base(head);
+    let keys = geometry.visible(row);
+    let at = (head * geometry.queries + row) * dim;
+    let query = &q[at..at + dim];
     let scale = 1.0 / (dim as f64).sqrt();
     let (mut scores, mut score_errors) = (Vec::with_capacity(keys), Vec::with_capacity(keys));
     for j in 0..keys {
@@ -186,7 +251,13 @@ fn reference_row(
     let l: f64 = p.iter().sum();
     let epsilon_p = score_errors.iter().cloned().fold(0.0, f64::max) + 1.0 / (1u64 << 21) as f64;
     let sums = 2.0 * (seq as f64 + 64.0) * 2.0 * U;
-    let relative = 2.0 * epsilon_p + U_BF16 + sums;
+    let epsilon_w = if geometry.splits > 1 {
+        let exponent = (max.abs() * std::f64::consts::LOG2_E + 1.0) * U + 1.0 / (1u64 << 22) as f64;
+        std::f64::consts::LN_2 * exponent + 1.0 / (1u64 << 22) as f64 + 4.0 * U
+    } else {
+        0.0
+    };
+    let relative = 2.0 * epsilon_p + 2.0 * epsilon_w + U_BF16 + sums;
     let (mut expected, mut bound) = (vec![0.0; dim], vec![0.0; dim]);
     // A masked key of the tile a kernel reads meets its weight, zero, in the product; and the
     // kernels sum the weights e^(s − running max) ≤ 1 times V before dividing by their sum, which
@@ -254,17 +325,17 @@ mod tests {
             o
         };
         for causal in [false, true] {
-            let oracle = AttentionOracle::new(problem, causal, (&q, &k, &v), 1);
+            let oracle = AttentionOracle::new(Geometry::of_attention(problem, causal), (&q, &k, &v), 1);
             oracle.check(&rounded(&oracle)).unwrap();
             // The other mask's output is wrong in every row but the last.
-            let other = AttentionOracle::new(problem, !causal, (&q, &k, &v), 1);
+            let other = AttentionOracle::new(Geometry::of_attention(problem, !causal), (&q, &k, &v), 1);
             assert!(oracle.check(&rounded(&other)).is_err(), "causal {causal}");
         }
         // Key 8's value row lost (read as zeros, as a kernel that skipped the last tile's V):
         let mut v_dropped = v.clone();
         v_dropped[8 * 64..9 * 64].iter_mut().for_each(|x| *x = 0.0);
-        let oracle = AttentionOracle::new(problem, false, (&q, &k, &v), 1);
-        let dropped = AttentionOracle::new(problem, false, (&q, &k, &v_dropped), 1);
+        let oracle = AttentionOracle::new(Geometry::of_attention(problem, false), (&q, &k, &v), 1);
+        let dropped = AttentionOracle::new(Geometry::of_attention(problem, false), (&q, &k, &v_dropped), 1);
         assert!(oracle.check(&rounded(&dropped)).is_err());
         let mut unwritten = rounded(&oracle);
         unwritten[100] = 0x7fc0;
@@ -287,7 +358,7 @@ mod tests {
         let (mut q, k, mut v) = (values(), values(), values());
         q[64 + 5] = f32::NAN;
         v[2 * 64 + 7] = f32::INFINITY;
-        let oracle = AttentionOracle::new(problem, true, (&q, &k, &v), 1);
+        let oracle = AttentionOracle::new(Geometry::of_attention(problem, true), (&q, &k, &v), 1);
         let mut o = vec![0u16; problem.len()];
         for row in &oracle.rows {
             for (c, &x) in row.expected.iter().enumerate() {
@@ -307,5 +378,57 @@ mod tests {
         assert!(with(64, 0.5).is_err(), "row 1 must be NaN");
         assert!(with(2 * 64 + 7, 0.5).is_err(), "row 2 meets the infinity");
         assert!(with(2 * 64 + 7, f32::NAN).is_err(), "one infinity is not NaN");
+    }
+
+    /// Grouped heads read their KV head: four query heads of 3 queries over two KV heads of 5 keys
+    /// give the rows that the same heads give over K and V copied per query head; the causal mask
+    /// is top-left (query 0 attends to key 0 alone).
+    #[test]
+    fn grouped_heads_read_their_kv_head_and_the_causal_mask_is_top_left() {
+        use rand::Rng;
+        let (dim, queries, keys) = (64, 3, 5);
+        let mut rng = StdRng::seed_from_u64(7);
+        let mut values = |n: usize| -> Vec<f32> { (0..n).map(|_| rng.random_range(-1.0..1.0f32)).collect() };
+        let (q, k, v) = (
+            values(4 * queries * dim),
+            values(2 * keys * dim),
+            values(2 * keys * dim),
+        );
+        let per_head = |x: &[f32]| -> Vec<f32> {
+            (0..4)
+                .flat_map(|h| x[h / 2 * keys * dim..(h / 2 + 1) * keys * dim].to_vec())
+                .collect()
+        };
+        let (k4, v4) = (per_head(&k), per_head(&v));
+        for causal in [false, true] {
+            let geometry = |key_heads| Geometry {
+                query_heads: 4,
+                queries,
+                key_heads,
+                keys,
+                dim,
+                causal,
+                splits: 1,
+            };
+            let grouped = AttentionOracle::new(geometry(2), (&q, &k, &v), 1);
+            let copied = AttentionOracle::new(geometry(4), (&q, &k4, &v4), 1);
+            for (a, b) in grouped.rows.iter().zip(&copied.rows) {
+                assert_eq!((a.head, a.row, &a.expected), (b.head, b.row, &b.expected));
+            }
+        }
+        // Query 0 of head 0 over key 0 alone is V's row 0.
+        let causal = Geometry {
+            query_heads: 4,
+            queries,
+            key_heads: 2,
+            keys,
+            dim,
+            causal: true,
+            splits: 1,
+        };
+        let oracle = AttentionOracle::new(causal, (&q, &k, &v), 1);
+        for (c, &x) in oracle.rows[0].expected.iter().enumerate() {
+            assert!((x - v[c] as f64).abs() < 1e-12);
+        }
     }
 }

@@ -8,6 +8,7 @@
 
 pub mod atomic_probe;
 pub mod attention;
+pub mod attention_decode;
 pub mod attention_oracle;
 pub mod auto;
 pub mod bank_probe;
@@ -51,6 +52,9 @@ pub static FAMILIES: &[&dyn FamilyDemo] = &[
     &matmul_bf16::MatmulBf16Demo,
     &attention::ATTENTION,
     &attention::ATTENTION_CAUSAL,
+    &attention_decode::ATTENTION_DECODE,
+    &attention_decode::ATTENTION_DECODE_CAUSAL,
+    &attention_decode::CombineDemo,
     &transpose::TransposeDemo,
     &conv2d::Conv2dDemo,
     &gather::GatherDemo,

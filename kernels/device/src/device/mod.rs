@@ -201,6 +201,15 @@ pub fn exp2(x: f32) -> f32 {
     backend::exp2_approx(x)
 }
 
+/// log2 x as CUDA's `__log2f`: one `lg2.approx.ftz.f32`, absolute error about 2^-22 for x in
+/// [0.5, 2], relative error about 2^-22 elsewhere; log2 0 is −∞, subnormal x is taken as 0. For
+/// kernels that keep their exponents in log2 units. (On the emulator: the host's `log2`, flushed
+/// the same way.)
+#[inline(always)]
+pub fn log2(x: f32) -> f32 {
+    backend::log2_approx(x)
+}
+
 /// ln x as CUDA's `__logf`: `lg2.approx.ftz.f32` of x, times ln 2. Absolute error about 2^-22
 /// for x in [0.5, 2], relative error about 2^-22 elsewhere; ln 0 is −∞, ln of a negative number
 /// NaN, and subnormal x is taken as 0. (On the emulator: the host's `log2` of x, flushed the same
