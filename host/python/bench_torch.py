@@ -89,6 +89,37 @@ def cross_entropy_cases():
     return out
 
 
+def decode_cases():
+    """Decoding attention against SDPA with ``enable_gqa``: 1 or 16 new tokens against a KV cache,
+    GQA 32/8 (Llama 3 8B) and 64/8, plain heads, both head dimensions; rated on the KV cache's bytes
+    (what must move), against the copy ceiling."""
+    sdpa = torch.nn.functional.scaled_dot_product_attention
+    out = []
+    for batch, heads, heads_kv, queries, keys, dim in [
+        (1, 32, 8, 1, 4096, 128),
+        (1, 32, 8, 1, 32768, 128),
+        (1, 64, 8, 1, 131072, 128),
+        (8, 32, 8, 1, 32768, 128),
+        (16, 32, 8, 1, 8192, 128),
+        (4, 32, 8, 16, 16384, 128),
+        (8, 32, 32, 1, 4096, 128),
+        (8, 32, 8, 1, 16384, 64),
+    ]:
+        q = torch.randn(batch, heads, queries, dim, device="cuda", dtype=torch.bfloat16)
+        k, v = (torch.randn(batch, heads_kv, keys, dim, device="cuda", dtype=torch.bfloat16) for _ in range(2))
+        shape = f"b{batch}h{heads}/{heads_kv}q{queries}k{keys}d{dim}"
+        out.append(
+            (
+                "decode",
+                shape,
+                2 * k.numel() * k.element_size(),
+                lambda q=q, k=k, v=v: rust_kernels.attention(q, k, v, enable_gqa=True),
+                lambda q=q, k=k, v=v: sdpa(q, k, v, enable_gqa=True),
+            )
+        )
+    return out
+
+
 def cases():
     """(operator, shape label, bytes or flops, ours, PyTorch's) on shapes that fill the H200."""
     x = torch.rand(8192, 8192, device="cuda")
@@ -146,7 +177,7 @@ def cases():
             lambda: rust_kernels.histogram_f32(long, 0.0, 1.0),
             lambda: torch.histc(long, 256, 0.0, 1.0),
         ),
-    ] + norm_cases() + cross_entropy_cases()
+    ] + norm_cases() + cross_entropy_cases() + decode_cases()
 
 
 def overhead():

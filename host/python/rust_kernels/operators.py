@@ -1,5 +1,6 @@
 """The torch side: custom operators that allocate outputs with torch and launch on its stream."""
 
+import functools
 import math
 from typing import Optional
 
@@ -789,35 +790,67 @@ def matmul_tf32(a, b, variant="auto"):
 # attention ---------------------------------------------------------------------------------------
 
 
-def _attention_impl(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, variant: str) -> torch.Tensor:
+def _attention_impl(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, variant: str, enable_gqa: bool
+) -> torch.Tensor:
     q, k, v = _ready("q", q, torch.bfloat16), _ready("k", k, torch.bfloat16), _ready("v", v, torch.bfloat16)
     _same_device(q, k, v)
-    if q.dim() != 4 or k.shape != q.shape or v.shape != q.shape:
+    if q.dim() != 4 or k.dim() != 4 or v.shape != k.shape or k.shape[0] != q.shape[0] or k.shape[3] != q.shape[3]:
         raise ValueError(
-            f"q {tuple(q.shape)}, k {tuple(k.shape)} and v {tuple(v.shape)}: expected three tensors of one shape "
-            "(batch, heads, seq, dim)"
+            f"q {tuple(q.shape)}, k {tuple(k.shape)} and v {tuple(v.shape)}: expected q (batch, heads, queries, dim) "
+            "and k and v of one shape (batch, heads_kv, keys, dim), with q's batch and dim"
         )
+    heads, heads_kv, queries, keys = q.shape[1], k.shape[1], q.shape[2], k.shape[2]
+    if heads != heads_kv:
+        if not enable_gqa:
+            raise ValueError(
+                f"q has {heads} heads, k and v {heads_kv}: pass enable_gqa=True to share each KV head among a "
+                "group of query heads (as scaled_dot_product_attention)"
+            )
+        if heads_kv == 0 or heads % heads_kv:
+            raise ValueError(f"q's {heads} heads must be a multiple of k's and v's {heads_kv} (enable_gqa)")
     o = torch.empty_like(q)
-    if o.numel():
-        _native.attention(q, k, v, o, causal=causal, variant=variant, **_launch_args(q))
+    if o.numel() == 0:
+        return o
+    if keys == 0:
+        # No key: each row a softmax over nothing times an empty V, as PyTorch's math backend.
+        return o.zero_()
+    launch = _launch_args(q)
+    if heads == heads_kv and queries == keys:
+        _native.attention(q, k, v, o, causal=causal, variant=variant, **launch)
+        return o
+    length = _decode_partial_len(tuple(q.shape), tuple(k.shape), launch["device"], causal)
+    partial = torch.empty(max(length, 1), device=q.device, dtype=torch.float32)
+    _native.attention_decode(q, k, v, o, partial, causal=causal, variant=variant, **launch)
     return o
+
+
+@functools.lru_cache(maxsize=1024)
+def _decode_partial_len(q_shape, kv_shape, device, causal):
+    return _native.attention_decode_partial_len(q_shape, kv_shape, device=device, causal=causal)
 
 
 _attention = _Operator("attention", _attention_impl)
 
 
 @_attention.register_fake
-def _(q, k, v, causal, variant):
+def _(q, k, v, causal, variant, enable_gqa):
     return torch.empty_like(q)
 
 
-def attention(q, k, v, causal=False, variant="auto"):
-    """``torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)`` for bfloat16
-    CUDA tensors of shape (batch, heads, seq, dim) with dim 64 or 128: one fused kernel (online
-    softmax, f32 sums; ``wgmma`` fed by TMA on an H100 or H200, ``mma.sync`` elsewhere), bfloat16
-    out. The
-    variants of the causal form are ``rust_kernels.variants("attention_causal")``. No autograd."""
-    return _attention_impl(q, k, v, causal, variant) if _eager(q, k, v) else _attention(q, k, v, causal, variant)
+def attention(q, k, v, causal=False, variant="auto", enable_gqa=False):
+    """``torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal,
+    enable_gqa=enable_gqa)`` for bfloat16 CUDA tensors: q (batch, heads, queries, dim), k and v
+    (batch, heads_kv, keys, dim), dim 64 or 128, f32 sums, bfloat16 out. As many queries as keys
+    and a KV head per query head: one fused kernel (online softmax; ``wgmma`` fed by TMA on an H100
+    or H200, ``mma.sync`` elsewhere; variants ``rust_kernels.variants("attention")`` and
+    ``"attention_causal"``). Otherwise (decoding a few tokens against a KV cache, grouped heads with
+    ``enable_gqa=True``): flash-decoding, the keys in runs on their own warps and a second launch
+    weighing the runs, K and V never copied per query head. The causal mask is SDPA's: query i
+    attends to keys 0..=i (top-left where queries and keys differ in number). No autograd."""
+    if _eager(q, k, v):
+        return _attention_impl(q, k, v, causal, variant, enable_gqa)
+    return _attention(q, k, v, causal, variant, enable_gqa)
 
 
 # conv2d ------------------------------------------------------------------------------------------

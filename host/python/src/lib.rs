@@ -256,6 +256,99 @@ fn attention(
     families::attention::launch(&backend, kernel, Source::Rust, &problem, (&q, &k, &v), &mut o).map_err(to_python)
 }
 
+/// The decoding problem of Q `(batch, heads, queries, dim)` over K and V `(batch, heads_kv, keys,
+/// dim)` on `backend`: runs of keys sized for its SMs.
+fn decode_problem(
+    backend: &Backend,
+    [batch, heads, queries, dim]: [usize; 4],
+    [heads_kv, keys]: [usize; 2],
+    causal: bool,
+) -> PyResult<kernels::attention::Decode> {
+    let warps = families::attention_decode::warps_wanted(backend).map_err(to_python)?;
+    kernels::attention::Decode::new((batch, heads, heads_kv), queries, keys, dim, causal, warps).map_err(size_error)
+}
+
+/// Floats of the partial sums [`attention_decode`] needs for these shapes on `device` (0 where
+/// the keys take one run).
+#[pyfunction]
+#[pyo3(signature = (q_shape, kv_shape, *, device, causal = false))]
+fn attention_decode_partial_len(
+    q_shape: [usize; 4],
+    kv_shape: [usize; 4],
+    device: usize,
+    causal: bool,
+) -> PyResult<usize> {
+    let backend = backend(device, 0)?;
+    let problem = decode_problem(&backend, q_shape, [kv_shape[1], kv_shape[2]], causal)?;
+    Ok(problem.partial_len())
+}
+
+/// `o = softmax(q·kᵀ/√d)·v` for bf16 q `(batch, heads, queries, dim)` over k and v `(batch,
+/// heads_kv, keys, dim)`, `heads_kv` dividing `heads` (query head h reads KV head h / (heads /
+/// heads_kv)), dim 64 or 128; with `causal` query i attends to keys 0..=i (SDPA's top-left mask).
+/// Flash-decoding: the keys in runs on their own warps, then a second launch weighing the runs;
+/// `partial` holds [`attention_decode_partial_len`] floats.
+#[pyfunction]
+#[pyo3(signature = (q, k, v, o, partial, *, stream, device, causal = false, variant = "auto"))]
+#[allow(clippy::too_many_arguments)]
+fn attention_decode(
+    q: &Bound<PyAny>,
+    k: &Bound<PyAny>,
+    v: &Bound<PyAny>,
+    o: &Bound<PyAny>,
+    partial: &Bound<PyAny>,
+    stream: usize,
+    device: usize,
+    causal: bool,
+    variant: &str,
+) -> PyResult<()> {
+    let q = Tensor::read("q", q, Dtype::Bf16, 4)?;
+    let k = Tensor::read("k", k, Dtype::Bf16, 4)?;
+    let v = Tensor::read("v", v, Dtype::Bf16, 4)?;
+    let o = Tensor::read("o", o, Dtype::Bf16, 4)?.writable()?;
+    let partial = Tensor::read("partial", partial, Dtype::F32, 1)?.writable()?;
+    o.expect_shape(&q.shape)?;
+    v.expect_shape(&k.shape)?;
+    let [batch, heads, queries, dim] = [q.shape[0], q.shape[1], q.shape[2], q.shape[3]];
+    if k.shape[0] != batch || k.shape[3] != dim {
+        return Err(PyValueError::new_err(format!(
+            "k {:?}: expected (batch, heads_kv, keys, dim) with q's batch {batch} and dim {dim}",
+            k.shape
+        )));
+    }
+    let backend = backend(device, stream)?;
+    let problem = decode_problem(&backend, [batch, heads, queries, dim], [k.shape[1], k.shape[2]], causal)?;
+    let family = if causal {
+        &kernels::attention::DECODE_CAUSAL_FAMILY
+    } else {
+        &kernels::attention::DECODE_FAMILY
+    };
+    let kernel = match variant {
+        "auto" => &family.kernels[0],
+        name => family.kernels.iter().find(|k| k.entry() == name).ok_or_else(|| {
+            PyValueError::new_err(format!(
+                "variant '{name}' is not a kernel for queries other than the keys or grouped heads; choose auto or {}",
+                family.kernels[0].entry()
+            ))
+        })?,
+    };
+    let (q, k, v, mut o, mut partial) = (
+        array(&backend, &q)?,
+        array(&backend, &k)?,
+        array(&backend, &v)?,
+        array(&backend, &o)?,
+        array::<f32>(&backend, &partial)?,
+    );
+    let arrays = families::attention_decode::DecodeArrays {
+        q: &q,
+        k: &k,
+        v: &v,
+        o: &mut o,
+        partial: &mut partial,
+    };
+    families::attention_decode::launch(&backend, kernel, Source::Rust, &problem, arrays).map_err(to_python)
+}
+
 /// The 2-D cross-correlation of a height × width f32 image with a square filter (3×3, 5×5 or
 /// 7×7), zero outside the image, output the image's size: PyTorch's `conv2d` with `padding=r`.
 #[pyfunction]
@@ -1124,6 +1217,8 @@ fn _native(module: &Bound<PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(row_sum, module)?)?;
     module.add_function(wrap_pyfunction!(row_max, module)?)?;
     module.add_function(wrap_pyfunction!(attention, module)?)?;
+    module.add_function(wrap_pyfunction!(attention_decode, module)?)?;
+    module.add_function(wrap_pyfunction!(attention_decode_partial_len, module)?)?;
     module.add_function(wrap_pyfunction!(histogram, module)?)?;
     module.add_function(wrap_pyfunction!(conv2d, module)?)?;
     module.add_function(wrap_pyfunction!(add, module)?)?;

@@ -61,6 +61,7 @@ class ArgumentChecks(unittest.TestCase):
         self.assert_refused(ValueError, "[256] expected", native.histogram, FakeCuda((64,), "|u1"), FakeCuda((255,), "<i4"), **LAUNCH)
         qkv = [FakeCuda((1, 2, 8, 64), "<V2") for _ in range(4)]
         self.assert_refused(TypeError, "torch.bfloat16", native.attention, *qkv, **LAUNCH)
+        self.assert_refused(TypeError, "torch.bfloat16", native.attention_decode, *qkv, FakeCuda((8,)), **LAUNCH)
 
     def test_strided_views_are_refused(self):
         transposed = FakeCuda((3, 5), strides=(4, 12))

@@ -103,6 +103,56 @@ class AgainstPyTorch(unittest.TestCase):
                 bound = (k + 2) * U * (tf32(a).abs() @ tf32(b).abs())
                 self.assertTrue(bool(((got - want).abs() <= bound).all()), f"{variant} {m}x{n}x{k}")
 
+    def test_decoding_and_grouped_attention_within_their_bound(self):
+        # Queries fewer or more than the keys, and K and V shared by groups of query heads, against
+        # the f64 attention of the bf16 values with SDPA's top-left causal mask and K and V repeated
+        # per query head; the bound as above, plus the runs' weights (attention_oracle.rs).
+        shapes = [  # batch, heads, heads_kv, queries, keys, dim
+            (1, 32, 8, 1, 4096, 128),
+            (2, 8, 8, 3, 65, 64),
+            (1, 4, 1, 16, 130, 128),
+            (3, 6, 2, 5, 1, 64),
+            (1, 8, 2, 20, 700, 128),
+            (2, 4, 2, 33, 33, 64),
+            (1, 64, 8, 1, 32768, 128),
+        ]
+        for causal in [False, True]:
+            for b, h, hkv, lq, s, d in shapes:
+                seed = 7 * lq + s + d
+                q = (4 * rand(b, h, lq, d, seed=seed)).to(torch.bfloat16)
+                k = rand(b, hkv, s, d, seed=seed + 1).to(torch.bfloat16)
+                v = rand(b, hkv, s, d, seed=seed + 2).to(torch.bfloat16)
+                got = rust_kernels.attention(q, k, v, causal=causal, enable_gqa=True).double()
+                qd = q.double()
+                kd, vd = (x.double().repeat_interleave(h // hkv, dim=1) for x in (k, v))
+                scores = qd @ kd.transpose(-1, -2) / d**0.5
+                magnitude = qd.abs() @ kd.abs().transpose(-1, -2) / d**0.5
+                if causal:
+                    masked = torch.ones(lq, s, dtype=torch.bool, device=q.device).triu(1)
+                    scores = scores.masked_fill(masked, float("-inf"))
+                    magnitude = magnitude.masked_fill(masked, 0.0)
+                p = torch.softmax(scores, -1)
+                want, weight = p @ vd, p @ vd.abs()
+                score_error = (2 * d * U * magnitude + 2 * U * scores.nan_to_num(0.0, 0.0, 0.0).abs()).amax(-1, keepdim=True)
+                largest = (scores.nan_to_num(0.0, 0.0, 0.0).abs().amax(-1, keepdim=True) * 1.4426950408889634 + 1) * U
+                runs = 2 * (0.7 * (largest + 2.0**-22) + 2.0**-22 + 4 * U)
+                relative = 2 * (score_error + 2.0**-21) + runs + 2.0**-8 + 4 * (s + 64) * U
+                bound = weight * relative + 2.0**-8 * want.abs()
+                label = f"causal={causal} {b}x{h}/{hkv}x{lq}x{s}x{d}"
+                self.assertTrue(bool(((got - want).abs() <= bound).all()), label)
+                sdpa = torch.nn.functional.scaled_dot_product_attention(
+                    q, k, v, is_causal=causal, enable_gqa=True
+                ).double()
+                self.assertTrue(bool(((sdpa - want).abs() <= bound + 2.0**-7 * want.abs() + 1e-3).all()), f"SDPA {label}")
+        q = rand(1, 4, 1, 64).to(torch.bfloat16)
+        kv = rand(1, 2, 9, 64).to(torch.bfloat16)
+        with self.assertRaisesRegex(ValueError, "enable_gqa=True"):
+            rust_kernels.attention(q, kv, kv)
+        with self.assertRaisesRegex(ValueError, "multiple"):
+            rust_kernels.attention(rand(1, 3, 1, 64).to(torch.bfloat16), kv, kv, enable_gqa=True)
+        with self.assertRaisesRegex(ValueError, "not a kernel for queries other than the keys"):
+            rust_kernels.attention(q, kv, kv, enable_gqa=True, variant="attention_flash")
+
     def test_attention_within_its_bound(self):
         # The f64 attention of the bf16 values; the bound follows the kernels' arithmetic (see
         # host/src/families/attention_oracle.rs): the exponentials rounded to bf16 dominate.
@@ -312,7 +362,8 @@ class StreamsAndCompilation(unittest.TestCase):
         x, a, b = rand(300, 520), rand(256, 384, seed=1), rand(384, 128, seed=2)
         w = rand(5, 5, seed=3)
         q, k, v = (rand(1, 2, 130, 64, seed=seed).to(torch.bfloat16) for seed in (4, 5, 6))
-        names = ["transpose", "softmax", "add", "conv2d", "matmul", "matmul_tf32", "attention"]
+        cache = rand(1, 1, 3000, 64, seed=7).to(torch.bfloat16)
+        names = ["transpose", "softmax", "add", "conv2d", "matmul", "matmul_tf32", "attention", "attention_decode"]
 
         def work():
             return [
@@ -323,6 +374,7 @@ class StreamsAndCompilation(unittest.TestCase):
                 rust_kernels.matmul(a, b),
                 rust_kernels.matmul_tf32(a, b),
                 rust_kernels.attention(q, k, v),
+                rust_kernels.attention(q[:, :, :1], cache, cache, enable_gqa=True),
             ]
 
         side = torch.cuda.Stream()
