@@ -142,6 +142,10 @@ def cases():
     q, k, w = (torch.randn(8, 16, 4096, 128, device="cuda", dtype=torch.bfloat16) for _ in range(3))
     sdpa = torch.nn.functional.scaled_dot_product_attention
     attention_flops = 4 * 8 * 16 * 4096**2 * 128
+    # Grouped heads as the SDPA anchor: 64 query heads over 8 KV heads, 8192 tokens.
+    gq = torch.randn(1, 64, 8192, 128, device="cuda", dtype=torch.bfloat16)
+    gk, gv = (torch.randn(1, 8, 8192, 128, device="cuda", dtype=torch.bfloat16) for _ in range(2))
+    gqa_flops = 4 * 64 * 8192**2 * 128
     return [
         ("transpose", "8192x8192", 2 * 4 * x.numel(), lambda: rust_kernels.transpose(x), lambda: x.T.contiguous()),
         ("transpose", "8191x4097", 2 * 4 * odd.numel(), lambda: rust_kernels.transpose(odd), lambda: odd.T.contiguous()),
@@ -156,6 +160,20 @@ def cases():
             attention_flops / 2,
             lambda: rust_kernels.attention(q, k, w, causal=True),
             lambda: sdpa(q, k, w, is_causal=True),
+        ),
+        (
+            "attention_gqa",
+            "b1h64/8s8192d128",
+            gqa_flops,
+            lambda: rust_kernels.attention(gq, gk, gv, enable_gqa=True),
+            lambda: sdpa(gq, gk, gv, enable_gqa=True),
+        ),
+        (
+            "attention_gqa_causal",
+            "b1h64/8s8192d128",
+            gqa_flops / 2,
+            lambda: rust_kernels.attention(gq, gk, gv, causal=True, enable_gqa=True),
+            lambda: sdpa(gq, gk, gv, is_causal=True, enable_gqa=True),
         ),
         (
             "conv2d",

@@ -3,7 +3,8 @@
 // (ldmatrix.trans) double-buffered by 16-byte cp.async into rows padded by 16 bytes; the online
 // softmax in registers (maximum shared by a row's four lanes, the sum a per-lane partial until the
 // end); the exponentials, rounded to bf16, reused as the A fragments of P·V. Q, K, V and O are
-// [heads][seq][D] bf16, 16-byte aligned; dim is 64 or 128.
+// [heads][seq][D] bf16 (K and V [heads / kv_group][seq][D]: kv_group query heads share one), 16-byte
+// aligned; dim is 64 or 128.
 #define ROWS 64
 #define KEYS 64
 #define THREADS 128
@@ -44,13 +45,14 @@ __device__ __forceinline__ void stage(unsigned* tiles, const bf16* matrix, unsig
 }
 
 template <unsigned D, bool CAUSAL>
-__device__ __forceinline__ void attention_flash(const bf16* q, const bf16* k, const bf16* v, bf16* o, unsigned seq) {
+__device__ __forceinline__ void attention_flash(const bf16* q, const bf16* k, const bf16* v, bf16* o, unsigned seq,
+                                                unsigned kv_group) {
     extern __shared__ __align__(16) unsigned tiles[];
     unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32, group = lane / 4, member = lane % 4;
-    unsigned head = blockIdx.y * seq * D;
+    unsigned head = blockIdx.y * seq * D, kv_head = blockIdx.y / kv_group * seq * D;
     q += head;
-    k += head;
-    v += head;
+    k += kv_head;
+    v += kv_head;
     o += head;
     unsigned block = CAUSAL ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
     unsigned first = block * ROWS;

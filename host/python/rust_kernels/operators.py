@@ -816,7 +816,7 @@ def _attention_impl(
         # No key: each row a softmax over nothing times an empty V, as PyTorch's math backend.
         return o.zero_()
     launch = _launch_args(q)
-    if heads == heads_kv and queries == keys:
+    if queries == keys:
         _native.attention(q, k, v, o, causal=causal, variant=variant, **launch)
         return o
     length = _decode_partial_len(tuple(q.shape), tuple(k.shape), launch["device"], causal)
@@ -841,13 +841,14 @@ def _(q, k, v, causal, variant, enable_gqa):
 def attention(q, k, v, causal=False, variant="auto", enable_gqa=False):
     """``torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal,
     enable_gqa=enable_gqa)`` for bfloat16 CUDA tensors: q (batch, heads, queries, dim), k and v
-    (batch, heads_kv, keys, dim), dim 64 or 128, f32 sums, bfloat16 out. As many queries as keys
-    and a KV head per query head: one fused kernel (online softmax; ``wgmma`` fed by TMA on an H100
-    or H200, ``mma.sync`` elsewhere; variants ``rust_kernels.variants("attention")`` and
-    ``"attention_causal"``). Otherwise (decoding a few tokens against a KV cache, grouped heads with
-    ``enable_gqa=True``): flash-decoding, the keys in runs on their own warps and a second launch
-    weighing the runs, K and V never copied per query head. The causal mask is SDPA's: query i
-    attends to keys 0..=i (top-left where queries and keys differ in number). No autograd."""
+    (batch, heads_kv, keys, dim), dim 64 or 128, f32 sums, bfloat16 out; with ``enable_gqa=True``
+    each KV head serves heads / heads_kv consecutive query heads, K and V never copied per query
+    head. As many queries as keys: one fused kernel (online softmax; ``wgmma`` fed by TMA on an
+    H100 or H200, ``mma.sync`` elsewhere; variants ``rust_kernels.variants("attention")`` and
+    ``"attention_causal"``). Fewer or more queries (decoding a few tokens against a KV cache):
+    flash-decoding, the keys in runs on their own warps and a second launch weighing the runs. The
+    causal mask is SDPA's: query i attends to keys 0..=i (top-left where queries and keys differ in
+    number). No autograd."""
     if _eager(q, k, v):
         return _attention_impl(q, k, v, causal, variant, enable_gqa)
     return _attention(q, k, v, causal, variant, enable_gqa)

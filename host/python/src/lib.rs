@@ -216,8 +216,10 @@ fn matmul_tf32(
     families::matmul_tc::launch(&backend, kernel, Source::Rust, &problem, &a, &b, &mut c).map_err(to_python)
 }
 
-/// `o = softmax(q·kᵀ/√d)·v` per head for bf16 tensors of shape (batch, heads, seq, dim), dim 64 or
-/// 128, over every key or (`causal`) the keys up to each query's position; one fused kernel.
+/// `o = softmax(q·kᵀ/√d)·v` per head for bf16 q and o of shape (batch, heads, seq, dim), k and v
+/// (batch, heads_kv, seq, dim) with heads_kv dividing heads (each KV head shared by heads /
+/// heads_kv consecutive query heads), dim 64 or 128, over every key or (`causal`) the keys up to
+/// each query's position; one fused kernel.
 #[pyfunction]
 #[pyo3(signature = (q, k, v, o, *, stream, device, causal = false, variant = "auto"))]
 #[allow(clippy::too_many_arguments)]
@@ -235,11 +237,18 @@ fn attention(
     let k = Tensor::read("k", k, Dtype::Bf16, 4)?;
     let v = Tensor::read("v", v, Dtype::Bf16, 4)?;
     let o = Tensor::read("o", o, Dtype::Bf16, 4)?.writable()?;
-    for other in [&k, &v, &o] {
-        other.expect_shape(&q.shape)?;
-    }
+    o.expect_shape(&q.shape)?;
+    v.expect_shape(&k.shape)?;
     let [batch, heads, seq, dim] = [q.shape[0], q.shape[1], q.shape[2], q.shape[3]];
-    let problem = kernels::attention::Attention::new(batch * heads, seq, dim).map_err(size_error)?;
+    let heads_kv = k.shape[1];
+    if [k.shape[0], k.shape[2], k.shape[3]] != [batch, seq, dim] || heads_kv == 0 || heads % heads_kv != 0 {
+        return Err(PyValueError::new_err(format!(
+            "k {:?}: expected (batch, heads_kv, seq, dim) = ({batch}, a divisor of {heads}, {seq}, {dim})",
+            k.shape
+        )));
+    }
+    let problem =
+        kernels::attention::Attention::grouped(batch * heads, heads / heads_kv, seq, dim).map_err(size_error)?;
     let backend = backend(device, stream)?;
     let (op, family) = if causal {
         (Op::AttentionCausal, &kernels::attention::CAUSAL_FAMILY)

@@ -113,7 +113,8 @@ class AgainstPyTorch(unittest.TestCase):
             (1, 4, 1, 16, 130, 128),
             (3, 6, 2, 5, 1, 64),
             (1, 8, 2, 20, 700, 128),
-            (2, 4, 2, 33, 33, 64),
+            (2, 4, 2, 33, 33, 64),  # grouped heads, as many queries as keys: the one-pass kernels
+            (1, 6, 2, 257, 257, 128),
             (1, 64, 8, 1, 32768, 128),
         ]
         for causal in [False, True]:

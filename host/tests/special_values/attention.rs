@@ -52,7 +52,8 @@ fn special_heads(rng: &mut StdRng, seq: usize, dim: usize) -> [Vec<f32>; 3] {
 }
 
 /// Every attention kernel that runs on `backend`, every key and causal, at sequences across one
-/// tile of keys and past it, both head dimensions, on [`special_heads`]: each output is NaN, an
+/// tile of keys and past it, both head dimensions, a KV head per query head and one per three, on
+/// [`special_heads`]: each output is NaN, an
 /// infinity or within the f64 reference's bound as [`AttentionOracle`] says IEEE arithmetic has it.
 pub(crate) fn attention_meets_special_values(backend: &Backend) {
     let stream = rng_stream();
@@ -60,24 +61,38 @@ pub(crate) fn attention_meets_special_values(backend: &Backend) {
     for (seq, dim) in [(1, 64), (33, 128), (130, 64)] {
         let mut rng = StdRng::seed_from_u64(stream ^ (seq * 1000 + dim) as u64);
         let [q, k, v] = special_heads(&mut rng, seq, dim);
-        let problem = Attention::new(HEADS.len(), seq, dim).unwrap();
         let bits = |values: &[f32]| -> Vec<u16> { values.iter().map(|&x| Bf16::from_f32(x).0).collect() };
-        let inputs = [&q, &k, &v].map(|values| Buffer::upload(backend, &bits(values)).unwrap());
-        for (family, causal) in [(&FAMILY, false), (&CAUSAL_FAMILY, true)] {
-            let oracle = AttentionOracle::new(Geometry::of_attention(problem, causal), (&q, &k, &v), stream);
-            for kernel in family.kernels {
-                if !runs_here(backend, &kernel.info(family.name), Source::Rust) {
-                    continue;
-                }
-                let label = format!("{} at seq {seq}, dim {dim}", kernel.entry());
-                let mut o = Buffer::upload(backend, &vec![0x7fbau16; problem.len()]).unwrap();
-                let [qb, kb, vb] = &inputs;
-                if let Err(e) = attention::launch(backend, kernel, Source::Rust, &problem, (qb, kb, vb), &mut o) {
-                    failures.push(format!("{label}: {e}"));
-                    continue;
-                }
-                if let Err(e) = oracle.check(&o.read(backend).unwrap()) {
-                    failures.push(format!("{label}: {e}"));
+        // Grouped heads: K and V of the cases of heads 2, 5 and 8 (their V's specials), each
+        // shared by three query heads.
+        let grouped = |values: &[f32]| -> Vec<f32> {
+            [2, 5, 8]
+                .iter()
+                .flat_map(|h| values[h * seq * dim..(h + 1) * seq * dim].to_vec())
+                .collect()
+        };
+        let (k3, v3) = (grouped(&k), grouped(&v));
+        for (kv_group, k, v) in [(1, &k, &v), (3, &k3, &v3)] {
+            let problem = Attention::grouped(HEADS.len(), kv_group, seq, dim).unwrap();
+            let inputs = [&q, k, v].map(|values| Buffer::upload(backend, &bits(values)).unwrap());
+            for (family, causal) in [(&FAMILY, false), (&CAUSAL_FAMILY, true)] {
+                let oracle = AttentionOracle::new(Geometry::of_attention(problem, causal), (&q, k, v), stream);
+                for kernel in family.kernels {
+                    if !runs_here(backend, &kernel.info(family.name), Source::Rust) {
+                        continue;
+                    }
+                    let label = format!(
+                        "{} at seq {seq}, dim {dim}, {kv_group} query heads per KV head",
+                        kernel.entry()
+                    );
+                    let mut o = Buffer::upload(backend, &vec![0x7fbau16; problem.len()]).unwrap();
+                    let [qb, kb, vb] = &inputs;
+                    if let Err(e) = attention::launch(backend, kernel, Source::Rust, &problem, (qb, kb, vb), &mut o) {
+                        failures.push(format!("{label}: {e}"));
+                        continue;
+                    }
+                    if let Err(e) = oracle.check(&o.read(backend).unwrap()) {
+                        failures.push(format!("{label}: {e}"));
+                    }
                 }
             }
         }

@@ -76,7 +76,8 @@ unsafe fn stage<const D: u32>(
 /// The kernel's body for head dimension `D` (see the module).
 ///
 /// # Safety
-/// Q, K, V and O hold heads·seq·D elements, 16-byte aligned; the grid is [`KERNEL`]'s.
+/// Q and O hold heads·seq·D elements, K and V heads / kv_group · seq·D, 16-byte aligned; the grid
+/// is [`KERNEL`]'s.
 #[inline(always)]
 unsafe fn run<const D: u32, const CAUSAL: bool>(
     q: *const Bf16,
@@ -84,6 +85,7 @@ unsafe fn run<const D: u32, const CAUSAL: bool>(
     v: *const Bf16,
     o: *mut Bf16,
     seq: u32,
+    kv_group: u32,
     maps: *const super::TensorMaps,
 ) {
     // Copies by cp.async: no tensor maps.
@@ -92,8 +94,10 @@ unsafe fn run<const D: u32, const CAUSAL: bool>(
     let (lane, warp) = (lane_id(), thread_idx().x / WARP_SIZE);
     let (group, member) = (lane / 4, lane % 4);
     let head = (block_idx().y * seq * D) as usize;
-    // SAFETY (the head's matrices): head·seq·D + seq·D ≤ heads·seq·D elements.
-    let (q, k, v, o) = unsafe { (q.add(head), k.add(head), v.add(head), o.add(head)) };
+    let kv_head = (block_idx().y / kv_group * seq * D) as usize;
+    // SAFETY (the head's matrices): head·seq·D + seq·D ≤ heads·seq·D elements, and as much of K
+    // and V's heads / kv_group.
+    let (q, k, v, o) = unsafe { (q.add(head), k.add(kv_head), v.add(kv_head), o.add(head)) };
     let first = query_block(CAUSAL, block_idx().x, grid_dim().x) * ROWS;
     let tiles_n = key_tiles(CAUSAL, seq, first, ROWS, KEYS);
     // SAFETY (stages): the kernel's contract; the staged rows inside the tiles.

@@ -34,17 +34,20 @@ use ptxkit::{Family, Problem};
 /// The head dimensions the kernels are built for.
 pub const DIMS: [u32; 2] = [64, 128];
 
-/// The sizes of one attention: `heads` independent heads (batch × heads), each with `seq` queries,
-/// keys and values of `dim` elements.
+/// The sizes of one attention: `heads` query heads (batch × heads), each with `seq` queries,
+/// keys and values of `dim` elements; each `kv_group` consecutive query heads share one head of K
+/// and V (grouped-query attention; 1: a head of K and V per query head). Q and O are
+/// `[heads][seq][dim]`, K and V `[heads / kv_group][seq][dim]`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Attention {
     pub heads: u32,
     pub seq: u32,
     pub dim: u32,
+    pub kv_group: u32,
 }
 
 impl Problem for Attention {
-    /// `(q, k, v, o, heads, seq, dim, maps)`: `maps` the tensor maps of Q, K and V for the TMA
+    /// `(q, k, v, o, kv_group, seq, dim, maps)`: `maps` the tensor maps of Q, K and V for the TMA
     /// rung (null where there are none; the other rungs ignore it).
     type Args = (
         *const Bf16,
@@ -192,22 +195,21 @@ pub(crate) const fn log2_scale(dim: u32) -> f32 {
 }
 
 /// The two PTX entries of a rung, every key and causal, with the rung's launch bounds, each running the rung's
-/// `run::<D, CAUSAL>(q, k, v, o, seq, maps)` for the head dimension it is given (64 or 128: the
-/// host checks it). `$kernel` is `kernel` or `kernel_sm90a`.
+/// `run::<D, CAUSAL>(q, k, v, o, seq, kv_group, maps)` for the head dimension it is given (64 or 128: the
+/// host checks it). `$kernel` is `kernel` or `kernel_sm90a`. The query heads are the grid's y;
+/// `kv_group` of them share one head of K and V.
 macro_rules! entries {
     ([$($bounds:tt)*], $kernel:ident, $($run:ident)::+, $(#[$all:meta])* $name:ident, $(#[$masked:meta])* $causal:ident) => {
         ptxkit::$kernel! {
             #[launch_bounds($($bounds)*)]
             $(#[$all])*
-            pub unsafe fn $name(q: *const ptxkit::device::mma::Bf16, k: *const ptxkit::device::mma::Bf16, v: *const ptxkit::device::mma::Bf16, o: *mut ptxkit::device::mma::Bf16, heads: u32, seq: u32, dim: u32, maps: *const $crate::attention::TensorMaps) {
-                // The heads are the grid's y.
-                let _ = heads;
+            pub unsafe fn $name(q: *const ptxkit::device::mma::Bf16, k: *const ptxkit::device::mma::Bf16, v: *const ptxkit::device::mma::Bf16, o: *mut ptxkit::device::mma::Bf16, kv_group: u32, seq: u32, dim: u32, maps: *const $crate::attention::TensorMaps) {
                 // SAFETY: the kernel's contract.
                 unsafe {
                     if dim == 64 {
-                        $($run)::+::<64, false>(q, k, v, o, seq, maps)
+                        $($run)::+::<64, false>(q, k, v, o, seq, kv_group, maps)
                     } else {
-                        $($run)::+::<128, false>(q, k, v, o, seq, maps)
+                        $($run)::+::<128, false>(q, k, v, o, seq, kv_group, maps)
                     }
                 }
             }
@@ -216,14 +218,13 @@ macro_rules! entries {
         ptxkit::$kernel! {
             #[launch_bounds($($bounds)*)]
             $(#[$masked])*
-            pub unsafe fn $causal(q: *const ptxkit::device::mma::Bf16, k: *const ptxkit::device::mma::Bf16, v: *const ptxkit::device::mma::Bf16, o: *mut ptxkit::device::mma::Bf16, heads: u32, seq: u32, dim: u32, maps: *const $crate::attention::TensorMaps) {
-                let _ = heads;
+            pub unsafe fn $causal(q: *const ptxkit::device::mma::Bf16, k: *const ptxkit::device::mma::Bf16, v: *const ptxkit::device::mma::Bf16, o: *mut ptxkit::device::mma::Bf16, kv_group: u32, seq: u32, dim: u32, maps: *const $crate::attention::TensorMaps) {
                 // SAFETY: the kernel's contract.
                 unsafe {
                     if dim == 64 {
-                        $($run)::+::<64, true>(q, k, v, o, seq, maps)
+                        $($run)::+::<64, true>(q, k, v, o, seq, kv_group, maps)
                     } else {
-                        $($run)::+::<128, true>(q, k, v, o, seq, maps)
+                        $($run)::+::<128, true>(q, k, v, o, seq, kv_group, maps)
                     }
                 }
             }
@@ -287,12 +288,42 @@ impl Attention {
             heads: heads as u32,
             seq: seq as u32,
             dim: dim as u32,
+            kv_group: 1,
         })
     }
 
-    /// Elements of each of Q, K, V and O.
+    /// [`Attention::new`] with each `kv_group` consecutive query heads sharing a head of K and V:
+    /// `kv_group` at least 1 and dividing `heads`.
+    pub fn grouped(heads: usize, kv_group: usize, seq: usize, dim: usize) -> Result<Self, ptxkit::InvalidSize> {
+        let problem = Attention::new(heads, seq, dim)?;
+        if kv_group == 0 || !heads.is_multiple_of(kv_group) {
+            return Err(ptxkit::InvalidSize {
+                problem: "attention",
+                reason: format!(
+                    "the query heads per KV head ({kv_group}) must divide the heads ({heads}): each KV head serves a \
+                     group of query heads"
+                ),
+            });
+        }
+        Ok(Attention {
+            kv_group: kv_group as u32,
+            ..problem
+        })
+    }
+
+    /// Elements of each of Q and O.
     pub fn len(&self) -> usize {
         self.heads as usize * self.seq as usize * self.dim as usize
+    }
+
+    /// Elements of each of K and V.
+    pub fn kv_len(&self) -> usize {
+        self.len() / self.kv_group as usize
+    }
+
+    /// Heads of K and V.
+    pub fn kv_heads(&self) -> u32 {
+        self.heads / self.kv_group
     }
 
     /// Whether there is nothing to compute (never: [`Attention::new`] refuses it).
@@ -449,6 +480,13 @@ mod tests {
         assert!(reason(Attention::new(65_536, 1, 64)).contains("65536"));
         assert!(reason(Attention::new(1 << 10, 1 << 15, 128)).contains("32-bit"));
         assert_eq!(Attention::new(2, 3, 128).unwrap().len(), 768);
+        assert!(reason(Attention::grouped(6, 4, 16, 64)).contains("(4) must divide the heads (6)"));
+        assert!(reason(Attention::grouped(6, 0, 16, 64)).contains("(0)"));
+        let grouped = Attention::grouped(8, 4, 3, 64).unwrap();
+        assert_eq!(
+            (grouped.len(), grouped.kv_len(), grouped.kv_heads()),
+            (8 * 3 * 64, 2 * 3 * 64, 2)
+        );
     }
 
     #[test]

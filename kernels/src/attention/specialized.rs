@@ -13,8 +13,8 @@
 //! together, tile t + 1 exponentiated while P·V runs; and the two consumers take turns issuing
 //! their products (FlashAttention-3's ping-pong), so that one's run while the other exponentiates.
 //!
-//! The host makes the tensor maps (Q, K and V as `[heads][seq][dim]`, boxes of [`BOX`]); the
-//! kernel must have them. GPU-only (sm_90a).
+//! The host makes the tensor maps (Q as `[heads][seq][dim]`, K and V as `[heads / kv_group][seq][dim]`,
+//! boxes of [`BOX`]); the kernel must have them. GPU-only (sm_90a).
 
 use super::Attention;
 use super::warpgroup::{ROW_BYTES, SLACK_ROWS, TILE_ROWS};
@@ -76,10 +76,11 @@ mod body {
         v: *const Bf16,
         o: *mut Bf16,
         seq: u32,
+        kv_group: u32,
         maps: *const TensorMaps,
     ) {
         // SAFETY: forwarded.
-        unsafe { work::<D, CAUSAL, false>(q, k, v, o, seq, maps) }
+        unsafe { work::<D, CAUSAL, false>(q, k, v, o, seq, kv_group, maps) }
     }
 
     /// Rung 5's body (see the module).
@@ -93,10 +94,11 @@ mod body {
         v: *const Bf16,
         o: *mut Bf16,
         seq: u32,
+        kv_group: u32,
         maps: *const TensorMaps,
     ) {
         // SAFETY: forwarded.
-        unsafe { work::<D, CAUSAL, true>(q, k, v, o, seq, maps) }
+        unsafe { work::<D, CAUSAL, true>(q, k, v, o, seq, kv_group, maps) }
     }
 
     /// Both rungs: `REBALANCED` with a producer warpgroup and the overlapped consumers.
@@ -110,6 +112,7 @@ mod body {
         v: *const Bf16,
         o: *mut Bf16,
         seq: u32,
+        kv_group: u32,
         maps: *const TensorMaps,
     ) {
         // Q, K and V are read through the maps.
@@ -120,7 +123,7 @@ mod body {
         }
         let Tiles { rows: tiles, barriers } = Tiles::carve();
         let tid = thread_idx().x;
-        let head = block_idx().y;
+        let (head, kv_head) = (block_idx().y, block_idx().y / kv_group);
         let block = Block::new::<CAUSAL>(&tiles, seq);
         let (first, tiles_n, rows, group) = (block.first, block.tiles, block.rows, block.group);
         let address = |row: u32| block.address(row);
@@ -168,12 +171,12 @@ mod body {
                         mbarrier::arrive_expect_tx(k_full(slot), tile_bytes);
                         for atom in 0..D / 64 {
                             let dst = address(k_slot(slot) + KEYS * atom);
-                            tma::load_3d(dst, map(1), (64 * atom, t * KEYS, head), k_full(slot));
+                            tma::load_3d(dst, map(1), (64 * atom, t * KEYS, kv_head), k_full(slot));
                         }
                         mbarrier::arrive_expect_tx(v_full(slot), tile_bytes);
                         for atom in 0..D / 64 {
                             let dst = address(v_slot(slot) + KEYS * atom);
-                            tma::load_3d(dst, map(2), (64 * atom, t * KEYS, head), v_full(slot));
+                            tma::load_3d(dst, map(2), (64 * atom, t * KEYS, kv_head), v_full(slot));
                         }
                     }
                 }

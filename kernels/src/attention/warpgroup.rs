@@ -106,10 +106,17 @@ mod body {
         }
     }
 
-    /// Element offset of head `block_idx().y`'s matrices in Q, K, V and O.
+    /// Element offset of query head `block_idx().y`'s matrices in Q and O.
     #[inline(always)]
     pub fn head_offset<const D: u32>(seq: u32) -> usize {
         (block_idx().y * seq * D) as usize
+    }
+
+    /// Element offset in K and V of the head query head `block_idx().y` reads, shared by
+    /// `kv_group` query heads.
+    #[inline(always)]
+    pub fn kv_head_offset<const D: u32>(seq: u32, kv_group: u32) -> usize {
+        (block_idx().y / kv_group * seq * D) as usize
     }
 
     /// Starts copying rows `first..first + 128` of one head's `[seq][D]` matrix into the tile whose

@@ -24,7 +24,8 @@ mod body {
     use super::*;
     use crate::attention::log2_scale;
     use crate::attention::warpgroup::{
-        Block, Halves, KEYS, Running, head_offset, issue_scores, issue_values, rescale, stage, value_descriptors,
+        Block, Halves, KEYS, Running, head_offset, issue_scores, issue_values, kv_head_offset, rescale, stage,
+        value_descriptors,
     };
     use ptxkit::device::mma::Bf16;
     use ptxkit::device::wgmma::{fence_proxy_async, wgmma_commit, wgmma_fence, wgmma_wait};
@@ -37,7 +38,8 @@ mod body {
     /// The kernel's body for head dimension `D` (see the module).
     ///
     /// # Safety
-    /// Q, K, V and O hold heads·seq·D elements, 16-byte aligned; the grid is [`KERNEL`]'s.
+    /// Q and O hold heads·seq·D elements, K and V heads / kv_group · seq·D, 16-byte aligned; the
+    /// grid is [`KERNEL`]'s.
     #[inline(always)]
     pub unsafe fn run<const D: u32, const CAUSAL: bool>(
         q: *const Bf16,
@@ -45,6 +47,7 @@ mod body {
         v: *const Bf16,
         o: *mut Bf16,
         seq: u32,
+        kv_group: u32,
         maps: *const crate::attention::TensorMaps,
     ) {
         // Copies by cp.async: no tensor maps.
@@ -52,9 +55,10 @@ mod body {
         let Tiles { rows: tiles } = Tiles::carve();
         let block = Block::new::<CAUSAL>(&tiles, seq);
         let (first, tiles_n, rows, skew) = (block.first, block.tiles, block.rows, block.skew);
-        let head = head_offset::<D>(seq);
-        // SAFETY: head·seq·D + seq·D ≤ heads·seq·D elements.
-        let (q, k, v, o) = unsafe { (q.add(head), k.add(head), v.add(head), o.add(head)) };
+        let (head, kv_head) = (head_offset::<D>(seq), kv_head_offset::<D>(seq, kv_group));
+        // SAFETY: head·seq·D + seq·D ≤ heads·seq·D elements, and as much of K and V's heads /
+        // kv_group.
+        let (q, k, v, o) = unsafe { (q.add(head), k.add(kv_head), v.add(kv_head), o.add(head)) };
         // SAFETY (stages): the kernel's contract; every tile inside the carve.
         unsafe {
             stage::<D>(&tiles, q, seq, first, skew);

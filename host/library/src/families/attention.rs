@@ -18,8 +18,8 @@ use ptxkit_runtime::array::{Array, Buffer};
 use ptxkit_runtime::bf16_swizzled_stack;
 use ptxkit_runtime::{Error, Result};
 
-/// `O = softmax(Q·Kᵀ/√dim)·V` per head with `kernel`: checks that Q, K, V and O hold
-/// heads·seq·dim bf16 (as `u16` bits) each, 16-byte aligned (the kernels copy 16 bytes at a time),
+/// `O = softmax(Q·Kᵀ/√dim)·V` per head with `kernel`: checks that Q and O hold heads·seq·dim
+/// bf16 (as `u16` bits) each, K and V heads / kv_group · seq·dim, 16-byte aligned (the kernels copy 16 bytes at a time),
 /// where `backend` can reach them, then launches.
 pub fn launch(
     backend: &Backend,
@@ -29,9 +29,14 @@ pub fn launch(
     (q, k, v): (&impl Array<u16>, &impl Array<u16>, &impl Array<u16>),
     o: &mut impl Array<u16>,
 ) -> Result<()> {
-    let len = problem.len();
-    for (name, array_len) in [("Q", q.len()), ("K", k.len()), ("V", v.len()), ("O", o.len())] {
-        check_len(name, array_len, len)?;
+    let (len, kv_len) = (problem.len(), problem.kv_len());
+    for (name, array_len, needed) in [
+        ("Q", q.len(), len),
+        ("K", k.len(), kv_len),
+        ("V", v.len(), kv_len),
+        ("O", o.len(), len),
+    ] {
+        check_len(name, array_len, needed)?;
     }
     let addresses = [
         q.address(backend)?,
@@ -57,14 +62,15 @@ pub fn launch(
         k_address as *const Bf16,
         v_address as *const Bf16,
         o_address as *mut Bf16,
-        problem.heads,
+        problem.kv_group,
         problem.seq,
         problem.dim,
         maps,
     );
     // SAFETY: each pointer is its array's address on this backend, 16-byte aligned, holding the
-    // heads·seq·dim elements the kernels read or write (bf16 is u16's size); dim is one of the
-    // kernels' (Attention::new checked it); the TMA kernels get the maps of Q, K and V.
+    // elements the kernels read or write (heads·seq·dim of Q and O, heads / kv_group of that of K
+    // and V; bf16 is u16's size); dim is one of the kernels' and kv_group divides heads
+    // (Attention::new and ::grouped checked them); the TMA kernels get the maps of Q, K and V.
     unsafe { backend.launch_from(source.module(), kernel, problem, args, &[q, k, v, &*o]) }
 }
 
@@ -79,9 +85,9 @@ fn tensor_maps(
     let uses_maps = specialized::TMA_KERNELS.iter().any(|k| k.entry() == kernel.entry());
     match backend {
         Backend::Gpu(gpu) if uses_maps => {
-            let shape = (problem.heads, problem.seq, problem.dim);
-            let maps = [q, k, v].map(|address| bf16_swizzled_stack(address, shape, specialized::BOX));
-            let [q_map, k_map, v_map] = maps;
+            let shape = |heads| (heads, problem.seq, problem.dim);
+            let [q_map, k_map, v_map] = [(q, problem.heads), (k, problem.kv_heads()), (v, problem.kv_heads())]
+                .map(|(address, heads)| bf16_swizzled_stack(address, shape(heads), specialized::BOX));
             Ok(gpu.tensor_maps(&[q_map?, k_map?, v_map?])? as *const TensorMaps)
         }
         _ => Ok(std::ptr::null()),

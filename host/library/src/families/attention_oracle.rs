@@ -64,13 +64,14 @@ pub struct Geometry {
 }
 
 impl Geometry {
-    /// The one-pass kernels' problem: as many queries as keys, a key head per query head.
+    /// The one-pass kernels' problem: as many queries as keys, a key head per `kv_group` query
+    /// heads.
     pub fn of_attention(problem: Attention, causal: bool) -> Self {
         let (heads, seq) = (problem.heads as usize, problem.seq as usize);
         Geometry {
             query_heads: heads,
             queries: seq,
-            key_heads: heads,
+            key_heads: problem.kv_heads() as usize,
             keys: seq,
             dim: problem.dim as usize,
             causal,
