@@ -356,6 +356,16 @@ class StreamsAndCompilation(unittest.TestCase):
         x, w = rand(64, 32), rand(32, 48, seed=1)
         self.assertTrue(torch.allclose(compiled(x, w), f(x, w)))
 
+    def test_decoding_attention_compiles_without_graph_breaks(self):
+        # One token against a cache, grouped heads: the decode path's two launches in a graph.
+        def f(q, k, v):
+            return rust_kernels.attention(q, k, v, enable_gqa=True) * 2
+
+        compiled = torch.compile(f, fullgraph=True, backend="aot_eager")
+        q = rand(2, 8, 1, 128).to(torch.bfloat16)
+        k, v = (rand(2, 2, 5000, 128, seed=seed).to(torch.bfloat16) for seed in (1, 2))
+        self.assertTrue(torch.equal(compiled(q, k, v), f(q, k, v)))
+
     def test_replays_in_a_cuda_graph(self):
         # Captured into a CUDA graph after a warm-up on a side stream (which also makes the tensor
         # maps the TMA kernels read: nothing is uploaded during the capture), then replayed on new
