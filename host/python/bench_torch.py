@@ -213,6 +213,9 @@ def overhead():
         ),
         "torch.add": median_us("torch.add(a, b)", torch=torch, a=a, b=b),
         "torch.add (output given)": median_us("torch.add(a, b, out=out)", torch=torch, a=a, b=b, out=out),
+        # A reduction's call: one launch and one allocation (a zero ticket kept per stream).
+        "rust_kernels.sum (eager)": median_us("rust_kernels.sum(a)", rust_kernels=rust_kernels, a=a),
+        "torch.sum": median_us("a.sum()", a=a),
     }
 
 

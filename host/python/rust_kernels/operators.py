@@ -933,12 +933,48 @@ def _sum_impl(x: torch.Tensor, variant: str) -> torch.Tensor:
     if x.numel() == 0:
         return x.new_zeros(())
     launch = _launch_args(x)
-    length = _native.sum_scratch_len(x.numel(), device=launch["device"], variant=variant)
+    length, one_pass = _sum_plan(x.numel(), launch["device"], variant)
+    if one_pass:
+        # One launch, one allocation: the sum lands in element 0 of the partial sums' array, and
+        # is returned as a view of it (a copy would be a second launch); the ticket is the
+        # stream's own, which the kernel leaves at zero.
+        out = torch.empty(length, device=x.device, dtype=x.dtype)
+        _native.sum(x, out, None, _ticket(x.device, launch["stream"]), variant=variant, **launch)
+        return out[0]
     # Two allocations, not two rows of one: each must start at an aligned address.
     scratch = [torch.empty(length, device=x.device, dtype=x.dtype) for _ in range(2)]
     ticket = torch.zeros(1, device=x.device, dtype=torch.int32)
     at = _native.sum(x, scratch[0], scratch[1], ticket, variant=variant, **launch)
-    return scratch[at][0].clone()
+    return scratch[at][0]
+
+
+@functools.lru_cache(maxsize=1024)
+def _sum_plan(n, device, variant):
+    return _native.sum_scratch_len(n, device=device, variant=variant)
+
+
+# A zero ticket per stream for the one-pass reductions, which leave it at zero: eager launches on
+# one stream run in order, so they can share it. Bounded: a program that makes streams without end
+# makes new tickets.
+_tickets = {}
+_MAX_TICKETS = 256
+
+
+def _ticket(device, stream):
+    # A graph may be replayed on another stream, beside eager calls on this one: a capture takes
+    # a ticket of its own, zeroed in the graph.
+    if _capturing():
+        return torch.zeros(1, device=device, dtype=torch.int32)
+    key = (device.index, stream)
+    ticket = _tickets.get(key)
+    if ticket is None:
+        if len(_tickets) >= _MAX_TICKETS:
+            _tickets.clear()
+        ticket = _tickets[key] = torch.zeros(1, device=device, dtype=torch.int32)
+    return ticket
+
+
+_capturing = torch.cuda.is_current_stream_capturing
 
 
 _sum = _Operator("sum", _sum_impl)

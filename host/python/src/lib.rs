@@ -444,13 +444,16 @@ fn elementwise(
     families::elementwise::launch(&backend, kernel, Source::Rust, &problem, &a, &b, &mut out).map_err(to_python)
 }
 
-/// Elements each of `sum`'s two scratch arrays needs for `n` elements with `variant` on `device`.
+/// Elements each of `sum`'s scratch arrays needs for `n` elements with `variant` on `device`,
+/// and whether one launch does it (then the sum is element 0 of the first, the second is not
+/// used, and the ticket is left at zero for the next call).
 #[pyfunction]
 #[pyo3(signature = (n, *, device, variant = "auto"))]
-fn sum_scratch_len(n: usize, device: usize, variant: &str) -> PyResult<usize> {
+fn sum_scratch_len(n: usize, device: usize, variant: &str) -> PyResult<(usize, bool)> {
     let backend = backend(device, 0)?;
     let (kernel, problem) = sum_problem(&backend, n, variant)?;
-    Ok(families::reduce::output_len(kernel, &problem))
+    let one_pass = kernels::reduce::passes(kernel.entry()) == kernels::reduce::Passes::One;
+    Ok((families::reduce::output_len(kernel, &problem), one_pass))
 }
 
 fn sum_problem(
@@ -468,32 +471,52 @@ fn sum_problem(
 }
 
 /// The sum of the n f32 of `input` (any shape) into element 0 of `scratch0` or `scratch1` (each
-/// [`sum_scratch_len`] long); `ticket` is one zeroed 32-bit integer. Returns which scratch array
-/// holds the sum.
+/// [`sum_scratch_len`] long; `scratch1` may be `None` where one launch does it); `ticket` is one
+/// zeroed 32-bit integer, left at zero. Returns which scratch array holds the sum.
 #[pyfunction]
 #[pyo3(signature = (input, scratch0, scratch1, ticket, *, stream, device, variant = "auto"))]
 #[allow(clippy::too_many_arguments)]
 fn sum(
     input: &Bound<PyAny>,
     scratch0: &Bound<PyAny>,
-    scratch1: &Bound<PyAny>,
+    scratch1: Option<&Bound<PyAny>>,
     ticket: &Bound<PyAny>,
     stream: usize,
     device: usize,
     variant: &str,
 ) -> PyResult<usize> {
     let input = Tensor::read("input", input, Dtype::F32, 0)?;
-    let scratch = [
-        Tensor::read("scratch0", scratch0, Dtype::F32, 1)?.writable()?,
-        Tensor::read("scratch1", scratch1, Dtype::F32, 1)?.writable()?,
-    ];
+    let first = Tensor::read("scratch0", scratch0, Dtype::F32, 1)?.writable()?;
+    let second = scratch1
+        .map(|s| Tensor::read("scratch1", s, Dtype::F32, 1)?.writable())
+        .transpose()?;
     let ticket = Tensor::read("ticket", ticket, Dtype::U32, 1)?.writable()?;
     ticket.expect_shape(&[1])?;
     let backend = backend(device, stream)?;
     let (kernel, problem) = sum_problem(&backend, input.len(), variant)?;
     let input = array(&backend, &input)?;
-    let mut scratch = [array(&backend, &scratch[0])?, array(&backend, &scratch[1])?];
     let mut ticket = array::<u32>(&backend, &ticket)?;
+    let mut first = array(&backend, &first)?;
+    let Some(second) = second else {
+        if kernels::reduce::passes(kernel.entry()) != kernels::reduce::Passes::One {
+            return Err(PyValueError::new_err(format!(
+                "scratch1: {} takes several launches and needs the second scratch array",
+                kernel.entry()
+            )));
+        }
+        families::reduce::launch(
+            &backend,
+            kernel,
+            Source::Rust,
+            &problem,
+            &input,
+            &mut first,
+            &mut ticket,
+        )
+        .map_err(to_python)?;
+        return Ok(0);
+    };
+    let mut scratch = [first, array(&backend, &second)?];
     families::reduce::complete(
         &backend,
         kernel,

@@ -280,6 +280,29 @@ class AgainstPyTorch(unittest.TestCase):
                 bound = 0.0 if n <= 100_003 else (n / 1024 + 64) * U * float(x.double().abs().sum())
                 self.assertLessEqual(abs(got - want), bound, f"{variant} {n}")
 
+    def test_one_launch_sums_share_a_ticket_per_stream_and_leave_it_at_zero(self):
+        # Many sums in a row on two streams, each its own ticket: every one right; the returned
+        # sums are views that later calls do not overwrite.
+        streams = [torch.cuda.current_stream(), torch.cuda.Stream()]
+        xs = [grid(n, seed=n) for n in (5, 70_001, 100_003)]
+        kept = []
+        for round in range(3):
+            for stream in streams:
+                stream.wait_stream(torch.cuda.current_stream())
+                with torch.cuda.stream(stream):
+                    kept += [(rust_kernels.sum(x), float(x.double().sum())) for x in xs]
+        torch.cuda.synchronize()
+        for got, want in kept:
+            self.assertEqual(float(got), want)
+        from rust_kernels import native
+
+        x = grid(1000)
+        one = torch.empty(4096, device="cuda")
+        ticket = torch.zeros(1, device="cuda", dtype=torch.int32)
+        stream = torch.cuda.current_stream().cuda_stream
+        with self.assertRaisesRegex(ValueError, "scratch1"):
+            native.sum(x, one, None, ticket, stream=stream, device=0, variant="reduce_interleaved")
+
     def test_cumsums_are_exact_where_every_prefix_is_and_within_the_bound_beyond(self):
         for variant in ["auto"] + rust_kernels.variants("cumsum"):
             for exclusive in [False, True]:
@@ -374,7 +397,7 @@ class StreamsAndCompilation(unittest.TestCase):
         w = rand(5, 5, seed=3)
         q, k, v = (rand(1, 2, 130, 64, seed=seed).to(torch.bfloat16) for seed in (4, 5, 6))
         cache = rand(1, 1, 3000, 64, seed=7).to(torch.bfloat16)
-        names = ["transpose", "softmax", "add", "conv2d", "matmul", "matmul_tf32", "attention", "attention_decode"]
+        names = ["transpose", "softmax", "add", "conv2d", "matmul", "matmul_tf32", "attention", "attention_decode", "sum"]
 
         def work():
             return [
@@ -386,6 +409,7 @@ class StreamsAndCompilation(unittest.TestCase):
                 rust_kernels.matmul_tf32(a, b),
                 rust_kernels.attention(q, k, v),
                 rust_kernels.attention(q[:, :, :1], cache, cache, enable_gqa=True),
+                rust_kernels.sum(x),
             ]
 
         side = torch.cuda.Stream()
