@@ -7,6 +7,7 @@
 mod turn;
 
 mod attention;
+mod attention_backward;
 mod attention_decode;
 mod cross_entropy;
 mod histograms;
@@ -70,5 +71,6 @@ on_both_backends! {
     norm_gradients_give_ieee_nan_and_infinities_on_the_emulator, norm_gradients_give_ieee_nan_and_infinities_on_the_gpu: norm_gradients::norm_gradients_meet_special_values;
     cross_entropy_gives_pytorchs_answer_on_special_values_on_the_emulator, cross_entropy_gives_pytorchs_answer_on_special_values_on_the_gpu: cross_entropy::cross_entropy_meets_special_values;
     attention_gives_ieee_nan_and_infinities_on_the_emulator, attention_gives_ieee_nan_and_infinities_on_the_gpu: attention::attention_meets_special_values;
+    attention_backward_takes_grouped_heads_on_the_emulator, attention_backward_takes_grouped_heads_on_the_gpu: attention_backward::attention_backward_meets_grouped_heads;
     decoding_attention_gives_ieee_nan_and_infinities_on_the_emulator, decoding_attention_gives_ieee_nan_and_infinities_on_the_gpu: attention_decode::decoding_attention_meets_special_values;
 }

@@ -16,10 +16,13 @@
 //! Two families share the kernels' code: [`FAMILY`] attends to every key, [`CAUSAL_FAMILY`] to the
 //! keys at or before the query's position (the mask of a decoder).
 //!
-//! Queries fewer than the keys, and K and V shared by groups of query heads, go to [`decode`]
+//! The backward pass (dQ, dK, dV) is [`backward`]'s two launches.
+//!
+//! Queries fewer than the keys go to [`decode`]
 //! (flash-decoding: runs of keys on their own warps, [`combine`] weighing the runs into O):
 //! [`DECODE_FAMILY`] and [`DECODE_CAUSAL_FAMILY`] on the problem [`Decode`].
 
+pub mod backward;
 pub mod combine;
 pub mod decode;
 pub mod flash;

@@ -8,6 +8,8 @@
 
 pub mod atomic_probe;
 pub mod attention;
+pub mod attention_backward;
+pub mod attention_backward_oracle;
 pub mod attention_decode;
 pub mod attention_oracle;
 pub mod auto;
@@ -52,6 +54,10 @@ pub static FAMILIES: &[&dyn FamilyDemo] = &[
     &matmul_bf16::MatmulBf16Demo,
     &attention::ATTENTION,
     &attention::ATTENTION_CAUSAL,
+    &attention_backward::ATTENTION_BACKWARD,
+    &attention_backward::ATTENTION_BACKWARD_CAUSAL,
+    &attention_backward::ATTENTION_BACKWARD_KEYS,
+    &attention_backward::ATTENTION_BACKWARD_KEYS_CAUSAL,
     &attention_decode::ATTENTION_DECODE,
     &attention_decode::ATTENTION_DECODE_CAUSAL,
     &attention_decode::CombineDemo,

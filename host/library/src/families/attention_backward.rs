@@ -1,0 +1,385 @@
+//! Attention's backward pass, host side: the two launches ([`launch`]), random Q, K, V, O and dO
+//! in bf16 checked against the f64 reference of [`super::attention_backward_oracle`]. Four
+//! families: each launch, every key and causal; a family's case runs both launches (the other
+//! one's kernel fixed), so that each kernel is tested and timed under its own name. The library to
+//! beat is PyTorch's `scaled_dot_product_attention` backward, timed by the Python bench.
+
+use super::attention_backward_oracle::{BackwardOracle, Inputs};
+use super::{
+    Bound, Case, Cli, FamilyDemo, GUARD, KernelChoice, Outputs, Plan, Size, Sizes, Work, check_len, guarded_inputs,
+    substream,
+};
+use kernels::Source;
+use kernels::attention::Attention;
+use kernels::attention::backward::{
+    AttentionBackward, KEYS_CAUSAL_FAMILY, KEYS_FAMILY, QUERY_CAUSAL_FAMILY, QUERY_FAMILY, keys, query,
+};
+use ptxkit::device::mma::Bf16;
+use ptxkit::{AnyFamily, Family, Kernel};
+use ptxkit_runtime::array::{Array, Buffer};
+use ptxkit_runtime::{Backend, Error, Result};
+
+/// The arrays of one backward pass: Q, K, V, O and dO read, dQ, dK and dV written, and `stats`
+/// ([`AttentionBackward::stats_len`] floats) written by the first launch and read by the second.
+pub struct BackwardArrays<'a, B, F> {
+    pub q: &'a B,
+    pub k: &'a B,
+    pub v: &'a B,
+    pub o: &'a B,
+    pub d_o: &'a B,
+    pub dq: &'a mut B,
+    pub dk: &'a mut B,
+    pub dv: &'a mut B,
+    pub stats: &'a mut F,
+}
+
+impl<B, F> BackwardArrays<'_, B, F> {
+    fn reborrow(&mut self) -> BackwardArrays<'_, B, F> {
+        BackwardArrays {
+            q: self.q,
+            k: self.k,
+            v: self.v,
+            o: self.o,
+            d_o: self.d_o,
+            dq: self.dq,
+            dk: self.dk,
+            dv: self.dv,
+            stats: self.stats,
+        }
+    }
+}
+
+/// dQ, dK and dV: `first` (a kernel of [`QUERY_FAMILY`] or [`QUERY_CAUSAL_FAMILY`]), then
+/// `second` (of [`KEYS_FAMILY`] or [`KEYS_CAUSAL_FAMILY`], the same mask). Checks every array as
+/// [`launch_pass`] does.
+pub fn launch<B: Array<u16>, F: Array<f32>>(
+    backend: &Backend,
+    (first, second): (&Kernel<AttentionBackward>, &Kernel<AttentionBackward>),
+    source: Source,
+    problem: &AttentionBackward,
+    mut arrays: BackwardArrays<'_, B, F>,
+) -> Result<()> {
+    let causal = |kernel: &Kernel<AttentionBackward>| kernel.entry().ends_with("_causal");
+    if causal(first) != causal(second) {
+        return Err(Error::InvalidInput {
+            what: "kernels".into(),
+            reason: format!("{} and {} differ in the causal mask", first.entry(), second.entry()),
+        });
+    }
+    launch_pass(backend, first, source, problem, arrays.reborrow())?;
+    launch_pass(backend, second, source, problem, arrays)
+}
+
+/// One launch of either kernel on `arrays`: checks their lengths, that the bf16 arrays are
+/// 16-byte aligned and that `backend` can reach them.
+pub fn launch_pass<B: Array<u16>, F: Array<f32>>(
+    backend: &Backend,
+    kernel: &Kernel<AttentionBackward>,
+    source: Source,
+    problem: &AttentionBackward,
+    arrays: BackwardArrays<'_, B, F>,
+) -> Result<()> {
+    let BackwardArrays {
+        q,
+        k,
+        v,
+        o,
+        d_o,
+        dq,
+        dk,
+        dv,
+        stats,
+    } = arrays;
+    let (len, kv_len) = (problem.0.len(), problem.0.kv_len());
+    for (name, array_len, needed) in [
+        ("Q", q.len(), len),
+        ("K", k.len(), kv_len),
+        ("V", v.len(), kv_len),
+        ("O", o.len(), len),
+        ("dO", d_o.len(), len),
+        ("dQ", dq.len(), len),
+        ("dK", dk.len(), kv_len),
+        ("dV", dv.len(), kv_len),
+    ] {
+        check_len(name, array_len, needed)?;
+    }
+    check_len("stats", stats.len(), problem.stats_len())?;
+    let addresses = [
+        q.address(backend)?,
+        k.address(backend)?,
+        v.address(backend)?,
+        o.address(backend)?,
+        d_o.address(backend)?,
+        dq.address_mut(backend)?,
+        dk.address_mut(backend)?,
+        dv.address_mut(backend)?,
+    ];
+    for (name, address) in ["Q", "K", "V", "O", "dO", "dQ", "dK", "dV"].iter().zip(addresses) {
+        if !address.is_multiple_of(16) {
+            return Err(Error::InvalidInput {
+                what: name.to_string(),
+                reason: format!(
+                    "it starts at {address:#x}, not 16-byte aligned: the kernels copy rows 16 bytes at a time"
+                ),
+            });
+        }
+    }
+    let stats_address = stats.address_mut(backend)?;
+    let [q_a, k_a, v_a, o_a, do_a, dq_a, dk_a, dv_a] = addresses;
+    let args = (
+        q_a as *const Bf16,
+        k_a as *const Bf16,
+        v_a as *const Bf16,
+        o_a as *const Bf16,
+        do_a as *const Bf16,
+        dq_a as *mut Bf16,
+        dk_a as *mut Bf16,
+        dv_a as *mut Bf16,
+        stats_address as *mut f32,
+        problem.0.kv_group,
+        problem.0.seq,
+        problem.0.dim,
+    );
+    // SAFETY: each pointer is its array's address on this backend, the bf16 ones 16-byte
+    // aligned, each holding the elements the kernels read or write (heads·seq·dim of Q, O, dO and
+    // dQ, heads / kv_group of that of K, V, dK and dV; bf16 is u16's size; the stats' 2·heads·seq
+    // floats); dim is one of the kernels' and kv_group divides heads (Attention checked them).
+    unsafe {
+        backend.launch_from(
+            source.module(),
+            kernel,
+            problem,
+            args,
+            &[q, k, v, o, d_o, &*dq, &*dk, &*dv, &*stats],
+        )
+    }
+}
+
+/// Which launch a family is, and its mask.
+pub struct BackwardDemo {
+    pub causal: bool,
+    /// The second launch (dK and dV); else the first (dQ).
+    pub keys: bool,
+}
+
+pub const ATTENTION_BACKWARD: BackwardDemo = BackwardDemo {
+    causal: false,
+    keys: false,
+};
+pub const ATTENTION_BACKWARD_CAUSAL: BackwardDemo = BackwardDemo {
+    causal: true,
+    keys: false,
+};
+pub const ATTENTION_BACKWARD_KEYS: BackwardDemo = BackwardDemo {
+    causal: false,
+    keys: true,
+};
+pub const ATTENTION_BACKWARD_KEYS_CAUSAL: BackwardDemo = BackwardDemo {
+    causal: true,
+    keys: true,
+};
+
+/// The first and second launch's kernels for a mask.
+pub fn kernels_for(causal: bool) -> (&'static Kernel<AttentionBackward>, &'static Kernel<AttentionBackward>) {
+    if causal {
+        (&query::KERNEL_CAUSAL, &keys::KERNEL_CAUSAL)
+    } else {
+        (&query::KERNEL, &keys::KERNEL)
+    }
+}
+
+/// The poison of the gradients: a bf16 NaN.
+const POISON: u16 = 0x7fc0;
+
+impl BackwardDemo {
+    fn kernels_family(&self) -> &'static Family<AttentionBackward> {
+        match (self.keys, self.causal) {
+            (false, false) => &QUERY_FAMILY,
+            (false, true) => &QUERY_CAUSAL_FAMILY,
+            (true, false) => &KEYS_FAMILY,
+            (true, true) => &KEYS_CAUSAL_FAMILY,
+        }
+    }
+}
+
+impl FamilyDemo for BackwardDemo {
+    fn family(&self) -> &'static dyn AnyFamily {
+        self.kernels_family()
+    }
+
+    fn extents(&self) -> &'static [&'static str] {
+        &["heads", "seq", "dim"]
+    }
+
+    fn plan(&self, size: Size) -> Result<Plan> {
+        let [heads, seq, dim] = size.0;
+        let problem = AttentionBackward::new(Attention::new(heads, seq, dim)?)?;
+        let len = problem.0.len() as u64;
+        let tensor = 2 * (len + GUARD as u64);
+        Ok(Plan {
+            work: Work {
+                bytes: (2 * 8 * len) as f64,
+                flops: problem.flops(self.causal),
+                bound: Bound::Compute,
+            },
+            x: seq as f64,
+            // Five inputs as f32 and bf16, three read-back gradients and their poison, the
+            // reference (rows of lse terms and sampled rows).
+            host_bytes: 5 * 6 * (len + GUARD as u64)
+                + 3 * 2 * tensor
+                + 64 * (heads * seq) as u64
+                + 64 * len.min(1 << 22),
+            device_bytes: 8 * tensor + 4 * (problem.stats_len() + GUARD) as u64,
+        })
+    }
+
+    fn prepare<'a>(&self, backend: &'a Backend, size: Size, rng: u64, sets: usize) -> Result<Box<dyn Case + 'a>> {
+        let [heads, seq, dim] = size.0;
+        let problem = AttentionBackward::new(Attention::new(heads, seq, dim)?)?;
+        let len = problem.0.len();
+        let bf16 = |values: Vec<f32>, gain: f32| -> (Vec<f32>, Vec<u16>) {
+            let bits: Vec<u16> = values.iter().map(|&x| Bf16::from_f32(gain * x).0).collect();
+            (bits.iter().map(|&b| Bf16(b).to_f32()).collect(), bits)
+        };
+        let inputs: Vec<(Vec<f32>, Vec<u16>)> = (0..5)
+            .map(|i| {
+                bf16(
+                    guarded_inputs(substream(rng, 20 + i), len),
+                    if i == 0 { 2.0 } else { 1.0 },
+                )
+            })
+            .collect();
+        let oracle = BackwardOracle::new(
+            problem.0,
+            self.causal,
+            Inputs {
+                q: &inputs[0].0[..len],
+                k: &inputs[1].0[..len],
+                v: &inputs[2].0[..len],
+                o: &inputs[3].0[..len],
+                d_o: &inputs[4].0[..len],
+            },
+            substream(rng, 25),
+        );
+        let buffers = (0..sets.max(1))
+            .map(|_| {
+                inputs
+                    .iter()
+                    .map(|(_, bits)| Buffer::upload(backend, bits))
+                    .collect::<Result<Vec<_>>>()
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let gradients = (0..3)
+            .map(|_| Outputs::new(backend, len, GUARD, POISON, sets))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Box::new(BackwardCase {
+            backend,
+            causal: self.causal,
+            keys: self.keys,
+            family: self.kernels_family(),
+            problem,
+            oracle,
+            inputs: buffers,
+            gradients,
+            stats: Outputs::new(backend, problem.stats_len(), GUARD, f32::NAN, sets)?,
+        }))
+    }
+
+    fn cli(&self) -> Cli {
+        let about = match (self.keys, self.causal) {
+            (false, false) => {
+                "attention's backward, first launch (dQ, each row's lse and Δ), with the second for dK and dV: bf16, f32 sums, mma.sync"
+            }
+            (false, true) => "attention's backward with the causal mask, first launch (dQ), with the second (dK, dV)",
+            (true, false) => {
+                "attention's backward, second launch (dK and dV from the rows' lse and Δ), after the first"
+            }
+            (true, true) => "attention's backward with the causal mask, second launch (dK, dV), after the first",
+        };
+        Cli {
+            about,
+            default: Size([128, 4096, 128]),
+            emulator_cap: Size([2, 130, 128]),
+        }
+    }
+
+    fn sizes(&self) -> Sizes {
+        Sizes {
+            edge: vec![
+                Size([1, 1, 64]),
+                Size([1, 1, 128]),
+                Size([2, 31, 128]),
+                Size([3, 33, 64]),
+                Size([1, 65, 128]),
+                Size([2, 129, 64]),
+            ],
+            large: vec![Size([8, 1024, 128]), Size([4, 2049, 64])],
+            bench: vec![Size([128, 4096, 128]), Size([32, 8192, 128]), Size([256, 2048, 64])],
+            smoke: Size([2, 100, 128]),
+        }
+    }
+
+    fn choice(&self) -> &dyn KernelChoice {
+        self
+    }
+}
+
+impl KernelChoice for BackwardDemo {}
+
+struct BackwardCase<'a> {
+    backend: &'a Backend,
+    causal: bool,
+    /// Whether the family's kernel is the second launch.
+    keys: bool,
+    family: &'static Family<AttentionBackward>,
+    problem: AttentionBackward,
+    oracle: BackwardOracle,
+    /// Per set: Q, K, V, O, dO.
+    inputs: Vec<Vec<Buffer<u16>>>,
+    /// dQ, dK, dV.
+    gradients: Vec<Outputs<u16>>,
+    stats: Outputs<f32>,
+}
+
+impl Case for BackwardCase<'_> {
+    fn launch(&mut self, kernel: usize, source: Source, set: usize) -> Result<()> {
+        let (first, second) = kernels_for(self.causal);
+        let chosen = &self.family.kernels[kernel];
+        let pair = if self.keys { (first, chosen) } else { (chosen, second) };
+        let [dq, dk, dv] = &mut self.gradients[..] else {
+            unreachable!("three gradients")
+        };
+        let inputs = &self.inputs[set];
+        let arrays = BackwardArrays {
+            q: &inputs[0],
+            k: &inputs[1],
+            v: &inputs[2],
+            o: &inputs[3],
+            d_o: &inputs[4],
+            dq: dq.get_mut(set),
+            dk: dk.get_mut(set),
+            dv: dv.get_mut(set),
+            stats: self.stats.get_mut(set),
+        };
+        launch(self.backend, pair, source, &self.problem, arrays)
+    }
+
+    fn poison(&mut self) -> Result<()> {
+        for gradient in &mut self.gradients {
+            gradient.poison(self.backend)?;
+        }
+        self.stats.poison(self.backend)
+    }
+
+    fn check(&self, set: usize) -> std::result::Result<String, String> {
+        let len = self.problem.0.len();
+        let read = |i: usize| self.gradients[i].read(self.backend, set);
+        let (dq, dk, dv) = (read(0)?, read(1)?, read(2)?);
+        for (name, values) in [("dQ", &dq), ("dK", &dk), ("dV", &dv)] {
+            if let Some(i) = values[len..].iter().position(|&bits| bits != POISON) {
+                return Err(format!("wrote past the end of {name}, at index {}", len + i));
+            }
+        }
+        self.oracle.check(&dq[..len], &dk[..len], &dv[..len])
+    }
+}

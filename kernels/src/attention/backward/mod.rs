@@ -1,0 +1,295 @@
+//! Attention's backward pass: dQ, dK and dV from Q, K, V, the forward's O and the output's
+//! gradient dO (bf16, f32 sums), in FlashAttention-2's formulation without atomics:
+//!
+//! * [`query`]: a block per 64 query rows. It computes each row's Δ = Σ dO·O and, from a first pass
+//!   over the keys, its log-sum-exp; a second pass recomputes P = e^(S − lse), dP = dO·Vᵀ,
+//!   dS = P ∘ (dP − Δ) and sums dQ = dS·K/√d. Each row's lse and Δ go out for the second launch.
+//! * [`keys`]: a block per 64 keys of one KV head, over every query row of the query heads that
+//!   share it: dV = Pᵀ·dO and dK = dSᵀ·Q/√d, from the rows' lse and Δ.
+//!
+//! Q, dO and dQ are `[heads][seq][dim]`, K, V, dK and dV `[heads / kv_group][seq][dim]`, and the
+//! statistics `stats` 2·heads·seq floats: the lse of each query row (log2 units of the scaled
+//! scores, as the forward kernels keep them), then its Δ. The causal mask is the forward's.
+//! `mma.sync` throughout (sm_80 and later, and the emulator).
+
+pub mod keys;
+pub mod query;
+
+use super::Attention;
+use ptxkit::device::mma::{Bf16, mma_bf16_m16n8k16, round_pack_bf16x2};
+use ptxkit::device::{MatrixLayout, SharedMatrix, thread_idx, unrolled_to};
+use ptxkit::{Family, Problem};
+
+/// The backward pass of one [`Attention`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AttentionBackward(pub Attention);
+
+impl Problem for AttentionBackward {
+    /// `(q, k, v, o, d_o, dq, dk, dv, stats, kv_group, seq, dim)`.
+    type Args = (
+        *const Bf16,
+        *const Bf16,
+        *const Bf16,
+        *const Bf16,
+        *const Bf16,
+        *mut Bf16,
+        *mut Bf16,
+        *mut Bf16,
+        *mut f32,
+        u32,
+        u32,
+        u32,
+    );
+}
+
+impl AttentionBackward {
+    /// Floats of `stats`: each query row's lse and Δ.
+    pub fn stats_len(&self) -> usize {
+        2 * self.0.heads as usize * self.0.seq as usize
+    }
+}
+
+/// The first launch: dQ, and each row's lse and Δ.
+pub const QUERY_FAMILY: Family<AttentionBackward> = Family::new("attention_backward", &[query::KERNEL]);
+
+/// [`QUERY_FAMILY`] with the causal mask.
+pub const QUERY_CAUSAL_FAMILY: Family<AttentionBackward> =
+    Family::new("attention_backward_causal", &[query::KERNEL_CAUSAL]);
+
+/// The second launch: dK and dV.
+pub const KEYS_FAMILY: Family<AttentionBackward> = Family::new("attention_backward_keys", &[keys::KERNEL]);
+
+/// [`KEYS_FAMILY`] with the causal mask.
+pub const KEYS_CAUSAL_FAMILY: Family<AttentionBackward> =
+    Family::new("attention_backward_keys_causal", &[keys::KERNEL_CAUSAL]);
+
+/// Rows (queries or keys) a block owns, 16 per warp.
+pub const ROWS: u32 = 64;
+/// Rows per streamed tile.
+pub const TILE: u32 = 64;
+/// Four warps.
+pub const THREADS: u32 = 128;
+/// The widest head.
+const MAX_DIM: u32 = 128;
+/// bf16 per 16-byte chunk.
+const CHUNK: u32 = 8;
+/// Words per staged row: the widest head in bf16 pairs plus 16 bytes (eight rows of an `ldmatrix`
+/// on eight bank groups).
+const PITCH: u32 = MAX_DIM / 2 + 4;
+
+/// The staged rows' layout: `rows` rows of the widest head.
+const fn layout(rows: u32) -> MatrixLayout {
+    MatrixLayout {
+        rows,
+        cols: MAX_DIM / 2,
+        pitch: PITCH,
+    }
+}
+
+/// Starts copying rows `first..first + TILE` of a `[seq][D]` matrix into staged rows `at..`,
+/// zeros past `seq`: this thread's chunks.
+///
+/// # Safety
+/// `matrix` holds seq·D elements, 16-byte aligned; the staged rows lie in `tiles`.
+#[inline(always)]
+unsafe fn stage<const D: u32>(tiles: &SharedMatrix<u32>, matrix: *const Bf16, seq: u32, first: u32, at: u32) {
+    let tid = thread_idx().x;
+    unrolled_to(TILE * D / CHUNK / THREADS, |i| {
+        let e = tid + i * THREADS;
+        let (r, c) = (e / (D / CHUNK), e % (D / CHUNK));
+        let inside = first + r < seq;
+        // SAFETY: the source inside the matrix where read, 16-byte aligned; the destination
+        // inside the tiles.
+        unsafe {
+            let src = if inside {
+                matrix.add(((first + r) * D + c * CHUNK) as usize)
+            } else {
+                matrix
+            };
+            tiles.copy4_async_zero_fill_unchecked(at + r, c * CHUNK / 2, src.cast::<u32>(), 4 * inside as u32);
+        }
+    });
+}
+
+/// The scores' scale in log2 units (see [`super::log2_scale`]), and the plain 1/√d of the
+/// gradients of Q and K.
+#[inline(always)]
+fn scales(dim: u32) -> (f32, f32) {
+    let log2 = super::log2_scale(dim);
+    (log2, log2 / core::f32::consts::LOG2_E)
+}
+
+/// The two PTX entries of a launch, every key and causal, each running `run::<D, CAUSAL>` for the
+/// head dimension it is given.
+macro_rules! backward_entries {
+    ($run:ident, $(#[$all:meta])* $name:ident, $(#[$masked:meta])* $causal:ident) => {
+        $crate::attention::backward::backward_entries!(@one $run, false, $(#[$all])* $name);
+        $crate::attention::backward::backward_entries!(@one $run, true, $(#[$masked])* $causal);
+    };
+    (@one $run:ident, $flag:literal, $(#[$doc:meta])* $name:ident) => {
+        ptxkit::kernel! {
+            #[launch_bounds(ptxkit::Dim3::x(super::THREADS), 1)]
+            $(#[$doc])*
+            #[allow(clippy::too_many_arguments)]
+            pub unsafe fn $name(
+                q: *const Bf16, k: *const Bf16, v: *const Bf16, o: *const Bf16, d_o: *const Bf16,
+                dq: *mut Bf16, dk: *mut Bf16, dv: *mut Bf16, stats: *mut f32, kv_group: u32, seq: u32, dim: u32,
+            ) {
+                let arrays = super::Arrays { q, k, v, o, d_o, dq, dk, dv, stats };
+                // SAFETY: the kernel's contract.
+                unsafe {
+                    if dim == 64 {
+                        $run::<64, $flag>(arrays, kv_group, seq)
+                    } else {
+                        $run::<128, $flag>(arrays, kv_group, seq)
+                    }
+                }
+            }
+        }
+    };
+}
+pub(crate) use backward_entries;
+
+/// The launches' arrays (see the module).
+#[derive(Clone, Copy)]
+pub(crate) struct Arrays {
+    pub q: *const Bf16,
+    pub k: *const Bf16,
+    pub v: *const Bf16,
+    pub o: *const Bf16,
+    pub d_o: *const Bf16,
+    pub dq: *mut Bf16,
+    pub dk: *mut Bf16,
+    pub dv: *mut Bf16,
+    pub stats: *mut f32,
+}
+
+/// The lanes' `ldmatrix` rows and words (lane l gives row l % 8 of matrix l / 8): for an A
+/// fragment (rows +0, +8, then columns +8), and for the B fragments of two 8-row tiles (rows +0 at
+/// columns +0 and +8, then rows +8).
+#[inline(always)]
+fn lanes() -> ((u32, u32), (u32, u32)) {
+    let lane = ptxkit::device::lane_id();
+    (
+        (lane % 8 + 8 * ((lane / 8) % 2), 4 * (lane / 16)),
+        (lane % 8 + 8 * (lane / 16), 4 * ((lane / 8) % 2)),
+    )
+}
+
+/// The products of 16 rows (the A fragments `a`, over D) and the 16 staged rows from `b_at` (the
+/// B fragments, by plain `ldmatrix`): two 16×8 tiles.
+///
+/// # Safety
+/// The staged rows lie in `tiles`.
+#[inline(always)]
+unsafe fn rows_by_rows<const D: u32>(tiles: &SharedMatrix<u32>, a: [[u32; 4]; 8], b_at: u32) -> [[f32; 4]; 2] {
+    let (_, (k_row, k_word)) = lanes();
+    let mut s = [[0.0f32; 4]; 2];
+    unrolled_to(D / 16, |kk| {
+        // SAFETY (ldmatrix): staged rows, words + 4 within D / 2, aligned.
+        let pair = unsafe { tiles.load_matrices_x4(b_at + k_row, 8 * kk + k_word) };
+        s[0] = mma_bf16_m16n8k16(a[kk as usize], [pair[0], pair[1]], s[0]);
+        s[1] = mma_bf16_m16n8k16(a[kk as usize], [pair[2], pair[3]], s[1]);
+    });
+    s
+}
+
+/// [`rows_by_rows`] with the A fragments read from the 16 staged rows from `a_at` as they are
+/// needed (four registers live, not 32).
+///
+/// # Safety
+/// The staged rows lie in `tiles`.
+#[inline(always)]
+unsafe fn staged_by_rows<const D: u32>(tiles: &SharedMatrix<u32>, a_at: u32, b_at: u32) -> [[f32; 4]; 2] {
+    let ((a_row, a_word), (k_row, k_word)) = lanes();
+    let mut s = [[0.0f32; 4]; 2];
+    unrolled_to(D / 16, |kk| {
+        // SAFETY (ldmatrix): staged rows, words + 4 within D / 2, aligned.
+        let (a, pair) = unsafe {
+            (
+                tiles.load_matrices_x4(a_at + a_row, 8 * kk + a_word),
+                tiles.load_matrices_x4(b_at + k_row, 8 * kk + k_word),
+            )
+        };
+        s[0] = mma_bf16_m16n8k16(a, [pair[0], pair[1]], s[0]);
+        s[1] = mma_bf16_m16n8k16(a, [pair[2], pair[3]], s[1]);
+    });
+    s
+}
+
+/// The A fragments of 16 staged rows from `at` over D.
+///
+/// # Safety
+/// The staged rows lie in `tiles`.
+#[inline(always)]
+unsafe fn fragments<const D: u32>(tiles: &SharedMatrix<u32>, at: u32) -> [[u32; 4]; 8] {
+    let ((a_row, a_word), _) = lanes();
+    let mut f = [[0u32; 4]; 8];
+    unrolled_to(D / 16, |kk| {
+        // SAFETY (ldmatrix): staged rows, words + 4 within D / 2, aligned.
+        f[kk as usize] = unsafe { tiles.load_matrices_x4(at + a_row, 8 * kk + a_word) };
+    });
+    f
+}
+
+/// `acc + a·B`, B the 16 staged rows from `b_at` (the product's k) over D, by `ldmatrix.trans`.
+///
+/// # Safety
+/// The staged rows lie in `tiles`.
+#[inline(always)]
+unsafe fn accumulate<const D: u32>(
+    tiles: &SharedMatrix<u32>,
+    mut acc: [[f32; 4]; 16],
+    a: [u32; 4],
+    b_at: u32,
+) -> [[f32; 4]; 16] {
+    let ((a_row, a_word), _) = lanes();
+    unrolled_to(D / 16, |p| {
+        // SAFETY (ldmatrix): staged rows, words + 4 within D / 2, aligned.
+        let pair = unsafe { tiles.load_matrices_x4_trans(b_at + a_row, 8 * p + a_word) };
+        let j = 2 * p as usize;
+        acc[j] = mma_bf16_m16n8k16(a, [pair[0], pair[1]], acc[j]);
+        acc[j + 1] = mma_bf16_m16n8k16(a, [pair[2], pair[3]], acc[j + 1]);
+    });
+    acc
+}
+
+/// The A fragment of a 16×16 product from two 16×8 accumulator tiles, rounded to bf16.
+#[inline(always)]
+fn fragment(x: [[f32; 4]; 2]) -> [u32; 4] {
+    [
+        round_pack_bf16x2(x[0][0], x[0][1]),
+        round_pack_bf16x2(x[0][2], x[0][3]),
+        round_pack_bf16x2(x[1][0], x[1][1]),
+        round_pack_bf16x2(x[1][2], x[1][3]),
+    ]
+}
+
+/// Bit-exact bf16 of a pair from global memory as f32s.
+#[inline(always)]
+fn unpack(pair: u32) -> (f32, f32) {
+    (f32::from_bits(pair << 16), f32::from_bits(pair & 0xffff_0000))
+}
+
+#[cfg(not(target_arch = "nvptx64"))]
+impl AttentionBackward {
+    /// The backward pass of `forward`, refusing what the kernels do not take.
+    pub fn new(forward: Attention) -> Result<Self, ptxkit::InvalidSize> {
+        if 2 * forward.heads as u64 * forward.seq as u64 > u32::MAX as u64 {
+            return Err(ptxkit::InvalidSize {
+                problem: "attention_backward",
+                reason: format!(
+                    "2 × heads × seq = 2 × {} × {} statistics are past the kernels' 32-bit index",
+                    forward.heads, forward.seq
+                ),
+            });
+        }
+        Ok(AttentionBackward(forward))
+    }
+
+    /// Floating-point operations: the forward's two products done again (the scores twice), and
+    /// the three of the gradients: 2.5× the forward's, as FlashAttention's benchmarks count.
+    pub fn flops(&self, causal: bool) -> f64 {
+        2.5 * self.0.flops(causal)
+    }
+}
