@@ -146,6 +146,14 @@ def cases():
     gq = torch.randn(1, 64, 8192, 128, device="cuda", dtype=torch.bfloat16)
     gk, gv = (torch.randn(1, 8, 8192, 128, device="cuda", dtype=torch.bfloat16) for _ in range(2))
     gqa_flops = 4 * 64 * 8192**2 * 128
+    # Forward and backward (2.5× the forward's flops, as FlashAttention's benchmarks count).
+    tq, tk, tw = (t.clone().requires_grad_() for t in (q, k, w))
+    tg = torch.randn_like(q)
+
+    def backward(f):
+        for t in (tq, tk, tw):
+            t.grad = None
+        f(tq, tk, tw).backward(tg)
     return [
         ("transpose", "8192x8192", 2 * 4 * x.numel(), lambda: rust_kernels.transpose(x), lambda: x.T.contiguous()),
         ("transpose", "8191x4097", 2 * 4 * odd.numel(), lambda: rust_kernels.transpose(odd), lambda: odd.T.contiguous()),
@@ -160,6 +168,13 @@ def cases():
             attention_flops / 2,
             lambda: rust_kernels.attention(q, k, w, causal=True),
             lambda: sdpa(q, k, w, is_causal=True),
+        ),
+        (
+            "attention+backward",
+            "b8h16s4096d128",
+            3.5 * attention_flops,
+            lambda: backward(rust_kernels.attention),
+            lambda: backward(sdpa),
         ),
         (
             "attention_gqa",

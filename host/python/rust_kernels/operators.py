@@ -838,6 +838,50 @@ def _(q, k, v, causal, variant, enable_gqa):
     return torch.empty_like(q)
 
 
+def _attention_backward_impl(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o: torch.Tensor, grad: torch.Tensor, causal: bool
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """dQ, dK and dV of ``o = attention(q, k, v, causal)`` (as many queries as keys) from ``grad``."""
+    q, k, v = _ready("q", q, torch.bfloat16), _ready("k", k, torch.bfloat16), _ready("v", v, torch.bfloat16)
+    o, grad = _ready("o", o, torch.bfloat16), _ready("grad", grad, torch.bfloat16)
+    dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+    if q.numel() and k.numel():
+        stats = q.new_empty(2 * q.shape[0] * q.shape[1] * q.shape[2], dtype=torch.float32)
+        _native.attention_backward(q, k, v, o, grad, dq, dk, dv, stats, causal=causal, **_launch_args(q))
+    else:
+        for gradient in (dq, dk, dv):
+            gradient.zero_()
+    return dq, dk, dv
+
+
+_attention_backward = _Operator("attention_backward", _attention_backward_impl)
+
+
+@_attention_backward.register_fake
+def _(q, k, v, o, grad, causal):
+    return torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+
+
+def _attention_setup(ctx, inputs, output):
+    q, k, v, causal, _, _ = inputs
+    if q.shape[2] != k.shape[2]:
+        raise NotImplementedError(
+            "rust_kernels.attention: no gradient where the queries and keys differ in number (decoding); "
+            "call it under torch.no_grad(), or detach q, k and v"
+        )
+    ctx.save_for_backward(q, k, v, output)
+    ctx.causal = causal
+
+
+def _attention_gradient(ctx, grad):
+    q, k, v, o = ctx.saved_tensors
+    dq, dk, dv = _attention_backward(q, k, v, o, grad.contiguous(), ctx.causal)
+    return dq, dk, dv, None, None, None
+
+
+_attention.register_autograd(_attention_gradient, setup_context=_attention_setup)
+
+
 def attention(q, k, v, causal=False, variant="auto", enable_gqa=False):
     """``torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal,
     enable_gqa=enable_gqa)`` for bfloat16 CUDA tensors: q (batch, heads, queries, dim), k and v
@@ -848,7 +892,9 @@ def attention(q, k, v, causal=False, variant="auto", enable_gqa=False):
     ``"attention_causal"``). Fewer or more queries (decoding a few tokens against a KV cache):
     flash-decoding, the keys in runs on their own warps and a second launch weighing the runs. The
     causal mask is SDPA's: query i attends to keys 0..=i (top-left where queries and keys differ in
-    number). No autograd."""
+    number). With autograd for q, k and v where the queries and keys are as many (two launches:
+    dQ, then dK and dV summed over each KV head's query heads; ``mma.sync``); decoding has none.
+    """
     if _eager(q, k, v):
         return _attention_impl(q, k, v, causal, variant, enable_gqa)
     return _attention(q, k, v, causal, variant, enable_gqa)

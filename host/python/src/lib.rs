@@ -265,6 +265,79 @@ fn attention(
     families::attention::launch(&backend, kernel, Source::Rust, &problem, (&q, &k, &v), &mut o).map_err(to_python)
 }
 
+/// dQ, dK and dV of `o = attention(q, k, v)` (bf16, q, o, dO and dQ `(batch, heads, seq, dim)`, k,
+/// v, dK and dV `(batch, heads_kv, seq, dim)`, heads_kv dividing heads) from the output's gradient
+/// `d_o`: two launches (dQ with each row's lse and Δ into `stats`, 2·batch·heads·seq floats; then
+/// dK and dV summed over each KV head's query heads), every key or (`causal`) the forward's mask.
+#[pyfunction]
+#[pyo3(signature = (q, k, v, o, d_o, dq, dk, dv, stats, *, stream, device, causal = false))]
+#[allow(clippy::too_many_arguments)]
+fn attention_backward(
+    q: &Bound<PyAny>,
+    k: &Bound<PyAny>,
+    v: &Bound<PyAny>,
+    o: &Bound<PyAny>,
+    d_o: &Bound<PyAny>,
+    dq: &Bound<PyAny>,
+    dk: &Bound<PyAny>,
+    dv: &Bound<PyAny>,
+    stats: &Bound<PyAny>,
+    stream: usize,
+    device: usize,
+    causal: bool,
+) -> PyResult<()> {
+    let read = |name, t| Tensor::read(name, t, Dtype::Bf16, 4);
+    let (q, k, v, o, d_o) = (
+        read("q", q)?,
+        read("k", k)?,
+        read("v", v)?,
+        read("o", o)?,
+        read("d_o", d_o)?,
+    );
+    let (dq, dk, dv) = (
+        read("dq", dq)?.writable()?,
+        read("dk", dk)?.writable()?,
+        read("dv", dv)?.writable()?,
+    );
+    let stats = Tensor::read("stats", stats, Dtype::F32, 1)?.writable()?;
+    for t in [&o, &d_o, &dq] {
+        t.expect_shape(&q.shape)?;
+    }
+    for t in [&v, &dk, &dv] {
+        t.expect_shape(&k.shape)?;
+    }
+    let [batch, heads, seq, dim] = [q.shape[0], q.shape[1], q.shape[2], q.shape[3]];
+    let heads_kv = k.shape[1];
+    if [k.shape[0], k.shape[2], k.shape[3]] != [batch, seq, dim] || heads_kv == 0 || heads % heads_kv != 0 {
+        return Err(PyValueError::new_err(format!(
+            "k {:?}: expected (batch, heads_kv, seq, dim) = ({batch}, a divisor of {heads}, {seq}, {dim})",
+            k.shape
+        )));
+    }
+    let forward =
+        kernels::attention::Attention::grouped(batch * heads, heads / heads_kv, seq, dim).map_err(size_error)?;
+    let problem = kernels::attention::backward::AttentionBackward::new(forward).map_err(size_error)?;
+    stats.expect_shape(&[problem.stats_len()])?;
+    let backend = backend(device, stream)?;
+    let arrays = |t: &Tensor| array::<u16>(&backend, t);
+    let (q, k, v, o, d_o) = (arrays(&q)?, arrays(&k)?, arrays(&v)?, arrays(&o)?, arrays(&d_o)?);
+    let (mut dq, mut dk, mut dv) = (arrays(&dq)?, arrays(&dk)?, arrays(&dv)?);
+    let mut stats = array::<f32>(&backend, &stats)?;
+    let gradients = families::attention_backward::BackwardArrays {
+        q: &q,
+        k: &k,
+        v: &v,
+        o: &o,
+        d_o: &d_o,
+        dq: &mut dq,
+        dk: &mut dk,
+        dv: &mut dv,
+        stats: &mut stats,
+    };
+    let kernels = families::attention_backward::kernels_for(causal);
+    families::attention_backward::launch(&backend, kernels, Source::Rust, &problem, gradients).map_err(to_python)
+}
+
 /// The decoding problem of Q `(batch, heads, queries, dim)` over K and V `(batch, heads_kv, keys,
 /// dim)` on `backend`: runs of keys sized for its SMs.
 fn decode_problem(
@@ -1250,6 +1323,7 @@ fn _native(module: &Bound<PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(row_max, module)?)?;
     module.add_function(wrap_pyfunction!(attention, module)?)?;
     module.add_function(wrap_pyfunction!(attention_decode, module)?)?;
+    module.add_function(wrap_pyfunction!(attention_backward, module)?)?;
     module.add_function(wrap_pyfunction!(attention_decode_partial_len, module)?)?;
     module.add_function(wrap_pyfunction!(histogram, module)?)?;
     module.add_function(wrap_pyfunction!(conv2d, module)?)?;

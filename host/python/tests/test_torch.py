@@ -154,6 +154,48 @@ class AgainstPyTorch(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "not a kernel for queries other than the keys"):
             rust_kernels.attention(q, kv, kv, enable_gqa=True, variant="attention_flash")
 
+    def test_attention_gradients_match_the_f64_reference_as_closely_as_sdpas(self):
+        # dQ, dK and dV through autograd, grouped heads too, against the f64 gradients of the
+        # attention of the bf16 inputs; SDPA's bf16 gradients measured the same way. Ours must be
+        # within twice SDPA's error (plus 2^-9 of the gradient's largest magnitude: both round to
+        # bf16) on every tensor.
+        shapes = [(1, 2, 2, 1, 64), (2, 4, 2, 33, 128), (1, 6, 2, 130, 64), (1, 2, 1, 257, 128), (2, 8, 8, 512, 128)]
+        for causal in [False, True]:
+            for b, h, hkv, s, d in shapes:
+                q = (2 * rand(b, h, s, d, seed=s)).to(torch.bfloat16)
+                k = rand(b, hkv, s, d, seed=s + 1).to(torch.bfloat16)
+                v = rand(b, hkv, s, d, seed=s + 2).to(torch.bfloat16)
+                g = rand(b, h, s, d, seed=s + 3).to(torch.bfloat16)
+                grads = {}
+                for name, f in [
+                    ("ours", lambda q, k, v: rust_kernels.attention(q, k, v, causal=causal, enable_gqa=True)),
+                    (
+                        "sdpa",
+                        lambda q, k, v: torch.nn.functional.scaled_dot_product_attention(
+                            q, k, v, is_causal=causal, enable_gqa=True
+                        ),
+                    ),
+                    (
+                        "f64",
+                        lambda q, k, v: torch.nn.functional.scaled_dot_product_attention(
+                            q.double(), k.double(), v.double(), is_causal=causal, enable_gqa=True
+                        ),
+                    ),
+                ]:
+                    leaves = [t.clone().requires_grad_() for t in (q, k, v)]
+                    f(*leaves).backward(g.to(torch.float64) if name == "f64" else g)
+                    grads[name] = [t.grad.double() for t in leaves]
+                for i, which in enumerate("qkv"):
+                    want = grads["f64"][i]
+                    ours = (grads["ours"][i] - want).abs().max().item()
+                    sdpa = (grads["sdpa"][i] - want).abs().max().item()
+                    allowed = 2 * sdpa + 2.0**-9 * want.abs().max().item()
+                    self.assertLessEqual(ours, allowed, f"d{which} causal={causal} {b}x{h}/{hkv}x{s}x{d}")
+        q = rand(1, 2, 1, 64).to(torch.bfloat16).requires_grad_()
+        cache = rand(1, 2, 100, 64).to(torch.bfloat16)
+        with self.assertRaisesRegex(NotImplementedError, "decoding"):
+            rust_kernels.attention(q, cache, cache)
+
     def test_attention_within_its_bound(self):
         # The f64 attention of the bf16 values; the bound follows the kernels' arithmetic (see
         # host/src/families/attention_oracle.rs): the exponentials rounded to bf16 dominate.
