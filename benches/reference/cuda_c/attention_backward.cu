@@ -1,0 +1,24 @@
+// Attention's backward pass, both launches, every key and causal (kernels::attention::backward):
+// see attention_backward.cuh.
+#include "attention_backward.cuh"
+
+#define ENTRIES(query_name, keys_name, causal)                                                                   \
+    extern "C" __global__ void __launch_bounds__(THREADS, 1)                                                     \
+        query_name(const bf16* q, const bf16* k, const bf16* v, const bf16* o, const bf16* d_o, bf16* dq,       \
+                   bf16* dk, bf16* dv, float* stats, unsigned kv_group, unsigned seq, unsigned dim) {             \
+        if (dim == 64)                                                                                           \
+            attention_backward_query<64, causal>(q, k, v, o, d_o, dq, stats, kv_group, seq);                     \
+        else                                                                                                     \
+            attention_backward_query<128, causal>(q, k, v, o, d_o, dq, stats, kv_group, seq);                    \
+    }                                                                                                            \
+    extern "C" __global__ void __launch_bounds__(THREADS, 1)                                                     \
+        keys_name(const bf16* q, const bf16* k, const bf16* v, const bf16* o, const bf16* d_o, bf16* dq,        \
+                  bf16* dk, bf16* dv, float* stats, unsigned kv_group, unsigned seq, unsigned dim) {              \
+        if (dim == 64)                                                                                           \
+            attention_backward_keys<64, causal>(q, k, v, d_o, dk, dv, stats, kv_group, seq);                     \
+        else                                                                                                     \
+            attention_backward_keys<128, causal>(q, k, v, d_o, dk, dv, stats, kv_group, seq);                    \
+    }
+
+ENTRIES(attention_backward_query_cuda, attention_backward_keys_cuda, false)
+ENTRIES(attention_backward_query_causal_cuda, attention_backward_keys_causal_cuda, true)
