@@ -240,13 +240,7 @@ fn attention(
     o.expect_shape(&q.shape)?;
     v.expect_shape(&k.shape)?;
     let [batch, heads, seq, dim] = [q.shape[0], q.shape[1], q.shape[2], q.shape[3]];
-    let heads_kv = k.shape[1];
-    if [k.shape[0], k.shape[2], k.shape[3]] != [batch, seq, dim] || heads_kv == 0 || heads % heads_kv != 0 {
-        return Err(PyValueError::new_err(format!(
-            "k {:?}: expected (batch, heads_kv, seq, dim) = ({batch}, a divisor of {heads}, {seq}, {dim})",
-            k.shape
-        )));
-    }
+    let heads_kv = grouped_heads(&q, &k)?;
     let problem =
         kernels::attention::Attention::grouped(batch * heads, heads / heads_kv, seq, dim).map_err(size_error)?;
     let backend = backend(device, stream)?;
@@ -307,13 +301,7 @@ fn attention_backward(
         t.expect_shape(&k.shape)?;
     }
     let [batch, heads, seq, dim] = [q.shape[0], q.shape[1], q.shape[2], q.shape[3]];
-    let heads_kv = k.shape[1];
-    if [k.shape[0], k.shape[2], k.shape[3]] != [batch, seq, dim] || heads_kv == 0 || heads % heads_kv != 0 {
-        return Err(PyValueError::new_err(format!(
-            "k {:?}: expected (batch, heads_kv, seq, dim) = ({batch}, a divisor of {heads}, {seq}, {dim})",
-            k.shape
-        )));
-    }
+    let heads_kv = grouped_heads(&q, &k)?;
     let forward =
         kernels::attention::Attention::grouped(batch * heads, heads / heads_kv, seq, dim).map_err(size_error)?;
     let problem = kernels::attention::backward::AttentionBackward::new(forward).map_err(size_error)?;
@@ -336,6 +324,20 @@ fn attention_backward(
     };
     let kernels = families::attention_backward::kernels_for(causal);
     families::attention_backward::launch(&backend, kernels, Source::Rust, &problem, gradients).map_err(to_python)
+}
+
+/// K's heads, where K is `(batch, heads_kv, seq, dim)` with Q's batch, sequence and dimension and
+/// heads_kv dividing Q's heads (each KV head serving a group of query heads).
+fn grouped_heads(q: &Tensor, k: &Tensor) -> PyResult<usize> {
+    let [batch, heads, seq, dim] = [q.shape[0], q.shape[1], q.shape[2], q.shape[3]];
+    let heads_kv = k.shape[1];
+    if [k.shape[0], k.shape[2], k.shape[3]] != [batch, seq, dim] || heads_kv == 0 || heads % heads_kv != 0 {
+        return Err(PyValueError::new_err(format!(
+            "k {:?}: expected (batch, heads_kv, seq, dim) = ({batch}, a divisor of {heads}, {seq}, {dim})",
+            k.shape
+        )));
+    }
+    Ok(heads_kv)
 }
 
 /// The decoding problem of Q `(batch, heads, queries, dim)` over K and V `(batch, heads_kv, keys,

@@ -30,7 +30,7 @@ const MAX_DIM: u32 = 128;
 /// bf16 per 16-byte chunk.
 const CHUNK: u32 = 8;
 /// Words per staged row: the widest head in bf16 pairs, plus 16 bytes of padding.
-const PITCH: u32 = MAX_DIM / 2 + 4;
+pub(crate) const PITCH: u32 = MAX_DIM / 2 + 4;
 /// Where K's and V's two slots start, in staged rows (Q's tile first).
 const K_ROWS: u32 = ROWS;
 const V_ROWS: u32 = ROWS + 2 * KEYS;
@@ -48,7 +48,7 @@ shared_memory! {
 /// # Safety
 /// `matrix` holds the head's seq·D elements, 16-byte aligned; the staged rows lie in `tiles`.
 #[inline(always)]
-unsafe fn stage<const D: u32>(
+pub(crate) unsafe fn stage<const D: u32>(
     tiles: &SharedMatrix<u32>,
     matrix: *const Bf16,
     seq: u32,

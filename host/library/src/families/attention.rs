@@ -44,17 +44,7 @@ pub fn launch(
         v.address(backend)?,
         o.address_mut(backend)?,
     ];
-    for (name, address) in ["Q", "K", "V", "O"].iter().zip(addresses) {
-        if !address.is_multiple_of(16) {
-            return Err(Error::InvalidInput {
-                what: name.to_string(),
-                reason: format!(
-                    "it starts at {address:#x}, not 16-byte aligned: the kernels copy rows 16 bytes at a \
-                     time (pass a contiguous tensor of its own)"
-                ),
-            });
-        }
-    }
+    check_aligned(&["Q", "K", "V", "O"], &addresses)?;
     let [q_address, k_address, v_address, o_address] = addresses;
     let maps = tensor_maps(backend, kernel, problem, [q_address, k_address, v_address])?;
     let args = (
@@ -72,6 +62,23 @@ pub fn launch(
     // and V; bf16 is u16's size); dim is one of the kernels' and kv_group divides heads
     // (Attention::new and ::grouped checked them); the TMA kernels get the maps of Q, K and V.
     unsafe { backend.launch_from(source.module(), kernel, problem, args, &[q, k, v, &*o]) }
+}
+
+/// Each of the attention kernels' bf16 arrays (named in `names`) starts 16-byte aligned: they copy
+/// rows 16 bytes at a time.
+pub(crate) fn check_aligned(names: &[&str], addresses: &[u64]) -> Result<()> {
+    for (name, address) in names.iter().zip(addresses) {
+        if !address.is_multiple_of(16) {
+            return Err(Error::InvalidInput {
+                what: name.to_string(),
+                reason: format!(
+                    "it starts at {address:#x}, not 16-byte aligned: the kernels copy rows 16 bytes at a \
+                     time (pass a contiguous tensor of its own)"
+                ),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// The tensor maps of Q, K and V for the TMA kernels (on a GPU: they run nowhere else), null for

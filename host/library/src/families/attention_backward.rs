@@ -4,6 +4,7 @@
 //! one's kernel fixed), so that each kernel is tested and timed under its own name. The library to
 //! beat is PyTorch's `scaled_dot_product_attention` backward, timed by the Python bench.
 
+use super::attention::check_aligned;
 use super::attention_backward_oracle::{BackwardOracle, Inputs};
 use super::{
     Bound, Case, Cli, FamilyDemo, GUARD, KernelChoice, Outputs, Plan, Size, Sizes, Work, check_len, guarded_inputs,
@@ -114,16 +115,7 @@ pub fn launch_pass<B: Array<u16>, F: Array<f32>>(
         dk.address_mut(backend)?,
         dv.address_mut(backend)?,
     ];
-    for (name, address) in ["Q", "K", "V", "O", "dO", "dQ", "dK", "dV"].iter().zip(addresses) {
-        if !address.is_multiple_of(16) {
-            return Err(Error::InvalidInput {
-                what: name.to_string(),
-                reason: format!(
-                    "it starts at {address:#x}, not 16-byte aligned: the kernels copy rows 16 bytes at a time"
-                ),
-            });
-        }
-    }
+    check_aligned(&["Q", "K", "V", "O", "dO", "dQ", "dK", "dV"], &addresses)?;
     let stats_address = stats.address_mut(backend)?;
     let [q_a, k_a, v_a, o_a, do_a, dq_a, dk_a, dv_a] = addresses;
     let args = (

@@ -4,6 +4,7 @@
 //! PyTorch's `scaled_dot_product_attention` with `enable_gqa`, timed beside these kernels by the
 //! Python bench.
 
+use super::attention::check_aligned;
 use super::attention_oracle::{AttentionOracle, Geometry};
 use super::{
     Bound, Case, Cli, FamilyDemo, GUARD, KernelChoice, Outputs, Plan, Size, Sizes, Work, check_len, guarded_inputs,
@@ -101,17 +102,7 @@ pub fn launch_pass<B: Array<u16>, F: Array<f32>>(
         v.address(backend)?,
         o.address_mut(backend)?,
     ];
-    for (name, address) in ["Q", "K", "V", "O"].iter().zip(addresses) {
-        if !address.is_multiple_of(16) {
-            return Err(Error::InvalidInput {
-                what: name.to_string(),
-                reason: format!(
-                    "it starts at {address:#x}, not 16-byte aligned: the kernels copy rows 16 bytes at a \
-                     time (pass a contiguous tensor of its own)"
-                ),
-            });
-        }
-    }
+    check_aligned(&["Q", "K", "V", "O"], &addresses)?;
     let partial_address = if problem.partial_len() == 0 {
         0
     } else {

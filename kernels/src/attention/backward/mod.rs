@@ -17,7 +17,7 @@ pub mod query;
 
 use super::Attention;
 use ptxkit::device::mma::{Bf16, mma_bf16_m16n8k16, round_pack_bf16x2};
-use ptxkit::device::{MatrixLayout, SharedMatrix, thread_idx, unrolled_to};
+use ptxkit::device::{MatrixLayout, SharedMatrix, unrolled_to};
 use ptxkit::{Family, Problem};
 
 /// The backward pass of one [`Attention`].
@@ -71,8 +71,6 @@ pub const TILE: u32 = 64;
 pub const THREADS: u32 = 128;
 /// The widest head.
 const MAX_DIM: u32 = 128;
-/// bf16 per 16-byte chunk.
-const CHUNK: u32 = 8;
 /// Words per staged row: the widest head in bf16 pairs plus 16 bytes (eight rows of an `ldmatrix`
 /// on eight bank groups).
 const PITCH: u32 = MAX_DIM / 2 + 4;
@@ -87,29 +85,17 @@ const fn layout(rows: u32) -> MatrixLayout {
 }
 
 /// Starts copying rows `first..first + TILE` of a `[seq][D]` matrix into staged rows `at..`,
-/// zeros past `seq`: this thread's chunks.
+/// zeros past `seq`: [`super::flash::stage`], whose layout and block these are.
 ///
 /// # Safety
 /// `matrix` holds seq·D elements, 16-byte aligned; the staged rows lie in `tiles`.
 #[inline(always)]
 unsafe fn stage<const D: u32>(tiles: &SharedMatrix<u32>, matrix: *const Bf16, seq: u32, first: u32, at: u32) {
-    let tid = thread_idx().x;
-    unrolled_to(TILE * D / CHUNK / THREADS, |i| {
-        let e = tid + i * THREADS;
-        let (r, c) = (e / (D / CHUNK), e % (D / CHUNK));
-        let inside = first + r < seq;
-        // SAFETY: the source inside the matrix where read, 16-byte aligned; the destination
-        // inside the tiles.
-        unsafe {
-            let src = if inside {
-                matrix.add(((first + r) * D + c * CHUNK) as usize)
-            } else {
-                matrix
-            };
-            tiles.copy4_async_zero_fill_unchecked(at + r, c * CHUNK / 2, src.cast::<u32>(), 4 * inside as u32);
-        }
-    });
+    // SAFETY: forwarded.
+    unsafe { super::flash::stage::<D>(tiles, matrix, seq, (first, TILE), at) }
 }
+
+const _: () = assert!(THREADS == super::flash::THREADS && PITCH == super::flash::PITCH);
 
 /// The scores' scale in log2 units (see [`super::log2_scale`]), and the plain 1/√d of the
 /// gradients of Q and K.
