@@ -1168,9 +1168,15 @@ def _cumsum_impl(x: torch.Tensor, exclusive: bool, variant: str) -> torch.Tensor
     x = _ready("x", x)
     out = torch.empty_like(x)
     if x.numel():
-        scratch = [torch.empty(n, device=x.device, dtype=x.dtype) for n in _native.cumsum_scratch_lens(x.numel())]
+        # One scratch tensor, which the extension cuts into the levels' arrays.
+        scratch = torch.empty(_cumsum_scratch_len(x.numel()), device=x.device, dtype=x.dtype)
         _native.cumsum(x, out, scratch, exclusive=exclusive, variant=variant, **_launch_args(x))
     return out
+
+
+@functools.lru_cache(maxsize=1024)
+def _cumsum_scratch_len(n):
+    return _native.cumsum_scratch_len(n)
 
 
 _cumsum = _Operator("cumsum", _cumsum_impl)

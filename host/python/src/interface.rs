@@ -68,6 +68,26 @@ pub struct Tensor {
 }
 
 impl Tensor {
+    /// Elements `at..at + len` of this 1-D tensor of `element`-byte elements, as a tensor of their
+    /// own (the same memory, device and writability).
+    pub fn part(&self, at: usize, len: usize, element: usize) -> PyResult<Tensor> {
+        if at + len > self.len() {
+            return Err(PyValueError::new_err(format!(
+                "{}: elements {at}..{} asked of {}",
+                self.name,
+                at + len,
+                self.len()
+            )));
+        }
+        Ok(Tensor {
+            name: self.name,
+            address: self.address + (at * element) as u64,
+            shape: vec![len],
+            readonly: self.readonly,
+            torch_device: self.torch_device,
+        })
+    }
+
     /// The array `object` describes: `dtype`, C-contiguous, `rank` dimensions (0: any). A torch
     /// tensor is read through its own attributes (its `__cuda_array_interface__` is a dict built
     /// in Python on every access: several µs per tensor); anything else through the interface.

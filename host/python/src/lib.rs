@@ -694,22 +694,39 @@ fn row_max(input: &Bound<PyAny>, output: &Bound<PyAny>, stream: usize, device: u
     )
 }
 
-/// Lengths of the scratch arrays `cumsum` needs for `n` elements (the same for every variant).
-#[pyfunction]
-fn cumsum_scratch_lens(n: usize) -> PyResult<Vec<usize>> {
+/// Where each scratch array of `cumsum` for `n` elements starts in its one scratch tensor, in
+/// floats (each on the extension's alignment), and the tensor's length.
+fn cumsum_levels(n: usize) -> PyResult<(Vec<(usize, usize)>, usize)> {
     let n = kernels::scan::Scan::<f32>::new(n, false).map_err(size_error)?.n;
-    Ok(families::scan::levels_for(n))
+    let align = ptxkit_runtime::EXTERNAL_ALIGNMENT as usize / size_of::<f32>();
+    let mut at = 0;
+    let levels = families::scan::levels_for(n)
+        .into_iter()
+        .map(|len| {
+            let level = (at, len);
+            at += len.next_multiple_of(align);
+            level
+        })
+        .collect();
+    Ok((levels, at))
+}
+
+/// Floats of the one scratch tensor `cumsum` needs for `n` elements (the same for every variant).
+#[pyfunction]
+fn cumsum_scratch_len(n: usize) -> PyResult<usize> {
+    Ok(cumsum_levels(n)?.1)
 }
 
 /// The inclusive (or exclusive) prefix sums of the n f32 of `input` into `output` (the same
-/// shape), with scratch arrays of [`cumsum_scratch_lens`].
+/// shape), with one f32 scratch tensor of [`cumsum_scratch_len`] elements (cut into the levels'
+/// arrays here: one allocation a call).
 #[pyfunction]
 #[pyo3(signature = (input, output, scratch, *, stream, device, exclusive = false, variant = "auto"))]
 #[allow(clippy::too_many_arguments)]
 fn cumsum(
     input: &Bound<PyAny>,
     output: &Bound<PyAny>,
-    scratch: Vec<Bound<PyAny>>,
+    scratch: &Bound<PyAny>,
     stream: usize,
     device: usize,
     exclusive: bool,
@@ -718,17 +735,16 @@ fn cumsum(
     let input = Tensor::read("input", input, Dtype::F32, 0)?;
     let output = Tensor::read("output", output, Dtype::F32, 0)?.writable()?;
     output.expect_shape(&input.shape)?;
-    let scratch = scratch
-        .iter()
-        .map(|s| Tensor::read("scratch", s, Dtype::F32, 1)?.writable())
-        .collect::<PyResult<Vec<_>>>()?;
+    let scratch = Tensor::read("scratch", scratch, Dtype::F32, 1)?.writable()?;
+    let (levels, needed) = cumsum_levels(input.len())?;
+    scratch.expect_shape(&[needed])?;
     let problem = kernels::scan::Scan::new(input.len(), exclusive).map_err(size_error)?;
     let backend = backend(device, stream)?;
     let kernel = &kernels::scan::FAMILY.kernels[variant::resolve(Op::Cumsum, &backend, variant, [input.len(), 1, 1])?];
     let (input, mut output) = (array(&backend, &input)?, array(&backend, &output)?);
-    let mut levels = scratch
+    let mut levels = levels
         .iter()
-        .map(|s| array(&backend, s))
+        .map(|&(at, len)| array(&backend, &scratch.part(at, len, size_of::<f32>())?))
         .collect::<PyResult<Vec<_>>>()?;
     families::scan::scan(
         &backend,
@@ -1333,7 +1349,7 @@ fn _native(module: &Bound<PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(shared_mem_add, module)?)?;
     module.add_function(wrap_pyfunction!(sum_scratch_len, module)?)?;
     module.add_function(wrap_pyfunction!(sum, module)?)?;
-    module.add_function(wrap_pyfunction!(cumsum_scratch_lens, module)?)?;
+    module.add_function(wrap_pyfunction!(cumsum_scratch_len, module)?)?;
     module.add_function(wrap_pyfunction!(cumsum, module)?)?;
     module.add_function(wrap_pyfunction!(layer_norm, module)?)?;
     module.add_function(wrap_pyfunction!(rms_norm, module)?)?;
