@@ -92,8 +92,9 @@ const RUN_SCRIPT: &str = r#"#!/usr/bin/env bash
 #   torch:           the PyTorch extension's wheel installed into BUNDLE/python/site (no network
 #                    needed), its tests with the runner's PyTorch, and its benchmark against
 #                    PyTorch's built-ins (OUT_DIR/torch-ops.json), where a call's µs go
-#                    (OUT_DIR/call-cost.json), and the model-shape suite's matrix products against
-#                    PyTorch's (OUT_DIR/torch-models.json); skips the nvcc builds
+#                    (OUT_DIR/call-cost.json), the model-shape suite's matrix products against
+#                    PyTorch's (OUT_DIR/torch-models.json) and attention at models' shapes against
+#                    SDPA (OUT_DIR/torch-attention.json); skips the nvcc builds
 #   multi:           several GPUs (the two-GPU runner): `host info` (the topology), the multi-GPU
 #                    tests (the two-GPU ones included), `host multi-gpu` on every device
 #                    (OUT_DIR/multi.json) and the bench's multi_gpu cases (OUT_DIR/bench-multi.json);
@@ -204,7 +205,8 @@ if [ "$mode" = torch ] || [ "$mode" = all ]; then
   PYTHONPATH="$site" python3 "$here/python/bench_torch.py" --json "$out/torch-ops.json" >> "$out/torch.log" 2>&1 || status=1
   PYTHONPATH="$site" python3 "$here/python/call_cost.py" --json "$out/call-cost.json" >> "$out/torch.log" 2>&1 || status=1
   PYTHONPATH="$site" python3 "$here/python/bench_models.py" --json "$out/torch-models.json" >> "$out/torch.log" 2>&1 || status=1
-  grep -E "^Ran |^OK|FAILED|Error|per call|rust/pytorch" "$out/torch.log"
+  PYTHONPATH="$site" python3 "$here/python/bench_attention.py" --json "$out/torch-attention.json" >> "$out/torch.log" 2>&1 || status=1
+  grep -E "^Ran |^OK|FAILED|Error|per call|rust/pytorch|geomean" "$out/torch.log"
 fi
 if [ "$mode" = multi ]; then
   # NCCL's NVLink multicast can put a shared host's GPUs out of service: off in every process.
@@ -318,6 +320,7 @@ pub fn build(
             "tests/test_model_shapes.py",
             "bench_torch.py",
             "bench_models.py",
+            "bench_attention.py",
             "call_cost.py",
         ] {
             copy(&python.join(file), &out.join("python").join(file))?;
