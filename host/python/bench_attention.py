@@ -14,7 +14,6 @@ import argparse
 import math
 import json
 import os
-import statistics
 import sys
 from pathlib import Path
 
@@ -42,10 +41,6 @@ DECODE = [
     ("GPT-2", 16, 1, 1024),
 ]
 PARTS = ("prefill", "decode")
-ROUNDS = 3
-MIN_CALLS = 5
-MAX_CALLS = 50
-ROUND_SECONDS = 0.05
 
 
 def parse_parts(text):
@@ -67,6 +62,7 @@ def main():
     import torch
 
     import rust_kernels
+    from timing import time_both
 
     if not torch.cuda.is_available():
         print("bench_attention.py: needs a CUDA GPU", file=sys.stderr)
@@ -74,28 +70,6 @@ def main():
     torch.manual_seed(2026)
     sdpa = torch.nn.functional.scaled_dot_product_attention
     config = {name: (heads, kv, dim, causal) for name, heads, kv, dim, causal in MODELS}
-
-    def timed_round(f, calls):
-        events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(calls)]
-        for start, end in events:
-            start.record()
-            f()
-            end.record()
-        torch.cuda.synchronize()
-        return [start.elapsed_time(end) * 1e3 for start, end in events]
-
-    def time_both(ours, theirs):
-        for f in (ours, theirs):
-            for _ in range(3):
-                f()
-        torch.cuda.synchronize()
-        first = statistics.median(timed_round(ours, MIN_CALLS) + timed_round(theirs, MIN_CALLS))
-        calls = max(MIN_CALLS, min(MAX_CALLS, int(ROUND_SECONDS * 1e6 / max(first, 1.0))))
-        times = ([], [])
-        for _ in range(ROUNDS):
-            times[0].extend(timed_round(ours, calls))
-            times[1].extend(timed_round(theirs, calls))
-        return statistics.median(times[0]), statistics.median(times[1])
 
     cases = []
     if "prefill" in args.parts:

@@ -14,17 +14,10 @@ import argparse
 import json
 import math
 import os
-import statistics
 import sys
 from pathlib import Path
 
 DTYPES = ("f32", "tf32", "bf16")
-# Rounds that alternate ours and PyTorch's, and calls per round: at least MIN_CALLS, more while a
-# round is under ROUND_SECONDS.
-ROUNDS = 3
-MIN_CALLS = 5
-MAX_CALLS = 50
-ROUND_SECONDS = 0.05
 
 
 def shapes_file():
@@ -95,6 +88,7 @@ def main():
     import torch
 
     import rust_kernels
+    from timing import time_both
     from bench_torch import tf32_mm
 
     if not torch.cuda.is_available():
@@ -121,28 +115,6 @@ def main():
         if dtype == "tf32":
             return (lambda: rust_kernels.matmul_tf32(a, b)), (lambda: tf32_mm(a, b))
         return (lambda: rust_kernels.matmul_bf16(a, b)), (lambda: a @ b)
-
-    def timed_round(f, calls):
-        events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(calls)]
-        for start, end in events:
-            start.record()
-            f()
-            end.record()
-        torch.cuda.synchronize()
-        return [start.elapsed_time(end) * 1e3 for start, end in events]
-
-    def time_both(ours, theirs):
-        for f in (ours, theirs):
-            for _ in range(3):
-                f()
-        torch.cuda.synchronize()
-        first = statistics.median(timed_round(ours, MIN_CALLS) + timed_round(theirs, MIN_CALLS))
-        calls = max(MIN_CALLS, min(MAX_CALLS, int(ROUND_SECONDS * 1e6 / max(first, 1.0))))
-        times = ([], [])
-        for _ in range(ROUNDS):
-            times[0].extend(timed_round(ours, calls))
-            times[1].extend(timed_round(theirs, calls))
-        return statistics.median(times[0]), statistics.median(times[1])
 
     # Error of ours against the f64 product of the operands as read, relative to the sum of
     # |a_ik·b_kj|: every product is exact in f32 for TF32 and bf16 operands and within one rounding

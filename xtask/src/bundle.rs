@@ -321,6 +321,7 @@ pub fn build(
             "bench_torch.py",
             "bench_models.py",
             "bench_attention.py",
+            "timing.py",
             "call_cost.py",
         ] {
             copy(&python.join(file), &out.join("python").join(file))?;

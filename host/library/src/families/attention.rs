@@ -64,6 +64,13 @@ pub fn launch(
     unsafe { backend.launch_from(source.module(), kernel, problem, args, &[q, k, v, &*o]) }
 }
 
+/// `values` times `gain` rounded to bf16: the values as f32 (what the reference gets: exactly what
+/// the kernels read) and their bits (what is uploaded). NaN guards stay NaN.
+pub(crate) fn bf16_inputs(values: Vec<f32>, gain: f32) -> (Vec<f32>, Vec<u16>) {
+    let bits: Vec<u16> = values.iter().map(|&x| Bf16::from_f32(gain * x).0).collect();
+    (bits.iter().map(|&b| Bf16(b).to_f32()).collect(), bits)
+}
+
 /// Each of the attention kernels' bf16 arrays (named in `names`) starts 16-byte aligned: they copy
 /// rows 16 bytes at a time.
 pub(crate) fn check_aligned(names: &[&str], addresses: &[u64]) -> Result<()> {
@@ -173,13 +180,9 @@ impl FamilyDemo for AttentionDemo {
         let len = problem.len();
         // Random f32 rounded to bf16: the reference gets exactly the values the kernels read. The
         // guards stay NaN.
-        let bf16 = |values: Vec<f32>, gain: f32| -> (Vec<f32>, Vec<u16>) {
-            let bits: Vec<u16> = values.iter().map(|&x| Bf16::from_f32(gain * x).0).collect();
-            (bits.iter().map(|&b| Bf16(b).to_f32()).collect(), bits)
-        };
-        let (q, q_bits) = bf16(guarded_inputs(substream(rng, 7), len), QUERY_GAIN);
-        let (k, k_bits) = bf16(guarded_inputs(substream(rng, 8), len), 1.0);
-        let (v, v_bits) = bf16(guarded_inputs(substream(rng, 9), len), 1.0);
+        let (q, q_bits) = bf16_inputs(guarded_inputs(substream(rng, 7), len), QUERY_GAIN);
+        let (k, k_bits) = bf16_inputs(guarded_inputs(substream(rng, 8), len), 1.0);
+        let (v, v_bits) = bf16_inputs(guarded_inputs(substream(rng, 9), len), 1.0);
         let oracle = AttentionOracle::new(
             Geometry::of_attention(problem, self.causal),
             (&q[..len], &k[..len], &v[..len]),

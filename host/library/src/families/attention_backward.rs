@@ -4,7 +4,7 @@
 //! one's kernel fixed), so that each kernel is tested and timed under its own name. The library to
 //! beat is PyTorch's `scaled_dot_product_attention` backward, timed by the Python bench.
 
-use super::attention::check_aligned;
+use super::attention::{bf16_inputs, check_aligned};
 use super::attention_backward_oracle::{BackwardOracle, Inputs};
 use super::{
     Bound, Case, Cli, FamilyDemo, GUARD, KernelChoice, Outputs, Plan, Size, Sizes, Work, check_len, guarded_inputs,
@@ -229,13 +229,9 @@ impl FamilyDemo for BackwardDemo {
         let [heads, seq, dim] = size.0;
         let problem = AttentionBackward::new(Attention::new(heads, seq, dim)?)?;
         let len = problem.0.len();
-        let bf16 = |values: Vec<f32>, gain: f32| -> (Vec<f32>, Vec<u16>) {
-            let bits: Vec<u16> = values.iter().map(|&x| Bf16::from_f32(gain * x).0).collect();
-            (bits.iter().map(|&b| Bf16(b).to_f32()).collect(), bits)
-        };
         let inputs: Vec<(Vec<f32>, Vec<u16>)> = (0..5)
             .map(|i| {
-                bf16(
+                bf16_inputs(
                     guarded_inputs(substream(rng, 20 + i), len),
                     if i == 0 { 2.0 } else { 1.0 },
                 )

@@ -4,7 +4,7 @@
 //! PyTorch's `scaled_dot_product_attention` with `enable_gqa`, timed beside these kernels by the
 //! Python bench.
 
-use super::attention::check_aligned;
+use super::attention::{bf16_inputs, check_aligned};
 use super::attention_oracle::{AttentionOracle, Geometry};
 use super::{
     Bound, Case, Cli, FamilyDemo, GUARD, KernelChoice, Outputs, Plan, Size, Sizes, Work, check_len, guarded_inputs,
@@ -280,14 +280,9 @@ impl<'a> DecodeCase<'a> {
         sets: usize,
     ) -> Result<Self> {
         let (q_len, kv_len) = (problem.query_len(), problem.key_len());
-        // Random f32 rounded to bf16: the reference gets exactly the values the kernels read.
-        let bf16 = |values: Vec<f32>, gain: f32| -> (Vec<f32>, Vec<u16>) {
-            let bits: Vec<u16> = values.iter().map(|&x| Bf16::from_f32(gain * x).0).collect();
-            (bits.iter().map(|&b| Bf16(b).to_f32()).collect(), bits)
-        };
-        let (q, q_bits) = bf16(guarded_inputs(substream(rng, 7), q_len), QUERY_GAIN);
-        let (k, k_bits) = bf16(guarded_inputs(substream(rng, 8), kv_len), 1.0);
-        let (v, v_bits) = bf16(guarded_inputs(substream(rng, 9), kv_len), 1.0);
+        let (q, q_bits) = bf16_inputs(guarded_inputs(substream(rng, 7), q_len), QUERY_GAIN);
+        let (k, k_bits) = bf16_inputs(guarded_inputs(substream(rng, 8), kv_len), 1.0);
+        let (v, v_bits) = bf16_inputs(guarded_inputs(substream(rng, 9), kv_len), 1.0);
         let oracle = AttentionOracle::new(
             Geometry::of_decode(problem),
             (&q[..q_len], &k[..kv_len], &v[..kv_len]),
