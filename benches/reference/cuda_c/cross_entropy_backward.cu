@@ -1,8 +1,8 @@
-// kernels::cross_entropy::backward: the logits' gradient (e^(x − lse) − [c = target])·s, a warp
+// kernels::cross_entropy::backward: the logits' gradient (e^((x − max) − ln sum) − [c = target])·s, a warp
 // or a block per row, one read and one write; ignored rows written 0 without a read.
 #include "cross_entropy.cuh"
 extern "C" __global__ void cross_entropy_backward_cuda(const float* logits, size_t logits_len, const long long* targets,
-                                                    size_t targets_len, const float* lse, size_t lse_len,
+                                                    size_t targets_len, const float* stats, size_t stats_len,
                                                     const float* grad_loss, size_t grad_loss_len, const float* count,
                                                     size_t count_len, float* grad_logits, size_t grad_logits_len,
                                                     unsigned rows, unsigned cols, long long ignore_index) {
@@ -24,10 +24,10 @@ extern "C" __global__ void cross_entropy_backward_cuda(const float* logits, size
     float scale = grad_loss[grad_loss_len == 1 ? 0 : row];
     if (count_len != 0) scale = __fdiv_rn(scale, count[0]);
     if (!valid) scale = __int_as_float(0x7fc00000);
-    float row_lse = lse[row];
+    float row_max = stats[2 * row], ln_sum = stats[2 * row + 1];
     unsigned hit = valid ? (unsigned)target : cols;
     auto f = [&](unsigned c, float x) {
-        float p = fast_exp(x - row_lse);
+        float p = fast_exp((x - row_max) - ln_sum);
         return __fmul_rn(c == hit ? p - 1.0f : p, scale);
     };
     if (by_warp)

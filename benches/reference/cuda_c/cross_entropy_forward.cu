@@ -1,10 +1,10 @@
 // kernels::cross_entropy::forward: a warp or a block per row, one read (running maximum and sum),
-// the loss and lse out; the last block to take a ticket adds the losses in row order and counts
+// the loss and the row's (max, ln sum) out; the last block to take a ticket adds the losses in row order and counts
 // the rows.
 #include "cross_entropy.cuh"
 extern "C" __global__ void cross_entropy_forward_cuda(const float* logits, size_t logits_len, const long long* targets,
-                                                   size_t targets_len, float* losses, size_t losses_len, float* lse,
-                                                   size_t lse_len, float* total, size_t total_len, unsigned* ticket,
+                                                   size_t targets_len, float* losses, size_t losses_len, float* stats,
+                                                   size_t stats_len, float* total, size_t total_len, unsigned* ticket,
                                                    size_t ticket_len, unsigned rows, unsigned cols, long long ignore_index,
                                                    unsigned mean) {
     __shared__ float maxes[WARPS], sums[WARPS];
@@ -14,26 +14,28 @@ extern "C" __global__ void cross_entropy_forward_cuda(const float* logits, size_
     unsigned row = by_warp ? blockIdx.x * WARPS + t / 32 : blockIdx.x;
     if (row < rows) {
         long long target = targets[row];
-        float loss = 0.0f, row_lse = 0.0f;
+        float loss = 0.0f, row_max = 0.0f, ln_sum = 0.0f;
         if (target != ignore_index) {
             const float* x = logits + (size_t)row * cols;
             Running running = RUNNING_EMPTY;
             auto see = [&](unsigned, float v) { running = running_add(running, v); };
-            Running stats;
+            Running merged;
             if (by_warp) {
                 read_row<32>(x, cols, t % 32, see);
-                stats = warp_running(running);
+                merged = warp_running(running);
             } else {
                 read_row<THREADS>(x, cols, t, see);
-                stats = block_running(maxes, sums, running);
+                merged = block_running(maxes, sums, running);
             }
-            row_lse = stats.max + fast_ln(stats.sum);
+            row_max = merged.max;
+            ln_sum = fast_ln(merged.sum);
             float picked = in_range(target, cols) ? x[target] : __int_as_float(0x7fc00000);
-            loss = row_lse - picked;
+            loss = (row_max - picked) + ln_sum;
         }
         if (t % (by_warp ? 32 : THREADS) == 0) {
             losses[row] = loss;
-            lse[row] = row_lse;
+            stats[2 * row] = row_max;
+            stats[2 * row + 1] = ln_sum;
         }
     }
     if (total_len == 0) return;

@@ -18,7 +18,8 @@ struct Affine {
         return y;
     }
 
-    __device__ __forceinline__ float rstd(float variance) const { return __fdiv_rn(1.0f, __fsqrt_rn(variance + eps)); }
+    template <bool CENTERED>
+    __device__ __forceinline__ float rstd(float variance) const { return __fdiv_rn(1.0f, __fsqrt_rn(variance + eps)) + (CENTERED ? 0.0f : variance - variance); }
 };
 
 template <bool CENTERED>
@@ -48,7 +49,7 @@ __device__ __forceinline__ void block_row(float* sums, const float* input, float
         float d = src[c] - mean;
         squares = __fadd_rn(squares, __fmul_rn(d, d));
     }
-    float rstd = affine.rstd(__fdiv_rn(block_sum(sums, squares), (float)cols));
+    float rstd = affine.template rstd<CENTERED>(__fdiv_rn(block_sum(sums, squares), (float)cols));
     for (unsigned c = t; c < cols; c += THREADS) dst[c] = affine.apply(src[c], mean, rstd, c);
     if (t == 0) write_statistics<CENTERED>(mean_out, mean_len, rstd_out, rstd_len, row, mean, rstd);
 }

@@ -48,7 +48,7 @@ __device__ __forceinline__ void row_in_registers(const float* src, float* dst, A
                 float d = x[j][k] - mean;
                 squares = __fadd_rn(squares, __fmul_rn(d, d));
             }
-    float rstd = affine.rstd(__fdiv_rn(sum_of(squares), (float)cols));
+    float rstd = affine.template rstd<CENTERED>(__fdiv_rn(sum_of(squares), (float)cols));
 #pragma unroll
     for (unsigned j = 0; j < VECTORS; ++j) {
         if (VECTOR) {

@@ -76,7 +76,8 @@ struct ResidualAffine {
     }
     __device__ float w(unsigned c) const { return weight_len != 0 ? Element<E>::to_f32(weight[c]) : 1.0f; }
     __device__ float b(unsigned c) const { return bias_len != 0 ? Element<E>::to_f32(bias[c]) : 0.0f; }
-    __device__ float rstd(float variance) const { return __fdiv_rn(1.0f, __fsqrt_rn(variance + eps)); }
+    template <bool CENTERED>
+    __device__ float rstd(float variance) const { return __fdiv_rn(1.0f, __fsqrt_rn(variance + eps)) + (CENTERED ? 0.0f : variance - variance); }
 };
 
 __device__ __forceinline__ float residual_warp_sum(float s) {
@@ -125,7 +126,7 @@ __device__ __forceinline__ void residual_in_registers(ResidualRow<E> row, Residu
             float d = h[s] - mean;
             squares = __fadd_rn(squares, __fmul_rn(d, d));
         }
-    float rstd = affine.rstd(__fdiv_rn(sum_of(squares), (float)cols));
+    float rstd = affine.template rstd<CENTERED>(__fdiv_rn(sum_of(squares), (float)cols));
 #pragma unroll
     for (unsigned s = 0; s < RESIDUAL_SLOTS; ++s) {
         unsigned c = column(s);
@@ -160,7 +161,7 @@ __device__ __forceinline__ void residual_three_pass(float* sums, ResidualRow<E> 
         float d = row.h(c) - mean;
         squares = __fadd_rn(squares, __fmul_rn(d, d));
     }
-    float rstd = affine.rstd(__fdiv_rn(block_sum(sums, squares), (float)cols));
+    float rstd = affine.template rstd<CENTERED>(__fdiv_rn(block_sum(sums, squares), (float)cols));
     for (unsigned c = t; c < cols; c += THREADS) {
         float h = row.h(c);
         if (row.has_residual) row.sum[c] = Element<E>::from_f32(h);

@@ -575,7 +575,8 @@ _REDUCTIONS = ("mean", "sum", "none")
 def _cross_entropy_impl(
     logits: torch.Tensor, target: torch.Tensor, ignore_index: int, reduction: str
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Each row's loss and lse, and ``total``: the reduced loss and the rows counted."""
+    """Each row's loss and (maximum, ln Σ e^(x − maximum)), and ``total``: the reduced loss and the
+    rows counted."""
     logits, target = _ready("logits", logits), _ready("target", target, torch.int64)
     if logits.dim() != 2:
         raise ValueError(f"logits: {logits.dim()} dimensions given ({tuple(logits.shape)}), 2 expected (rows, classes)")
@@ -583,11 +584,11 @@ def _cross_entropy_impl(
     if tuple(target.shape) != (rows,):
         raise ValueError(f"target: shape {tuple(target.shape)} given, ({rows},) expected: one class index per row")
     _same_device(logits, target)
-    losses, lse, total = logits.new_empty(rows), logits.new_empty(rows), logits.new_empty(2)
+    losses, stats, total = logits.new_empty(rows), logits.new_empty(rows, 2), logits.new_empty(2)
     if rows == 0:
         # No rows: the mean of nothing is NaN, the sum 0, as PyTorch's.
         total.copy_(torch.tensor([float("nan") if reduction == "mean" else 0.0, 0.0]))
-        return losses, lse, total
+        return losses, stats, total
     if classes == 0:
         raise ValueError("logits: no classes (shape (rows, 0)); each row needs at least one")
     reduced = reduction != "none"
@@ -596,14 +597,14 @@ def _cross_entropy_impl(
         logits,
         target,
         losses,
-        lse,
+        stats,
         total if reduced else None,
         ticket,
         ignore_index=ignore_index,
         reduction=reduction,
         **_launch_args(logits),
     )
-    return losses, lse, total
+    return losses, stats, total
 
 
 _cross_entropy = _Operator("cross_entropy", _cross_entropy_impl)
@@ -612,24 +613,24 @@ _cross_entropy = _Operator("cross_entropy", _cross_entropy_impl)
 @_cross_entropy.register_fake
 def _(logits, target, ignore_index, reduction):
     rows = logits.shape[0]
-    return logits.new_empty(rows), logits.new_empty(rows), logits.new_empty(2)
+    return logits.new_empty(rows), logits.new_empty(rows, 2), logits.new_empty(2)
 
 
 def _cross_entropy_backward_impl(
     logits: torch.Tensor,
     target: torch.Tensor,
-    lse: torch.Tensor,
+    stats: torch.Tensor,
     grad_loss: torch.Tensor,
     count: Optional[torch.Tensor],
     ignore_index: int,
 ) -> torch.Tensor:
-    logits, target, lse = _ready("logits", logits), _ready("target", target, torch.int64), _ready("lse", lse)
+    logits, target, stats = _ready("logits", logits), _ready("target", target, torch.int64), _ready("stats", stats)
     grad_loss = _ready("grad_loss", grad_loss)
     count = None if count is None else _ready("count", count)
     grad = torch.empty_like(logits)
     if logits.numel():
         _native.cross_entropy_backward(
-            logits, target, lse, grad_loss, count, grad, ignore_index=ignore_index, **_launch_args(logits)
+            logits, target, stats, grad_loss, count, grad, ignore_index=ignore_index, **_launch_args(logits)
         )
     return grad
 
@@ -638,27 +639,27 @@ _cross_entropy_backward = _Operator("cross_entropy_backward", _cross_entropy_bac
 
 
 @_cross_entropy_backward.register_fake
-def _(logits, target, lse, grad_loss, count, ignore_index):
+def _(logits, target, stats, grad_loss, count, ignore_index):
     return torch.empty_like(logits)
 
 
 def _cross_entropy_setup(ctx, inputs, output):
     logits, target, ignore_index, reduction = inputs
-    _, lse, total = output
-    ctx.save_for_backward(logits, target, lse, total)
+    _, stats, total = output
+    ctx.save_for_backward(logits, target, stats, total)
     ctx.ignore_index, ctx.reduction = ignore_index, reduction
-    ctx.mark_non_differentiable(lse)
+    ctx.mark_non_differentiable(stats)
 
 
-def _cross_entropy_gradient(ctx, grad_losses, grad_lse, grad_total):
-    logits, target, lse, total = ctx.saved_tensors
+def _cross_entropy_gradient(ctx, grad_losses, grad_stats, grad_total):
+    logits, target, stats, total = ctx.saved_tensors
     if ctx.reduction == "none":
         grad_loss, count = grad_losses, None
     else:
         # The loss is total[0]; total[1] (the rows counted) divides a mean's gradient.
         grad_loss = grad_total[0:1]
         count = total[1:2] if ctx.reduction == "mean" else None
-    grad = _cross_entropy_backward(logits, target, lse, grad_loss.contiguous(), count, ctx.ignore_index)
+    grad = _cross_entropy_backward(logits, target, stats, grad_loss.contiguous(), count, ctx.ignore_index)
     return grad, None, None, None
 
 

@@ -1178,18 +1178,19 @@ fn reduction(name: &str) -> PyResult<Option<kernels::cross_entropy::Reduction>> 
 }
 
 /// Softmax cross-entropy of each row of rows × cols f32 `logits` against the int64 `targets`
-/// (rows): each row's loss and lse into `losses` and `lse` (rows each); for `reduction` "mean" or
+/// (rows): each row's loss into `losses` (rows) and its maximum and ln Σ e^(x − maximum) into
+/// `stats` (rows × 2, what the backward pass reads); for `reduction` "mean" or
 /// "sum", the reduced loss and the rows counted into `total` (2), with `ticket` one zeroed 32-bit
 /// integer (left zeroed); for "none" both may be None. Rows whose target is `ignore_index` are left
 /// out.
 #[pyfunction]
-#[pyo3(signature = (logits, targets, losses, lse, total, ticket, *, ignore_index, reduction, stream, device))]
+#[pyo3(signature = (logits, targets, losses, stats, total, ticket, *, ignore_index, reduction, stream, device))]
 #[allow(clippy::too_many_arguments)]
 fn cross_entropy(
     logits: &Bound<PyAny>,
     targets: &Bound<PyAny>,
     losses: &Bound<PyAny>,
-    lse: &Bound<PyAny>,
+    stats: &Bound<PyAny>,
     total: Option<&Bound<PyAny>>,
     ticket: Option<&Bound<PyAny>>,
     ignore_index: i64,
@@ -1204,8 +1205,8 @@ fn cross_entropy(
     targets.expect_shape(&[rows])?;
     let losses = Tensor::read("losses", losses, Dtype::F32, 1)?.writable()?;
     losses.expect_shape(&[rows])?;
-    let lse = Tensor::read("lse", lse, Dtype::F32, 1)?.writable()?;
-    lse.expect_shape(&[rows])?;
+    let stats = Tensor::read("stats", stats, Dtype::F32, 2)?.writable()?;
+    stats.expect_shape(&[rows, 2])?;
     // The total and its ticket where the reduction needs them.
     let reduced = match (reduction, total, ticket) {
         (None, _, _) => None,
@@ -1225,7 +1226,7 @@ fn cross_entropy(
     let problem = kernels::cross_entropy::CrossEntropy::new(rows, cols).map_err(size_error)?;
     let backend = backend(device, stream)?;
     let (logits, targets) = (array(&backend, &logits)?, array(&backend, &targets)?);
-    let (mut losses, mut lse) = (array(&backend, &losses)?, array(&backend, &lse)?);
+    let (mut losses, mut stats) = (array(&backend, &losses)?, array(&backend, &stats)?);
     let mut reduced = reduced
         .map(|(reduction, total, ticket)| -> PyResult<_> {
             Ok((reduction, array(&backend, &total)?, array::<u32>(&backend, &ticket)?))
@@ -1235,7 +1236,7 @@ fn cross_entropy(
         logits: &logits,
         targets: &targets,
         losses: &mut losses,
-        lse: &mut lse,
+        stats: &mut stats,
         total: reduced
             .as_mut()
             .map(|(reduction, total, ticket)| families::cross_entropy::Total {
@@ -1256,16 +1257,16 @@ fn cross_entropy(
 }
 
 /// The gradient of softmax cross-entropy with respect to rows × cols f32 `logits` into
-/// `grad_logits`, from the int64 `targets` and the forward pass's `lse` (rows each): `grad_loss`
+/// `grad_logits`, from the int64 `targets` (rows) and the forward pass's `stats` (rows × 2): `grad_loss`
 /// holds the loss's gradient (1 element, or one per row), `count` (1 element, or None) the rows a
 /// mean counted. Rows whose target is `ignore_index` get 0.
 #[pyfunction]
-#[pyo3(signature = (logits, targets, lse, grad_loss, count, grad_logits, *, ignore_index, stream, device))]
+#[pyo3(signature = (logits, targets, stats, grad_loss, count, grad_logits, *, ignore_index, stream, device))]
 #[allow(clippy::too_many_arguments)]
 fn cross_entropy_backward(
     logits: &Bound<PyAny>,
     targets: &Bound<PyAny>,
-    lse: &Bound<PyAny>,
+    stats: &Bound<PyAny>,
     grad_loss: &Bound<PyAny>,
     count: Option<&Bound<PyAny>>,
     grad_logits: &Bound<PyAny>,
@@ -1277,8 +1278,8 @@ fn cross_entropy_backward(
     let [rows, cols] = [logits.shape[0], logits.shape[1]];
     let targets = Tensor::read("targets", targets, Dtype::I64, 1)?;
     targets.expect_shape(&[rows])?;
-    let lse = Tensor::read("lse", lse, Dtype::F32, 1)?;
-    lse.expect_shape(&[rows])?;
+    let stats = Tensor::read("stats", stats, Dtype::F32, 2)?;
+    stats.expect_shape(&[rows, 2])?;
     let grad_loss = Tensor::read("grad_loss", grad_loss, Dtype::F32, 0)?;
     if grad_loss.len() != 1 {
         grad_loss.expect_shape(&[rows])?;
@@ -1300,13 +1301,13 @@ fn cross_entropy_backward(
     let problem = kernels::cross_entropy::CrossEntropyBackward::new(rows, cols).map_err(size_error)?;
     let backend = backend(device, stream)?;
     let (logits, targets) = (array(&backend, &logits)?, array(&backend, &targets)?);
-    let (lse, grad_loss) = (array(&backend, &lse)?, array(&backend, &grad_loss)?);
+    let (stats, grad_loss) = (array(&backend, &stats)?, array(&backend, &grad_loss)?);
     let count = count.map(|count| array(&backend, &count)).transpose()?;
     let mut grad_logits = array(&backend, &grad_logits)?;
     let arrays = families::cross_entropy::BackwardArrays {
         logits: &logits,
         targets: &targets,
-        lse: &lse,
+        stats: &stats,
         grad_loss: &grad_loss,
         count: count.as_ref(),
         grad_logits: &mut grad_logits,

@@ -129,18 +129,20 @@ class ArgumentChecks(unittest.TestCase):
 
     def test_cross_entropy_checks_its_targets_reduction_and_total(self):
         rows = {"ignore_index": -100, **LAUNCH}
-        logits, losses = FakeCuda((6, 10)), FakeCuda((6,))
+        logits, losses, stats = FakeCuda((6, 10)), FakeCuda((6,)), FakeCuda((6, 2))
         targets, total, ticket = FakeCuda((6,), "<i8"), FakeCuda((2,)), FakeCuda((1,), "<i4")
         forward = native.cross_entropy
-        self.assert_refused(TypeError, "<i8", forward, logits, FakeCuda((6,), "<i4"), losses, losses, total, ticket, reduction="mean", **rows)
-        self.assert_refused(ValueError, "[6] expected", forward, logits, FakeCuda((5,), "<i8"), losses, losses, total, ticket, reduction="mean", **rows)
-        self.assert_refused(ValueError, "reduction=\"avg\"", forward, logits, targets, losses, losses, total, ticket, reduction="avg", **rows)
-        self.assert_refused(ValueError, "needs both", forward, logits, targets, losses, losses, None, None, reduction="sum", **rows)
-        self.assert_refused(ValueError, "[2] expected", forward, logits, targets, losses, losses, FakeCuda((1,)), ticket, reduction="sum", **rows)
+        self.assert_refused(TypeError, "<i8", forward, logits, FakeCuda((6,), "<i4"), losses, stats, total, ticket, reduction="mean", **rows)
+        self.assert_refused(ValueError, "[6] expected", forward, logits, FakeCuda((5,), "<i8"), losses, stats, total, ticket, reduction="mean", **rows)
+        self.assert_refused(ValueError, "reduction=\"avg\"", forward, logits, targets, losses, stats, total, ticket, reduction="avg", **rows)
+        self.assert_refused(ValueError, "needs both", forward, logits, targets, losses, stats, None, None, reduction="sum", **rows)
+        self.assert_refused(ValueError, "[2] expected", forward, logits, targets, losses, stats, FakeCuda((1,)), ticket, reduction="sum", **rows)
+        self.assert_refused(ValueError, "stats: 1 dimensions given", forward, logits, targets, losses, losses, total, ticket, reduction="sum", **rows)
         backward = native.cross_entropy_backward
-        self.assert_refused(ValueError, "[6] expected", backward, logits, targets, losses, FakeCuda((3,)), None, logits, **rows)
-        self.assert_refused(ValueError, "one element", backward, logits, targets, losses, FakeCuda((1,)), FakeCuda((2,)), logits, **rows)
-        self.assert_refused(ValueError, "[6, 10] expected", backward, logits, targets, losses, FakeCuda((1,)), None, FakeCuda((10, 6)), **rows)
+        self.assert_refused(ValueError, "[6, 2] expected", backward, logits, targets, FakeCuda((6, 3)), FakeCuda((1,)), None, logits, **rows)
+        self.assert_refused(ValueError, "[6] expected", backward, logits, targets, stats, FakeCuda((3,)), None, logits, **rows)
+        self.assert_refused(ValueError, "one element", backward, logits, targets, stats, FakeCuda((1,)), FakeCuda((2,)), logits, **rows)
+        self.assert_refused(ValueError, "[6, 10] expected", backward, logits, targets, stats, FakeCuda((1,)), None, FakeCuda((10, 6)), **rows)
 
     def test_variants_are_listed_and_unknown_ones_refused(self):
         self.assertIn("transpose_vectorized_t64", rust_kernels.variants("transpose"))

@@ -41,6 +41,7 @@ pub fn check_every_kernel(backend: &Backend, sizes: impl Fn(&dyn FamilyDemo) -> 
     let mut failures = Vec::new();
     let mut launches = 0;
     for family in wanted_families() {
+        let started = std::time::Instant::now();
         for size in sizes(family) {
             let label = format!("{} at {}", family.name(), family.label(size));
             if let Err(e) = family.check(backend, size, 1) {
@@ -71,6 +72,9 @@ pub fn check_every_kernel(backend: &Backend, sizes: impl Fn(&dyn FamilyDemo) -> 
                 }
             }
         }
+        // Progress on a long run (the GPU suite's large sizes take minutes), and where it stopped
+        // if a time limit ends it.
+        eprintln!("{}: checked in {:.1} s", family.name(), started.elapsed().as_secs_f64());
     }
     assert!(launches > 0, "no kernel was run");
     assert!(

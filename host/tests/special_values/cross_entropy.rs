@@ -1,6 +1,7 @@
 //! Softmax cross-entropy, forward and backward, on the rows models hand it besides random ones:
 //! every special value alone in a row (as the target's logit and beside it), masked classes (−∞),
-//! a row of −∞ alone, ignored rows holding NaN, targets out of range, and the three reductions.
+//! a row of −∞ alone, the largest value several times with huge ones beside it, a row far from 0,
+//! ignored rows holding NaN, targets out of range, and the three reductions.
 
 use crate::prelude::*;
 use kernels::cross_entropy::{BACKWARD_FAMILY, CrossEntropy, CrossEntropyBackward, FAMILY, IGNORE_INDEX, Reduction};
@@ -39,6 +40,17 @@ fn rows_of(rng: &mut StdRng, cols: usize) -> (Vec<f32>, Vec<i64>) {
     let mut row = random(rng);
     mix_in(rng, &mut row, 3, &[f32::MAX, f32::MIN, 3.0e38, -1.0e38]);
     push(row, rng.random_range(0..cols));
+    // The largest value held by several classes, the target one of them: a loss of ln(count) that
+    // max + ln Σ would round away (so would the gradient's e^(x − that)); then a row far from 0.
+    let mut row = random(rng);
+    mix_in(rng, &mut row, 2, &[f32::MIN, 3.0e38, -1.0e38]);
+    (0..cols).step_by(3).for_each(|c| row[c] = f32::MAX);
+    push(row, (cols - 1) / 3 * 3);
+    let offset = rng.random_range(1.0e6f32..1.0e7);
+    push(
+        random(rng).iter().map(|x| offset + x).collect(),
+        rng.random_range(0..cols),
+    );
     // An ignored row holding a NaN, and targets outside 0..cols that are not ignored (one that would
     // be class 1 if cut to 32 bits).
     let mut row = random(rng);
@@ -76,9 +88,9 @@ pub(crate) fn cross_entropy_meets_special_values(backend: &Backend) {
             }
             for reduction in [Some(Reduction::Mean), Some(Reduction::Sum), None] {
                 let label = format!("{} at {rows}x{cols}, {reduction:?}", kernel.entry());
-                let (mut losses, mut lse, mut total) = (
+                let (mut losses, mut stats, mut total) = (
                     upload(&vec![f32::NAN; rows]),
-                    upload(&vec![f32::NAN; rows]),
+                    upload(&vec![f32::NAN; 2 * rows]),
                     upload(&[f32::NAN; 2]),
                 );
                 let mut ticket = Buffer::upload(backend, &[0u32]).unwrap();
@@ -86,7 +98,7 @@ pub(crate) fn cross_entropy_meets_special_values(backend: &Backend) {
                     logits: &logits_buffer,
                     targets: &targets_buffer,
                     losses: &mut losses,
-                    lse: &mut lse,
+                    stats: &mut stats,
                     total: reduction.map(|reduction| Total {
                         total: &mut total,
                         ticket: &mut ticket,
@@ -99,12 +111,12 @@ pub(crate) fn cross_entropy_meets_special_values(backend: &Backend) {
                     failures.push(format!("{label}: {e}"));
                     continue;
                 }
-                let (losses, lse, total) = (
+                let (losses, stats, total) = (
                     losses.read(backend).unwrap(),
-                    lse.read(backend).unwrap(),
+                    stats.read(backend).unwrap(),
                     total.read(backend).unwrap(),
                 );
-                if let Err(e) = check_forward(&references, (&losses, &lse)) {
+                if let Err(e) = check_forward(&references, (&losses, &stats)) {
                     failures.push(format!("{label}: {e}"));
                 }
                 match reduction {
@@ -121,8 +133,8 @@ pub(crate) fn cross_entropy_meets_special_values(backend: &Backend) {
                 }
             }
         }
-        // The backward pass from the lse as f32 holds it.
-        let lse: Vec<f32> = references.iter().map(|r| r.lse as f32).collect();
+        // The backward pass from the statistics as f32 holds them.
+        let stats: Vec<f32> = references.iter().flat_map(RowLoss::stats).collect();
         let count = targets.iter().filter(|&&t| t != IGNORE_INDEX).count() as f32;
         let per_row: Vec<f32> = (0..rows).map(|_| rng.random_range(-2.0f32..2.0)).collect();
         let problem = CrossEntropyBackward::new(rows, cols).unwrap();
@@ -142,12 +154,13 @@ pub(crate) fn cross_entropy_meets_special_values(backend: &Backend) {
                         if counted { g / count as f64 } else { g }
                     })
                     .collect();
-                let (lse_buffer, grad_loss_buffer, count_buffer) = (upload(&lse), upload(&grad_loss), upload(&[count]));
+                let (stats_buffer, grad_loss_buffer, count_buffer) =
+                    (upload(&stats), upload(&grad_loss), upload(&[count]));
                 let mut grad = upload(&vec![f32::NAN; logits.len()]);
                 let arrays = BackwardArrays {
                     logits: &logits_buffer,
                     targets: &targets_buffer,
-                    lse: &lse_buffer,
+                    stats: &stats_buffer,
                     grad_loss: &grad_loss_buffer,
                     count: counted.then_some(&count_buffer),
                     grad_logits: &mut grad,
@@ -159,7 +172,7 @@ pub(crate) fn cross_entropy_meets_special_values(backend: &Backend) {
                     continue;
                 }
                 let got = grad.read(backend).unwrap();
-                if let Err(e) = check_backward((&logits, &targets, &lse), &scales, &got, cols) {
+                if let Err(e) = check_backward((&logits, &targets, &stats), &scales, &got, cols) {
                     failures.push(format!("{label}: {e}"));
                 }
             }

@@ -1,4 +1,4 @@
-//! The logits' gradient: `(e^(x − lse) − [c = target]) · s` from the forward pass's lse, one read
+//! The logits' gradient: `(e^((x − m) − l) − [c = target]) · s` from the forward pass's (m, l), one read
 //! of the row and one write (16 bytes at a time where the rows allow), by a warp per row up to
 //! [`WARP_COLS`](super::WARP_COLS) classes, a block beyond. A row whose target is ignored is
 //! written 0 without being read.
@@ -31,7 +31,7 @@ unsafe fn row_scale(grad_loss: GlobalSlice<f32>, count: GlobalSlice<f32>, row: u
 /// row < rows; the views hold the kernel's contract's elements; `t < T`.
 #[inline(always)]
 unsafe fn row_gradient<const T: u32>(
-    (logits, targets, lse): (GlobalSlice<f32>, GlobalSlice<i64>, GlobalSlice<f32>),
+    (logits, targets, stats): (GlobalSlice<f32>, GlobalSlice<i64>, GlobalSlice<f32>),
     (grad_loss, count): (GlobalSlice<f32>, GlobalSlice<f32>),
     grad_logits: GlobalSliceMut<f32>,
     (row, cols, ignore_index): (u32, u32, i64),
@@ -49,14 +49,14 @@ unsafe fn row_gradient<const T: u32>(
     let valid = in_range(target, cols);
     // SAFETY: the kernel's contract on grad_loss and count.
     let scale = unsafe { row_scale(grad_loss, count, row, valid) };
-    // SAFETY: lse holds rows elements.
-    let row_lse = unsafe { lse.get_unchecked(row) };
+    // SAFETY: stats holds 2 · rows elements.
+    let (max, ln_sum) = unsafe { (stats.get_unchecked(2 * row), stats.get_unchecked(2 * row + 1)) };
     let hit = if valid { target as u32 } else { cols };
     let src = logits.tail(base).head(cols);
     // SAFETY: both rows hold cols elements; t < T.
     unsafe {
         map_row::<T>(src, dst, cols, t, |c, x| {
-            let p = exp(x - row_lse);
+            let p = exp((x - max) - ln_sum);
             (if c == hit { p - 1.0 } else { p }) * scale
         })
     };
@@ -64,9 +64,9 @@ unsafe fn row_gradient<const T: u32>(
 
 kernel! {
     /// Rows ≤ WARP_COLS classes: warp w of block b takes row 8b + w; longer rows: block r row r.
-    pub unsafe fn cross_entropy_backward(logits: GlobalSlice<f32>, targets: GlobalSlice<i64>, lse: GlobalSlice<f32>, grad_loss: GlobalSlice<f32>, count: GlobalSlice<f32>, grad_logits: GlobalSliceMut<f32>, rows: u32, cols: u32, ignore_index: i64) {
+    pub unsafe fn cross_entropy_backward(logits: GlobalSlice<f32>, targets: GlobalSlice<i64>, stats: GlobalSlice<f32>, grad_loss: GlobalSlice<f32>, count: GlobalSlice<f32>, grad_logits: GlobalSliceMut<f32>, rows: u32, cols: u32, ignore_index: i64) {
         let t = thread_idx().x;
-        let inputs = (logits, targets, lse);
+        let inputs = (logits, targets, stats);
         let scale = (grad_loss, count);
         if by_warp(cols) {
             let row = block_idx().x * WARPS + t / WARP_SIZE;

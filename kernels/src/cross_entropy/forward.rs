@@ -1,6 +1,6 @@
 //! The forward pass: one read of each row keeps each thread's running maximum and sum of
 //! e^(x − maximum) (as softmax's online rung), the threads' pairs are merged, and one thread writes
-//! the row's lse and loss. A warp per row up to [`WARP_COLS`](super::WARP_COLS) classes (eight rows per block, the
+//! the row's loss and its (maximum, ln sum). A warp per row up to [`WARP_COLS`](super::WARP_COLS) classes (eight rows per block, the
 //! merge by shuffles alone), a block per row beyond. Then each block takes a ticket (a fence after
 //! the block's barrier first, releasing its losses); the block that takes the last one adds the losses in row order and counts the
 //! rows not ignored, so the mean comes out of the same launch, the same bits whichever block
@@ -24,24 +24,46 @@ shared_memory! {
     }
 }
 
-/// A row's (loss, lse) from its merged running pair: `lse − x[target]`.
+/// A row's loss, maximum m and l = ln Σ e^(x − m), from its merged running pair: `(m − x[target])
+/// + l`, in that order so that a large m does not round l away.
 ///
 /// # Safety
 /// `logits` holds the row's `cols` elements.
 #[inline(always)]
-unsafe fn loss_of(stats: Running, logits: GlobalSlice<f32>, target: i64, cols: u32) -> (f32, f32) {
-    // A row of −∞ alone: a sum of 0, lse −∞, and the loss −∞ − −∞, NaN, as PyTorch's.
-    let lse = stats.max + ln(stats.sum);
+unsafe fn loss_of(stats: Running, logits: GlobalSlice<f32>, target: i64, cols: u32) -> Loss {
+    // A row of −∞ alone: a sum of 0, l = −∞, and the loss (m − −∞) + −∞, NaN, as PyTorch's.
+    let ln_sum = ln(stats.sum);
     let picked = if in_range(target, cols) {
         // SAFETY: 0 ≤ target < cols.
         unsafe { logits.get_unchecked(target as u32) }
     } else {
         f32::NAN
     };
-    (lse - picked, lse)
+    Loss {
+        loss: (stats.max - picked) + ln_sum,
+        max: stats.max,
+        ln_sum,
+    }
 }
 
-/// Row `row`'s (loss, lse) by the whole block.
+/// A row's loss and the statistics its gradient needs.
+#[derive(Clone, Copy)]
+struct Loss {
+    loss: f32,
+    max: f32,
+    ln_sum: f32,
+}
+
+impl Loss {
+    /// An ignored row's: zeros.
+    const IGNORED: Loss = Loss {
+        loss: 0.0,
+        max: 0.0,
+        ln_sum: 0.0,
+    };
+}
+
+/// Row `row`'s loss and statistics by the whole block.
 ///
 /// # Safety
 /// `logits` holds the row's `cols` elements; the block has [`THREADS`] threads, all calling.
@@ -51,7 +73,7 @@ unsafe fn block_loss(
     logits: GlobalSlice<f32>,
     target: i64,
     cols: u32,
-) -> (f32, f32) {
+) -> Loss {
     let mut running = Running::EMPTY;
     // SAFETY: the row holds cols elements; t < THREADS.
     unsafe { read_row::<THREADS>(logits, cols, thread_idx().x, |_, x| running = running.see(x)) };
@@ -61,12 +83,12 @@ unsafe fn block_loss(
     unsafe { loss_of(stats, logits, target, cols) }
 }
 
-/// Row `row`'s (loss, lse) by one warp.
+/// Row `row`'s loss and statistics by one warp.
 ///
 /// # Safety
 /// `logits` holds the row's `cols` elements; every lane of the warp calls it.
 #[inline(always)]
-unsafe fn warp_loss(logits: GlobalSlice<f32>, target: i64, cols: u32) -> (f32, f32) {
+unsafe fn warp_loss(logits: GlobalSlice<f32>, target: i64, cols: u32) -> Loss {
     let mut running = Running::EMPTY;
     // SAFETY: the row holds cols elements; the lane is below 32.
     unsafe {
@@ -117,8 +139,8 @@ unsafe fn finish(
     }
 }
 
-/// Row `row`'s loss and lse into `losses` and `lse` by a warp (`by_warp`) or the block, skipped
-/// (0 and 0) where its target is ignored.
+/// Row `row`'s loss and (m, l) into `losses` and `stats` by a warp (`by_warp`) or the block,
+/// skipped (zeros) where its target is ignored.
 ///
 /// # Safety
 /// row < rows; the views hold the kernel's contract's elements; every lane of the warp (or thread
@@ -127,15 +149,15 @@ unsafe fn finish(
 unsafe fn row_loss(
     (maxes, sums): (SharedSlice<f32>, SharedSlice<f32>),
     (logits, targets): (GlobalSlice<f32>, GlobalSlice<i64>),
-    (losses, lse): (GlobalSliceMut<f32>, GlobalSliceMut<f32>),
+    (losses, stats): (GlobalSliceMut<f32>, GlobalSliceMut<f32>),
     (row, cols, ignore_index): (u32, u32, i64),
     by_warp: bool,
 ) {
     // SAFETY: row < rows.
     let target = unsafe { targets.get_unchecked(row) };
     // Uniform over the warp or block: its barriers are reached by all of its threads or none.
-    let (loss, row_lse) = if target == ignore_index {
-        (0.0, 0.0)
+    let row_loss = if target == ignore_index {
+        Loss::IGNORED
     } else {
         let row_logits = logits.tail(row as usize * cols as usize).head(cols);
         // SAFETY: the row is inside the logits; the whole warp or block is here.
@@ -149,10 +171,11 @@ unsafe fn row_loss(
     };
     let leader = if by_warp { WARP_SIZE } else { THREADS };
     if thread_idx().x.is_multiple_of(leader) {
-        // SAFETY: losses and lse hold rows elements.
+        // SAFETY: losses holds rows elements, stats 2 · rows.
         unsafe {
-            losses.set_unchecked(row, loss);
-            lse.set_unchecked(row, row_lse);
+            losses.set_unchecked(row, row_loss.loss);
+            stats.set_unchecked(2 * row, row_loss.max);
+            stats.set_unchecked(2 * row + 1, row_loss.ln_sum);
         }
     }
 }
@@ -160,7 +183,7 @@ unsafe fn row_loss(
 kernel! {
     /// Rows ≤ WARP_COLS classes: warp w of block b takes row 8b + w; longer rows: block r row r.
     /// The last block to finish: the total.
-    pub unsafe fn cross_entropy_forward(logits: GlobalSlice<f32>, targets: GlobalSlice<i64>, losses: GlobalSliceMut<f32>, lse: GlobalSliceMut<f32>, total: GlobalSliceMut<f32>, ticket: GlobalSliceMut<u32>, rows: u32, cols: u32, ignore_index: i64, mean: u32) {
+    pub unsafe fn cross_entropy_forward(logits: GlobalSlice<f32>, targets: GlobalSlice<i64>, losses: GlobalSliceMut<f32>, stats: GlobalSliceMut<f32>, total: GlobalSliceMut<f32>, ticket: GlobalSliceMut<u32>, rows: u32, cols: u32, ignore_index: i64, mean: u32) {
         let Scratch { maxes, sums, last } = Scratch::carve();
         let t = thread_idx().x;
         let warp = by_warp(cols);
@@ -168,7 +191,7 @@ kernel! {
         // A warp past the last row has no row, but stays for the block's barrier below.
         if row < rows {
             // SAFETY: row < rows; the grid is a warp or a block per row, as `warp` says.
-            unsafe { row_loss((maxes, sums), (logits, targets), (losses, lse), (row, cols, ignore_index), warp) };
+            unsafe { row_loss((maxes, sums), (logits, targets), (losses, stats), (row, cols, ignore_index), warp) };
         }
         if total.is_empty() {
             return;

@@ -2,20 +2,25 @@
 //! `cross_entropy(logits, targets, ignore_index=…, reduction=…)` computes it, without ever writing
 //! the softmax out:
 //!
-//! * loss of row r: `lse_r − x[r][t_r]`, with `lse_r = m_r + ln Σ_c e^(x[r][c] − m_r)` (m_r the
-//!   row's maximum) and t_r the row's target class;
-//! * gradient of the logits: `(e^(x[r][c] − lse_r) − [c = t_r]) · s_r`, with s_r the gradient
-//!   reaching row r's loss: the mean's 1 / (rows counted), the sum's 1, or row r's own.
+//! * loss of row r: `(m_r − x[r][t_r]) + l_r`, with m_r the row's maximum, `l_r = ln Σ_c
+//!   e^(x[r][c] − m_r)` and t_r the row's target class;
+//! * gradient of the logits: `(e^((x[r][c] − m_r) − l_r) − [c = t_r]) · s_r`, with s_r the
+//!   gradient reaching row r's loss: the mean's 1 / (rows counted), the sum's 1, or row r's own.
+//!
+//! The row's statistics pass from forward to backward as the pair (m_r, l_r), never as their sum
+//! `lse_r = m_r + l_r`: where |m_r| is large, lse_r rounds l_r away (at m_r = 3·10^38 it is m_r
+//! itself), and the loss and the probabilities with it. PyTorch's log-softmax subtracts in this
+//! order too.
 //!
 //! A row whose target is `ignore_index` is not read: its loss and gradient are 0, and the mean
 //! does not count it (all rows ignored: 0 / 0, NaN, as PyTorch's). PyTorch stops with a device
 //! assert on a target outside `0..cols` that is not `ignore_index`; here that row's loss and
 //! gradient are NaN, so the mean and the sum are too.
 //!
-//! * [`forward`]: one read of each row (running maximum and sum), the loss and lse out; the block
+//! * [`forward`]: one read of each row (running maximum and sum), the loss and the row's (m, l) out; the block
 //!   that finishes last adds the losses in row order (the total's bits do not depend on which
 //!   block ran when) and counts the rows, in the same launch;
-//! * [`backward`]: one read and one write of each row, from the forward pass's lse.
+//! * [`backward`]: one read and one write of each row, from the forward pass's (m, l).
 //!
 //! Both take a row by a warp up to [`WARP_COLS`] classes (eight rows per block), by a block beyond.
 //!
@@ -78,8 +83,9 @@ pub struct CrossEntropy {
 }
 
 impl Problem for CrossEntropy {
-    /// `(logits, targets, losses, lse, total, ticket, rows, cols, ignore_index, mean)`: views of the
-    /// rows × cols logits and the `rows` targets; each row's loss and lse (`rows` each, written);
+    /// `(logits, targets, losses, stats, total, ticket, rows, cols, ignore_index, mean)`: views of
+    /// the rows × cols logits and the `rows` targets; each row's loss (`rows`, written) and its
+    /// (m, l) pair (`2 · rows`, written: m at 2r, l at 2r + 1; 0 and 0 for an ignored row);
     /// `total` (2 elements: the reduced loss and the rows counted, written by the last block; or
     /// empty for no reduction), `ticket` (one u32 that is zero, or empty with `total`); `mean` 1
     /// for the mean of the rows counted, 0 for the sum.
@@ -105,8 +111,8 @@ pub struct CrossEntropyBackward {
 }
 
 impl Problem for CrossEntropyBackward {
-    /// `(logits, targets, lse, grad_loss, count, grad_logits, rows, cols, ignore_index)`: views of
-    /// the rows × cols logits, the `rows` targets and the forward pass's `rows` lse; the loss's
+    /// `(logits, targets, stats, grad_loss, count, grad_logits, rows, cols, ignore_index)`: views of
+    /// the rows × cols logits, the `rows` targets and the forward pass's `2 · rows` (m, l) pairs; the loss's
     /// gradient (1 element, every row's, for a mean or a sum; or `rows`, each row's own); `count`
     /// (1 element: the rows the mean counted, which divide the gradient; or empty); the logits'
     /// gradient (rows × cols, written).

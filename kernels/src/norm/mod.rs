@@ -161,11 +161,23 @@ impl Affine {
         y
     }
 
-    /// `1 / √(variance + eps)`, both roundings correct: the emulator's bits.
+    /// [`rstd`] with this row's eps.
     #[inline(always)]
-    pub fn rstd(&self, variance: f32) -> f32 {
-        1.0 / ptxkit::device::sqrt(variance + self.eps)
+    pub fn rstd<const CENTERED: bool>(&self, variance: f32) -> f32 {
+        rstd::<CENTERED>(variance, self.eps)
     }
+}
+
+/// `1 / √(variance + eps)`, both roundings correct: the emulator's bits. RMS norm's mean square
+/// (not `CENTERED`) that is infinite (a ±∞ in the row, or squares past f32's range) gives NaN, so
+/// the whole row comes out NaN, as PyTorch's does; layer norm's infinite variance of finite values
+/// gives 0, as PyTorch's does (and a ±∞ there makes the mean and every deviation NaN already).
+#[inline(always)]
+pub(crate) fn rstd<const CENTERED: bool>(variance: f32, eps: f32) -> f32 {
+    let rstd = 1.0 / ptxkit::device::sqrt(variance + eps);
+    // variance − variance: 0, or NaN for ±∞ (and NaN).
+    #[allow(clippy::eq_op)]
+    if CENTERED { rstd } else { rstd + (variance - variance) }
 }
 
 /// Writes row `row`'s statistics where their views are not empty: the mean where `CENTERED`.

@@ -103,7 +103,7 @@ unsafe fn row_body<const CENTERED: bool, const VECTOR: bool>(
             }
         })
     });
-    let rstd = affine.rstd(sum_of(squares) / cols as f32);
+    let rstd = affine.rstd::<CENTERED>(sum_of(squares) / cols as f32);
     unrolled::<VECTORS>(|j| {
         if VECTOR {
             if inside(j, 0) {

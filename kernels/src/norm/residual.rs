@@ -127,8 +127,8 @@ impl<E: RowElement> Affine<E> {
     }
 
     #[inline(always)]
-    fn rstd(&self, variance: f32) -> f32 {
-        1.0 / ptxkit::device::sqrt(variance + self.eps)
+    fn rstd<const CENTERED: bool>(&self, variance: f32) -> f32 {
+        super::rstd::<CENTERED>(variance, self.eps)
     }
 }
 
@@ -240,7 +240,7 @@ unsafe fn row_body<E: RowElement, const CENTERED: bool, const VECTOR: bool>(
             squares += d * d;
         }
     });
-    let rstd = affine.rstd(sum_of(squares) / cols as f32);
+    let rstd = affine.rstd::<CENTERED>(sum_of(squares) / cols as f32);
     unrolled::<SLOTS>(|s| {
         if VECTOR {
             if s % lanes == 0 && inside(s) {
@@ -311,7 +311,7 @@ unsafe fn block_row<E: RowElement, const CENTERED: bool>(
         c += THREADS;
     }
     // SAFETY: as above.
-    let rstd = affine.rstd((unsafe { block_sum::<WARPS>(sums, squares) }) / cols as f32);
+    let rstd = affine.rstd::<CENTERED>((unsafe { block_sum::<WARPS>(sums, squares) }) / cols as f32);
     let mut c = t;
     while c < cols {
         // SAFETY: as above; the affine's views hold a row's elements or none.
@@ -390,6 +390,7 @@ unsafe fn normalise<E: RowElement, const CENTERED: bool>(args: <ResidualNorm<E> 
 }
 
 kernel! {
+    #[launch_bounds(Dim3::x(THREADS), RESIDENT_BLOCKS_F32)]
     /// Layer norm of x + residual, f32: warp w of block b takes row 8b + w (rows up to WARP_COLS);
     /// block b row b (longer rows).
     pub unsafe fn layer_norm_residual(input: GlobalSlice<f32>, residual: GlobalSlice<f32>, sum: GlobalSliceMut<f32>, weight: GlobalSlice<f32>, bias: GlobalSlice<f32>, output: GlobalSliceMut<f32>, mean: GlobalSliceMut<f32>, rstd: GlobalSliceMut<f32>, rows: u32, cols: u32, eps: f32) {
@@ -399,6 +400,7 @@ kernel! {
 }
 
 kernel! {
+    #[launch_bounds(Dim3::x(THREADS), RESIDENT_BLOCKS_F32)]
     /// RMS norm of x + residual, f32, as [`layer_norm_residual`].
     pub unsafe fn rms_norm_residual(input: GlobalSlice<f32>, residual: GlobalSlice<f32>, sum: GlobalSliceMut<f32>, weight: GlobalSlice<f32>, bias: GlobalSlice<f32>, output: GlobalSliceMut<f32>, mean: GlobalSliceMut<f32>, rstd: GlobalSliceMut<f32>, rows: u32, cols: u32, eps: f32) {
         // SAFETY: the kernel's contract.
@@ -407,6 +409,7 @@ kernel! {
 }
 
 kernel! {
+    #[launch_bounds(Dim3::x(THREADS), RESIDENT_BLOCKS)]
     /// Layer norm of x + residual, bf16 in and out, as [`layer_norm_residual`].
     pub unsafe fn layer_norm_residual_bf16(input: GlobalSlice<Bf16>, residual: GlobalSlice<Bf16>, sum: GlobalSliceMut<Bf16>, weight: GlobalSlice<Bf16>, bias: GlobalSlice<Bf16>, output: GlobalSliceMut<Bf16>, mean: GlobalSliceMut<f32>, rstd: GlobalSliceMut<f32>, rows: u32, cols: u32, eps: f32) {
         // SAFETY: the kernel's contract.
@@ -415,12 +418,21 @@ kernel! {
 }
 
 kernel! {
+    #[launch_bounds(Dim3::x(THREADS), RESIDENT_BLOCKS)]
     /// RMS norm of x + residual, bf16 in and out, as [`layer_norm_residual`].
     pub unsafe fn rms_norm_residual_bf16(input: GlobalSlice<Bf16>, residual: GlobalSlice<Bf16>, sum: GlobalSliceMut<Bf16>, weight: GlobalSlice<Bf16>, bias: GlobalSlice<Bf16>, output: GlobalSliceMut<Bf16>, mean: GlobalSliceMut<f32>, rstd: GlobalSliceMut<f32>, rows: u32, cols: u32, eps: f32) {
         // SAFETY: the kernel's contract.
         unsafe { normalise::<Bf16, false>((input, residual, sum, weight, bias, output, mean, rstd, rows, cols, eps)) }
     }
 }
+
+/// Blocks resident per SM the compiler must leave room for, bf16 (64 registers a thread): half the
+/// SM's threads, for enough loads in flight to reach the copy ceiling; unbounded, ptxas takes over
+/// 90 registers and leaves room for two.
+const RESIDENT_BLOCKS: u32 = 4;
+
+/// The same for f32 (85 registers): at 64, RMS norm's row no longer fits without a stack frame.
+const RESIDENT_BLOCKS_F32: u32 = 3;
 
 /// Blocks of [`THREADS`]: eight rows each up to [`WARP_COLS`] columns, one row each beyond.
 const fn grid<E>(p: &ResidualNorm<E>, _: ptxkit::Occupancy) -> Dim3 {

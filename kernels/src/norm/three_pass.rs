@@ -56,7 +56,7 @@ pub(super) unsafe fn block_row<const CENTERED: bool>(
     }
     // SAFETY: as above.
     let variance = (unsafe { block_sum::<WARPS>(sums, squares) }) / cols as f32;
-    let rstd = affine.rstd(variance);
+    let rstd = affine.rstd::<CENTERED>(variance);
     let mut c = t;
     while c < cols {
         // SAFETY: as above; the affine's views hold a row's elements or none.

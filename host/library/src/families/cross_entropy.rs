@@ -1,4 +1,4 @@
-//! Softmax cross-entropy's host side, forward (each row's loss and lse, and their mean or sum) and
+//! Softmax cross-entropy's host side, forward (each row's loss and statistics, and their mean or sum) and
 //! backward (the logits' gradient): the safe launches, logits whose rows each have their own offset
 //! and spread with some rows' targets ignored, and the f64 checks with tolerances that follow the
 //! kernels' arithmetic.
@@ -32,12 +32,13 @@ pub struct Total<'a, A, U> {
 }
 
 /// The arrays of one forward launch: the rows × cols logits and the `rows` targets; each row's loss
-/// and lse, written; and where wanted the total.
+/// (`rows`) and its maximum and ln Σ e^(x − maximum) (`2 · rows`, in pairs: what the backward pass
+/// reads), written; and where wanted the total.
 pub struct ForwardArrays<'a, A, I, U> {
     pub logits: &'a A,
     pub targets: &'a I,
     pub losses: &'a mut A,
-    pub lse: &'a mut A,
+    pub stats: &'a mut A,
     pub total: Option<Total<'a, A, U>>,
 }
 
@@ -55,14 +56,14 @@ pub fn launch_forward<A: Array<f32>, I: Array<i64>, U: Array<u32>>(
         logits,
         targets,
         losses,
-        lse,
+        stats,
         total,
     } = arrays;
     let (rows, len) = (problem.rows as usize, problem.len());
     check_len("logits", logits.len(), len)?;
     check_len("targets", targets.len(), rows)?;
     check_len("losses", losses.len(), rows)?;
-    check_len("lse", lse.len(), rows)?;
+    check_len("stats", stats.len(), 2 * rows)?;
     let (total_view, ticket_view, mean, total) = match total {
         Some(Total {
             total,
@@ -87,7 +88,7 @@ pub fn launch_forward<A: Array<f32>, I: Array<i64>, U: Array<u32>>(
         logits.view(backend)?.head(len),
         targets.view(backend)?.head(rows),
         losses.view_mut(backend)?.head(rows),
-        lse.view_mut(backend)?.head(rows),
+        stats.view_mut(backend)?.head(2 * rows),
         total_view,
         ticket_view,
         problem.rows,
@@ -95,23 +96,23 @@ pub fn launch_forward<A: Array<f32>, I: Array<i64>, U: Array<u32>>(
         ignore_index,
         mean,
     );
-    let mut used: Vec<&dyn Tracked> = vec![logits, targets, &*losses, &*lse];
+    let mut used: Vec<&dyn Tracked> = vec![logits, targets, &*losses, &*stats];
     if let Some((total, ticket)) = &total {
         used.push(&**total);
         used.push(&**ticket);
     }
     // SAFETY: each view is its array's on this backend, borrowed for the launch: the logits' rows ×
-    // cols, the rows' targets, losses and lse, the total's 2 and the ticket's one word (or none).
+    // cols, the rows' targets and losses, their 2 · rows statistics, the total's 2 and the ticket's one word (or none).
     unsafe { backend.launch_from(source.module(), kernel, problem, args, &used) }
 }
 
 /// The arrays of one backward launch: the rows × cols logits, the `rows` targets and the forward
-/// pass's lse; the loss's gradient (1 element for every row, or `rows`); for a mean, the rows it
+/// pass's `2 · rows` statistics; the loss's gradient (1 element for every row, or `rows`); for a mean, the rows it
 /// counted (1 element: the forward pass's `total[1]`); the logits' gradient, written.
 pub struct BackwardArrays<'a, A, I> {
     pub logits: &'a A,
     pub targets: &'a I,
-    pub lse: &'a A,
+    pub stats: &'a A,
     pub grad_loss: &'a A,
     pub count: Option<&'a A>,
     pub grad_logits: &'a mut A,
@@ -130,7 +131,7 @@ pub fn launch_backward<A: Array<f32>, I: Array<i64>>(
     let BackwardArrays {
         logits,
         targets,
-        lse,
+        stats,
         grad_loss,
         count,
         grad_logits,
@@ -138,7 +139,7 @@ pub fn launch_backward<A: Array<f32>, I: Array<i64>>(
     let (rows, len) = (problem.rows as usize, problem.len());
     check_len("logits", logits.len(), len)?;
     check_len("targets", targets.len(), rows)?;
-    check_len("lse", lse.len(), rows)?;
+    check_len("stats", stats.len(), 2 * rows)?;
     check_len("grad_logits", grad_logits.len(), len)?;
     // One gradient for every row, or one per row.
     let grad_loss_len = if grad_loss.len() == 1 { 1 } else { rows };
@@ -148,12 +149,12 @@ pub fn launch_backward<A: Array<f32>, I: Array<i64>>(
             check_len("count", count.len(), 1)?;
             count.view(backend)?.head(1usize)
         }
-        None => lse.view(backend)?.head(0usize),
+        None => stats.view(backend)?.head(0usize),
     };
     let args = (
         logits.view(backend)?.head(len),
         targets.view(backend)?.head(rows),
-        lse.view(backend)?.head(rows),
+        stats.view(backend)?.head(2 * rows),
         grad_loss.view(backend)?.head(grad_loss_len),
         count_view,
         grad_logits.view_mut(backend)?.head(len),
@@ -161,22 +162,33 @@ pub fn launch_backward<A: Array<f32>, I: Array<i64>>(
         problem.cols,
         ignore_index,
     );
-    let mut used: Vec<&dyn Tracked> = vec![logits, targets, lse, grad_loss, &*grad_logits];
+    let mut used: Vec<&dyn Tracked> = vec![logits, targets, stats, grad_loss, &*grad_logits];
     used.extend(count.map(|c| c as &dyn Tracked));
     // SAFETY: each view is its array's on this backend, borrowed for the launch: the logits' and
-    // their gradient's rows × cols, the rows' targets and lse, the loss's gradient (1 or rows) and
+    // their gradient's rows × cols, the rows' targets and statistics, the loss's gradient (1 or rows) and
     // the count (1 or none).
     unsafe { backend.launch_from(source.module(), kernel, problem, args, &used) }
 }
 
-/// One row's forward reference: its loss and lse in f64, with f32's overflow, each with its
-/// tolerance.
+/// One row's forward reference: its loss in f64 with f32's overflow, and the statistics the
+/// backward pass reads, each with its tolerance.
 #[derive(Clone, Copy, Debug)]
 pub struct RowLoss {
     pub loss: f64,
     pub loss_tolerance: f64,
-    pub lse: f64,
-    pub lse_tolerance: f64,
+    /// The row's maximum, exact; `None` where any value passes (a NaN or +∞ in the row, or only
+    /// −∞: every gradient of such a row is NaN whatever the maximum).
+    pub max: Option<f32>,
+    /// ln Σ e^(x − max).
+    pub ln_sum: f64,
+    pub ln_sum_tolerance: f64,
+}
+
+impl RowLoss {
+    /// The statistics as the kernel writes them: (max, ln sum), NaN for a maximum of no account.
+    pub fn stats(&self) -> [f32; 2] {
+        [self.max.unwrap_or(f32::NAN), self.ln_sum as f32]
+    }
 }
 
 /// Threads that walk a row of `cols` classes: a warp's, or a block's.
@@ -211,49 +223,46 @@ fn most_rescales(row: &[f32]) -> usize {
     most
 }
 
-/// Row `row`'s loss and lse in f64 for target `target` (0 and 0 where it is `ignore_index`; NaN
-/// where it is out of range). Tolerances (u = 2^-24, a = 2^-21 the approximate e^x's and ln's
+/// Row `row`'s loss and statistics in f64 for target `target` (zeros where it is `ignore_index`;
+/// NaN where it is out of range). Tolerances (u = 2^-24, a = 2^-21 the approximate e^x's and ln's
 /// error): the sum of e^(x − max) within a + 2u·Σp|x − max| (each term's exponent rounded) +
 /// R·(a + 2u·(ln cols + 2)) (R rescales of a running sum: the most by any thread's walk, plus 12
 /// merges; a rescale by e^−Δ of k terms adds at most 2u·min(Δ, kΔe^−Δ) < 2u·(ln k + 2)) + d·u (d the
 /// additions' chain) of itself; ln of it within that plus a·(1 + |log2 sum|)·ln 2 + u·|ln sum|; the
-/// lse within that plus u·|lse|, the loss plus u·|loss|. Doubled.
+/// loss (max − x[target]) + ln sum within that plus u·|max − x[target]| plus u·|loss|. Doubled.
 pub fn reference_row(row: &[f32], target: i64, ignore_index: i64) -> RowLoss {
+    let exact = |loss: f64, max: Option<f32>, ln_sum: f64| RowLoss {
+        loss,
+        loss_tolerance: 0.0,
+        max,
+        ln_sum,
+        ln_sum_tolerance: 0.0,
+    };
     if target == ignore_index {
-        return RowLoss {
-            loss: 0.0,
-            loss_tolerance: 0.0,
-            lse: 0.0,
-            lse_tolerance: 0.0,
-        };
+        return exact(0.0, Some(0.0), 0.0);
     }
     let cols = row.len();
     let picked = usize::try_from(target)
         .ok()
         .and_then(|t| row.get(t))
         .map_or(f64::NAN, |&x| x as f64);
-    let exact = |loss: f64, lse: f64| RowLoss {
-        loss,
-        loss_tolerance: 0.0,
-        lse,
-        lse_tolerance: 0.0,
-    };
     // A NaN or a +∞ anywhere: NaN throughout (∞ − ∞ in the exponents), as PyTorch's.
     if row.iter().any(|x| x.is_nan() || *x == f32::INFINITY) {
-        return exact(f64::NAN, f64::NAN);
+        return exact(f64::NAN, None, f64::NAN);
     }
-    let max = row.iter().fold(f64::NEG_INFINITY, |m, &x| m.max(x as f64));
-    // Only −∞: a sum of 0, lse −∞, the loss −∞ − −∞.
-    if max == f64::NEG_INFINITY {
-        return exact(f64::NAN, f64::NEG_INFINITY);
+    let max = row.iter().fold(f32::NEG_INFINITY, |m, &x| m.max(x));
+    // Only −∞: a sum of 0, ln sum −∞, the loss (max − −∞) + −∞.
+    if max == f32::NEG_INFINITY {
+        return exact(f64::NAN, None, f64::NEG_INFINITY);
     }
-    let terms: Vec<f64> = row.iter().map(|&x| (x as f64 - max).exp()).collect();
+    let wide = max as f64;
+    let terms: Vec<f64> = row.iter().map(|&x| (x as f64 - wide).exp()).collect();
     let sum: f64 = terms.iter().sum();
     let spread = row
         .iter()
         .zip(&terms)
         .filter(|(_, p)| **p > 0.0)
-        .map(|(&x, p)| p * (x as f64 - max).abs())
+        .map(|(&x, p)| p * (x as f64 - wide).abs())
         .sum::<f64>()
         / sum;
     let rescales = (most_rescales(row) + 12) as f64;
@@ -262,16 +271,16 @@ pub fn reference_row(row: &[f32], target: i64, ignore_index: i64) -> RowLoss {
     let ln_sum = sum.ln();
     let ln_error =
         sum_error + APPROX * (1.0 + ln_sum.abs() / std::f64::consts::LN_2) * std::f64::consts::LN_2 + U * ln_sum;
-    let lse = as_f32_range(max + ln_sum);
-    let loss = as_f32_range(lse - picked);
-    let lse_tolerance = ln_error + U * lse.abs();
-    let loss_tolerance = lse_tolerance + U * loss.abs();
+    let gap = as_f32_range(wide - picked);
+    let loss = as_f32_range(gap + ln_sum);
+    let loss_tolerance = ln_error + U * gap.abs() + U * loss.abs();
     let finite = |t: f64, v: f64| if v.is_finite() { 2.0 * t } else { 0.0 };
     RowLoss {
         loss,
         loss_tolerance: finite(loss_tolerance, loss),
-        lse,
-        lse_tolerance: finite(lse_tolerance, lse),
+        max: Some(max),
+        ln_sum,
+        ln_sum_tolerance: finite(ln_error, ln_sum),
     }
 }
 
@@ -295,8 +304,9 @@ pub fn reference_total(rows: &[RowLoss], targets: &[i64], ignore_index: i64, red
     }
 }
 
-/// One row's gradient in f64 from the lse the kernel is given, with the gradient `scale` reaching
-/// the row's loss, and each element's tolerance: p = e^(x − lse) within p·(a + 2u·|x − lse|) plus
+/// One row's gradient in f64 from the statistics the kernel is given (max, ln sum), with the
+/// gradient `scale` reaching the row's loss, and each element's tolerance: p = e^((x − max) − ln
+/// sum) within p·(a + 2u·(|x − max| + |exponent|)) (two roundings of the exponent) plus
 /// f32's smallest normal (flushed below it), p − [c = target] within u of itself, times the scale
 /// (itself within u, a division) within u: all doubled. 0 where the target is ignored; NaN where it
 /// is out of range.
@@ -304,7 +314,7 @@ pub fn reference_backward_row(
     row: &[f32],
     target: i64,
     ignore_index: i64,
-    lse: f32,
+    [max, ln_sum]: [f32; 2],
     scale: f64,
 ) -> (Vec<f64>, Vec<f64>) {
     let cols = row.len();
@@ -314,16 +324,17 @@ pub fn reference_backward_row(
     if usize::try_from(target).map_or(true, |t| t >= cols) {
         return (vec![f64::NAN; cols], vec![0.0; cols]);
     }
-    let lse = lse as f64;
+    let (max, ln_sum) = (max as f64, ln_sum as f64);
     row.iter()
         .enumerate()
         .map(|(c, &x)| {
-            let gap = x as f64 - lse;
+            let below = x as f64 - max;
+            let gap = below - ln_sum;
             let p = gap.exp();
             let hit = if c as i64 == target { 1.0 } else { 0.0 };
             let g = (p - hit) * scale;
             let p_error = if p > 0.0 {
-                p * (APPROX + 2.0 * U * gap.abs())
+                p * (APPROX + 2.0 * U * (below.abs() + gap.abs()))
             } else {
                 0.0
             } + f32::MIN_POSITIVE as f64;
@@ -438,12 +449,12 @@ impl FamilyDemo for CrossEntropyDemo {
 
     fn plan(&self, size: Size) -> Result<Plan> {
         let [rows, cols, _] = size.0;
-        // The logits; the targets, losses and lse.
+        // The logits; the targets (two words each), losses and statistics (two each).
         plan(
             &FAMILY.kernels[0],
             &CrossEntropy::new(rows, cols)?,
             (rows, cols),
-            (1, 3),
+            (1, 5),
         )
     }
 
@@ -464,7 +475,7 @@ impl FamilyDemo for CrossEntropyDemo {
             logits,
             targets,
             losses: Outputs::new(backend, rows, GUARD, f32::NAN, sets)?,
-            lse: Outputs::new(backend, rows, GUARD, f32::NAN, sets)?,
+            stats: Outputs::new(backend, 2 * rows, GUARD, f32::NAN, sets)?,
             totals: Outputs::new(backend, 2, GUARD, f32::NAN, sets)?,
             tickets: Outputs::from_template(backend, vec![0u32], sets)?,
         }))
@@ -493,7 +504,7 @@ struct ForwardCase<'a> {
     logits: Vec<f32>,
     targets: Vec<i64>,
     losses: Outputs<f32>,
-    lse: Outputs<f32>,
+    stats: Outputs<f32>,
     totals: Outputs<f32>,
     tickets: Outputs<u32>,
 }
@@ -504,7 +515,7 @@ impl Case for ForwardCase<'_> {
             logits: &self.inputs[set],
             targets: &self.targets_buffer,
             losses: self.losses.get_mut(set),
-            lse: self.lse.get_mut(set),
+            stats: self.stats.get_mut(set),
             total: Some(Total {
                 total: self.totals.get_mut(set),
                 ticket: self.tickets.get_mut(set),
@@ -523,7 +534,7 @@ impl Case for ForwardCase<'_> {
 
     fn poison(&mut self) -> Result<()> {
         self.losses.poison(self.backend)?;
-        self.lse.poison(self.backend)?;
+        self.stats.poison(self.backend)?;
         self.totals.poison(self.backend)?;
         self.tickets.poison(self.backend)
     }
@@ -531,11 +542,11 @@ impl Case for ForwardCase<'_> {
     fn check(&self, set: usize) -> std::result::Result<String, String> {
         let (rows, cols) = (self.problem.rows as usize, self.problem.cols as usize);
         let losses = self.losses.read(self.backend, set)?;
-        let lse = self.lse.read(self.backend, set)?;
+        let stats = self.stats.read(self.backend, set)?;
         let total = self.totals.read(self.backend, set)?;
         let ticket = self.tickets.read(self.backend, set)?[0];
         let references = reference_rows(&self.logits[..self.problem.len()], &self.targets, cols);
-        let summary = check_forward(&references, (&losses[..rows], &lse[..rows]))?;
+        let summary = check_forward(&references, (&losses[..rows], &stats[..2 * rows]))?;
         let (want, tolerance, count) = reference_total(&references, &self.targets, IGNORE_INDEX, Reduction::Mean);
         if !within(total[0], want, tolerance) || total[1] as f64 != count {
             return Err(format!(
@@ -549,19 +560,26 @@ impl Case for ForwardCase<'_> {
             ));
         }
         check_guard(&losses, rows)?;
-        check_guard(&lse, rows)?;
+        check_guard(&stats, 2 * rows)?;
         check_guard(&total, 2)?;
         Ok(summary)
     }
 }
 
-/// Checks each row's loss and lse against its reference: a summary, or the first row that differs.
-pub fn check_forward(references: &[RowLoss], (losses, lse): (&[f32], &[f32])) -> std::result::Result<String, String> {
+/// Checks each row's loss and statistics (`stats`: max and ln sum in pairs) against its
+/// reference: a summary, or the first row that differs.
+pub fn check_forward(references: &[RowLoss], (losses, stats): (&[f32], &[f32])) -> std::result::Result<String, String> {
     let mut worst = 0.0f64;
     for (r, reference) in references.iter().enumerate() {
+        let (max, ln_sum) = (stats[2 * r], stats[2 * r + 1]);
+        if let Some(want) = reference.max
+            && max != want
+        {
+            return Err(format!("row {r}: maximum {max}, expected {want}"));
+        }
         for (what, got, want, tolerance) in [
             ("loss", losses[r], reference.loss, reference.loss_tolerance),
-            ("lse", lse[r], reference.lse, reference.lse_tolerance),
+            ("ln sum", ln_sum, reference.ln_sum, reference.ln_sum_tolerance),
         ] {
             if !within(got, want, tolerance) {
                 return Err(format!(
@@ -594,12 +612,12 @@ impl FamilyDemo for CrossEntropyBackwardDemo {
 
     fn plan(&self, size: Size) -> Result<Plan> {
         let [rows, cols, _] = size.0;
-        // The logits and their gradient; the targets and lse.
+        // The logits and their gradient; the targets (two words each) and statistics (two each).
         plan(
             &BACKWARD_FAMILY.kernels[0],
             &CrossEntropyBackward::new(rows, cols)?,
             (rows, cols),
-            (2, 2),
+            (2, 4),
         )
     }
 
@@ -607,11 +625,11 @@ impl FamilyDemo for CrossEntropyBackwardDemo {
         let [rows, cols, _] = size.0;
         let problem = CrossEntropyBackward::new(rows, cols)?;
         let (logits, targets) = inputs(substream(rng, 47), rows, cols);
-        // The forward pass's lse as f32 holds it, and the mean's gradient: a loss gradient over the
-        // rows counted.
-        let lse: Vec<f32> = reference_rows(&logits, &targets, cols)
+        // The forward pass's statistics as f32 holds them, and the mean's gradient: a loss gradient
+        // over the rows counted.
+        let stats: Vec<f32> = reference_rows(&logits, &targets, cols)
             .iter()
-            .map(|r| r.lse as f32)
+            .flat_map(RowLoss::stats)
             .collect();
         let grad_loss = StdRng::seed_from_u64(substream(rng, 53)).random_range(0.5f32..2.0);
         let count = targets.iter().filter(|&&t| t != IGNORE_INDEX).count() as f32;
@@ -621,14 +639,14 @@ impl FamilyDemo for CrossEntropyBackwardDemo {
             problem,
             inputs: [
                 upload(&logits)?,
-                upload(&lse)?,
+                upload(&stats)?,
                 upload(&[grad_loss])?,
                 upload(&[count])?,
             ],
             targets_buffer: Buffer::upload(backend, &targets)?,
             logits,
             targets,
-            lse,
+            stats,
             scale: grad_loss as f64 / count as f64,
             outputs: Outputs::new(backend, problem.len(), GUARD, f32::NAN, sets.max(1))?,
         }))
@@ -636,7 +654,7 @@ impl FamilyDemo for CrossEntropyBackwardDemo {
 
     fn cli(&self) -> Cli {
         Cli {
-            about: "the gradient of the mean softmax cross-entropy with respect to rows × cols f32 logits, from the forward pass's lse: a block per row, one read and one write",
+            about: "the gradient of the mean softmax cross-entropy with respect to rows × cols f32 logits, from the forward pass's row maxima and ln sums: a block per row, one read and one write",
             default: Size([8192, 50_257, 1]),
             emulator_cap: Size([64, 50_257, 1]),
         }
@@ -650,24 +668,24 @@ impl FamilyDemo for CrossEntropyBackwardDemo {
 struct BackwardCase<'a> {
     backend: &'a Backend,
     problem: CrossEntropyBackward,
-    /// The logits, lse, loss gradient and count on the backend.
+    /// The logits, statistics, loss gradient and count on the backend.
     inputs: [Buffer<f32>; 4],
     targets_buffer: Buffer<i64>,
     /// The same on the host, for the reference; `scale` the gradient reaching each counted row.
     logits: Vec<f32>,
     targets: Vec<i64>,
-    lse: Vec<f32>,
+    stats: Vec<f32>,
     scale: f64,
     outputs: Outputs<f32>,
 }
 
 impl Case for BackwardCase<'_> {
     fn launch(&mut self, kernel: usize, source: Source, set: usize) -> Result<()> {
-        let [logits, lse, grad_loss, count] = &self.inputs;
+        let [logits, stats, grad_loss, count] = &self.inputs;
         let arrays = BackwardArrays {
             logits,
             targets: &self.targets_buffer,
-            lse,
+            stats,
             grad_loss,
             count: Some(count),
             grad_logits: self.outputs.get_mut(set),
@@ -690,7 +708,7 @@ impl Case for BackwardCase<'_> {
         let (len, cols) = (self.problem.len(), self.problem.cols as usize);
         let out = self.outputs.read(self.backend, set)?;
         let summary = check_backward(
-            (&self.logits, &self.targets, &self.lse),
+            (&self.logits, &self.targets, &self.stats),
             &vec![self.scale; self.targets.len()],
             &out[..len],
             cols,
@@ -703,14 +721,20 @@ impl Case for BackwardCase<'_> {
 /// Checks the gradient `out` of every row against [`reference_backward_row`], `scales[r]` the
 /// gradient reaching row r's loss.
 pub fn check_backward(
-    (logits, targets, lse): (&[f32], &[i64], &[f32]),
+    (logits, targets, stats): (&[f32], &[i64], &[f32]),
     scales: &[f64],
     out: &[f32],
     cols: usize,
 ) -> std::result::Result<String, String> {
     let mut worst = 0.0f64;
     for (r, row) in logits.chunks(cols).enumerate() {
-        let (want, tolerances) = reference_backward_row(row, targets[r], IGNORE_INDEX, lse[r], scales[r]);
+        let (want, tolerances) = reference_backward_row(
+            row,
+            targets[r],
+            IGNORE_INDEX,
+            [stats[2 * r], stats[2 * r + 1]],
+            scales[r],
+        );
         for (c, (&want, &tolerance)) in want.iter().zip(&tolerances).enumerate() {
             let got = out[r * cols + c];
             if !within(got, want, tolerance) {

@@ -154,8 +154,13 @@ pub fn reference_row(row: &[f32], weight: &[f32], bias: &[f32], eps: f32, center
     let abs_deviation = deviations.iter().map(|d| d.abs()).sum::<f64>() / n;
     let variance_error =
         2.0 * (depth + 3.0) * u * variance + mean_error * mean_error + 2.0 * mean_error * abs_deviation;
-    let rstd = 1.0 / (variance + eps as f64).sqrt();
-    // An infinite variance gives rstd 0 exactly (and its outputs are the bias, or NaN).
+    // An infinite mean square makes RMS norm's row NaN throughout, as PyTorch's (the kernels'
+    // `rstd`); layer norm's infinite variance gives rstd 0 exactly (its outputs the bias, or NaN).
+    let rstd = if !centered && variance.is_infinite() {
+        f64::NAN
+    } else {
+        1.0 / (variance + eps as f64).sqrt()
+    };
     let rstd_tolerance = if variance.is_finite() {
         2.0 * (0.5 * variance_error / (variance + eps as f64) + 2.0 * u)
     } else {
