@@ -9,10 +9,10 @@
 //! [`FUSED_COLS`] columns (each thread's sums in registers).
 
 use super::THREADS;
-use super::three_pass::Sums;
+use super::WARPS;
 use crate::softmax::block_sum;
-use ptxkit::device::{GlobalSlice, GlobalSliceMut, block_idx, thread_idx, unrolled};
-use ptxkit::{Dim3, Family, Kernel, Problem, SharedMemory, kernel};
+use ptxkit::device::{GlobalSlice, GlobalSliceMut, SharedSlice, block_idx, sync_threads, thread_idx, unrolled};
+use ptxkit::{Dim3, Family, Kernel, Problem, SharedMemory, kernel, shared_memory};
 
 /// Columns each thread keeps sums for.
 pub const SLOTS: u32 = 32;
@@ -70,6 +70,33 @@ impl Problem for PartialSums {
     type Args = (GlobalSlice<f32>, GlobalSliceMut<f32>, GlobalSliceMut<f32>, u32, u32);
 }
 
+shared_memory! {
+    /// One partial sum per warp, and the weight staged (zeros past the row, as far as a group of
+    /// slots reads).
+    pub struct Scratch {
+        pub sums: SharedSlice<f32> = WARPS,
+        pub weights: SharedSlice<f32> = STAGED_WEIGHTS,
+    }
+}
+
+/// Slots read together: their loads in flight at once.
+const GROUP: u32 = 4;
+
+/// The staged weight's length: the widest row and a group's reach past it.
+const STAGED_WEIGHTS: u32 = FUSED_COLS + GROUP * THREADS;
+
+/// Calls `body(group)` for each group of [`GROUP`] slots (slots GROUP·group …) but those that
+/// start past the row for thread `t`; the body sees slots past the row too, up to GROUP · THREADS
+/// columns past it.
+#[inline(always)]
+fn in_groups(t: u32, cols: u32, mut body: impl FnMut(u32)) {
+    unrolled::<{ SLOTS / GROUP }>(|group| {
+        if t + THREADS * GROUP * group < cols {
+            body(group);
+        }
+    });
+}
+
 /// Block b's run of rows: dx of each, and the run's sums for this thread's columns into row b of
 /// the partials.
 ///
@@ -77,8 +104,44 @@ impl Problem for PartialSums {
 /// The kernel's contract; cols ≤ [`FUSED_COLS`]; the block has [`THREADS`] threads, all calling.
 #[inline(always)]
 unsafe fn run<const CENTERED: bool>(args: <NormBackwardFused as Problem>::Args) {
-    let (input, grad_output, weight, means, rstds, grad_input, partials, rows, cols) = args;
-    let Sums { sums } = Sums::carve();
+    let (weight, cols) = (args.2, args.8);
+    let Scratch { sums, weights } = Scratch::carve();
+    // The weight read once per block rather than once per row; its presence decided once, not at
+    // every slot (a branch per slot).
+    if weight.is_empty() {
+        // SAFETY: forwarded; no weight.
+        unsafe { run_with::<CENTERED, false>(args, (sums, weights)) }
+    } else {
+        let mut c = thread_idx().x;
+        while c < cols + GROUP * THREADS {
+            // SAFETY: c < cols: the weight holds cols elements.
+            weights.set(
+                c,
+                if c < cols {
+                    unsafe { weight.get_unchecked(c) }
+                } else {
+                    0.0
+                },
+            );
+            c += THREADS;
+        }
+        // The staged weight is whole before any thread reads it.
+        sync_threads();
+        // SAFETY: forwarded; the weight staged.
+        unsafe { run_with::<CENTERED, true>(args, (sums, weights)) }
+    }
+}
+
+/// [`run`] with the weight staged in `weights` (`WEIGHTED`) or none.
+///
+/// # Safety
+/// As [`run`]'s; where `WEIGHTED`, `weights` holds the weight and zeros past it.
+#[inline(always)]
+unsafe fn run_with<const CENTERED: bool, const WEIGHTED: bool>(
+    args: <NormBackwardFused as Problem>::Args,
+    (sums, weights): (SharedSlice<f32>, SharedSlice<f32>),
+) {
+    let (input, grad_output, _, means, rstds, grad_input, partials, rows, cols) = args;
     let t = thread_idx().x;
     let per_block = rows_per_block(rows);
     let first = block_idx().x * per_block;
@@ -102,25 +165,43 @@ unsafe fn run<const CENTERED: bool>(args: <NormBackwardFused as Problem>::Args) 
         };
         // x̂ and g = dy·weight at column c, and dy.
         let terms = |c: u32| {
-            // SAFETY: c < cols: inside the row; the weight holds cols elements or none.
+            // SAFETY: c is inside the matrix past the row's start and below the staged weight's
+            // length (the callers' promise).
             let (xc, dyc) = unsafe { (x.get_unchecked(c), dy.get_unchecked(c)) };
-            let g = if weight.is_empty() {
-                dyc
+            // SAFETY: as above.
+            let g = if WEIGHTED {
+                dyc * unsafe { weights.get_unchecked(c) }
             } else {
-                // SAFETY: as above.
-                dyc * unsafe { weight.get_unchecked(c) }
+                dyc
             };
             ((xc - mean) * rstd, g, dyc)
         };
+        // Where a group's reach past the row stays inside the matrix (every row but the last few),
+        // each group's slots are read together, those past the row (the next row's) dropped by a
+        // select: loads under a branch each would wait for each other, one slot's latency after
+        // another's. The last rows read each slot under its own branch.
+        let grouped = base + (cols + GROUP * THREADS) as usize <= input.len();
         let (mut row_g, mut row_gx) = (0.0f32, 0.0f32);
-        unrolled::<SLOTS>(|j| {
-            let c = t + THREADS * j;
-            if c < cols {
-                let (xh, g, _) = terms(c);
-                row_g += g;
-                row_gx += g * xh;
-            }
-        });
+        if grouped {
+            in_groups(t, cols, |group| {
+                unrolled::<GROUP>(|k| {
+                    let c = t + THREADS * (GROUP * group + k);
+                    let inside = c < cols;
+                    let (xh, g, _) = terms(c);
+                    row_g += if inside { g } else { 0.0 };
+                    row_gx += if inside { g * xh } else { 0.0 };
+                })
+            });
+        } else {
+            unrolled::<SLOTS>(|j| {
+                let c = t + THREADS * j;
+                if c < cols {
+                    let (xh, g, _) = terms(c);
+                    row_g += g;
+                    row_gx += g * xh;
+                }
+            });
+        }
         // SAFETY: every thread of the block calls both (the caller's promise).
         let mean_g = if CENTERED {
             (unsafe { block_sum::<{ super::WARPS }>(sums, row_g) }) / n
@@ -129,16 +210,33 @@ unsafe fn run<const CENTERED: bool>(args: <NormBackwardFused as Problem>::Args) 
         };
         // SAFETY: as above.
         let mean_gx = (unsafe { block_sum::<{ super::WARPS }>(sums, row_gx) }) / n;
-        unrolled::<SLOTS>(|j| {
+        let mut finish = |j: u32, (xh, g, dyc): (f32, f32, f32)| {
             let c = t + THREADS * j;
-            if c < cols {
-                let (xh, g, dyc) = terms(c);
+            let inside = c < cols;
+            if inside {
                 // SAFETY: c < cols.
                 unsafe { dx.set_unchecked(c, rstd * (g - mean_g - xh * mean_gx)) };
-                sum_w[j as usize] += dyc * xh;
-                sum_b[j as usize] += dyc;
             }
-        });
+            // A slot past the row sums the next row's values, and is never written out.
+            sum_w[j as usize] += dyc * xh;
+            sum_b[j as usize] += dyc;
+        };
+        if grouped {
+            in_groups(t, cols, |group| {
+                // The group's loads first, then its stores: a store between them would wait for
+                // its own slot's loads before the next slot's could start.
+                let mut read = [(0.0f32, 0.0f32, 0.0f32); GROUP as usize];
+                unrolled::<GROUP>(|k| read[k as usize] = terms(t + THREADS * (GROUP * group + k)));
+                unrolled::<GROUP>(|k| finish(GROUP * group + k, read[k as usize]));
+            });
+        } else {
+            unrolled::<SLOTS>(|j| {
+                let c = t + THREADS * j;
+                if c < cols {
+                    finish(j, terms(c));
+                }
+            });
+        }
         row += 1;
     }
     let blocks = blocks(rows) as usize;
@@ -156,6 +254,7 @@ unsafe fn run<const CENTERED: bool>(args: <NormBackwardFused as Problem>::Args) 
 }
 
 kernel! {
+    #[launch_bounds(Dim3::x(THREADS), 2)]
     /// Block b: dx of layer norm's rows b·R … (R = rows_per_block), and their weight and bias
     /// sums into row b of the partials.
     pub unsafe fn layer_norm_backward_fused(input: GlobalSlice<f32>, grad_output: GlobalSlice<f32>, weight: GlobalSlice<f32>, mean: GlobalSlice<f32>, rstd: GlobalSlice<f32>, grad_input: GlobalSliceMut<f32>, partials: GlobalSliceMut<f32>, rows: u32, cols: u32) {
@@ -165,6 +264,7 @@ kernel! {
 }
 
 kernel! {
+    #[launch_bounds(Dim3::x(THREADS), 2)]
     /// As [`layer_norm_backward_fused`], for RMS norm.
     pub unsafe fn rms_norm_backward_fused(input: GlobalSlice<f32>, grad_output: GlobalSlice<f32>, weight: GlobalSlice<f32>, mean: GlobalSlice<f32>, rstd: GlobalSlice<f32>, grad_input: GlobalSliceMut<f32>, partials: GlobalSliceMut<f32>, rows: u32, cols: u32) {
         // SAFETY: as above.
@@ -202,11 +302,12 @@ kernel! {
     }
 }
 
-/// A block of [`THREADS`] per run of rows.
+/// A block of [`THREADS`] per run of rows; two resident per SM (128 registers a thread), so that
+/// the [`MAX_BLOCKS`] runs are one wave.
 pub const LAYER_KERNEL: Kernel<NormBackwardFused> = Kernel {
     code: layer_norm_backward_fused,
     block: Dim3::x(THREADS),
-    shared: SharedMemory::of(Sums::BYTES),
+    shared: SharedMemory::of(Scratch::BYTES),
     grid: |p, _| Dim3::x(blocks(p.rows)),
 };
 
