@@ -47,7 +47,7 @@ enum Verb {
     },
     /// Each Rust kernel beside its CUDA C twin as ptxas and the SASS see them, without a GPU:
     /// registers, spills, SASS instructions, FFMAs, global atomics, local memory; flags pairs that
-    /// differ where it moves time. Compiles every twin with CUDA 13.0's nvcc (`cargo xtask setup
+    /// differ where it moves time (local memory, returning atomics, fewer resident blocks). Compiles every twin with CUDA 13.0's nvcc (`cargo xtask setup
     /// --twins`); writes target/twins/<arch>/report.md.
     Twins {
         /// The architecture (the runner's H200 by default).
@@ -481,14 +481,17 @@ fn compare_twins(arch: Arch, filter: Option<&str>) -> Result<(), Failure> {
         twin_sass.extend(sass);
     }
 
+    // Both sides launched as the registry launches the Rust kernel.
     let side = |report: &[ptxas::KernelResources],
                 sass: &std::collections::BTreeMap<String, twins::SassCounts>,
-                entry: &str| {
+                entry: &str,
+                rust_entry: &str| {
         let resources = report.iter().find(|k| k.entry == entry)?;
         Some(twins::Side {
             registers: resources.registers,
             spill_bytes: resources.spill_store_bytes,
             sass: sass.get(entry)?.clone(),
+            threads: kernels::registry::find(rust_entry).map_or(0, |k| k.block.volume() as u32),
         })
     };
     let mut pairs = Vec::new();
@@ -498,8 +501,8 @@ fn compare_twins(arch: Arch, filter: Option<&str>) -> Result<(), Failure> {
         }
         let twin_entry = format!("{}{}", kernel.entry, kernels::registry::CUDA_C_ENTRY_SUFFIX);
         if let (Some(rust), Some(twin)) = (
-            side(&rust_report, &rust_sass, &kernel.entry),
-            side(&twin_report, &twin_sass, &twin_entry),
+            side(&rust_report, &rust_sass, &kernel.entry, &kernel.entry),
+            side(&twin_report, &twin_sass, &twin_entry, &kernel.entry),
         ) {
             pairs.push((kernel.entry.clone(), rust, twin));
         }

@@ -6,7 +6,7 @@
 //! against its FFMAs), global atomics that return their old value (ATOMG)
 //! against those that do not (REDG), and local-memory accesses; it flags where the two differ in
 //! a way that moves time (a twin whose additions wait for their old values ran slower:
-//! docs/perf-log.md, change 95). A "Rust / CUDA C" ratio is only as fair as the twin.
+//! docs/perf-log.md, change 95; registers that leave room for fewer resident blocks: change 123). A "Rust / CUDA C" ratio is only as fair as the twin.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -136,12 +136,25 @@ pub fn parse_sass(listing: &str) -> BTreeMap<String, SassCounts> {
     functions
 }
 
-/// One side of a pair: ptxas's figures and the SASS counts.
+/// One side of a pair: ptxas's figures, the SASS counts, and the threads of the block both sides
+/// are launched with.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Side {
     pub registers: u32,
     pub spill_bytes: u32,
     pub sass: SassCounts,
+    pub threads: u32,
+}
+
+impl Side {
+    /// Blocks of this side an SM holds as far as registers allow (Hopper's and Ampere's 64K a
+    /// SM, given out per warp in units of 256), threads (2048) and blocks (32): shared memory is the same on
+    /// both sides, the launch's.
+    pub fn resident_blocks_by_registers(&self) -> u32 {
+        let warps = self.threads.div_ceil(32).max(1);
+        let per_warp = (self.registers.max(1) * 32).div_ceil(256) * 256;
+        (65_536 / (warps * per_warp)).min(2048 / (warps * 32)).min(32)
+    }
 }
 
 /// What differs between a Rust kernel and its twin in a way that moves time; empty if nothing.
@@ -156,6 +169,13 @@ pub fn differences(rust: &Side, twin: &Side) -> Vec<String> {
         notes.push(format!(
             "local memory: {who} (spills {} / {} bytes)",
             rust.spill_bytes, twin.spill_bytes
+        ));
+    }
+    let (rust_blocks, twin_blocks) = (rust.resident_blocks_by_registers(), twin.resident_blocks_by_registers());
+    if rust_blocks != twin_blocks {
+        notes.push(format!(
+            "resident blocks per SM by registers: Rust {rust_blocks}, twin {twin_blocks} ({} / {} registers, {} threads)",
+            rust.registers, twin.registers, rust.threads
         ));
     }
     if rust.sass.atomg != twin.sass.atomg || rust.sass.redg != twin.sass.redg {
@@ -259,6 +279,7 @@ mod tests {
     fn pairs_differ_in_returning_atomics_and_local_memory_only() {
         let side = |atomg, redg, local, spill_bytes| Side {
             registers: 128,
+            threads: 256,
             spill_bytes,
             sass: SassCounts {
                 instructions: 100,
@@ -274,10 +295,18 @@ mod tests {
         assert_eq!(atomics, ["global atomics: Rust 2 ATOMG + 64 REDG, twin 66 + 0"]);
         let local = differences(&side(0, 0, 0, 0), &side(0, 0, 13, 24));
         assert_eq!(local, ["local memory: the twin (spills 0 / 24 bytes)"]);
-        // Fewer registers or instructions alone are the compilers' choices, not a difference here.
+        // Fewer registers or instructions alone are the compilers' choices, not a difference here,
+        // while the SM holds as many blocks of each.
         let mut fewer = side(0, 0, 0, 0);
-        fewer.registers = 90;
+        fewer.registers = 100;
         fewer.sass.instructions = 80;
         assert!(differences(&fewer, &side(0, 0, 0, 0)).is_empty());
+        // 95 registers leave room for two blocks of 256 threads, 64 for four.
+        let (mut rust, mut twin) = (side(0, 0, 0, 0), side(0, 0, 0, 0));
+        (rust.registers, twin.registers) = (95, 64);
+        assert_eq!(
+            differences(&rust, &twin),
+            ["resident blocks per SM by registers: Rust 2, twin 4 (95 / 64 registers, 256 threads)"]
+        );
     }
 }
