@@ -1,14 +1,24 @@
 //! The gradients of the norms' weight and bias: sums down the columns, `dweight[c] = Σ_r dy·x̂`
 //! and `dbias[c] = Σ_r dy`, with x̂ = (x − mean)·rstd from the forward pass's statistics (mean 0
-//! for RMS norm). A block takes a strip of 32 columns: lane l its column, warp w rows w, w + 8, …
-//! (each warp's read of a row is 128 contiguous bytes); the eight warps' sums meet in shared
-//! memory, in warp order, so the result does not depend on timing.
+//! for RMS norm). A block of [`WARPS`] warps takes a strip of 32 columns: lane l its column, warp
+//! w rows w, w + WARPS, … (each warp's read of a row is 128 contiguous bytes), [`UNROLL`] rows'
+//! loads in flight at once and added in row order; the warps' sums meet in shared memory, in warp
+//! order, so the result does not depend on timing.
 
-use super::{NormWeightGrad, THREADS, WARPS};
+use super::NormWeightGrad;
 use ptxkit::device::{
     GlobalSlice, GlobalSliceMut, MatrixLayout, SharedMatrix, WARP_SIZE, block_idx, lane_id, sync_threads, thread_idx,
+    unrolled,
 };
 use ptxkit::{Dim3, Kernel, SharedMemory, kernel, shared_memory};
+
+/// Threads of a block: a strip's rows are shared by 32 warps, so that a strip per SM (4096
+/// columns are 128 strips) has loads enough in flight to reach the copy ceiling.
+pub const THREADS: u32 = 1024;
+/// Warps of a block: each sums every WARPS-th row.
+pub const WARPS: u32 = THREADS / WARP_SIZE;
+/// Rows whose loads a warp issues together: one row at a time waited a load latency per row.
+const UNROLL: u32 = 4;
 
 shared_memory! {
     /// Each warp's sums for the strip's 32 columns: dweight's, then dbias's.
@@ -35,8 +45,8 @@ unsafe fn strip<const CENTERED: bool>(
     let c = block_idx().x * WARP_SIZE + lane;
     let (mut sum_w, mut sum_b) = (0.0f32, 0.0f32);
     if c < cols {
-        let mut r = warp;
-        while r < rows {
+        // Row r's (dy, dy·x̂).
+        let terms = |r: u32| {
             let at = r as usize * cols as usize + c as usize;
             // SAFETY: r < rows, c < cols: inside the matrices; the statistics hold a row's.
             let (x, dy, mean, rstd) = unsafe {
@@ -47,8 +57,22 @@ unsafe fn strip<const CENTERED: bool>(
                     rstds.get_unchecked(r),
                 )
             };
-            sum_w += dy * ((x - mean) * rstd);
+            (dy, dy * ((x - mean) * rstd))
+        };
+        let mut r = warp;
+        while r + (UNROLL - 1) * WARPS < rows {
+            let mut read = [(0.0f32, 0.0f32); UNROLL as usize];
+            unrolled::<UNROLL>(|k| read[k as usize] = terms(r + k * WARPS));
+            unrolled::<UNROLL>(|k| {
+                sum_b += read[k as usize].0;
+                sum_w += read[k as usize].1;
+            });
+            r += UNROLL * WARPS;
+        }
+        while r < rows {
+            let (dy, term) = terms(r);
             sum_b += dy;
+            sum_w += term;
             r += WARPS;
         }
     }
@@ -97,7 +121,7 @@ kernel! {
     }
 }
 
-/// Blocks of [`THREADS`] threads, one per strip of 32 columns.
+/// Blocks of [`THREADS`] threads, one per strip of 32 columns; one resident per SM at least.
 pub const LAYER_KERNEL: Kernel<NormWeightGrad> = Kernel {
     code: layer_norm_weight_grad,
     block: Dim3::x(THREADS),

@@ -7,7 +7,7 @@ use super::{Case, Cli, FamilyDemo, GUARD, Outputs, Plan, Size, Sizes, check_guar
 use kernels::Source;
 use kernels::norm::{
     LAYER_NORM_BACKWARD_FAMILY, LAYER_NORM_WEIGHT_GRAD_FAMILY, NormWeightGrad, RMS_NORM_BACKWARD_FAMILY,
-    RMS_NORM_WEIGHT_GRAD_FAMILY, RowNormBackward,
+    RMS_NORM_WEIGHT_GRAD_FAMILY, RowNormBackward, weight_grad,
 };
 use ptxkit::device::{GlobalSlice, GlobalSliceMut};
 use ptxkit::{AnyFamily, Family, Kernel};
@@ -405,15 +405,16 @@ pub fn launch_weight_grad<A: Array<f32>>(
 
 /// The weight's and bias's gradients in f64 from the statistics the kernel is given, and their
 /// tolerances: each term dy·x̂ within 3u of itself (x − mean, the product with rstd, with dy), the
-/// sums' chains (a warp's share, rows / 8, plus the 8 warps) within that many u of the sums of
-/// magnitudes; doubled.
+/// sums' chains (a warp's share, rows / W, plus the W warps of [`weight_grad::WARPS`]) within that
+/// many u of the sums of magnitudes; doubled.
 pub fn reference_weight_grad(
     (x, dy): (&[f32], &[f32]),
     (means, rstds): (&[f32], &[f32]),
     cols: usize,
 ) -> [(Vec<f64>, Vec<f64>); 2] {
     let rows = x.len() / cols;
-    reference_weight_grad_by((x, dy), (means, rstds), cols, rows.div_ceil(8) as f64 + 8.0)
+    let warps = weight_grad::WARPS as usize;
+    reference_weight_grad_by((x, dy), (means, rstds), cols, (rows.div_ceil(warps) + warps) as f64)
 }
 
 /// [`reference_weight_grad`] for sums added in chains of at most `depth` additions.
