@@ -78,10 +78,5 @@ pub(crate) fn attention_backward_meets_grouped_heads(backend: &Backend) {
             }
         }
     }
-    assert!(
-        failures.is_empty(),
-        "{} failures (random stream {stream}; rerun with {RNG_ENV}={stream}):\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    assert_none_failed(&failures, stream);
 }

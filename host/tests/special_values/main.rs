@@ -22,6 +22,7 @@ mod softmax;
 
 /// What every check uses.
 mod prelude {
+    pub(crate) use crate::assert_none_failed;
     pub(crate) use crate::same;
     pub use kernels::Source;
     pub use kernels::special_values::{SPECIAL_VALUES, mix_in};
@@ -31,6 +32,17 @@ mod prelude {
     pub use ptxkit_runtime::array::Buffer;
     pub use rand::rngs::StdRng;
     pub use rand::{Rng, SeedableRng};
+}
+
+/// Fails with every failure listed and the random stream that reproduces them.
+pub(crate) fn assert_none_failed(failures: &[String], stream: u64) {
+    assert!(
+        failures.is_empty(),
+        "{} failures (random stream {stream}; rerun with {}={stream}):\n{}",
+        failures.len(),
+        kernels::testing::RNG_ENV,
+        failures.join("\n")
+    );
 }
 
 use ptxkit_runtime::Backend;

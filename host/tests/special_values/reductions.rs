@@ -118,10 +118,5 @@ pub(crate) fn reductions_meet_special_values(backend: &Backend) {
             }
         }
     }
-    assert!(
-        failures.is_empty(),
-        "{} failures (random stream {stream}; rerun with {RNG_ENV}={stream}):\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    assert_none_failed(&failures, stream);
 }
