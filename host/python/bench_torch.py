@@ -203,6 +203,7 @@ def cases():
         ("cumsum", "2^28", 2 * 4 * long.numel(), lambda: rust_kernels.cumsum(long), lambda: torch.cumsum(long, 0)),
         ("row_sum", "65536x1024", 4 * rows.numel(), lambda: rust_kernels.row_sum(rows), lambda: rows.sum(dim=1)),
         ("row_max", "65536x1024", 4 * rows.numel(), lambda: rust_kernels.row_max(rows), lambda: rows.amax(dim=1)),
+    ] + few_rows_cases(long) + [
         (
             "histogram_f32",
             "2^28",
@@ -211,6 +212,17 @@ def cases():
             lambda: torch.histc(long, 256, 0.0, 1.0),
         ),
     ] + norm_cases() + cross_entropy_cases() + decode_cases()
+
+
+def few_rows_cases(long):
+    """Row reductions over fewer rows than the GPU keeps blocks resident: the split kernels' shapes."""
+    cases = []
+    for rows in (4, 64, 512):
+        x = long.view(rows, -1)
+        shape = f"{rows}x2^{(x.shape[1]).bit_length() - 1}"
+        cases.append(("row_sum", shape, 4 * x.numel(), lambda x=x: rust_kernels.row_sum(x), lambda x=x: x.sum(dim=1)))
+        cases.append(("row_max", shape, 4 * x.numel(), lambda x=x: rust_kernels.row_max(x), lambda x=x: x.amax(dim=1)))
+    return cases
 
 
 def overhead():

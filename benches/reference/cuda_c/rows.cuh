@@ -1,5 +1,6 @@
 // Pieces shared by the row-reduction twins (kernels::rows): a block of 256 threads per row, or a
-// warp per row (8 per block); SUM or MAX as the combining operation (kernels::reduce::Combine).
+// warp per row (8 per block), or a block per piece of a row; SUM or MAX as the combining operation
+// (kernels::reduce::Combine).
 #pragma once
 #include <math.h>
 
@@ -53,4 +54,100 @@ __device__ __forceinline__ void row_warp(const float* input, float* output, unsi
     for (unsigned c = lane; c < cols; c += 32) mine = Op::combine(mine, input[base + c]);
     float total = warp_combine<Op>(mine);
     if (lane == 0) output[row] = total;
+}
+
+// kernels::rows::split::piece_len: the row shared out evenly, rounded up to whole float4s.
+__device__ __forceinline__ unsigned piece_len(unsigned cols, unsigned splits) {
+    unsigned len = (cols + splits - 1) / splits;
+    return len > 0xfffffffcu ? 0xffffffffu : (len + 3u) & ~3u;
+}
+
+// One thread's share of input[lo, hi): the elements before the first 16-byte boundary and after
+// the last one at a time, the float4s between a block apart, four in flight, a lane each
+// (kernels::rows::split::piece_walk).
+template <typename Op>
+__device__ __forceinline__ float piece_walk(const float* input, unsigned lo, unsigned hi) {
+    const unsigned LOADS_IN_FLIGHT = 4;
+    unsigned t = threadIdx.x;
+    float lanes[4] = {Op::identity(), Op::identity(), Op::identity(), Op::identity()};
+    unsigned first = hi, last = hi;
+    if (((unsigned long long)input & 15) == 0) {
+        unsigned up = lo > 0xfffffffcu ? 0xffffffffu : (lo + 3u) & ~3u;
+        first = up < hi ? up : hi;
+        last = (hi & ~3u) > first ? (hi & ~3u) : first;
+    }
+    for (unsigned i = lo + t; i < first; i += THREADS) lanes[0] = Op::combine(lanes[0], input[i]);
+    unsigned quads = (last - first) / 4, q = t;
+    const float4* vectors = (const float4*)(input + first);
+    for (; q + (LOADS_IN_FLIGHT - 1) * THREADS < quads; q += LOADS_IN_FLIGHT * THREADS) {
+        float4 loaded[LOADS_IN_FLIGHT];
+#pragma unroll
+        for (unsigned k = 0; k < LOADS_IN_FLIGHT; ++k) loaded[k] = vectors[q + k * THREADS];
+#pragma unroll
+        for (unsigned k = 0; k < LOADS_IN_FLIGHT; ++k) {
+            lanes[0] = Op::combine(lanes[0], loaded[k].x);
+            lanes[1] = Op::combine(lanes[1], loaded[k].y);
+            lanes[2] = Op::combine(lanes[2], loaded[k].z);
+            lanes[3] = Op::combine(lanes[3], loaded[k].w);
+        }
+    }
+    for (; q < quads; q += THREADS) {
+        float4 value = vectors[q];
+        lanes[0] = Op::combine(lanes[0], value.x);
+        lanes[1] = Op::combine(lanes[1], value.y);
+        lanes[2] = Op::combine(lanes[2], value.z);
+        lanes[3] = Op::combine(lanes[3], value.w);
+    }
+    for (unsigned i = last + t; i < hi; i += THREADS) lanes[0] = Op::combine(lanes[0], input[i]);
+    return Op::combine(Op::combine(lanes[0], lanes[1]), Op::combine(lanes[2], lanes[3]));
+}
+
+// value combined over the block, valid in thread 0 (kernels::reduce::block_combine).
+template <typename Op>
+__device__ __forceinline__ float block_combine(float* sums, float value) {
+    unsigned warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    value = warp_combine<Op>(value);
+    if (lane == 0) sums[warp] = value;
+    __syncthreads();
+    float total = Op::identity();
+    if (warp == 0) total = warp_combine<Op>(lane < WARPS ? sums[lane] : Op::identity());
+    return total;
+}
+
+// A block per piece of a row, rows × splits blocks; the row's last block (by ticket) combines the
+// pieces in piece order and resets the ticket (kernels::rows::split).
+template <typename Op>
+__device__ __forceinline__ void row_split(const float* input, float* output, float* partials, unsigned* tickets,
+                                          unsigned rows, unsigned cols) {
+    extern __shared__ float sums[];
+    unsigned* last = (unsigned*)(sums + WARPS);
+    unsigned t = threadIdx.x, splits = gridDim.x / rows;
+    unsigned row = blockIdx.x / splits, piece = blockIdx.x % splits, len = piece_len(cols, splits);
+    unsigned long long wide_start = (unsigned long long)piece * len;
+    unsigned start = wide_start < cols ? (unsigned)wide_start : cols;
+    unsigned end = cols - start < len ? cols : start + len;
+    unsigned base = row * cols;
+    float result = block_combine<Op>(sums, piece_walk<Op>(input, base + start, base + end));
+    if (splits == 1) {
+        if (t == 0) output[row] = result;
+        return;
+    }
+    if (t == 0) {
+        partials[blockIdx.x] = result;
+        __threadfence();
+        unsigned taken = atomicAdd(tickets + row, 1u);
+        *last = taken == splits - 1;
+    }
+    __syncthreads();
+    if (*last) {
+        __threadfence();
+        float all = Op::identity();
+        for (unsigned p = t; p < splits; p += THREADS)
+            all = Op::combine(all, __int_as_float(__ldcg((const int*)partials + row * splits + p)));
+        float total = block_combine<Op>(sums, all);
+        if (t == 0) {
+            output[row] = total;
+            *(volatile unsigned*)(tickets + row) = 0;
+        }
+    }
 }

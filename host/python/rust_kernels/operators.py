@@ -1113,8 +1113,43 @@ def _row_reduce_impl(name, x: torch.Tensor, variant: str) -> torch.Tensor:
         raise ValueError(f"x: shape {tuple(x.shape)} has rows of no elements: they have no maximum")
     out = torch.empty(x.shape[0], device=x.device, dtype=x.dtype)
     if x.numel():
-        getattr(_native, name)(x, out, variant=variant, **_launch_args(x))
+        launch = _launch_args(x)
+        lengths = _row_plan(x.shape[0], x.shape[1], launch["device"])
+        partials, tickets = _row_scratch(x.device, launch["stream"], lengths)
+        getattr(_native, name)(x, out, partials, tickets, variant=variant, **launch)
     return out
+
+
+@functools.lru_cache(maxsize=1024)
+def _row_plan(rows, cols, device):
+    return _native.row_reduce_scratch_len(rows, cols, device=device)
+
+
+# The row reductions' scratch per stream, as the tickets of the one-pass reductions: the pieces'
+# results and the rows' tickets (which the kernels leave at zero), grown to the longest asked for.
+_row_scratches = {}
+
+
+def _row_scratch(device, stream, lengths):
+    partials, tickets = lengths
+    if _capturing():
+        return _new_row_scratch(device, partials, tickets)
+    key = (device.index, stream)
+    held = _row_scratches.get(key)
+    if held is None or held[0].numel() < partials or held[1].numel() < tickets:
+        if held is not None:
+            partials, tickets = max(partials, held[0].numel()), max(tickets, held[1].numel())
+        if len(_row_scratches) >= _MAX_TICKETS:
+            _row_scratches.clear()
+        held = _row_scratches[key] = _new_row_scratch(device, partials, tickets)
+    return held
+
+
+def _new_row_scratch(device, partials, tickets):
+    return (
+        torch.empty(partials, device=device, dtype=torch.float32),
+        torch.zeros(tickets, device=device, dtype=torch.int32),
+    )
 
 
 def _row_sum_impl(x: torch.Tensor, variant: str) -> torch.Tensor:

@@ -648,34 +648,73 @@ fn histogram_f32(
         .map_err(to_python)
 }
 
+/// The row reduction of a rows × cols matrix on `device`.
+fn row_problem(backend: &Backend, rows: usize, cols: usize) -> PyResult<kernels::rows::RowReduce> {
+    let blocks = families::resident_blocks(backend, kernels::reduce::THREADS);
+    kernels::rows::RowReduce::new(rows, cols, blocks).map_err(size_error)
+}
+
+/// Elements of `row_sum`'s and `row_max`'s scratch for rows × cols on `device`: the pieces'
+/// results (float32) and the rows' tickets (32-bit, zero, and left at zero by every call).
+#[pyfunction]
+#[pyo3(signature = (rows, cols, *, device))]
+fn row_reduce_scratch_len(rows: usize, cols: usize, device: usize) -> PyResult<(usize, usize)> {
+    let problem = row_problem(&backend(device, 0)?, rows, cols)?;
+    Ok((problem.partials_len(), problem.tickets_len()))
+}
+
 /// The sum (`row_sum`) or the maximum (`row_max`) of each row of a rows × cols f32 matrix into
-/// `output` (rows).
+/// `output` (rows), with the scratch of [`row_reduce_scratch_len`] (or longer).
 fn row_reduce(
     op: Op,
     family: &'static ptxkit::Family<kernels::rows::RowReduce>,
-    (input, output): (&Bound<PyAny>, &Bound<PyAny>),
+    [input, output, partials, tickets]: [&Bound<PyAny>; 4],
     (stream, device): (usize, usize),
     variant: &str,
 ) -> PyResult<()> {
     let input = Tensor::read("input", input, Dtype::F32, 2)?;
     let output = Tensor::read("output", output, Dtype::F32, 1)?.writable()?;
+    let partials = Tensor::read("partials", partials, Dtype::F32, 1)?.writable()?;
+    let tickets = Tensor::read("tickets", tickets, Dtype::U32, 1)?.writable()?;
     let [rows, cols] = [input.shape[0], input.shape[1]];
     output.expect_shape(&[rows])?;
-    let problem = kernels::rows::RowReduce::new(rows, cols).map_err(size_error)?;
     let backend = backend(device, stream)?;
+    let problem = row_problem(&backend, rows, cols)?;
     let kernel = &family.kernels[variant::resolve(op, &backend, variant, [rows, cols, 1])?];
     let (input, mut output) = (array(&backend, &input)?, array(&backend, &output)?);
-    families::rows::launch(&backend, kernel, Source::Rust, &problem, &input, &mut output).map_err(to_python)
+    let mut scratch = families::rows::Scratch {
+        partials: array(&backend, &partials)?,
+        tickets: array::<u32>(&backend, &tickets)?,
+    };
+    families::rows::launch(
+        &backend,
+        kernel,
+        Source::Rust,
+        &problem,
+        &input,
+        &mut output,
+        &mut scratch,
+    )
+    .map_err(to_python)
 }
 
 /// `output[r]` = the sum of row r of a rows × cols f32 matrix.
 #[pyfunction]
-#[pyo3(signature = (input, output, *, stream, device, variant = "auto"))]
-fn row_sum(input: &Bound<PyAny>, output: &Bound<PyAny>, stream: usize, device: usize, variant: &str) -> PyResult<()> {
+#[pyo3(signature = (input, output, partials, tickets, *, stream, device, variant = "auto"))]
+#[allow(clippy::too_many_arguments)]
+fn row_sum(
+    input: &Bound<PyAny>,
+    output: &Bound<PyAny>,
+    partials: &Bound<PyAny>,
+    tickets: &Bound<PyAny>,
+    stream: usize,
+    device: usize,
+    variant: &str,
+) -> PyResult<()> {
     row_reduce(
         Op::RowSum,
         &kernels::rows::SUM_FAMILY,
-        (input, output),
+        [input, output, partials, tickets],
         (stream, device),
         variant,
     )
@@ -683,12 +722,21 @@ fn row_sum(input: &Bound<PyAny>, output: &Bound<PyAny>, stream: usize, device: u
 
 /// `output[r]` = the maximum of row r of a rows × cols f32 matrix.
 #[pyfunction]
-#[pyo3(signature = (input, output, *, stream, device, variant = "auto"))]
-fn row_max(input: &Bound<PyAny>, output: &Bound<PyAny>, stream: usize, device: usize, variant: &str) -> PyResult<()> {
+#[pyo3(signature = (input, output, partials, tickets, *, stream, device, variant = "auto"))]
+#[allow(clippy::too_many_arguments)]
+fn row_max(
+    input: &Bound<PyAny>,
+    output: &Bound<PyAny>,
+    partials: &Bound<PyAny>,
+    tickets: &Bound<PyAny>,
+    stream: usize,
+    device: usize,
+    variant: &str,
+) -> PyResult<()> {
     row_reduce(
         Op::RowMax,
         &kernels::rows::MAX_FAMILY,
-        (input, output),
+        [input, output, partials, tickets],
         (stream, device),
         variant,
     )
@@ -1338,6 +1386,7 @@ fn _native(module: &Bound<PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(matmul_bf16, module)?)?;
     module.add_function(wrap_pyfunction!(matmul_tf32, module)?)?;
     module.add_function(wrap_pyfunction!(histogram_f32, module)?)?;
+    module.add_function(wrap_pyfunction!(row_reduce_scratch_len, module)?)?;
     module.add_function(wrap_pyfunction!(row_sum, module)?)?;
     module.add_function(wrap_pyfunction!(row_max, module)?)?;
     module.add_function(wrap_pyfunction!(attention, module)?)?;

@@ -155,8 +155,8 @@ class ArgumentChecks(unittest.TestCase):
             rust_kernels.variants("matmul_tf32"),
             ["matmul_tc_tf32", "matmul_tc_wgmma", "matmul_tc_small_m1", "matmul_tc_small_m4", "matmul_tc_small_m8"],
         )
-        self.assertEqual(rust_kernels.variants("row_sum"), ["row_sum_block", "row_sum_warp"])
-        self.assertEqual(rust_kernels.variants("row_max"), ["row_max_block", "row_max_warp"])
+        self.assertEqual(rust_kernels.variants("row_sum"), ["row_sum_block", "row_sum_warp", "row_sum_split"])
+        self.assertEqual(rust_kernels.variants("row_max"), ["row_max_block", "row_max_warp", "row_max_split"])
         self.assertIn("histogram_f32_warp_bins", rust_kernels.variants("histogram_f32"))
         self.assertIn("attention_specialized", rust_kernels.variants("attention"))
         self.assertIn("histogram_vectorized", rust_kernels.variants("histogram"))

@@ -240,7 +240,8 @@ class AgainstPyTorch(unittest.TestCase):
                 self.assertTrue(torch.equal(got, want), f"{variant} n={n}")
 
     def test_row_maxima_are_exact_and_row_sums_within_their_bound(self):
-        shapes = [(1, 1), (3, 31), (33, 257), (100, 1000), (7, 5000)]
+        # The last three cut rows into pieces (split kernels): 2, 19 and 16 pieces on an H200.
+        shapes = [(1, 1), (3, 31), (33, 257), (100, 1000), (7, 5000), (1, 100_003), (5, 70_001), (64, 32_768)]
         for name in ["row_sum", "row_max"]:
             for variant in ["auto"] + rust_kernels.variants(name):
                 for rows, cols in shapes:
@@ -336,6 +337,17 @@ class AgainstPyTorch(unittest.TestCase):
         torch.cuda.synchronize()
         for got, want in kept:
             self.assertEqual(float(got), want)
+        # Rows cut into pieces take a ticket per row from their stream's scratch, as the sums do.
+        wide = [grid(rows * cols, seed=cols).view(rows, cols) for rows, cols in ((1, 120_011), (6, 40_000))]
+        kept = []
+        for round in range(3):
+            for stream in streams:
+                stream.wait_stream(torch.cuda.current_stream())
+                with torch.cuda.stream(stream):
+                    kept += [(rust_kernels.row_sum(x), x.double().sum(dim=1)) for x in wide]
+        torch.cuda.synchronize()
+        for got, want in kept:
+            self.assertTrue(torch.equal(got.double(), want))
         from rust_kernels import native
 
         x = grid(1000)
@@ -439,7 +451,8 @@ class StreamsAndCompilation(unittest.TestCase):
         w = rand(5, 5, seed=3)
         q, k, v = (rand(1, 2, 130, 64, seed=seed).to(torch.bfloat16) for seed in (4, 5, 6))
         cache = rand(1, 1, 3000, 64, seed=7).to(torch.bfloat16)
-        names = ["transpose", "softmax", "add", "conv2d", "matmul", "matmul_tf32", "attention", "attention_decode", "sum"]
+        wide = rand(3, 50_001, seed=14)
+        names = ["transpose", "softmax", "add", "conv2d", "matmul", "matmul_tf32", "attention", "attention_decode", "sum", "row_sum"]
 
         def work():
             return [
@@ -452,6 +465,7 @@ class StreamsAndCompilation(unittest.TestCase):
                 rust_kernels.attention(q, k, v),
                 rust_kernels.attention(q[:, :, :1], cache, cache, enable_gqa=True),
                 rust_kernels.sum(x),
+                rust_kernels.row_sum(wide),
             ]
 
         side = torch.cuda.Stream()
@@ -463,7 +477,7 @@ class StreamsAndCompilation(unittest.TestCase):
         graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(graph):
             captured = work()
-        for tensor, seed in ((x, 7), (a, 8), (b, 9), (w, 10)):
+        for tensor, seed in ((x, 7), (a, 8), (b, 9), (w, 10), (wide, 15)):
             tensor.copy_(rand(*tensor.shape, seed=seed))
         for tensor, seed in ((q, 11), (k, 12), (v, 13)):
             tensor.copy_(rand(*tensor.shape, seed=seed).to(torch.bfloat16))

@@ -59,18 +59,28 @@ pub(crate) fn reductions_meet_special_values(backend: &Backend) {
     use kernels_host::families::{reduce, rows};
     let stream = rng_stream();
     let mut failures = Vec::new();
-    for cols in [1, 2, 31, 33, 257, 1000, 4099] {
+    for cols in [1, 2, 31, 33, 257, 1000, 4099, 10_007] {
         let mut rng = StdRng::seed_from_u64(stream ^ cols as u64);
         let lines = special_lines(&mut rng, cols);
         let wanted: Vec<(f32, Option<f32>)> = lines.iter().map(|l| torch_max_and_sum(l)).collect();
         let input = lines.concat();
-        let problem = RowReduce::new(lines.len(), cols).unwrap();
+        // As many resident blocks as a large GPU's: the split kernels cut the widest rows.
+        let problem = RowReduce::new(lines.len(), cols, 4096).unwrap();
         let source = Buffer::upload(backend, &input).unwrap();
         for (family, is_max) in [(&ROW_MAX, true), (&ROW_SUM, false)] {
             for kernel in family.kernels {
                 let mut output = Buffer::upload(backend, &vec![f32::NAN; lines.len()]).unwrap();
+                let mut scratch = rows::Scratch::new(backend, &problem).unwrap();
                 let label = format!("{} at {}x{cols}", kernel.entry(), lines.len());
-                if let Err(e) = rows::launch(backend, kernel, Source::Rust, &problem, &source, &mut output) {
+                if let Err(e) = rows::launch(
+                    backend,
+                    kernel,
+                    Source::Rust,
+                    &problem,
+                    &source,
+                    &mut output,
+                    &mut scratch,
+                ) {
                     failures.push(format!("{label}: {e}"));
                     continue;
                 }

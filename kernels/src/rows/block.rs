@@ -39,7 +39,7 @@ unsafe fn row_body<O: Combine>(input: GlobalSlice<f32>, output: GlobalSliceMut<f
 
 kernel! {
     /// `output[r]` = the sum of row r.
-    pub unsafe fn row_sum_block(input: GlobalSlice<f32>, output: GlobalSliceMut<f32>, _rows: u32, cols: u32) {
+    pub unsafe fn row_sum_block(input: GlobalSlice<f32>, output: GlobalSliceMut<f32>, _partials: GlobalSliceMut<f32>, _tickets: GlobalSliceMut<u32>, _rows: u32, cols: u32) {
         // SAFETY: forwarded from the kernel's contract; SUM_KERNEL launches THREADS threads.
         unsafe { row_body::<Sum>(input, output, cols) }
     }
@@ -47,7 +47,7 @@ kernel! {
 
 kernel! {
     /// `output[r]` = the maximum of row r.
-    pub unsafe fn row_max_block(input: GlobalSlice<f32>, output: GlobalSliceMut<f32>, _rows: u32, cols: u32) {
+    pub unsafe fn row_max_block(input: GlobalSlice<f32>, output: GlobalSliceMut<f32>, _partials: GlobalSliceMut<f32>, _tickets: GlobalSliceMut<u32>, _rows: u32, cols: u32) {
         // SAFETY: forwarded from the kernel's contract; MAX_KERNEL launches THREADS threads.
         unsafe { row_body::<Max>(input, output, cols) }
     }

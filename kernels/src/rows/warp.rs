@@ -34,7 +34,7 @@ unsafe fn row_body<O: Combine>(input: GlobalSlice<f32>, output: GlobalSliceMut<f
 
 kernel! {
     /// `output[r]` = the sum of row r.
-    pub unsafe fn row_sum_warp(input: GlobalSlice<f32>, output: GlobalSliceMut<f32>, rows: u32, cols: u32) {
+    pub unsafe fn row_sum_warp(input: GlobalSlice<f32>, output: GlobalSliceMut<f32>, _partials: GlobalSliceMut<f32>, _tickets: GlobalSliceMut<u32>, rows: u32, cols: u32) {
         // SAFETY: forwarded from the kernel's contract; SUM_KERNEL launches THREADS threads.
         unsafe { row_body::<Sum>(input, output, rows, cols) }
     }
@@ -42,7 +42,7 @@ kernel! {
 
 kernel! {
     /// `output[r]` = the maximum of row r.
-    pub unsafe fn row_max_warp(input: GlobalSlice<f32>, output: GlobalSliceMut<f32>, rows: u32, cols: u32) {
+    pub unsafe fn row_max_warp(input: GlobalSlice<f32>, output: GlobalSliceMut<f32>, _partials: GlobalSliceMut<f32>, _tickets: GlobalSliceMut<u32>, rows: u32, cols: u32) {
         // SAFETY: forwarded from the kernel's contract; MAX_KERNEL launches THREADS threads.
         unsafe { row_body::<Max>(input, output, rows, cols) }
     }

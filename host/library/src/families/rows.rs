@@ -5,19 +5,39 @@
 use super::auto::Rung;
 use super::elementwise::check_shape;
 use super::reduce::{check_total, grid_inputs};
+use super::resident_blocks;
 use super::{
     Bound, Case, Cli, FamilyDemo, GUARD, KernelChoice, Outputs, Plan, Size, Sizes, Work, check_guard, check_len,
     substream,
 };
 use kernels::Source;
-use kernels::rows::{MAX_FAMILY, RowReduce, SUM_FAMILY};
+use kernels::reduce::THREADS;
+use kernels::rows::{MAX_FAMILY, MIN_PIECE, RowReduce, SUM_FAMILY};
 use ptxkit::{AnyFamily, Family, Kernel};
 use ptxkit_runtime::Backend;
 use ptxkit_runtime::Result;
 use ptxkit_runtime::array::{Array, Buffer};
 
+/// The split kernel's working arrays: a result per piece ([`RowReduce::partials_len`] floats) and
+/// a ticket per row ([`RowReduce::tickets_len`] u32, zero, and left at zero by every launch).
+pub struct Scratch<P, T> {
+    pub partials: P,
+    pub tickets: T,
+}
+
+impl Scratch<Buffer<f32>, Buffer<u32>> {
+    /// Fresh arrays for `problem` on `backend`: the tickets zero, the partials poisoned.
+    pub fn new(backend: &Backend, problem: &RowReduce) -> Result<Self> {
+        Ok(Scratch {
+            partials: Buffer::upload(backend, &vec![f32::NAN; problem.partials_len()])?,
+            tickets: Buffer::upload(backend, &vec![0u32; problem.tickets_len()])?,
+        })
+    }
+}
+
 /// `output[r]` = row r of `input` reduced by `kernel`, any row-reduction kernel: checks that the
-/// input holds rows × cols elements and the output rows, where `backend` can reach them.
+/// input holds rows × cols elements, the output rows and the scratch what `problem` needs, where
+/// `backend` can reach them.
 pub fn launch(
     backend: &Backend,
     kernel: &Kernel<RowReduce>,
@@ -25,18 +45,32 @@ pub fn launch(
     problem: &RowReduce,
     input: &impl Array<f32>,
     output: &mut impl Array<f32>,
+    scratch: &mut Scratch<impl Array<f32>, impl Array<u32>>,
 ) -> Result<()> {
     check_len("input", input.len(), problem.len())?;
     check_len("output", output.len(), problem.rows as usize)?;
+    check_len("partials", scratch.partials.len(), problem.partials_len())?;
+    check_len("tickets", scratch.tickets.len(), problem.tickets_len())?;
     let args = (
         input.view(backend)?.head(problem.len()),
         output.view_mut(backend)?.head(problem.rows),
+        scratch.partials.view_mut(backend)?.head(problem.partials_len()),
+        scratch.tickets.view_mut(backend)?.head(problem.tickets_len()),
         problem.rows,
         problem.cols,
     );
     // SAFETY: each view is its array's on this backend, borrowed for the launch: the rows × cols
-    // elements the kernels read, the rows results they write.
-    unsafe { backend.launch_from(source.module(), kernel, problem, args, &[input, &*output]) }
+    // elements the kernels read, the rows results they write, the pieces' results and the
+    // tickets (zero, as the kernels leave them) the split kernel uses.
+    unsafe {
+        backend.launch_from(
+            source.module(),
+            kernel,
+            problem,
+            args,
+            &[input, &*output, &scratch.partials, &scratch.tickets],
+        )
+    }
 }
 
 /// What a family computes per row.
@@ -64,8 +98,10 @@ pub const ROW_MAX: RowDemo = RowDemo {
     reduction: Reduction::Max,
 };
 
-/// Single rows and columns, warp and block edges, more rows than a block's eight warps.
-const EDGE_SHAPES: [[usize; 2]; 10] = [
+/// Single rows and columns, warp and block edges, more rows than a block's eight warps; rows cut
+/// into pieces (on the emulator's 8 resident blocks: 2 to 8 pieces, rows that start off a 16-byte
+/// boundary, a last piece shorter than the others).
+const EDGE_SHAPES: [[usize; 2]; 13] = [
     [1, 1],
     [1, 31],
     [9, 33],
@@ -76,6 +112,9 @@ const EDGE_SHAPES: [[usize; 2]; 10] = [
     [2, 4097],
     [1, 100_003],
     [257, 129],
+    [1, 4096],
+    [3, 8195],
+    [5, 20_011],
 ];
 
 impl FamilyDemo for RowDemo {
@@ -94,12 +133,15 @@ impl FamilyDemo for RowDemo {
 
     fn plan(&self, size: Size) -> Result<Plan> {
         let [rows, cols, _] = size.0;
-        let problem = RowReduce::new(rows, cols)?;
+        let problem = RowReduce::new(rows, cols, 1)?;
         for kernel in self.family.kernels {
             check_shape(kernel, &problem)?;
         }
         let elements = problem.len() as u64;
-        let bytes = 4 * (elements + GUARD as u64) + 4 * (rows as u64 + GUARD as u64);
+        // The split kernel's scratch on the largest device the problem admits.
+        let widest = RowReduce::new(rows, cols, u32::MAX)?;
+        let scratch = 4 * (widest.partials_len() + widest.tickets_len()) as u64;
+        let bytes = 4 * (elements + GUARD as u64) + 4 * (rows as u64 + GUARD as u64) + scratch;
         Ok(Plan {
             work: Work {
                 bytes: 4.0 * (elements + rows as u64) as f64,
@@ -114,12 +156,15 @@ impl FamilyDemo for RowDemo {
 
     fn prepare<'a>(&self, backend: &'a Backend, size: Size, rng: u64, sets: usize) -> Result<Box<dyn Case + 'a>> {
         let [rows, cols, _] = size.0;
-        let problem = RowReduce::new(rows, cols)?;
+        let problem = RowReduce::new(rows, cols, resident_blocks(backend, THREADS))?;
         let input = grid_inputs(substream(rng, 29), problem.len());
         let inputs = (0..sets.max(1))
             .map(|_| Buffer::upload(backend, &input))
             .collect::<Result<Vec<_>>>()?;
         let outputs = Outputs::new(backend, rows, GUARD, f32::NAN, sets)?;
+        let scratch = (0..sets.max(1))
+            .map(|_| Scratch::new(backend, &problem))
+            .collect::<Result<Vec<_>>>()?;
         Ok(Box::new(RowCase {
             backend,
             family: self.family,
@@ -128,14 +173,19 @@ impl FamilyDemo for RowDemo {
             input,
             inputs,
             outputs,
+            scratch,
         }))
     }
 
     fn cli(&self) -> Cli {
         Cli {
             about: match self.reduction {
-                Reduction::Sum => "sum of each row of a rows × cols f32 matrix: a block per row, a warp per row",
-                Reduction::Max => "maximum of each row of a rows × cols f32 matrix: a block per row, a warp per row",
+                Reduction::Sum => {
+                    "sum of each row of a rows × cols f32 matrix: a block per row, a warp per row, a block per piece of a row"
+                }
+                Reduction::Max => {
+                    "maximum of each row of a rows × cols f32 matrix: a block per row, a warp per row, a block per piece of a row"
+                }
             },
             default: Size([65_536, 1024, 1]),
             emulator_cap: Size([1024, 4096, 1]),
@@ -145,10 +195,12 @@ impl FamilyDemo for RowDemo {
     fn sizes(&self) -> Sizes {
         Sizes {
             edge: EDGE_SHAPES.iter().map(|&[r, c]| Size([r, c, 1])).collect(),
-            large: vec![Size([1 << 20, 64, 1]), Size([1024, 65_537, 1])],
+            large: vec![Size([1 << 20, 64, 1]), Size([1024, 65_537, 1]), Size([7, 3_000_017, 1])],
+            // 2^26 elements in rows of 32 to 32768 columns, then in 64 and in 4 rows.
             bench: [32, 256, 1024, 8192, 32_768]
                 .iter()
                 .map(|&cols| Size([(1 << 26) / cols, cols, 1]))
+                .chain([Size([64, 1 << 20, 1]), Size([4, 1 << 24, 1])])
                 .collect(),
             smoke: Size([19, 300, 1]),
         }
@@ -162,22 +214,45 @@ impl FamilyDemo for RowDemo {
 impl KernelChoice for RowDemo {
     /// A warp per row ahead of a block per row up to 1024 columns, the longest measured
     /// (docs/perf-log.md, change 14); a block per row for long rows, which are few and need the
-    /// threads.
+    /// threads; pieces of rows where the rows are fewer than [`FEW_ROWS`] and long enough to cut
+    /// (a block per row would leave SMs idle).
     fn fastest_rung(&self, _sm90a: bool, size: Size) -> Option<Rung> {
-        let warp = size.0[1] <= 4096;
-        let why = if warp {
-            "a warp per row: ahead of a block per row up to 1024 columns"
+        let [rows, cols, _] = size.0;
+        let shape = if cols <= 4096 {
+            Shape::Warp
+        } else if rows < FEW_ROWS && cols >= 2 * MIN_PIECE as usize {
+            Shape::Split
         } else {
-            "a block per row: long rows are few and need the threads"
+            Shape::Block
         };
-        let entry = match (self.reduction, warp) {
-            (Reduction::Sum, true) => "row_sum_warp",
-            (Reduction::Sum, false) => "row_sum_block",
-            (Reduction::Max, true) => "row_max_warp",
-            (Reduction::Max, false) => "row_max_block",
+        let why = match shape {
+            Shape::Warp => "a warp per row: ahead of a block per row up to 1024 columns",
+            Shape::Block => "a block per row: long rows are few and need the threads",
+            Shape::Split => "a block per piece of a row: too few rows to fill the SMs a block per row",
+        };
+        let entry = match (self.reduction, shape) {
+            (Reduction::Sum, Shape::Warp) => "row_sum_warp",
+            (Reduction::Sum, Shape::Block) => "row_sum_block",
+            (Reduction::Sum, Shape::Split) => "row_sum_split",
+            (Reduction::Max, Shape::Warp) => "row_max_warp",
+            (Reduction::Max, Shape::Block) => "row_max_block",
+            (Reduction::Max, Shape::Split) => "row_max_split",
         };
         Some(Rung { entry, why })
     }
+}
+
+/// Rows below which `auto` cuts long rows into pieces: about the blocks of 256 threads a large GPU
+/// keeps resident (1056 on an H200), doubled (from there to 2048 rows the split kernel runs a
+/// block per row, with 16-byte loads).
+const FEW_ROWS: usize = 2048;
+
+/// The three shapes of the walk.
+#[derive(Clone, Copy)]
+enum Shape {
+    Warp,
+    Block,
+    Split,
 }
 
 struct RowCase<'a> {
@@ -188,6 +263,7 @@ struct RowCase<'a> {
     input: Vec<f32>,
     inputs: Vec<Buffer<f32>>,
     outputs: Outputs<f32>,
+    scratch: Vec<Scratch<Buffer<f32>, Buffer<u32>>>,
 }
 
 impl Case for RowCase<'_> {
@@ -199,6 +275,7 @@ impl Case for RowCase<'_> {
             &self.problem,
             &self.inputs[set],
             self.outputs.get_mut(set),
+            &mut self.scratch[set],
         )
     }
 
@@ -209,6 +286,16 @@ impl Case for RowCase<'_> {
     fn check(&self, set: usize) -> std::result::Result<String, String> {
         let (rows, cols) = (self.problem.rows as usize, self.problem.cols as usize);
         let out = self.outputs.read(self.backend, set)?;
+        let tickets = self.scratch[set]
+            .tickets
+            .read(self.backend)
+            .map_err(|e| e.to_string())?;
+        if let Some(row) = tickets.iter().position(|&t| t != 0) {
+            return Err(format!(
+                "row {row}'s ticket is {} after the launch: the split kernel must leave it at 0 for the next",
+                tickets[row]
+            ));
+        }
         // A block's 256 threads (or a warp's 32) each walk at most cols / 32 elements, then at
         // most 10 levels combine them.
         let depth = cols.div_ceil(32) as u64 + 10;
