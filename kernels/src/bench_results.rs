@@ -205,3 +205,43 @@ pub struct TorchOp {
     pub rust_rate: f64,
     pub pytorch_rate: f64,
 }
+
+/// The size sweep against PyTorch (`host/python/bench_sizes.py --json`, run by `run.sh OUT torch`
+/// as OUT/torch-sizes.json): the reductions, scans and row operators from 2^10 to 2^30 elements
+/// and over row widths from 1 to 256k.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SizesRun {
+    pub device: String,
+    /// PyTorch's version.
+    pub torch: String,
+    /// Per operator, over the domain (from 2^16 elements, widths from 32 columns).
+    pub summary: std::collections::BTreeMap<String, SizesSummary>,
+    pub size_points: Vec<SizePoint>,
+}
+
+/// One operator over the sweep's domain.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SizesSummary {
+    pub points: usize,
+    /// Geometric mean of PyTorch's time over ours.
+    pub geomean_speed: f64,
+    pub worst_speed: f64,
+    /// Rows and columns of the worst point.
+    pub worst_shape: [u64; 2],
+    pub below_1: usize,
+}
+
+/// One operator at one size: `rows` 1 for the whole-array operators (`sum`, `cumsum`), whose n
+/// is `cols`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SizePoint {
+    pub op: String,
+    pub rows: u64,
+    pub cols: u64,
+    pub rust_us: f64,
+    pub pytorch_us: f64,
+    /// PyTorch's time over ours: above 1, the Rust kernel is faster.
+    pub speed: f64,
+    /// Whether ours was within its bound of PyTorch's result.
+    pub checked: bool,
+}

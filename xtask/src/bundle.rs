@@ -93,7 +93,8 @@ const RUN_SCRIPT: &str = r#"#!/usr/bin/env bash
 #                    needed), its tests with the runner's PyTorch, and its benchmark against
 #                    PyTorch's built-ins (OUT_DIR/torch-ops.json), where a call's µs go
 #                    (OUT_DIR/call-cost.json), the model-shape suite's matrix products against
-#                    PyTorch's (OUT_DIR/torch-models.json) and attention at models' shapes against
+#                    PyTorch's (OUT_DIR/torch-models.json), the size sweep of the reductions and
+#                    row operators (OUT_DIR/torch-sizes.json) and attention at models' shapes against
 #                    SDPA (OUT_DIR/torch-attention.json); skips the nvcc builds
 #   multi:           several GPUs (the two-GPU runner): `host info` (the topology), the multi-GPU
 #                    tests (the two-GPU ones included), `host multi-gpu` on every device
@@ -205,6 +206,7 @@ if [ "$mode" = torch ] || [ "$mode" = all ]; then
   PYTHONPATH="$site" python3 "$here/python/bench_torch.py" --json "$out/torch-ops.json" >> "$out/torch.log" 2>&1 || status=1
   PYTHONPATH="$site" python3 "$here/python/call_cost.py" --json "$out/call-cost.json" >> "$out/torch.log" 2>&1 || status=1
   PYTHONPATH="$site" python3 "$here/python/bench_models.py" --json "$out/torch-models.json" >> "$out/torch.log" 2>&1 || status=1
+  PYTHONPATH="$site" python3 "$here/python/bench_sizes.py" --json "$out/torch-sizes.json" >> "$out/torch.log" 2>&1 || status=1
   PYTHONPATH="$site" python3 "$here/python/bench_attention.py" --json "$out/torch-attention.json" >> "$out/torch.log" 2>&1 || status=1
   grep -E "^Ran |^OK|FAILED|Error|per call|rust/pytorch|geomean" "$out/torch.log"
 fi
@@ -320,6 +322,7 @@ pub fn build(
             "tests/test_model_shapes.py",
             "bench_torch.py",
             "bench_models.py",
+            "bench_sizes.py",
             "bench_attention.py",
             "timing.py",
             "call_cost.py",

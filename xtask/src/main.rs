@@ -7,6 +7,7 @@ mod owned;
 mod plots;
 mod report;
 mod run_view;
+mod sizes_plot;
 mod tools;
 mod twins;
 mod wheel;
@@ -114,6 +115,10 @@ enum Verb {
         /// adds the section "Matrix products at model shapes" with its plot.
         #[arg(long)]
         models: Option<PathBuf>,
+        /// The size sweep against PyTorch (`run.sh OUT torch` writes OUT/torch-sizes.json): adds
+        /// the section "Reductions, scans and row operators at every size" with its plot.
+        #[arg(long)]
+        sizes: Option<PathBuf>,
     },
 }
 
@@ -139,7 +144,8 @@ fn main() -> ExitCode {
             out,
             torch,
             models,
-        } => bench_report(input, out, torch, models),
+            sizes,
+        } => bench_report(input, out, [torch, models, sizes]),
         Verb::New { dir, name } => new_project(&dir, name.as_deref()),
         Verb::Wheel { out } => wheel::build(&workspace_root(), &target_dir(), &workspace_root().join(out))
             .map(|wheel| println!("wrote {}", wheel.display()))
@@ -308,16 +314,18 @@ fn new_project(dir: &Path, name: Option<&str>) -> Result<(), Failure> {
     Ok(())
 }
 
-fn bench_report(
-    input: Option<PathBuf>,
-    out: Option<PathBuf>,
-    torch: Option<PathBuf>,
-    models: Option<PathBuf>,
-) -> Result<(), Failure> {
+/// `extra`: the PyTorch benchmark's, the model-shape suite's and the size sweep's files.
+fn bench_report(input: Option<PathBuf>, out: Option<PathBuf>, extra: [Option<PathBuf>; 3]) -> Result<(), Failure> {
     // Paths given are the user's, from where they are; the defaults are the workspace's.
     let input = input.unwrap_or_else(|| target_dir().join("bench/results.json"));
     let out = out.unwrap_or_else(|| workspace_root().join("docs/bench"));
-    for path in report::write(&input, torch.as_deref(), models.as_deref(), &out).map_err(Failure)? {
+    let [torch, models, sizes] = &extra;
+    let extra = report::ExtraInputs {
+        torch: torch.as_deref(),
+        models: models.as_deref(),
+        sizes: sizes.as_deref(),
+    };
+    for path in report::write(&input, extra, &out).map_err(Failure)? {
         println!("wrote {}", path.display());
     }
     Ok(())

@@ -8,7 +8,7 @@
 use crate::plots::{self, Plot};
 use crate::run_view::{MULTI_GPU, code, families, kernel_ranks, library_rates, of_library, ratios, text};
 use indicatif::{ProgressBar, ProgressStyle};
-use kernels::bench_results::{BankReading, BenchCase, BenchRun, Bound, ModelsRun, Source, TorchRun};
+use kernels::bench_results::{BankReading, BenchCase, BenchRun, Bound, ModelsRun, SizesRun, Source, TorchRun};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -28,6 +28,10 @@ enum Step {
     ModelsData,
     ModelsSvg,
     ModelsPng,
+    /// The size sweep's file, copied beside the results, and its plot.
+    SizesData,
+    SizesSvg,
+    SizesPng,
     Readme,
     Svg(Plot),
     Png(Plot),
@@ -41,6 +45,9 @@ impl Step {
             Step::ModelsData => MODELS_FILE.into(),
             Step::ModelsSvg => format!("{MODELS_PLOT}.svg"),
             Step::ModelsPng => format!("{MODELS_PLOT}.png"),
+            Step::SizesData => SIZES_FILE.into(),
+            Step::SizesSvg => format!("{SIZES_PLOT}.svg"),
+            Step::SizesPng => format!("{SIZES_PLOT}.png"),
             Step::Readme => "README.md".into(),
             Step::Svg(plot) => format!("{}.svg", plot.stem()),
             Step::Png(plot) => format!("{}.png", plot.stem()),
@@ -53,16 +60,32 @@ const TORCH_FILE: &str = "torch-ops.json";
 /// The model-shape suite's file and plot in the report's folder.
 const MODELS_FILE: &str = "torch-models.json";
 const MODELS_PLOT: &str = "models";
+/// The size sweep's file and plot in the report's folder.
+const SIZES_FILE: &str = "torch-sizes.json";
+const SIZES_PLOT: &str = "sizes";
 
-/// Reads `input` (and `torch`, the PyTorch extension's benchmark, and `models`, the model-shape
-/// suite against PyTorch, when given) and writes the report into `out`; returns the files written.
-pub fn write(input: &Path, torch: Option<&Path>, models: Option<&Path>, out: &Path) -> Result<Vec<PathBuf>, String> {
+/// The files a report reads besides the benches' results, each optional.
+#[derive(Default)]
+pub struct ExtraInputs<'a> {
+    /// The PyTorch extension's benchmark.
+    pub torch: Option<&'a Path>,
+    /// The model-shape suite against PyTorch.
+    pub models: Option<&'a Path>,
+    /// The size sweep against PyTorch.
+    pub sizes: Option<&'a Path>,
+}
+
+/// Reads `input` (and the extra inputs given: the PyTorch extension's benchmark, the model-shape
+/// suite and the size sweep against PyTorch) and writes the report into `out`; returns the files
+/// written.
+pub fn write(input: &Path, extra: ExtraInputs, out: &Path) -> Result<Vec<PathBuf>, String> {
     let text = read_capped(input, "a bench results file", HOW_TO_RUN)?;
     let run: BenchRun = serde_json::from_str(&text)
         .map_err(|e| format!("{} is not a bench results file ({e}); {HOW_TO_RUN}", input.display()))?;
 
-    let torch = torch.map(read_torch).transpose()?;
-    let models = models.map(read_models).transpose()?;
+    let torch = extra.torch.map(read_torch).transpose()?;
+    let models = extra.models.map(read_models).transpose()?;
+    let sizes = extra.sizes.map(read_sizes).transpose()?;
     let plots = Plot::all(&run);
     let mut steps = vec![Step::Data, Step::Readme];
     if torch.is_some() {
@@ -70,6 +93,9 @@ pub fn write(input: &Path, torch: Option<&Path>, models: Option<&Path>, out: &Pa
     }
     if models.is_some() {
         steps.extend([Step::ModelsData, Step::ModelsSvg, Step::ModelsPng]);
+    }
+    if sizes.is_some() {
+        steps.extend([Step::SizesData, Step::SizesSvg, Step::SizesPng]);
     }
     for plot in &plots {
         steps.extend([Step::Svg(plot.clone()), Step::Png(plot.clone())]);
@@ -87,6 +113,7 @@ pub fn write(input: &Path, torch: Option<&Path>, models: Option<&Path>, out: &Pa
     let extras = Extras {
         torch: torch.as_ref(),
         models: models.as_ref(),
+        sizes: sizes.as_ref(),
     };
     let staged = stage(&run, &text, &extras, &steps, &staging, &progress);
     progress.finish_and_clear();
@@ -99,6 +126,7 @@ pub fn write(input: &Path, torch: Option<&Path>, models: Option<&Path>, out: &Pa
 struct Extras<'a> {
     torch: Option<&'a (TorchRun, String)>,
     models: Option<&'a (ModelsRun, String)>,
+    sizes: Option<&'a (SizesRun, String)>,
 }
 
 impl Extras<'_> {
@@ -107,6 +135,13 @@ impl Extras<'_> {
         self.models
             .map(|(run, _)| run)
             .ok_or_else(|| "the models' plot was planned without --models".to_string())
+    }
+
+    /// The size sweep's results, which the sizes' steps are only planned with.
+    fn sizes_run(&self) -> Result<&SizesRun, String> {
+        self.sizes
+            .map(|(run, _)| run)
+            .ok_or_else(|| "the sizes' plot was planned without --sizes".to_string())
     }
 }
 
@@ -130,10 +165,16 @@ fn stage(
             Step::ModelsData => std::fs::write(&path, extras.models.map_or("", |(_, raw)| raw)).map_err(cannot)?,
             Step::ModelsSvg => crate::models_plot::write_svg(extras.models_run()?, &path)?,
             Step::ModelsPng => crate::models_plot::write_png(extras.models_run()?, &path)?,
+            Step::SizesData => std::fs::write(&path, extras.sizes.map_or("", |(_, raw)| raw)).map_err(cannot)?,
+            Step::SizesSvg => crate::sizes_plot::write_svg(extras.sizes_run()?, &path)?,
+            Step::SizesPng => crate::sizes_plot::write_png(extras.sizes_run()?, &path)?,
             Step::Readme => {
                 let mut md = markdown(run, extras.torch.map(|(t, _)| t));
                 if let Some((models, _)) = extras.models {
                     models_section(&mut md, models);
+                }
+                if let Some((sizes, _)) = extras.sizes {
+                    sizes_section(&mut md, sizes);
                 }
                 std::fs::write(&path, md).map_err(cannot)?
             }
@@ -236,6 +277,66 @@ fn read_models(path: &Path) -> Result<(ModelsRun, String), String> {
     let run = serde_json::from_str(&raw)
         .map_err(|e| format!("{} is not the model-shape suite's file ({e}); {how}", path.display()))?;
     Ok((run, raw))
+}
+
+/// The size sweep's file at `path` and its text, or why it cannot be read.
+fn read_sizes(path: &Path) -> Result<(SizesRun, String), String> {
+    let how = "write it on the GPU runner with `target/gpu-bundle/run.sh OUT torch` (or \
+               `host/python/bench_sizes.py --json FILE`) and pass `--sizes OUT/torch-sizes.json`";
+    let raw = read_capped(path, "the size sweep's file", how)?;
+    let run = serde_json::from_str(&raw)
+        .map_err(|e| format!("{} is not the size sweep's file ({e}); {how}", path.display()))?;
+    Ok((run, raw))
+}
+
+/// The size sweep against PyTorch: each operator's summary over the issue's domain, the points
+/// below parity, and the plot.
+fn sizes_section(md: &mut String, sizes: &SizesRun) {
+    let _ = writeln!(
+        md,
+        "## Reductions, scans and row operators at every size, from PyTorch\n"
+    );
+    let _ = writeln!(
+        md,
+        "`sum` and `cumsum` from 2^10 to 2^30 elements, `row_sum`, `row_max` and `softmax` over row widths \
+         from 1 to 256k columns at 2^16 to 2^28 elements ({} points), through the `rust_kernels` operators \
+         against PyTorch {}'s own on {} ([{SIZES_FILE}]({SIZES_FILE}), `host/python/bench_sizes.py`: each \
+         point checked against PyTorch's result first, CUDA-event medians). Speed: PyTorch's time over ours, \
+         above 1 ours is faster. The summary covers the issue's domain: from 2^16 elements, widths from 32.\n",
+        sizes.size_points.len(),
+        text(&sizes.torch),
+        text(&sizes.device)
+    );
+    let _ = writeln!(
+        md,
+        "| operator | points | geomean speed | worst | at rows × cols | below 1.00× |"
+    );
+    let _ = writeln!(md, "| --- | ---: | ---: | ---: | --- | ---: |");
+    for (op, s) in &sizes.summary {
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {} | {} | {} |",
+            text(op),
+            s.points,
+            fixed(s.geomean_speed, 3),
+            fixed(s.worst_speed, 3),
+            s.worst_shape.map(|x| x.to_string()).join(" × "),
+            s.below_1
+        );
+    }
+    let wrong: Vec<String> = sizes
+        .size_points
+        .iter()
+        .filter(|p| !p.checked)
+        .map(|p| format!("{} {} × {}", text(&p.op), p.rows, p.cols))
+        .collect();
+    if !wrong.is_empty() {
+        let _ = writeln!(md, "\n**Outside their bound** ({}): {}.", wrong.len(), wrong.join(", "));
+    }
+    let _ = writeln!(
+        md,
+        "\n![Speed against PyTorch by size and row width](sizes.svg)\n\n[PNG](sizes.png)\n"
+    );
 }
 
 /// The model-shape suite against PyTorch: each dtype's summary, the geometric mean by token
@@ -1073,13 +1174,37 @@ mod tests {
         let input = dir.join("bench.json");
         std::fs::write(&input, serde_json::to_string(&sample()).unwrap()).unwrap();
         let torch = dir.join("torch-ops.json");
-        let missing = write(&input, Some(&torch), None, &dir.join("out")).unwrap_err();
+        let missing = write(
+            &input,
+            ExtraInputs {
+                torch: Some(&torch),
+                ..Default::default()
+            },
+            &dir.join("out"),
+        )
+        .unwrap_err();
         assert!(missing.contains("run.sh OUT torch"), "{missing}");
         std::fs::write(&torch, "{\"ops\": 3}").unwrap();
-        let wrong = write(&input, Some(&torch), None, &dir.join("out")).unwrap_err();
+        let wrong = write(
+            &input,
+            ExtraInputs {
+                torch: Some(&torch),
+                ..Default::default()
+            },
+            &dir.join("out"),
+        )
+        .unwrap_err();
         assert!(wrong.contains("not the PyTorch benchmark's file"), "{wrong}");
         std::fs::write(&torch, serde_json::to_string(&torch_sample()).unwrap()).unwrap();
-        let written = write(&input, Some(&torch), None, &dir.join("out")).unwrap();
+        let written = write(
+            &input,
+            ExtraInputs {
+                torch: Some(&torch),
+                ..Default::default()
+            },
+            &dir.join("out"),
+        )
+        .unwrap();
         assert!(written.iter().any(|p| p.ends_with("torch-ops.json")));
         std::fs::remove_dir_all(&dir).unwrap();
     }
@@ -1135,18 +1260,111 @@ mod tests {
         let input = dir.join("bench.json");
         std::fs::write(&input, serde_json::to_string(&sample()).unwrap()).unwrap();
         let models = dir.join("torch-models.json");
-        let missing = write(&input, None, Some(&models), &dir.join("out")).unwrap_err();
+        let missing = write(
+            &input,
+            ExtraInputs {
+                models: Some(&models),
+                ..Default::default()
+            },
+            &dir.join("out"),
+        )
+        .unwrap_err();
         assert!(missing.contains("bench_models.py"), "{missing}");
         std::fs::write(&models, "{\"products\": 3}").unwrap();
-        let wrong = write(&input, None, Some(&models), &dir.join("out")).unwrap_err();
+        let wrong = write(
+            &input,
+            ExtraInputs {
+                models: Some(&models),
+                ..Default::default()
+            },
+            &dir.join("out"),
+        )
+        .unwrap_err();
         assert!(wrong.contains("not the model-shape suite's file"), "{wrong}");
         std::fs::write(&models, serde_json::to_string(&models_sample()).unwrap()).unwrap();
-        let written = write(&input, None, Some(&models), &dir.join("out")).unwrap();
+        let written = write(
+            &input,
+            ExtraInputs {
+                models: Some(&models),
+                ..Default::default()
+            },
+            &dir.join("out"),
+        )
+        .unwrap();
         for file in ["torch-models.json", "models.svg", "models.png"] {
             assert!(written.iter().any(|p| p.ends_with(file)), "{file}: {written:?}");
         }
         let readme = std::fs::read_to_string(dir.join("out/README.md")).unwrap();
         assert!(readme.contains("## Matrix products at model shapes"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    fn sizes_sample() -> SizesRun {
+        let point = |op: &str, rows: u64, cols: u64, speed: f64, checked: bool| kernels::bench_results::SizePoint {
+            op: op.into(),
+            rows,
+            cols,
+            rust_us: 10.0,
+            pytorch_us: 10.0 * speed,
+            speed,
+            checked,
+        };
+        SizesRun {
+            device: "NVIDIA H200".into(),
+            torch: "2.11.0".into(),
+            summary: [(
+                "row_sum".to_string(),
+                kernels::bench_results::SizesSummary {
+                    points: 2,
+                    geomean_speed: (0.8f64 * 1.25).sqrt(),
+                    worst_speed: 0.8,
+                    worst_shape: [4, 1 << 14],
+                    below_1: 1,
+                },
+            )]
+            .into_iter()
+            .collect(),
+            size_points: vec![
+                point("sum", 1, 1 << 16, 1.1, true),
+                point("row_sum", 4, 1 << 14, 0.8, true),
+                point("row_sum", 1 << 11, 32, 1.25, false),
+            ],
+        }
+    }
+
+    #[test]
+    fn the_sizes_section_gives_each_operator_and_names_the_points_outside_their_bound() {
+        let mut md = String::new();
+        sizes_section(&mut md, &sizes_sample());
+        assert!(md.contains("(3 points)"), "{md}");
+        assert!(md.contains("| row\\_sum | 2 | 1.000 | 0.800 | 4 × 16384 | 1 |"), "{md}");
+        assert!(md.contains("**Outside their bound** (1): row\\_sum 2048 × 32."), "{md}");
+        assert!(md.contains("(sizes.svg)"), "{md}");
+    }
+
+    #[test]
+    fn a_sizes_file_that_is_missing_or_wrong_is_an_error_that_says_how_to_make_one() {
+        let dir = scratch("bench-report-sizes");
+        std::fs::create_dir_all(&dir).unwrap();
+        let input = dir.join("bench.json");
+        std::fs::write(&input, serde_json::to_string(&sample()).unwrap()).unwrap();
+        let sizes = dir.join("torch-sizes.json");
+        let extra = || ExtraInputs {
+            sizes: Some(&sizes),
+            ..Default::default()
+        };
+        let missing = write(&input, extra(), &dir.join("out")).unwrap_err();
+        assert!(missing.contains("bench_sizes.py"), "{missing}");
+        std::fs::write(&sizes, "{\"size_points\": 3}").unwrap();
+        let wrong = write(&input, extra(), &dir.join("out")).unwrap_err();
+        assert!(wrong.contains("not the size sweep's file"), "{wrong}");
+        std::fs::write(&sizes, serde_json::to_string(&sizes_sample()).unwrap()).unwrap();
+        let written = write(&input, extra(), &dir.join("out")).unwrap();
+        for file in ["torch-sizes.json", "sizes.svg", "sizes.png"] {
+            assert!(written.iter().any(|p| p.ends_with(file)), "{file}: {written:?}");
+        }
+        let readme = std::fs::read_to_string(dir.join("out/README.md")).unwrap();
+        assert!(readme.contains("## Reductions, scans and row operators at every size"));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
@@ -1163,7 +1381,7 @@ mod tests {
         std::fs::write(out.join("stale.svg"), "<svg/>").unwrap();
         std::fs::write(out.join(crate::owned::MANIFEST), "bench-report\nstale.svg\n").unwrap();
         std::fs::write(out.join("mine.svg"), "<svg/>").unwrap();
-        let written = write(&input, None, None, &out).unwrap();
+        let written = write(&input, ExtraInputs::default(), &out).unwrap();
         assert_eq!(written.len(), 8);
         for plot in ["matmul", "vec_add", "ratios"] {
             let svg = std::fs::read_to_string(out.join(format!("{plot}.svg"))).unwrap();
@@ -1210,7 +1428,7 @@ mod tests {
         let input = dir.join("bench.json");
         std::fs::write(&input, serde_json::to_string(&run).unwrap()).unwrap();
         let out = dir.join("out");
-        write(&input, None, None, &out).unwrap();
+        write(&input, ExtraInputs::default(), &out).unwrap();
         for plot in ["conv2d", "banks"] {
             let png = std::fs::read(out.join(format!("{plot}.png"))).unwrap();
             assert!(png.starts_with(b"\x89PNG"), "{plot}.png is not a PNG");
@@ -1226,7 +1444,7 @@ mod tests {
         std::fs::write(out.join("README.md"), "old").unwrap();
         let input = dir.join("bench.json");
         std::fs::write(&input, "{\"date\": 3}").unwrap();
-        assert!(write(&input, None, None, &out).is_err());
+        assert!(write(&input, ExtraInputs::default(), &out).is_err());
         assert_eq!(std::fs::read_to_string(out.join("README.md")).unwrap(), "old");
         std::fs::remove_dir_all(&dir).unwrap();
     }
@@ -1234,7 +1452,7 @@ mod tests {
     #[test]
     fn a_missing_input_says_how_to_get_one() {
         let dir = scratch("bench-report-missing");
-        let error = write(&dir.join("bench.json"), None, None, &dir.join("out")).unwrap_err();
+        let error = write(&dir.join("bench.json"), ExtraInputs::default(), &dir.join("out")).unwrap_err();
         assert!(error.contains("does not exist"), "{error}");
         assert!(error.contains("run.sh OUT bench"), "{error}");
         assert!(!dir.exists());
@@ -1246,7 +1464,7 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let input = dir.join("bench.json");
         std::fs::write(&input, "{\"date\": 3}").unwrap();
-        let error = write(&input, None, None, &dir.join("out")).unwrap_err();
+        let error = write(&input, ExtraInputs::default(), &dir.join("out")).unwrap_err();
         assert!(error.contains("is not a bench results file"), "{error}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
