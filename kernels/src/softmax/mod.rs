@@ -10,7 +10,9 @@
 //!   [`staged::STAGE`] elements): one read and one write, the least a softmax can move;
 //! * [`registers`]: the row in registers instead (a warp per row up to 1024 columns, a block up to
 //!   8192), one e^x per element, no shared-memory copy;
-//! * [`wide`]: the same in a block of 512 or 1024 threads, for rows up to 16384 or 32768 columns.
+//! * [`wide`]: the same in a block of 512 or 1024 threads, for rows up to 16384 or 32768 columns;
+//! * [`wide_staged`]: 1024 threads' registers and 160 KiB of shared memory, for rows up to 65536
+//!   columns (vocabulary-wide rows) read once.
 //!
 //! A new variant is a file here, its line in [`FAMILY`], and its CUDA C twin in `benches/reference/cuda_c/`.
 
@@ -19,6 +21,7 @@ pub mod registers;
 pub mod staged;
 pub mod three_pass;
 pub mod wide;
+pub mod wide_staged;
 
 use ptxkit::Dim3;
 use ptxkit::device::{GlobalSlice, GlobalSliceMut, SharedSlice, WARP_SIZE, exp, shfl_xor, sync_threads, thread_idx};
@@ -51,6 +54,7 @@ pub const FAMILY: Family<Softmax> = Family::new(
         registers::KERNEL,
         wide::KERNEL_512,
         wide::KERNEL,
+        wide_staged::KERNEL,
     ],
 );
 

@@ -103,9 +103,10 @@ pub fn check_rows(out: &[f32], input: &[f32], cols: usize) -> std::result::Resul
 pub struct SoftmaxDemo;
 
 /// Single rows and columns, the warp and block edges, the staged rung's limit (8192) and past it,
-/// the wide blocks' limits (16384, 32768) and past them, long rows (16-byte and scalar), and
-/// shapes of several rows.
-const EDGE_SHAPES: [[usize; 2]; 18] = [
+/// the wide blocks' limits (16384, 32768) and past them, long rows (16-byte and scalar), shapes of
+/// several rows, and the register-and-shared rung's edges (24576 in registers, 65536 in all) and a
+/// vocabulary's width (rows that start off a 16-byte boundary).
+const EDGE_SHAPES: [[usize; 2]; 22] = [
     [1, 1],
     [1, 31],
     [3, 33],
@@ -124,6 +125,10 @@ const EDGE_SHAPES: [[usize; 2]; 18] = [
     [1, 32_768],
     [1, 32_769],
     [37, 129],
+    [2, 24_577],
+    [3, 50_257],
+    [2, 65_536],
+    [1, 65_537],
 ];
 
 impl FamilyDemo for SoftmaxDemo {
@@ -182,17 +187,21 @@ impl FamilyDemo for SoftmaxDemo {
 
     fn cli(&self) -> Cli {
         Cli {
-            about: "softmax of each row of a rows × cols f32 matrix, the row's maximum subtracted: three reads, online maximum and sum, row staged in shared memory, row in registers (a warp, a block, a 1024-thread block per row)",
+            about: "softmax of each row of a rows × cols f32 matrix, the row's maximum subtracted: three reads, online maximum and sum, row staged in shared memory, row in registers (a warp, a block, a 1024-thread block per row), row in registers and shared memory",
             default: Size([65_536, 1024, 1]),
-            emulator_cap: Size([256, 32_768, 1]),
+            emulator_cap: Size([256, 65_536, 1]),
         }
     }
 
     fn sizes(&self) -> Sizes {
         Sizes {
             edge: EDGE_SHAPES.iter().map(|&[r, c]| Size([r, c, 1])).collect(),
-            large: vec![Size([65_536, 1024, 1]), Size([2048, 32_771, 1])],
-            bench: [256, 1024, 4096, 8192, 16_384, 32_768]
+            large: vec![
+                Size([65_536, 1024, 1]),
+                Size([2048, 32_771, 1]),
+                Size([1024, 65_535, 1]),
+            ],
+            bench: [256, 1024, 4096, 8192, 16_384, 32_768, 50_257, 65_536]
                 .iter()
                 .map(|&cols| Size([(1 << 26) / cols, cols, 1]))
                 .collect(),
@@ -220,10 +229,20 @@ impl KernelChoice for SoftmaxDemo {
                 entry: "softmax_wide_512",
                 why: "512-thread blocks: the fastest for rows past a block's registers",
             }
+        } else if cols <= kernels::softmax::wide::WIDE_COLS as usize {
+            Rung {
+                entry: "softmax_wide",
+                why: "1024-thread blocks: the fastest for rows up to their registers",
+            }
+        } else if cols <= kernels::softmax::wide_staged::MAX_COLS as usize {
+            Rung {
+                entry: "softmax_wide_staged",
+                why: "registers and shared memory: rows past the registers read once",
+            }
         } else {
             Rung {
                 entry: "softmax_wide",
-                why: "1024-thread blocks: the fastest for the longest rows",
+                why: "1024-thread blocks: the longest rows, read twice",
             }
         })
     }
