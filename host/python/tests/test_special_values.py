@@ -64,7 +64,7 @@ class SpecialValues(unittest.TestCase):
             self.fail(f"{label}: {float(got[at])} against {float(want[at])} (bound {float(bound[at])}) at {at}")
 
     def test_softmax_on_masked_rows_infinities_and_nan(self):
-        for cols in [1, 31, 257, 1025, 8193, 65537]:
+        for cols in [1, 31, 257, 1025, 8193, 50257, 65536, 65537]:
             rows = [rand(cols, seed=cols + r) * 30 for r in range(9)]
             rows[0] = mixed(rows[0], 3, [-INF], seed=cols)
             rows[0][cols // 2] = 1.5
