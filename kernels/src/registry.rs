@@ -19,6 +19,8 @@ pub static FAMILIES: &[&dyn AnyFamily] = &[
     &matmul_bf16::FAMILY,
     &attention::FAMILY,
     &attention::CAUSAL_FAMILY,
+    &attention::ANY_DIM_FAMILY,
+    &attention::ANY_DIM_CAUSAL_FAMILY,
     &attention::backward::QUERY_FAMILY,
     &attention::backward::QUERY_CAUSAL_FAMILY,
     &attention::backward::KEYS_FAMILY,

@@ -4,7 +4,8 @@
 // softmax in registers (maximum shared by a row's four lanes, the sum a per-lane partial until the
 // end); the exponentials, rounded to bf16, reused as the A fragments of P·V. Q, K, V and O are
 // [heads][seq][D] bf16 (K and V [heads / kv_group][seq][D]: kv_group query heads share one), 16-byte
-// aligned; dim is 64 or 128.
+// aligned; dim is 64 or 128, or (the any-dimension kernels) a multiple of 8 below D, staged D wide
+// with zeros past dim.
 #define ROWS 64
 #define KEYS 64
 #define THREADS 128
@@ -29,16 +30,17 @@ __device__ __forceinline__ unsigned pack_bf16x2(float low, float high) {
     return packed;
 }
 
-// Rows first..first + rows of one head's [seq][D] matrix into staged rows at.., zeros past seq.
+// Rows first..first + rows of one head's [seq][dim] matrix into staged rows at.., zeros past seq and
+// past dim.
 template <unsigned D>
 __device__ __forceinline__ void stage(unsigned* tiles, const bf16* matrix, unsigned seq, unsigned first,
-                                      unsigned rows, unsigned at) {
+                                      unsigned rows, unsigned at, unsigned dim = D) {
     unsigned tid = threadIdx.x;
 #pragma unroll
     for (unsigned i = 0; i < rows * D / 8 / THREADS; ++i) {
         unsigned e = tid + i * THREADS, r = e / (D / 8), c = e % (D / 8);
-        bool inside = first + r < seq;
-        const bf16* src = inside ? matrix + (first + r) * D + c * 8 : matrix;
+        bool inside = first + r < seq && (dim == D || c * 8 < dim);
+        const bf16* src = inside ? matrix + (first + r) * dim + c * 8 : matrix;
         unsigned address = (unsigned)__cvta_generic_to_shared(tiles + (at + r) * PITCH + 4 * c);
         asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(address), "l"(src), "r"(inside ? 16 : 0));
     }
@@ -46,10 +48,10 @@ __device__ __forceinline__ void stage(unsigned* tiles, const bf16* matrix, unsig
 
 template <unsigned D, bool CAUSAL>
 __device__ __forceinline__ void attention_flash(const bf16* q, const bf16* k, const bf16* v, bf16* o, unsigned seq,
-                                                unsigned kv_group) {
+                                                unsigned kv_group, unsigned dim = D) {
     extern __shared__ __align__(16) unsigned tiles[];
     unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32, group = lane / 4, member = lane % 4;
-    unsigned head = blockIdx.y * seq * D, kv_head = blockIdx.y / kv_group * seq * D;
+    unsigned head = blockIdx.y * seq * dim, kv_head = blockIdx.y / kv_group * seq * dim;
     q += head;
     k += kv_head;
     v += kv_head;
@@ -58,22 +60,22 @@ __device__ __forceinline__ void attention_flash(const bf16* q, const bf16* k, co
     unsigned first = block * ROWS;
     unsigned tiles_n = (seq + KEYS - 1) / KEYS;
     if (CAUSAL) tiles_n = min(tiles_n, (first + ROWS + KEYS - 1) / KEYS);
-    stage<D>(tiles, q, seq, first, ROWS, 0);
-    stage<D>(tiles, k, seq, 0, KEYS, K_ROWS);
-    stage<D>(tiles, v, seq, 0, KEYS, V_ROWS);
+    stage<D>(tiles, q, seq, first, ROWS, 0, dim);
+    stage<D>(tiles, k, seq, 0, KEYS, K_ROWS, dim);
+    stage<D>(tiles, v, seq, 0, KEYS, V_ROWS, dim);
     asm volatile("cp.async.commit_group;");
     unsigned a_row = lane % 8 + 8 * ((lane / 8) % 2), a_word = 4 * (lane / 16);
     unsigned k_row = lane % 8 + 8 * (lane / 16), k_word = 4 * ((lane / 8) % 2);
     unsigned fq[MAX_DIM / 16][4];
     float acc[MAX_DIM / 8][4] = {};
     float max[2] = {-INFINITY, -INFINITY}, sum[2] = {0.f, 0.f};
-    const float scale = 1.4426950408889634f / sqrtf((float)D);
+    const float scale = 1.4426950408889634f / sqrtf((float)dim);
     unsigned row_of[2] = {first + 16 * warp + group, first + 16 * warp + group + 8};
     for (unsigned t = 0; t < tiles_n; ++t) {
         unsigned slot = t % 2;
         if (t + 1 < tiles_n) {
-            stage<D>(tiles, k, seq, (t + 1) * KEYS, KEYS, K_ROWS + (1 - slot) * KEYS);
-            stage<D>(tiles, v, seq, (t + 1) * KEYS, KEYS, V_ROWS + (1 - slot) * KEYS);
+            stage<D>(tiles, k, seq, (t + 1) * KEYS, KEYS, K_ROWS + (1 - slot) * KEYS, dim);
+            stage<D>(tiles, v, seq, (t + 1) * KEYS, KEYS, V_ROWS + (1 - slot) * KEYS, dim);
             asm volatile("cp.async.commit_group;");
             asm volatile("cp.async.wait_group 1;");
         } else {
@@ -150,8 +152,9 @@ __device__ __forceinline__ void attention_flash(const bf16* q, const bf16* k, co
         if (row < seq) {
 #pragma unroll
             for (unsigned j = 0; j < D / 8; ++j) {
+                if (dim != D && 8 * j >= dim) continue;
                 unsigned pair = pack_bf16x2(acc[j][2 * h] / total, acc[j][2 * h + 1] / total);
-                *(unsigned*)(o + row * D + 8 * j + 2 * member) = pair;
+                *(unsigned*)(o + row * dim + 8 * j + 2 * member) = pair;
             }
         }
     }

@@ -218,8 +218,9 @@ fn matmul_tf32(
 
 /// `o = softmax(q·kᵀ/√d)·v` per head for bf16 q and o of shape (batch, heads, seq, dim), k and v
 /// (batch, heads_kv, seq, dim) with heads_kv dividing heads (each KV head shared by heads /
-/// heads_kv consecutive query heads), dim 64 or 128, over every key or (`causal`) the keys up to
-/// each query's position; one fused kernel.
+/// heads_kv consecutive query heads), over every key or (`causal`) the keys up to each query's
+/// position; one fused kernel: dim 64 or 128 from the attention families, any other multiple of 8
+/// up to 128 from the any-dimension ones (`variant` names a kernel of the family the dim goes to).
 #[pyfunction]
 #[pyo3(signature = (q, k, v, o, *, stream, device, causal = false, variant = "auto"))]
 #[allow(clippy::too_many_arguments)]
@@ -241,13 +242,19 @@ fn attention(
     v.expect_shape(&k.shape)?;
     let [batch, heads, seq, dim] = [q.shape[0], q.shape[1], q.shape[2], q.shape[3]];
     let heads_kv = grouped_heads(&q, &k)?;
-    let problem =
-        kernels::attention::Attention::grouped(batch * heads, heads / heads_kv, seq, dim).map_err(size_error)?;
-    let backend = backend(device, stream)?;
-    let (op, family) = if causal {
-        (Op::AttentionCausal, &kernels::attention::CAUSAL_FAMILY)
+    let built = kernels::attention::DIMS.contains(&(dim as u32));
+    let problem = if built {
+        kernels::attention::Attention::grouped(batch * heads, heads / heads_kv, seq, dim)
     } else {
-        (Op::Attention, &kernels::attention::FAMILY)
+        kernels::attention::Attention::any_dim(batch * heads, heads / heads_kv, seq, dim)
+    }
+    .map_err(size_error)?;
+    let backend = backend(device, stream)?;
+    let (op, family) = match (built, causal) {
+        (true, true) => (Op::AttentionCausal, &kernels::attention::CAUSAL_FAMILY),
+        (true, false) => (Op::Attention, &kernels::attention::FAMILY),
+        (false, true) => (Op::AttentionAnyDimCausal, &kernels::attention::ANY_DIM_CAUSAL_FAMILY),
+        (false, false) => (Op::AttentionAnyDim, &kernels::attention::ANY_DIM_FAMILY),
     };
     let kernel = &family.kernels[variant::resolve(op, &backend, variant, [batch * heads, seq, dim])?];
     let (q, k, v, mut o) = (

@@ -26,6 +26,8 @@ pub enum Op {
     MatmulTf32,
     Attention,
     AttentionCausal,
+    AttentionAnyDim,
+    AttentionAnyDimCausal,
     Conv2d,
     Sum,
     Cumsum,
@@ -47,6 +49,8 @@ impl Op {
             Op::MatmulTf32 => &matmul::MATMUL_TC,
             Op::Attention => &attention::ATTENTION,
             Op::AttentionCausal => &attention::ATTENTION_CAUSAL,
+            Op::AttentionAnyDim => &attention::ATTENTION_ANY_DIM,
+            Op::AttentionAnyDimCausal => &attention::ATTENTION_ANY_DIM_CAUSAL,
             Op::Conv2d => &conv2d::Conv2dDemo,
             Op::Sum => &reduce::ReduceDemo,
             Op::Cumsum => &scan::ScanDemo,
@@ -78,6 +82,8 @@ impl Op {
             Op::MatmulTf32,
             Op::Attention,
             Op::AttentionCausal,
+            Op::AttentionAnyDim,
+            Op::AttentionAnyDimCausal,
             Op::Conv2d,
             Op::Sum,
             Op::Cumsum,
@@ -156,7 +162,7 @@ pub fn names(op: &str) -> PyResult<Vec<&'static str>> {
     }
     Op::by_name(op).map(|op| names_of(op.demo())).ok_or_else(|| {
         PyValueError::new_err(format!(
-            "'{op}' is not an operator with variants; choose add, attention, attention_causal, conv2d, cumsum, histogram, histogram_f32, layer_norm, matmul, matmul_bf16, matmul_tf32, rms_norm, row_max, row_sum, softmax, sum or transpose"
+            "'{op}' is not an operator with variants; choose add, attention, attention_causal, attention_any_dim, attention_any_dim_causal, conv2d, cumsum, histogram, histogram_f32, layer_norm, matmul, matmul_bf16, matmul_tf32, rms_norm, row_max, row_sum, softmax, sum or transpose"
         ))
     })
 }

@@ -161,6 +161,8 @@ class ArgumentChecks(unittest.TestCase):
         self.assertIn("attention_specialized", rust_kernels.variants("attention"))
         self.assertIn("histogram_vectorized", rust_kernels.variants("histogram"))
         self.assertIn("attention_causal_flash", rust_kernels.variants("attention_causal"))
+        self.assertEqual(rust_kernels.variants("attention_any_dim"), ["attention_flash_any_dim"])
+        self.assertEqual(rust_kernels.variants("attention_any_dim_causal"), ["attention_causal_flash_any_dim"])
         self.assert_refused(ValueError, "not an operator", rust_kernels.variants, "fft")
 
 

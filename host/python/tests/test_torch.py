@@ -199,10 +199,16 @@ class AgainstPyTorch(unittest.TestCase):
     def test_attention_within_its_bound(self):
         # The f64 attention of the bf16 values; the bound follows the kernels' arithmetic (see
         # host/src/families/attention_oracle.rs): the exponentials rounded to bf16 dominate.
-        shapes = [(1, 1, 1, 64), (1, 2, 33, 128), (2, 1, 130, 64), (1, 3, 257, 128)]
+        # Head dimensions 64 and 128 on the attention families, the others (Phi's 80 and 96,
+        # diffusion models' 40, the least, 8) on the any-dimension ones; "auto" on both.
+        built = [(1, 1, 1, 64), (1, 2, 33, 128), (2, 1, 130, 64), (1, 3, 257, 128)]
+        other = [(1, 1, 1, 8), (1, 2, 33, 40), (2, 1, 130, 80), (1, 3, 257, 96)]
         for causal in [False, True]:
-            family = "attention_causal" if causal else "attention"
-            for variant in ["auto"] + rust_kernels.variants(family):
+            suffix = "_causal" if causal else ""
+            runs = [("auto", built + other)]
+            runs += [(v, built) for v in rust_kernels.variants("attention" + suffix)]
+            runs += [(v, other) for v in rust_kernels.variants("attention_any_dim" + suffix)]
+            for variant, shapes in runs:
                 for b, h, s, d in shapes:
                     q = (4 * rand(b, h, s, d, seed=s)).to(torch.bfloat16)
                     k = rand(b, h, s, d, seed=s + 1).to(torch.bfloat16)
@@ -226,6 +232,17 @@ class AgainstPyTorch(unittest.TestCase):
                     relative = 2 * (score_error + 2.0**-21) + 2.0**-8 + 4 * (s + 64) * U
                     bound = weight * relative + 2.0**-8 * want.abs()
                     self.assertTrue(bool(((got - want).abs() <= bound).all()), f"{variant} causal={causal} {b}x{h}x{s}x{d}")
+
+    def test_attention_at_other_head_dims_refuses_a_gradient_and_decoding_saying_why(self):
+        q, k, v = (rand(1, 2, 33, 80, seed=seed).to(torch.bfloat16).requires_grad_() for seed in (1, 2, 3))
+        with self.assertRaisesRegex(NotImplementedError, "no gradient at head dimension 80"):
+            rust_kernels.attention(q, k, v)
+        with torch.no_grad():
+            got = rust_kernels.attention(q, k, v)
+            want = torch.nn.functional.scaled_dot_product_attention(q, k, v)
+        self.assertLess(float((got.float() - want.float()).abs().max()), 2.0**-6)
+        with self.assertRaisesRegex(ValueError, "64 or 128"):
+            rust_kernels.attention(q.detach()[:, :, :1], k.detach(), v.detach())
 
     def test_histogram_equals_bincount(self):
         # Counts are exact: uniform bytes, and bytes of which half are one value (the contended

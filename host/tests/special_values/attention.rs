@@ -2,7 +2,7 @@
 //! that the softmax is nearly one-hot, every key and causal.
 
 use crate::prelude::*;
-use kernels::attention::{Attention, CAUSAL_FAMILY, FAMILY};
+use kernels::attention::{ANY_DIM_CAUSAL_FAMILY, ANY_DIM_FAMILY, Attention, CAUSAL_FAMILY, DIMS, FAMILY};
 use kernels_host::families::attention;
 use kernels_host::families::attention_oracle::{AttentionOracle, Geometry};
 use ptxkit::device::mma::Bf16;
@@ -52,13 +52,14 @@ fn special_heads(rng: &mut StdRng, seq: usize, dim: usize) -> [Vec<f32>; 3] {
 }
 
 /// Every attention kernel that runs on `backend`, every key and causal, at sequences across one
-/// tile of keys and past it, both head dimensions, a KV head per query head and one per three, on
+/// tile of keys and past it, both head dimensions (and 40 and 96 for the any-dimension kernels),
+/// a KV head per query head and one per three, on
 /// [`special_heads`]: each output is NaN, an
 /// infinity or within the f64 reference's bound as [`AttentionOracle`] says IEEE arithmetic has it.
 pub(crate) fn attention_meets_special_values(backend: &Backend) {
     let stream = rng_stream();
     let mut failures = Vec::new();
-    for (seq, dim) in [(1, 64), (33, 128), (130, 64)] {
+    for (seq, dim) in [(1, 64), (33, 128), (130, 64), (33, 40), (130, 96)] {
         let mut rng = StdRng::seed_from_u64(stream ^ (seq * 1000 + dim) as u64);
         let [q, k, v] = special_heads(&mut rng, seq, dim);
         let bits = |values: &[f32]| -> Vec<u16> { values.iter().map(|&x| Bf16::from_f32(x).0).collect() };
@@ -72,9 +73,14 @@ pub(crate) fn attention_meets_special_values(backend: &Backend) {
         };
         let (k3, v3) = (grouped(&k), grouped(&v));
         for (kv_group, k, v) in [(1, &k, &v), (3, &k3, &v3)] {
-            let problem = Attention::grouped(HEADS.len(), kv_group, seq, dim).unwrap();
+            let problem = Attention::any_dim(HEADS.len(), kv_group, seq, dim).unwrap();
             let inputs = [&q, k, v].map(|values| Buffer::upload(backend, &bits(values)).unwrap());
-            for (family, causal) in [(&FAMILY, false), (&CAUSAL_FAMILY, true)] {
+            let families = if DIMS.contains(&(dim as u32)) {
+                [(&FAMILY, false), (&CAUSAL_FAMILY, true)]
+            } else {
+                [(&ANY_DIM_FAMILY, false), (&ANY_DIM_CAUSAL_FAMILY, true)]
+            };
+            for (family, causal) in families {
                 let oracle = AttentionOracle::new(Geometry::of_attention(problem, causal), (&q, k, v), stream);
                 for kernel in family.kernels {
                     if !runs_here(backend, &kernel.info(family.name), Source::Rust) {

@@ -15,7 +15,7 @@ use super::{Attention, key_tiles, log2_scale, query_block};
 use ptxkit::device::mma::{Bf16, mma_bf16_m16n8k16, round_pack_bf16x2};
 use ptxkit::device::{
     MatrixLayout, SharedMatrix, WARP_SIZE, async_copy_commit, async_copy_wait, block_idx, exp2, global_store, grid_dim,
-    lane_id, shfl_xor, sync_threads, thread_idx, unrolled, unrolled_to,
+    lane_id, shfl_xor, sqrt, sync_threads, thread_idx, unrolled, unrolled_to,
 };
 use ptxkit::{Dim3, Kernel, Occupancy, SharedMemory, shared_memory};
 
@@ -73,6 +73,42 @@ pub(crate) unsafe fn stage<const D: u32>(
     });
 }
 
+/// [`stage`] for a `[seq][dim]` matrix, `dim` a multiple of 8 below `D`: the columns past `dim`
+/// staged as zeros. (The kernels at 64 and 128 keep [`stage`]: the same copies, and the code
+/// their measurements were of.)
+///
+/// # Safety
+/// `matrix` holds the head's seq·dim elements, 16-byte aligned; the staged rows lie in `tiles`.
+#[inline(always)]
+unsafe fn stage_narrower<const D: u32>(
+    tiles: &SharedMatrix<u32>,
+    (matrix, dim): (*const Bf16, u32),
+    seq: u32,
+    (first, rows): (u32, u32),
+    at: u32,
+) {
+    if dim == D {
+        // SAFETY: forwarded.
+        return unsafe { stage::<D>(tiles, matrix, seq, (first, rows), at) };
+    }
+    let tid = thread_idx().x;
+    unrolled_to(rows * D / CHUNK / THREADS, |i| {
+        let e = tid + i * THREADS;
+        let (r, c) = (e / (D / CHUNK), e % (D / CHUNK));
+        let inside = first + r < seq && c * CHUNK < dim;
+        // SAFETY: the source is inside the head where read (rows below seq, chunks below dim),
+        // 16-byte aligned (dim, the chunk and the matrix are); the destination inside the tiles.
+        unsafe {
+            let src = if inside {
+                matrix.add(((first + r) * dim + c * CHUNK) as usize)
+            } else {
+                matrix
+            };
+            tiles.copy4_async_zero_fill_unchecked(at + r, c * CHUNK / 2, src.cast::<u32>(), 4 * inside as u32);
+        }
+    });
+}
+
 /// The kernel's body for head dimension `D` (see the module).
 ///
 /// # Safety
@@ -90,21 +126,39 @@ unsafe fn run<const D: u32, const CAUSAL: bool>(
 ) {
     // Copies by cp.async: no tensor maps.
     let _ = maps;
+    // SAFETY: forwarded; dim = D.
+    unsafe { run_padded::<D, CAUSAL>((q, k, v, o), seq, kv_group, D) }
+}
+
+/// The kernel's body for head dimension `dim` (a multiple of 8, at most `D`), staged and
+/// multiplied `D` wide: the columns past `dim` are staged as zeros (adding nothing to the scores,
+/// and nothing to the outputs, which are not stored there).
+///
+/// # Safety
+/// Q and O hold heads·seq·dim elements, K and V heads / kv_group · seq·dim, 16-byte aligned; the
+/// grid is [`KERNEL`]'s.
+#[inline(always)]
+unsafe fn run_padded<const D: u32, const CAUSAL: bool>(
+    (q, k, v, o): (*const Bf16, *const Bf16, *const Bf16, *mut Bf16),
+    seq: u32,
+    kv_group: u32,
+    dim: u32,
+) {
     let Tiles { rows: tiles } = Tiles::carve();
     let (lane, warp) = (lane_id(), thread_idx().x / WARP_SIZE);
     let (group, member) = (lane / 4, lane % 4);
-    let head = (block_idx().y * seq * D) as usize;
-    let kv_head = (block_idx().y / kv_group * seq * D) as usize;
-    // SAFETY (the head's matrices): head·seq·D + seq·D ≤ heads·seq·D elements, and as much of K
-    // and V's heads / kv_group.
+    let head = (block_idx().y * seq * dim) as usize;
+    let kv_head = (block_idx().y / kv_group * seq * dim) as usize;
+    // SAFETY (the head's matrices): head·seq·dim + seq·dim ≤ heads·seq·dim elements, and as much
+    // of K and V's heads / kv_group.
     let (q, k, v, o) = unsafe { (q.add(head), k.add(kv_head), v.add(kv_head), o.add(head)) };
     let first = query_block(CAUSAL, block_idx().x, grid_dim().x) * ROWS;
     let tiles_n = key_tiles(CAUSAL, seq, first, ROWS, KEYS);
     // SAFETY (stages): the kernel's contract; the staged rows inside the tiles.
     unsafe {
-        stage::<D>(&tiles, q, seq, (first, ROWS), 0);
-        stage::<D>(&tiles, k, seq, (0, KEYS), K_ROWS);
-        stage::<D>(&tiles, v, seq, (0, KEYS), V_ROWS);
+        stage_narrower::<D>(&tiles, (q, dim), seq, (first, ROWS), 0);
+        stage_narrower::<D>(&tiles, (k, dim), seq, (0, KEYS), K_ROWS);
+        stage_narrower::<D>(&tiles, (v, dim), seq, (0, KEYS), V_ROWS);
     }
     async_copy_commit();
     // Lane l gives row l % 8 of ldmatrix matrix l / 8. A (Q): matrices at rows +0, +8, then
@@ -119,7 +173,12 @@ unsafe fn run<const D: u32, const CAUSAL: bool>(
     // group + 8.
     let mut max = [f32::NEG_INFINITY; 2];
     let mut sum = [0.0f32; 2];
-    let scale = log2_scale(D);
+    // The constant where dim is D (the kernels at 64 and 128, and these dims at run time).
+    let scale = if dim == D {
+        log2_scale(D)
+    } else {
+        core::f32::consts::LOG2_E * (1.0 / sqrt(dim as f32))
+    };
     let row_of = |h: u32| first + 16 * warp + group + 8 * h;
     for t in 0..tiles_n {
         let slot = t % 2;
@@ -127,8 +186,8 @@ unsafe fn run<const D: u32, const CAUSAL: bool>(
             let next = (t + 1) * KEYS;
             // SAFETY: as above; the other slot was released by the barrier ending tile t - 1.
             unsafe {
-                stage::<D>(&tiles, k, seq, (next, KEYS), K_ROWS + (1 - slot) * KEYS);
-                stage::<D>(&tiles, v, seq, (next, KEYS), V_ROWS + (1 - slot) * KEYS);
+                stage_narrower::<D>(&tiles, (k, dim), seq, (next, KEYS), K_ROWS + (1 - slot) * KEYS);
+                stage_narrower::<D>(&tiles, (v, dim), seq, (next, KEYS), V_ROWS + (1 - slot) * KEYS);
             }
             async_copy_commit();
             async_copy_wait::<1>();
@@ -210,15 +269,19 @@ unsafe fn run<const D: u32, const CAUSAL: bool>(
         let row = row_of(h);
         if row < seq {
             unrolled_to(D / 8, |j| {
-                let (j, r) = (j as usize, 2 * h as usize);
-                let pair = round_pack_bf16x2(acc[j][r] / total, acc[j][r + 1] / total);
-                // SAFETY: row < seq, the column pair inside D: inside the head's O, 4-byte aligned.
-                unsafe {
-                    global_store(
-                        o.add((row * D + 8 * j as u32 + 2 * member) as usize).cast::<u32>(),
-                        pair,
-                    )
-                };
+                // The padding's columns are not stored (a test that folds away where dim is D).
+                if dim == D || 8 * j < dim {
+                    let (j, r) = (j as usize, 2 * h as usize);
+                    let pair = round_pack_bf16x2(acc[j][r] / total, acc[j][r + 1] / total);
+                    // SAFETY: row < seq, the column pair inside dim: inside the head's O, 4-byte
+                    // aligned.
+                    unsafe {
+                        global_store(
+                            o.add((row * dim + 8 * j as u32 + 2 * member) as usize).cast::<u32>(),
+                            pair,
+                        )
+                    };
+                }
             });
         }
     });
@@ -233,6 +296,41 @@ super::entries!(
     /// Attention over the keys up to each query, `mma.sync`.
     attention_causal_flash
 );
+
+ptxkit::kernel! {
+    #[launch_bounds(ptxkit::Dim3::x(THREADS), 2)]
+    /// Attention over every key, `mma.sync`, for any head dimension that is a multiple of 8 up to
+    /// 128: staged 64 or 128 wide.
+    pub unsafe fn attention_flash_any_dim(q: *const Bf16, k: *const Bf16, v: *const Bf16, o: *mut Bf16, kv_group: u32, seq: u32, dim: u32, maps: *const super::TensorMaps) {
+        // Copies by cp.async: no tensor maps.
+        let _ = maps;
+        // SAFETY: the kernel's contract (dim a multiple of 8 up to 128: Attention::any_dim).
+        unsafe {
+            if dim <= 64 {
+                run_padded::<64, false>((q, k, v, o), seq, kv_group, dim)
+            } else {
+                run_padded::<128, false>((q, k, v, o), seq, kv_group, dim)
+            }
+        }
+    }
+}
+
+ptxkit::kernel! {
+    #[launch_bounds(ptxkit::Dim3::x(THREADS), 2)]
+    /// Attention over the keys up to each query, `mma.sync`, for any head dimension that is a
+    /// multiple of 8 up to 128.
+    pub unsafe fn attention_causal_flash_any_dim(q: *const Bf16, k: *const Bf16, v: *const Bf16, o: *mut Bf16, kv_group: u32, seq: u32, dim: u32, maps: *const super::TensorMaps) {
+        let _ = maps;
+        // SAFETY: as above.
+        unsafe {
+            if dim <= 64 {
+                run_padded::<64, true>((q, k, v, o), seq, kv_group, dim)
+            } else {
+                run_padded::<128, true>((q, k, v, o), seq, kv_group, dim)
+            }
+        }
+    }
+}
 
 /// One block per 64 query rows of each head.
 fn grid(p: &Attention, _: Occupancy) -> Dim3 {
@@ -250,5 +348,17 @@ pub const KERNEL: Kernel<Attention> = Kernel {
 /// As [`KERNEL`], with the causal mask.
 pub const KERNEL_CAUSAL: Kernel<Attention> = Kernel {
     code: attention_causal_flash,
+    ..KERNEL
+};
+
+/// As [`KERNEL`], for any head dimension that is a multiple of 8 up to 128.
+pub const KERNEL_ANY_DIM: Kernel<Attention> = Kernel {
+    code: attention_flash_any_dim,
+    ..KERNEL
+};
+
+/// As [`KERNEL_ANY_DIM`], with the causal mask.
+pub const KERNEL_ANY_DIM_CAUSAL: Kernel<Attention> = Kernel {
+    code: attention_causal_flash_any_dim,
     ..KERNEL
 };

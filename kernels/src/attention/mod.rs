@@ -14,7 +14,9 @@
 //!   no block-wide barrier in the loop (sm_90a).
 //!
 //! Two families share the kernels' code: [`FAMILY`] attends to every key, [`CAUSAL_FAMILY`] to the
-//! keys at or before the query's position (the mask of a decoder).
+//! keys at or before the query's position (the mask of a decoder). Both take head dimensions 64
+//! and 128; [`ANY_DIM_FAMILY`] and [`ANY_DIM_CAUSAL_FAMILY`] take any multiple of 8 up to 128 on
+//! the `mma.sync` rung (Phi's 80 and 96, diffusion models' 40).
 //!
 //! The backward pass (dQ, dK, dV) is [`backward`]'s two launches.
 //!
@@ -36,6 +38,9 @@ use ptxkit::{Family, Problem};
 
 /// The head dimensions the kernels are built for.
 pub const DIMS: [u32; 2] = [64, 128];
+
+/// The widest head [`ANY_DIM_FAMILY`] takes (any multiple of 8 up to it).
+pub const MAX_ANY_DIM: u32 = 128;
 
 /// The sizes of one attention: `heads` query heads (batch × heads), each with `seq` queries,
 /// keys and values of `dim` elements; each `kv_group` consecutive query heads share one head of K
@@ -98,6 +103,15 @@ pub const CAUSAL_FAMILY: Family<Attention> = Family::new(
         specialized::KERNEL_CAUSAL_REBALANCED,
     ],
 );
+
+/// Every key, at any head dimension that is a multiple of 8 up to [`MAX_ANY_DIM`] (the rows
+/// staged 64 or 128 wide, zeros past the dimension): `mma.sync` only, a family of its own so that
+/// its sizes are its own.
+pub const ANY_DIM_FAMILY: Family<Attention> = Family::new("attention_any_dim", &[flash::KERNEL_ANY_DIM]);
+
+/// [`ANY_DIM_FAMILY`] with the causal mask.
+pub const ANY_DIM_CAUSAL_FAMILY: Family<Attention> =
+    Family::new("attention_any_dim_causal", &[flash::KERNEL_ANY_DIM_CAUSAL]);
 
 /// Keys up to the query's own position, for queries fewer than the keys (SDPA's top-left mask).
 pub const DECODE_FAMILY: Family<Decode> = Family::new("attention_decode", &[decode::KERNEL]);
@@ -259,15 +273,39 @@ impl Attention {
     /// `heads` and `seq` at least 1, `dim` one of [`DIMS`], every tensor within the 32-bit
     /// element count the kernels index, and `heads` within a grid's 65 535 rows.
     pub fn new(heads: usize, seq: usize, dim: usize) -> Result<Self, ptxkit::InvalidSize> {
+        if !DIMS.contains(&(dim as u32)) || dim > u32::MAX as usize {
+            return Err(ptxkit::InvalidSize {
+                problem: "attention",
+                reason: format!(
+                    "the head dimension must be 64 or 128 (got {dim}): the kernels are built for those \
+                     (attention_any_dim takes any multiple of 8 up to {MAX_ANY_DIM})"
+                ),
+            });
+        }
+        Attention::checked(heads, seq, dim)
+    }
+
+    /// [`Attention::grouped`] for [`ANY_DIM_FAMILY`] and [`ANY_DIM_CAUSAL_FAMILY`]: `dim` any
+    /// multiple of 8 from 8 to [`MAX_ANY_DIM`].
+    pub fn any_dim(heads: usize, kv_group: usize, seq: usize, dim: usize) -> Result<Self, ptxkit::InvalidSize> {
+        if !(dim.is_multiple_of(8) && (8..=MAX_ANY_DIM as usize).contains(&dim)) {
+            return Err(ptxkit::InvalidSize {
+                problem: "attention",
+                reason: format!(
+                    "the head dimension must be a multiple of 8 from 8 to {MAX_ANY_DIM} (got {dim}): rows are \
+                     copied 16 bytes at a time and staged at most {MAX_ANY_DIM} wide"
+                ),
+            });
+        }
+        Attention::checked(heads, seq, dim)?.with_group(heads, kv_group)
+    }
+
+    /// Every check of [`Attention::new`] but the head dimension's.
+    fn checked(heads: usize, seq: usize, dim: usize) -> Result<Self, ptxkit::InvalidSize> {
         let invalid = |reason: String| ptxkit::InvalidSize {
             problem: "attention",
             reason,
         };
-        if !DIMS.contains(&(dim as u32)) || dim > u32::MAX as usize {
-            return Err(invalid(format!(
-                "the head dimension must be 64 or 128 (got {dim}): the kernels are built for those"
-            )));
-        }
         if heads == 0 || seq == 0 {
             return Err(invalid(format!(
                 "heads and seq must be at least 1 (got {heads} and {seq})"
@@ -298,7 +336,11 @@ impl Attention {
     /// [`Attention::new`] with each `kv_group` consecutive query heads sharing a head of K and V:
     /// `kv_group` at least 1 and dividing `heads`.
     pub fn grouped(heads: usize, kv_group: usize, seq: usize, dim: usize) -> Result<Self, ptxkit::InvalidSize> {
-        let problem = Attention::new(heads, seq, dim)?;
+        Attention::new(heads, seq, dim)?.with_group(heads, kv_group)
+    }
+
+    /// This problem with each `kv_group` consecutive query heads sharing a head of K and V.
+    fn with_group(self, heads: usize, kv_group: usize) -> Result<Self, ptxkit::InvalidSize> {
         if kv_group == 0 || !heads.is_multiple_of(kv_group) {
             return Err(ptxkit::InvalidSize {
                 problem: "attention",
@@ -310,7 +352,7 @@ impl Attention {
         }
         Ok(Attention {
             kv_group: kv_group as u32,
-            ..problem
+            ..self
         })
     }
 

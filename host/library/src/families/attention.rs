@@ -10,7 +10,9 @@ use super::{
     substream,
 };
 use kernels::Source;
-use kernels::attention::{Attention, CAUSAL_FAMILY, FAMILY, TensorMaps, specialized};
+use kernels::attention::{
+    ANY_DIM_CAUSAL_FAMILY, ANY_DIM_FAMILY, Attention, CAUSAL_FAMILY, FAMILY, TensorMaps, specialized,
+};
 use ptxkit::device::mma::Bf16;
 use ptxkit::{AnyFamily, Family, Kernel};
 use ptxkit_runtime::Backend;
@@ -59,8 +61,9 @@ pub fn launch(
     );
     // SAFETY: each pointer is its array's address on this backend, 16-byte aligned, holding the
     // elements the kernels read or write (heads·seq·dim of Q and O, heads / kv_group of that of K
-    // and V; bf16 is u16's size); dim is one of the kernels' and kv_group divides heads
-    // (Attention::new and ::grouped checked them); the TMA kernels get the maps of Q, K and V.
+    // and V; bf16 is u16's size); dim is one the kernel takes and kv_group divides heads
+    // (Attention::new, ::grouped and ::any_dim checked them; the families' kernels take their
+    // problems' dims); the TMA kernels get the maps of Q, K and V.
     unsafe { backend.launch_from(source.module(), kernel, problem, args, &[q, k, v, &*o]) }
 }
 
@@ -108,15 +111,33 @@ fn tensor_maps(
     }
 }
 
-/// The host side of one attention family: every key, or the causal mask.
+/// The host side of one attention family: every key, or the causal mask; head dimensions 64 and
+/// 128, or any multiple of 8 up to 128.
 pub struct AttentionDemo {
     pub causal: bool,
+    pub any_dim: bool,
 }
 
 /// Every key.
-pub const ATTENTION: AttentionDemo = AttentionDemo { causal: false };
+pub const ATTENTION: AttentionDemo = AttentionDemo {
+    causal: false,
+    any_dim: false,
+};
 /// The causal mask.
-pub const ATTENTION_CAUSAL: AttentionDemo = AttentionDemo { causal: true };
+pub const ATTENTION_CAUSAL: AttentionDemo = AttentionDemo {
+    causal: true,
+    any_dim: false,
+};
+/// Every key, any head dimension that is a multiple of 8 up to 128.
+pub const ATTENTION_ANY_DIM: AttentionDemo = AttentionDemo {
+    causal: false,
+    any_dim: true,
+};
+/// The causal mask, any head dimension that is a multiple of 8 up to 128.
+pub const ATTENTION_ANY_DIM_CAUSAL: AttentionDemo = AttentionDemo {
+    causal: true,
+    any_dim: true,
+};
 
 /// Bytes of one bf16.
 const BF16_BYTES: u64 = 2;
@@ -138,9 +159,34 @@ const EDGE_SHAPES: [[usize; 3]; 7] = [
     [1, 131, 128],
 ];
 
+/// The same edges at head dimensions between and below the two built ones: 8 (the least), 40
+/// (diffusion models), 72, 80 (Phi-2), 96 (Phi-3), 120, 56.
+const ANY_DIM_EDGE_SHAPES: [[usize; 3]; 7] = [
+    [1, 1, 8],
+    [2, 31, 40],
+    [3, 33, 72],
+    [1, 65, 80],
+    [2, 129, 96],
+    [1, 131, 120],
+    [2, 70, 56],
+];
+
 impl AttentionDemo {
     fn kernels_family(&self) -> &'static Family<Attention> {
-        if self.causal { &CAUSAL_FAMILY } else { &FAMILY }
+        match (self.any_dim, self.causal) {
+            (false, false) => &FAMILY,
+            (false, true) => &CAUSAL_FAMILY,
+            (true, false) => &ANY_DIM_FAMILY,
+            (true, true) => &ANY_DIM_CAUSAL_FAMILY,
+        }
+    }
+
+    fn problem(&self, [heads, seq, dim]: [usize; 3]) -> Result<Attention> {
+        Ok(if self.any_dim {
+            Attention::any_dim(heads, 1, seq, dim)?
+        } else {
+            Attention::new(heads, seq, dim)?
+        })
     }
 }
 
@@ -154,8 +200,8 @@ impl FamilyDemo for AttentionDemo {
     }
 
     fn plan(&self, size: Size) -> Result<Plan> {
-        let [heads, seq, dim] = size.0;
-        let problem = Attention::new(heads, seq, dim)?;
+        let seq = size.0[1];
+        let problem = self.problem(size.0)?;
         for kernel in self.kernels_family().kernels {
             check_shape(kernel, &problem)?;
         }
@@ -175,8 +221,7 @@ impl FamilyDemo for AttentionDemo {
     }
 
     fn prepare<'a>(&self, backend: &'a Backend, size: Size, rng: u64, sets: usize) -> Result<Box<dyn Case + 'a>> {
-        let [heads, seq, dim] = size.0;
-        let problem = Attention::new(heads, seq, dim)?;
+        let problem = self.problem(size.0)?;
         let len = problem.len();
         // Random f32 rounded to bf16: the reference gets exactly the values the kernels read. The
         // guards stay NaN.
@@ -210,18 +255,35 @@ impl FamilyDemo for AttentionDemo {
 
     fn cli(&self) -> Cli {
         Cli {
-            about: if self.causal {
-                "softmax(Q·Kᵀ/√d)·V per head with the causal mask, bf16 in and out, fused (one kernel)"
-            } else {
-                "softmax(Q·Kᵀ/√d)·V per head over every key, bf16 in and out, fused (one kernel)"
+            about: match (self.any_dim, self.causal) {
+                (false, true) => {
+                    "softmax(Q·Kᵀ/√d)·V per head with the causal mask, bf16 in and out, fused (one kernel)"
+                }
+                (false, false) => "softmax(Q·Kᵀ/√d)·V per head over every key, bf16 in and out, fused (one kernel)",
+                (true, true) => {
+                    "softmax(Q·Kᵀ/√d)·V per head with the causal mask, any head dimension that is a multiple of 8 up to 128 (mma.sync)"
+                }
+                (true, false) => {
+                    "softmax(Q·Kᵀ/√d)·V per head over every key, any head dimension that is a multiple of 8 up to 128 (mma.sync)"
+                }
             },
-            // Batch 8 × 16 heads, sequence 4096, head dimension 128: the shape.
-            default: Size([128, 4096, 128]),
+            // Batch 8 × 16 heads, sequence 4096, head dimension 128: the shape; 96 (Phi-3)
+            // for any dimension.
+            default: Size([128, 4096, if self.any_dim { 96 } else { 128 }]),
             emulator_cap: Size([2, 160, 128]),
         }
     }
 
     fn sizes(&self) -> Sizes {
+        if self.any_dim {
+            return Sizes {
+                edge: ANY_DIM_EDGE_SHAPES.iter().map(|&s| Size(s)).collect(),
+                large: vec![Size([16, 1024, 80]), Size([8, 2049, 96]), Size([4, 4096, 40])],
+                // Phi-2's and Phi-3's head dimensions at sequences of 1024 to 4096.
+                bench: vec![Size([256, 1024, 80]), Size([128, 2048, 96]), Size([64, 4096, 96])],
+                smoke: Size([2, 200, 80]),
+            };
+        }
         Sizes {
             edge: EDGE_SHAPES.iter().map(|&s| Size(s)).collect(),
             large: vec![Size([16, 1024, 128]), Size([8, 2049, 64]), Size([4, 4096, 128])],
@@ -243,6 +305,16 @@ impl FamilyDemo for AttentionDemo {
 
 impl KernelChoice for AttentionDemo {
     fn fastest_rung(&self, sm90a: bool, _size: Size) -> Option<Rung> {
+        if self.any_dim {
+            return Some(Rung {
+                entry: if self.causal {
+                    "attention_causal_flash_any_dim"
+                } else {
+                    "attention_flash_any_dim"
+                },
+                why: "the one rung that takes any head dimension: mma.sync, staged 64 or 128 wide",
+            });
+        }
         let entry = match (self.causal, sm90a) {
             (false, true) => "attention_rebalanced",
             (false, false) => "attention_flash",

@@ -54,6 +54,8 @@ pub static FAMILIES: &[&dyn FamilyDemo] = &[
     &matmul_bf16::MatmulBf16Demo,
     &attention::ATTENTION,
     &attention::ATTENTION_CAUSAL,
+    &attention::ATTENTION_ANY_DIM,
+    &attention::ATTENTION_ANY_DIM_CAUSAL,
     &attention_backward::ATTENTION_BACKWARD,
     &attention_backward::ATTENTION_BACKWARD_CAUSAL,
     &attention_backward::ATTENTION_BACKWARD_KEYS,
