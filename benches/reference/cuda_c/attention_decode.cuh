@@ -5,7 +5,8 @@
 // registers, the exponentials rounded to bf16 as the A fragments of P·V. With one run it writes O;
 // with several, each row's normalised output over the run and its log-sum-exp (log2 units) into
 // `partial`, for attention_decode_combine. Q and O are [kv_heads][rows][D] bf16, K and V
-// [kv_heads][keys][D], 16-byte aligned; dim is 64 or 128; the causal mask is top-left.
+// [kv_heads][keys][dim], 16-byte aligned; dim is a multiple of 8 up to 128, staged D (64 or 128)
+// wide with zeros past it; the causal mask is top-left.
 #define ROWS 16
 #define KEYS 32
 #define WARPS 4
@@ -45,17 +46,17 @@ struct Decode {
     __device__ unsigned lse_at() const { return kv_heads * rows * splits * dim; }
 };
 
-// Rows first..first + rows of a [..][D] matrix into staged rows at.., zeros from row end on: this
-// lane's chunks.
+// Rows first..first + rows of a [..][dim] matrix into staged rows at.., zeros from row end on and
+// past dim: this lane's chunks.
 template <unsigned D>
 __device__ __forceinline__ void stage_warp(unsigned* tiles, const bf16* matrix, unsigned first, unsigned rows,
-                                           unsigned end, unsigned at) {
+                                           unsigned end, unsigned at, unsigned dim) {
     unsigned lane = threadIdx.x % 32;
 #pragma unroll
     for (unsigned i = 0; i < rows * D / 8 / 32; ++i) {
         unsigned e = lane + i * 32, r = e / (D / 8), c = e % (D / 8);
-        bool inside = first + r < end;
-        const bf16* src = inside ? matrix + (first + r) * D + c * 8 : matrix;
+        bool inside = first + r < end && (dim == D || c * 8 < dim);
+        const bf16* src = inside ? matrix + (first + r) * dim + c * 8 : matrix;
         unsigned address = (unsigned)__cvta_generic_to_shared(tiles + (at + r) * PITCH + 4 * c);
         asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(address), "l"(src), "r"(inside ? 16 : 0));
     }
@@ -74,27 +75,27 @@ __device__ __forceinline__ void attention_decode_split(const bf16* q, const bf16
     unsigned row0 = tile * ROWS, rows_here = min(p.rows - row0, ROWS);
     unsigned first_key = split * p.chunk, end_key = min(first_key + p.chunk, p.visible(CAUSAL));
     unsigned base = warp * WARP_ROWS;
-    q += (kv * p.rows + row0) * D;
-    k += kv * p.keys * D;
-    v += kv * p.keys * D;
+    q += (kv * p.rows + row0) * p.dim;
+    k += kv * p.keys * p.dim;
+    v += kv * p.keys * p.dim;
     unsigned tiles_n = (end_key - first_key + KEYS - 1) / KEYS;
-    stage_warp<D>(tiles, q, 0, ROWS, rows_here, base);
-    stage_warp<D>(tiles, k, first_key, KEYS, end_key, base + K_ROWS);
-    stage_warp<D>(tiles, v, first_key, KEYS, end_key, base + V_ROWS);
+    stage_warp<D>(tiles, q, 0, ROWS, rows_here, base, p.dim);
+    stage_warp<D>(tiles, k, first_key, KEYS, end_key, base + K_ROWS, p.dim);
+    stage_warp<D>(tiles, v, first_key, KEYS, end_key, base + V_ROWS, p.dim);
     asm volatile("cp.async.commit_group;");
     unsigned a_row = lane % 8 + 8 * ((lane / 8) % 2), a_word = 4 * (lane / 16);
     unsigned k_row = lane % 8 + 8 * (lane / 16), k_word = 4 * ((lane / 8) % 2);
     unsigned fq[MAX_DIM / 16][4];
     float acc[MAX_DIM / 8][4] = {};
     float max[2] = {-INFINITY, -INFINITY}, sum[2] = {0.f, 0.f};
-    const float scale = 1.4426950408889634f / sqrtf((float)D);
+    const float scale = 1.4426950408889634f / sqrtf((float)p.dim);
     unsigned position[2] = {(row0 + group) % p.queries, (row0 + group + 8) % p.queries};
     for (unsigned t = 0; t < tiles_n; ++t) {
         unsigned slot = t % 2;
         if (t + 1 < tiles_n) {
             unsigned next = first_key + (t + 1) * KEYS;
-            stage_warp<D>(tiles, k, next, KEYS, end_key, base + K_ROWS + (1 - slot) * KEYS);
-            stage_warp<D>(tiles, v, next, KEYS, end_key, base + V_ROWS + (1 - slot) * KEYS);
+            stage_warp<D>(tiles, k, next, KEYS, end_key, base + K_ROWS + (1 - slot) * KEYS, p.dim);
+            stage_warp<D>(tiles, v, next, KEYS, end_key, base + V_ROWS + (1 - slot) * KEYS, p.dim);
             asm volatile("cp.async.commit_group;");
             asm volatile("cp.async.wait_group 1;");
         } else {
@@ -175,15 +176,17 @@ __device__ __forceinline__ void attention_decode_split(const bf16* q, const bf16
         if (p.splits == 1) {
 #pragma unroll
             for (unsigned j = 0; j < D / 8; ++j)
-                *(unsigned*)(o + row * D + 8 * j + 2 * member) =
-                    pack_bf16x2(acc[j][2 * h] / total, acc[j][2 * h + 1] / total);
+                if (p.dim == D || 8 * j < p.dim)
+                    *(unsigned*)(o + row * p.dim + 8 * j + 2 * member) =
+                        pack_bf16x2(acc[j][2 * h] / total, acc[j][2 * h + 1] / total);
         } else {
             float inverse = total == 0.f ? 0.f : 1.f / total;
             unsigned at = row * p.splits + split;
 #pragma unroll
             for (unsigned j = 0; j < D / 8; ++j)
-                *(float2*)(partial + at * D + 8 * j + 2 * member) =
-                    make_float2(acc[j][2 * h] * inverse, acc[j][2 * h + 1] * inverse);
+                if (p.dim == D || 8 * j < p.dim)
+                    *(float2*)(partial + at * p.dim + 8 * j + 2 * member) =
+                        make_float2(acc[j][2 * h] * inverse, acc[j][2 * h + 1] * inverse);
             if (member == 0) partial[p.lse_at() + at] = max[h] + log2_approx(total);
         }
     }
@@ -206,12 +209,14 @@ __device__ __forceinline__ void attention_decode_combine(const float* partial, b
         total += weight;
 #pragma unroll
         for (unsigned i = 0; i < D / 64; ++i) {
-            float2 pair = *(const float2*)(partial + (at + s) * D + 2 * lane + 64 * i);
+            if (p.dim != D && 2 * lane + 64 * i >= p.dim) continue;
+            float2 pair = *(const float2*)(partial + (at + s) * p.dim + 2 * lane + 64 * i);
             acc[i][0] += weight * pair.x;
             acc[i][1] += weight * pair.y;
         }
     }
 #pragma unroll
     for (unsigned i = 0; i < D / 64; ++i)
-        *(unsigned*)(o + row * D + 2 * lane + 64 * i) = pack_bf16x2(acc[i][0] / total, acc[i][1] / total);
+        if (p.dim == D || 2 * lane + 64 * i < p.dim)
+            *(unsigned*)(o + row * p.dim + 2 * lane + 64 * i) = pack_bf16x2(acc[i][0] / total, acc[i][1] / total);
 }

@@ -8,6 +8,10 @@
              unsigned rows, unsigned queries, unsigned keys, unsigned dim, unsigned chunk, unsigned splits) { \
         Decode p = {kv_heads, rows, queries, keys, dim, chunk, splits};                                       \
         if (dim == 64)                                                                                        \
+            attention_decode_split<64, causal>(q, k, v, o, partial, {kv_heads, rows, queries, keys, 64, chunk, splits}); \
+        else if (dim == 128)                                                                                  \
+            attention_decode_split<128, causal>(q, k, v, o, partial, {kv_heads, rows, queries, keys, 128, chunk, splits}); \
+        else if (dim < 64)                                                                                    \
             attention_decode_split<64, causal>(q, k, v, o, partial, p);                                       \
         else                                                                                                  \
             attention_decode_split<128, causal>(q, k, v, o, partial, p);                                      \

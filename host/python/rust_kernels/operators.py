@@ -891,9 +891,9 @@ _attention.register_autograd(_attention_gradient, setup_context=_attention_setup
 def attention(q, k, v, causal=False, variant="auto", enable_gqa=False):
     """``torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal,
     enable_gqa=enable_gqa)`` for bfloat16 CUDA tensors: q (batch, heads, queries, dim), k and v
-    (batch, heads_kv, keys, dim), f32 sums, bfloat16 out; dim 64 or 128 on every path, and any other
-    multiple of 8 up to 128 where the queries and keys are as many, without a gradient (``mma.sync``,
-    staged 64 or 128 wide: ``rust_kernels.variants("attention_any_dim")``); with ``enable_gqa=True``
+    (batch, heads_kv, keys, dim), f32 sums, bfloat16 out; dim any multiple of 8 up to 128 (64 and 128
+    on every path; the others staged 64 or 128 wide on ``mma.sync``: ``rust_kernels.variants(
+    "attention_any_dim")`` where queries and keys are as many, and without a gradient); with ``enable_gqa=True``
     each KV head serves heads / heads_kv consecutive query heads, K and V never copied per query
     head. As many queries as keys: one fused kernel (online softmax; ``wgmma`` fed by TMA on an
     H100 or H200, ``mma.sync`` elsewhere; variants ``rust_kernels.variants("attention")`` and

@@ -116,6 +116,12 @@ class AgainstPyTorch(unittest.TestCase):
             (2, 4, 2, 33, 33, 64),  # grouped heads, as many queries as keys: the one-pass kernels
             (1, 6, 2, 257, 257, 128),
             (1, 64, 8, 1, 32768, 128),
+            # Head dimensions between the built ones: Phi-3's 96 decoding, a diffusion model's
+            # cross-attention at 40 (4096 pixels over 77 text tokens, here 64 over 77), Phi-2's 80.
+            (1, 32, 8, 1, 4096, 96),
+            (2, 8, 8, 64, 77, 40),
+            (1, 4, 4, 33, 33, 80),
+            (2, 8, 2, 3, 65, 80),
         ]
         for causal in [False, True]:
             for b, h, hkv, lq, s, d in shapes:
@@ -233,7 +239,7 @@ class AgainstPyTorch(unittest.TestCase):
                     bound = weight * relative + 2.0**-8 * want.abs()
                     self.assertTrue(bool(((got - want).abs() <= bound).all()), f"{variant} causal={causal} {b}x{h}x{s}x{d}")
 
-    def test_attention_at_other_head_dims_refuses_a_gradient_and_decoding_saying_why(self):
+    def test_attention_at_other_head_dims_refuses_a_gradient_and_other_widths_saying_why(self):
         q, k, v = (rand(1, 2, 33, 80, seed=seed).to(torch.bfloat16).requires_grad_() for seed in (1, 2, 3))
         with self.assertRaisesRegex(NotImplementedError, "no gradient at head dimension 80"):
             rust_kernels.attention(q, k, v)
@@ -241,8 +247,10 @@ class AgainstPyTorch(unittest.TestCase):
             got = rust_kernels.attention(q, k, v)
             want = torch.nn.functional.scaled_dot_product_attention(q, k, v)
         self.assertLess(float((got.float() - want.float()).abs().max()), 2.0**-6)
-        with self.assertRaisesRegex(ValueError, "64 or 128"):
-            rust_kernels.attention(q.detach()[:, :, :1], k.detach(), v.detach())
+        wide = rand(1, 2, 5, 100, seed=4).to(torch.bfloat16)
+        for queries in (5, 1):  # one pass, and decoding
+            with self.assertRaisesRegex(ValueError, "multiple of 8 from 8 to 128"):
+                rust_kernels.attention(wide[:, :, :queries], wide, wide)
 
     def test_histogram_equals_bincount(self):
         # Counts are exact: uniform bytes, and bytes of which half are one value (the contended

@@ -24,8 +24,9 @@ const CASES: [&str; 9] = [
 ];
 
 /// (queries, keys, dim, group): one token and one key; a tile's edges; several queries per group;
-/// 16 rows in one tile and 20 across two; a prime.
-const SHAPES: [(usize, usize, usize, usize); 7] = [
+/// 16 rows in one tile and 20 across two; a prime; head dimensions between the built ones (8, 40,
+/// 80, 96), staged 64 or 128 wide.
+const SHAPES: [(usize, usize, usize, usize); 11] = [
     (1, 1, 64, 1),
     (1, 33, 128, 4),
     (3, 65, 64, 2),
@@ -33,6 +34,10 @@ const SHAPES: [(usize, usize, usize, usize); 7] = [
     (2, 97, 64, 8),
     (5, 70, 128, 4),
     (1, 257, 64, 3),
+    (1, 33, 8, 2),
+    (3, 65, 40, 4),
+    (1, 130, 80, 8),
+    (2, 97, 96, 3),
 ];
 
 /// Q (`[kv heads × group][queries][dim]`), K and V (`[kv heads][keys][dim]`), bf16 values as

@@ -19,11 +19,12 @@ pub const THREADS: u32 = WARPS * WARP_SIZE;
 /// The widest head.
 const MAX_DIM: u32 = 128;
 
-/// The body for head dimension `D`.
+/// The body for head dimension `p.dim`, at most `D` (the columns past it neither read nor
+/// stored).
 ///
 /// # Safety
 /// `partial` holds [`Decode::partial_len`] floats as [`super::decode`] wrote them, `o`
-/// kv_heads·rows·D bf16, 4-byte aligned; the grid is [`KERNEL`]'s for `p`.
+/// kv_heads·rows·dim bf16, 4-byte aligned; the grid is [`KERNEL`]'s for `p`.
 #[inline(always)]
 unsafe fn run<const D: u32>(partial: *const f32, o: *mut Bf16, p: &Decode) {
     let row = block_idx().x * WARPS + thread_idx().x / WARP_SIZE;
@@ -31,7 +32,9 @@ unsafe fn run<const D: u32>(partial: *const f32, o: *mut Bf16, p: &Decode) {
         return;
     }
     let lane = lane_id();
-    let splits = p.splits;
+    let (splits, dim) = (p.splits, p.dim);
+    // Whether this lane's pair of columns i is inside the head (always, where dim is D).
+    let inside = |i: u32| dim == D || 2 * lane + 64 * i < dim;
     let at = row * splits;
     // SAFETY: the row's runs inside the lse part of `partial`.
     let lse = |s: u32| unsafe { partial.add((p.lse_at() + at + s) as usize).read() };
@@ -45,9 +48,17 @@ unsafe fn run<const D: u32>(partial: *const f32, o: *mut Bf16, p: &Decode) {
         let weight = exp2(lse(s) - max);
         total += weight;
         unrolled_to(D / 64, |i| {
+            if !inside(i) {
+                return;
+            }
             let column = 2 * lane + 64 * i;
-            // SAFETY: the row's run inside `partial`, the pair inside D: 8-byte aligned.
-            let pair = unsafe { partial.add(((at + s) * D + column) as usize).cast::<[f32; 2]>().read() };
+            // SAFETY: the row's run inside `partial`, the pair inside dim: 8-byte aligned.
+            let pair = unsafe {
+                partial
+                    .add(((at + s) * dim + column) as usize)
+                    .cast::<[f32; 2]>()
+                    .read()
+            };
             let i = i as usize;
             // A run that weighs nothing left zeros; 0·x adds nothing.
             acc[i][0] += weight * pair[0];
@@ -55,11 +66,14 @@ unsafe fn run<const D: u32>(partial: *const f32, o: *mut Bf16, p: &Decode) {
         });
     }
     unrolled_to(D / 64, |i| {
+        if !inside(i) {
+            return;
+        }
         let column = 2 * lane + 64 * i;
         let i = i as usize;
         let pair = round_pack_bf16x2(acc[i][0] / total, acc[i][1] / total);
-        // SAFETY: the row of O, the pair inside D: 4-byte aligned.
-        unsafe { global_store(o.add((row * D + column) as usize).cast::<u32>(), pair) };
+        // SAFETY: the row of O, the pair inside dim: 4-byte aligned.
+        unsafe { global_store(o.add((row * dim + column) as usize).cast::<u32>(), pair) };
     });
 }
 
@@ -74,12 +88,14 @@ ptxkit::kernel! {
         // The first pass's arguments, so that both launch from one problem; Q, K and V are its.
         let _ = (q, k, v);
         let p = Decode { kv_heads, rows, queries, keys, dim, causal: false, chunk, splits };
-        // SAFETY: the kernel's contract.
+        // SAFETY: the kernel's contract (dim a multiple of 8 up to 128). At 64 and 128 the
+        // dimension is a constant, as before any other was taken.
         unsafe {
-            if dim == 64 {
-                run::<64>(partial, o, &p)
-            } else {
-                run::<128>(partial, o, &p)
+            match dim {
+                64 => run::<64>(partial, o, &Decode { dim: 64, ..p }),
+                128 => run::<128>(partial, o, &Decode { dim: 128, ..p }),
+                narrow if narrow < 64 => run::<64>(partial, o, &p),
+                _ => run::<128>(partial, o, &p),
             }
         }
     }

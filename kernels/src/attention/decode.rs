@@ -18,7 +18,7 @@
 //!
 //! The causal mask is SDPA's for `queries ≠ keys`: query i attends to keys 0..=i (top-left).
 
-use super::{Decode, log2_scale};
+use super::{Decode, log2_scale_of};
 use ptxkit::device::mma::{Bf16, mma_bf16_m16n8k16, round_pack_bf16x2};
 use ptxkit::device::{
     MatrixLayout, SharedMatrix, WARP_SIZE, async_copy_commit, async_copy_wait, block_idx, exp2, global_store, lane_id,
@@ -84,6 +84,42 @@ unsafe fn stage<const D: u32>(
     });
 }
 
+/// [`stage`] for rows of `dim` elements, `dim` a multiple of 8 below `D`: the chunks past `dim`
+/// staged as zeros. (At 64 and 128 the kernels keep [`stage`], and the code their measurements
+/// were of.)
+///
+/// # Safety
+/// `matrix` holds rows `..end` of dim elements, 16-byte aligned; the staged rows lie in `tiles`.
+#[inline(always)]
+unsafe fn stage_narrower<const D: u32>(
+    tiles: &SharedMatrix<u32>,
+    (matrix, dim): (*const Bf16, u32),
+    (first, rows): (u32, u32),
+    end: u32,
+    at: u32,
+) {
+    if dim == D {
+        // SAFETY: forwarded.
+        return unsafe { stage::<D>(tiles, matrix, (first, rows), end, at) };
+    }
+    let lane = lane_id();
+    unrolled_to(rows * D / CHUNK / WARP_SIZE, |i| {
+        let e = lane + i * WARP_SIZE;
+        let (r, c) = (e / (D / CHUNK), e % (D / CHUNK));
+        let inside = first + r < end && c * CHUNK < dim;
+        // SAFETY: the source is inside the matrix where read (rows below end, chunks below dim),
+        // 16-byte aligned (dim, the chunk and the matrix are); the destination inside the tiles.
+        unsafe {
+            let src = if inside {
+                matrix.add(((first + r) * dim + c * CHUNK) as usize)
+            } else {
+                matrix
+            };
+            tiles.copy4_async_zero_fill_unchecked(at + r, c * CHUNK / 2, src.cast::<u32>(), 4 * inside as u32);
+        }
+    });
+}
+
 /// What one warp works on: a tile of query rows of one KV head, over one run of its keys.
 struct Work {
     /// The KV head (over every batch).
@@ -120,10 +156,11 @@ fn work(p: &Decode) -> Option<Work> {
     })
 }
 
-/// The kernel's body for head dimension `D` (see the module).
+/// The kernel's body for head dimension `p.dim`, staged `D` wide (`p.dim ≤ D`, a multiple of 8;
+/// the columns past it zeros, and not stored). See the module.
 ///
 /// # Safety
-/// Q and O hold kv_heads·rows·D elements, K and V kv_heads·keys·D, all 16-byte aligned; with
+/// Q and O hold kv_heads·rows·dim elements, K and V kv_heads·keys·dim, all 16-byte aligned; with
 /// several runs `partial` holds [`Decode::partial_len`] floats; the grid is [`KERNEL`]'s for `p`.
 #[inline(always)]
 pub(crate) unsafe fn run<const D: u32, const CAUSAL: bool>(
@@ -136,21 +173,22 @@ pub(crate) unsafe fn run<const D: u32, const CAUSAL: bool>(
     let (lane, warp) = (lane_id(), thread_idx().x / WARP_SIZE);
     let (group, member) = (lane / 4, lane % 4);
     let base = warp * WARP_ROWS;
-    let rows = p.rows;
-    // SAFETY (the head's matrices): kv·rows·D + rows·D ≤ kv_heads·rows·D, and as much for keys.
+    let (rows, dim) = (p.rows, p.dim);
+    // SAFETY (the head's matrices): kv·rows·dim + rows·dim ≤ kv_heads·rows·dim, and as much for
+    // keys.
     let (q, k, v) = unsafe {
         (
-            q.add(((w.kv * rows + w.row0) * D) as usize),
-            k.add((w.kv * p.keys * D) as usize),
-            v.add((w.kv * p.keys * D) as usize),
+            q.add(((w.kv * rows + w.row0) * dim) as usize),
+            k.add((w.kv * p.keys * dim) as usize),
+            v.add((w.kv * p.keys * dim) as usize),
         )
     };
     let tiles_n = (w.end_key - w.first_key).div_ceil(KEYS);
     // SAFETY (stages): the kernel's contract; the staged rows are this warp's.
     unsafe {
-        stage::<D>(&tiles, q, (0, ROWS), w.rows, base);
-        stage::<D>(&tiles, k, (w.first_key, KEYS), w.end_key, base + K_ROWS);
-        stage::<D>(&tiles, v, (w.first_key, KEYS), w.end_key, base + V_ROWS);
+        stage_narrower::<D>(&tiles, (q, dim), (0, ROWS), w.rows, base);
+        stage_narrower::<D>(&tiles, (k, dim), (w.first_key, KEYS), w.end_key, base + K_ROWS);
+        stage_narrower::<D>(&tiles, (v, dim), (w.first_key, KEYS), w.end_key, base + V_ROWS);
     }
     async_copy_commit();
     // Lane l gives row l % 8 of ldmatrix matrix l / 8, as in `flash`.
@@ -160,7 +198,7 @@ pub(crate) unsafe fn run<const D: u32, const CAUSAL: bool>(
     let mut acc = [[0.0f32; 4]; (MAX_DIM / 8) as usize];
     let mut max = [f32::NEG_INFINITY; 2];
     let mut sum = [0.0f32; 2];
-    let scale = log2_scale(D);
+    let scale = log2_scale_of::<D>(dim);
     // The query position of the warp's rows group and group + 8 (for the causal mask).
     let position = |h: u32| (w.row0 + group + 8 * h) % p.queries;
     for t in 0..tiles_n {
@@ -169,8 +207,20 @@ pub(crate) unsafe fn run<const D: u32, const CAUSAL: bool>(
             let next = w.first_key + (t + 1) * KEYS;
             // SAFETY: as above; the other slot was released by the sync ending tile t - 1.
             unsafe {
-                stage::<D>(&tiles, k, (next, KEYS), w.end_key, base + K_ROWS + (1 - slot) * KEYS);
-                stage::<D>(&tiles, v, (next, KEYS), w.end_key, base + V_ROWS + (1 - slot) * KEYS);
+                stage_narrower::<D>(
+                    &tiles,
+                    (k, dim),
+                    (next, KEYS),
+                    w.end_key,
+                    base + K_ROWS + (1 - slot) * KEYS,
+                );
+                stage_narrower::<D>(
+                    &tiles,
+                    (v, dim),
+                    (next, KEYS),
+                    w.end_key,
+                    base + V_ROWS + (1 - slot) * KEYS,
+                );
             }
             async_copy_commit();
             async_copy_wait::<1>();
@@ -255,14 +305,19 @@ pub(crate) unsafe fn run<const D: u32, const CAUSAL: bool>(
         }
         let row = w.kv * rows + w.row0 + local;
         let r = 2 * h as usize;
+        // The padding's columns are not stored (a test that folds away where dim is D).
+        let stored = |j: u32| dim == D || 8 * j < dim;
         if p.splits == 1 {
             unrolled_to(D / 8, |j| {
+                if !stored(j) {
+                    return;
+                }
                 let j = j as usize;
                 let pair = round_pack_bf16x2(acc[j][r] / total, acc[j][r + 1] / total);
-                // SAFETY: the row is one of O's, the column pair inside D: 4-byte aligned.
+                // SAFETY: the row is one of O's, the column pair inside dim: 4-byte aligned.
                 unsafe {
                     global_store(
-                        o.add((row * D + 8 * j as u32 + 2 * member) as usize).cast::<u32>(),
+                        o.add((row * dim + 8 * j as u32 + 2 * member) as usize).cast::<u32>(),
                         pair,
                     )
                 };
@@ -272,13 +327,16 @@ pub(crate) unsafe fn run<const D: u32, const CAUSAL: bool>(
             let inverse = if total == 0.0 { 0.0 } else { 1.0 / total };
             let at = row * p.splits + w.split;
             unrolled_to(D / 8, |j| {
+                if !stored(j) {
+                    return;
+                }
                 let j = j as usize;
                 let pair = [acc[j][r] * inverse, acc[j][r + 1] * inverse];
-                // SAFETY: the row's run inside `partial`, the pair inside D: 8-byte aligned.
+                // SAFETY: the row's run inside `partial`, the pair inside dim: 8-byte aligned.
                 unsafe {
                     global_store(
                         partial
-                            .add((at * D + 8 * j as u32 + 2 * member) as usize)
+                            .add((at * dim + 8 * j as u32 + 2 * member) as usize)
                             .cast::<[f32; 2]>(),
                         pair,
                     )
@@ -303,12 +361,14 @@ macro_rules! decode_entry {
                 kv_heads: u32, rows: u32, queries: u32, keys: u32, dim: u32, chunk: u32, splits: u32,
             ) {
                 let p = Decode { kv_heads, rows, queries, keys, dim, causal: $causal, chunk, splits };
-                // SAFETY: the kernel's contract.
+                // SAFETY: the kernel's contract (dim a multiple of 8 up to 128: Decode::new). At
+                // 64 and 128 the dimension is a constant, as before any other was taken.
                 unsafe {
-                    if dim == 64 {
-                        run::<64, $causal>((q, k, v, o), partial, &p)
-                    } else {
-                        run::<128, $causal>((q, k, v, o), partial, &p)
+                    match dim {
+                        64 => run::<64, $causal>((q, k, v, o), partial, &Decode { dim: 64, ..p }),
+                        128 => run::<128, $causal>((q, k, v, o), partial, &Decode { dim: 128, ..p }),
+                        narrow if narrow < 64 => run::<64, $causal>((q, k, v, o), partial, &p),
+                        _ => run::<128, $causal>((q, k, v, o), partial, &p),
                     }
                 }
             }

@@ -11,11 +11,11 @@
 //! per-lane partial until the end. Staged rows are padded by 16 bytes (272 bytes apart), so the
 //! eight rows of an `ldmatrix` fall on eight different bank groups.
 
-use super::{Attention, key_tiles, log2_scale, query_block};
+use super::{Attention, key_tiles, log2_scale_of, query_block};
 use ptxkit::device::mma::{Bf16, mma_bf16_m16n8k16, round_pack_bf16x2};
 use ptxkit::device::{
     MatrixLayout, SharedMatrix, WARP_SIZE, async_copy_commit, async_copy_wait, block_idx, exp2, global_store, grid_dim,
-    lane_id, shfl_xor, sqrt, sync_threads, thread_idx, unrolled, unrolled_to,
+    lane_id, shfl_xor, sync_threads, thread_idx, unrolled, unrolled_to,
 };
 use ptxkit::{Dim3, Kernel, Occupancy, SharedMemory, shared_memory};
 
@@ -173,12 +173,7 @@ unsafe fn run_padded<const D: u32, const CAUSAL: bool>(
     // group + 8.
     let mut max = [f32::NEG_INFINITY; 2];
     let mut sum = [0.0f32; 2];
-    // The constant where dim is D (the kernels at 64 and 128, and these dims at run time).
-    let scale = if dim == D {
-        log2_scale(D)
-    } else {
-        core::f32::consts::LOG2_E * (1.0 / sqrt(dim as f32))
-    };
+    let scale = log2_scale_of::<D>(dim);
     let row_of = |h: u32| first + 16 * warp + group + 8 * h;
     for t in 0..tiles_n {
         let slot = t % 2;

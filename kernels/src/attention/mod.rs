@@ -211,6 +211,17 @@ pub(crate) const fn log2_scale(dim: u32) -> f32 {
     core::f32::consts::LOG2_E * inverse_root
 }
 
+/// [`log2_scale`] for head dimension `dim` staged `D` wide: the constant where they are equal (the
+/// kernels at 64 and 128), else from `sqrt.rn` (the any-dimension kernels).
+#[inline(always)]
+pub(crate) fn log2_scale_of<const D: u32>(dim: u32) -> f32 {
+    if dim == D {
+        log2_scale(D)
+    } else {
+        core::f32::consts::LOG2_E * (1.0 / ptxkit::device::sqrt(dim as f32))
+    }
+}
+
 /// The two PTX entries of a rung, every key and causal, with the rung's launch bounds, each running the rung's
 /// `run::<D, CAUSAL>(q, k, v, o, seq, kv_group, maps)` for the head dimension it is given (64 or 128: the
 /// host checks it). `$kernel` is `kernel` or `kernel_sm90a`. The query heads are the grid's y;
@@ -390,7 +401,8 @@ impl Decode {
     /// keys, `dim` wide, the keys cut into runs for about `warps_wanted` warps in all (the device's
     /// resident warps, a few times over): no more runs than the keys have tiles, and runs long
     /// enough that their partial outputs cost at most an eighth of the bytes of K and V they read.
-    /// Checks every extent and the kernels' 32-bit indexing.
+    /// Checks every extent (`dim` a multiple of 8 up to [`MAX_ANY_DIM`]: rows staged 64 or 128
+    /// wide, zeros past it) and the kernels' 32-bit indexing.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         (batch, heads, heads_kv): (usize, usize, usize),
@@ -404,9 +416,10 @@ impl Decode {
             problem: "attention_decode",
             reason,
         };
-        if !DIMS.contains(&(dim as u32)) || dim > u32::MAX as usize {
+        if !(dim.is_multiple_of(8) && (8..=MAX_ANY_DIM as usize).contains(&dim)) {
             return Err(invalid(format!(
-                "the head dimension must be 64 or 128 (got {dim}): the kernels are built for those"
+                "the head dimension must be a multiple of 8 from 8 to {MAX_ANY_DIM} (got {dim}): rows are copied 16 \
+                 bytes at a time and staged at most {MAX_ANY_DIM} wide"
             )));
         }
         for (name, value) in [

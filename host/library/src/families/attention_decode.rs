@@ -504,6 +504,11 @@ impl FamilyDemo for CombineDemo {
                 Size([7, 3, 128]),
                 Size([9, 33, 64]),
                 Size([17, 5, 128]),
+                // Head dimensions between the built ones: the columns past them neither read nor
+                // stored.
+                Size([3, 4, 8]),
+                Size([5, 3, 40]),
+                Size([9, 2, 96]),
             ],
             large: vec![Size([4096, 64, 128]), Size([65_537, 2, 64])],
             bench: vec![Size([4096, 16, 128]), Size([32_768, 8, 128])],
