@@ -6,18 +6,18 @@
     extern "C" __global__ void __launch_bounds__(THREADS, 1)                                                     \
         query_name(const bf16* q, const bf16* k, const bf16* v, const bf16* o, const bf16* d_o, bf16* dq,       \
                    bf16* dk, bf16* dv, float* stats, unsigned kv_group, unsigned seq, unsigned dim) {             \
-        if (dim == 64)                                                                                           \
-            attention_backward_query<64, causal>(q, k, v, o, d_o, dq, stats, kv_group, seq);                     \
-        else                                                                                                     \
-            attention_backward_query<128, causal>(q, k, v, o, d_o, dq, stats, kv_group, seq);                    \
+        if (dim == 64) attention_backward_query<64, causal>(q, k, v, o, d_o, dq, stats, kv_group, seq, 64); \
+        else if (dim == 128) attention_backward_query<128, causal>(q, k, v, o, d_o, dq, stats, kv_group, seq, 128); \
+        else if (dim < 64) attention_backward_query<64, causal>(q, k, v, o, d_o, dq, stats, kv_group, seq, dim); \
+        else attention_backward_query<128, causal>(q, k, v, o, d_o, dq, stats, kv_group, seq, dim); \
     }                                                                                                            \
     extern "C" __global__ void __launch_bounds__(THREADS, 1)                                                     \
         keys_name(const bf16* q, const bf16* k, const bf16* v, const bf16* o, const bf16* d_o, bf16* dq,        \
                   bf16* dk, bf16* dv, float* stats, unsigned kv_group, unsigned seq, unsigned dim) {              \
-        if (dim == 64)                                                                                           \
-            attention_backward_keys<64, causal>(q, k, v, d_o, dk, dv, stats, kv_group, seq);                     \
-        else                                                                                                     \
-            attention_backward_keys<128, causal>(q, k, v, d_o, dk, dv, stats, kv_group, seq);                    \
+        if (dim == 64) attention_backward_keys<64, causal>(q, k, v, d_o, dk, dv, stats, kv_group, seq, 64); \
+        else if (dim == 128) attention_backward_keys<128, causal>(q, k, v, d_o, dk, dv, stats, kv_group, seq, 128); \
+        else if (dim < 64) attention_backward_keys<64, causal>(q, k, v, d_o, dk, dv, stats, kv_group, seq, dim); \
+        else attention_backward_keys<128, causal>(q, k, v, d_o, dk, dv, stats, kv_group, seq, dim); \
     }
 
 ENTRIES(attention_backward_query_cuda, attention_backward_keys_cuda, false)

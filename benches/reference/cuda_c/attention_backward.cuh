@@ -38,15 +38,17 @@ __device__ __forceinline__ unsigned pack_bf16x2(float low, float high) {
 __device__ __forceinline__ float low_of(unsigned pair) { return __uint_as_float(pair << 16); }
 __device__ __forceinline__ float high_of(unsigned pair) { return __uint_as_float(pair & 0xffff0000u); }
 
-// Rows first..first + TILE of a [seq][D] matrix into staged rows at.., zeros past seq.
+// Rows first..first + TILE of a [seq][dim] matrix into staged rows at.., D wide, zeros past seq and
+// past dim.
 template <unsigned D>
-__device__ __forceinline__ void stage(unsigned* tiles, const bf16* matrix, unsigned seq, unsigned first, unsigned at) {
+__device__ __forceinline__ void stage(unsigned* tiles, const bf16* matrix, unsigned seq, unsigned first, unsigned at,
+                                      unsigned dim) {
     unsigned tid = threadIdx.x;
 #pragma unroll
     for (unsigned i = 0; i < TILE * D / 8 / THREADS; ++i) {
         unsigned e = tid + i * THREADS, r = e / (D / 8), c = e % (D / 8);
-        bool inside = first + r < seq;
-        const bf16* src = inside ? matrix + (first + r) * D + c * 8 : matrix;
+        bool inside = first + r < seq && (dim == D || c * 8 < dim);
+        const bf16* src = inside ? matrix + (first + r) * dim + c * 8 : matrix;
         unsigned address = (unsigned)__cvta_generic_to_shared(tiles + (at + r) * PITCH + 4 * c);
         asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(address), "l"(src), "r"(inside ? 16 : 0));
     }
@@ -123,25 +125,25 @@ __device__ __forceinline__ void fragment(const float (&x)[2][4], unsigned (&f)[4
 template <unsigned D, bool CAUSAL>
 __device__ __forceinline__ void attention_backward_query(const bf16* q, const bf16* k, const bf16* v, const bf16* o,
                                                          const bf16* d_o, bf16* dq, float* stats, unsigned kv_group,
-                                                         unsigned seq) {
+                                                         unsigned seq, unsigned dim = D) {
     extern __shared__ __align__(16) unsigned tiles[];
     const unsigned DO_ROWS = ROWS, K_ROWS = 2 * ROWS, V_ROWS = 2 * ROWS + 2 * TILE;
     float* delta = (float*)(tiles + (2 * ROWS + 4 * TILE) * PITCH);
     unsigned tid = threadIdx.x, lane = tid % 32, warp = tid / 32, group = lane / 4, member = lane % 4;
     unsigned head = blockIdx.y, heads = gridDim.y;
-    q += head * seq * D;
-    o += head * seq * D;
-    d_o += head * seq * D;
-    dq += head * seq * D;
-    k += head / kv_group * seq * D;
-    v += head / kv_group * seq * D;
+    q += head * seq * dim;
+    o += head * seq * dim;
+    d_o += head * seq * dim;
+    dq += head * seq * dim;
+    k += head / kv_group * seq * dim;
+    v += head / kv_group * seq * dim;
     unsigned block = CAUSAL ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
     unsigned first = block * ROWS;
     unsigned tiles_n = (seq + TILE - 1) / TILE;
     if (CAUSAL) tiles_n = min(tiles_n, (first + ROWS + TILE - 1) / TILE);
-    stage<D>(tiles, q, seq, first, 0);
-    stage<D>(tiles, d_o, seq, first, DO_ROWS);
-    stage<D>(tiles, k, seq, 0, K_ROWS);
+    stage<D>(tiles, q, seq, first, 0, dim);
+    stage<D>(tiles, d_o, seq, first, DO_ROWS, dim);
+    stage<D>(tiles, k, seq, 0, K_ROWS, dim);
     asm volatile("cp.async.commit_group;");
     {
         unsigned row = first + tid / 2;
@@ -150,7 +152,8 @@ __device__ __forceinline__ void attention_backward_query(const bf16* q, const bf
 #pragma unroll
             for (unsigned i = 0; i < D / 4; ++i) {
                 unsigned c = (tid % 2) * (D / 2) + 2 * i;
-                unsigned a = *(const unsigned*)(o + row * D + c), b = *(const unsigned*)(d_o + row * D + c);
+                if (dim != D && c >= dim) continue;
+                unsigned a = *(const unsigned*)(o + row * dim + c), b = *(const unsigned*)(d_o + row * dim + c);
                 sum += low_of(a) * low_of(b) + high_of(a) * high_of(b);
             }
         }
@@ -163,13 +166,13 @@ __device__ __forceinline__ void attention_backward_query(const bf16* q, const bf
     unsigned a_row, a_word, k_row, k_word;
     lanes(a_row, a_word, k_row, k_word);
     unsigned fq[MAX_DIM / 16][4], fdo[MAX_DIM / 16][4];
-    const float scale = 1.4426950408889634f / sqrtf((float)D), plain_scale = 1.f / sqrtf((float)D);
+    const float scale = 1.4426950408889634f / sqrtf((float)dim), plain_scale = 1.f / sqrtf((float)dim);
     unsigned my_row0 = first + 16 * warp + group;
     float max[2] = {-INFINITY, -INFINITY}, sum[2] = {0.f, 0.f};
     for (unsigned t = 0; t < tiles_n; ++t) {
         unsigned slot = t % 2;
         if (t + 1 < tiles_n) {
-            stage<D>(tiles, k, seq, (t + 1) * TILE, K_ROWS + (1 - slot) * TILE);
+            stage<D>(tiles, k, seq, (t + 1) * TILE, K_ROWS + (1 - slot) * TILE, dim);
             asm volatile("cp.async.commit_group;");
             asm volatile("cp.async.wait_group 1;");
         } else {
@@ -222,15 +225,15 @@ __device__ __forceinline__ void attention_backward_query(const bf16* q, const bf
         if (member == 0 && row < seq) stats[head * seq + row] = lse[h];
     }
     float row_delta[2] = {delta[16 * warp + group], delta[16 * warp + group + 8]};
-    stage<D>(tiles, k, seq, 0, K_ROWS);
-    stage<D>(tiles, v, seq, 0, V_ROWS);
+    stage<D>(tiles, k, seq, 0, K_ROWS, dim);
+    stage<D>(tiles, v, seq, 0, V_ROWS, dim);
     asm volatile("cp.async.commit_group;");
     float acc[MAX_DIM / 8][4] = {};
     for (unsigned t = 0; t < tiles_n; ++t) {
         unsigned slot = t % 2;
         if (t + 1 < tiles_n) {
-            stage<D>(tiles, k, seq, (t + 1) * TILE, K_ROWS + (1 - slot) * TILE);
-            stage<D>(tiles, v, seq, (t + 1) * TILE, V_ROWS + (1 - slot) * TILE);
+            stage<D>(tiles, k, seq, (t + 1) * TILE, K_ROWS + (1 - slot) * TILE, dim);
+            stage<D>(tiles, v, seq, (t + 1) * TILE, V_ROWS + (1 - slot) * TILE, dim);
             asm volatile("cp.async.commit_group;");
             asm volatile("cp.async.wait_group 1;");
         } else {
@@ -269,8 +272,9 @@ __device__ __forceinline__ void attention_backward_query(const bf16* q, const bf
         if (row < seq) {
 #pragma unroll
             for (unsigned j = 0; j < D / 8; ++j)
-                *(unsigned*)(dq + row * D + 8 * j + 2 * member) =
-                    pack_bf16x2(acc[j][2 * h] * plain_scale, acc[j][2 * h + 1] * plain_scale);
+                if (dim == D || 8 * j < dim)
+                    *(unsigned*)(dq + row * dim + 8 * j + 2 * member) =
+                        pack_bf16x2(acc[j][2 * h] * plain_scale, acc[j][2 * h + 1] * plain_scale);
         }
     }
 }
@@ -278,34 +282,34 @@ __device__ __forceinline__ void attention_backward_query(const bf16* q, const bf
 template <unsigned D, bool CAUSAL>
 __device__ __forceinline__ void attention_backward_keys(const bf16* q, const bf16* k, const bf16* v, const bf16* d_o,
                                                         bf16* dk, bf16* dv, const float* stats, unsigned kv_group,
-                                                        unsigned seq) {
+                                                        unsigned seq, unsigned dim = D) {
     extern __shared__ __align__(16) unsigned tiles[];
     const unsigned V_ROWS = ROWS, Q_ROWS = 2 * ROWS, DO_ROWS = 2 * ROWS + 2 * TILE;
     float* staged_stats = (float*)(tiles + (2 * ROWS + 4 * TILE) * PITCH);  // [4][TILE]
     unsigned tid = threadIdx.x, lane = tid % 32, warp = tid / 32, group = lane / 4, member = lane % 4;
     unsigned kv_head = blockIdx.y, heads = gridDim.y * kv_group;
-    k += kv_head * seq * D;
-    v += kv_head * seq * D;
-    dk += kv_head * seq * D;
-    dv += kv_head * seq * D;
+    k += kv_head * seq * dim;
+    v += kv_head * seq * dim;
+    dk += kv_head * seq * dim;
+    dv += kv_head * seq * dim;
     unsigned key0 = blockIdx.x * ROWS;
     unsigned start = CAUSAL ? key0 / TILE : 0;
     unsigned per_head = (seq + TILE - 1) / TILE - start, tiles_n = kv_group * per_head;
     auto stage_queries = [&](unsigned t, unsigned slot) {
         unsigned head = kv_head * kv_group + t / per_head, first = (start + t % per_head) * TILE;
-        stage<D>(tiles, q + head * seq * D, seq, first, Q_ROWS + slot * TILE);
-        stage<D>(tiles, d_o + head * seq * D, seq, first, DO_ROWS + slot * TILE);
+        stage<D>(tiles, q + head * seq * dim, seq, first, Q_ROWS + slot * TILE, dim);
+        stage<D>(tiles, d_o + head * seq * dim, seq, first, DO_ROWS + slot * TILE, dim);
         unsigned which = tid / TILE, i = tid % TILE;
         bool inside = first + i < seq;
         const float* src = stats + which * heads * seq + head * seq + (inside ? first + i : 0);
         unsigned address = (unsigned)__cvta_generic_to_shared(staged_stats + (2 * which + slot) * TILE + i);
         asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(address), "l"(src), "r"(inside ? 4 : 0));
     };
-    stage<D>(tiles, k, seq, key0, 0);
-    stage<D>(tiles, v, seq, key0, V_ROWS);
+    stage<D>(tiles, k, seq, key0, 0, dim);
+    stage<D>(tiles, v, seq, key0, V_ROWS, dim);
     stage_queries(0, 0);
     asm volatile("cp.async.commit_group;");
-    const float scale = 1.4426950408889634f / sqrtf((float)D), plain_scale = 1.f / sqrtf((float)D);
+    const float scale = 1.4426950408889634f / sqrtf((float)dim), plain_scale = 1.f / sqrtf((float)dim);
     unsigned my_key0 = key0 + 16 * warp + group;
     float dk_acc[MAX_DIM / 8][4] = {}, dv_acc[MAX_DIM / 8][4] = {};
     for (unsigned t = 0; t < tiles_n; ++t) {
@@ -359,7 +363,8 @@ __device__ __forceinline__ void attention_backward_keys(const bf16* q, const bf1
         if (key < seq) {
 #pragma unroll
             for (unsigned j = 0; j < D / 8; ++j) {
-                unsigned at = key * D + 8 * j + 2 * member;
+                if (dim != D && 8 * j >= dim) continue;
+                unsigned at = key * dim + 8 * j + 2 * member;
                 *(unsigned*)(dk + at) = pack_bf16x2(dk_acc[j][2 * h] * plain_scale, dk_acc[j][2 * h + 1] * plain_scale);
                 *(unsigned*)(dv + at) = pack_bf16x2(dv_acc[j][2 * h], dv_acc[j][2 * h + 1]);
             }

@@ -870,11 +870,6 @@ def _attention_setup(ctx, inputs, output):
             "rust_kernels.attention: no gradient where the queries and keys differ in number (decoding); "
             "call it under torch.no_grad(), or detach q, k and v"
         )
-    if q.shape[3] not in (64, 128):
-        raise NotImplementedError(
-            f"rust_kernels.attention: no gradient at head dimension {q.shape[3]} (the backward takes 64 and 128); "
-            "call it under torch.no_grad(), or detach q, k and v"
-        )
     ctx.save_for_backward(q, k, v, output)
     ctx.causal = causal
 
@@ -893,7 +888,7 @@ def attention(q, k, v, causal=False, variant="auto", enable_gqa=False):
     enable_gqa=enable_gqa)`` for bfloat16 CUDA tensors: q (batch, heads, queries, dim), k and v
     (batch, heads_kv, keys, dim), f32 sums, bfloat16 out; dim any multiple of 8 up to 128 (64 and 128
     on every path; the others staged 64 or 128 wide on ``mma.sync``: ``rust_kernels.variants(
-    "attention_any_dim")`` where queries and keys are as many, and without a gradient); with ``enable_gqa=True``
+    "attention_any_dim")`` where queries and keys are as many); with ``enable_gqa=True``
     each KV head serves heads / heads_kv consecutive query heads, K and V never copied per query
     head. As many queries as keys: one fused kernel (online softmax; ``wgmma`` fed by TMA on an
     H100 or H200, ``mma.sync`` elsewhere; variants ``rust_kernels.variants("attention")`` and

@@ -310,7 +310,7 @@ fn attention_backward(
     let [batch, heads, seq, dim] = [q.shape[0], q.shape[1], q.shape[2], q.shape[3]];
     let heads_kv = grouped_heads(&q, &k)?;
     let forward =
-        kernels::attention::Attention::grouped(batch * heads, heads / heads_kv, seq, dim).map_err(size_error)?;
+        kernels::attention::Attention::any_dim(batch * heads, heads / heads_kv, seq, dim).map_err(size_error)?;
     let problem = kernels::attention::backward::AttentionBackward::new(forward).map_err(size_error)?;
     stats.expect_shape(&[problem.stats_len()])?;
     let backend = backend(device, stream)?;

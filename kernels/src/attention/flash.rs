@@ -80,7 +80,7 @@ pub(crate) unsafe fn stage<const D: u32>(
 /// # Safety
 /// `matrix` holds the head's seq·dim elements, 16-byte aligned; the staged rows lie in `tiles`.
 #[inline(always)]
-unsafe fn stage_narrower<const D: u32>(
+pub(crate) unsafe fn stage_narrower<const D: u32>(
     tiles: &SharedMatrix<u32>,
     (matrix, dim): (*const Bf16, u32),
     seq: u32,

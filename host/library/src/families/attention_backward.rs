@@ -205,7 +205,7 @@ impl FamilyDemo for BackwardDemo {
 
     fn plan(&self, size: Size) -> Result<Plan> {
         let [heads, seq, dim] = size.0;
-        let problem = AttentionBackward::new(Attention::new(heads, seq, dim)?)?;
+        let problem = AttentionBackward::new(Attention::any_dim(heads, 1, seq, dim)?)?;
         let len = problem.0.len() as u64;
         let tensor = 2 * (len + GUARD as u64);
         Ok(Plan {
@@ -227,7 +227,7 @@ impl FamilyDemo for BackwardDemo {
 
     fn prepare<'a>(&self, backend: &'a Backend, size: Size, rng: u64, sets: usize) -> Result<Box<dyn Case + 'a>> {
         let [heads, seq, dim] = size.0;
-        let problem = AttentionBackward::new(Attention::new(heads, seq, dim)?)?;
+        let problem = AttentionBackward::new(Attention::any_dim(heads, 1, seq, dim)?)?;
         let len = problem.0.len();
         let inputs: Vec<(Vec<f32>, Vec<u16>)> = (0..5)
             .map(|i| {
@@ -300,6 +300,10 @@ impl FamilyDemo for BackwardDemo {
                 Size([3, 33, 64]),
                 Size([1, 65, 128]),
                 Size([2, 129, 64]),
+                // Head dimensions between the built ones, staged 64 or 128 wide.
+                Size([1, 31, 8]),
+                Size([2, 33, 40]),
+                Size([1, 65, 96]),
             ],
             large: vec![Size([8, 1024, 128]), Size([4, 2049, 64])],
             bench: vec![Size([128, 4096, 128]), Size([32, 8192, 128]), Size([256, 2048, 64])],

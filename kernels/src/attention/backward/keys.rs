@@ -36,6 +36,7 @@ struct Queries {
     kv_group: u32,
     heads: u32,
     seq: u32,
+    dim: u32,
     start: u32,
     per_head: u32,
 }
@@ -50,12 +51,24 @@ impl Queries {
         let (seq, tid) = (self.seq, thread_idx().x);
         let head = block_idx().y * self.kv_group + t / self.per_head;
         let first = (self.start + t % self.per_head) * TILE;
-        let at = (head * seq * D) as usize;
+        let at = (head * seq * self.dim) as usize;
         // SAFETY: the query head's Q and dO inside the arrays; the slots' rows inside the tiles;
         // the statistics' rows below seq inside `stats`, 4-byte aligned.
         unsafe {
-            stage::<D>(tiles, self.arrays.q.add(at), seq, first, Q_ROWS + slot * TILE);
-            stage::<D>(tiles, self.arrays.d_o.add(at), seq, first, DO_ROWS + slot * TILE);
+            stage::<D>(
+                tiles,
+                (self.arrays.q.add(at), self.dim),
+                seq,
+                first,
+                Q_ROWS + slot * TILE,
+            );
+            stage::<D>(
+                tiles,
+                (self.arrays.d_o.add(at), self.dim),
+                seq,
+                first,
+                DO_ROWS + slot * TILE,
+            );
             let (which, i) = (tid / TILE, tid % TILE);
             let inside = first + i < seq;
             let index = which * self.heads * seq + head * seq + if inside { first + i } else { 0 };
@@ -70,13 +83,13 @@ impl Queries {
 /// The arrays as [`super::AttentionBackward`] lays them out for `kv_group` and `seq`, 16-byte
 /// aligned, `stats` as the first launch wrote it; the grid is [`KERNEL`]'s.
 #[inline(always)]
-pub(crate) unsafe fn run<const D: u32, const CAUSAL: bool>(arrays: Arrays, kv_group: u32, seq: u32) {
+pub(crate) unsafe fn run<const D: u32, const CAUSAL: bool>(arrays: Arrays, kv_group: u32, seq: u32, dim: u32) {
     let Tiles { rows: tiles, stats } = Tiles::carve();
     let (lane, warp) = (lane_id(), thread_idx().x / WARP_SIZE);
     let (group, member) = (lane / 4, lane % 4);
     let kv_head = block_idx().y;
     let heads = grid_dim().y * kv_group;
-    let kv_at = (kv_head * seq * D) as usize;
+    let kv_at = (kv_head * seq * dim) as usize;
     // SAFETY (the KV head's matrices): inside K, V, dK and dV by the kernel's contract.
     let (k, v, dk, dv) = unsafe {
         (
@@ -96,18 +109,19 @@ pub(crate) unsafe fn run<const D: u32, const CAUSAL: bool>(arrays: Arrays, kv_gr
         kv_group,
         heads,
         seq,
+        dim,
         start,
         per_head,
     };
     // SAFETY (stages): the kernel's contract; the staged rows inside the tiles.
     unsafe {
-        stage::<D>(&tiles, k, seq, key0, 0);
-        stage::<D>(&tiles, v, seq, key0, V_ROWS);
+        stage::<D>(&tiles, (k, dim), seq, key0, 0);
+        stage::<D>(&tiles, (v, dim), seq, key0, V_ROWS);
     }
     // SAFETY (stages): the kernel's contract.
     unsafe { queries.stage::<D>(&tiles, &stats, 0, 0) };
     async_copy_commit();
-    let (scale, plain_scale) = scales(D);
+    let (scale, plain_scale) = scales::<D>(dim);
     let my_key0 = key0 + 16 * warp + group;
     let mut dk_acc = [[0.0f32; 4]; (super::MAX_DIM / 8) as usize];
     let mut dv_acc = [[0.0f32; 4]; (super::MAX_DIM / 8) as usize];
@@ -173,11 +187,15 @@ pub(crate) unsafe fn run<const D: u32, const CAUSAL: bool>(arrays: Arrays, kv_gr
         let key = my_key0 + 8 * h;
         if key < seq {
             unrolled_to(D / 8, |j| {
+                // The padding's columns are not stored (a test that folds away where dim is D).
+                if dim != D && 8 * j >= dim {
+                    return;
+                }
                 let (j, r) = (j as usize, 2 * h as usize);
-                let at = (key * D + 8 * j as u32 + 2 * member) as usize;
+                let at = (key * dim + 8 * j as u32 + 2 * member) as usize;
                 let k_pair = round_pack_bf16x2(dk_acc[j][r] * plain_scale, dk_acc[j][r + 1] * plain_scale);
                 let v_pair = round_pack_bf16x2(dv_acc[j][r], dv_acc[j][r + 1]);
-                // SAFETY: key < seq, the pair inside D: inside the KV head's dK and dV, aligned.
+                // SAFETY: key < seq, the pair inside dim: inside the KV head's dK and dV, aligned.
                 unsafe {
                     global_store(dk.add(at).cast::<u32>(), k_pair);
                     global_store(dv.add(at).cast::<u32>(), v_pair);

@@ -84,29 +84,37 @@ const fn layout(rows: u32) -> MatrixLayout {
     }
 }
 
-/// Starts copying rows `first..first + TILE` of a `[seq][D]` matrix into staged rows `at..`,
-/// zeros past `seq`: [`super::flash::stage`], whose layout and block these are.
+/// Starts copying rows `first..first + TILE` of a `[seq][dim]` matrix into staged rows `at..`, `D`
+/// wide, zeros past `seq` and past `dim`: [`super::flash::stage_narrower`], whose layout and block
+/// these are (at `dim` = `D` the kernels' own staging, as before other dims were taken).
 ///
 /// # Safety
-/// `matrix` holds seq·D elements, 16-byte aligned; the staged rows lie in `tiles`.
+/// `matrix` holds seq·dim elements, 16-byte aligned; the staged rows lie in `tiles`.
 #[inline(always)]
-unsafe fn stage<const D: u32>(tiles: &SharedMatrix<u32>, matrix: *const Bf16, seq: u32, first: u32, at: u32) {
+unsafe fn stage<const D: u32>(
+    tiles: &SharedMatrix<u32>,
+    (matrix, dim): (*const Bf16, u32),
+    seq: u32,
+    first: u32,
+    at: u32,
+) {
     // SAFETY: forwarded.
-    unsafe { super::flash::stage::<D>(tiles, matrix, seq, (first, TILE), at) }
+    unsafe { super::flash::stage_narrower::<D>(tiles, (matrix, dim), seq, (first, TILE), at) }
 }
 
 const _: () = assert!(THREADS == super::flash::THREADS && PITCH == super::flash::PITCH);
 
-/// The scores' scale in log2 units (see [`super::log2_scale`]), and the plain 1/√d of the
+/// The scores' scale in log2 units (see [`super::log2_scale_of`]), and the plain 1/√d of the
 /// gradients of Q and K.
 #[inline(always)]
-fn scales(dim: u32) -> (f32, f32) {
-    let log2 = super::log2_scale(dim);
+fn scales<const D: u32>(dim: u32) -> (f32, f32) {
+    let log2 = super::log2_scale_of::<D>(dim);
     (log2, log2 / core::f32::consts::LOG2_E)
 }
 
 /// The two PTX entries of a launch, every key and causal, each running `run::<D, CAUSAL>` for the
-/// head dimension it is given.
+/// head dimension it is given: at 64 and 128 with the dimension a constant (their code as before
+/// other dims were taken), any other multiple of 8 staged 64 or 128 wide.
 macro_rules! backward_entries {
     ($run:ident, $(#[$all:meta])* $name:ident, $(#[$masked:meta])* $causal:ident) => {
         $crate::attention::backward::backward_entries!(@one $run, false, $(#[$all])* $name);
@@ -122,12 +130,13 @@ macro_rules! backward_entries {
                 dq: *mut Bf16, dk: *mut Bf16, dv: *mut Bf16, stats: *mut f32, kv_group: u32, seq: u32, dim: u32,
             ) {
                 let arrays = super::Arrays { q, k, v, o, d_o, dq, dk, dv, stats };
-                // SAFETY: the kernel's contract.
+                // SAFETY: the kernel's contract (dim a multiple of 8 up to 128).
                 unsafe {
-                    if dim == 64 {
-                        $run::<64, $flag>(arrays, kv_group, seq)
-                    } else {
-                        $run::<128, $flag>(arrays, kv_group, seq)
+                    match dim {
+                        64 => $run::<64, $flag>(arrays, kv_group, seq, 64),
+                        128 => $run::<128, $flag>(arrays, kv_group, seq, 128),
+                        narrow if narrow < 64 => $run::<64, $flag>(arrays, kv_group, seq, narrow),
+                        wide => $run::<128, $flag>(arrays, kv_group, seq, wide),
                     }
                 }
             }

@@ -59,12 +59,12 @@ fn masked<const CAUSAL: bool>(key: u32, row: u32, seq: u32) -> bool {
 /// The arrays as [`super::AttentionBackward`] lays them out for `kv_group` and `seq`, 16-byte
 /// aligned; the grid is [`KERNEL`]'s.
 #[inline(always)]
-pub(crate) unsafe fn run<const D: u32, const CAUSAL: bool>(arrays: Arrays, kv_group: u32, seq: u32) {
+pub(crate) unsafe fn run<const D: u32, const CAUSAL: bool>(arrays: Arrays, kv_group: u32, seq: u32, dim: u32) {
     let Tiles { rows: tiles, delta } = Tiles::carve();
     let (tid, lane, warp) = (thread_idx().x, lane_id(), thread_idx().x / WARP_SIZE);
     let (group, member) = (lane / 4, lane % 4);
     let (head, heads) = (block_idx().y, grid_dim().y);
-    let (at, kv_at) = ((head * seq * D) as usize, (head / kv_group * seq * D) as usize);
+    let (at, kv_at) = ((head * seq * dim) as usize, (head / kv_group * seq * dim) as usize);
     // SAFETY (the head's matrices): inside Q, O, dO, dQ and K, V by the kernel's contract.
     let (q, o, d_o, dq, k, v) = unsafe {
         (
@@ -80,27 +80,30 @@ pub(crate) unsafe fn run<const D: u32, const CAUSAL: bool>(arrays: Arrays, kv_gr
     let tiles_n = key_tiles(CAUSAL, seq, first, ROWS, TILE);
     // SAFETY (stages): the kernel's contract; the staged rows inside the tiles.
     unsafe {
-        stage::<D>(&tiles, q, seq, first, 0);
-        stage::<D>(&tiles, d_o, seq, first, DO_ROWS);
-        stage::<D>(&tiles, k, seq, 0, K_ROWS);
+        stage::<D>(&tiles, (q, dim), seq, first, 0);
+        stage::<D>(&tiles, (d_o, dim), seq, first, DO_ROWS);
+        stage::<D>(&tiles, (k, dim), seq, 0, K_ROWS);
     }
     async_copy_commit();
-    // Δ of row first + tid / 2: two threads a row, half the columns each.
+    // Δ of row first + tid / 2: two threads a row, half the (staged) columns each.
     {
         let row = first + tid / 2;
         let mut sum = 0.0f32;
         if row < seq {
             unrolled_to(D / 4, |i| {
                 let c = (tid % 2) * (D / 2) + 2 * i;
-                // SAFETY: row < seq, the pair inside D: 4-byte aligned inside O and dO.
-                let (a, b) = unsafe {
-                    (
-                        o.add((row * D + c) as usize).cast::<u32>().read(),
-                        d_o.add((row * D + c) as usize).cast::<u32>().read(),
-                    )
-                };
-                let ((o0, o1), (g0, g1)) = (unpack(a), unpack(b));
-                sum += o0 * g0 + o1 * g1;
+                // The padding's columns are not read (a test that folds away where dim is D).
+                if dim == D || c < dim {
+                    // SAFETY: row < seq, the pair inside dim: 4-byte aligned inside O and dO.
+                    let (a, b) = unsafe {
+                        (
+                            o.add((row * dim + c) as usize).cast::<u32>().read(),
+                            d_o.add((row * dim + c) as usize).cast::<u32>().read(),
+                        )
+                    };
+                    let ((o0, o1), (g0, g1)) = (unpack(a), unpack(b));
+                    sum += o0 * g0 + o1 * g1;
+                }
             });
         }
         let sum = sum + shfl_xor(sum, 1);
@@ -114,7 +117,7 @@ pub(crate) unsafe fn run<const D: u32, const CAUSAL: bool>(arrays: Arrays, kv_gr
     }
     let mut fq = [[0u32; 4]; (super::MAX_DIM / 16) as usize];
     let mut fdo = [[0u32; 4]; (super::MAX_DIM / 16) as usize];
-    let (scale, plain_scale) = scales(D);
+    let (scale, plain_scale) = scales::<D>(dim);
     let my_row0 = first + 16 * warp + group;
     // Pass 1: each row's maximum and sum, so its lse.
     let mut max = [f32::NEG_INFINITY; 2];
@@ -123,7 +126,7 @@ pub(crate) unsafe fn run<const D: u32, const CAUSAL: bool>(arrays: Arrays, kv_gr
         let slot = t % 2;
         if t + 1 < tiles_n {
             // SAFETY: as above; the other slot was released by the barrier ending tile t - 1.
-            unsafe { stage::<D>(&tiles, k, seq, (t + 1) * TILE, K_ROWS + (1 - slot) * TILE) };
+            unsafe { stage::<D>(&tiles, (k, dim), seq, (t + 1) * TILE, K_ROWS + (1 - slot) * TILE) };
             async_copy_commit();
             async_copy_wait::<1>();
         } else {
@@ -184,8 +187,8 @@ pub(crate) unsafe fn run<const D: u32, const CAUSAL: bool>(arrays: Arrays, kv_gr
     // Pass 2: dQ.
     // SAFETY (stages): the kernel's contract; the slots were released by the last barrier.
     unsafe {
-        stage::<D>(&tiles, k, seq, 0, K_ROWS);
-        stage::<D>(&tiles, v, seq, 0, V_ROWS);
+        stage::<D>(&tiles, (k, dim), seq, 0, K_ROWS);
+        stage::<D>(&tiles, (v, dim), seq, 0, V_ROWS);
     }
     async_copy_commit();
     let mut acc = [[0.0f32; 4]; (super::MAX_DIM / 8) as usize];
@@ -194,8 +197,8 @@ pub(crate) unsafe fn run<const D: u32, const CAUSAL: bool>(arrays: Arrays, kv_gr
         if t + 1 < tiles_n {
             // SAFETY: as above.
             unsafe {
-                stage::<D>(&tiles, k, seq, (t + 1) * TILE, K_ROWS + (1 - slot) * TILE);
-                stage::<D>(&tiles, v, seq, (t + 1) * TILE, V_ROWS + (1 - slot) * TILE);
+                stage::<D>(&tiles, (k, dim), seq, (t + 1) * TILE, K_ROWS + (1 - slot) * TILE);
+                stage::<D>(&tiles, (v, dim), seq, (t + 1) * TILE, V_ROWS + (1 - slot) * TILE);
             }
             async_copy_commit();
             async_copy_wait::<1>();
@@ -236,12 +239,16 @@ pub(crate) unsafe fn run<const D: u32, const CAUSAL: bool>(arrays: Arrays, kv_gr
         let row = my_row0 + 8 * h;
         if row < seq {
             unrolled_to(D / 8, |j| {
+                // The padding's columns are not stored (a test that folds away where dim is D).
+                if dim != D && 8 * j >= dim {
+                    return;
+                }
                 let (j, r) = (j as usize, 2 * h as usize);
                 let pair = round_pack_bf16x2(acc[j][r] * plain_scale, acc[j][r + 1] * plain_scale);
-                // SAFETY: row < seq, the pair inside D: inside the head's dQ, 4-byte aligned.
+                // SAFETY: row < seq, the pair inside dim: inside the head's dQ, 4-byte aligned.
                 unsafe {
                     global_store(
-                        dq.add((row * D + 8 * j as u32 + 2 * member) as usize).cast::<u32>(),
+                        dq.add((row * dim + 8 * j as u32 + 2 * member) as usize).cast::<u32>(),
                         pair,
                     )
                 };
