@@ -2,7 +2,7 @@
 //! time over ours) against the product's size in GFLOP, a colour per dtype, with parity and the
 //! issue's 0.85× floor drawn across.
 
-use crate::plots::{CEILING, FONT, PALETTE, embed_font, err};
+use crate::plots::{CEILING, FONT, PALETTE, err};
 use kernels::bench_results::ModelsRun;
 use plotters::element::DashedPathElement;
 use plotters::prelude::*;
@@ -28,19 +28,11 @@ fn dtypes(run: &ModelsRun) -> Vec<(&str, RGBColor)> {
 }
 
 pub fn write_svg(run: &ModelsRun, path: &Path) -> Result<(), String> {
-    embed_font()?;
-    let root = SVGBackend::new(path, SIZE).into_drawing_area();
-    draw(run, &root)?;
-    root.present()
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))
+    crate::plots::write_svg(path, SIZE, |root| draw(run, root))
 }
 
 pub fn write_png(run: &ModelsRun, path: &Path) -> Result<(), String> {
-    embed_font()?;
-    let root = BitMapBackend::new(path, SIZE).into_drawing_area();
-    draw(run, &root)?;
-    root.present()
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))
+    crate::plots::write_png(path, SIZE, |root| draw(run, root))
 }
 
 fn gflop(m: u64, n: u64, k: u64) -> f64 {

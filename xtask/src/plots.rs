@@ -141,19 +141,11 @@ impl Plot {
     }
 
     pub fn write_svg(&self, run: &BenchRun, path: &Path) -> Result<(), String> {
-        embed_font()?;
-        let root = SVGBackend::new(path, self.size(run)).into_drawing_area();
-        self.draw(run, &root)?;
-        root.present()
-            .map_err(|e| format!("cannot write {}: {e}", path.display()))
+        write_svg(path, self.size(run), |root| self.draw(run, root))
     }
 
     pub fn write_png(&self, run: &BenchRun, path: &Path) -> Result<(), String> {
-        embed_font()?;
-        let root = BitMapBackend::new(path, self.size(run)).into_drawing_area();
-        self.draw(run, &root)?;
-        root.present()
-            .map_err(|e| format!("cannot write {}: {e}", path.display()))
+        write_png(path, self.size(run), |root| self.draw(run, root))
     }
 
     fn size(&self, run: &BenchRun) -> (u32, u32) {
@@ -195,6 +187,32 @@ fn file_stem(family: &str) -> String {
         .chars()
         .map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' })
         .collect()
+}
+
+/// `draw` on an SVG of `size` pixels written to `path`.
+pub(crate) fn write_svg(
+    path: &Path,
+    size: (u32, u32),
+    draw: impl FnOnce(&DrawingArea<SVGBackend, Shift>) -> Result<(), String>,
+) -> Result<(), String> {
+    embed_font()?;
+    let root = SVGBackend::new(path, size).into_drawing_area();
+    draw(&root)?;
+    root.present()
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+/// `draw` on a PNG of `size` pixels written to `path`.
+pub(crate) fn write_png(
+    path: &Path,
+    size: (u32, u32),
+    draw: impl FnOnce(&DrawingArea<BitMapBackend, Shift>) -> Result<(), String>,
+) -> Result<(), String> {
+    embed_font()?;
+    let root = BitMapBackend::new(path, size).into_drawing_area();
+    draw(&root)?;
+    root.present()
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
 /// plotters' text needs a font; the embedded DejaVu Sans spares CI system fonts and fontconfig.

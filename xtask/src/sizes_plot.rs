@@ -2,7 +2,7 @@
 //! the size, one panel for the whole-array operators (against n) and one per row operator (against
 //! the row width, a line per total size), with parity drawn across.
 
-use crate::plots::{CEILING, FONT, PALETTE, embed_font, err};
+use crate::plots::{CEILING, FONT, PALETTE, err};
 use kernels::bench_results::{SizePoint, SizesRun};
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -13,19 +13,11 @@ const SIZE: (u32, u32) = (1400, 1000);
 const WHOLE: [&str; 2] = ["sum", "cumsum"];
 
 pub fn write_svg(run: &SizesRun, path: &Path) -> Result<(), String> {
-    embed_font()?;
-    let root = SVGBackend::new(path, SIZE).into_drawing_area();
-    draw(run, &root)?;
-    root.present()
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))
+    crate::plots::write_svg(path, SIZE, |root| draw(run, root))
 }
 
 pub fn write_png(run: &SizesRun, path: &Path) -> Result<(), String> {
-    embed_font()?;
-    let root = BitMapBackend::new(path, SIZE).into_drawing_area();
-    draw(run, &root)?;
-    root.present()
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))
+    crate::plots::write_png(path, SIZE, |root| draw(run, root))
 }
 
 /// One line of a panel: its label and points (x, speed), in x order.

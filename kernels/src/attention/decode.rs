@@ -84,9 +84,9 @@ unsafe fn stage<const D: u32>(
     });
 }
 
-/// [`stage`] for rows of `dim` elements, `dim` a multiple of 8 below `D`: the chunks past `dim`
-/// staged as zeros. (At 64 and 128 the kernels keep [`stage`], and the code their measurements
-/// were of.)
+/// [`stage`] for rows of `dim` elements, `dim` a multiple of 8 up to `D`: the chunks past `dim`
+/// staged as zeros ([`super::stage_padded`]). At `dim` = `D` it is [`stage`], the code the kernels
+/// at 64 and 128 were measured with.
 ///
 /// # Safety
 /// `matrix` holds rows `..end` of dim elements, 16-byte aligned; the staged rows lie in `tiles`.
@@ -98,26 +98,14 @@ unsafe fn stage_narrower<const D: u32>(
     end: u32,
     at: u32,
 ) {
-    if dim == D {
-        // SAFETY: forwarded.
-        return unsafe { stage::<D>(tiles, matrix, (first, rows), end, at) };
-    }
-    let lane = lane_id();
-    unrolled_to(rows * D / CHUNK / WARP_SIZE, |i| {
-        let e = lane + i * WARP_SIZE;
-        let (r, c) = (e / (D / CHUNK), e % (D / CHUNK));
-        let inside = first + r < end && c * CHUNK < dim;
-        // SAFETY: the source is inside the matrix where read (rows below end, chunks below dim),
-        // 16-byte aligned (dim, the chunk and the matrix are); the destination inside the tiles.
-        unsafe {
-            let src = if inside {
-                matrix.add(((first + r) * dim + c * CHUNK) as usize)
-            } else {
-                matrix
-            };
-            tiles.copy4_async_zero_fill_unchecked(at + r, c * CHUNK / 2, src.cast::<u32>(), 4 * inside as u32);
+    // SAFETY: forwarded; the warp's lanes share the copies.
+    unsafe {
+        if dim == D {
+            stage::<D>(tiles, matrix, (first, rows), end, at)
+        } else {
+            super::stage_padded::<D, WARP_SIZE>(tiles, (matrix, dim), (first, rows), end, (at, lane_id()))
         }
-    });
+    }
 }
 
 /// What one warp works on: a tile of query rows of one KV head, over one run of its keys.

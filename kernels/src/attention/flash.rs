@@ -73,9 +73,9 @@ pub(crate) unsafe fn stage<const D: u32>(
     });
 }
 
-/// [`stage`] for a `[seq][dim]` matrix, `dim` a multiple of 8 below `D`: the columns past `dim`
-/// staged as zeros. (The kernels at 64 and 128 keep [`stage`]: the same copies, and the code
-/// their measurements were of.)
+/// [`stage`] for a `[seq][dim]` matrix, `dim` a multiple of 8 up to `D`: the columns past `dim`
+/// staged as zeros ([`super::stage_padded`]). At `dim` = `D` it is [`stage`], the code the
+/// kernels at 64 and 128 were measured with.
 ///
 /// # Safety
 /// `matrix` holds the head's seq·dim elements, 16-byte aligned; the staged rows lie in `tiles`.
@@ -87,26 +87,14 @@ pub(crate) unsafe fn stage_narrower<const D: u32>(
     (first, rows): (u32, u32),
     at: u32,
 ) {
-    if dim == D {
-        // SAFETY: forwarded.
-        return unsafe { stage::<D>(tiles, matrix, seq, (first, rows), at) };
-    }
-    let tid = thread_idx().x;
-    unrolled_to(rows * D / CHUNK / THREADS, |i| {
-        let e = tid + i * THREADS;
-        let (r, c) = (e / (D / CHUNK), e % (D / CHUNK));
-        let inside = first + r < seq && c * CHUNK < dim;
-        // SAFETY: the source is inside the head where read (rows below seq, chunks below dim),
-        // 16-byte aligned (dim, the chunk and the matrix are); the destination inside the tiles.
-        unsafe {
-            let src = if inside {
-                matrix.add(((first + r) * dim + c * CHUNK) as usize)
-            } else {
-                matrix
-            };
-            tiles.copy4_async_zero_fill_unchecked(at + r, c * CHUNK / 2, src.cast::<u32>(), 4 * inside as u32);
+    // SAFETY: forwarded; the block's THREADS threads share the copies.
+    unsafe {
+        if dim == D {
+            stage::<D>(tiles, matrix, seq, (first, rows), at)
+        } else {
+            super::stage_padded::<D, THREADS>(tiles, (matrix, dim), (first, rows), seq, (at, thread_idx().x))
         }
-    });
+    }
 }
 
 /// The kernel's body for head dimension `D` (see the module).

@@ -222,6 +222,39 @@ pub(crate) fn log2_scale_of<const D: u32>(dim: u32) -> f32 {
     }
 }
 
+/// Starts copying rows `first..first + rows` of a `[..][dim]` bf16 matrix into staged rows
+/// `at..at + rows`, `D` wide, zeros from row `end` on and past column `dim` (a multiple of 8 up to
+/// `D`): member `me`'s chunks of a group of `GROUP` threads (a block, or a warp) sharing the copy.
+///
+/// # Safety
+/// `matrix` holds rows `..end` of dim elements, 16-byte aligned; the staged rows lie in `tiles`;
+/// `me < GROUP`.
+#[inline(always)]
+pub(crate) unsafe fn stage_padded<const D: u32, const GROUP: u32>(
+    tiles: &ptxkit::device::SharedMatrix<u32>,
+    (matrix, dim): (*const Bf16, u32),
+    (first, rows): (u32, u32),
+    end: u32,
+    (at, me): (u32, u32),
+) {
+    const CHUNK: u32 = 8;
+    ptxkit::device::unrolled_to(rows * D / CHUNK / GROUP, |i| {
+        let e = me + i * GROUP;
+        let (r, c) = (e / (D / CHUNK), e % (D / CHUNK));
+        let inside = first + r < end && c * CHUNK < dim;
+        // SAFETY: the source is inside the matrix where read (rows below end, chunks below dim),
+        // 16-byte aligned (dim, the chunk and the matrix are); the destination inside the tiles.
+        unsafe {
+            let src = if inside {
+                matrix.add(((first + r) * dim + c * CHUNK) as usize)
+            } else {
+                matrix
+            };
+            tiles.copy4_async_zero_fill_unchecked(at + r, c * CHUNK / 2, src.cast::<u32>(), 4 * inside as u32);
+        }
+    });
+}
+
 /// The two PTX entries of a rung, every key and causal, with the rung's launch bounds, each running the rung's
 /// `run::<D, CAUSAL>(q, k, v, o, seq, kv_group, maps)` for the head dimension it is given (64 or 128: the
 /// host checks it). `$kernel` is `kernel` or `kernel_sm90a`. The query heads are the grid's y;
@@ -540,6 +573,13 @@ mod tests {
         assert_eq!(Attention::new(2, 3, 128).unwrap().len(), 768);
         assert!(reason(Attention::grouped(6, 4, 16, 64)).contains("(4) must divide the heads (6)"));
         assert!(reason(Attention::grouped(6, 0, 16, 64)).contains("(0)"));
+        // Any multiple of 8 up to 128 for the any-dimension families, and nothing else.
+        assert!(reason(Attention::new(2, 3, 96)).contains("attention_any_dim"));
+        for dim in [0, 4, 100, 136] {
+            assert!(reason(Attention::any_dim(2, 1, 3, dim)).contains(&format!("got {dim}")));
+        }
+        assert_eq!(Attention::any_dim(4, 2, 3, 40).unwrap().kv_len(), 2 * 3 * 40);
+        assert!(reason(Attention::any_dim(6, 4, 16, 80)).contains("(4) must divide the heads (6)"));
         let grouped = Attention::grouped(8, 4, 3, 64).unwrap();
         assert_eq!(
             (grouped.len(), grouped.kv_len(), grouped.kv_heads()),
@@ -586,7 +626,10 @@ mod tests {
         assert!(reason(Decode::new((1, 6, 4), 1, 8, 64, false, 1)).contains("multiple of heads_kv (4)"));
         assert!(reason(Decode::new((1, 4, 4), 0, 8, 64, false, 1)).contains("queries must be at least 1"));
         assert!(reason(Decode::new((1, 4, 4), 1, 0, 64, false, 1)).contains("keys must be at least 1"));
-        assert!(reason(Decode::new((1, 4, 4), 1, 8, 96, false, 1)).contains("got 96"));
+        for dim in [0, 4, 100, 136] {
+            assert!(reason(Decode::new((1, 4, 4), 1, 8, dim, false, 1)).contains(&format!("got {dim}")));
+        }
+        assert_eq!(Decode::new((1, 4, 4), 1, 8, 96, false, 1).unwrap().dim, 96);
         assert!(reason(Decode::new((1, 8, 8), 1, 1 << 23, 128, false, 1)).contains("32 bits"));
         assert_eq!(Decode::new((2, 8, 2), 3, 5, 64, false, 1).unwrap().group(), 4);
     }
