@@ -63,14 +63,7 @@ fn draw<DB: DrawingBackend>(run: &ModelsRun, root: &DrawingArea<DB, plotters::co
         .axis_desc_style((FONT, 17))
         .draw()
         .map_err(err)?;
-    chart
-        .draw_series(LineSeries::new(
-            [(lo / 1.5, 1.0), (hi * 1.5, 1.0)],
-            CEILING.stroke_width(2),
-        ))
-        .map_err(err)?
-        .label("parity")
-        .legend(|(x, y)| PathElement::new([(x, y), (x + 20, y)], CEILING.stroke_width(2)));
+    crate::plots::draw_parity(&mut chart, (lo / 1.5, hi * 1.5))?;
     chart
         .draw_series(std::iter::once(DashedPathElement::new(
             [(lo / 1.5, FLOOR), (hi * 1.5, FLOOR)],

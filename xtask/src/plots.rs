@@ -215,6 +215,20 @@ pub(crate) fn write_png(
         .map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
+/// The line of parity (a speed of 1 against the baseline) across `x`, with its legend entry: the
+/// speed plots' reference.
+pub(crate) fn draw_parity<DB: DrawingBackend, X: Ranged<ValueType = f64>>(
+    chart: &mut ChartContext<'_, DB, Cartesian2d<X, plotters::coord::types::RangedCoordf64>>,
+    (from, to): (f64, f64),
+) -> Result<(), String> {
+    chart
+        .draw_series(LineSeries::new([(from, 1.0), (to, 1.0)], CEILING.stroke_width(2)))
+        .map_err(err)?
+        .label("parity")
+        .legend(|(x, y)| PathElement::new([(x, y), (x + 20, y)], CEILING.stroke_width(2)));
+    Ok(())
+}
+
 /// plotters' text needs a font; the embedded DejaVu Sans spares CI system fonts and fontconfig.
 pub(crate) fn embed_font() -> Result<(), String> {
     static REGISTERED: OnceLock<bool> = OnceLock::new();

@@ -128,14 +128,7 @@ fn panel<DB: DrawingBackend>(
         .axis_desc_style((FONT, 15))
         .draw()
         .map_err(err)?;
-    chart
-        .draw_series(LineSeries::new(
-            [(lo / 1.5, 1.0), (hi * 1.5, 1.0)],
-            CEILING.stroke_width(2),
-        ))
-        .map_err(err)?
-        .label("parity")
-        .legend(|(x, y)| PathElement::new([(x, y), (x + 20, y)], CEILING.stroke_width(2)));
+    crate::plots::draw_parity(&mut chart, (lo / 1.5, hi * 1.5))?;
     for (i, (label, xy)) in lines.iter().enumerate() {
         let color = PALETTE[i % PALETTE.len()];
         chart
