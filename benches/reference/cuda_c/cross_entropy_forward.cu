@@ -52,11 +52,11 @@ extern "C" __global__ void cross_entropy_forward_cuda(const float* logits, size_
             sum += __int_as_float(__ldcg((const int*)losses + r));
             if (targets[r] != ignore_index) count += 1.0f;
         }
-        sum = block_sum(sums, sum);
         count = block_sum(sums, count);
+        if (t == 0) total[1] = count;
+        sum = block_sum(sums, sum);
         if (t == 0) {
             total[0] = mean != 0 ? __fdiv_rn(sum, count) : sum;
-            total[1] = count;
             *(volatile unsigned*)ticket = 0;
         }
     }

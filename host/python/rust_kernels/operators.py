@@ -572,11 +572,8 @@ def add_rms_norm(x, residual, weight=None, eps=None):
 _REDUCTIONS = ("mean", "sum", "none")
 
 
-def _cross_entropy_impl(
-    logits: torch.Tensor, target: torch.Tensor, ignore_index: int, reduction: str
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Each row's loss and (maximum, ln Σ e^(x − maximum)), and ``total``: the reduced loss and the
-    rows counted."""
+def _cross_entropy_inputs(logits, target):
+    """The logits and targets as the kernels take them, with their (rows, classes)."""
     logits, target = _ready("logits", logits), _ready("target", target, torch.int64)
     if logits.dim() != 2:
         raise ValueError(f"logits: {logits.dim()} dimensions given ({tuple(logits.shape)}), 2 expected (rows, classes)")
@@ -584,25 +581,38 @@ def _cross_entropy_impl(
     if tuple(target.shape) != (rows,):
         raise ValueError(f"target: shape {tuple(target.shape)} given, ({rows},) expected: one class index per row")
     _same_device(logits, target)
+    if rows and classes == 0:
+        raise ValueError("logits: no classes (shape (rows, 0)); each row needs at least one")
+    return logits, target, rows
+
+
+def _empty_total(total, reduction):
+    # No rows: the mean of nothing is NaN, the sum 0, as PyTorch's.
+    total.copy_(torch.tensor([float("nan") if reduction == "mean" else 0.0, 0.0]))
+
+
+def _cross_entropy_impl(
+    logits: torch.Tensor, target: torch.Tensor, ignore_index: int, reduction: str
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Each row's loss and (maximum, ln Σ e^(x − maximum)), and ``total``: the reduced loss and the
+    rows counted."""
+    logits, target, rows = _cross_entropy_inputs(logits, target)
     losses, stats, total = logits.new_empty(rows), logits.new_empty(rows, 2), logits.new_empty(2)
     if rows == 0:
-        # No rows: the mean of nothing is NaN, the sum 0, as PyTorch's.
-        total.copy_(torch.tensor([float("nan") if reduction == "mean" else 0.0, 0.0]))
+        _empty_total(total, reduction)
         return losses, stats, total
-    if classes == 0:
-        raise ValueError("logits: no classes (shape (rows, 0)); each row needs at least one")
     reduced = reduction != "none"
-    ticket = torch.zeros(1, device=logits.device, dtype=torch.int32) if reduced else None
+    launch = _launch_args(logits)
     _native.cross_entropy(
         logits,
         target,
         losses,
         stats,
         total if reduced else None,
-        ticket,
+        _ticket(logits.device, launch["stream"]) if reduced else None,
         ignore_index=ignore_index,
         reduction=reduction,
-        **_launch_args(logits),
+        **launch,
     )
     return losses, stats, total
 
@@ -666,18 +676,110 @@ def _cross_entropy_gradient(ctx, grad_losses, grad_stats, grad_total):
 _cross_entropy.register_autograd(_cross_entropy_gradient, setup_context=_cross_entropy_setup)
 
 
+# Training reads the logits once: the forward pass writes their gradient for a loss gradient of 1
+# beside the loss, and the backward pass multiplies it by the loss gradient in place where that is
+# not 1 (after ``loss.backward()`` on a mean or a sum, nothing at all). Rows up to
+# ``_FUSED_MIN_CLASSES`` keep the two passes: a warp per row, where the fused pass takes a
+# 1024-thread block.
+_FUSED_MIN_CLASSES = 1025
+
+
+def _cross_entropy_fused_impl(
+    logits: torch.Tensor, target: torch.Tensor, ignore_index: int, reduction: str
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """As ``_cross_entropy_impl``, and the logits' gradient for a loss gradient of 1."""
+    logits, target, rows = _cross_entropy_inputs(logits, target)
+    losses, stats, total = logits.new_empty(rows), logits.new_empty(rows, 2), logits.new_empty(2)
+    grad = torch.empty_like(logits)
+    if rows == 0:
+        _empty_total(total, reduction)
+        return losses, stats, total, grad
+    reduced = reduction != "none"
+    launch = _launch_args(logits)
+    _native.cross_entropy_fused(
+        logits,
+        target,
+        losses,
+        stats,
+        total if reduced else None,
+        _ticket(logits.device, launch["stream"]) if reduced else None,
+        logits.new_empty(1) if reduction == "mean" else None,
+        grad,
+        ignore_index=ignore_index,
+        reduction=reduction,
+        **launch,
+    )
+    return losses, stats, total, grad
+
+
+_cross_entropy_fused = _Operator("cross_entropy_fused", _cross_entropy_fused_impl)
+
+
+@_cross_entropy_fused.register_fake
+def _(logits, target, ignore_index, reduction):
+    rows = logits.shape[0]
+    return logits.new_empty(rows), logits.new_empty(rows, 2), logits.new_empty(2), torch.empty_like(logits)
+
+
+def _cross_entropy_fused_setup(ctx, inputs, output):
+    logits, target, ignore_index, reduction = inputs
+    _, stats, total, grad = output
+    ctx.save_for_backward(logits, target, stats, total)
+    ctx.ignore_index, ctx.reduction = ignore_index, reduction
+    ctx.mark_non_differentiable(stats, grad)
+    # Taken by the first backward pass, which scales it in place and hands it on (no copy: autograd
+    # keeps a gradient no one else holds); a second one, through a retained graph, recomputes it.
+    ctx.fused_grad = grad
+
+
+def _cross_entropy_fused_gradient(ctx, grad_losses, grad_stats, grad_total, grad_grad):
+    grad, ctx.fused_grad = ctx.fused_grad, None
+    if grad is None:
+        return _cross_entropy_gradient(ctx, grad_losses, grad_stats, grad_total)
+    logits, target, _, _ = ctx.saved_tensors
+    grad_loss = grad_losses if ctx.reduction == "none" else grad_total[0:1]
+    if grad.numel():
+        _native.cross_entropy_scale(
+            target, grad_loss.contiguous(), grad, ignore_index=ctx.ignore_index, **_launch_args(logits)
+        )
+    return grad, None, None, None
+
+
+_cross_entropy_fused.register_autograd(_cross_entropy_fused_gradient, setup_context=_cross_entropy_fused_setup)
+
+
+def _fused_training(logits):
+    """Whether a cross-entropy call records a gradient that the fused pass can give: eager (under
+    ``torch.compile`` the two passes are traced), wide rows."""
+    return (
+        type(logits) is torch.Tensor
+        and logits.requires_grad
+        and _grad_enabled()
+        and not _is_compiling()
+        and logits.dim() == 2
+        and logits.shape[1] >= _FUSED_MIN_CLASSES
+    )
+
+
 def cross_entropy(logits, target, ignore_index=-100, reduction="mean"):
     """``torch.nn.functional.cross_entropy(logits, target, ignore_index=..., reduction=...)`` for
     float32 CUDA logits of shape (rows, classes) and int64 class indices of shape (rows,): the
-    softmax is never written out (one read of the logits forward; one read and one write of their
-    gradient backward). Rows whose target is ``ignore_index`` add nothing and get a gradient of 0;
-    the mean is over the other rows (NaN when there are none). A target outside ``0..classes``
-    that is not ``ignore_index`` gives that row a NaN loss and gradient (PyTorch stops with a device
-    assert). Class weights, label smoothing and probability targets are not supported."""
+    softmax is never written out: one read of the logits forward, one read and one write of their
+    gradient backward; for training (the logits need a gradient, outside ``torch.compile``, over
+    1024 classes) one read of the logits and one write of their gradient in all, the forward pass
+    writing it and the backward pass scaling it in place unless the loss gradient is 1 (a gradient
+    as large as the logits is held from forward to backward, as PyTorch holds its log-softmax).
+    Rows whose target is ``ignore_index`` add nothing and get a gradient of 0; the mean is over
+    the other rows (NaN when there are none). A target outside ``0..classes`` that is not
+    ``ignore_index`` gives that row a NaN loss and gradient (PyTorch stops with a device assert).
+    Class weights, label smoothing and probability targets are not supported."""
     if reduction not in _REDUCTIONS:
         raise ValueError(f"reduction={reduction!r}: choose 'mean', 'sum' or 'none'")
-    op = _cross_entropy_impl if _eager(logits, target) else _cross_entropy
-    losses, _, total = op(logits, target, int(ignore_index), reduction)
+    if _fused_training(logits):
+        losses, _, total, _ = _cross_entropy_fused(logits, target, int(ignore_index), reduction)
+    else:
+        op = _cross_entropy_impl if _eager(logits, target) else _cross_entropy
+        losses, _, total = op(logits, target, int(ignore_index), reduction)
     return losses if reduction == "none" else total[0]
 
 

@@ -1262,22 +1262,7 @@ fn cross_entropy(
     losses.expect_shape(&[rows])?;
     let stats = Tensor::read("stats", stats, Dtype::F32, 2)?.writable()?;
     stats.expect_shape(&[rows, 2])?;
-    // The total and its ticket where the reduction needs them.
-    let reduced = match (reduction, total, ticket) {
-        (None, _, _) => None,
-        (Some(reduction), Some(total), Some(ticket)) => {
-            let total = Tensor::read("total", total, Dtype::F32, 1)?.writable()?;
-            total.expect_shape(&[2])?;
-            let ticket = Tensor::read("ticket", ticket, Dtype::U32, 1)?.writable()?;
-            ticket.expect_shape(&[1])?;
-            Some((reduction, total, ticket))
-        }
-        (Some(_), _, _) => {
-            return Err(PyValueError::new_err(
-                "total and ticket: a mean or a sum needs both (2 float32 and 1 zeroed int32 elements)",
-            ));
-        }
-    };
+    let reduced = reduced_outputs(reduction, total, ticket)?;
     let problem = kernels::cross_entropy::CrossEntropy::new(rows, cols).map_err(size_error)?;
     let backend = backend(device, stream)?;
     let (logits, targets) = (array(&backend, &logits)?, array(&backend, &targets)?);
@@ -1307,6 +1292,137 @@ fn cross_entropy(
         &problem,
         ignore_index,
         arrays,
+    )
+    .map_err(to_python)
+}
+
+/// Training's forward pass in one read of the logits: as [`cross_entropy`], and the logits'
+/// gradient for a loss gradient of 1 into `grad_logits` (rows × cols); a mean first counts its rows
+/// into `count` (1 float32 element), which divides the gradient. `cross_entropy_scale` then
+/// applies the loss gradient.
+#[pyfunction]
+#[pyo3(signature = (logits, targets, losses, stats, total, ticket, count, grad_logits, *, ignore_index, reduction, stream, device))]
+#[allow(clippy::too_many_arguments)]
+fn cross_entropy_fused(
+    logits: &Bound<PyAny>,
+    targets: &Bound<PyAny>,
+    losses: &Bound<PyAny>,
+    stats: &Bound<PyAny>,
+    total: Option<&Bound<PyAny>>,
+    ticket: Option<&Bound<PyAny>>,
+    count: Option<&Bound<PyAny>>,
+    grad_logits: &Bound<PyAny>,
+    ignore_index: i64,
+    reduction: &str,
+    stream: usize,
+    device: usize,
+) -> PyResult<()> {
+    use kernels::cross_entropy::{COUNT_FAMILY, CrossEntropyCount, CrossEntropyFused, FUSED_FAMILY, Reduction};
+    let reduction = self::reduction(reduction)?;
+    let logits = Tensor::read("logits", logits, Dtype::F32, 2)?;
+    let [rows, cols] = [logits.shape[0], logits.shape[1]];
+    let targets = Tensor::read("targets", targets, Dtype::I64, 1)?;
+    targets.expect_shape(&[rows])?;
+    let losses = Tensor::read("losses", losses, Dtype::F32, 1)?.writable()?;
+    losses.expect_shape(&[rows])?;
+    let stats = Tensor::read("stats", stats, Dtype::F32, 2)?.writable()?;
+    stats.expect_shape(&[rows, 2])?;
+    let grad_logits = Tensor::read("grad_logits", grad_logits, Dtype::F32, 2)?.writable()?;
+    grad_logits.expect_shape(&[rows, cols])?;
+    let reduced = reduced_outputs(reduction, total, ticket)?;
+    let count = match (reduction, count) {
+        (Some(Reduction::Mean), Some(count)) => {
+            let count = Tensor::read("count", count, Dtype::F32, 1)?.writable()?;
+            count.expect_shape(&[1])?;
+            Some(count)
+        }
+        (Some(Reduction::Mean), None) => {
+            return Err(PyValueError::new_err(
+                "count: a mean's gradient is divided by the rows it counts; give a float32 tensor of 1 element",
+            ));
+        }
+        _ => None,
+    };
+    let problem = CrossEntropyFused::new(rows, cols).map_err(size_error)?;
+    let backend = backend(device, stream)?;
+    let (logits, targets) = (array(&backend, &logits)?, array(&backend, &targets)?);
+    let (mut losses, mut stats) = (array(&backend, &losses)?, array(&backend, &stats)?);
+    let mut grad_logits = array(&backend, &grad_logits)?;
+    let mut count = count.map(|count| array(&backend, &count)).transpose()?;
+    if let Some(count) = count.as_mut() {
+        let problem = CrossEntropyCount::new(rows).map_err(size_error)?;
+        families::cross_entropy_fused::launch_count(
+            &backend,
+            &COUNT_FAMILY.kernels[0],
+            Source::Rust,
+            &problem,
+            ignore_index,
+            (&targets, count),
+        )
+        .map_err(to_python)?;
+    }
+    let mut reduced = reduced
+        .map(|(reduction, total, ticket)| -> PyResult<_> {
+            Ok((reduction, array(&backend, &total)?, array::<u32>(&backend, &ticket)?))
+        })
+        .transpose()?;
+    let arrays = families::cross_entropy_fused::FusedArrays {
+        logits: &logits,
+        targets: &targets,
+        count: count.as_ref(),
+        losses: &mut losses,
+        stats: &mut stats,
+        total: reduced
+            .as_mut()
+            .map(|(reduction, total, ticket)| families::cross_entropy::Total {
+                total,
+                ticket,
+                reduction: *reduction,
+            }),
+        grad_logits: &mut grad_logits,
+    };
+    families::cross_entropy_fused::launch_fused(
+        &backend,
+        &FUSED_FAMILY.kernels[0],
+        Source::Rust,
+        &problem,
+        ignore_index,
+        arrays,
+    )
+    .map_err(to_python)
+}
+
+/// `cross_entropy_fused`'s gradient (rows × cols, in place) times `grad_loss` (1 element, or one
+/// per row); rows whose loss gradient is 1 or whose target is `ignore_index` are not touched.
+#[pyfunction]
+#[pyo3(signature = (targets, grad_loss, grad_logits, *, ignore_index, stream, device))]
+fn cross_entropy_scale(
+    targets: &Bound<PyAny>,
+    grad_loss: &Bound<PyAny>,
+    grad_logits: &Bound<PyAny>,
+    ignore_index: i64,
+    stream: usize,
+    device: usize,
+) -> PyResult<()> {
+    let grad_logits = Tensor::read("grad_logits", grad_logits, Dtype::F32, 2)?.writable()?;
+    let [rows, cols] = [grad_logits.shape[0], grad_logits.shape[1]];
+    let targets = Tensor::read("targets", targets, Dtype::I64, 1)?;
+    targets.expect_shape(&[rows])?;
+    let grad_loss = Tensor::read("grad_loss", grad_loss, Dtype::F32, 0)?;
+    if grad_loss.len() != 1 {
+        grad_loss.expect_shape(&[rows])?;
+    }
+    let problem = kernels::cross_entropy::CrossEntropyScale::new(rows, cols).map_err(size_error)?;
+    let backend = backend(device, stream)?;
+    let (targets, grad_loss) = (array(&backend, &targets)?, array(&backend, &grad_loss)?);
+    let mut grad_logits = array(&backend, &grad_logits)?;
+    families::cross_entropy_fused::launch_scale(
+        &backend,
+        &kernels::cross_entropy::SCALE_FAMILY.kernels[0],
+        Source::Rust,
+        &problem,
+        ignore_index,
+        (&targets, &grad_loss, &mut grad_logits),
     )
     .map_err(to_python)
 }
@@ -1378,6 +1494,27 @@ fn cross_entropy_backward(
     .map_err(to_python)
 }
 
+/// The cross-entropy total and its ticket where the reduction needs them.
+fn reduced_outputs(
+    reduction: Option<kernels::cross_entropy::Reduction>,
+    total: Option<&Bound<PyAny>>,
+    ticket: Option<&Bound<PyAny>>,
+) -> PyResult<Option<(kernels::cross_entropy::Reduction, Tensor, Tensor)>> {
+    match (reduction, total, ticket) {
+        (None, _, _) => Ok(None),
+        (Some(reduction), Some(total), Some(ticket)) => {
+            let total = Tensor::read("total", total, Dtype::F32, 1)?.writable()?;
+            total.expect_shape(&[2])?;
+            let ticket = Tensor::read("ticket", ticket, Dtype::U32, 1)?.writable()?;
+            ticket.expect_shape(&[1])?;
+            Ok(Some((reduction, total, ticket)))
+        }
+        (Some(_), _, _) => Err(PyValueError::new_err(
+            "total and ticket: a mean or a sum needs both (2 float32 and 1 zeroed int32 elements)",
+        )),
+    }
+}
+
 /// The kernels each operator can run, for `variant=`: the first is what `auto` means where the
 /// family has no tile configurations.
 #[pyfunction]
@@ -1417,6 +1554,8 @@ fn _native(module: &Bound<PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(norm_backward_fused, module)?)?;
     module.add_function(wrap_pyfunction!(cross_entropy, module)?)?;
     module.add_function(wrap_pyfunction!(cross_entropy_backward, module)?)?;
+    module.add_function(wrap_pyfunction!(cross_entropy_fused, module)?)?;
+    module.add_function(wrap_pyfunction!(cross_entropy_scale, module)?)?;
     module.add_function(wrap_pyfunction!(variants, module)?)?;
     module.add("ALIGNMENT", ptxkit_runtime::EXTERNAL_ALIGNMENT)?;
     Ok(())

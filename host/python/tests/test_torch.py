@@ -626,7 +626,7 @@ class StreamsAndCompilation(unittest.TestCase):
         """Every reduction, rows ignored (about one in eight), odd vocabularies (rows off 16-byte
         boundaries), logits spread over ±30: the loss and the gradient against PyTorch's on the same
         logits in float64, within a bound a little above the host's (families/cross_entropy.rs)."""
-        for rows, classes in [(1, 1), (3, 2), (37, 33), (64, 1000), (17, 50257), (5, 128256)]:
+        for rows, classes in [(1, 1), (3, 2), (37, 33), (64, 1000), (3, 1025), (17, 50257), (4, 70001), (5, 128256)]:
             generator = torch.Generator(device="cuda").manual_seed(classes)
             logits = rand(rows, classes, seed=classes) * 30
             target = torch.randint(0, classes, (rows,), device="cuda", generator=generator)
@@ -645,6 +645,37 @@ class StreamsAndCompilation(unittest.TestCase):
                 self.assertTrue(bool(((loss.double() - want.detach()).abs() <= bound * rows).all()), label)
                 grad_bound = 2e-5 * x64.grad.abs() + 1e-7 * seed.max().item()
                 self.assertTrue(bool(((x.grad.double() - x64.grad).abs() <= grad_bound + 1e-30).all()), label)
+
+    def test_cross_entropy_for_training_reads_once_and_matches_pytorchs(self):
+        """Wide rows with a gradient take the fused pass (the gradient written forward, scaled in
+        place backward): `loss.backward()` (a loss gradient of 1, nothing scaled), a loss gradient
+        of its own, and a second backward pass through a retained graph (recomputed), each against
+        PyTorch's in float64; narrow rows and inference keep the two passes."""
+        from rust_kernels import operators
+
+        for rows, classes in [(6, 1025), (9, 4099), (7, 50257), (3, 70001)]:
+            logits = rand(rows, classes, seed=classes + 7) * 20
+            target = torch.randint(0, classes, (rows,), device="cuda")
+            target[2] = -100
+            for reduction, factor in [("mean", 1.0), ("sum", 1.0), ("mean", -2.5), ("none", 1.0)]:
+                label = f"{rows}x{classes} {reduction} x{factor}"
+                x = logits.clone().requires_grad_()
+                self.assertTrue(operators._fused_training(x), label)
+                loss = rust_kernels.cross_entropy(x, target, reduction=reduction)
+                (loss.sum() * factor if factor != 1.0 else loss.sum()).backward(retain_graph=True)
+                first = x.grad.clone()
+                loss.sum().backward()
+                x64 = logits.double().requires_grad_()
+                want = torch.nn.functional.cross_entropy(x64, target, reduction=reduction).sum()
+                (want * factor).backward()
+                grad_bound = 2e-5 * x64.grad.abs() + 1e-7 * abs(factor)
+                self.assertTrue(bool(((first.double() - x64.grad).abs() <= grad_bound + 1e-30).all()), label)
+                once = x64.grad / factor
+                second = x.grad.double() - first.double()
+                self.assertTrue(bool(((second - once).abs() <= 2e-5 * once.abs() + 1e-7).all()), f"{label}: again")
+        self.assertFalse(operators._fused_training(rand(4, 1024).requires_grad_()))
+        with torch.no_grad():
+            self.assertFalse(operators._fused_training(rand(4, 4096).requires_grad_()))
 
     def test_cross_entropy_of_masked_and_ignored_rows_matches_pytorchs(self):
         logits = rand(4, 7) * 4

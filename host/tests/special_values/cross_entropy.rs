@@ -180,3 +180,150 @@ pub(crate) fn cross_entropy_meets_special_values(backend: &Backend) {
     }
     assert_none_failed(&failures, stream);
 }
+
+/// The training path on [`rows_of`] each width, past the rows a block holds on chip too: the
+/// count, then the fused pass with the mean, the sum and no total (its loss and statistics as
+/// the forward pass's, its gradient from the statistics it wrote, for a loss gradient of 1), then
+/// the gradient scaled in place by one loss gradient and by one per row.
+pub(crate) fn cross_entropy_fused_meets_special_values(backend: &Backend) {
+    use kernels::cross_entropy::{
+        COUNT_FAMILY, CrossEntropyCount, CrossEntropyFused, CrossEntropyScale, FUSED_FAMILY, SCALE_FAMILY, fused,
+    };
+    use kernels_host::families::cross_entropy::{Walk, reference_row_by, reference_total_by};
+    use kernels_host::families::cross_entropy_fused::{FusedArrays, launch_count, launch_fused, launch_scale};
+    if !runs_here(backend, &FUSED_FAMILY.kernels[0].info(FUSED_FAMILY.name), Source::Rust) {
+        return;
+    }
+    let stream = rng_stream();
+    let mut failures = Vec::new();
+    for cols in [1, 33, 4099, 24_581, 65_539] {
+        let mut rng = StdRng::seed_from_u64(stream ^ cols as u64 ^ 0xf0);
+        let (logits, targets) = rows_of(&mut rng, cols);
+        let rows = targets.len();
+        let references: Vec<RowLoss> = logits
+            .chunks(cols)
+            .zip(&targets)
+            .map(|(row, &t)| reference_row_by(row, t, IGNORE_INDEX, Walk::Fused))
+            .collect();
+        let upload = |values: &[f32]| Buffer::upload(backend, values).unwrap();
+        let (logits_buffer, targets_buffer) = (upload(&logits), Buffer::upload(backend, &targets).unwrap());
+        let mut count_buffer = upload(&[f32::NAN]);
+        let counted = launch_count(
+            backend,
+            &COUNT_FAMILY.kernels[0],
+            Source::Rust,
+            &CrossEntropyCount::new(rows).unwrap(),
+            IGNORE_INDEX,
+            (&targets_buffer, &mut count_buffer),
+        );
+        let count = targets.iter().filter(|&&t| t != IGNORE_INDEX).count() as f32;
+        match counted.map(|()| count_buffer.read(backend).unwrap()[0]) {
+            Ok(got) if got == count => {}
+            outcome => failures.push(format!("cross_entropy_count at {rows}: {outcome:?}, expected {count}")),
+        }
+        let problem = CrossEntropyFused::new(rows, cols).unwrap();
+        for reduction in [Some(Reduction::Mean), Some(Reduction::Sum), None] {
+            let label = format!("cross_entropy_fused at {rows}x{cols}, {reduction:?}");
+            let (mut losses, mut stats, mut total, mut grad) = (
+                upload(&vec![f32::NAN; rows]),
+                upload(&vec![f32::NAN; 2 * rows]),
+                upload(&[f32::NAN; 2]),
+                upload(&vec![f32::NAN; logits.len()]),
+            );
+            let mut ticket = Buffer::upload(backend, &[0u32]).unwrap();
+            let arrays = FusedArrays {
+                logits: &logits_buffer,
+                targets: &targets_buffer,
+                count: Some(&count_buffer),
+                losses: &mut losses,
+                stats: &mut stats,
+                total: reduction.map(|reduction| Total {
+                    total: &mut total,
+                    ticket: &mut ticket,
+                    reduction,
+                }),
+                grad_logits: &mut grad,
+            };
+            if let Err(e) = launch_fused(
+                backend,
+                &FUSED_FAMILY.kernels[0],
+                Source::Rust,
+                &problem,
+                IGNORE_INDEX,
+                arrays,
+            ) {
+                failures.push(format!("{label}: {e}"));
+                continue;
+            }
+            let (losses, stats, total) = (
+                losses.read(backend).unwrap(),
+                stats.read(backend).unwrap(),
+                total.read(backend).unwrap(),
+            );
+            if let Err(e) = check_forward(&references, (&losses, &stats)) {
+                failures.push(format!("{label}: {e}"));
+            }
+            if let Some(reduction) = reduction {
+                let threads = fused::THREADS as usize;
+                let (want, tolerance, count) =
+                    reference_total_by(&references, &targets, IGNORE_INDEX, reduction, threads);
+                if !within(total[0], want, tolerance) || total[1] as f64 != count {
+                    failures.push(format!("{label}: total {total:?}, expected {want} over {count}"));
+                }
+            }
+            let unit = if reduction == Some(Reduction::Mean) {
+                1.0 / count as f64
+            } else {
+                1.0
+            };
+            if let Err(e) = check_backward(
+                (&logits, &targets, &stats),
+                &vec![unit; rows],
+                &grad.read(backend).unwrap(),
+                cols,
+            ) {
+                failures.push(format!("{label}, the gradient: {e}"));
+            }
+            if reduction != Some(Reduction::Mean) {
+                continue;
+            }
+            // The mean's gradient times a loss gradient of its own, then one per row (some 1).
+            let per_row: Vec<f32> = (0..rows)
+                .map(|r| {
+                    if r % 3 == 0 {
+                        1.0
+                    } else {
+                        rng.random_range(-2.0f32..2.0)
+                    }
+                })
+                .collect();
+            let scale_problem = CrossEntropyScale::new(rows, cols).unwrap();
+            let mut factors = vec![unit; rows];
+            for grad_loss in [vec![1.5f32], per_row] {
+                let scaled = launch_scale(
+                    backend,
+                    &SCALE_FAMILY.kernels[0],
+                    Source::Rust,
+                    &scale_problem,
+                    IGNORE_INDEX,
+                    (&targets_buffer, &upload(&grad_loss), &mut grad),
+                );
+                if let Err(e) = scaled {
+                    failures.push(format!("cross_entropy_scale at {rows}x{cols}: {e}"));
+                    break;
+                }
+                for (r, factor) in factors.iter_mut().enumerate() {
+                    *factor *= grad_loss[if grad_loss.len() == 1 { 0 } else { r }] as f64;
+                }
+                let got = grad.read(backend).unwrap();
+                if let Err(e) = check_backward((&logits, &targets, &stats), &factors, &got, cols) {
+                    failures.push(format!(
+                        "cross_entropy_scale at {rows}x{cols}, {} loss gradients: {e}",
+                        grad_loss.len()
+                    ));
+                }
+            }
+        }
+    }
+    assert_none_failed(&failures, stream);
+}

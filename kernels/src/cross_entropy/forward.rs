@@ -30,7 +30,7 @@ shared_memory! {
 /// # Safety
 /// `logits` holds the row's `cols` elements.
 #[inline(always)]
-unsafe fn loss_of(stats: Running, logits: GlobalSlice<f32>, target: i64, cols: u32) -> Loss {
+pub(super) unsafe fn loss_of(stats: Running, logits: GlobalSlice<f32>, target: i64, cols: u32) -> Loss {
     // A row of −∞ alone: a sum of 0, l = −∞, and the loss (m − −∞) + −∞, NaN, as PyTorch's.
     let ln_sum = ln(stats.sum);
     let picked = if in_range(target, cols) {
@@ -48,15 +48,15 @@ unsafe fn loss_of(stats: Running, logits: GlobalSlice<f32>, target: i64, cols: u
 
 /// A row's loss and the statistics its gradient needs.
 #[derive(Clone, Copy)]
-struct Loss {
-    loss: f32,
-    max: f32,
-    ln_sum: f32,
+pub(super) struct Loss {
+    pub(super) loss: f32,
+    pub(super) max: f32,
+    pub(super) ln_sum: f32,
 }
 
 impl Loss {
     /// An ignored row's: zeros.
-    const IGNORED: Loss = Loss {
+    pub(super) const IGNORED: Loss = Loss {
         loss: 0.0,
         max: 0.0,
         ln_sum: 0.0,
@@ -105,9 +105,9 @@ unsafe fn warp_loss(logits: GlobalSlice<f32>, target: i64, cols: u32) -> Loss {
 ///
 /// # Safety
 /// `losses` and `targets` hold `rows` elements each, every block's loss written and fenced;
-/// `total` holds 2; the block has [`THREADS`] threads, all calling.
+/// `total` holds 2; the block has `T` threads in `W` warps, all calling.
 #[inline(always)]
-unsafe fn finish(
+unsafe fn finish<const T: u32, const W: u32>(
     sums: SharedSlice<f32>,
     (losses, targets): (GlobalSliceMut<f32>, GlobalSlice<i64>),
     total: GlobalSliceMut<f32>,
@@ -123,18 +123,61 @@ unsafe fn finish(
         if unsafe { targets.get_unchecked(r) } != ignore_index {
             count += 1.0;
         }
-        r += THREADS;
+        r += T;
     }
-    // SAFETY: the caller's promise; `sums` is free after the barriers of the row's reduction.
-    let sum = unsafe { block_sum::<WARPS>(sums, sum) };
-    // SAFETY: as above. A count per thread below 2^24 rows each is exact, and so is their sum
-    // below 2^24 in all.
-    let count = unsafe { block_sum::<WARPS>(sums, count) };
+    // SAFETY: the caller's promise; `sums` is free after the barriers of the row's reduction. A
+    // count per thread below 2^24 rows each is exact, and so is their sum below 2^24 in all.
+    let count = unsafe { block_sum::<W>(sums, count) };
+    // Stored before the next sum's barriers: its warps' partials are added here, not held in
+    // registers across the next sum's loads (32 warps' of both spilled).
     if t == 0 {
         // SAFETY: total holds 2 (the caller's promise).
+        unsafe { total.set_unchecked(1u32, count) };
+    }
+    // SAFETY: as above.
+    let sum = unsafe { block_sum::<W>(sums, sum) };
+    if t == 0 {
+        // SAFETY: as above.
+        unsafe { total.set_unchecked(0u32, if mean != 0 { sum / count } else { sum }) };
+    }
+}
+
+/// The total by the block that finishes last: every block takes a ticket (thread 0's fence after
+/// the barrier first, releasing the block's losses: cumulative through the barrier); the block
+/// that takes the last one adds the losses ([`finish`]) and leaves the ticket at zero.
+///
+/// # Safety
+/// As for [`finish`], but only this block's losses need be written yet; `T` is the block's
+/// thread count, in `W` warps, every thread calling; `ticket` holds one u32
+/// that was zero before the launch.
+#[inline(always)]
+pub(super) unsafe fn total_by_last_block<const T: u32, const W: u32>(
+    (sums, last): (SharedSlice<f32>, SharedSlice<u32>),
+    (losses, targets): (GlobalSliceMut<f32>, GlobalSlice<i64>),
+    (total, ticket): (GlobalSliceMut<f32>, GlobalSliceMut<u32>),
+    (rows, ignore_index, mean): (u32, i64, u32),
+) {
+    let t = thread_idx().x;
+    // Every row of the block is written before the barrier.
+    sync_threads();
+    if t == 0 {
+        // SAFETY: the ticket holds one u32 that is zero before the launch.
         unsafe {
-            total.set_unchecked(0u32, if mean != 0 { sum / count } else { sum });
-            total.set_unchecked(1u32, count);
+            thread_fence();
+            let taken = ticket.at_unchecked(0u32).atomic_add(1);
+            last.set(0, (taken == grid_dim().x - 1) as u32);
+        }
+    }
+    // The ticket's verdict is in shared memory before any thread reads it.
+    sync_threads();
+    if last.get(0) != 0 {
+        // Every block fenced its losses before taking its ticket.
+        thread_fence();
+        // SAFETY: every loss is written; the caller's promise for the rest.
+        unsafe { finish::<T, W>(sums, (losses, targets), total, (rows, ignore_index, mean)) };
+        if t == 0 {
+            // SAFETY: no block uses the ticket any more in this launch.
+            unsafe { ticket.at_unchecked(0u32).store_relaxed(0) };
         }
     }
 }
@@ -196,30 +239,9 @@ kernel! {
         if total.is_empty() {
             return;
         }
-        // Every row of the block is written before the barrier; thread 0's fence after it makes
-        // them all visible to the whole GPU before the ticket counts them (a release of the block's
-        // writes, cumulative through the barrier).
-        sync_threads();
-        if t == 0 {
-            // SAFETY: the ticket holds one u32 that is zero before the launch.
-            unsafe {
-                thread_fence();
-                let taken = ticket.at_unchecked(0u32).atomic_add(1);
-                last.set(0, (taken == grid_dim().x - 1) as u32);
-            }
-        }
-        // The ticket's verdict is in shared memory before any thread reads it.
-        sync_threads();
-        if last.get(0) != 0 {
-            // Every block fenced its losses before taking its ticket.
-            thread_fence();
-            // SAFETY: every loss is written; total holds 2; THREADS threads, all here.
-            unsafe { finish(sums, (losses, targets), total, (rows, ignore_index, mean)) };
-            if t == 0 {
-                // SAFETY: no block uses the ticket any more in this launch.
-                unsafe { ticket.at_unchecked(0u32).store_relaxed(0) };
-            }
-        }
+        // SAFETY: every row of the block is written (or the block has none); THREADS threads,
+        // all here.
+        unsafe { total_by_last_block::<THREADS, WARPS>((sums, last), (losses, targets), (total, ticket), (rows, ignore_index, mean)) };
     }
 }
 

@@ -24,10 +24,18 @@
 //!
 //! Both take a row by a warp up to [`WARP_COLS`] classes (eight rows per block), by a block beyond.
 //!
+//! Training reads the logits once instead of twice: [`count`] counts the rows a mean divides by,
+//! [`fused`] writes the loss, (m, l), the total and the gradient for a loss gradient of 1 in one
+//! pass (rows past [`fused::ON_CHIP_COLS`] read twice), and [`scale`] multiplies it by the loss
+//! gradient in place where that is not 1.
+//!
 //! Both walk a row by 16-byte vectors where it allows ([`walk`]).
 
 pub mod backward;
+pub mod count;
 pub mod forward;
+pub mod fused;
+pub mod scale;
 pub mod walk;
 
 use ptxkit::device::{GlobalSlice, GlobalSliceMut};
@@ -129,11 +137,74 @@ impl Problem for CrossEntropyBackward {
     );
 }
 
+/// Forward and gradient in one launch: each row's loss, statistics and gradient (for a loss
+/// gradient of 1), and the total.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CrossEntropyFused {
+    pub rows: u32,
+    pub cols: u32,
+}
+
+impl Problem for CrossEntropyFused {
+    /// `(logits, targets, count, losses, stats, total, ticket, grad_logits, rows, cols,
+    /// ignore_index, mean)`: as [`CrossEntropy`]'s, with `count` (1 element: the rows not ignored,
+    /// as [`CrossEntropyCount`] writes it, for `mean`; or empty) and the logits' gradient (rows ×
+    /// cols, written: each row's divided by the count for `mean`).
+    type Args = (
+        GlobalSlice<f32>,
+        GlobalSlice<i64>,
+        GlobalSlice<f32>,
+        GlobalSliceMut<f32>,
+        GlobalSliceMut<f32>,
+        GlobalSliceMut<f32>,
+        GlobalSliceMut<u32>,
+        GlobalSliceMut<f32>,
+        u32,
+        u32,
+        i64,
+        u32,
+    );
+}
+
+/// The rows a mean counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CrossEntropyCount {
+    pub rows: u32,
+}
+
+impl Problem for CrossEntropyCount {
+    /// `(targets, count, rows, ignore_index)`: the `rows` targets; `count` (1 element, written).
+    type Args = (GlobalSlice<i64>, GlobalSliceMut<f32>, u32, i64);
+}
+
+/// The fused pass's gradient times the loss gradient, in place.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CrossEntropyScale {
+    pub rows: u32,
+    pub cols: u32,
+}
+
+impl Problem for CrossEntropyScale {
+    /// `(targets, grad_loss, grad_logits, rows, cols, ignore_index)`: the `rows` targets; the
+    /// loss's gradient (1 element, every row's, or `rows`); the logits' gradient (rows × cols,
+    /// read and written).
+    type Args = (GlobalSlice<i64>, GlobalSlice<f32>, GlobalSliceMut<f32>, u32, u32, i64);
+}
+
 /// The forward pass: the registry's list.
 pub const FAMILY: Family<CrossEntropy> = Family::new("cross_entropy", &[forward::KERNEL]);
 
 /// The logits' gradient: the registry's list.
 pub const BACKWARD_FAMILY: Family<CrossEntropyBackward> = Family::new("cross_entropy_backward", &[backward::KERNEL]);
+
+/// Forward and gradient in one launch: the registry's list.
+pub const FUSED_FAMILY: Family<CrossEntropyFused> = Family::new("cross_entropy_fused", &[fused::KERNEL]);
+
+/// The rows a mean counts: the registry's list.
+pub const COUNT_FAMILY: Family<CrossEntropyCount> = Family::new("cross_entropy_count", &[count::KERNEL]);
+
+/// The fused pass's gradient scaled: the registry's list.
+pub const SCALE_FAMILY: Family<CrossEntropyScale> = Family::new("cross_entropy_scale", &[scale::KERNEL]);
 
 /// Whether `target` is a class of a row of `cols` (not ignored, not out of range): compared as
 /// 64-bit numbers, so that 2^32 + 1 is out of range, not class 1.
@@ -156,6 +227,49 @@ impl CrossEntropy {
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+}
+
+#[cfg(not(target_arch = "nvptx64"))]
+impl CrossEntropyFused {
+    /// As [`CrossEntropy::new`].
+    pub fn new(rows: usize, cols: usize) -> Result<Self, ptxkit::InvalidSize> {
+        let CrossEntropy { rows, cols } = CrossEntropy::new(rows, cols)?;
+        Ok(CrossEntropyFused { rows, cols })
+    }
+
+    pub fn len(&self) -> usize {
+        self.rows as usize * self.cols as usize
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+#[cfg(not(target_arch = "nvptx64"))]
+impl CrossEntropyScale {
+    /// As [`CrossEntropy::new`].
+    pub fn new(rows: usize, cols: usize) -> Result<Self, ptxkit::InvalidSize> {
+        let CrossEntropy { rows, cols } = CrossEntropy::new(rows, cols)?;
+        Ok(CrossEntropyScale { rows, cols })
+    }
+
+    pub fn len(&self) -> usize {
+        self.rows as usize * self.cols as usize
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+#[cfg(not(target_arch = "nvptx64"))]
+impl CrossEntropyCount {
+    /// At least one row.
+    pub fn new(rows: usize) -> Result<Self, ptxkit::InvalidSize> {
+        let CrossEntropy { rows, .. } = CrossEntropy::new(rows, 1)?;
+        Ok(CrossEntropyCount { rows })
     }
 }
 

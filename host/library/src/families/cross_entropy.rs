@@ -8,7 +8,7 @@ use super::norm::{SMALLEST_SUBNORMAL, as_f32_range, within};
 use super::{Bound, Case, Cli, FamilyDemo, GUARD, Outputs, Plan, Size, Sizes, Work, check_guard, check_len, substream};
 use kernels::Source;
 use kernels::cross_entropy::{
-    BACKWARD_FAMILY, CrossEntropy, CrossEntropyBackward, FAMILY, IGNORE_INDEX, Reduction, THREADS, by_warp,
+    BACKWARD_FAMILY, CrossEntropy, CrossEntropyBackward, FAMILY, IGNORE_INDEX, Reduction, THREADS, by_warp, fused,
 };
 use ptxkit::{AnyFamily, Kernel};
 use ptxkit_runtime::Backend;
@@ -231,6 +231,21 @@ fn most_rescales(row: &[f32]) -> usize {
 /// additions' chain) of itself; ln of it within that plus a·(1 + |log2 sum|)·ln 2 + u·|ln sum|; the
 /// loss (max − x[target]) + ln sum within that plus u·|max − x[target]| plus u·|loss|. Doubled.
 pub fn reference_row(row: &[f32], target: i64, ignore_index: i64) -> RowLoss {
+    reference_row_by(row, target, ignore_index, Walk::Forward)
+}
+
+/// How a kernel walks a row: what bounds its sum's rescales and its chain of additions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Walk {
+    /// [`kernels::cross_entropy::forward`]'s: a running pair per thread over the whole row.
+    Forward,
+    /// [`kernels::cross_entropy::fused`]'s: each thread's sum from its own maximum, a running
+    /// pair over the part past [`fused::ON_CHIP_COLS`], the threads' pairs merged.
+    Fused,
+}
+
+/// [`reference_row`] with the tolerances of `walk`.
+pub fn reference_row_by(row: &[f32], target: i64, ignore_index: i64, walk: Walk) -> RowLoss {
     let exact = |loss: f64, max: Option<f32>, ln_sum: f64| RowLoss {
         loss,
         loss_tolerance: 0.0,
@@ -265,8 +280,21 @@ pub fn reference_row(row: &[f32], target: i64, ignore_index: i64) -> RowLoss {
         .map(|(&x, p)| p * (x as f64 - wide).abs())
         .sum::<f64>()
         / sum;
-    let rescales = (most_rescales(row) + 12) as f64;
-    let chain = (cols.div_ceil(walkers(cols)) + 15) as f64;
+    let (rescales, chain) = match walk {
+        Walk::Forward => (most_rescales(row) + 12, cols.div_ceil(walkers(cols)) + 15),
+        Walk::Fused => {
+            // A thread's streamed elements bound its running maximum's growths, then one
+            // rescale of that running sum and the merges: five shuffles' and the warps'. Its sum
+            // adds its on-chip elements, two edge elements and the running sum, then the same.
+            let streamed = cols
+                .saturating_sub(fused::ON_CHIP_COLS as usize)
+                .div_ceil(fused::THREADS as usize);
+            let on_chip = 4 * (fused::VECTORS + fused::STAGED_VECTORS) as usize;
+            let merges = 5 + (fused::THREADS / 32) as usize;
+            (streamed + 1 + merges, on_chip + 3 + merges + streamed)
+        }
+    };
+    let (rescales, chain) = (rescales as f64, chain as f64);
     let sum_error = APPROX + 2.0 * U * spread + rescales * (APPROX + 2.0 * U * ((cols as f64).ln() + 2.0)) + chain * U;
     let ln_sum = sum.ln();
     let ln_error =
@@ -286,12 +314,24 @@ pub fn reference_row(row: &[f32], target: i64, ignore_index: i64) -> RowLoss {
 
 /// The forward pass's total from the rows' references: the losses' sum (over the count, for the
 /// mean) and the rows counted, and the total's tolerance: the rows' own plus a chain of
-/// rows / THREADS + 8 additions of u·Σ|loss| (and u of the mean for its division), doubled.
+/// rows / THREADS + 16 additions of u·Σ|loss| (and u of the mean for its division), doubled.
 pub fn reference_total(rows: &[RowLoss], targets: &[i64], ignore_index: i64, reduction: Reduction) -> (f64, f64, f64) {
+    reference_total_by(rows, targets, ignore_index, reduction, THREADS as usize)
+}
+
+/// [`reference_total`] for a last block of `threads` threads (each adds every threads-th loss,
+/// then five shuffles and the warps').
+pub fn reference_total_by(
+    rows: &[RowLoss],
+    targets: &[i64],
+    ignore_index: i64,
+    reduction: Reduction,
+    threads: usize,
+) -> (f64, f64, f64) {
     let count = targets.iter().filter(|&&t| t != ignore_index).count() as f64;
     let sum: f64 = rows.iter().map(|r| r.loss).sum();
     let sum = as_f32_range(sum);
-    let chain = (rows.len().div_ceil(THREADS as usize) + 8) as f64;
+    let chain = (rows.len().div_ceil(threads) + 8 + threads / 32) as f64;
     let tolerance = rows.iter().map(|r| r.loss_tolerance).sum::<f64>()
         + 2.0 * chain * U * rows.iter().map(|r| r.loss.abs()).sum::<f64>();
     match reduction {
@@ -384,7 +424,7 @@ const EDGE_SHAPES: [[usize; 2]; 12] = [
 /// The vocabularies of the benches: Llama 2's, GPT-2's, Llama 3's and Qwen 2's.
 const VOCABULARIES: [usize; 4] = [32_000, 50_257, 128_256, 151_936];
 
-fn sizes() -> Sizes {
+pub(super) fn sizes() -> Sizes {
     Sizes {
         edge: EDGE_SHAPES.iter().map(|&[r, c]| Size([r, c, 1])).collect(),
         large: vec![Size([8192, 50_257, 1]), Size([65_536, 1000, 1])],
@@ -398,7 +438,7 @@ fn sizes() -> Sizes {
 
 /// The plan of a launch over rows × cols logits: `matrices` f32 arrays of the logits' size (read or
 /// written), `per_row` 4-byte arrays of `rows` elements, each with its guard where the device holds it.
-fn plan<P: ptxkit::Problem>(
+pub(super) fn plan<P: ptxkit::Problem>(
     kernel: &Kernel<P>,
     problem: &P,
     (rows, cols): (usize, usize),

@@ -17,6 +17,7 @@ pub mod bank_probe;
 pub mod choice;
 pub mod conv2d;
 pub mod cross_entropy;
+pub mod cross_entropy_fused;
 pub mod elementwise;
 pub mod gather;
 pub mod histogram;
@@ -90,6 +91,9 @@ pub static FAMILIES: &[&dyn FamilyDemo] = &[
     &norm_residual::RMS_NORM_RESIDUAL_BF16,
     &cross_entropy::CrossEntropyDemo,
     &cross_entropy::CrossEntropyBackwardDemo,
+    &cross_entropy_fused::CrossEntropyCountDemo,
+    &cross_entropy_fused::CrossEntropyFusedDemo,
+    &cross_entropy_fused::CrossEntropyScaleDemo,
     &warp_probe::WarpProbeDemo,
     &atomic_probe::AtomicProbeDemo,
     &mma_probe::MmaProbeDemo,

@@ -1,0 +1,574 @@
+//! Cross-entropy for training in one read of the logits: the rows a mean counts
+//! (`cross_entropy_count`), then loss, statistics, total and gradient in one launch
+//! (`cross_entropy_fused`), and the gradient times a loss gradient other than 1 in place
+//! (`cross_entropy_scale`). Safe launches, and the checks against the f64 references of
+//! [`super::cross_entropy`].
+
+use super::cross_entropy::{
+    RowLoss, Total, Walk, check_backward, check_forward, inputs, plan, reference_row_by, reference_total_by, sizes,
+};
+use super::{Case, Cli, FamilyDemo, GUARD, Outputs, Plan, Size, Sizes, check_guard, check_len, substream};
+use kernels::Source;
+use kernels::cross_entropy::{
+    COUNT_FAMILY, CrossEntropyCount, CrossEntropyFused, CrossEntropyScale, FUSED_FAMILY, IGNORE_INDEX, Reduction,
+    SCALE_FAMILY, fused,
+};
+use ptxkit::{AnyFamily, Kernel};
+use ptxkit_runtime::array::{Array, Buffer, Tracked};
+use ptxkit_runtime::{Backend, Error, Result};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+/// The rows of `targets` (`problem.rows`) whose target is not `ignore_index`, into `count` (1
+/// element, as f32: exact below 2^24).
+pub fn launch_count<I: Array<i64>, A: Array<f32>>(
+    backend: &Backend,
+    kernel: &Kernel<CrossEntropyCount>,
+    source: Source,
+    problem: &CrossEntropyCount,
+    ignore_index: i64,
+    (targets, count): (&I, &mut A),
+) -> Result<()> {
+    let rows = problem.rows as usize;
+    check_len("targets", targets.len(), rows)?;
+    check_len("count", count.len(), 1)?;
+    let args = (
+        targets.view(backend)?.head(rows),
+        count.view_mut(backend)?.head(1usize),
+        problem.rows,
+        ignore_index,
+    );
+    // SAFETY: each view is its array's on this backend, borrowed for the launch: the rows'
+    // targets and the count's one element.
+    unsafe { backend.launch_from(source.module(), kernel, problem, args, &[targets, &*count]) }
+}
+
+/// The arrays of one fused launch: the forward pass's ([`super::cross_entropy::ForwardArrays`]),
+/// `count` (the rows counted, as [`launch_count`] writes it: needed for a mean) and the logits'
+/// gradient (rows × cols, written).
+pub struct FusedArrays<'a, A, I, U> {
+    pub logits: &'a A,
+    pub targets: &'a I,
+    pub count: Option<&'a A>,
+    pub losses: &'a mut A,
+    pub stats: &'a mut A,
+    pub total: Option<Total<'a, A, U>>,
+    pub grad_logits: &'a mut A,
+}
+
+/// Loss, statistics, total (where wanted) and gradient for a loss gradient of 1, by `kernel` on
+/// `arrays`. A mean needs its count. Checks every array's length where `backend` can reach it.
+pub fn launch_fused<A: Array<f32>, I: Array<i64>, U: Array<u32>>(
+    backend: &Backend,
+    kernel: &Kernel<CrossEntropyFused>,
+    source: Source,
+    problem: &CrossEntropyFused,
+    ignore_index: i64,
+    arrays: FusedArrays<'_, A, I, U>,
+) -> Result<()> {
+    let FusedArrays {
+        logits,
+        targets,
+        count,
+        losses,
+        stats,
+        total,
+        grad_logits,
+    } = arrays;
+    let (rows, len) = (problem.rows as usize, problem.len());
+    check_len("logits", logits.len(), len)?;
+    check_len("targets", targets.len(), rows)?;
+    check_len("losses", losses.len(), rows)?;
+    check_len("stats", stats.len(), 2 * rows)?;
+    check_len("grad_logits", grad_logits.len(), len)?;
+    let mean = total.as_ref().is_some_and(|t| t.reduction == Reduction::Mean);
+    let count_view = match count {
+        Some(count) => {
+            check_len("count", count.len(), 1)?;
+            count.view(backend)?.head(1usize)
+        }
+        None if mean => {
+            return Err(Error::InvalidInput {
+                what: "count".into(),
+                reason: "a mean's gradient is divided by the rows it counts: give the count (launch_count)".into(),
+            });
+        }
+        None => logits.view(backend)?.head(0usize),
+    };
+    let (total_view, ticket_view, flag, total) = match total {
+        Some(Total {
+            total,
+            ticket,
+            reduction,
+        }) => {
+            check_len("total", total.len(), 2)?;
+            check_len("ticket", ticket.len(), 1)?;
+            let views = (
+                total.view_mut(backend)?.head(2usize),
+                ticket.view_mut(backend)?.head(1usize),
+            );
+            (views.0, views.1, reduction.flag(), Some((total, ticket)))
+        }
+        None => {
+            let none = losses.view_mut(backend)?.head(0usize);
+            // SAFETY: an empty view of f32 storage, 4-byte aligned as u32 needs; never read.
+            (none, unsafe { none.cast::<u32>() }, 0, None)
+        }
+    };
+    let args = (
+        logits.view(backend)?.head(len),
+        targets.view(backend)?.head(rows),
+        count_view,
+        losses.view_mut(backend)?.head(rows),
+        stats.view_mut(backend)?.head(2 * rows),
+        total_view,
+        ticket_view,
+        grad_logits.view_mut(backend)?.head(len),
+        problem.rows,
+        problem.cols,
+        ignore_index,
+        flag,
+    );
+    let mut used: Vec<&dyn Tracked> = vec![logits, targets, &*losses, &*stats, &*grad_logits];
+    used.extend(count.map(|c| c as &dyn Tracked));
+    if let Some((total, ticket)) = &total {
+        used.push(&**total);
+        used.push(&**ticket);
+    }
+    // SAFETY: each view is its array's on this backend, borrowed for the launch: the logits' and
+    // their gradient's rows × cols, the rows' targets and losses, their 2 · rows statistics, the
+    // count's one element (or none), the total's 2 and the ticket's one word (or none).
+    unsafe { backend.launch_from(source.module(), kernel, problem, args, &used) }
+}
+
+/// The fused pass's gradient (rows × cols) times `grad_loss` (1 element for every row, or
+/// `rows`) in place, rows whose loss gradient is 1 or whose target is `ignore_index` untouched.
+pub fn launch_scale<A: Array<f32>, I: Array<i64>>(
+    backend: &Backend,
+    kernel: &Kernel<CrossEntropyScale>,
+    source: Source,
+    problem: &CrossEntropyScale,
+    ignore_index: i64,
+    (targets, grad_loss, grad_logits): (&I, &A, &mut A),
+) -> Result<()> {
+    let (rows, len) = (problem.rows as usize, problem.len());
+    check_len("targets", targets.len(), rows)?;
+    check_len("grad_logits", grad_logits.len(), len)?;
+    let grad_loss_len = if grad_loss.len() == 1 { 1 } else { rows };
+    check_len("grad_loss", grad_loss.len(), grad_loss_len)?;
+    let args = (
+        targets.view(backend)?.head(rows),
+        grad_loss.view(backend)?.head(grad_loss_len),
+        grad_logits.view_mut(backend)?.head(len),
+        problem.rows,
+        problem.cols,
+        ignore_index,
+    );
+    // SAFETY: each view is its array's on this backend, borrowed for the launch: the rows'
+    // targets, the loss gradient's 1 or rows, the gradient's rows × cols.
+    unsafe {
+        backend.launch_from(
+            source.module(),
+            kernel,
+            problem,
+            args,
+            &[targets, grad_loss, &*grad_logits],
+        )
+    }
+}
+
+/// The fused pass's host side (a mean, its count from the host).
+pub struct CrossEntropyFusedDemo;
+
+impl FamilyDemo for CrossEntropyFusedDemo {
+    fn family(&self) -> &'static dyn AnyFamily {
+        &FUSED_FAMILY
+    }
+
+    fn extents(&self) -> &'static [&'static str] {
+        &["rows", "cols"]
+    }
+
+    fn label(&self, size: Size) -> String {
+        let [rows, cols, _] = size.0;
+        format!("{rows} rows of {cols} classes")
+    }
+
+    fn plan(&self, size: Size) -> Result<Plan> {
+        let [rows, cols, _] = size.0;
+        // The logits and their gradient; the targets (two words each), losses and statistics.
+        plan(
+            &FUSED_FAMILY.kernels[0],
+            &CrossEntropyFused::new(rows, cols)?,
+            (rows, cols),
+            (2, 5),
+        )
+    }
+
+    fn prepare<'a>(&self, backend: &'a Backend, size: Size, rng: u64, sets: usize) -> Result<Box<dyn Case + 'a>> {
+        let [rows, cols, _] = size.0;
+        let problem = CrossEntropyFused::new(rows, cols)?;
+        let (mut logits, targets) = inputs(substream(rng, 59), rows, cols);
+        logits.resize(problem.len() + GUARD, f32::NAN);
+        let count = targets.iter().filter(|&&t| t != IGNORE_INDEX).count() as f32;
+        let sets = sets.max(1);
+        Ok(Box::new(FusedCase {
+            backend,
+            problem,
+            logits_buffer: Buffer::upload(backend, &logits)?,
+            targets_buffer: Buffer::upload(backend, &targets)?,
+            count_buffer: Buffer::upload(backend, &[count])?,
+            logits,
+            targets,
+            count,
+            losses: Outputs::new(backend, rows, GUARD, f32::NAN, sets)?,
+            stats: Outputs::new(backend, 2 * rows, GUARD, f32::NAN, sets)?,
+            totals: Outputs::new(backend, 2, GUARD, f32::NAN, sets)?,
+            tickets: Outputs::from_template(backend, vec![0u32], sets)?,
+            grads: Outputs::new(backend, problem.len(), GUARD, f32::NAN, sets)?,
+        }))
+    }
+
+    fn cli(&self) -> Cli {
+        Cli {
+            about: "softmax cross-entropy's mean and its gradient with respect to rows × cols f32 logits in one launch (training's forward): a block of 1024 per row, the row held in registers and shared memory between its statistics and its gradient (past 65536 classes the rest read twice)",
+            default: Size([8192, 50_257, 1]),
+            emulator_cap: Size([16, 131_072, 1]),
+        }
+    }
+
+    fn sizes(&self) -> Sizes {
+        let mut sizes = sizes();
+        // Rows that hold less than a block's registers, that fill shared memory, and past it.
+        sizes
+            .edge
+            .extend([Size([2, 24_581, 1]), Size([2, 65_539, 1]), Size([3, 70_001, 1])]);
+        sizes
+    }
+}
+
+struct FusedCase<'a> {
+    backend: &'a Backend,
+    problem: CrossEntropyFused,
+    logits_buffer: Buffer<f32>,
+    targets_buffer: Buffer<i64>,
+    count_buffer: Buffer<f32>,
+    /// The logits (guard included), targets and count on the host, for the reference.
+    logits: Vec<f32>,
+    targets: Vec<i64>,
+    count: f32,
+    losses: Outputs<f32>,
+    stats: Outputs<f32>,
+    totals: Outputs<f32>,
+    tickets: Outputs<u32>,
+    grads: Outputs<f32>,
+}
+
+impl Case for FusedCase<'_> {
+    fn launch(&mut self, kernel: usize, source: Source, set: usize) -> Result<()> {
+        let arrays = FusedArrays {
+            logits: &self.logits_buffer,
+            targets: &self.targets_buffer,
+            count: Some(&self.count_buffer),
+            losses: self.losses.get_mut(set),
+            stats: self.stats.get_mut(set),
+            total: Some(Total {
+                total: self.totals.get_mut(set),
+                ticket: self.tickets.get_mut(set),
+                reduction: Reduction::Mean,
+            }),
+            grad_logits: self.grads.get_mut(set),
+        };
+        launch_fused(
+            self.backend,
+            &FUSED_FAMILY.kernels[kernel],
+            source,
+            &self.problem,
+            IGNORE_INDEX,
+            arrays,
+        )
+    }
+
+    fn poison(&mut self) -> Result<()> {
+        self.losses.poison(self.backend)?;
+        self.stats.poison(self.backend)?;
+        self.totals.poison(self.backend)?;
+        self.tickets.poison(self.backend)?;
+        self.grads.poison(self.backend)
+    }
+
+    fn check(&self, set: usize) -> std::result::Result<String, String> {
+        let (rows, cols, len) = (
+            self.problem.rows as usize,
+            self.problem.cols as usize,
+            self.problem.len(),
+        );
+        let losses = self.losses.read(self.backend, set)?;
+        let stats = self.stats.read(self.backend, set)?;
+        let total = self.totals.read(self.backend, set)?;
+        let ticket = self.tickets.read(self.backend, set)?[0];
+        let grad = self.grads.read(self.backend, set)?;
+        let logits = &self.logits[..len];
+        let references: Vec<RowLoss> = logits
+            .chunks(cols)
+            .zip(&self.targets)
+            .map(|(row, &target)| reference_row_by(row, target, IGNORE_INDEX, Walk::Fused))
+            .collect();
+        let forward = check_forward(&references, (&losses[..rows], &stats[..2 * rows]))?;
+        let (want, tolerance, count) = reference_total_by(
+            &references,
+            &self.targets,
+            IGNORE_INDEX,
+            Reduction::Mean,
+            fused::THREADS as usize,
+        );
+        if !super::norm::within(total[0], want, tolerance) || total[1] as f64 != count {
+            return Err(format!(
+                "the mean: {} over {} rows, expected {want} (within {tolerance:.3e}) over {count}",
+                total[0], total[1]
+            ));
+        }
+        if ticket != 0 {
+            return Err(format!(
+                "the ticket is {ticket} after the launch: it must be left at 0 for the next"
+            ));
+        }
+        // The gradient from the statistics the kernel wrote (checked above), for a loss gradient
+        // of 1 over the rows counted.
+        let scales = vec![1.0 / self.count as f64; rows];
+        let backward = check_backward((logits, &self.targets, &stats[..2 * rows]), &scales, &grad[..len], cols)
+            .map_err(|e| format!("the gradient: {e}"))?;
+        check_guard(&losses, rows)?;
+        check_guard(&stats, 2 * rows)?;
+        check_guard(&total, 2)?;
+        check_guard(&grad, len)?;
+        Ok(format!("loss {forward}; gradient {backward}"))
+    }
+}
+
+/// The count's host side.
+pub struct CrossEntropyCountDemo;
+
+impl FamilyDemo for CrossEntropyCountDemo {
+    fn family(&self) -> &'static dyn AnyFamily {
+        &COUNT_FAMILY
+    }
+
+    fn extents(&self) -> &'static [&'static str] {
+        &["rows"]
+    }
+
+    fn label(&self, size: Size) -> String {
+        format!("{} targets", size.0[0])
+    }
+
+    fn plan(&self, size: Size) -> Result<Plan> {
+        let rows = size.0[0];
+        // The targets (two words each) and the count.
+        plan(
+            &COUNT_FAMILY.kernels[0],
+            &CrossEntropyCount::new(rows)?,
+            (rows, 1),
+            (0, 2),
+        )
+    }
+
+    fn prepare<'a>(&self, backend: &'a Backend, size: Size, rng: u64, sets: usize) -> Result<Box<dyn Case + 'a>> {
+        let rows = size.0[0];
+        let problem = CrossEntropyCount::new(rows)?;
+        // Any share ignored, from none to all (a share of its own per stream).
+        let mut random = StdRng::seed_from_u64(substream(rng, 61));
+        let ignored = random.random_range(0.0..1.0f64);
+        let targets: Vec<i64> = (0..rows)
+            .map(|_| {
+                if random.random_bool(ignored) {
+                    IGNORE_INDEX
+                } else {
+                    random.random_range(-3..1000)
+                }
+            })
+            .collect();
+        Ok(Box::new(CountCase {
+            backend,
+            problem,
+            targets_buffer: Buffer::upload(backend, &targets)?,
+            want: targets.iter().filter(|&&t| t != IGNORE_INDEX).count(),
+            counts: Outputs::new(backend, 1, GUARD, f32::NAN, sets.max(1))?,
+        }))
+    }
+
+    fn cli(&self) -> Cli {
+        Cli {
+            about: "the targets that are not ignore_index, counted by one block: what a mean's gradient is divided by before the fused cross-entropy pass",
+            default: Size([8192, 1, 1]),
+            emulator_cap: Size([1 << 20, 1, 1]),
+        }
+    }
+
+    fn sizes(&self) -> Sizes {
+        Sizes {
+            edge: [1, 2, 31, 1023, 1024, 1025, 4095, 4097, 10_007]
+                .iter()
+                .map(|&rows| Size([rows, 1, 1]))
+                .collect(),
+            large: vec![Size([1 << 22, 1, 1])],
+            bench: vec![Size([8192, 1, 1]), Size([1 << 20, 1, 1])],
+            smoke: Size([1000, 1, 1]),
+        }
+    }
+}
+
+struct CountCase<'a> {
+    backend: &'a Backend,
+    problem: CrossEntropyCount,
+    targets_buffer: Buffer<i64>,
+    want: usize,
+    counts: Outputs<f32>,
+}
+
+impl Case for CountCase<'_> {
+    fn launch(&mut self, kernel: usize, source: Source, set: usize) -> Result<()> {
+        launch_count(
+            self.backend,
+            &COUNT_FAMILY.kernels[kernel],
+            source,
+            &self.problem,
+            IGNORE_INDEX,
+            (&self.targets_buffer, self.counts.get_mut(set)),
+        )
+    }
+
+    fn poison(&mut self) -> Result<()> {
+        self.counts.poison(self.backend)
+    }
+
+    fn check(&self, set: usize) -> std::result::Result<String, String> {
+        let count = self.counts.read(self.backend, set)?;
+        if count[0] as f64 != self.want as f64 {
+            return Err(format!("counted {}, expected {}", count[0], self.want));
+        }
+        check_guard(&count, 1)?;
+        Ok(format!("{} of {} rows, exact", self.want, self.problem.rows))
+    }
+}
+
+/// The scale's host side: a gradient scaled by one loss gradient per row (a quarter of them
+/// exactly 1, some rows ignored).
+pub struct CrossEntropyScaleDemo;
+
+impl FamilyDemo for CrossEntropyScaleDemo {
+    fn family(&self) -> &'static dyn AnyFamily {
+        &SCALE_FAMILY
+    }
+
+    fn extents(&self) -> &'static [&'static str] {
+        &["rows", "cols"]
+    }
+
+    fn label(&self, size: Size) -> String {
+        let [rows, cols, _] = size.0;
+        format!("{rows} rows of {cols} classes")
+    }
+
+    fn plan(&self, size: Size) -> Result<Plan> {
+        let [rows, cols, _] = size.0;
+        // The gradient read and written; the targets (two words each) and loss gradients.
+        plan(
+            &SCALE_FAMILY.kernels[0],
+            &CrossEntropyScale::new(rows, cols)?,
+            (rows, cols),
+            (2, 3),
+        )
+    }
+
+    fn prepare<'a>(&self, backend: &'a Backend, size: Size, rng: u64, sets: usize) -> Result<Box<dyn Case + 'a>> {
+        let [rows, cols, _] = size.0;
+        let problem = CrossEntropyScale::new(rows, cols)?;
+        let (mut grad, targets) = inputs(substream(rng, 67), rows, cols);
+        grad.resize(problem.len() + GUARD, f32::NAN);
+        let mut random = StdRng::seed_from_u64(substream(rng, 71));
+        let factors: Vec<f32> = (0..rows)
+            .map(|_| {
+                if random.random_range(0..4) == 0 {
+                    1.0
+                } else {
+                    random.random_range(-2.0..2.0)
+                }
+            })
+            .collect();
+        let want: Vec<f32> = grad[..problem.len()]
+            .chunks(cols)
+            .zip(factors.iter().zip(&targets))
+            .flat_map(|(row, (&f, &target))| {
+                row.iter()
+                    .map(move |&g| if f == 1.0 || target == IGNORE_INDEX { g } else { g * f })
+            })
+            .collect();
+        Ok(Box::new(ScaleCase {
+            backend,
+            problem,
+            targets_buffer: Buffer::upload(backend, &targets)?,
+            factors_buffer: Buffer::upload(backend, &factors)?,
+            want,
+            // Each launch scales its set in place: poisoning puts the unscaled gradient back.
+            grads: Outputs::from_template(backend, grad, sets.max(1))?,
+        }))
+    }
+
+    fn cli(&self) -> Cli {
+        Cli {
+            about: "the fused cross-entropy pass's gradient times each row's loss gradient, in place; rows whose loss gradient is 1 are not touched (a block per row)",
+            default: Size([8192, 50_257, 1]),
+            emulator_cap: Size([64, 50_257, 1]),
+        }
+    }
+
+    fn sizes(&self) -> Sizes {
+        sizes()
+    }
+}
+
+struct ScaleCase<'a> {
+    backend: &'a Backend,
+    problem: CrossEntropyScale,
+    targets_buffer: Buffer<i64>,
+    factors_buffer: Buffer<f32>,
+    /// The gradient each set must hold after one launch.
+    want: Vec<f32>,
+    grads: Outputs<f32>,
+}
+
+impl Case for ScaleCase<'_> {
+    fn launch(&mut self, kernel: usize, source: Source, set: usize) -> Result<()> {
+        launch_scale(
+            self.backend,
+            &SCALE_FAMILY.kernels[kernel],
+            source,
+            &self.problem,
+            IGNORE_INDEX,
+            (&self.targets_buffer, &self.factors_buffer, self.grads.get_mut(set)),
+        )
+    }
+
+    fn poison(&mut self) -> Result<()> {
+        self.grads.poison(self.backend)
+    }
+
+    fn check(&self, set: usize) -> std::result::Result<String, String> {
+        let len = self.problem.len();
+        let got = self.grads.read(self.backend, set)?;
+        let cols = self.problem.cols as usize;
+        // One rounded product each, as on the host: bit for bit.
+        if let Some(i) = (0..len).find(|&i| got[i].to_bits() != self.want[i].to_bits()) {
+            return Err(format!(
+                "row {}, column {}: {}, expected {}",
+                i / cols,
+                i % cols,
+                got[i],
+                self.want[i]
+            ));
+        }
+        check_guard(&got, len)?;
+        Ok("bit for bit".into())
+    }
+}
