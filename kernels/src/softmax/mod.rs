@@ -11,11 +11,12 @@
 //! * [`registers`]: the row in registers instead (a warp per row up to 1024 columns, a block up to
 //!   8192), one e^x per element, no shared-memory copy;
 //! * [`wide`]: the same in a block of 512 or 1024 threads, for rows up to 16384 or 32768 columns;
-//! * [`wide_staged`]: 1024 threads' registers and 160 KiB of shared memory, for rows up to 65536
-//!   columns (vocabulary-wide rows) read once.
+//! * [`wide_staged`]: 1024 threads' registers and 160 KiB of shared memory ([`on_chip`]), for
+//!   rows up to 65536 columns (vocabulary-wide rows) read once, and past them only the rest twice.
 //!
 //! A new variant is a file here, its line in [`FAMILY`], and its CUDA C twin in `benches/reference/cuda_c/`.
 
+pub mod on_chip;
 pub mod online;
 pub mod registers;
 pub mod staged;

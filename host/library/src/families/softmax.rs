@@ -106,7 +106,7 @@ pub struct SoftmaxDemo;
 /// the wide blocks' limits (16384, 32768) and past them, long rows (16-byte and scalar), shapes of
 /// several rows, and the register-and-shared rung's edges (24576 in registers, 65536 in all) and a
 /// vocabulary's width (rows that start off a 16-byte boundary).
-const EDGE_SHAPES: [[usize; 2]; 22] = [
+const EDGE_SHAPES: [[usize; 2]; 24] = [
     [1, 1],
     [1, 31],
     [3, 33],
@@ -129,6 +129,8 @@ const EDGE_SHAPES: [[usize; 2]; 22] = [
     [3, 50_257],
     [2, 65_536],
     [1, 65_537],
+    [3, 70_001],
+    [1, 131_075],
 ];
 
 impl FamilyDemo for SoftmaxDemo {
@@ -234,15 +236,10 @@ impl KernelChoice for SoftmaxDemo {
                 entry: "softmax_wide",
                 why: "1024-thread blocks: the fastest for rows up to their registers",
             }
-        } else if cols <= kernels::softmax::wide_staged::MAX_COLS as usize {
-            Rung {
-                entry: "softmax_wide_staged",
-                why: "registers and shared memory: rows past the registers read once",
-            }
         } else {
             Rung {
-                entry: "softmax_wide",
-                why: "1024-thread blocks: the longest rows, read twice",
+                entry: "softmax_wide_staged",
+                why: "registers and shared memory: rows past the registers read once (past 65536 columns the rest twice)",
             }
         })
     }
