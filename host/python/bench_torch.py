@@ -128,6 +128,8 @@ def cases():
     rows = torch.rand(65536, 1024, device="cuda")
     # GPT-2's vocabulary: logits rows past a block's registers.
     vocab = torch.randn(4096, 50257, device="cuda")
+    # Llama 3's vocabulary: rows past what a block holds on chip.
+    llama = torch.randn(2048, 128256, device="cuda")
     a, b = torch.rand(4096, 4096, device="cuda"), torch.rand(4096, 4096, device="cuda")
     # bf16 at 8192³; PyTorch's `@` returns bf16 (cuBLAS rounding its f32 sums), ours f32.
     a16 = torch.rand(8192, 8192, device="cuda").to(torch.bfloat16)
@@ -162,6 +164,7 @@ def cases():
         ("transpose", "8191x4097", 2 * 4 * odd.numel(), lambda: rust_kernels.transpose(odd), lambda: odd.T.contiguous()),
         ("softmax", "65536x1024", 2 * 4 * rows.numel(), lambda: rust_kernels.softmax(rows), lambda: torch.softmax(rows, -1)),
         ("softmax", "4096x50257", 2 * 4 * vocab.numel(), lambda: rust_kernels.softmax(vocab), lambda: torch.softmax(vocab, -1)),
+        ("softmax", "2048x128256", 2 * 4 * llama.numel(), lambda: rust_kernels.softmax(llama), lambda: torch.softmax(llama, -1)),
         ("matmul", "4096^3", 2 * 4096**3, lambda: rust_kernels.matmul(a, b), lambda: a @ b),
         ("matmul_tf32", "8192^3", 2 * 8192**3, lambda: rust_kernels.matmul_tf32(a32, b32), lambda: tf32_mm(a32, b32)),
         ("matmul_bf16", "8192^3", 2 * 8192**3, lambda: rust_kernels.matmul_bf16(a16, b16), lambda: a16 @ b16),
