@@ -1254,14 +1254,8 @@ fn cross_entropy(
     device: usize,
 ) -> PyResult<()> {
     let reduction = self::reduction(reduction)?;
-    let logits = Tensor::read("logits", logits, Dtype::F32, 2)?;
+    let [logits, targets, losses, stats] = forward_tensors(logits, targets, losses, stats)?;
     let [rows, cols] = [logits.shape[0], logits.shape[1]];
-    let targets = Tensor::read("targets", targets, Dtype::I64, 1)?;
-    targets.expect_shape(&[rows])?;
-    let losses = Tensor::read("losses", losses, Dtype::F32, 1)?.writable()?;
-    losses.expect_shape(&[rows])?;
-    let stats = Tensor::read("stats", stats, Dtype::F32, 2)?.writable()?;
-    stats.expect_shape(&[rows, 2])?;
     let reduced = reduced_outputs(reduction, total, ticket)?;
     let problem = kernels::cross_entropy::CrossEntropy::new(rows, cols).map_err(size_error)?;
     let backend = backend(device, stream)?;
@@ -1319,14 +1313,8 @@ fn cross_entropy_fused(
 ) -> PyResult<()> {
     use kernels::cross_entropy::{COUNT_FAMILY, CrossEntropyCount, CrossEntropyFused, FUSED_FAMILY, Reduction};
     let reduction = self::reduction(reduction)?;
-    let logits = Tensor::read("logits", logits, Dtype::F32, 2)?;
+    let [logits, targets, losses, stats] = forward_tensors(logits, targets, losses, stats)?;
     let [rows, cols] = [logits.shape[0], logits.shape[1]];
-    let targets = Tensor::read("targets", targets, Dtype::I64, 1)?;
-    targets.expect_shape(&[rows])?;
-    let losses = Tensor::read("losses", losses, Dtype::F32, 1)?.writable()?;
-    losses.expect_shape(&[rows])?;
-    let stats = Tensor::read("stats", stats, Dtype::F32, 2)?.writable()?;
-    stats.expect_shape(&[rows, 2])?;
     let grad_logits = Tensor::read("grad_logits", grad_logits, Dtype::F32, 2)?.writable()?;
     grad_logits.expect_shape(&[rows, cols])?;
     let reduced = reduced_outputs(reduction, total, ticket)?;
@@ -1492,6 +1480,25 @@ fn cross_entropy_backward(
         arrays,
     )
     .map_err(to_python)
+}
+
+/// Cross-entropy's forward tensors: the rows × cols f32 logits, the rows' int64 targets, the
+/// losses (rows) and statistics (rows × 2) written.
+fn forward_tensors(
+    logits: &Bound<PyAny>,
+    targets: &Bound<PyAny>,
+    losses: &Bound<PyAny>,
+    stats: &Bound<PyAny>,
+) -> PyResult<[Tensor; 4]> {
+    let logits = Tensor::read("logits", logits, Dtype::F32, 2)?;
+    let rows = logits.shape[0];
+    let targets = Tensor::read("targets", targets, Dtype::I64, 1)?;
+    targets.expect_shape(&[rows])?;
+    let losses = Tensor::read("losses", losses, Dtype::F32, 1)?.writable()?;
+    losses.expect_shape(&[rows])?;
+    let stats = Tensor::read("stats", stats, Dtype::F32, 2)?.writable()?;
+    stats.expect_shape(&[rows, 2])?;
+    Ok([logits, targets, losses, stats])
 }
 
 /// The cross-entropy total and its ticket where the reduction needs them.

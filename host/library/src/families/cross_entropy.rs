@@ -10,6 +10,7 @@ use kernels::Source;
 use kernels::cross_entropy::{
     BACKWARD_FAMILY, CrossEntropy, CrossEntropyBackward, FAMILY, IGNORE_INDEX, Reduction, THREADS, by_warp, fused,
 };
+use ptxkit::device::GlobalSliceMut;
 use ptxkit::{AnyFamily, Kernel};
 use ptxkit_runtime::Backend;
 use ptxkit_runtime::Result;
@@ -64,26 +65,7 @@ pub fn launch_forward<A: Array<f32>, I: Array<i64>, U: Array<u32>>(
     check_len("targets", targets.len(), rows)?;
     check_len("losses", losses.len(), rows)?;
     check_len("stats", stats.len(), 2 * rows)?;
-    let (total_view, ticket_view, mean, total) = match total {
-        Some(Total {
-            total,
-            ticket,
-            reduction,
-        }) => {
-            check_len("total", total.len(), 2)?;
-            check_len("ticket", ticket.len(), 1)?;
-            let views = (
-                total.view_mut(backend)?.head(2usize),
-                ticket.view_mut(backend)?.head(1usize),
-            );
-            (views.0, views.1, reduction.flag(), Some((total, ticket)))
-        }
-        None => {
-            let none = losses.view_mut(backend)?.head(0usize);
-            // SAFETY: an empty view of f32 storage, 4-byte aligned as u32 needs; never read.
-            (none, unsafe { none.cast::<u32>() }, 0, None)
-        }
-    };
+    let (total_view, ticket_view, mean, total) = total_views(backend, total, losses)?;
     let args = (
         logits.view(backend)?.head(len),
         targets.view(backend)?.head(rows),
@@ -104,6 +86,41 @@ pub fn launch_forward<A: Array<f32>, I: Array<i64>, U: Array<u32>>(
     // SAFETY: each view is its array's on this backend, borrowed for the launch: the logits' rows ×
     // cols, the rows' targets and losses, their 2 · rows statistics, the total's 2 and the ticket's one word (or none).
     unsafe { backend.launch_from(source.module(), kernel, problem, args, &used) }
+}
+
+/// A launch's total and ticket views (empty views of `losses`' storage where no total is wanted),
+/// the kernels' `mean` flag, and the two arrays for the launch's borrows; their lengths checked.
+#[allow(clippy::type_complexity)]
+pub(super) fn total_views<'t, A: Array<f32>, U: Array<u32>>(
+    backend: &Backend,
+    total: Option<Total<'t, A, U>>,
+    losses: &mut A,
+) -> Result<(
+    GlobalSliceMut<f32>,
+    GlobalSliceMut<u32>,
+    u32,
+    Option<(&'t mut A, &'t mut U)>,
+)> {
+    Ok(match total {
+        Some(Total {
+            total,
+            ticket,
+            reduction,
+        }) => {
+            check_len("total", total.len(), 2)?;
+            check_len("ticket", ticket.len(), 1)?;
+            let views = (
+                total.view_mut(backend)?.head(2usize),
+                ticket.view_mut(backend)?.head(1usize),
+            );
+            (views.0, views.1, reduction.flag(), Some((total, ticket)))
+        }
+        None => {
+            let none = losses.view_mut(backend)?.head(0usize);
+            // SAFETY: an empty view of f32 storage, 4-byte aligned as u32 needs; never read.
+            (none, unsafe { none.cast::<u32>() }, 0, None)
+        }
+    })
 }
 
 /// The arrays of one backward launch: the rows × cols logits, the `rows` targets and the forward

@@ -6,6 +6,7 @@
 
 use super::cross_entropy::{
     RowLoss, Total, Walk, check_backward, check_forward, inputs, plan, reference_row_by, reference_total_by, sizes,
+    total_views,
 };
 use super::{Case, Cli, FamilyDemo, GUARD, Outputs, Plan, Size, Sizes, check_guard, check_len, substream};
 use kernels::Source;
@@ -95,26 +96,7 @@ pub fn launch_fused<A: Array<f32>, I: Array<i64>, U: Array<u32>>(
         }
         None => logits.view(backend)?.head(0usize),
     };
-    let (total_view, ticket_view, flag, total) = match total {
-        Some(Total {
-            total,
-            ticket,
-            reduction,
-        }) => {
-            check_len("total", total.len(), 2)?;
-            check_len("ticket", ticket.len(), 1)?;
-            let views = (
-                total.view_mut(backend)?.head(2usize),
-                ticket.view_mut(backend)?.head(1usize),
-            );
-            (views.0, views.1, reduction.flag(), Some((total, ticket)))
-        }
-        None => {
-            let none = losses.view_mut(backend)?.head(0usize);
-            // SAFETY: an empty view of f32 storage, 4-byte aligned as u32 needs; never read.
-            (none, unsafe { none.cast::<u32>() }, 0, None)
-        }
-    };
+    let (total_view, ticket_view, flag, total) = total_views(backend, total, losses)?;
     let args = (
         logits.view(backend)?.head(len),
         targets.view(backend)?.head(rows),
