@@ -739,9 +739,9 @@ def _cross_entropy_fused_gradient(ctx, grad_losses, grad_stats, grad_total, grad
     logits, target, _, _ = ctx.saved_tensors
     grad_loss = grad_losses if ctx.reduction == "none" else grad_total[0:1]
     if grad.numel():
-        _native.cross_entropy_scale(
-            target, grad_loss.contiguous(), grad, ignore_index=ctx.ignore_index, **_launch_args(logits)
-        )
+        # The targets as given (a strided view, say): as the kernels take them, as forward did.
+        target, grad_loss = _ready("target", target, torch.int64), _ready("grad_loss", grad_loss)
+        _native.cross_entropy_scale(target, grad_loss, grad, ignore_index=ctx.ignore_index, **_launch_args(grad))
     return grad, None, None, None
 
 

@@ -673,6 +673,13 @@ class StreamsAndCompilation(unittest.TestCase):
                 once = x64.grad / factor
                 second = x.grad.double() - first.double()
                 self.assertTrue(bool(((second - once).abs() <= 2e-5 * once.abs() + 1e-7).all()), f"{label}: again")
+        # Targets given as a strided view, the loss gradient not 1 (the scale reads the targets).
+        logits, pairs = rand(5, 3000, seed=11) * 10, torch.randint(0, 3000, (5, 2), device="cuda")
+        x = logits.clone().requires_grad_()
+        (rust_kernels.cross_entropy(x, pairs[:, 1], reduction="sum") * 0.5).backward()
+        x64 = logits.double().requires_grad_()
+        (torch.nn.functional.cross_entropy(x64, pairs[:, 1], reduction="sum") * 0.5).backward()
+        self.assertTrue(bool(((x.grad.double() - x64.grad).abs() <= 2e-5 * x64.grad.abs() + 1e-7).all()), "strided target")
         self.assertFalse(operators._fused_training(rand(4, 1024).requires_grad_()))
         with torch.no_grad():
             self.assertFalse(operators._fused_training(rand(4, 4096).requires_grad_()))

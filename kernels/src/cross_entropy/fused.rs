@@ -16,7 +16,7 @@ use ptxkit::{Dim3, Kernel, SharedMemory, kernel};
 
 pub use crate::softmax::on_chip::{ON_CHIP_COLS, STAGED_VECTORS, THREADS, VECTORS};
 
-/// Row's loss and statistics, and its gradient into `dst`.
+/// A row's loss and statistics, and its gradient into `dst`.
 ///
 /// # Safety
 /// `src` and `dst` hold `cols` elements; the block has [`THREADS`] threads, all calling.
