@@ -76,3 +76,34 @@ __device__ __forceinline__ void fill_row(float* dst, unsigned cols, unsigned t, 
     unsigned c = head + 4 * vectors + t;
     if (c < cols) dst[c] = value;
 }
+
+// kernels::cross_entropy::forward::total_by_last_block: every block takes a ticket after its
+// barrier and fence; the last one adds the losses in row order and counts the rows (the count
+// stored before the sum is taken), then leaves the ticket at zero. T threads in W warps, all calling.
+template <unsigned T, unsigned W>
+__device__ __forceinline__ void total_by_last_block(float* sums, unsigned* last, const float* losses,
+                                                    const long long* targets, float* total, unsigned* ticket,
+                                                    unsigned rows, long long ignore_index, unsigned mean) {
+    unsigned t = threadIdx.x;
+    __syncthreads();
+    if (t == 0) {
+        __threadfence();
+        *last = atomicAdd(ticket, 1u) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (*last) {
+        __threadfence();
+        float sum = 0.0f, count = 0.0f;
+        for (unsigned r = t; r < rows; r += T) {
+            sum += __int_as_float(__ldcg((const int*)losses + r));
+            if (targets[r] != ignore_index) count += 1.0f;
+        }
+        count = block_sum<W>(sums, count);
+        if (t == 0) total[1] = count;
+        sum = block_sum<W>(sums, sum);
+        if (t == 0) {
+            total[0] = mean != 0 ? __fdiv_rn(sum, count) : sum;
+            *(volatile unsigned*)ticket = 0;
+        }
+    }
+}

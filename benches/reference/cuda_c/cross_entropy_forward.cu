@@ -39,25 +39,5 @@ extern "C" __global__ void cross_entropy_forward_cuda(const float* logits, size_
         }
     }
     if (total_len == 0) return;
-    __syncthreads();
-    if (t == 0) {
-        __threadfence();
-        last = atomicAdd(ticket, 1u) == gridDim.x - 1;
-    }
-    __syncthreads();
-    if (last) {
-        __threadfence();
-        float sum = 0.0f, count = 0.0f;
-        for (unsigned r = t; r < rows; r += THREADS) {
-            sum += __int_as_float(__ldcg((const int*)losses + r));
-            if (targets[r] != ignore_index) count += 1.0f;
-        }
-        count = block_sum(sums, count);
-        if (t == 0) total[1] = count;
-        sum = block_sum(sums, sum);
-        if (t == 0) {
-            total[0] = mean != 0 ? __fdiv_rn(sum, count) : sum;
-            *(volatile unsigned*)ticket = 0;
-        }
-    }
+    total_by_last_block<THREADS, WARPS>(sums, &last, losses, targets, total, ticket, rows, ignore_index, mean);
 }

@@ -41,25 +41,5 @@ extern "C" __global__ void __launch_bounds__(1024, 1)
         stats[2 * row + 1] = ln_sum;
     }
     if (total_len == 0) return;
-    __syncthreads();
-    if (t == 0) {
-        __threadfence();
-        *last = atomicAdd(ticket, 1u) == gridDim.x - 1;
-    }
-    __syncthreads();
-    if (*last) {
-        __threadfence();
-        float s = 0.0f, n = 0.0f;
-        for (unsigned r = t; r < rows; r += F_THREADS) {
-            s += __int_as_float(__ldcg((const int*)losses + r));
-            if (targets[r] != ignore_index) n += 1.0f;
-        }
-        n = block_sum<F_WARPS>(sums, n);
-        if (t == 0) total[1] = n;
-        s = block_sum<F_WARPS>(sums, s);
-        if (t == 0) {
-            total[0] = mean != 0 ? __fdiv_rn(s, n) : s;
-            *(volatile unsigned*)ticket = 0;
-        }
-    }
+    total_by_last_block<F_THREADS, F_WARPS>(sums, last, losses, targets, total, ticket, rows, ignore_index, mean);
 }
