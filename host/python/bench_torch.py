@@ -72,8 +72,13 @@ def cross_entropy_cases():
     rated on the least the logits can move: one read forward; for training one read and one write
     of their gradient in all."""
     out = []
-    for rows, vocabulary in [(8192, 50257), (4096, 128256)]:
-        logits = torch.randn(rows, vocabulary, device="cuda") * 4
+    for dtype, rows, vocabulary in [
+        (torch.float32, 8192, 50257),
+        (torch.float32, 4096, 128256),
+        (torch.bfloat16, 8192, 50257),
+        (torch.bfloat16, 8192, 128256),
+    ]:
+        logits = (torch.randn(rows, vocabulary, device="cuda") * 4).to(dtype)
         target = torch.randint(0, vocabulary, (rows,), device="cuda")
         trained = logits.clone().requires_grad_()
 
@@ -81,11 +86,12 @@ def cross_entropy_cases():
             x.grad = None
             f(x, t).backward()
 
-        shape, size = f"{rows}x{vocabulary}", 4 * logits.numel()
+        name = "cross_entropy" if dtype is torch.float32 else "cross_entropy_bf16"
+        shape, size = f"{rows}x{vocabulary}", logits.element_size() * logits.numel()
         ce = torch.nn.functional.cross_entropy
         out += [
-            ("cross_entropy", shape, size, lambda x=logits, t=target: rust_kernels.cross_entropy(x, t), lambda x=logits, t=target: ce(x, t)),
-            ("cross_entropy+backward", shape, 2 * size, lambda b=both: b(rust_kernels.cross_entropy), lambda b=both: b(ce)),
+            (name, shape, size, lambda x=logits, t=target: rust_kernels.cross_entropy(x, t), lambda x=logits, t=target: ce(x, t)),
+            (f"{name}+backward", shape, 2 * size, lambda b=both: b(rust_kernels.cross_entropy), lambda b=both: b(ce)),
         ]
     return out
 

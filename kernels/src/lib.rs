@@ -23,6 +23,7 @@ pub mod atomic_probe;
 pub mod attention;
 pub mod conv2d;
 pub mod cross_entropy;
+pub mod element;
 pub mod elementwise;
 pub mod gather;
 pub mod histogram;

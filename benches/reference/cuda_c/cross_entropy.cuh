@@ -2,6 +2,7 @@
 // classes (eight rows per block of 256), a block per row beyond, the row walked 16 bytes a load
 // from its first 16-byte boundary (kernels::cross_entropy::walk).
 #pragma once
+#include "element.cuh"
 #include "softmax.cuh"
 
 // ln x as kernels::device::ln: lg2.approx.ftz of x, times ln 2 (not contracted into a later add).
@@ -22,59 +23,70 @@ __device__ __forceinline__ Running warp_running(Running r) {
 
 __device__ __forceinline__ bool in_range(long long target, unsigned cols) { return target >= 0 && target < (long long)cols; }
 
-// kernels::cross_entropy::walk::split: elements before the first 16-byte boundary, then vectors.
-__device__ __forceinline__ void split(const float* p, unsigned cols, unsigned& head, unsigned& vectors) {
-    unsigned offset = (unsigned)(((size_t)p / 4) % 4);
-    head = min((4 - offset) % 4, cols);
-    vectors = (cols - head) / 4;
+// kernels::cross_entropy::walk::split: elements before the first 16-byte boundary, then vectors
+// of Element<E>::LANES.
+template <class E>
+__device__ __forceinline__ void split(const E* p, unsigned cols, unsigned& head, unsigned& vectors) {
+    constexpr unsigned L = Element<E>::LANES;
+    unsigned offset = (unsigned)(((size_t)p / sizeof(E)) % L);
+    head = min((L - offset) % L, cols);
+    vectors = (cols - head) / L;
 }
 
 // kernels::cross_entropy::walk::read_row.
-template <unsigned T, typename Visit>
-__device__ __forceinline__ void read_row(const float* row, unsigned cols, unsigned t, Visit visit) {
+template <unsigned T, class E, typename Visit>
+__device__ __forceinline__ void read_row(const E* row, unsigned cols, unsigned t, Visit visit) {
+    constexpr unsigned L = Element<E>::LANES;
     unsigned head, vectors;
     split(row, cols, head, vectors);
-    if (t < head) visit(t, row[t]);
+    if (t < head) visit(t, Element<E>::to_f32(row[t]));
     for (unsigned v = t; v < vectors; v += T) {
-        unsigned c = head + 4 * v;
-        float4 x = *(const float4*)(row + c);
-        visit(c, x.x);
-        visit(c + 1, x.y);
-        visit(c + 2, x.z);
-        visit(c + 3, x.w);
+        unsigned c = head + L * v;
+        float x[8];
+        Element<E>::load(row + c, x);
+#pragma unroll
+        for (unsigned k = 0; k < L; ++k) visit(c + k, x[k]);
     }
-    unsigned c = head + 4 * vectors + t;
-    if (c < cols) visit(c, row[c]);
+    unsigned c = head + L * vectors + t;
+    if (c < cols) visit(c, Element<E>::to_f32(row[c]));
 }
 
 // kernels::cross_entropy::walk::map_row.
-template <unsigned T, typename F>
-__device__ __forceinline__ void map_row(const float* src, float* dst, unsigned cols, unsigned t, F f) {
+template <unsigned T, class E, typename F>
+__device__ __forceinline__ void map_row(const E* src, E* dst, unsigned cols, unsigned t, F f) {
+    constexpr unsigned L = Element<E>::LANES;
+    auto one = [&](unsigned c) { dst[c] = Element<E>::from_f32(f(c, Element<E>::to_f32(src[c]))); };
     if (((size_t)src - (size_t)dst) % 16 != 0) {
-        for (unsigned c = t; c < cols; c += T) dst[c] = f(c, src[c]);
+        for (unsigned c = t; c < cols; c += T) one(c);
         return;
     }
     unsigned head, vectors;
     split(src, cols, head, vectors);
-    if (t < head) dst[t] = f(t, src[t]);
+    if (t < head) one(t);
     for (unsigned v = t; v < vectors; v += T) {
-        unsigned c = head + 4 * v;
-        float4 x = *(const float4*)(src + c);
-        *(float4*)(dst + c) = make_float4(f(c, x.x), f(c + 1, x.y), f(c + 2, x.z), f(c + 3, x.w));
+        unsigned c = head + L * v;
+        float x[8];
+        Element<E>::load(src + c, x);
+#pragma unroll
+        for (unsigned k = 0; k < L; ++k) x[k] = f(c + k, x[k]);
+        Element<E>::store(dst + c, x);
     }
-    unsigned c = head + 4 * vectors + t;
-    if (c < cols) dst[c] = f(c, src[c]);
+    unsigned c = head + L * vectors + t;
+    if (c < cols) one(c);
 }
 
 // kernels::cross_entropy::walk::fill_row.
-template <unsigned T>
-__device__ __forceinline__ void fill_row(float* dst, unsigned cols, unsigned t, float value) {
+template <unsigned T, class E>
+__device__ __forceinline__ void fill_row(E* dst, unsigned cols, unsigned t, float value) {
+    constexpr unsigned L = Element<E>::LANES;
     unsigned head, vectors;
-    split(dst, cols, head, vectors);
-    if (t < head) dst[t] = value;
-    for (unsigned v = t; v < vectors; v += T) *(float4*)(dst + head + 4 * v) = make_float4(value, value, value, value);
-    unsigned c = head + 4 * vectors + t;
-    if (c < cols) dst[c] = value;
+    split<E>(dst, cols, head, vectors);
+    E element = Element<E>::from_f32(value);
+    float values[8] = {value, value, value, value, value, value, value, value};
+    if (t < head) dst[t] = element;
+    for (unsigned v = t; v < vectors; v += T) Element<E>::store(dst + head + L * v, values);
+    unsigned c = head + L * vectors + t;
+    if (c < cols) dst[c] = element;
 }
 
 // kernels::cross_entropy::forward::total_by_last_block: every block takes a ticket after its

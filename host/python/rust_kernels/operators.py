@@ -572,9 +572,22 @@ def add_rms_norm(x, residual, weight=None, eps=None):
 _REDUCTIONS = ("mean", "sum", "none")
 
 
+def _logits_dtype(logits):
+    """The logits' type as the kernels take it: bfloat16 as given, anything else float32 (which
+    ``_ready`` then asks for)."""
+    return torch.bfloat16 if logits.dtype is torch.bfloat16 else torch.float32
+
+
+def _f32_outputs(logits, rows):
+    """Each row's loss, each row's (m, l), and the total: float32 whatever the logits' type."""
+    f32 = {"device": logits.device, "dtype": torch.float32}
+    return torch.empty(rows, **f32), torch.empty(rows, 2, **f32), torch.empty(2, **f32)
+
+
 def _cross_entropy_inputs(logits, target):
     """The logits and targets as the kernels take them, with their (rows, classes)."""
-    logits, target = _ready("logits", logits), _ready("target", target, torch.int64)
+    logits = _ready("logits", logits, _logits_dtype(logits))
+    target = _ready("target", target, torch.int64)
     if logits.dim() != 2:
         raise ValueError(f"logits: {logits.dim()} dimensions given ({tuple(logits.shape)}), 2 expected (rows, classes)")
     rows, classes = logits.shape
@@ -597,7 +610,7 @@ def _cross_entropy_impl(
     """Each row's loss and (maximum, ln Σ e^(x − maximum)), and ``total``: the reduced loss and the
     rows counted."""
     logits, target, rows = _cross_entropy_inputs(logits, target)
-    losses, stats, total = logits.new_empty(rows), logits.new_empty(rows, 2), logits.new_empty(2)
+    losses, stats, total = _f32_outputs(logits, rows)
     if rows == 0:
         _empty_total(total, reduction)
         return losses, stats, total
@@ -612,6 +625,7 @@ def _cross_entropy_impl(
         _ticket(logits.device, launch["stream"]) if reduced else None,
         ignore_index=ignore_index,
         reduction=reduction,
+        bf16=logits.dtype is torch.bfloat16,
         **launch,
     )
     return losses, stats, total
@@ -622,8 +636,7 @@ _cross_entropy = _Operator("cross_entropy", _cross_entropy_impl)
 
 @_cross_entropy.register_fake
 def _(logits, target, ignore_index, reduction):
-    rows = logits.shape[0]
-    return logits.new_empty(rows), logits.new_empty(rows, 2), logits.new_empty(2)
+    return _f32_outputs(logits, logits.shape[0])
 
 
 def _cross_entropy_backward_impl(
@@ -634,13 +647,22 @@ def _cross_entropy_backward_impl(
     count: Optional[torch.Tensor],
     ignore_index: int,
 ) -> torch.Tensor:
-    logits, target, stats = _ready("logits", logits), _ready("target", target, torch.int64), _ready("stats", stats)
+    logits = _ready("logits", logits, _logits_dtype(logits))
+    target, stats = _ready("target", target, torch.int64), _ready("stats", stats)
     grad_loss = _ready("grad_loss", grad_loss)
     count = None if count is None else _ready("count", count)
     grad = torch.empty_like(logits)
     if logits.numel():
         _native.cross_entropy_backward(
-            logits, target, stats, grad_loss, count, grad, ignore_index=ignore_index, **_launch_args(logits)
+            logits,
+            target,
+            stats,
+            grad_loss,
+            count,
+            grad,
+            ignore_index=ignore_index,
+            bf16=logits.dtype is torch.bfloat16,
+            **_launch_args(logits),
         )
     return grad
 
@@ -669,7 +691,9 @@ def _cross_entropy_gradient(ctx, grad_losses, grad_stats, grad_total):
         # The loss is total[0]; total[1] (the rows counted) divides a mean's gradient.
         grad_loss = grad_total[0:1]
         count = total[1:2] if ctx.reduction == "mean" else None
-    grad = _cross_entropy_backward(logits, target, stats, grad_loss.contiguous(), count, ctx.ignore_index)
+    # The loss gradient in float32 whatever the loss's type (a bfloat16 loss's, say).
+    grad_loss = grad_loss.to(torch.float32).contiguous()
+    grad = _cross_entropy_backward(logits, target, stats, grad_loss, count, ctx.ignore_index)
     return grad, None, None, None
 
 
@@ -689,7 +713,7 @@ def _cross_entropy_fused_impl(
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """As ``_cross_entropy_impl``, and the logits' gradient for a loss gradient of 1."""
     logits, target, rows = _cross_entropy_inputs(logits, target)
-    losses, stats, total = logits.new_empty(rows), logits.new_empty(rows, 2), logits.new_empty(2)
+    losses, stats, total = _f32_outputs(logits, rows)
     grad = torch.empty_like(logits)
     if rows == 0:
         _empty_total(total, reduction)
@@ -717,8 +741,7 @@ _cross_entropy_fused = _Operator("cross_entropy_fused", _cross_entropy_fused_imp
 
 @_cross_entropy_fused.register_fake
 def _(logits, target, ignore_index, reduction):
-    rows = logits.shape[0]
-    return logits.new_empty(rows), logits.new_empty(rows, 2), logits.new_empty(2), torch.empty_like(logits)
+    return (*_f32_outputs(logits, logits.shape[0]), torch.empty_like(logits))
 
 
 def _cross_entropy_fused_setup(ctx, inputs, output):
@@ -740,7 +763,8 @@ def _cross_entropy_fused_gradient(ctx, grad_losses, grad_stats, grad_total, grad
     grad_loss = grad_losses if ctx.reduction == "none" else grad_total[0:1]
     if grad.numel():
         # The targets as given (a strided view, say): as the kernels take them, as forward did.
-        target, grad_loss = _ready("target", target, torch.int64), _ready("grad_loss", grad_loss)
+        target = _ready("target", target, torch.int64)
+        grad_loss = _ready("grad_loss", grad_loss.to(torch.float32))
         _native.cross_entropy_scale(target, grad_loss, grad, ignore_index=ctx.ignore_index, **_launch_args(grad))
     return grad, None, None, None
 
@@ -753,6 +777,7 @@ def _fused_training(logits):
     ``torch.compile`` the two passes are traced), wide rows."""
     return (
         type(logits) is torch.Tensor
+        and logits.dtype is torch.float32
         and logits.requires_grad
         and _grad_enabled()
         and not _is_compiling()
@@ -763,10 +788,12 @@ def _fused_training(logits):
 
 def cross_entropy(logits, target, ignore_index=-100, reduction="mean"):
     """``torch.nn.functional.cross_entropy(logits, target, ignore_index=..., reduction=...)`` for
-    float32 CUDA logits of shape (rows, classes) and int64 class indices of shape (rows,): the
-    softmax is never written out: one read of the logits forward, one read and one write of their
-    gradient backward; for training (the logits need a gradient, outside ``torch.compile``, over
-    1024 classes) one read of the logits and one write of their gradient in all, the forward pass
+    float32 or bfloat16 CUDA logits of shape (rows, classes) and int64 class indices of shape
+    (rows,): the softmax is never written out: one read of the logits forward, one read and one
+    write of their gradient backward (bfloat16 logits: float32 arithmetic, the loss returned in
+    bfloat16 and the gradient written in bfloat16, as PyTorch's types are); for training on float32
+    logits (they need a gradient, outside ``torch.compile``, over 1024 classes) one read of the
+    logits and one write of their gradient in all, the forward pass
     writing it and the backward pass scaling it in place unless the loss gradient is 1 (a gradient
     as large as the logits is held from forward to backward, as PyTorch holds its log-softmax).
     Rows whose target is ``ignore_index`` add nothing and get a gradient of 0; the mean is over
@@ -780,7 +807,9 @@ def cross_entropy(logits, target, ignore_index=-100, reduction="mean"):
     else:
         op = _cross_entropy_impl if _eager(logits, target) else _cross_entropy
         losses, _, total = op(logits, target, int(ignore_index), reduction)
-    return losses if reduction == "none" else total[0]
+    loss = losses if reduction == "none" else total[0]
+    # PyTorch's loss has the logits' type.
+    return loss.to(torch.bfloat16) if logits.dtype is torch.bfloat16 else loss
 
 
 # matmul ------------------------------------------------------------------------------------------

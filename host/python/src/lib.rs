@@ -1113,7 +1113,7 @@ fn norm_backward_fused(
 
 /// The residual norm of element `E` (f32, or bf16 as its bits) with its arrays read as `dtype`.
 #[allow(clippy::too_many_arguments)]
-fn norm_residual_of<E: families::norm_residual::HostElement>(
+fn norm_residual_of<E: families::element::HostElement>(
     family: &'static ptxkit::Family<kernels::norm::residual::ResidualNorm<E>>,
     dtype: Dtype,
     (input, residual, sum): (&Bound<PyAny>, Option<&Bound<PyAny>>, Option<&Bound<PyAny>>),
@@ -1239,7 +1239,7 @@ fn reduction(name: &str) -> PyResult<Option<kernels::cross_entropy::Reduction>> 
 /// integer (left zeroed); for "none" both may be None. Rows whose target is `ignore_index` are left
 /// out.
 #[pyfunction]
-#[pyo3(signature = (logits, targets, losses, stats, total, ticket, *, ignore_index, reduction, stream, device))]
+#[pyo3(signature = (logits, targets, losses, stats, total, ticket, *, ignore_index, reduction, bf16=false, stream, device))]
 #[allow(clippy::too_many_arguments)]
 fn cross_entropy(
     logits: &Bound<PyAny>,
@@ -1250,16 +1250,44 @@ fn cross_entropy(
     ticket: Option<&Bound<PyAny>>,
     ignore_index: i64,
     reduction: &str,
+    bf16: bool,
     stream: usize,
     device: usize,
 ) -> PyResult<()> {
+    use kernels::cross_entropy::{BF16_FAMILY, FAMILY};
+    let tensors = (logits, targets, losses, stats);
+    let reduced = (reduction, total, ticket);
+    if bf16 {
+        cross_entropy_of(
+            &BF16_FAMILY,
+            Dtype::Bf16,
+            tensors,
+            reduced,
+            ignore_index,
+            (stream, device),
+        )
+    } else {
+        cross_entropy_of(&FAMILY, Dtype::F32, tensors, reduced, ignore_index, (stream, device))
+    }
+}
+
+/// [`cross_entropy`] over logits of `E` (f32, or bf16 as its bits) read as `dtype`.
+#[allow(clippy::type_complexity)]
+fn cross_entropy_of<E: families::element::HostElement>(
+    family: &'static ptxkit::Family<kernels::cross_entropy::CrossEntropy<E>>,
+    dtype: Dtype,
+    (logits, targets, losses, stats): (&Bound<PyAny>, &Bound<PyAny>, &Bound<PyAny>, &Bound<PyAny>),
+    (reduction, total, ticket): (&str, Option<&Bound<PyAny>>, Option<&Bound<PyAny>>),
+    ignore_index: i64,
+    (stream, device): (usize, usize),
+) -> PyResult<()> {
     let reduction = self::reduction(reduction)?;
-    let [logits, targets, losses, stats] = forward_tensors(logits, targets, losses, stats)?;
+    let [logits, targets, losses, stats] = forward_tensors(dtype, logits, targets, losses, stats)?;
     let [rows, cols] = [logits.shape[0], logits.shape[1]];
     let reduced = reduced_outputs(reduction, total, ticket)?;
-    let problem = kernels::cross_entropy::CrossEntropy::new(rows, cols).map_err(size_error)?;
+    let problem = kernels::cross_entropy::CrossEntropy::<E>::new(rows, cols).map_err(size_error)?;
     let backend = backend(device, stream)?;
-    let (logits, targets) = (array(&backend, &logits)?, array(&backend, &targets)?);
+    let (logits, targets) = (array::<E::Bits>(&backend, &logits)?, array(&backend, &targets)?);
     let (mut losses, mut stats) = (array(&backend, &losses)?, array(&backend, &stats)?);
     let mut reduced = reduced
         .map(|(reduction, total, ticket)| -> PyResult<_> {
@@ -1281,7 +1309,7 @@ fn cross_entropy(
     };
     families::cross_entropy::launch_forward(
         &backend,
-        &kernels::cross_entropy::FAMILY.kernels[0],
+        &family.kernels[0],
         Source::Rust,
         &problem,
         ignore_index,
@@ -1313,7 +1341,7 @@ fn cross_entropy_fused(
 ) -> PyResult<()> {
     use kernels::cross_entropy::{COUNT_FAMILY, CrossEntropyCount, CrossEntropyFused, FUSED_FAMILY, Reduction};
     let reduction = self::reduction(reduction)?;
-    let [logits, targets, losses, stats] = forward_tensors(logits, targets, losses, stats)?;
+    let [logits, targets, losses, stats] = forward_tensors(Dtype::F32, logits, targets, losses, stats)?;
     let [rows, cols] = [logits.shape[0], logits.shape[1]];
     let grad_logits = Tensor::read("grad_logits", grad_logits, Dtype::F32, 2)?.writable()?;
     grad_logits.expect_shape(&[rows, cols])?;
@@ -1383,16 +1411,34 @@ fn cross_entropy_fused(
 /// `cross_entropy_fused`'s gradient (rows × cols, in place) times `grad_loss` (1 element, or one
 /// per row); rows whose loss gradient is 1 or whose target is `ignore_index` are not touched.
 #[pyfunction]
-#[pyo3(signature = (targets, grad_loss, grad_logits, *, ignore_index, stream, device))]
+#[pyo3(signature = (targets, grad_loss, grad_logits, *, ignore_index, bf16=false, stream, device))]
 fn cross_entropy_scale(
     targets: &Bound<PyAny>,
     grad_loss: &Bound<PyAny>,
     grad_logits: &Bound<PyAny>,
     ignore_index: i64,
+    bf16: bool,
     stream: usize,
     device: usize,
 ) -> PyResult<()> {
-    let grad_logits = Tensor::read("grad_logits", grad_logits, Dtype::F32, 2)?.writable()?;
+    use kernels::cross_entropy::{SCALE_BF16_FAMILY, SCALE_FAMILY};
+    let tensors = (targets, grad_loss, grad_logits);
+    if bf16 {
+        cross_entropy_scale_of(&SCALE_BF16_FAMILY, Dtype::Bf16, tensors, ignore_index, (stream, device))
+    } else {
+        cross_entropy_scale_of(&SCALE_FAMILY, Dtype::F32, tensors, ignore_index, (stream, device))
+    }
+}
+
+/// [`cross_entropy_scale`] over a gradient of `E` read as `dtype`.
+fn cross_entropy_scale_of<E: families::element::HostElement>(
+    family: &'static ptxkit::Family<kernels::cross_entropy::CrossEntropyScale<E>>,
+    dtype: Dtype,
+    (targets, grad_loss, grad_logits): (&Bound<PyAny>, &Bound<PyAny>, &Bound<PyAny>),
+    ignore_index: i64,
+    (stream, device): (usize, usize),
+) -> PyResult<()> {
+    let grad_logits = Tensor::read("grad_logits", grad_logits, dtype, 2)?.writable()?;
     let [rows, cols] = [grad_logits.shape[0], grad_logits.shape[1]];
     let targets = Tensor::read("targets", targets, Dtype::I64, 1)?;
     targets.expect_shape(&[rows])?;
@@ -1400,13 +1446,13 @@ fn cross_entropy_scale(
     if grad_loss.len() != 1 {
         grad_loss.expect_shape(&[rows])?;
     }
-    let problem = kernels::cross_entropy::CrossEntropyScale::new(rows, cols).map_err(size_error)?;
+    let problem = kernels::cross_entropy::CrossEntropyScale::<E>::new(rows, cols).map_err(size_error)?;
     let backend = backend(device, stream)?;
-    let (targets, grad_loss) = (array(&backend, &targets)?, array(&backend, &grad_loss)?);
-    let mut grad_logits = array(&backend, &grad_logits)?;
+    let (targets, grad_loss) = (array::<i64>(&backend, &targets)?, array::<f32>(&backend, &grad_loss)?);
+    let mut grad_logits = array::<E::Bits>(&backend, &grad_logits)?;
     families::cross_entropy_fused::launch_scale(
         &backend,
-        &kernels::cross_entropy::SCALE_FAMILY.kernels[0],
+        &family.kernels[0],
         Source::Rust,
         &problem,
         ignore_index,
@@ -1420,7 +1466,7 @@ fn cross_entropy_scale(
 /// holds the loss's gradient (1 element, or one per row), `count` (1 element, or None) the rows a
 /// mean counted. Rows whose target is `ignore_index` get 0.
 #[pyfunction]
-#[pyo3(signature = (logits, targets, stats, grad_loss, count, grad_logits, *, ignore_index, stream, device))]
+#[pyo3(signature = (logits, targets, stats, grad_loss, count, grad_logits, *, ignore_index, bf16=false, stream, device))]
 #[allow(clippy::too_many_arguments)]
 fn cross_entropy_backward(
     logits: &Bound<PyAny>,
@@ -1430,10 +1476,42 @@ fn cross_entropy_backward(
     count: Option<&Bound<PyAny>>,
     grad_logits: &Bound<PyAny>,
     ignore_index: i64,
+    bf16: bool,
     stream: usize,
     device: usize,
 ) -> PyResult<()> {
-    let logits = Tensor::read("logits", logits, Dtype::F32, 2)?;
+    use kernels::cross_entropy::{BACKWARD_BF16_FAMILY, BACKWARD_FAMILY};
+    let tensors = (logits, targets, stats, grad_loss, count, grad_logits);
+    if bf16 {
+        cross_entropy_backward_of(
+            &BACKWARD_BF16_FAMILY,
+            Dtype::Bf16,
+            tensors,
+            ignore_index,
+            (stream, device),
+        )
+    } else {
+        cross_entropy_backward_of(&BACKWARD_FAMILY, Dtype::F32, tensors, ignore_index, (stream, device))
+    }
+}
+
+/// [`cross_entropy_backward`] over logits and a gradient of `E` read as `dtype`.
+#[allow(clippy::type_complexity)]
+fn cross_entropy_backward_of<E: families::element::HostElement>(
+    family: &'static ptxkit::Family<kernels::cross_entropy::CrossEntropyBackward<E>>,
+    dtype: Dtype,
+    (logits, targets, stats, grad_loss, count, grad_logits): (
+        &Bound<PyAny>,
+        &Bound<PyAny>,
+        &Bound<PyAny>,
+        &Bound<PyAny>,
+        Option<&Bound<PyAny>>,
+        &Bound<PyAny>,
+    ),
+    ignore_index: i64,
+    (stream, device): (usize, usize),
+) -> PyResult<()> {
+    let logits = Tensor::read("logits", logits, dtype, 2)?;
     let [rows, cols] = [logits.shape[0], logits.shape[1]];
     let targets = Tensor::read("targets", targets, Dtype::I64, 1)?;
     targets.expect_shape(&[rows])?;
@@ -1455,14 +1533,14 @@ fn cross_entropy_backward(
             Ok(count)
         })
         .transpose()?;
-    let grad_logits = Tensor::read("grad_logits", grad_logits, Dtype::F32, 2)?.writable()?;
+    let grad_logits = Tensor::read("grad_logits", grad_logits, dtype, 2)?.writable()?;
     grad_logits.expect_shape(&[rows, cols])?;
-    let problem = kernels::cross_entropy::CrossEntropyBackward::new(rows, cols).map_err(size_error)?;
+    let problem = kernels::cross_entropy::CrossEntropyBackward::<E>::new(rows, cols).map_err(size_error)?;
     let backend = backend(device, stream)?;
-    let (logits, targets) = (array(&backend, &logits)?, array(&backend, &targets)?);
-    let (stats, grad_loss) = (array(&backend, &stats)?, array(&backend, &grad_loss)?);
-    let count = count.map(|count| array(&backend, &count)).transpose()?;
-    let mut grad_logits = array(&backend, &grad_logits)?;
+    let (logits, targets) = (array::<E::Bits>(&backend, &logits)?, array::<i64>(&backend, &targets)?);
+    let (stats, grad_loss) = (array::<f32>(&backend, &stats)?, array::<f32>(&backend, &grad_loss)?);
+    let count = count.map(|count| array::<f32>(&backend, &count)).transpose()?;
+    let mut grad_logits = array::<E::Bits>(&backend, &grad_logits)?;
     let arrays = families::cross_entropy::BackwardArrays {
         logits: &logits,
         targets: &targets,
@@ -1473,7 +1551,7 @@ fn cross_entropy_backward(
     };
     families::cross_entropy::launch_backward(
         &backend,
-        &kernels::cross_entropy::BACKWARD_FAMILY.kernels[0],
+        &family.kernels[0],
         Source::Rust,
         &problem,
         ignore_index,
@@ -1485,12 +1563,13 @@ fn cross_entropy_backward(
 /// Cross-entropy's forward tensors: the rows × cols f32 logits, the rows' int64 targets, the
 /// losses (rows) and statistics (rows × 2) written.
 fn forward_tensors(
+    dtype: Dtype,
     logits: &Bound<PyAny>,
     targets: &Bound<PyAny>,
     losses: &Bound<PyAny>,
     stats: &Bound<PyAny>,
 ) -> PyResult<[Tensor; 4]> {
-    let logits = Tensor::read("logits", logits, Dtype::F32, 2)?;
+    let logits = Tensor::read("logits", logits, dtype, 2)?;
     let rows = logits.shape[0];
     let targets = Tensor::read("targets", targets, Dtype::I64, 1)?;
     targets.expect_shape(&[rows])?;

@@ -138,11 +138,15 @@ class ArgumentChecks(unittest.TestCase):
         self.assert_refused(ValueError, "needs both", forward, logits, targets, losses, stats, None, None, reduction="sum", **rows)
         self.assert_refused(ValueError, "[2] expected", forward, logits, targets, losses, stats, FakeCuda((1,)), ticket, reduction="sum", **rows)
         self.assert_refused(ValueError, "stats: 1 dimensions given", forward, logits, targets, losses, losses, total, ticket, reduction="sum", **rows)
+        self.assert_refused(TypeError, "torch.bfloat16", forward, logits, targets, losses, stats, total, ticket, reduction="sum", bf16=True, **rows)
         backward = native.cross_entropy_backward
         self.assert_refused(ValueError, "[6, 2] expected", backward, logits, targets, FakeCuda((6, 3)), FakeCuda((1,)), None, logits, **rows)
         self.assert_refused(ValueError, "[6] expected", backward, logits, targets, stats, FakeCuda((3,)), None, logits, **rows)
         self.assert_refused(ValueError, "one element", backward, logits, targets, stats, FakeCuda((1,)), FakeCuda((2,)), logits, **rows)
         self.assert_refused(ValueError, "[6, 10] expected", backward, logits, targets, stats, FakeCuda((1,)), None, FakeCuda((10, 6)), **rows)
+        self.assert_refused(TypeError, "torch.bfloat16", backward, logits, targets, stats, FakeCuda((1,)), None, logits, bf16=True, **rows)
+        scale = native.cross_entropy_scale
+        self.assert_refused(TypeError, "torch.bfloat16", scale, targets, FakeCuda((1,)), logits, bf16=True, **rows)
 
     def test_variants_are_listed_and_unknown_ones_refused(self):
         self.assertIn("transpose_vectorized_t64", rust_kernels.variants("transpose"))

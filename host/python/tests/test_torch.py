@@ -684,6 +684,42 @@ class StreamsAndCompilation(unittest.TestCase):
         with torch.no_grad():
             self.assertFalse(operators._fused_training(rand(4, 4096).requires_grad_()))
 
+    def test_cross_entropy_over_bfloat16_logits_matches_pytorchs_types_and_float64_values(self):
+        """bfloat16 logits, as models' heads give them: the loss and the gradient in bfloat16 (as
+        PyTorch's), their values against PyTorch's in float64 on the same (bfloat16) logits within
+        bfloat16's rounding of each; eager and compiled."""
+        for rows, classes in [(1, 1), (3, 2), (37, 33), (64, 1000), (3, 1025), (9, 4099), (7, 50257), (3, 128256)]:
+            logits = (rand(rows, classes, seed=classes + 3) * 20).to(torch.bfloat16)
+            target = torch.randint(0, classes, (rows,), device="cuda")
+            target[1::4] = -100
+            for reduction in ("mean", "sum", "none"):
+                label = f"{rows}x{classes} {reduction}"
+                x = logits.clone().requires_grad_()
+                loss = rust_kernels.cross_entropy(x, target, reduction=reduction)
+                self.assertEqual(loss.dtype, torch.bfloat16, label)
+                loss.sum().backward()
+                self.assertEqual(x.grad.dtype, torch.bfloat16, label)
+                x64 = logits.double().requires_grad_()
+                want = torch.nn.functional.cross_entropy(x64, target, reduction=reduction)
+                want.sum().backward()
+                loss_bound = 2.0**-8 * want.detach().abs() + 1e-4 * (1 + torch.log(torch.tensor(float(classes))).item())
+                self.assertTrue(bool(((loss.double() - want.detach()).abs() <= loss_bound).all()), label)
+                grad_bound = 2.0**-8 * x64.grad.abs() + 2e-5 * x64.grad.abs() + 1e-30
+                self.assertTrue(bool(((x.grad.double() - x64.grad).abs() <= grad_bound).all()), label)
+
+        def f(x, t):
+            return rust_kernels.cross_entropy(x, t) * 2
+
+        x = (rand(9, 3000, seed=5) * 10).to(torch.bfloat16).requires_grad_()
+        t = torch.randint(0, 3000, (9,), device="cuda")
+        got = torch.compile(f, fullgraph=True, backend="aot_eager")(x, t)
+        got.backward()
+        ours = x.grad.clone()
+        x.grad = None
+        (torch.nn.functional.cross_entropy(x.double(), t) * 2).backward()
+        self.assertEqual(got.dtype, torch.bfloat16)
+        self.assertTrue(bool(((ours.double() - x.grad.double()).abs() <= 2.0**-7 * x.grad.double().abs() + 1e-30).all()))
+
     def test_cross_entropy_of_masked_and_ignored_rows_matches_pytorchs(self):
         logits = rand(4, 7) * 4
         logits[0, 3:] = float("-inf")

@@ -1,14 +1,22 @@
-//! Softmax cross-entropy, forward and backward, on the rows models hand it besides random ones:
+//! Softmax cross-entropy, forward and backward (f32 and bf16 logits), on the rows models hand it
+//! besides random ones:
 //! every special value alone in a row (as the target's logit and beside it), masked classes (−∞),
 //! a row of −∞ alone, the largest value several times with huge ones beside it, a row far from 0,
 //! ignored rows holding NaN, targets out of range, and the three reductions.
 
 use crate::prelude::*;
-use kernels::cross_entropy::{BACKWARD_FAMILY, CrossEntropy, CrossEntropyBackward, FAMILY, IGNORE_INDEX, Reduction};
-use kernels_host::families::cross_entropy::{
-    self, BackwardArrays, ForwardArrays, RowLoss, Total, check_backward, check_forward, reference_row, reference_total,
+use kernels::cross_entropy::{
+    BACKWARD_BF16_FAMILY, BACKWARD_FAMILY, BF16_FAMILY, CrossEntropy, CrossEntropyBackward, FAMILY, IGNORE_INDEX,
+    Reduction,
 };
+use kernels_host::families::cross_entropy::{
+    self, BackwardArrays, ForwardArrays, RowLoss, Total, check_backward, check_backward_of, check_forward,
+    reference_row, reference_total,
+};
+use kernels_host::families::element::HostElement;
 use kernels_host::families::norm::within;
+use ptxkit::Family;
+use ptxkit::device::mma::Bf16;
 
 /// The rows of one width: logits and targets.
 fn rows_of(rng: &mut StdRng, cols: usize) -> (Vec<f32>, Vec<i64>) {
@@ -64,121 +72,141 @@ fn rows_of(rng: &mut StdRng, cols: usize) -> (Vec<f32>, Vec<i64>) {
     (logits, targets)
 }
 
-/// Every forward and backward kernel that runs on `backend`, on [`rows_of`] each width; the
-/// forward pass with the mean, the sum and no total; the backward pass with one loss gradient
-/// (and the mean's count) and with one per row.
+/// Every forward and backward kernel that runs on `backend`, on [`rows_of`] each width, over f32
+/// logits and over the same rounded to bf16; the forward pass with the mean, the sum and no total;
+/// the backward pass with one loss gradient (and the mean's count) and with one per row.
 pub(crate) fn cross_entropy_meets_special_values(backend: &Backend) {
     let stream = rng_stream();
     let mut failures = Vec::new();
     for cols in [1, 2, 33, 257, 1000, 4099] {
-        let mut rng = StdRng::seed_from_u64(stream ^ cols as u64);
-        let (logits, targets) = rows_of(&mut rng, cols);
-        let rows = targets.len();
-        let references: Vec<RowLoss> = logits
-            .chunks(cols)
-            .zip(&targets)
-            .map(|(row, &t)| reference_row(row, t, IGNORE_INDEX))
-            .collect();
-        let upload = |values: &[f32]| Buffer::upload(backend, values).unwrap();
-        let (logits_buffer, targets_buffer) = (upload(&logits), Buffer::upload(backend, &targets).unwrap());
-        let problem = CrossEntropy::new(rows, cols).unwrap();
-        for kernel in FAMILY.kernels {
-            if !runs_here(backend, &kernel.info(FAMILY.name), Source::Rust) {
-                continue;
-            }
-            for reduction in [Some(Reduction::Mean), Some(Reduction::Sum), None] {
-                let label = format!("{} at {rows}x{cols}, {reduction:?}", kernel.entry());
-                let (mut losses, mut stats, mut total) = (
-                    upload(&vec![f32::NAN; rows]),
-                    upload(&vec![f32::NAN; 2 * rows]),
-                    upload(&[f32::NAN; 2]),
-                );
-                let mut ticket = Buffer::upload(backend, &[0u32]).unwrap();
-                let arrays = ForwardArrays {
-                    logits: &logits_buffer,
-                    targets: &targets_buffer,
-                    losses: &mut losses,
-                    stats: &mut stats,
-                    total: reduction.map(|reduction| Total {
-                        total: &mut total,
-                        ticket: &mut ticket,
-                        reduction,
-                    }),
-                };
-                if let Err(e) =
-                    cross_entropy::launch_forward(backend, kernel, Source::Rust, &problem, IGNORE_INDEX, arrays)
-                {
-                    failures.push(format!("{label}: {e}"));
-                    continue;
-                }
-                let (losses, stats, total) = (
-                    losses.read(backend).unwrap(),
-                    stats.read(backend).unwrap(),
-                    total.read(backend).unwrap(),
-                );
-                if let Err(e) = check_forward(&references, (&losses, &stats)) {
-                    failures.push(format!("{label}: {e}"));
-                }
-                match reduction {
-                    Some(reduction) => {
-                        let (want, tolerance, count) = reference_total(&references, &targets, IGNORE_INDEX, reduction);
-                        if !within(total[0], want, tolerance) || total[1] as f64 != count {
-                            failures.push(format!("{label}: total {total:?}, expected {want} over {count}"));
-                        }
-                    }
-                    None if !total.iter().all(|t| t.is_nan()) => {
-                        failures.push(format!("{label}: wrote a total {total:?} that was not asked for"));
-                    }
-                    None => {}
-                }
-            }
+        check_width::<f32>(backend, (stream, cols), (&FAMILY, &BACKWARD_FAMILY), &mut failures);
+        check_width::<Bf16>(
+            backend,
+            (stream, cols),
+            (&BF16_FAMILY, &BACKWARD_BF16_FAMILY),
+            &mut failures,
+        );
+    }
+    assert_none_failed(&failures, stream);
+}
+
+/// [`cross_entropy_meets_special_values`] at one width over logits of `E`.
+fn check_width<E: HostElement>(
+    backend: &Backend,
+    (stream, cols): (u64, usize),
+    (forward, backward): (&Family<CrossEntropy<E>>, &Family<CrossEntropyBackward<E>>),
+    failures: &mut Vec<String>,
+) {
+    let mut rng = StdRng::seed_from_u64(stream ^ cols as u64);
+    let (logits, targets) = rows_of(&mut rng, cols);
+    // The logits as E holds them: their bits for the kernels, their values for the references.
+    let bits: Vec<E::Bits> = logits.iter().map(|&x| E::bits(x)).collect();
+    let logits: Vec<f32> = bits.iter().map(|&b| E::value(b)).collect();
+    let rows = targets.len();
+    let references: Vec<RowLoss> = logits
+        .chunks(cols)
+        .zip(&targets)
+        .map(|(row, &t)| reference_row(row, t, IGNORE_INDEX))
+        .collect();
+    let upload = |values: &[f32]| Buffer::upload(backend, values).unwrap();
+    let (logits_buffer, targets_buffer) = (
+        Buffer::upload(backend, &bits).unwrap(),
+        Buffer::upload(backend, &targets).unwrap(),
+    );
+    let problem = CrossEntropy::<E>::new(rows, cols).unwrap();
+    for kernel in forward.kernels {
+        if !runs_here(backend, &kernel.info(forward.name), Source::Rust) {
+            continue;
         }
-        // The backward pass from the statistics as f32 holds them.
-        let stats: Vec<f32> = references.iter().flat_map(RowLoss::stats).collect();
-        let count = targets.iter().filter(|&&t| t != IGNORE_INDEX).count() as f32;
-        let per_row: Vec<f32> = (0..rows).map(|_| rng.random_range(-2.0f32..2.0)).collect();
-        let problem = CrossEntropyBackward::new(rows, cols).unwrap();
-        for kernel in BACKWARD_FAMILY.kernels {
-            if !runs_here(backend, &kernel.info(BACKWARD_FAMILY.name), Source::Rust) {
+        for reduction in [Some(Reduction::Mean), Some(Reduction::Sum), None] {
+            let label = format!("{} at {rows}x{cols}, {reduction:?}", kernel.entry());
+            let (mut losses, mut stats, mut total) = (
+                upload(&vec![f32::NAN; rows]),
+                upload(&vec![f32::NAN; 2 * rows]),
+                upload(&[f32::NAN; 2]),
+            );
+            let mut ticket = Buffer::upload(backend, &[0u32]).unwrap();
+            let arrays = ForwardArrays {
+                logits: &logits_buffer,
+                targets: &targets_buffer,
+                losses: &mut losses,
+                stats: &mut stats,
+                total: reduction.map(|reduction| Total {
+                    total: &mut total,
+                    ticket: &mut ticket,
+                    reduction,
+                }),
+            };
+            if let Err(e) = cross_entropy::launch_forward(backend, kernel, Source::Rust, &problem, IGNORE_INDEX, arrays)
+            {
+                failures.push(format!("{label}: {e}"));
                 continue;
             }
-            for (grad_loss, counted) in [(vec![1.5f32], true), (per_row.clone(), false)] {
-                let label = format!(
-                    "{} at {rows}x{cols}, {} loss gradients",
-                    kernel.entry(),
-                    grad_loss.len()
-                );
-                let scales: Vec<f64> = (0..rows)
-                    .map(|r| {
-                        let g = grad_loss[if grad_loss.len() == 1 { 0 } else { r }] as f64;
-                        if counted { g / count as f64 } else { g }
-                    })
-                    .collect();
-                let (stats_buffer, grad_loss_buffer, count_buffer) =
-                    (upload(&stats), upload(&grad_loss), upload(&[count]));
-                let mut grad = upload(&vec![f32::NAN; logits.len()]);
-                let arrays = BackwardArrays {
-                    logits: &logits_buffer,
-                    targets: &targets_buffer,
-                    stats: &stats_buffer,
-                    grad_loss: &grad_loss_buffer,
-                    count: counted.then_some(&count_buffer),
-                    grad_logits: &mut grad,
-                };
-                if let Err(e) =
-                    cross_entropy::launch_backward(backend, kernel, Source::Rust, &problem, IGNORE_INDEX, arrays)
-                {
-                    failures.push(format!("{label}: {e}"));
-                    continue;
+            let (losses, stats, total) = (
+                losses.read(backend).unwrap(),
+                stats.read(backend).unwrap(),
+                total.read(backend).unwrap(),
+            );
+            if let Err(e) = check_forward(&references, (&losses, &stats)) {
+                failures.push(format!("{label}: {e}"));
+            }
+            match reduction {
+                Some(reduction) => {
+                    let (want, tolerance, count) = reference_total(&references, &targets, IGNORE_INDEX, reduction);
+                    if !within(total[0], want, tolerance) || total[1] as f64 != count {
+                        failures.push(format!("{label}: total {total:?}, expected {want} over {count}"));
+                    }
                 }
-                let got = grad.read(backend).unwrap();
-                if let Err(e) = check_backward((&logits, &targets, &stats), &scales, &got, cols) {
-                    failures.push(format!("{label}: {e}"));
+                None if !total.iter().all(|t| t.is_nan()) => {
+                    failures.push(format!("{label}: wrote a total {total:?} that was not asked for"));
                 }
+                None => {}
             }
         }
     }
-    assert_none_failed(&failures, stream);
+    // The backward pass from the statistics as f32 holds them.
+    let stats: Vec<f32> = references.iter().flat_map(RowLoss::stats).collect();
+    let count = targets.iter().filter(|&&t| t != IGNORE_INDEX).count() as f32;
+    let per_row: Vec<f32> = (0..rows).map(|_| rng.random_range(-2.0f32..2.0)).collect();
+    let problem = CrossEntropyBackward::<E>::new(rows, cols).unwrap();
+    for kernel in backward.kernels {
+        if !runs_here(backend, &kernel.info(backward.name), Source::Rust) {
+            continue;
+        }
+        for (grad_loss, counted) in [(vec![1.5f32], true), (per_row.clone(), false)] {
+            let label = format!(
+                "{} at {rows}x{cols}, {} loss gradients",
+                kernel.entry(),
+                grad_loss.len()
+            );
+            let scales: Vec<f64> = (0..rows)
+                .map(|r| {
+                    let g = grad_loss[if grad_loss.len() == 1 { 0 } else { r }] as f64;
+                    if counted { g / count as f64 } else { g }
+                })
+                .collect();
+            let (stats_buffer, grad_loss_buffer, count_buffer) = (upload(&stats), upload(&grad_loss), upload(&[count]));
+            let mut grad = Buffer::upload(backend, &vec![E::NAN; logits.len()]).unwrap();
+            let arrays = BackwardArrays {
+                logits: &logits_buffer,
+                targets: &targets_buffer,
+                stats: &stats_buffer,
+                grad_loss: &grad_loss_buffer,
+                count: counted.then_some(&count_buffer),
+                grad_logits: &mut grad,
+            };
+            if let Err(e) =
+                cross_entropy::launch_backward(backend, kernel, Source::Rust, &problem, IGNORE_INDEX, arrays)
+            {
+                failures.push(format!("{label}: {e}"));
+                continue;
+            }
+            let got = grad.read(backend).unwrap();
+            if let Err(e) = check_backward_of::<E>((&logits, &targets, &stats), &scales, &got, cols) {
+                failures.push(format!("{label}: {e}"));
+            }
+        }
+    }
 }
 
 /// The training path on [`rows_of`] each width, past the rows a block holds on chip too: the

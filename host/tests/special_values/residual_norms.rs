@@ -6,8 +6,9 @@
 use crate::norms::special_rows;
 use crate::prelude::*;
 use kernels::norm::residual::{LAYER_BF16_FAMILY, LAYER_FAMILY, RMS_BF16_FAMILY, RMS_FAMILY, ResidualNorm};
+use kernels_host::families::element::HostElement;
 use kernels_host::families::norm::{EPS, Statistics};
-use kernels_host::families::norm_residual::{self, Arrays, HostElement, check_outputs, check_sum, reference_sum};
+use kernels_host::families::norm_residual::{self, Arrays, check_outputs, check_sum, reference_sum};
 use ptxkit::Family;
 use ptxkit::device::mma::Bf16;
 

@@ -8,12 +8,14 @@
 
 use super::walk::read_row;
 use super::{CrossEntropy, THREADS, WARPS, by_warp, in_range};
+use crate::element::RowElement;
 use crate::softmax::{Running, block_running, block_sum, warp_running};
+use ptxkit::device::mma::Bf16;
 use ptxkit::device::{
     GlobalSlice, GlobalSliceMut, SharedSlice, WARP_SIZE, block_idx, grid_dim, ln, sync_threads, thread_fence,
     thread_idx,
 };
-use ptxkit::{Dim3, Kernel, SharedMemory, kernel, shared_memory};
+use ptxkit::{Dim3, Kernel, Problem, SharedMemory, kernel, shared_memory};
 
 shared_memory! {
     /// One running pair per warp, and whether this block took the last ticket.
@@ -30,12 +32,12 @@ shared_memory! {
 /// # Safety
 /// `logits` holds the row's `cols` elements.
 #[inline(always)]
-pub(super) unsafe fn loss_of(stats: Running, logits: GlobalSlice<f32>, target: i64, cols: u32) -> Loss {
+pub(super) unsafe fn loss_of<E: RowElement>(stats: Running, logits: GlobalSlice<E>, target: i64, cols: u32) -> Loss {
     // A row of −∞ alone: a sum of 0, l = −∞, and the loss (m − −∞) + −∞, NaN, as PyTorch's.
     let ln_sum = ln(stats.sum);
     let picked = if in_range(target, cols) {
         // SAFETY: 0 ≤ target < cols.
-        unsafe { logits.get_unchecked(target as u32) }
+        unsafe { logits.get_unchecked(target as u32) }.to_f32()
     } else {
         f32::NAN
     };
@@ -68,15 +70,15 @@ impl Loss {
 /// # Safety
 /// `logits` holds the row's `cols` elements; the block has [`THREADS`] threads, all calling.
 #[inline(always)]
-unsafe fn block_loss(
+unsafe fn block_loss<E: RowElement>(
     (maxes, sums): (SharedSlice<f32>, SharedSlice<f32>),
-    logits: GlobalSlice<f32>,
+    logits: GlobalSlice<E>,
     target: i64,
     cols: u32,
 ) -> Loss {
     let mut running = Running::EMPTY;
     // SAFETY: the row holds cols elements; t < THREADS.
-    unsafe { read_row::<THREADS>(logits, cols, thread_idx().x, |_, x| running = running.see(x)) };
+    unsafe { read_row::<_, THREADS>(logits, cols, thread_idx().x, |_, x| running = running.see(x)) };
     // SAFETY: every thread of the block calls it (the caller's promise).
     let stats = unsafe { block_running::<WARPS>(maxes, sums, running) };
     // SAFETY: the caller's promise.
@@ -88,11 +90,11 @@ unsafe fn block_loss(
 /// # Safety
 /// `logits` holds the row's `cols` elements; every lane of the warp calls it.
 #[inline(always)]
-unsafe fn warp_loss(logits: GlobalSlice<f32>, target: i64, cols: u32) -> Loss {
+unsafe fn warp_loss<E: RowElement>(logits: GlobalSlice<E>, target: i64, cols: u32) -> Loss {
     let mut running = Running::EMPTY;
     // SAFETY: the row holds cols elements; the lane is below 32.
     unsafe {
-        read_row::<WARP_SIZE>(logits, cols, thread_idx().x % WARP_SIZE, |_, x| {
+        read_row::<_, WARP_SIZE>(logits, cols, thread_idx().x % WARP_SIZE, |_, x| {
             running = running.see(x)
         })
     };
@@ -189,9 +191,9 @@ pub(super) unsafe fn total_by_last_block<const T: u32, const W: u32>(
 /// row < rows; the views hold the kernel's contract's elements; every lane of the warp (or thread
 /// of the block) calls it.
 #[inline(always)]
-unsafe fn row_loss(
+unsafe fn row_loss<E: RowElement>(
     (maxes, sums): (SharedSlice<f32>, SharedSlice<f32>),
-    (logits, targets): (GlobalSlice<f32>, GlobalSlice<i64>),
+    (logits, targets): (GlobalSlice<E>, GlobalSlice<i64>),
     (losses, stats): (GlobalSliceMut<f32>, GlobalSliceMut<f32>),
     (row, cols, ignore_index): (u32, u32, i64),
     by_warp: bool,
@@ -223,33 +225,80 @@ unsafe fn row_loss(
     }
 }
 
+/// The kernels' body: rows ≤ WARP_COLS classes: warp w of block b takes row 8b + w; longer rows:
+/// block r row r. The last block to finish: the total.
+///
+/// # Safety
+/// The kernel's contract; the launch [`KERNEL`]'s grid and block.
+#[inline(always)]
+unsafe fn forward<E: RowElement>(args: <CrossEntropy<E> as Problem>::Args) {
+    let (logits, targets, losses, stats, total, ticket, rows, cols, ignore_index, mean) = args;
+    let Scratch { maxes, sums, last } = Scratch::carve();
+    let t = thread_idx().x;
+    let warp = by_warp(cols);
+    let row = if warp {
+        block_idx().x * WARPS + t / WARP_SIZE
+    } else {
+        block_idx().x
+    };
+    // A warp past the last row has no row, but stays for the block's barrier below.
+    if row < rows {
+        // SAFETY: row < rows; the grid is a warp or a block per row, as `warp` says.
+        unsafe {
+            row_loss(
+                (maxes, sums),
+                (logits, targets),
+                (losses, stats),
+                (row, cols, ignore_index),
+                warp,
+            )
+        };
+    }
+    if total.is_empty() {
+        return;
+    }
+    // SAFETY: every row of the block is written (or the block has none); THREADS threads, all
+    // here.
+    unsafe {
+        total_by_last_block::<THREADS, WARPS>(
+            (sums, last),
+            (losses, targets),
+            (total, ticket),
+            (rows, ignore_index, mean),
+        )
+    };
+}
+
 kernel! {
-    /// Rows ≤ WARP_COLS classes: warp w of block b takes row 8b + w; longer rows: block r row r.
-    /// The last block to finish: the total.
+    /// f32 logits, as [`forward`].
     pub unsafe fn cross_entropy_forward(logits: GlobalSlice<f32>, targets: GlobalSlice<i64>, losses: GlobalSliceMut<f32>, stats: GlobalSliceMut<f32>, total: GlobalSliceMut<f32>, ticket: GlobalSliceMut<u32>, rows: u32, cols: u32, ignore_index: i64, mean: u32) {
-        let Scratch { maxes, sums, last } = Scratch::carve();
-        let t = thread_idx().x;
-        let warp = by_warp(cols);
-        let row = if warp { block_idx().x * WARPS + t / WARP_SIZE } else { block_idx().x };
-        // A warp past the last row has no row, but stays for the block's barrier below.
-        if row < rows {
-            // SAFETY: row < rows; the grid is a warp or a block per row, as `warp` says.
-            unsafe { row_loss((maxes, sums), (logits, targets), (losses, stats), (row, cols, ignore_index), warp) };
-        }
-        if total.is_empty() {
-            return;
-        }
-        // SAFETY: every row of the block is written (or the block has none); THREADS threads,
-        // all here.
-        unsafe { total_by_last_block::<THREADS, WARPS>((sums, last), (losses, targets), (total, ticket), (rows, ignore_index, mean)) };
+        // SAFETY: the kernel's contract.
+        unsafe { forward::<f32>((logits, targets, losses, stats, total, ticket, rows, cols, ignore_index, mean)) }
+    }
+}
+
+kernel! {
+    /// bf16 logits (each widened to f32), as [`forward`].
+    pub unsafe fn cross_entropy_forward_bf16(logits: GlobalSlice<Bf16>, targets: GlobalSlice<i64>, losses: GlobalSliceMut<f32>, stats: GlobalSliceMut<f32>, total: GlobalSliceMut<f32>, ticket: GlobalSliceMut<u32>, rows: u32, cols: u32, ignore_index: i64, mean: u32) {
+        // SAFETY: the kernel's contract.
+        unsafe { forward::<Bf16>((logits, targets, losses, stats, total, ticket, rows, cols, ignore_index, mean)) }
     }
 }
 
 /// Blocks of [`THREADS`] threads: eight rows each up to [`WARP_COLS`](super::WARP_COLS) classes,
 /// one beyond.
-pub const KERNEL: Kernel<CrossEntropy> = Kernel {
-    code: cross_entropy_forward,
-    block: Dim3::x(THREADS),
-    shared: SharedMemory::of(Scratch::BYTES),
-    grid: |p, _| super::blocks(p.rows, p.cols),
-};
+const fn kernel_of<E: RowElement>(
+    code: ptxkit::KernelFn<<CrossEntropy<E> as Problem>::Args>,
+) -> Kernel<CrossEntropy<E>> {
+    Kernel {
+        code,
+        block: Dim3::x(THREADS),
+        shared: SharedMemory::of(Scratch::BYTES),
+        grid: |p, _| super::blocks(p.rows, p.cols),
+    }
+}
+
+/// The f32 kernel.
+pub const KERNEL: Kernel<CrossEntropy> = kernel_of(cross_entropy_forward);
+/// The bf16 kernel.
+pub const KERNEL_BF16: Kernel<CrossEntropy<Bf16>> = kernel_of(cross_entropy_forward_bf16);

@@ -59,7 +59,7 @@ kernel! {
         // Uniform over the block: its barriers are reached by all of its threads or none.
         let row_loss = if target == ignore_index {
             // SAFETY: the row is inside the gradient; t < THREADS.
-            unsafe { fill_row::<THREADS>(dst, cols, t, 0.0) };
+            unsafe { fill_row::<_, THREADS>(dst, cols, t, 0.0) };
             Loss::IGNORED
         } else {
             let scale = if !in_range(target, cols) {

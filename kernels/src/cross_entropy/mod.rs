@@ -1,4 +1,4 @@
-//! Softmax cross-entropy over each row of a rows × cols f32 matrix of logits, as PyTorch's
+//! Softmax cross-entropy over each row of a rows × cols f32 or bf16 matrix of logits, as PyTorch's
 //! `cross_entropy(logits, targets, ignore_index=…, reduction=…)` computes it, without ever writing
 //! the softmax out:
 //!
@@ -38,6 +38,9 @@ pub mod fused;
 pub mod scale;
 pub mod walk;
 
+use crate::element::RowElement;
+use core::marker::PhantomData;
+use ptxkit::device::mma::Bf16;
 use ptxkit::device::{GlobalSlice, GlobalSliceMut};
 use ptxkit::{Family, Problem};
 
@@ -83,14 +86,16 @@ impl Reduction {
     }
 }
 
-/// Softmax cross-entropy over each row of a `rows × cols` row-major matrix of logits.
+/// Softmax cross-entropy over each row of a `rows × cols` row-major matrix of logits of `E` (f32 or
+/// bf16).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct CrossEntropy {
+pub struct CrossEntropy<E = f32> {
     pub rows: u32,
     pub cols: u32,
+    pub element: PhantomData<E>,
 }
 
-impl Problem for CrossEntropy {
+impl<E: RowElement> Problem for CrossEntropy<E> {
     /// `(logits, targets, losses, stats, total, ticket, rows, cols, ignore_index, mean)`: views of
     /// the rows × cols logits and the `rows` targets; each row's loss (`rows`, written) and its
     /// (m, l) pair (`2 · rows`, written: m at 2r, l at 2r + 1; 0 and 0 for an ignored row);
@@ -98,7 +103,7 @@ impl Problem for CrossEntropy {
     /// empty for no reduction), `ticket` (one u32 that is zero, or empty with `total`); `mean` 1
     /// for the mean of the rows counted, 0 for the sum.
     type Args = (
-        GlobalSlice<f32>,
+        GlobalSlice<E>,
         GlobalSlice<i64>,
         GlobalSliceMut<f32>,
         GlobalSliceMut<f32>,
@@ -111,26 +116,27 @@ impl Problem for CrossEntropy {
     );
 }
 
-/// The gradient of softmax cross-entropy with respect to the logits.
+/// The gradient of softmax cross-entropy with respect to logits of `E`, in `E`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct CrossEntropyBackward {
+pub struct CrossEntropyBackward<E = f32> {
     pub rows: u32,
     pub cols: u32,
+    pub element: PhantomData<E>,
 }
 
-impl Problem for CrossEntropyBackward {
+impl<E: RowElement> Problem for CrossEntropyBackward<E> {
     /// `(logits, targets, stats, grad_loss, count, grad_logits, rows, cols, ignore_index)`: views of
     /// the rows × cols logits, the `rows` targets and the forward pass's `2 · rows` (m, l) pairs; the loss's
     /// gradient (1 element, every row's, for a mean or a sum; or `rows`, each row's own); `count`
     /// (1 element: the rows the mean counted, which divide the gradient; or empty); the logits'
     /// gradient (rows × cols, written).
     type Args = (
-        GlobalSlice<f32>,
+        GlobalSlice<E>,
         GlobalSlice<i64>,
         GlobalSlice<f32>,
         GlobalSlice<f32>,
         GlobalSlice<f32>,
-        GlobalSliceMut<f32>,
+        GlobalSliceMut<E>,
         u32,
         u32,
         i64,
@@ -177,25 +183,33 @@ impl Problem for CrossEntropyCount {
     type Args = (GlobalSlice<i64>, GlobalSliceMut<f32>, u32, i64);
 }
 
-/// The fused pass's gradient times the loss gradient, in place.
+/// The fused pass's gradient (of `E`) times the loss gradient, in place.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct CrossEntropyScale {
+pub struct CrossEntropyScale<E = f32> {
     pub rows: u32,
     pub cols: u32,
+    pub element: PhantomData<E>,
 }
 
-impl Problem for CrossEntropyScale {
+impl<E: RowElement> Problem for CrossEntropyScale<E> {
     /// `(targets, grad_loss, grad_logits, rows, cols, ignore_index)`: the `rows` targets; the
     /// loss's gradient (1 element, every row's, or `rows`); the logits' gradient (rows × cols,
     /// read and written).
-    type Args = (GlobalSlice<i64>, GlobalSlice<f32>, GlobalSliceMut<f32>, u32, u32, i64);
+    type Args = (GlobalSlice<i64>, GlobalSlice<f32>, GlobalSliceMut<E>, u32, u32, i64);
 }
 
 /// The forward pass: the registry's list.
 pub const FAMILY: Family<CrossEntropy> = Family::new("cross_entropy", &[forward::KERNEL]);
 
+/// The forward pass over bf16 logits: the registry's list.
+pub const BF16_FAMILY: Family<CrossEntropy<Bf16>> = Family::new("cross_entropy_bf16", &[forward::KERNEL_BF16]);
+
 /// The logits' gradient: the registry's list.
 pub const BACKWARD_FAMILY: Family<CrossEntropyBackward> = Family::new("cross_entropy_backward", &[backward::KERNEL]);
+
+/// The gradient of bf16 logits, in bf16: the registry's list.
+pub const BACKWARD_BF16_FAMILY: Family<CrossEntropyBackward<Bf16>> =
+    Family::new("cross_entropy_backward_bf16", &[backward::KERNEL_BF16]);
 
 /// Forward and gradient in one launch: the registry's list.
 pub const FUSED_FAMILY: Family<CrossEntropyFused> = Family::new("cross_entropy_fused", &[fused::KERNEL]);
@@ -206,6 +220,10 @@ pub const COUNT_FAMILY: Family<CrossEntropyCount> = Family::new("cross_entropy_c
 /// The fused pass's gradient scaled: the registry's list.
 pub const SCALE_FAMILY: Family<CrossEntropyScale> = Family::new("cross_entropy_scale", &[scale::KERNEL]);
 
+/// The same for a bf16 gradient: the registry's list.
+pub const SCALE_BF16_FAMILY: Family<CrossEntropyScale<Bf16>> =
+    Family::new("cross_entropy_scale_bf16", &[scale::KERNEL_BF16]);
+
 /// Whether `target` is a class of a row of `cols` (not ignored, not out of range): compared as
 /// 64-bit numbers, so that 2^32 + 1 is out of range, not class 1.
 #[inline(always)]
@@ -213,12 +231,23 @@ pub(crate) fn in_range(target: i64, cols: u32) -> bool {
     target >= 0 && target < cols as i64
 }
 
+/// The rows and columns of a cross-entropy launch: at least one row and column (class), elements
+/// within 32-bit indices.
 #[cfg(not(target_arch = "nvptx64"))]
-impl CrossEntropy {
+fn shape(rows: usize, cols: usize) -> Result<(u32, u32), ptxkit::InvalidSize> {
+    crate::size::rows_and_cols("cross-entropy", rows, cols)
+}
+
+#[cfg(not(target_arch = "nvptx64"))]
+impl<E> CrossEntropy<E> {
     /// At least one row and column (class), elements within 32-bit indices.
     pub fn new(rows: usize, cols: usize) -> Result<Self, ptxkit::InvalidSize> {
-        let (rows, cols) = crate::size::rows_and_cols("cross-entropy", rows, cols)?;
-        Ok(CrossEntropy { rows, cols })
+        let (rows, cols) = shape(rows, cols)?;
+        Ok(CrossEntropy {
+            rows,
+            cols,
+            element: PhantomData,
+        })
     }
 
     pub fn len(&self) -> usize {
@@ -234,7 +263,7 @@ impl CrossEntropy {
 impl CrossEntropyFused {
     /// As [`CrossEntropy::new`].
     pub fn new(rows: usize, cols: usize) -> Result<Self, ptxkit::InvalidSize> {
-        let CrossEntropy { rows, cols } = CrossEntropy::new(rows, cols)?;
+        let (rows, cols) = shape(rows, cols)?;
         Ok(CrossEntropyFused { rows, cols })
     }
 
@@ -248,11 +277,15 @@ impl CrossEntropyFused {
 }
 
 #[cfg(not(target_arch = "nvptx64"))]
-impl CrossEntropyScale {
+impl<E> CrossEntropyScale<E> {
     /// As [`CrossEntropy::new`].
     pub fn new(rows: usize, cols: usize) -> Result<Self, ptxkit::InvalidSize> {
-        let CrossEntropy { rows, cols } = CrossEntropy::new(rows, cols)?;
-        Ok(CrossEntropyScale { rows, cols })
+        let (rows, cols) = shape(rows, cols)?;
+        Ok(CrossEntropyScale {
+            rows,
+            cols,
+            element: PhantomData,
+        })
     }
 
     pub fn len(&self) -> usize {
@@ -268,17 +301,21 @@ impl CrossEntropyScale {
 impl CrossEntropyCount {
     /// At least one row.
     pub fn new(rows: usize) -> Result<Self, ptxkit::InvalidSize> {
-        let CrossEntropy { rows, .. } = CrossEntropy::new(rows, 1)?;
+        let (rows, _) = shape(rows, 1)?;
         Ok(CrossEntropyCount { rows })
     }
 }
 
 #[cfg(not(target_arch = "nvptx64"))]
-impl CrossEntropyBackward {
+impl<E> CrossEntropyBackward<E> {
     /// As [`CrossEntropy::new`].
     pub fn new(rows: usize, cols: usize) -> Result<Self, ptxkit::InvalidSize> {
-        let CrossEntropy { rows, cols } = CrossEntropy::new(rows, cols)?;
-        Ok(CrossEntropyBackward { rows, cols })
+        let (rows, cols) = shape(rows, cols)?;
+        Ok(CrossEntropyBackward {
+            rows,
+            cols,
+            element: PhantomData,
+        })
     }
 
     pub fn len(&self) -> usize {

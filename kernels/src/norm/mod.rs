@@ -23,11 +23,10 @@
 //! read of x and dy ([`backward_fused`], rows up to 8192 columns).
 //!
 //! [`residual`]: the norm of `x + residual` with the sum written out as well (a transformer
-//! block's residual stream), in f32 or bf16 ([`element`]).
+//! block's residual stream), in f32 or bf16 ([`crate::element`]).
 
 pub mod backward;
 pub mod backward_fused;
-pub mod element;
 pub mod registers;
 pub mod residual;
 pub mod three_pass;

@@ -8,9 +8,9 @@
 //! Each thread holds [`SLOTS`] elements: 16-byte vectors of 4 f32 or 8 bf16 where every row and
 //! vector is 16-byte aligned and cols a multiple of the vector, single elements otherwise.
 
-use super::element::RowElement;
 use super::three_pass::Sums;
 use super::{THREADS, WARPS};
+use crate::element::RowElement;
 use crate::reduce::{Sum, warp_combine};
 use crate::softmax::block_sum;
 use ptxkit::device::mma::Bf16;

@@ -209,7 +209,7 @@ pub unsafe fn row_on_chip<F: Fn(u32, f32) -> f32>(
         // The output's row sits otherwise against 16-byte boundaries: read again, element by
         // element.
         // SAFETY: both rows hold cols elements.
-        unsafe { map_row::<THREADS>(src, dst, cols, t, f) };
+        unsafe { map_row::<_, THREADS>(src, dst, cols, t, f) };
         return row;
     }
     let four = #[inline(always)]

@@ -3,15 +3,18 @@
 //! and spread with some rows' targets ignored, and the f64 checks with tolerances that follow the
 //! kernels' arithmetic.
 
+use super::element::HostElement;
 use super::elementwise::check_shape;
 use super::norm::{SMALLEST_SUBNORMAL, as_f32_range, within};
 use super::{Bound, Case, Cli, FamilyDemo, GUARD, Outputs, Plan, Size, Sizes, Work, check_guard, check_len, substream};
 use kernels::Source;
 use kernels::cross_entropy::{
-    BACKWARD_FAMILY, CrossEntropy, CrossEntropyBackward, FAMILY, IGNORE_INDEX, Reduction, THREADS, by_warp, fused,
+    BACKWARD_BF16_FAMILY, BACKWARD_FAMILY, BF16_FAMILY, CrossEntropy, CrossEntropyBackward, FAMILY, IGNORE_INDEX,
+    Reduction, THREADS, by_warp, fused,
 };
 use ptxkit::device::GlobalSliceMut;
-use ptxkit::{AnyFamily, Kernel};
+use ptxkit::device::mma::Bf16;
+use ptxkit::{AnyFamily, Family, Kernel};
 use ptxkit_runtime::Backend;
 use ptxkit_runtime::Result;
 use ptxkit_runtime::array::{Array, Buffer, Tracked};
@@ -35,23 +38,23 @@ pub struct Total<'a, A, U> {
 /// The arrays of one forward launch: the rows × cols logits and the `rows` targets; each row's loss
 /// (`rows`) and its maximum and ln Σ e^(x − maximum) (`2 · rows`, in pairs: what the backward pass
 /// reads), written; and where wanted the total.
-pub struct ForwardArrays<'a, A, I, U> {
-    pub logits: &'a A,
+pub struct ForwardArrays<'a, L, A, I, U> {
+    pub logits: &'a L,
     pub targets: &'a I,
     pub losses: &'a mut A,
     pub stats: &'a mut A,
     pub total: Option<Total<'a, A, U>>,
 }
 
-/// The forward pass by `kernel` on `arrays`, rows whose target is `ignore_index` left out. Checks
-/// every array's length where `backend` can reach it.
-pub fn launch_forward<A: Array<f32>, I: Array<i64>, U: Array<u32>>(
+/// The forward pass by `kernel` on `arrays` (logits of `E`, as its bits), rows whose target is
+/// `ignore_index` left out. Checks every array's length where `backend` can reach it.
+pub fn launch_forward<E: HostElement, L: Array<E::Bits>, A: Array<f32>, I: Array<i64>, U: Array<u32>>(
     backend: &Backend,
-    kernel: &Kernel<CrossEntropy>,
+    kernel: &Kernel<CrossEntropy<E>>,
     source: Source,
-    problem: &CrossEntropy,
+    problem: &CrossEntropy<E>,
     ignore_index: i64,
-    arrays: ForwardArrays<'_, A, I, U>,
+    arrays: ForwardArrays<'_, L, A, I, U>,
 ) -> Result<()> {
     let ForwardArrays {
         logits,
@@ -67,7 +70,7 @@ pub fn launch_forward<A: Array<f32>, I: Array<i64>, U: Array<u32>>(
     check_len("stats", stats.len(), 2 * rows)?;
     let (total_view, ticket_view, mean, total) = total_views(backend, total, losses)?;
     let args = (
-        logits.view(backend)?.head(len),
+        E::elements(logits.view(backend)?.head(len)),
         targets.view(backend)?.head(rows),
         losses.view_mut(backend)?.head(rows),
         stats.view_mut(backend)?.head(2 * rows),
@@ -126,24 +129,25 @@ pub(super) fn total_views<'t, A: Array<f32>, U: Array<u32>>(
 /// The arrays of one backward launch: the rows × cols logits, the `rows` targets and the forward
 /// pass's `2 · rows` statistics; the loss's gradient (1 element for every row, or `rows`); for a mean, the rows it
 /// counted (1 element: the forward pass's `total[1]`); the logits' gradient, written.
-pub struct BackwardArrays<'a, A, I> {
-    pub logits: &'a A,
+pub struct BackwardArrays<'a, L, A, I> {
+    pub logits: &'a L,
     pub targets: &'a I,
     pub stats: &'a A,
     pub grad_loss: &'a A,
     pub count: Option<&'a A>,
-    pub grad_logits: &'a mut A,
+    pub grad_logits: &'a mut L,
 }
 
-/// The logits' gradient by `kernel` on `arrays`: rows whose target is `ignore_index` get 0. Checks
-/// every array's length where `backend` can reach it.
-pub fn launch_backward<A: Array<f32>, I: Array<i64>>(
+/// The logits' gradient by `kernel` on `arrays` (the logits and their gradient of `E`, as its
+/// bits): rows whose target is `ignore_index` get 0. Checks every array's length where `backend`
+/// can reach it.
+pub fn launch_backward<E: HostElement, L: Array<E::Bits>, A: Array<f32>, I: Array<i64>>(
     backend: &Backend,
-    kernel: &Kernel<CrossEntropyBackward>,
+    kernel: &Kernel<CrossEntropyBackward<E>>,
     source: Source,
-    problem: &CrossEntropyBackward,
+    problem: &CrossEntropyBackward<E>,
     ignore_index: i64,
-    arrays: BackwardArrays<'_, A, I>,
+    arrays: BackwardArrays<'_, L, A, I>,
 ) -> Result<()> {
     let BackwardArrays {
         logits,
@@ -169,12 +173,12 @@ pub fn launch_backward<A: Array<f32>, I: Array<i64>>(
         None => stats.view(backend)?.head(0usize),
     };
     let args = (
-        logits.view(backend)?.head(len),
+        E::elements(logits.view(backend)?.head(len)),
         targets.view(backend)?.head(rows),
         stats.view(backend)?.head(2 * rows),
         grad_loss.view(backend)?.head(grad_loss_len),
         count_view,
-        grad_logits.view_mut(backend)?.head(len),
+        E::elements_mut(grad_logits.view_mut(backend)?.head(len)),
         problem.rows,
         problem.cols,
         ignore_index,
@@ -453,9 +457,10 @@ pub(super) fn sizes() -> Sizes {
     }
 }
 
-/// The plan of a launch over rows × cols logits: `matrices` f32 arrays of the logits' size (read or
-/// written), `per_row` 4-byte arrays of `rows` elements, each with its guard where the device holds it.
-pub(super) fn plan<P: ptxkit::Problem>(
+/// The plan of a launch over rows × cols logits: `matrices` arrays of `E` of the logits' size (read
+/// or written), `per_row` 4-byte arrays of `rows` elements, each with its guard where the device
+/// holds it.
+pub(super) fn plan<E: HostElement, P: ptxkit::Problem>(
     kernel: &Kernel<P>,
     problem: &P,
     (rows, cols): (usize, usize),
@@ -463,8 +468,9 @@ pub(super) fn plan<P: ptxkit::Problem>(
 ) -> Result<Plan> {
     check_shape(kernel, problem)?;
     let elements = rows as u64 * cols as u64;
-    let bytes = 4 * (matrices * elements + per_row * rows as u64);
-    let device = bytes + 4 * (matrices + per_row + 1) * GUARD as u64 + 16;
+    let element = size_of::<E::Bits>() as u64;
+    let bytes = element * matrices * elements + 4 * per_row * rows as u64;
+    let device = bytes + (element * matrices + 4 * per_row + 4) * GUARD as u64 + 16;
     Ok(Plan {
         work: Work {
             bytes: bytes as f64,
@@ -487,12 +493,28 @@ fn reference_rows(logits: &[f32], targets: &[i64], cols: usize) -> Vec<RowLoss> 
         .collect()
 }
 
-/// The forward pass's host side.
-pub struct CrossEntropyDemo;
+/// Logits as [`inputs`] makes them, rounded to `E`: their bits, and their values (exact) for the
+/// references.
+fn inputs_of<E: HostElement>(rng: u64, rows: usize, cols: usize) -> (Vec<E::Bits>, Vec<f32>, Vec<i64>) {
+    let (logits, targets) = inputs(rng, rows, cols);
+    let bits: Vec<E::Bits> = logits.iter().map(|&x| E::bits(x)).collect();
+    let values = bits.iter().map(|&b| E::value(b)).collect();
+    (bits, values, targets)
+}
 
-impl FamilyDemo for CrossEntropyDemo {
+/// The forward pass's host side over logits of `E`.
+pub struct CrossEntropyDemo<E: HostElement> {
+    family: &'static Family<CrossEntropy<E>>,
+}
+
+/// f32 logits.
+pub const CROSS_ENTROPY: CrossEntropyDemo<f32> = CrossEntropyDemo { family: &FAMILY };
+/// bf16 logits.
+pub const CROSS_ENTROPY_BF16: CrossEntropyDemo<Bf16> = CrossEntropyDemo { family: &BF16_FAMILY };
+
+impl<E: HostElement> FamilyDemo for CrossEntropyDemo<E> {
     fn family(&self) -> &'static dyn AnyFamily {
-        &FAMILY
+        self.family
     }
 
     fn extents(&self) -> &'static [&'static str] {
@@ -507,9 +529,9 @@ impl FamilyDemo for CrossEntropyDemo {
     fn plan(&self, size: Size) -> Result<Plan> {
         let [rows, cols, _] = size.0;
         // The logits; the targets (two words each), losses and statistics (two each).
-        plan(
-            &FAMILY.kernels[0],
-            &CrossEntropy::new(rows, cols)?,
+        plan::<E, _>(
+            &self.family.kernels[0],
+            &CrossEntropy::<E>::new(rows, cols)?,
             (rows, cols),
             (1, 5),
         )
@@ -517,15 +539,16 @@ impl FamilyDemo for CrossEntropyDemo {
 
     fn prepare<'a>(&self, backend: &'a Backend, size: Size, rng: u64, sets: usize) -> Result<Box<dyn Case + 'a>> {
         let [rows, cols, _] = size.0;
-        let problem = CrossEntropy::new(rows, cols)?;
-        let (mut logits, targets) = inputs(substream(rng, 43), rows, cols);
-        logits.resize(problem.len() + GUARD, f32::NAN);
+        let problem = CrossEntropy::<E>::new(rows, cols)?;
+        let (mut bits, logits, targets) = inputs_of::<E>(substream(rng, 43), rows, cols);
+        bits.resize(problem.len() + GUARD, E::NAN);
         let sets = sets.max(1);
         let inputs = (0..sets)
-            .map(|_| Buffer::upload(backend, &logits))
+            .map(|_| Buffer::upload(backend, &bits))
             .collect::<Result<Vec<_>>>()?;
-        Ok(Box::new(ForwardCase {
+        Ok(Box::new(ForwardCase::<E> {
             backend,
+            family: self.family,
             problem,
             targets_buffer: Buffer::upload(backend, &targets)?,
             inputs,
@@ -540,7 +563,11 @@ impl FamilyDemo for CrossEntropyDemo {
 
     fn cli(&self) -> Cli {
         Cli {
-            about: "softmax cross-entropy of each row of rows × cols f32 logits against a target class per row (about one row in eight ignored), and the mean: a block per row, one read, the mean added by the last block",
+            about: if E::LANES == 4 {
+                "softmax cross-entropy of each row of rows × cols f32 logits against a target class per row (about one row in eight ignored), and the mean: a block per row, one read, the mean added by the last block"
+            } else {
+                "softmax cross-entropy of each row of rows × cols bf16 logits (f32 arithmetic and losses) against a target class per row (about one row in eight ignored), and the mean: a block per row, one read, the mean added by the last block"
+            },
             default: Size([8192, 50_257, 1]),
             emulator_cap: Size([64, 50_257, 1]),
         }
@@ -551,13 +578,14 @@ impl FamilyDemo for CrossEntropyDemo {
     }
 }
 
-struct ForwardCase<'a> {
+struct ForwardCase<'a, E: HostElement> {
     backend: &'a Backend,
-    problem: CrossEntropy,
+    family: &'static Family<CrossEntropy<E>>,
+    problem: CrossEntropy<E>,
     targets_buffer: Buffer<i64>,
     /// The logits on the backend, one copy per input set.
-    inputs: Vec<Buffer<f32>>,
-    /// The logits (guard included) and targets on the host, for the reference.
+    inputs: Vec<Buffer<E::Bits>>,
+    /// The logits' values and the targets on the host, for the reference.
     logits: Vec<f32>,
     targets: Vec<i64>,
     losses: Outputs<f32>,
@@ -566,7 +594,7 @@ struct ForwardCase<'a> {
     tickets: Outputs<u32>,
 }
 
-impl Case for ForwardCase<'_> {
+impl<E: HostElement> Case for ForwardCase<'_, E> {
     fn launch(&mut self, kernel: usize, source: Source, set: usize) -> Result<()> {
         let arrays = ForwardArrays {
             logits: &self.inputs[set],
@@ -581,7 +609,7 @@ impl Case for ForwardCase<'_> {
         };
         launch_forward(
             self.backend,
-            &FAMILY.kernels[kernel],
+            &self.family.kernels[kernel],
             source,
             &self.problem,
             IGNORE_INDEX,
@@ -602,7 +630,7 @@ impl Case for ForwardCase<'_> {
         let stats = self.stats.read(self.backend, set)?;
         let total = self.totals.read(self.backend, set)?;
         let ticket = self.tickets.read(self.backend, set)?[0];
-        let references = reference_rows(&self.logits[..self.problem.len()], &self.targets, cols);
+        let references = reference_rows(&self.logits, &self.targets, cols);
         let summary = check_forward(&references, (&losses[..rows], &stats[..2 * rows]))?;
         let (want, tolerance, count) = reference_total(&references, &self.targets, IGNORE_INDEX, Reduction::Mean);
         if !within(total[0], want, tolerance) || total[1] as f64 != count {
@@ -651,12 +679,23 @@ pub fn check_forward(references: &[RowLoss], (losses, stats): (&[f32], &[f32])) 
     Ok(format!("as the f64 reference, at most {worst:.2} of the tolerance"))
 }
 
-/// The logits' gradient's host side.
-pub struct CrossEntropyBackwardDemo;
+/// The logits' gradient's host side over logits (and gradient) of `E`.
+pub struct CrossEntropyBackwardDemo<E: HostElement> {
+    family: &'static Family<CrossEntropyBackward<E>>,
+}
 
-impl FamilyDemo for CrossEntropyBackwardDemo {
+/// f32 logits and gradient.
+pub const CROSS_ENTROPY_BACKWARD: CrossEntropyBackwardDemo<f32> = CrossEntropyBackwardDemo {
+    family: &BACKWARD_FAMILY,
+};
+/// bf16 logits and gradient.
+pub const CROSS_ENTROPY_BACKWARD_BF16: CrossEntropyBackwardDemo<Bf16> = CrossEntropyBackwardDemo {
+    family: &BACKWARD_BF16_FAMILY,
+};
+
+impl<E: HostElement> FamilyDemo for CrossEntropyBackwardDemo<E> {
     fn family(&self) -> &'static dyn AnyFamily {
-        &BACKWARD_FAMILY
+        self.family
     }
 
     fn extents(&self) -> &'static [&'static str] {
@@ -664,15 +703,15 @@ impl FamilyDemo for CrossEntropyBackwardDemo {
     }
 
     fn label(&self, size: Size) -> String {
-        CrossEntropyDemo.label(size)
+        CROSS_ENTROPY.label(size)
     }
 
     fn plan(&self, size: Size) -> Result<Plan> {
         let [rows, cols, _] = size.0;
         // The logits and their gradient; the targets (two words each) and statistics (two each).
-        plan(
-            &BACKWARD_FAMILY.kernels[0],
-            &CrossEntropyBackward::new(rows, cols)?,
+        plan::<E, _>(
+            &self.family.kernels[0],
+            &CrossEntropyBackward::<E>::new(rows, cols)?,
             (rows, cols),
             (2, 4),
         )
@@ -680,8 +719,8 @@ impl FamilyDemo for CrossEntropyBackwardDemo {
 
     fn prepare<'a>(&self, backend: &'a Backend, size: Size, rng: u64, sets: usize) -> Result<Box<dyn Case + 'a>> {
         let [rows, cols, _] = size.0;
-        let problem = CrossEntropyBackward::new(rows, cols)?;
-        let (logits, targets) = inputs(substream(rng, 47), rows, cols);
+        let problem = CrossEntropyBackward::<E>::new(rows, cols)?;
+        let (bits, logits, targets) = inputs_of::<E>(substream(rng, 47), rows, cols);
         // The forward pass's statistics as f32 holds them, and the mean's gradient: a loss gradient
         // over the rows counted.
         let stats: Vec<f32> = reference_rows(&logits, &targets, cols)
@@ -691,27 +730,28 @@ impl FamilyDemo for CrossEntropyBackwardDemo {
         let grad_loss = StdRng::seed_from_u64(substream(rng, 53)).random_range(0.5f32..2.0);
         let count = targets.iter().filter(|&&t| t != IGNORE_INDEX).count() as f32;
         let upload = |values: &[f32]| Buffer::upload(backend, values);
-        Ok(Box::new(BackwardCase {
+        Ok(Box::new(BackwardCase::<E> {
             backend,
+            family: self.family,
             problem,
-            inputs: [
-                upload(&logits)?,
-                upload(&stats)?,
-                upload(&[grad_loss])?,
-                upload(&[count])?,
-            ],
+            logits_buffer: Buffer::upload(backend, &bits)?,
+            inputs: [upload(&stats)?, upload(&[grad_loss])?, upload(&[count])?],
             targets_buffer: Buffer::upload(backend, &targets)?,
             logits,
             targets,
             stats,
             scale: grad_loss as f64 / count as f64,
-            outputs: Outputs::new(backend, problem.len(), GUARD, f32::NAN, sets.max(1))?,
+            outputs: Outputs::new(backend, problem.len(), GUARD, E::NAN, sets.max(1))?,
         }))
     }
 
     fn cli(&self) -> Cli {
         Cli {
-            about: "the gradient of the mean softmax cross-entropy with respect to rows × cols f32 logits, from the forward pass's row maxima and ln sums: a block per row, one read and one write",
+            about: if E::LANES == 4 {
+                "the gradient of the mean softmax cross-entropy with respect to rows × cols f32 logits, from the forward pass's row maxima and ln sums: a block per row, one read and one write"
+            } else {
+                "the gradient of the mean softmax cross-entropy with respect to rows × cols bf16 logits, in bf16 (f32 arithmetic), from the forward pass's row maxima and ln sums: a block per row, one read and one write"
+            },
             default: Size([8192, 50_257, 1]),
             emulator_cap: Size([64, 50_257, 1]),
         }
@@ -722,25 +762,28 @@ impl FamilyDemo for CrossEntropyBackwardDemo {
     }
 }
 
-struct BackwardCase<'a> {
+struct BackwardCase<'a, E: HostElement> {
     backend: &'a Backend,
-    problem: CrossEntropyBackward,
-    /// The logits, statistics, loss gradient and count on the backend.
-    inputs: [Buffer<f32>; 4],
+    family: &'static Family<CrossEntropyBackward<E>>,
+    problem: CrossEntropyBackward<E>,
+    logits_buffer: Buffer<E::Bits>,
+    /// The statistics, loss gradient and count on the backend.
+    inputs: [Buffer<f32>; 3],
     targets_buffer: Buffer<i64>,
-    /// The same on the host, for the reference; `scale` the gradient reaching each counted row.
+    /// The logits' values and the rest on the host, for the reference; `scale` the gradient
+    /// reaching each counted row.
     logits: Vec<f32>,
     targets: Vec<i64>,
     stats: Vec<f32>,
     scale: f64,
-    outputs: Outputs<f32>,
+    outputs: Outputs<E::Bits>,
 }
 
-impl Case for BackwardCase<'_> {
+impl<E: HostElement> Case for BackwardCase<'_, E> {
     fn launch(&mut self, kernel: usize, source: Source, set: usize) -> Result<()> {
-        let [logits, stats, grad_loss, count] = &self.inputs;
+        let [stats, grad_loss, count] = &self.inputs;
         let arrays = BackwardArrays {
-            logits,
+            logits: &self.logits_buffer,
             targets: &self.targets_buffer,
             stats,
             grad_loss,
@@ -749,7 +792,7 @@ impl Case for BackwardCase<'_> {
         };
         launch_backward(
             self.backend,
-            &BACKWARD_FAMILY.kernels[kernel],
+            &self.family.kernels[kernel],
             source,
             &self.problem,
             IGNORE_INDEX,
@@ -764,13 +807,14 @@ impl Case for BackwardCase<'_> {
     fn check(&self, set: usize) -> std::result::Result<String, String> {
         let (len, cols) = (self.problem.len(), self.problem.cols as usize);
         let out = self.outputs.read(self.backend, set)?;
-        let summary = check_backward(
+        let summary = check_backward_of::<E>(
             (&self.logits, &self.targets, &self.stats),
             &vec![self.scale; self.targets.len()],
             &out[..len],
             cols,
         )?;
-        check_guard(&out, len)?;
+        let values: Vec<f32> = out.iter().map(|&b| E::value(b)).collect();
+        check_guard(&values, len)?;
         Ok(summary)
     }
 }
@@ -778,9 +822,20 @@ impl Case for BackwardCase<'_> {
 /// Checks the gradient `out` of every row against [`reference_backward_row`], `scales[r]` the
 /// gradient reaching row r's loss.
 pub fn check_backward(
-    (logits, targets, stats): (&[f32], &[i64], &[f32]),
+    inputs: (&[f32], &[i64], &[f32]),
     scales: &[f64],
     out: &[f32],
+    cols: usize,
+) -> std::result::Result<String, String> {
+    check_backward_of::<f32>(inputs, scales, out, cols)
+}
+
+/// [`check_backward`] for a gradient of `E` (its bits), each element's rounding to `E` added to
+/// its tolerance.
+pub fn check_backward_of<E: HostElement>(
+    (logits, targets, stats): (&[f32], &[i64], &[f32]),
+    scales: &[f64],
+    out: &[E::Bits],
     cols: usize,
 ) -> std::result::Result<String, String> {
     let mut worst = 0.0f64;
@@ -793,7 +848,12 @@ pub fn check_backward(
             scales[r],
         );
         for (c, (&want, &tolerance)) in want.iter().zip(&tolerances).enumerate() {
-            let got = out[r * cols + c];
+            let got = E::value(out[r * cols + c]);
+            let tolerance = if E::ROUNDING > 0.0 && want.is_finite() {
+                tolerance + 2.0 * (E::ROUNDING * want.abs() + E::SMALLEST / 2.0)
+            } else {
+                tolerance
+            };
             if !within(got, want, tolerance) {
                 return Err(format!(
                     "row {r}, column {c}: {got}, expected {want} (within {tolerance:.3e})"

@@ -8,13 +8,15 @@ use super::cross_entropy::{
     RowLoss, Total, Walk, check_backward, check_forward, inputs, plan, reference_row_by, reference_total_by, sizes,
     total_views,
 };
+use super::element::HostElement;
 use super::{Case, Cli, FamilyDemo, GUARD, Outputs, Plan, Size, Sizes, check_guard, check_len, substream};
 use kernels::Source;
 use kernels::cross_entropy::{
     COUNT_FAMILY, CrossEntropyCount, CrossEntropyFused, CrossEntropyScale, FUSED_FAMILY, IGNORE_INDEX, Reduction,
-    SCALE_FAMILY, fused,
+    SCALE_BF16_FAMILY, SCALE_FAMILY, fused,
 };
-use ptxkit::{AnyFamily, Kernel};
+use ptxkit::device::mma::Bf16;
+use ptxkit::{AnyFamily, Family, Kernel};
 use ptxkit_runtime::array::{Array, Buffer, Tracked};
 use ptxkit_runtime::{Backend, Error, Result};
 use rand::rngs::StdRng;
@@ -125,13 +127,13 @@ pub fn launch_fused<A: Array<f32>, I: Array<i64>, U: Array<u32>>(
 
 /// The fused pass's gradient (rows × cols) times `grad_loss` (1 element for every row, or
 /// `rows`) in place, rows whose loss gradient is 1 or whose target is `ignore_index` untouched.
-pub fn launch_scale<A: Array<f32>, I: Array<i64>>(
+pub fn launch_scale<E: HostElement, G: Array<E::Bits>, A: Array<f32>, I: Array<i64>>(
     backend: &Backend,
-    kernel: &Kernel<CrossEntropyScale>,
+    kernel: &Kernel<CrossEntropyScale<E>>,
     source: Source,
-    problem: &CrossEntropyScale,
+    problem: &CrossEntropyScale<E>,
     ignore_index: i64,
-    (targets, grad_loss, grad_logits): (&I, &A, &mut A),
+    (targets, grad_loss, grad_logits): (&I, &A, &mut G),
 ) -> Result<()> {
     let (rows, len) = (problem.rows as usize, problem.len());
     check_len("targets", targets.len(), rows)?;
@@ -141,7 +143,7 @@ pub fn launch_scale<A: Array<f32>, I: Array<i64>>(
     let args = (
         targets.view(backend)?.head(rows),
         grad_loss.view(backend)?.head(grad_loss_len),
-        grad_logits.view_mut(backend)?.head(len),
+        E::elements_mut(grad_logits.view_mut(backend)?.head(len)),
         problem.rows,
         problem.cols,
         ignore_index,
@@ -179,7 +181,7 @@ impl FamilyDemo for CrossEntropyFusedDemo {
     fn plan(&self, size: Size) -> Result<Plan> {
         let [rows, cols, _] = size.0;
         // The logits and their gradient; the targets (two words each), losses and statistics.
-        plan(
+        plan::<f32, _>(
             &FUSED_FAMILY.kernels[0],
             &CrossEntropyFused::new(rows, cols)?,
             (rows, cols),
@@ -347,7 +349,7 @@ impl FamilyDemo for CrossEntropyCountDemo {
     fn plan(&self, size: Size) -> Result<Plan> {
         let rows = size.0[0];
         // The targets (two words each) and the count.
-        plan(
+        plan::<f32, _>(
             &COUNT_FAMILY.kernels[0],
             &CrossEntropyCount::new(rows)?,
             (rows, 1),
@@ -434,13 +436,22 @@ impl Case for CountCase<'_> {
     }
 }
 
-/// The scale's host side: a gradient scaled by one loss gradient per row (a quarter of them
-/// exactly 1, some rows ignored).
-pub struct CrossEntropyScaleDemo;
+/// The scale's host side: a gradient of `E` scaled by one loss gradient per row (a quarter of
+/// them exactly 1, some rows ignored).
+pub struct CrossEntropyScaleDemo<E: HostElement> {
+    family: &'static Family<CrossEntropyScale<E>>,
+}
 
-impl FamilyDemo for CrossEntropyScaleDemo {
+/// An f32 gradient.
+pub const CROSS_ENTROPY_SCALE: CrossEntropyScaleDemo<f32> = CrossEntropyScaleDemo { family: &SCALE_FAMILY };
+/// A bf16 gradient.
+pub const CROSS_ENTROPY_SCALE_BF16: CrossEntropyScaleDemo<Bf16> = CrossEntropyScaleDemo {
+    family: &SCALE_BF16_FAMILY,
+};
+
+impl<E: HostElement> FamilyDemo for CrossEntropyScaleDemo<E> {
     fn family(&self) -> &'static dyn AnyFamily {
-        &SCALE_FAMILY
+        self.family
     }
 
     fn extents(&self) -> &'static [&'static str] {
@@ -455,9 +466,9 @@ impl FamilyDemo for CrossEntropyScaleDemo {
     fn plan(&self, size: Size) -> Result<Plan> {
         let [rows, cols, _] = size.0;
         // The gradient read and written; the targets (two words each) and loss gradients.
-        plan(
-            &SCALE_FAMILY.kernels[0],
-            &CrossEntropyScale::new(rows, cols)?,
+        plan::<E, _>(
+            &self.family.kernels[0],
+            &CrossEntropyScale::<E>::new(rows, cols)?,
             (rows, cols),
             (2, 3),
         )
@@ -465,9 +476,9 @@ impl FamilyDemo for CrossEntropyScaleDemo {
 
     fn prepare<'a>(&self, backend: &'a Backend, size: Size, rng: u64, sets: usize) -> Result<Box<dyn Case + 'a>> {
         let [rows, cols, _] = size.0;
-        let problem = CrossEntropyScale::new(rows, cols)?;
-        let (mut grad, targets) = inputs(substream(rng, 67), rows, cols);
-        grad.resize(problem.len() + GUARD, f32::NAN);
+        let problem = CrossEntropyScale::<E>::new(rows, cols)?;
+        let (grad, targets) = inputs(substream(rng, 67), rows, cols);
+        let mut grad: Vec<E::Bits> = grad.iter().map(|&g| E::bits(g)).collect();
         let mut random = StdRng::seed_from_u64(substream(rng, 71));
         let factors: Vec<f32> = (0..rows)
             .map(|_| {
@@ -478,16 +489,23 @@ impl FamilyDemo for CrossEntropyScaleDemo {
                 }
             })
             .collect();
-        let want: Vec<f32> = grad[..problem.len()]
+        let want: Vec<E::Bits> = grad
             .chunks(cols)
             .zip(factors.iter().zip(&targets))
             .flat_map(|(row, (&f, &target))| {
-                row.iter()
-                    .map(move |&g| if f == 1.0 || target == IGNORE_INDEX { g } else { g * f })
+                row.iter().map(move |&g| {
+                    if f == 1.0 || target == IGNORE_INDEX {
+                        g
+                    } else {
+                        E::bits(E::value(g) * f)
+                    }
+                })
             })
             .collect();
-        Ok(Box::new(ScaleCase {
+        grad.resize(problem.len() + GUARD, E::NAN);
+        Ok(Box::new(ScaleCase::<E> {
             backend,
+            family: self.family,
             problem,
             targets_buffer: Buffer::upload(backend, &targets)?,
             factors_buffer: Buffer::upload(backend, &factors)?,
@@ -499,7 +517,11 @@ impl FamilyDemo for CrossEntropyScaleDemo {
 
     fn cli(&self) -> Cli {
         Cli {
-            about: "the fused cross-entropy pass's gradient times each row's loss gradient, in place; rows whose loss gradient is 1 are not touched (a block per row)",
+            about: if E::LANES == 4 {
+                "the fused cross-entropy pass's f32 gradient times each row's loss gradient, in place; rows whose loss gradient is 1 are not touched (a block per row)"
+            } else {
+                "the fused cross-entropy pass's bf16 gradient times each row's loss gradient (f32 product, rounded to bf16), in place; rows whose loss gradient is 1 are not touched (a block per row)"
+            },
             default: Size([8192, 50_257, 1]),
             emulator_cap: Size([64, 50_257, 1]),
         }
@@ -510,21 +532,22 @@ impl FamilyDemo for CrossEntropyScaleDemo {
     }
 }
 
-struct ScaleCase<'a> {
+struct ScaleCase<'a, E: HostElement> {
     backend: &'a Backend,
-    problem: CrossEntropyScale,
+    family: &'static Family<CrossEntropyScale<E>>,
+    problem: CrossEntropyScale<E>,
     targets_buffer: Buffer<i64>,
     factors_buffer: Buffer<f32>,
     /// The gradient each set must hold after one launch.
-    want: Vec<f32>,
-    grads: Outputs<f32>,
+    want: Vec<E::Bits>,
+    grads: Outputs<E::Bits>,
 }
 
-impl Case for ScaleCase<'_> {
+impl<E: HostElement> Case for ScaleCase<'_, E> {
     fn launch(&mut self, kernel: usize, source: Source, set: usize) -> Result<()> {
         launch_scale(
             self.backend,
-            &SCALE_FAMILY.kernels[kernel],
+            &self.family.kernels[kernel],
             source,
             &self.problem,
             IGNORE_INDEX,
@@ -538,16 +561,21 @@ impl Case for ScaleCase<'_> {
 
     fn check(&self, set: usize) -> std::result::Result<String, String> {
         let len = self.problem.len();
-        let got = self.grads.read(self.backend, set)?;
+        let got: Vec<f32> = self
+            .grads
+            .read(self.backend, set)?
+            .iter()
+            .map(|&b| E::value(b))
+            .collect();
         let cols = self.problem.cols as usize;
         // One rounded product each, as on the host: bit for bit.
-        if let Some(i) = (0..len).find(|&i| got[i].to_bits() != self.want[i].to_bits()) {
+        if let Some(i) = (0..len).find(|&i| got[i].to_bits() != E::value(self.want[i]).to_bits()) {
             return Err(format!(
                 "row {}, column {}: {}, expected {}",
                 i / cols,
                 i % cols,
                 got[i],
-                self.want[i]
+                E::value(self.want[i])
             ));
         }
         check_guard(&got, len)?;

@@ -18,6 +18,7 @@ pub mod choice;
 pub mod conv2d;
 pub mod cross_entropy;
 pub mod cross_entropy_fused;
+pub mod element;
 pub mod elementwise;
 pub mod gather;
 pub mod histogram;
@@ -89,11 +90,14 @@ pub static FAMILIES: &[&dyn FamilyDemo] = &[
     &norm_residual::RMS_NORM_RESIDUAL,
     &norm_residual::LAYER_NORM_RESIDUAL_BF16,
     &norm_residual::RMS_NORM_RESIDUAL_BF16,
-    &cross_entropy::CrossEntropyDemo,
-    &cross_entropy::CrossEntropyBackwardDemo,
+    &cross_entropy::CROSS_ENTROPY,
+    &cross_entropy::CROSS_ENTROPY_BACKWARD,
+    &cross_entropy::CROSS_ENTROPY_BF16,
+    &cross_entropy::CROSS_ENTROPY_BACKWARD_BF16,
     &cross_entropy_fused::CrossEntropyCountDemo,
     &cross_entropy_fused::CrossEntropyFusedDemo,
-    &cross_entropy_fused::CrossEntropyScaleDemo,
+    &cross_entropy_fused::CROSS_ENTROPY_SCALE,
+    &cross_entropy_fused::CROSS_ENTROPY_SCALE_BF16,
     &warp_probe::WarpProbeDemo,
     &atomic_probe::AtomicProbeDemo,
     &mma_probe::MmaProbeDemo,

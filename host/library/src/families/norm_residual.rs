@@ -3,10 +3,10 @@
 //! the host, and the outputs against the f64 norm of that sum, with bf16's rounding of each output
 //! added to the f32 tolerance.
 
-use super::norm::{EPS, SMALLEST_SUBNORMAL, Statistics, inputs, plan, reference_row, sizes as norm_sizes, within};
+use super::element::HostElement;
+use super::norm::{EPS, Statistics, inputs, plan, reference_row, sizes as norm_sizes, within};
 use super::{Case, Cli, FamilyDemo, GUARD, Outputs, Plan, Size, Sizes, check_guard, check_len, substream};
 use kernels::Source;
-use kernels::norm::element::RowElement;
 use kernels::norm::residual::{LAYER_BF16_FAMILY, LAYER_FAMILY, RMS_BF16_FAMILY, RMS_FAMILY, ResidualNorm};
 use ptxkit::device::mma::Bf16;
 use ptxkit::device::{GlobalSlice, GlobalSliceMut};
@@ -16,74 +16,6 @@ use ptxkit_runtime::Result;
 use ptxkit_runtime::array::{Array, Buffer, Tracked};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-
-/// An element type as the host holds it: its bits in arrays, its values as f32.
-pub trait HostElement: RowElement {
-    type Bits: ptxkit_runtime::array::Element + cudarc::driver::DeviceRepr + Default + Copy;
-    /// The relative error of rounding an f32 result to this type (0 for f32 itself).
-    const ROUNDING: f64;
-    /// The type's smallest subnormal: below the normal range a result rounds to a multiple of it.
-    const SMALLEST: f64;
-    /// NaN's bits: the poison of outputs.
-    const NAN: Self::Bits;
-    /// `x` rounded to this type, as bits.
-    fn bits(x: f32) -> Self::Bits;
-    /// The value of `bits`, exactly.
-    fn value(bits: Self::Bits) -> f32;
-    /// A view of bits as a view of elements.
-    fn elements(view: GlobalSlice<Self::Bits>) -> GlobalSlice<Self>;
-    /// The same, writable.
-    fn elements_mut(view: GlobalSliceMut<Self::Bits>) -> GlobalSliceMut<Self>;
-}
-
-impl HostElement for f32 {
-    type Bits = f32;
-    const ROUNDING: f64 = 0.0;
-    const SMALLEST: f64 = SMALLEST_SUBNORMAL;
-    const NAN: f32 = f32::NAN;
-
-    fn bits(x: f32) -> f32 {
-        x
-    }
-
-    fn value(bits: f32) -> f32 {
-        bits
-    }
-
-    fn elements(view: GlobalSlice<f32>) -> GlobalSlice<f32> {
-        view
-    }
-
-    fn elements_mut(view: GlobalSliceMut<f32>) -> GlobalSliceMut<f32> {
-        view
-    }
-}
-
-impl HostElement for Bf16 {
-    type Bits = u16;
-    const ROUNDING: f64 = 1.0 / 256.0;
-    /// 2^-133.
-    const SMALLEST: f64 = 9.183549615799121e-41;
-    const NAN: u16 = 0x7fc0;
-
-    fn bits(x: f32) -> u16 {
-        Bf16::from_f32(x).0
-    }
-
-    fn value(bits: u16) -> f32 {
-        Bf16(bits).to_f32()
-    }
-
-    fn elements(view: GlobalSlice<u16>) -> GlobalSlice<Bf16> {
-        // SAFETY: Bf16 is a transparent u16: the same size and alignment, every bit pattern valid.
-        unsafe { view.cast() }
-    }
-
-    fn elements_mut(view: GlobalSliceMut<u16>) -> GlobalSliceMut<Bf16> {
-        // SAFETY: as above.
-        unsafe { view.cast() }
-    }
-}
 
 /// The arrays of one launch (bits of the element type): the input; where given the residual and
 /// the sum it makes (written); the weight and bias (`cols` each, either may be absent); the output;

@@ -1,6 +1,7 @@
-//! The element types the fused norms ([`super::residual`]) read and write: f32, and bf16 as
-//! PyTorch's bf16 norms compute it (each value widened to f32, the statistics and the output in
-//! f32, the output rounded to bf16 once, to the nearest, ties to even).
+//! The element types the row kernels read and write (the fused norms, [`crate::norm::residual`];
+//! cross-entropy's logits and their gradient, [`crate::cross_entropy`]): f32, and bf16 as PyTorch's
+//! bf16 kernels compute it (each value widened to f32, the arithmetic in f32, each output rounded
+//! to bf16 once, to the nearest, ties to even).
 
 use ptxkit::device::mma::{Bf16, round_pack_bf16x2};
 use ptxkit::device::{Float4, GlobalSlice, GlobalSliceMut};
