@@ -59,6 +59,7 @@ pub static FAMILIES: &[&dyn AnyFamily] = &[
     &cross_entropy::BACKWARD_BF16_FAMILY,
     &cross_entropy::COUNT_FAMILY,
     &cross_entropy::FUSED_FAMILY,
+    &cross_entropy::FUSED_BF16_FAMILY,
     &cross_entropy::SCALE_FAMILY,
     &cross_entropy::SCALE_BF16_FAMILY,
     &probe::FAMILY,

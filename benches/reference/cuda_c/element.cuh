@@ -42,3 +42,30 @@ struct Element<unsigned short> {
         *reinterpret_cast<uint4*>(p) = make_uint4(words[0], words[1], words[2], words[3]);
     }
 };
+
+// kernels::element::RowElement::widen: a 16-byte vector's bits (as loaded or staged) as its LANES
+// values; map_raw: the bits of the vector of f(k, value k), each rounded to E.
+template <class E>
+__device__ __forceinline__ void widen(float4 raw, float* out) {
+    if (Element<E>::LANES == 4) {
+        out[0] = raw.x, out[1] = raw.y, out[2] = raw.z, out[3] = raw.w;
+    } else {
+        unsigned words[4] = {__float_as_uint(raw.x), __float_as_uint(raw.y), __float_as_uint(raw.z), __float_as_uint(raw.w)};
+        for (unsigned w = 0; w < 4; ++w) {
+            out[2 * w] = __uint_as_float(words[w] << 16);
+            out[2 * w + 1] = __uint_as_float(words[w] & 0xffff0000u);
+        }
+    }
+}
+
+template <class E, typename F>
+__device__ __forceinline__ float4 map_raw(float4 raw, F f) {
+    float x[8];
+    widen<E>(raw, x);
+#pragma unroll
+    for (unsigned k = 0; k < Element<E>::LANES; ++k) x[k] = f(k, x[k]);
+    float4 out;
+    Element<E>::store(reinterpret_cast<E*>(&out), x);
+    return out;
+}
+

@@ -1,5 +1,6 @@
-// kernels::softmax::on_chip: a row held on chip by a block of 1024 between its statistics and
-// its outputs: 6 vectors a thread in registers, the next 10 in shared memory by cp.async, the
+// kernels::softmax::on_chip: a row of E (f32, or bf16 as its bits) held on chip by a block of 1024
+// between its statistics and its outputs: 6 vectors a thread in registers (4 of bf16), the next 10
+// in shared memory by cp.async, the
 // elements before the first 16-byte boundary and after the last vector one a thread; past 65536
 // columns the rest streamed (a running pair) and read again for its outputs. Each thread's sum from
 // its own maximum, the pairs merged over the block. Shared by softmax_wide_staged and
@@ -10,115 +11,117 @@
 #define F_WARPS 32u
 #define F_VECTORS 6u
 #define F_STAGED 10u
-#define F_REGISTER_SPAN (F_THREADS * F_VECTORS)
-#define F_ON_CHIP_SPAN (F_THREADS * (F_VECTORS + F_STAGED))
+#define F_BF16_VECTORS 4u
 #define F_BATCH 4u
+
+// kernels::softmax::on_chip::register_vectors and the spans it gives.
+template <class E>
+__device__ __forceinline__ constexpr unsigned f_vectors() { return Element<E>::LANES == 4 ? F_VECTORS : F_BF16_VECTORS; }
+template <class E>
+__device__ __forceinline__ constexpr unsigned f_register_span() { return F_THREADS * f_vectors<E>(); }
+template <class E>
+__device__ __forceinline__ constexpr unsigned f_on_chip_span() { return F_THREADS * (f_vectors<E>() + F_STAGED); }
 
 // kernels::softmax::on_chip::Staging: the staged vectors, then 32 maxima, 32 sums and one word.
 #define F_SHARED_BYTES (F_STAGED * F_THREADS * 16u + 2u * F_WARPS * 4u + 4u)
 
 // kernels::softmax::on_chip::stream: the streamed vectors of thread t, four loads in flight.
-template <typename See>
-__device__ __forceinline__ void stream(const float* src, unsigned head, unsigned vectors, unsigned t, See see) {
-    unsigned v = F_ON_CHIP_SPAN + t;
+template <class E, typename See>
+__device__ __forceinline__ void stream(const E* src, unsigned head, unsigned vectors, unsigned t, See see) {
+    constexpr unsigned L = Element<E>::LANES;
+    unsigned v = f_on_chip_span<E>() + t;
     for (; v + (F_BATCH - 1) * F_THREADS < vectors; v += F_BATCH * F_THREADS) {
         float4 x[F_BATCH];
 #pragma unroll
-        for (unsigned i = 0; i < F_BATCH; ++i) x[i] = *(const float4*)(src + head + 4 * (v + i * F_THREADS));
+        for (unsigned i = 0; i < F_BATCH; ++i) x[i] = *(const float4*)(src + head + L * (v + i * F_THREADS));
 #pragma unroll
         for (unsigned i = 0; i < F_BATCH; ++i) see(v + i * F_THREADS, x[i]);
     }
-    for (; v < vectors; v += F_THREADS) see(v, *(const float4*)(src + head + 4 * v));
+    for (; v < vectors; v += F_THREADS) see(v, *(const float4*)(src + head + L * v));
+}
+
+// Calls f with each of a raw vector's values, widened.
+template <class E, typename F>
+__device__ __forceinline__ void each(float4 raw, F f) {
+    float x[8];
+    widen<E>(raw, x);
+#pragma unroll
+    for (unsigned k = 0; k < Element<E>::LANES; ++k) f(x[k]);
 }
 
 // kernels::softmax::on_chip::row_on_chip: the row's merged (max, sum), and f(c, x) into dst for
 // each element, f = make(those statistics).
-template <typename Make>
-__device__ __forceinline__ Running row_on_chip(const float* src, float* dst, unsigned cols, float4* staged,
-                                               float* maxes, float* sums, Make make) {
+template <class E, typename Make>
+__device__ __forceinline__ Running row_on_chip(const E* src, E* dst, unsigned cols, float4* staged, float* maxes,
+                                               float* sums, Make make) {
+    constexpr unsigned L = Element<E>::LANES, VECTORS = f_vectors<E>(), REGISTER_SPAN = f_register_span<E>();
     unsigned t = threadIdx.x;
     unsigned head, vectors;
     split(src, cols, head, vectors);
 #pragma unroll
     for (unsigned j = 0; j < F_STAGED; ++j) {
-        unsigned v = F_REGISTER_SPAN + t + F_THREADS * j;
+        unsigned v = REGISTER_SPAN + t + F_THREADS * j;
         if (v < vectors) {
             unsigned address = (unsigned)__cvta_generic_to_shared(staged + j * F_THREADS + t);
-            asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(address), "l"(src + head + 4 * v));
+            asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(address), "l"(src + head + L * v));
         }
     }
     asm volatile("cp.async.commit_group;");
     Running running = RUNNING_EMPTY;
-    stream(src, head, vectors, t, [&](unsigned, float4 x) {
-        running = running_add(running, x.x);
-        running = running_add(running, x.y);
-        running = running_add(running, x.z);
-        running = running_add(running, x.w);
-    });
-    float4 x[F_VECTORS];
+    stream(src, head, vectors, t, [&](unsigned, float4 x) { each<E>(x, [&](float v) { running = running_add(running, v); }); });
+    float4 x[VECTORS];
+    // −∞ in every lane of either type: f32's bits, or bf16's 0xff80 in both halves.
+    float negative = L == 4 ? -INFINITY : __uint_as_float(0xff80ff80u);
 #pragma unroll
-    for (unsigned i = 0; i < F_VECTORS; ++i) {
+    for (unsigned i = 0; i < VECTORS; ++i) {
         unsigned v = t + F_THREADS * i;
-        x[i] = v < vectors ? *(const float4*)(src + head + 4 * v) : make_float4(-INFINITY, -INFINITY, -INFINITY, -INFINITY);
+        x[i] = v < vectors ? *(const float4*)(src + head + L * v) : make_float4(negative, negative, negative, negative);
     }
-    unsigned first = t, last_column = head + 4 * vectors + t;
+    unsigned first = t, last_column = head + L * vectors + t;
     auto edge = [&](unsigned which) {
-        if (which == 0) return first < head ? src[first] : -INFINITY;
-        return last_column < cols ? src[last_column] : -INFINITY;
+        if (which == 0) return first < head ? Element<E>::to_f32(src[first]) : -INFINITY;
+        return last_column < cols ? Element<E>::to_f32(src[last_column]) : -INFINITY;
     };
     asm volatile("cp.async.wait_group 0;" ::: "memory");
     auto larger = [](float m, float v) { return v > m ? v : m; };
     float m = larger(larger(running.max, edge(0)), edge(1));
 #pragma unroll
-    for (unsigned i = 0; i < F_VECTORS; ++i) m = larger(larger(larger(larger(m, x[i].x), x[i].y), x[i].z), x[i].w);
+    for (unsigned i = 0; i < VECTORS; ++i) each<E>(x[i], [&](float v) { m = larger(m, v); });
 #pragma unroll
     for (unsigned j = 0; j < F_STAGED; ++j)
-        if (F_REGISTER_SPAN + t + F_THREADS * j < vectors) {
-            float4 s = staged[j * F_THREADS + t];
-            m = larger(larger(larger(larger(m, s.x), s.y), s.z), s.w);
-        }
+        if (REGISTER_SPAN + t + F_THREADS * j < vectors) each<E>(staged[j * F_THREADS + t], [&](float v) { m = larger(m, v); });
     float sum = running.sum * fast_exp(running.max - m);
     sum += fast_exp(edge(0) - m);
     sum += fast_exp(edge(1) - m);
 #pragma unroll
-    for (unsigned i = 0; i < F_VECTORS; ++i)
-        if (t + F_THREADS * i < vectors) {
-            sum += fast_exp(x[i].x - m);
-            sum += fast_exp(x[i].y - m);
-            sum += fast_exp(x[i].z - m);
-            sum += fast_exp(x[i].w - m);
-        }
+    for (unsigned i = 0; i < VECTORS; ++i)
+        if (t + F_THREADS * i < vectors) each<E>(x[i], [&](float v) { sum += fast_exp(v - m); });
 #pragma unroll
     for (unsigned j = 0; j < F_STAGED; ++j)
-        if (F_REGISTER_SPAN + t + F_THREADS * j < vectors) {
-            float4 s = staged[j * F_THREADS + t];
-            sum += fast_exp(s.x - m);
-            sum += fast_exp(s.y - m);
-            sum += fast_exp(s.z - m);
-            sum += fast_exp(s.w - m);
-        }
+        if (REGISTER_SPAN + t + F_THREADS * j < vectors)
+            each<E>(staged[j * F_THREADS + t], [&](float v) { sum += fast_exp(v - m); });
     Running merged = block_running<F_WARPS>(maxes, sums, {m, sum});
     auto f = make(merged);
     if (((size_t)src - (size_t)dst) % 16 != 0) {
         map_row<F_THREADS>(src, dst, cols, t, f);
     } else {
-        auto four = [&](unsigned v, float4 y) {
-            unsigned c = head + 4 * v;
-            return make_float4(f(c, y.x), f(c + 1, y.y), f(c + 2, y.z), f(c + 3, y.w));
+        auto put = [&](unsigned v, float4 raw) {
+            unsigned c = head + L * v;
+            *(float4*)(dst + c) = map_raw<E>(raw, [&](unsigned k, float y) { return f(c + k, y); });
         };
 #pragma unroll
-        for (unsigned i = 0; i < F_VECTORS; ++i) {
+        for (unsigned i = 0; i < VECTORS; ++i) {
             unsigned v = t + F_THREADS * i;
-            if (v < vectors) *(float4*)(dst + head + 4 * v) = four(v, x[i]);
+            if (v < vectors) put(v, x[i]);
         }
-        if (first < head) dst[first] = f(first, edge(0));
-        if (last_column < cols) dst[last_column] = f(last_column, edge(1));
+        if (first < head) dst[first] = Element<E>::from_f32(f(first, edge(0)));
+        if (last_column < cols) dst[last_column] = Element<E>::from_f32(f(last_column, edge(1)));
 #pragma unroll
         for (unsigned j = 0; j < F_STAGED; ++j) {
-            unsigned v = F_REGISTER_SPAN + t + F_THREADS * j;
-            if (v < vectors) *(float4*)(dst + head + 4 * v) = four(v, staged[j * F_THREADS + t]);
+            unsigned v = REGISTER_SPAN + t + F_THREADS * j;
+            if (v < vectors) put(v, staged[j * F_THREADS + t]);
         }
-        stream(src, head, vectors, t, [&](unsigned v, float4 y) { *(float4*)(dst + head + 4 * v) = four(v, y); });
+        stream(src, head, vectors, t, put);
     }
     return merged;
 }

@@ -731,6 +731,7 @@ def _cross_entropy_fused_impl(
         grad,
         ignore_index=ignore_index,
         reduction=reduction,
+        bf16=logits.dtype is torch.bfloat16,
         **launch,
     )
     return losses, stats, total, grad
@@ -765,7 +766,14 @@ def _cross_entropy_fused_gradient(ctx, grad_losses, grad_stats, grad_total, grad
         # The targets as given (a strided view, say): as the kernels take them, as forward did.
         target = _ready("target", target, torch.int64)
         grad_loss = _ready("grad_loss", grad_loss.to(torch.float32))
-        _native.cross_entropy_scale(target, grad_loss, grad, ignore_index=ctx.ignore_index, **_launch_args(grad))
+        _native.cross_entropy_scale(
+            target,
+            grad_loss,
+            grad,
+            ignore_index=ctx.ignore_index,
+            bf16=grad.dtype is torch.bfloat16,
+            **_launch_args(grad),
+        )
     return grad, None, None, None
 
 
@@ -777,7 +785,7 @@ def _fused_training(logits):
     ``torch.compile`` the two passes are traced), wide rows."""
     return (
         type(logits) is torch.Tensor
-        and logits.dtype is torch.float32
+        and (logits.dtype is torch.float32 or logits.dtype is torch.bfloat16)
         and logits.requires_grad
         and _grad_enabled()
         and not _is_compiling()
@@ -791,9 +799,9 @@ def cross_entropy(logits, target, ignore_index=-100, reduction="mean"):
     float32 or bfloat16 CUDA logits of shape (rows, classes) and int64 class indices of shape
     (rows,): the softmax is never written out: one read of the logits forward, one read and one
     write of their gradient backward (bfloat16 logits: float32 arithmetic, the loss returned in
-    bfloat16 and the gradient written in bfloat16, as PyTorch's types are); for training on float32
-    logits (they need a gradient, outside ``torch.compile``, over 1024 classes) one read of the
-    logits and one write of their gradient in all, the forward pass
+    bfloat16 and the gradient written in bfloat16, as PyTorch's types are); for training (the
+    logits need a gradient, outside ``torch.compile``, over 1024 classes) one read of the logits
+    and one write of their gradient in all, the forward pass
     writing it and the backward pass scaling it in place unless the loss gradient is 1 (a gradient
     as large as the logits is held from forward to backward, as PyTorch holds its log-softmax).
     Rows whose target is ``ignore_index`` add nothing and get a gradient of 0; the mean is over

@@ -1323,7 +1323,7 @@ fn cross_entropy_of<E: families::element::HostElement>(
 /// into `count` (1 float32 element), which divides the gradient. `cross_entropy_scale` then
 /// applies the loss gradient.
 #[pyfunction]
-#[pyo3(signature = (logits, targets, losses, stats, total, ticket, count, grad_logits, *, ignore_index, reduction, stream, device))]
+#[pyo3(signature = (logits, targets, losses, stats, total, ticket, count, grad_logits, *, ignore_index, reduction, bf16=false, stream, device))]
 #[allow(clippy::too_many_arguments)]
 fn cross_entropy_fused(
     logits: &Bound<PyAny>,
@@ -1336,14 +1336,60 @@ fn cross_entropy_fused(
     grad_logits: &Bound<PyAny>,
     ignore_index: i64,
     reduction: &str,
+    bf16: bool,
     stream: usize,
     device: usize,
 ) -> PyResult<()> {
-    use kernels::cross_entropy::{COUNT_FAMILY, CrossEntropyCount, CrossEntropyFused, FUSED_FAMILY, Reduction};
+    use kernels::cross_entropy::{FUSED_BF16_FAMILY, FUSED_FAMILY};
+    let tensors = (logits, targets, losses, stats, grad_logits);
+    let reduced = (reduction, total, ticket, count);
+    if bf16 {
+        cross_entropy_fused_of(
+            &FUSED_BF16_FAMILY,
+            Dtype::Bf16,
+            tensors,
+            reduced,
+            ignore_index,
+            (stream, device),
+        )
+    } else {
+        cross_entropy_fused_of(
+            &FUSED_FAMILY,
+            Dtype::F32,
+            tensors,
+            reduced,
+            ignore_index,
+            (stream, device),
+        )
+    }
+}
+
+/// [`cross_entropy_fused`] over logits and a gradient of `E` read as `dtype`.
+#[allow(clippy::type_complexity)]
+fn cross_entropy_fused_of<E: families::element::HostElement>(
+    family: &'static ptxkit::Family<kernels::cross_entropy::CrossEntropyFused<E>>,
+    dtype: Dtype,
+    (logits, targets, losses, stats, grad_logits): (
+        &Bound<PyAny>,
+        &Bound<PyAny>,
+        &Bound<PyAny>,
+        &Bound<PyAny>,
+        &Bound<PyAny>,
+    ),
+    (reduction, total, ticket, count): (
+        &str,
+        Option<&Bound<PyAny>>,
+        Option<&Bound<PyAny>>,
+        Option<&Bound<PyAny>>,
+    ),
+    ignore_index: i64,
+    (stream, device): (usize, usize),
+) -> PyResult<()> {
+    use kernels::cross_entropy::{COUNT_FAMILY, CrossEntropyCount, CrossEntropyFused, Reduction};
     let reduction = self::reduction(reduction)?;
-    let [logits, targets, losses, stats] = forward_tensors(Dtype::F32, logits, targets, losses, stats)?;
+    let [logits, targets, losses, stats] = forward_tensors(dtype, logits, targets, losses, stats)?;
     let [rows, cols] = [logits.shape[0], logits.shape[1]];
-    let grad_logits = Tensor::read("grad_logits", grad_logits, Dtype::F32, 2)?.writable()?;
+    let grad_logits = Tensor::read("grad_logits", grad_logits, dtype, 2)?.writable()?;
     grad_logits.expect_shape(&[rows, cols])?;
     let reduced = reduced_outputs(reduction, total, ticket)?;
     let count = match (reduction, count) {
@@ -1359,12 +1405,12 @@ fn cross_entropy_fused(
         }
         _ => None,
     };
-    let problem = CrossEntropyFused::new(rows, cols).map_err(size_error)?;
+    let problem = CrossEntropyFused::<E>::new(rows, cols).map_err(size_error)?;
     let backend = backend(device, stream)?;
-    let (logits, targets) = (array(&backend, &logits)?, array(&backend, &targets)?);
-    let (mut losses, mut stats) = (array(&backend, &losses)?, array(&backend, &stats)?);
-    let mut grad_logits = array(&backend, &grad_logits)?;
-    let mut count = count.map(|count| array(&backend, &count)).transpose()?;
+    let (logits, targets) = (array::<E::Bits>(&backend, &logits)?, array::<i64>(&backend, &targets)?);
+    let (mut losses, mut stats) = (array::<f32>(&backend, &losses)?, array::<f32>(&backend, &stats)?);
+    let mut grad_logits = array::<E::Bits>(&backend, &grad_logits)?;
+    let mut count = count.map(|count| array::<f32>(&backend, &count)).transpose()?;
     if let Some(count) = count.as_mut() {
         let problem = CrossEntropyCount::new(rows).map_err(size_error)?;
         families::cross_entropy_fused::launch_count(
@@ -1399,7 +1445,7 @@ fn cross_entropy_fused(
     };
     families::cross_entropy_fused::launch_fused(
         &backend,
-        &FUSED_FAMILY.kernels[0],
+        &family.kernels[0],
         Source::Rust,
         &problem,
         ignore_index,

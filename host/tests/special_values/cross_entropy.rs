@@ -10,8 +10,8 @@ use kernels::cross_entropy::{
     Reduction,
 };
 use kernels_host::families::cross_entropy::{
-    self, BackwardArrays, ForwardArrays, RowLoss, Total, check_backward, check_backward_of, check_forward,
-    reference_row, reference_total,
+    self, BackwardArrays, ForwardArrays, RowLoss, Total, check_backward_of, check_forward, reference_row,
+    reference_total,
 };
 use kernels_host::families::element::HostElement;
 use kernels_host::families::norm::within;
@@ -202,7 +202,7 @@ fn check_width<E: HostElement>(
                 continue;
             }
             let got = grad.read(backend).unwrap();
-            if let Err(e) = check_backward_of::<E>((&logits, &targets, &stats), &scales, &got, cols) {
+            if let Err(e) = check_backward_of::<E>((&logits, &targets, &stats), &scales, (&got, 1), cols) {
                 failures.push(format!("{label}: {e}"));
             }
         }
@@ -214,144 +214,163 @@ fn check_width<E: HostElement>(
 /// the forward pass's, its gradient from the statistics it wrote, for a loss gradient of 1), then
 /// the gradient scaled in place by one loss gradient and by one per row.
 pub(crate) fn cross_entropy_fused_meets_special_values(backend: &Backend) {
-    use kernels::cross_entropy::{
-        COUNT_FAMILY, CrossEntropyCount, CrossEntropyFused, CrossEntropyScale, FUSED_FAMILY, SCALE_FAMILY, fused,
-    };
-    use kernels_host::families::cross_entropy::{Walk, reference_row_by, reference_total_by};
-    use kernels_host::families::cross_entropy_fused::{FusedArrays, launch_count, launch_fused, launch_scale};
+    use kernels::cross_entropy::{FUSED_BF16_FAMILY, FUSED_FAMILY, SCALE_BF16_FAMILY, SCALE_FAMILY};
     if !runs_here(backend, &FUSED_FAMILY.kernels[0].info(FUSED_FAMILY.name), Source::Rust) {
         return;
     }
     let stream = rng_stream();
     let mut failures = Vec::new();
-    for cols in [1, 33, 4099, 24_581, 65_539] {
-        let mut rng = StdRng::seed_from_u64(stream ^ cols as u64 ^ 0xf0);
-        let (logits, targets) = rows_of(&mut rng, cols);
-        let rows = targets.len();
-        let references: Vec<RowLoss> = logits
-            .chunks(cols)
-            .zip(&targets)
-            .map(|(row, &t)| reference_row_by(row, t, IGNORE_INDEX, Walk::Fused))
-            .collect();
-        let upload = |values: &[f32]| Buffer::upload(backend, values).unwrap();
-        let (logits_buffer, targets_buffer) = (upload(&logits), Buffer::upload(backend, &targets).unwrap());
-        let mut count_buffer = upload(&[f32::NAN]);
-        let counted = launch_count(
+    for cols in [1, 33, 4099, 24_581, 65_539, 114_697] {
+        check_fused_width::<f32>(backend, (stream, cols), (&FUSED_FAMILY, &SCALE_FAMILY), &mut failures);
+        check_fused_width::<Bf16>(
             backend,
-            &COUNT_FAMILY.kernels[0],
-            Source::Rust,
-            &CrossEntropyCount::new(rows).unwrap(),
-            IGNORE_INDEX,
-            (&targets_buffer, &mut count_buffer),
+            (stream, cols),
+            (&FUSED_BF16_FAMILY, &SCALE_BF16_FAMILY),
+            &mut failures,
         );
-        let count = targets.iter().filter(|&&t| t != IGNORE_INDEX).count() as f32;
-        match counted.map(|()| count_buffer.read(backend).unwrap()[0]) {
-            Ok(got) if got == count => {}
-            outcome => failures.push(format!("cross_entropy_count at {rows}: {outcome:?}, expected {count}")),
+    }
+    assert_none_failed(&failures, stream);
+}
+
+/// [`cross_entropy_fused_meets_special_values`] at one width over logits (and gradient) of `E`.
+fn check_fused_width<E: HostElement>(
+    backend: &Backend,
+    (stream, cols): (u64, usize),
+    (fused_family, scale_family): (
+        &Family<kernels::cross_entropy::CrossEntropyFused<E>>,
+        &Family<kernels::cross_entropy::CrossEntropyScale<E>>,
+    ),
+    failures: &mut Vec<String>,
+) {
+    use kernels::cross_entropy::{COUNT_FAMILY, CrossEntropyCount, CrossEntropyFused, CrossEntropyScale, fused};
+    use kernels_host::families::cross_entropy::{Walk, reference_row_by, reference_total_by};
+    use kernels_host::families::cross_entropy_fused::{FusedArrays, launch_count, launch_fused, launch_scale};
+    let mut rng = StdRng::seed_from_u64(stream ^ cols as u64 ^ 0xf0);
+    let (logits, targets) = rows_of(&mut rng, cols);
+    let bits: Vec<E::Bits> = logits.iter().map(|&x| E::bits(x)).collect();
+    let logits: Vec<f32> = bits.iter().map(|&b| E::value(b)).collect();
+    let rows = targets.len();
+    let references: Vec<RowLoss> = logits
+        .chunks(cols)
+        .zip(&targets)
+        .map(|(row, &t)| reference_row_by(row, t, IGNORE_INDEX, Walk::fused::<E>()))
+        .collect();
+    let upload = |values: &[f32]| Buffer::upload(backend, values).unwrap();
+    let (logits_buffer, targets_buffer) = (
+        Buffer::upload(backend, &bits).unwrap(),
+        Buffer::upload(backend, &targets).unwrap(),
+    );
+    let mut count_buffer = upload(&[f32::NAN]);
+    let counted = launch_count(
+        backend,
+        &COUNT_FAMILY.kernels[0],
+        Source::Rust,
+        &CrossEntropyCount::new(rows).unwrap(),
+        IGNORE_INDEX,
+        (&targets_buffer, &mut count_buffer),
+    );
+    let count = targets.iter().filter(|&&t| t != IGNORE_INDEX).count() as f32;
+    match counted.map(|()| count_buffer.read(backend).unwrap()[0]) {
+        Ok(got) if got == count => {}
+        outcome => failures.push(format!("cross_entropy_count at {rows}: {outcome:?}, expected {count}")),
+    }
+    let problem = CrossEntropyFused::<E>::new(rows, cols).unwrap();
+    let kernel = &fused_family.kernels[0];
+    for reduction in [Some(Reduction::Mean), Some(Reduction::Sum), None] {
+        let label = format!("{} at {rows}x{cols}, {reduction:?}", kernel.entry());
+        let (mut losses, mut stats, mut total) = (
+            upload(&vec![f32::NAN; rows]),
+            upload(&vec![f32::NAN; 2 * rows]),
+            upload(&[f32::NAN; 2]),
+        );
+        let mut grad = Buffer::upload(backend, &vec![E::NAN; logits.len()]).unwrap();
+        let mut ticket = Buffer::upload(backend, &[0u32]).unwrap();
+        let arrays = FusedArrays {
+            logits: &logits_buffer,
+            targets: &targets_buffer,
+            count: Some(&count_buffer),
+            losses: &mut losses,
+            stats: &mut stats,
+            total: reduction.map(|reduction| Total {
+                total: &mut total,
+                ticket: &mut ticket,
+                reduction,
+            }),
+            grad_logits: &mut grad,
+        };
+        if let Err(e) = launch_fused(backend, kernel, Source::Rust, &problem, IGNORE_INDEX, arrays) {
+            failures.push(format!("{label}: {e}"));
+            continue;
         }
-        let problem = CrossEntropyFused::new(rows, cols).unwrap();
-        for reduction in [Some(Reduction::Mean), Some(Reduction::Sum), None] {
-            let label = format!("cross_entropy_fused at {rows}x{cols}, {reduction:?}");
-            let (mut losses, mut stats, mut total, mut grad) = (
-                upload(&vec![f32::NAN; rows]),
-                upload(&vec![f32::NAN; 2 * rows]),
-                upload(&[f32::NAN; 2]),
-                upload(&vec![f32::NAN; logits.len()]),
-            );
-            let mut ticket = Buffer::upload(backend, &[0u32]).unwrap();
-            let arrays = FusedArrays {
-                logits: &logits_buffer,
-                targets: &targets_buffer,
-                count: Some(&count_buffer),
-                losses: &mut losses,
-                stats: &mut stats,
-                total: reduction.map(|reduction| Total {
-                    total: &mut total,
-                    ticket: &mut ticket,
-                    reduction,
-                }),
-                grad_logits: &mut grad,
-            };
-            if let Err(e) = launch_fused(
+        let (losses, stats, total) = (
+            losses.read(backend).unwrap(),
+            stats.read(backend).unwrap(),
+            total.read(backend).unwrap(),
+        );
+        if let Err(e) = check_forward(&references, (&losses, &stats)) {
+            failures.push(format!("{label}: {e}"));
+        }
+        if let Some(reduction) = reduction {
+            let threads = fused::THREADS as usize;
+            let (want, tolerance, count) = reference_total_by(&references, &targets, IGNORE_INDEX, reduction, threads);
+            if !within(total[0], want, tolerance) || total[1] as f64 != count {
+                failures.push(format!("{label}: total {total:?}, expected {want} over {count}"));
+            }
+        }
+        let unit = if reduction == Some(Reduction::Mean) {
+            1.0 / count as f64
+        } else {
+            1.0
+        };
+        if let Err(e) = check_backward_of::<E>(
+            (&logits, &targets, &stats),
+            &vec![unit; rows],
+            (&grad.read(backend).unwrap(), 1),
+            cols,
+        ) {
+            failures.push(format!("{label}, the gradient: {e}"));
+        }
+        if reduction != Some(Reduction::Mean) {
+            continue;
+        }
+        // The mean's gradient times a loss gradient of its own, then one per row (some 1): in bf16
+        // each product rounded again.
+        let per_row: Vec<f32> = (0..rows)
+            .map(|r| {
+                if r % 3 == 0 {
+                    1.0
+                } else {
+                    rng.random_range(-2.0f32..2.0)
+                }
+            })
+            .collect();
+        let scale_problem = CrossEntropyScale::<E>::new(rows, cols).unwrap();
+        let scale_kernel = &scale_family.kernels[0];
+        let mut factors = vec![unit; rows];
+        for (scalings, grad_loss) in [(1, vec![1.5f32]), (2, per_row)] {
+            let scaled = launch_scale(
                 backend,
-                &FUSED_FAMILY.kernels[0],
+                scale_kernel,
                 Source::Rust,
-                &problem,
+                &scale_problem,
                 IGNORE_INDEX,
-                arrays,
-            ) {
-                failures.push(format!("{label}: {e}"));
-                continue;
-            }
-            let (losses, stats, total) = (
-                losses.read(backend).unwrap(),
-                stats.read(backend).unwrap(),
-                total.read(backend).unwrap(),
+                (&targets_buffer, &upload(&grad_loss), &mut grad),
             );
-            if let Err(e) = check_forward(&references, (&losses, &stats)) {
-                failures.push(format!("{label}: {e}"));
+            if let Err(e) = scaled {
+                failures.push(format!("{} at {rows}x{cols}: {e}", scale_kernel.entry()));
+                break;
             }
-            if let Some(reduction) = reduction {
-                let threads = fused::THREADS as usize;
-                let (want, tolerance, count) =
-                    reference_total_by(&references, &targets, IGNORE_INDEX, reduction, threads);
-                if !within(total[0], want, tolerance) || total[1] as f64 != count {
-                    failures.push(format!("{label}: total {total:?}, expected {want} over {count}"));
-                }
+            for (r, factor) in factors.iter_mut().enumerate() {
+                *factor *= grad_loss[if grad_loss.len() == 1 { 0 } else { r }] as f64;
             }
-            let unit = if reduction == Some(Reduction::Mean) {
-                1.0 / count as f64
-            } else {
-                1.0
-            };
-            if let Err(e) = check_backward(
-                (&logits, &targets, &stats),
-                &vec![unit; rows],
-                &grad.read(backend).unwrap(),
-                cols,
-            ) {
-                failures.push(format!("{label}, the gradient: {e}"));
-            }
-            if reduction != Some(Reduction::Mean) {
-                continue;
-            }
-            // The mean's gradient times a loss gradient of its own, then one per row (some 1).
-            let per_row: Vec<f32> = (0..rows)
-                .map(|r| {
-                    if r % 3 == 0 {
-                        1.0
-                    } else {
-                        rng.random_range(-2.0f32..2.0)
-                    }
-                })
-                .collect();
-            let scale_problem = CrossEntropyScale::new(rows, cols).unwrap();
-            let mut factors = vec![unit; rows];
-            for grad_loss in [vec![1.5f32], per_row] {
-                let scaled = launch_scale(
-                    backend,
-                    &SCALE_FAMILY.kernels[0],
-                    Source::Rust,
-                    &scale_problem,
-                    IGNORE_INDEX,
-                    (&targets_buffer, &upload(&grad_loss), &mut grad),
-                );
-                if let Err(e) = scaled {
-                    failures.push(format!("cross_entropy_scale at {rows}x{cols}: {e}"));
-                    break;
-                }
-                for (r, factor) in factors.iter_mut().enumerate() {
-                    *factor *= grad_loss[if grad_loss.len() == 1 { 0 } else { r }] as f64;
-                }
-                let got = grad.read(backend).unwrap();
-                if let Err(e) = check_backward((&logits, &targets, &stats), &factors, &got, cols) {
-                    failures.push(format!(
-                        "cross_entropy_scale at {rows}x{cols}, {} loss gradients: {e}",
-                        grad_loss.len()
-                    ));
-                }
+            let got = grad.read(backend).unwrap();
+            if let Err(e) = check_backward_of::<E>((&logits, &targets, &stats), &factors, (&got, 1 + scalings), cols) {
+                failures.push(format!(
+                    "{} at {rows}x{cols}, {} loss gradients: {e}",
+                    scale_kernel.entry(),
+                    grad_loss.len()
+                ));
             }
         }
     }
-    assert_none_failed(&failures, stream);
 }

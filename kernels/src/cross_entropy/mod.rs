@@ -146,25 +146,26 @@ impl<E: RowElement> Problem for CrossEntropyBackward<E> {
 /// Forward and gradient in one launch: each row's loss, statistics and gradient (for a loss
 /// gradient of 1), and the total.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct CrossEntropyFused {
+pub struct CrossEntropyFused<E = f32> {
     pub rows: u32,
     pub cols: u32,
+    pub element: PhantomData<E>,
 }
 
-impl Problem for CrossEntropyFused {
+impl<E: RowElement> Problem for CrossEntropyFused<E> {
     /// `(logits, targets, count, losses, stats, total, ticket, grad_logits, rows, cols,
     /// ignore_index, mean)`: as [`CrossEntropy`]'s, with `count` (1 element: the rows not ignored,
     /// as [`CrossEntropyCount`] writes it, for `mean`; or empty) and the logits' gradient (rows ×
     /// cols, written: each row's divided by the count for `mean`).
     type Args = (
-        GlobalSlice<f32>,
+        GlobalSlice<E>,
         GlobalSlice<i64>,
         GlobalSlice<f32>,
         GlobalSliceMut<f32>,
         GlobalSliceMut<f32>,
         GlobalSliceMut<f32>,
         GlobalSliceMut<u32>,
-        GlobalSliceMut<f32>,
+        GlobalSliceMut<E>,
         u32,
         u32,
         i64,
@@ -214,6 +215,10 @@ pub const BACKWARD_BF16_FAMILY: Family<CrossEntropyBackward<Bf16>> =
 /// Forward and gradient in one launch: the registry's list.
 pub const FUSED_FAMILY: Family<CrossEntropyFused> = Family::new("cross_entropy_fused", &[fused::KERNEL]);
 
+/// The same over bf16 logits and gradient: the registry's list.
+pub const FUSED_BF16_FAMILY: Family<CrossEntropyFused<Bf16>> =
+    Family::new("cross_entropy_fused_bf16", &[fused::KERNEL_BF16]);
+
 /// The rows a mean counts: the registry's list.
 pub const COUNT_FAMILY: Family<CrossEntropyCount> = Family::new("cross_entropy_count", &[count::KERNEL]);
 
@@ -260,11 +265,15 @@ impl<E> CrossEntropy<E> {
 }
 
 #[cfg(not(target_arch = "nvptx64"))]
-impl CrossEntropyFused {
+impl<E> CrossEntropyFused<E> {
     /// As [`CrossEntropy::new`].
     pub fn new(rows: usize, cols: usize) -> Result<Self, ptxkit::InvalidSize> {
         let (rows, cols) = shape(rows, cols)?;
-        Ok(CrossEntropyFused { rows, cols })
+        Ok(CrossEntropyFused {
+            rows,
+            cols,
+            element: PhantomData,
+        })
     }
 
     pub fn len(&self) -> usize {

@@ -1,5 +1,6 @@
 //! A row held on chip by a block of [`THREADS`] threads between its statistics and its outputs,
-//! for the rows too long for registers alone (vocabulary-wide rows): its 16-byte vectors (from its
+//! for the rows too long for registers alone (vocabulary-wide rows), f32 or bf16 ([`RowElement`]:
+//! a vector holds four or eight, kept as loaded and widened where used): its 16-byte vectors (from its
 //! first 16-byte boundary, as [`crate::cross_entropy::walk::split`] finds it, so that every load is
 //! a vector whatever the row's offset) go [`VECTORS`] a thread to registers, the next
 //! [`STAGED_VECTORS`] a thread to shared memory (copied by `cp.async` while the register loads are
@@ -15,9 +16,10 @@
 
 use super::{Running, block_running};
 use crate::cross_entropy::walk::{map_row, split};
+use crate::element::RowElement;
 use ptxkit::device::{
-    Float4, GlobalSlice, GlobalSliceMut, MatrixLayout, SharedMatrix, SharedSlice, WARP_SIZE, async_copy_commit,
-    async_copy_wait, exp, thread_idx, unrolled,
+    GlobalSlice, GlobalSliceMut, MatrixLayout, SharedMatrix, SharedSlice, WARP_SIZE, async_copy_commit,
+    async_copy_wait, exp, thread_idx, unrolled, unrolled_to,
 };
 use ptxkit::shared_memory;
 
@@ -25,19 +27,38 @@ use ptxkit::shared_memory;
 pub const THREADS: u32 = 1024;
 /// Warps per block.
 pub const WARPS: u32 = THREADS / WARP_SIZE;
-/// 16-byte vectors each thread holds in registers (six fit under the 64 registers a block of
-/// 1024 threads allows, as in softmax's `wide_staged` rung).
+/// 16-byte vectors of f32 each thread holds in registers (six fit under the 64 registers a block
+/// of 1024 threads allows, as in softmax's `wide_staged` rung).
 pub const VECTORS: u32 = 6;
 /// 16-byte vectors each thread stages in shared memory: 160 KiB in all, within an sm_80 block's
 /// 163 KiB.
 pub const STAGED_VECTORS: u32 = 10;
+/// The vectors of bf16 each thread holds in registers: the compiler keeps the values it widened
+/// for the maximum until the outputs, twice the registers of the vectors as loaded; five spill.
+pub const BF16_VECTORS: u32 = 4;
+
+/// The vectors of `E` each thread holds in registers.
+pub const fn register_vectors<E: RowElement>() -> u32 {
+    if E::LANES == 4 { VECTORS } else { BF16_VECTORS }
+}
+
 /// Vectors a row holds in registers.
-const REGISTER_SPAN: u32 = THREADS * VECTORS;
+const fn register_span<E: RowElement>() -> u32 {
+    THREADS * register_vectors::<E>()
+}
+
 /// Vectors a row holds on chip.
-const ON_CHIP_SPAN: u32 = THREADS * (VECTORS + STAGED_VECTORS);
-/// The columns a row holds on chip, whatever its place against 16-byte boundaries; the rest is
-/// read twice.
-pub const ON_CHIP_COLS: u32 = 4 * ON_CHIP_SPAN;
+const fn on_chip_span<E: RowElement>() -> u32 {
+    THREADS * (register_vectors::<E>() + STAGED_VECTORS)
+}
+/// The columns of f32 a row holds on chip, whatever its place against 16-byte boundaries; the
+/// rest is read twice.
+pub const ON_CHIP_COLS: u32 = on_chip_cols::<f32>();
+
+/// The columns of `E` a row holds on chip ([`ON_CHIP_COLS`] for f32, twice that for bf16).
+pub const fn on_chip_cols<E: RowElement>() -> u32 {
+    E::LANES * on_chip_span::<E>()
+}
 /// Vectors of the streamed part each thread loads at once.
 const STREAM_BATCH: u32 = 4;
 
@@ -53,50 +74,58 @@ shared_memory! {
 }
 
 /// Where a row's values sit: `head` elements before its first 16-byte boundary, `vectors`
-/// aligned vectors from there, then fewer than four.
+/// aligned vectors of `lanes` from there, then fewer than `lanes`.
 #[derive(Clone, Copy)]
 struct Layout {
     head: u32,
     vectors: u32,
+    lanes: u32,
 }
 
 impl Layout {
     /// The column of vector `v`'s first element.
     #[inline(always)]
     fn column(self, v: u32) -> u32 {
-        self.head + 4 * v
+        self.head + self.lanes * v
     }
 
     /// The column of this thread's element past the last vector (inside the row or not).
     #[inline(always)]
     fn tail_column(self, t: u32) -> u32 {
-        self.head + 4 * self.vectors + t
+        self.head + self.lanes * self.vectors + t
     }
 }
 
-/// Calls `see(v, x)` for each vector v of the streamed part in this thread's share (`t`, a
-/// stride of [`THREADS`] vectors from [`ON_CHIP_SPAN`]), [`STREAM_BATCH`] loads issued before any
-/// is used.
+/// Calls `see(v, raw)` for each vector v of the streamed part in this thread's share (`t`, a
+/// stride of [`THREADS`] vectors from [`on_chip_span`]), as loaded, [`STREAM_BATCH`] loads issued
+/// before any is used.
 ///
 /// # Safety
 /// `src` holds the row `layout` describes, 16-byte aligned at its vectors.
 #[inline(always)]
-unsafe fn stream(src: GlobalSlice<f32>, layout: Layout, t: u32, mut see: impl FnMut(u32, [f32; 4])) {
-    let mut v = ON_CHIP_SPAN + t;
+unsafe fn stream<E: RowElement>(src: GlobalSlice<E>, layout: Layout, t: u32, mut see: impl FnMut(u32, [f32; 4])) {
+    let mut v = on_chip_span::<E>() + t;
     while v + (STREAM_BATCH - 1) * THREADS < layout.vectors {
         let mut x = [[0.0f32; 4]; STREAM_BATCH as usize];
         unrolled::<STREAM_BATCH>(|i| {
             // SAFETY: v + i·THREADS < vectors: inside the row, 16-byte aligned.
-            x[i as usize] = unsafe { src.get4_unchecked(layout.column(v + i * THREADS)) }.0;
+            x[i as usize] = unsafe { E::load_raw(src, layout.column(v + i * THREADS)) };
         });
         unrolled::<STREAM_BATCH>(|i| see(v + i * THREADS, x[i as usize]));
         v += STREAM_BATCH * THREADS;
     }
     while v < layout.vectors {
         // SAFETY: as above.
-        see(v, unsafe { src.get4_unchecked(layout.column(v)) }.0);
+        see(v, unsafe { E::load_raw(src, layout.column(v)) });
         v += THREADS;
     }
+}
+
+/// Calls `f` with each of a raw vector's `E::LANES` values, widened, every call written out.
+#[inline(always)]
+fn each<E: RowElement>(raw: [f32; 4], mut f: impl FnMut(f32)) {
+    let x = E::widen(raw);
+    unrolled_to(E::LANES, |k| f(x[k as usize]));
 }
 
 /// Reads row `src` of `cols` elements (the part past [`ON_CHIP_COLS`] twice), merges its
@@ -108,22 +137,26 @@ unsafe fn stream(src: GlobalSlice<f32>, layout: Layout, t: u32, mut see: impl Fn
 /// `src` and `dst` hold `cols` elements; the block has [`THREADS`] threads, all calling (`map`
 /// too, so that it may use the block's barriers).
 #[inline(always)]
-pub unsafe fn row_on_chip<F: Fn(u32, f32) -> f32>(
+pub unsafe fn row_on_chip<E: RowElement, F: Fn(u32, f32) -> f32>(
     (staged, maxes, sums): (SharedMatrix<f32>, SharedSlice<f32>, SharedSlice<f32>),
-    (src, dst): (GlobalSlice<f32>, GlobalSliceMut<f32>),
+    (src, dst): (GlobalSlice<E>, GlobalSliceMut<E>),
     cols: u32,
     map: impl FnOnce(Running) -> F,
 ) -> Running {
     let t = thread_idx().x;
     let (head, vectors) = split(src.as_ptr(), cols);
-    let layout = Layout { head, vectors };
+    let layout = Layout {
+        head,
+        vectors,
+        lanes: E::LANES,
+    };
     // The staged copies first, to travel beside everything else.
     unrolled::<STAGED_VECTORS>(|j| {
-        let v = REGISTER_SPAN + t + THREADS * j;
+        let v = register_span::<E>() + t + THREADS * j;
         if v < vectors {
             // SAFETY: vector v is inside the row, 16-byte aligned; this thread's slot of staged
             // row j, 16-byte aligned.
-            unsafe { staged.copy4_async_unchecked(j, 4 * t, src.as_ptr().add(layout.column(v) as usize)) };
+            unsafe { staged.copy4_async_unchecked(j, 4 * t, src.as_ptr().add(layout.column(v) as usize).cast()) };
         }
     });
     async_copy_commit();
@@ -136,15 +169,15 @@ pub unsafe fn row_on_chip<F: Fn(u32, f32) -> f32>(
             layout,
             t,
             #[inline(always)]
-            |_, x| x.iter().for_each(|&x| running = running.see(x)),
+            |_, raw| each::<E>(raw, |x| running = running.see(x)),
         )
     };
-    let mut x = [[f32::NEG_INFINITY; 4]; VECTORS as usize];
-    unrolled::<VECTORS>(|i| {
+    let mut x = [E::RAW_NEG_INFINITY; VECTORS as usize];
+    unrolled_to(register_vectors::<E>(), |i| {
         let v = t + THREADS * i;
         if v < vectors {
             // SAFETY: as above.
-            x[i as usize] = unsafe { src.get4_unchecked(layout.column(v)) }.0;
+            x[i as usize] = unsafe { E::load_raw(src, layout.column(v)) };
         }
     });
     // This thread's element before the first boundary and its element after the last vector,
@@ -156,12 +189,12 @@ pub unsafe fn row_on_chip<F: Fn(u32, f32) -> f32>(
         unsafe {
             [
                 if first < head {
-                    src.get_unchecked(first)
+                    src.get_unchecked(first).to_f32()
                 } else {
                     f32::NEG_INFINITY
                 },
                 if last < cols {
-                    src.get_unchecked(last)
+                    src.get_unchecked(last).to_f32()
                 } else {
                     f32::NEG_INFINITY
                 },
@@ -173,12 +206,14 @@ pub unsafe fn row_on_chip<F: Fn(u32, f32) -> f32>(
     let larger = #[inline(always)]
     |m: f32, x: f32| if x > m { x } else { m };
     let mut m = edge().iter().fold(running.max, |m, &x| larger(m, x));
-    unrolled::<VECTORS>(|i| m = x[i as usize].iter().fold(m, |m, &x| larger(m, x)));
+    unrolled_to(register_vectors::<E>(), |i| {
+        each::<E>(x[i as usize], |x| m = larger(m, x))
+    });
     unrolled::<STAGED_VECTORS>(|j| {
-        if REGISTER_SPAN + t + THREADS * j < vectors {
+        if register_span::<E>() + t + THREADS * j < vectors {
             // SAFETY: this thread's own staged vector, its copy waited for.
-            let Float4(s) = unsafe { staged.get4_unchecked(j, 4 * t) };
-            m = s.iter().fold(m, |m, &x| larger(m, x));
+            let raw = unsafe { staged.get4_unchecked(j, 4 * t) }.0;
+            each::<E>(raw, |x| m = larger(m, x));
         }
     });
     // This thread's sum from its own maximum, then one merge over the block (one round of
@@ -187,16 +222,16 @@ pub unsafe fn row_on_chip<F: Fn(u32, f32) -> f32>(
     // the merge leaves out, and a row of −∞ alone gets l = −∞, as the forward pass writes it.
     let mut sum = running.sum * exp(running.max - m);
     edge().iter().for_each(|&x| sum += exp(x - m));
-    unrolled::<VECTORS>(|i| {
+    unrolled_to(register_vectors::<E>(), |i| {
         if t + THREADS * i < vectors {
-            x[i as usize].iter().for_each(|&x| sum += exp(x - m));
+            each::<E>(x[i as usize], |x| sum += exp(x - m));
         }
     });
     unrolled::<STAGED_VECTORS>(|j| {
-        if REGISTER_SPAN + t + THREADS * j < vectors {
+        if register_span::<E>() + t + THREADS * j < vectors {
             // SAFETY: as above.
-            let Float4(s) = unsafe { staged.get4_unchecked(j, 4 * t) };
-            s.iter().for_each(|&x| sum += exp(x - m));
+            let raw = unsafe { staged.get4_unchecked(j, 4 * t) }.0;
+            each::<E>(raw, |x| sum += exp(x - m));
         }
     });
     // SAFETY: every thread calls it (the caller's promise).
@@ -212,44 +247,37 @@ pub unsafe fn row_on_chip<F: Fn(u32, f32) -> f32>(
         unsafe { map_row::<_, THREADS>(src, dst, cols, t, f) };
         return row;
     }
-    let four = #[inline(always)]
-    |v: u32, x: [f32; 4]| {
+    // Vector v's outputs from its bits, stored as one vector.
+    let put = #[inline(always)]
+    |v: u32, raw: [f32; 4]| {
         let c = layout.column(v);
-        Float4([f(c, x[0]), f(c + 1, x[1]), f(c + 2, x[2]), f(c + 3, x[3])])
+        // SAFETY: vector v of the output's row, 16-byte aligned as the input's is.
+        unsafe { E::store_raw(dst, c, E::map_raw(raw, |k, x| f(c + k, x))) };
     };
-    unrolled::<VECTORS>(|i| {
+    unrolled_to(register_vectors::<E>(), |i| {
         let v = t + THREADS * i;
         if v < vectors {
-            // SAFETY: vector v of the output's row, 16-byte aligned as the input's is.
-            unsafe { dst.set4_unchecked(layout.column(v), four(v, x[i as usize])) };
+            put(v, x[i as usize]);
         }
     });
     let edge = edge();
     // SAFETY: each inside the row where written.
     unsafe {
         if first < head {
-            dst.set_unchecked(first, f(first, edge[0]));
+            dst.set_unchecked(first, E::from_f32(f(first, edge[0])));
         }
         if last < cols {
-            dst.set_unchecked(last, f(last, edge[1]));
+            dst.set_unchecked(last, E::from_f32(f(last, edge[1])));
         }
     }
     unrolled::<STAGED_VECTORS>(|j| {
-        let v = REGISTER_SPAN + t + THREADS * j;
+        let v = register_span::<E>() + t + THREADS * j;
         if v < vectors {
-            // SAFETY: this thread's own staged vector; vector v of the output's row.
-            unsafe { dst.set4_unchecked(layout.column(v), four(v, staged.get4_unchecked(j, 4 * t).0)) };
+            // SAFETY: this thread's own staged vector.
+            put(v, unsafe { staged.get4_unchecked(j, 4 * t) }.0);
         }
     });
     // SAFETY: the row's vectors, read again; the output's, 16-byte aligned alike.
-    unsafe {
-        stream(
-            src,
-            layout,
-            t,
-            #[inline(always)]
-            |v, x| dst.set4_unchecked(layout.column(v), four(v, x)),
-        )
-    };
+    unsafe { stream(src, layout, t, put) };
     row
 }

@@ -12,6 +12,7 @@ use kernels::cross_entropy::{
     BACKWARD_BF16_FAMILY, BACKWARD_FAMILY, BF16_FAMILY, CrossEntropy, CrossEntropyBackward, FAMILY, IGNORE_INDEX,
     Reduction, THREADS, by_warp, fused,
 };
+use kernels::element::RowElement;
 use ptxkit::device::GlobalSliceMut;
 use ptxkit::device::mma::Bf16;
 use ptxkit::{AnyFamily, Family, Kernel};
@@ -260,9 +261,21 @@ pub fn reference_row(row: &[f32], target: i64, ignore_index: i64) -> RowLoss {
 pub enum Walk {
     /// [`kernels::cross_entropy::forward`]'s: a running pair per thread over the whole row.
     Forward,
-    /// [`kernels::cross_entropy::fused`]'s: each thread's sum from its own maximum, a running
-    /// pair over the part past [`fused::ON_CHIP_COLS`], the threads' pairs merged.
-    Fused,
+    /// [`kernels::cross_entropy::fused`]'s: each thread's sum from its own maximum (over the
+    /// `per_thread` elements it holds on chip), a running pair over the part past the `on_chip`
+    /// columns a row holds, the threads' pairs merged ([`Walk::fused`]).
+    Fused { on_chip: usize, per_thread: usize },
+}
+
+impl Walk {
+    /// The fused kernel's walk over elements of `E`.
+    pub fn fused<E: RowElement>() -> Walk {
+        let vectors = fused::register_vectors::<E>() + fused::STAGED_VECTORS;
+        Walk::Fused {
+            on_chip: fused::on_chip_cols::<E>() as usize,
+            per_thread: (E::LANES * vectors) as usize,
+        }
+    }
 }
 
 /// [`reference_row`] with the tolerances of `walk`.
@@ -303,16 +316,13 @@ pub fn reference_row_by(row: &[f32], target: i64, ignore_index: i64, walk: Walk)
         / sum;
     let (rescales, chain) = match walk {
         Walk::Forward => (most_rescales(row) + 12, cols.div_ceil(walkers(cols)) + 15),
-        Walk::Fused => {
+        Walk::Fused { on_chip, per_thread } => {
             // A thread's streamed elements bound its running maximum's growths, then one
             // rescale of that running sum and the merges: five shuffles' and the warps'. Its sum
             // adds its on-chip elements, two edge elements and the running sum, then the same.
-            let streamed = cols
-                .saturating_sub(fused::ON_CHIP_COLS as usize)
-                .div_ceil(fused::THREADS as usize);
-            let on_chip = 4 * (fused::VECTORS + fused::STAGED_VECTORS) as usize;
+            let streamed = cols.saturating_sub(on_chip).div_ceil(fused::THREADS as usize);
             let merges = 5 + (fused::THREADS / 32) as usize;
-            (streamed + 1 + merges, on_chip + 3 + merges + streamed)
+            (streamed + 1 + merges, per_thread + 3 + merges + streamed)
         }
     };
     let (rescales, chain) = (rescales as f64, chain as f64);
@@ -810,7 +820,7 @@ impl<E: HostElement> Case for BackwardCase<'_, E> {
         let summary = check_backward_of::<E>(
             (&self.logits, &self.targets, &self.stats),
             &vec![self.scale; self.targets.len()],
-            &out[..len],
+            (&out[..len], 1),
             cols,
         )?;
         let values: Vec<f32> = out.iter().map(|&b| E::value(b)).collect();
@@ -827,15 +837,15 @@ pub fn check_backward(
     out: &[f32],
     cols: usize,
 ) -> std::result::Result<String, String> {
-    check_backward_of::<f32>(inputs, scales, out, cols)
+    check_backward_of::<f32>(inputs, scales, (out, 1), cols)
 }
 
-/// [`check_backward`] for a gradient of `E` (its bits), each element's rounding to `E` added to
-/// its tolerance.
+/// [`check_backward`] for a gradient of `E` (its bits) rounded to `E` `roundings` times (once as
+/// written, once more for each scaling in place), each rounding added to its tolerance.
 pub fn check_backward_of<E: HostElement>(
     (logits, targets, stats): (&[f32], &[i64], &[f32]),
     scales: &[f64],
-    out: &[E::Bits],
+    (out, roundings): (&[E::Bits], u32),
     cols: usize,
 ) -> std::result::Result<String, String> {
     let mut worst = 0.0f64;
@@ -850,7 +860,7 @@ pub fn check_backward_of<E: HostElement>(
         for (c, (&want, &tolerance)) in want.iter().zip(&tolerances).enumerate() {
             let got = E::value(out[r * cols + c]);
             let tolerance = if E::ROUNDING > 0.0 && want.is_finite() {
-                tolerance + 2.0 * (E::ROUNDING * want.abs() + E::SMALLEST / 2.0)
+                tolerance + 2.0 * roundings as f64 * (E::ROUNDING * want.abs() + E::SMALLEST / 2.0)
             } else {
                 tolerance
             };

@@ -5,15 +5,15 @@
 //! [`super::cross_entropy`].
 
 use super::cross_entropy::{
-    RowLoss, Total, Walk, check_backward, check_forward, inputs, plan, reference_row_by, reference_total_by, sizes,
+    RowLoss, Total, Walk, check_backward_of, check_forward, inputs, plan, reference_row_by, reference_total_by, sizes,
     total_views,
 };
 use super::element::HostElement;
 use super::{Case, Cli, FamilyDemo, GUARD, Outputs, Plan, Size, Sizes, check_guard, check_len, substream};
 use kernels::Source;
 use kernels::cross_entropy::{
-    COUNT_FAMILY, CrossEntropyCount, CrossEntropyFused, CrossEntropyScale, FUSED_FAMILY, IGNORE_INDEX, Reduction,
-    SCALE_BF16_FAMILY, SCALE_FAMILY, fused,
+    COUNT_FAMILY, CrossEntropyCount, CrossEntropyFused, CrossEntropyScale, FUSED_BF16_FAMILY, FUSED_FAMILY,
+    IGNORE_INDEX, Reduction, SCALE_BF16_FAMILY, SCALE_FAMILY, fused,
 };
 use ptxkit::device::mma::Bf16;
 use ptxkit::{AnyFamily, Family, Kernel};
@@ -49,25 +49,26 @@ pub fn launch_count<I: Array<i64>, A: Array<f32>>(
 /// The arrays of one fused launch: the forward pass's ([`super::cross_entropy::ForwardArrays`]),
 /// `count` (the rows counted, as [`launch_count`] writes it: needed for a mean) and the logits'
 /// gradient (rows × cols, written).
-pub struct FusedArrays<'a, A, I, U> {
-    pub logits: &'a A,
+pub struct FusedArrays<'a, L, A, I, U> {
+    pub logits: &'a L,
     pub targets: &'a I,
     pub count: Option<&'a A>,
     pub losses: &'a mut A,
     pub stats: &'a mut A,
     pub total: Option<Total<'a, A, U>>,
-    pub grad_logits: &'a mut A,
+    pub grad_logits: &'a mut L,
 }
 
 /// Loss, statistics, total (where wanted) and gradient for a loss gradient of 1, by `kernel` on
-/// `arrays`. A mean needs its count. Checks every array's length where `backend` can reach it.
-pub fn launch_fused<A: Array<f32>, I: Array<i64>, U: Array<u32>>(
+/// `arrays` (the logits and their gradient of `E`, as its bits). A mean needs its count. Checks
+/// every array's length where `backend` can reach it.
+pub fn launch_fused<E: HostElement, L: Array<E::Bits>, A: Array<f32>, I: Array<i64>, U: Array<u32>>(
     backend: &Backend,
-    kernel: &Kernel<CrossEntropyFused>,
+    kernel: &Kernel<CrossEntropyFused<E>>,
     source: Source,
-    problem: &CrossEntropyFused,
+    problem: &CrossEntropyFused<E>,
     ignore_index: i64,
-    arrays: FusedArrays<'_, A, I, U>,
+    arrays: FusedArrays<'_, L, A, I, U>,
 ) -> Result<()> {
     let FusedArrays {
         logits,
@@ -96,18 +97,18 @@ pub fn launch_fused<A: Array<f32>, I: Array<i64>, U: Array<u32>>(
                 reason: "a mean's gradient is divided by the rows it counts: give the count (launch_count)".into(),
             });
         }
-        None => logits.view(backend)?.head(0usize),
+        None => stats.view(backend)?.head(0usize),
     };
     let (total_view, ticket_view, flag, total) = total_views(backend, total, losses)?;
     let args = (
-        logits.view(backend)?.head(len),
+        E::elements(logits.view(backend)?.head(len)),
         targets.view(backend)?.head(rows),
         count_view,
         losses.view_mut(backend)?.head(rows),
         stats.view_mut(backend)?.head(2 * rows),
         total_view,
         ticket_view,
-        grad_logits.view_mut(backend)?.head(len),
+        E::elements_mut(grad_logits.view_mut(backend)?.head(len)),
         problem.rows,
         problem.cols,
         ignore_index,
@@ -161,12 +162,21 @@ pub fn launch_scale<E: HostElement, G: Array<E::Bits>, A: Array<f32>, I: Array<i
     }
 }
 
-/// The fused pass's host side (a mean, its count from the host).
-pub struct CrossEntropyFusedDemo;
+/// The fused pass's host side over logits (and gradient) of `E` (a mean, its count from the host).
+pub struct CrossEntropyFusedDemo<E: HostElement> {
+    family: &'static Family<CrossEntropyFused<E>>,
+}
 
-impl FamilyDemo for CrossEntropyFusedDemo {
+/// f32 logits and gradient.
+pub const CROSS_ENTROPY_FUSED: CrossEntropyFusedDemo<f32> = CrossEntropyFusedDemo { family: &FUSED_FAMILY };
+/// bf16 logits and gradient.
+pub const CROSS_ENTROPY_FUSED_BF16: CrossEntropyFusedDemo<Bf16> = CrossEntropyFusedDemo {
+    family: &FUSED_BF16_FAMILY,
+};
+
+impl<E: HostElement> FamilyDemo for CrossEntropyFusedDemo<E> {
     fn family(&self) -> &'static dyn AnyFamily {
-        &FUSED_FAMILY
+        self.family
     }
 
     fn extents(&self) -> &'static [&'static str] {
@@ -181,9 +191,9 @@ impl FamilyDemo for CrossEntropyFusedDemo {
     fn plan(&self, size: Size) -> Result<Plan> {
         let [rows, cols, _] = size.0;
         // The logits and their gradient; the targets (two words each), losses and statistics.
-        plan::<f32, _>(
-            &FUSED_FAMILY.kernels[0],
-            &CrossEntropyFused::new(rows, cols)?,
+        plan::<E, _>(
+            &self.family.kernels[0],
+            &CrossEntropyFused::<E>::new(rows, cols)?,
             (rows, cols),
             (2, 5),
         )
@@ -191,15 +201,18 @@ impl FamilyDemo for CrossEntropyFusedDemo {
 
     fn prepare<'a>(&self, backend: &'a Backend, size: Size, rng: u64, sets: usize) -> Result<Box<dyn Case + 'a>> {
         let [rows, cols, _] = size.0;
-        let problem = CrossEntropyFused::new(rows, cols)?;
-        let (mut logits, targets) = inputs(substream(rng, 59), rows, cols);
-        logits.resize(problem.len() + GUARD, f32::NAN);
+        let problem = CrossEntropyFused::<E>::new(rows, cols)?;
+        let (logits, targets) = inputs(substream(rng, 59), rows, cols);
+        let mut bits: Vec<E::Bits> = logits.iter().map(|&x| E::bits(x)).collect();
+        let logits = bits.iter().map(|&b| E::value(b)).collect();
+        bits.resize(problem.len() + GUARD, E::NAN);
         let count = targets.iter().filter(|&&t| t != IGNORE_INDEX).count() as f32;
         let sets = sets.max(1);
-        Ok(Box::new(FusedCase {
+        Ok(Box::new(FusedCase::<E> {
             backend,
+            family: self.family,
             problem,
-            logits_buffer: Buffer::upload(backend, &logits)?,
+            logits_buffer: Buffer::upload(backend, &bits)?,
             targets_buffer: Buffer::upload(backend, &targets)?,
             count_buffer: Buffer::upload(backend, &[count])?,
             logits,
@@ -209,13 +222,17 @@ impl FamilyDemo for CrossEntropyFusedDemo {
             stats: Outputs::new(backend, 2 * rows, GUARD, f32::NAN, sets)?,
             totals: Outputs::new(backend, 2, GUARD, f32::NAN, sets)?,
             tickets: Outputs::from_template(backend, vec![0u32], sets)?,
-            grads: Outputs::new(backend, problem.len(), GUARD, f32::NAN, sets)?,
+            grads: Outputs::new(backend, problem.len(), GUARD, E::NAN, sets)?,
         }))
     }
 
     fn cli(&self) -> Cli {
         Cli {
-            about: "softmax cross-entropy's mean and its gradient with respect to rows × cols f32 logits in one launch (training's forward): a block of 1024 per row, the row held in registers and shared memory between its statistics and its gradient (past 65536 classes the rest read twice)",
+            about: if E::LANES == 4 {
+                "softmax cross-entropy's mean and its gradient with respect to rows × cols f32 logits in one launch (training's forward): a block of 1024 per row, the row held in registers and shared memory between its statistics and its gradient (past 65536 classes the rest read twice)"
+            } else {
+                "softmax cross-entropy's mean and its gradient with respect to rows × cols bf16 logits in one launch (training's forward; f32 arithmetic, the gradient in bf16): a block of 1024 per row, the row held in registers and shared memory between its statistics and its gradient (past 114688 classes the rest read twice)"
+            },
             default: Size([8192, 50_257, 1]),
             emulator_cap: Size([16, 131_072, 1]),
         }
@@ -223,21 +240,23 @@ impl FamilyDemo for CrossEntropyFusedDemo {
 
     fn sizes(&self) -> Sizes {
         let mut sizes = sizes();
-        // Rows that hold less than a block's registers, that fill shared memory, and past it.
+        // Rows that hold less than a block's registers, that fill shared memory, and past it (for
+        // f32; bf16's hold twice as many in shared memory, and past 114688 in all).
         sizes
             .edge
-            .extend([Size([2, 24_581, 1]), Size([2, 65_539, 1]), Size([3, 70_001, 1])]);
+            .extend([[2, 24_581], [2, 65_539], [3, 70_001], [2, 114_697], [2, 128_256]].map(|[r, c]| Size([r, c, 1])));
         sizes
     }
 }
 
-struct FusedCase<'a> {
+struct FusedCase<'a, E: HostElement> {
     backend: &'a Backend,
-    problem: CrossEntropyFused,
-    logits_buffer: Buffer<f32>,
+    family: &'static Family<CrossEntropyFused<E>>,
+    problem: CrossEntropyFused<E>,
+    logits_buffer: Buffer<E::Bits>,
     targets_buffer: Buffer<i64>,
     count_buffer: Buffer<f32>,
-    /// The logits (guard included), targets and count on the host, for the reference.
+    /// The logits' values, targets and count on the host, for the reference.
     logits: Vec<f32>,
     targets: Vec<i64>,
     count: f32,
@@ -245,10 +264,10 @@ struct FusedCase<'a> {
     stats: Outputs<f32>,
     totals: Outputs<f32>,
     tickets: Outputs<u32>,
-    grads: Outputs<f32>,
+    grads: Outputs<E::Bits>,
 }
 
-impl Case for FusedCase<'_> {
+impl<E: HostElement> Case for FusedCase<'_, E> {
     fn launch(&mut self, kernel: usize, source: Source, set: usize) -> Result<()> {
         let arrays = FusedArrays {
             logits: &self.logits_buffer,
@@ -265,7 +284,7 @@ impl Case for FusedCase<'_> {
         };
         launch_fused(
             self.backend,
-            &FUSED_FAMILY.kernels[kernel],
+            &self.family.kernels[kernel],
             source,
             &self.problem,
             IGNORE_INDEX,
@@ -296,7 +315,7 @@ impl Case for FusedCase<'_> {
         let references: Vec<RowLoss> = logits
             .chunks(cols)
             .zip(&self.targets)
-            .map(|(row, &target)| reference_row_by(row, target, IGNORE_INDEX, Walk::Fused))
+            .map(|(row, &target)| reference_row_by(row, target, IGNORE_INDEX, Walk::fused::<E>()))
             .collect();
         let forward = check_forward(&references, (&losses[..rows], &stats[..2 * rows]))?;
         let (want, tolerance, count) = reference_total_by(
@@ -320,11 +339,17 @@ impl Case for FusedCase<'_> {
         // The gradient from the statistics the kernel wrote (checked above), for a loss gradient
         // of 1 over the rows counted.
         let scales = vec![1.0 / self.count as f64; rows];
-        let backward = check_backward((logits, &self.targets, &stats[..2 * rows]), &scales, &grad[..len], cols)
-            .map_err(|e| format!("the gradient: {e}"))?;
+        let backward = check_backward_of::<E>(
+            (logits, &self.targets, &stats[..2 * rows]),
+            &scales,
+            (&grad[..len], 1),
+            cols,
+        )
+        .map_err(|e| format!("the gradient: {e}"))?;
         check_guard(&losses, rows)?;
         check_guard(&stats, 2 * rows)?;
         check_guard(&total, 2)?;
+        let grad: Vec<f32> = grad.iter().map(|&b| E::value(b)).collect();
         check_guard(&grad, len)?;
         Ok(format!("loss {forward}; gradient {backward}"))
     }
