@@ -505,7 +505,7 @@ fn reference_rows(logits: &[f32], targets: &[i64], cols: usize) -> Vec<RowLoss> 
 
 /// Logits as [`inputs`] makes them, rounded to `E`: their bits, and their values (exact) for the
 /// references.
-fn inputs_of<E: HostElement>(rng: u64, rows: usize, cols: usize) -> (Vec<E::Bits>, Vec<f32>, Vec<i64>) {
+pub(super) fn inputs_of<E: HostElement>(rng: u64, rows: usize, cols: usize) -> (Vec<E::Bits>, Vec<f32>, Vec<i64>) {
     let (logits, targets) = inputs(rng, rows, cols);
     let bits: Vec<E::Bits> = logits.iter().map(|&x| E::bits(x)).collect();
     let values = bits.iter().map(|&b| E::value(b)).collect();

@@ -5,8 +5,8 @@
 //! [`super::cross_entropy`].
 
 use super::cross_entropy::{
-    RowLoss, Total, Walk, check_backward_of, check_forward, inputs, plan, reference_row_by, reference_total_by, sizes,
-    total_views,
+    RowLoss, Total, Walk, check_backward_of, check_forward, inputs, inputs_of, plan, reference_row_by,
+    reference_total_by, sizes, total_views,
 };
 use super::element::HostElement;
 use super::{Case, Cli, FamilyDemo, GUARD, Outputs, Plan, Size, Sizes, check_guard, check_len, substream};
@@ -202,9 +202,7 @@ impl<E: HostElement> FamilyDemo for CrossEntropyFusedDemo<E> {
     fn prepare<'a>(&self, backend: &'a Backend, size: Size, rng: u64, sets: usize) -> Result<Box<dyn Case + 'a>> {
         let [rows, cols, _] = size.0;
         let problem = CrossEntropyFused::<E>::new(rows, cols)?;
-        let (logits, targets) = inputs(substream(rng, 59), rows, cols);
-        let mut bits: Vec<E::Bits> = logits.iter().map(|&x| E::bits(x)).collect();
-        let logits = bits.iter().map(|&b| E::value(b)).collect();
+        let (mut bits, logits, targets) = inputs_of::<E>(substream(rng, 59), rows, cols);
         bits.resize(problem.len() + GUARD, E::NAN);
         let count = targets.iter().filter(|&&t| t != IGNORE_INDEX).count() as f32;
         let sets = sets.max(1);
