@@ -700,12 +700,14 @@ def _cross_entropy_gradient(ctx, grad_losses, grad_stats, grad_total):
 _cross_entropy.register_autograd(_cross_entropy_gradient, setup_context=_cross_entropy_setup)
 
 
-# Training reads the logits once: the forward pass writes their gradient for a loss gradient of 1
-# beside the loss, and the backward pass multiplies it by the loss gradient in place where that is
-# not 1 (after ``loss.backward()`` on a mean or a sum, nothing at all). Rows up to
+# Training can read the logits once: the forward pass writes their gradient for a loss gradient of
+# 1 beside the loss, and the backward pass multiplies it by the loss gradient in place where that
+# is not 1 (after ``loss.backward()`` on a mean or a sum, nothing at all). Rows up to
 # ``_FUSED_MIN_CLASSES`` keep the two passes: a warp per row, where the fused pass takes a
-# 1024-thread block.
+# 1024-thread block. Off (``_FUSED_TRAINING``): through the extension it ran slower than the two
+# passes (docs/perf-log.md, change 129's outcome).
 _FUSED_MIN_CLASSES = 1025
+_FUSED_TRAINING = False
 
 
 def _cross_entropy_fused_impl(
@@ -727,7 +729,7 @@ def _cross_entropy_fused_impl(
         stats,
         total if reduced else None,
         _ticket(logits.device, launch["stream"]) if reduced else None,
-        logits.new_empty(1) if reduction == "mean" else None,
+        torch.empty(1, device=logits.device, dtype=torch.float32) if reduction == "mean" else None,
         grad,
         ignore_index=ignore_index,
         reduction=reduction,
@@ -751,12 +753,19 @@ def _cross_entropy_fused_setup(ctx, inputs, output):
     ctx.save_for_backward(logits, target, stats, total)
     ctx.ignore_index, ctx.reduction = ignore_index, reduction
     ctx.mark_non_differentiable(stats, grad)
+    # No zeros made for the outputs no gradient reaches (the gradient output's would be a fill
+    # as large as the logits).
+    ctx.set_materialize_grads(False)
     # Taken by the first backward pass, which scales it in place and hands it on (no copy: autograd
     # keeps a gradient no one else holds); a second one, through a retained graph, recomputes it.
     ctx.fused_grad = grad
 
 
 def _cross_entropy_fused_gradient(ctx, grad_losses, grad_stats, grad_total, grad_grad):
+    reaching = grad_losses if ctx.reduction == "none" else grad_total
+    if reaching is None:
+        # Nothing reaches the loss (gradients are not materialised as zeros here).
+        return None, None, None, None
     grad, ctx.fused_grad = ctx.fused_grad, None
     if grad is None:
         return _cross_entropy_gradient(ctx, grad_losses, grad_stats, grad_total)
@@ -782,9 +791,10 @@ _cross_entropy_fused.register_autograd(_cross_entropy_fused_gradient, setup_cont
 
 def _fused_training(logits):
     """Whether a cross-entropy call records a gradient that the fused pass can give: eager (under
-    ``torch.compile`` the two passes are traced), wide rows."""
+    ``torch.compile`` the two passes are traced), wide rows; never while ``_FUSED_TRAINING`` is off."""
     return (
-        type(logits) is torch.Tensor
+        _FUSED_TRAINING
+        and type(logits) is torch.Tensor
         and (logits.dtype is torch.float32 or logits.dtype is torch.bfloat16)
         and logits.requires_grad
         and _grad_enabled()
@@ -799,11 +809,11 @@ def cross_entropy(logits, target, ignore_index=-100, reduction="mean"):
     float32 or bfloat16 CUDA logits of shape (rows, classes) and int64 class indices of shape
     (rows,): the softmax is never written out: one read of the logits forward, one read and one
     write of their gradient backward (bfloat16 logits: float32 arithmetic, the loss returned in
-    bfloat16 and the gradient written in bfloat16, as PyTorch's types are); for training (the
-    logits need a gradient, outside ``torch.compile``, over 1024 classes) one read of the logits
-    and one write of their gradient in all, the forward pass
-    writing it and the backward pass scaling it in place unless the loss gradient is 1 (a gradient
-    as large as the logits is held from forward to backward, as PyTorch holds its log-softmax).
+    bfloat16 and the gradient written in bfloat16, as PyTorch's types are). A fused training pass
+    reads the logits once and writes their gradient once for a call that needs a gradient (eager,
+    over 1024 classes): the forward pass writes it, the backward pass scales it in place unless the
+    loss gradient is 1; it is off (``operators._FUSED_TRAINING``): measured slower than the two
+    passes.
     Rows whose target is ``ignore_index`` add nothing and get a gradient of 0; the mean is over
     the other rows (NaN when there are none). A target outside ``0..classes`` that is not
     ``ignore_index`` gives that row a NaN loss and gradient (PyTorch stops with a device assert).

@@ -647,12 +647,21 @@ class StreamsAndCompilation(unittest.TestCase):
                 self.assertTrue(bool(((x.grad.double() - x64.grad).abs() <= grad_bound + 1e-30).all()), label)
 
     def test_cross_entropy_for_training_reads_once_and_matches_pytorchs(self):
-        """Wide rows with a gradient take the fused pass (the gradient written forward, scaled in
-        place backward): `loss.backward()` (a loss gradient of 1, nothing scaled), a loss gradient
-        of its own, and a second backward pass through a retained graph (recomputed), each against
-        PyTorch's in float64; narrow rows and inference keep the two passes."""
+        """With the fused pass switched on (it is off by default), wide rows with a gradient take it
+        (the gradient written forward, scaled in place backward): `loss.backward()` (a loss
+        gradient of 1, nothing scaled), a loss gradient of its own, and a second backward pass
+        through a retained graph (recomputed), each against PyTorch's in float64, f32 and bf16;
+        narrow rows and inference keep the two passes."""
         from rust_kernels import operators
 
+        self.assertFalse(operators._fused_training(rand(4, 4096).requires_grad_()))
+        operators._FUSED_TRAINING = True
+        try:
+            self._fused_training_matches_pytorchs(operators)
+        finally:
+            operators._FUSED_TRAINING = False
+
+    def _fused_training_matches_pytorchs(self, operators):
         for rows, classes in [(6, 1025), (9, 4099), (7, 50257), (3, 70001)]:
             logits = rand(rows, classes, seed=classes + 7) * 20
             target = torch.randint(0, classes, (rows,), device="cuda")
@@ -683,6 +692,18 @@ class StreamsAndCompilation(unittest.TestCase):
         self.assertFalse(operators._fused_training(rand(4, 1024).requires_grad_()))
         with torch.no_grad():
             self.assertFalse(operators._fused_training(rand(4, 4096).requires_grad_()))
+        # bf16: its count and gradient in the types the kernels take (the count was once made in
+        # the logits' type).
+        logits = (rand(5, 50257, seed=13) * 20).to(torch.bfloat16)
+        target = torch.randint(0, 50257, (5,), device="cuda")
+        x = logits.clone().requires_grad_()
+        self.assertTrue(operators._fused_training(x))
+        rust_kernels.cross_entropy(x, target).backward()
+        x64 = logits.double().requires_grad_()
+        torch.nn.functional.cross_entropy(x64, target).backward()
+        self.assertEqual(x.grad.dtype, torch.bfloat16)
+        bound = 2.0**-7 * x64.grad.abs() + 1e-30
+        self.assertTrue(bool(((x.grad.double() - x64.grad).abs() <= bound).all()), "bf16 fused")
 
     def test_cross_entropy_over_bfloat16_logits_matches_pytorchs_types_and_float64_values(self):
         """bfloat16 logits, as models' heads give them: the loss and the gradient in bfloat16 (as
