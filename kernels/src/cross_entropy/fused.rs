@@ -2,10 +2,9 @@
 //! writes them, and the logits' gradient `(e^((x − m) − l) − [c = target]) · s` with s the mean's
 //! 1 / (rows counted) or the sum's (and no reduction's) 1, the gradient of a loss whose own
 //! gradient is 1. The backward pass then has nothing to read unless the loss's gradient is not 1
-//! ([`super::scale`]). The logits are read once and their gradient written once (past
-//! [`ON_CHIP_COLS`] classes the rest read twice), where the forward and backward launches read
-//! them twice: a block of [`THREADS`] per row holds it on chip
-//! ([`crate::softmax::on_chip`]).
+//! ([`super::scale`]). The logits (f32 or bf16) are read once and their gradient written once
+//! (past [`on_chip_cols`] classes the rest read twice), where the forward and backward launches
+//! read them twice: a block of [`THREADS`] per row holds it on chip ([`crate::softmax::on_chip`]).
 
 use super::forward::{Loss, loss_of, total_by_last_block};
 use super::walk::fill_row;

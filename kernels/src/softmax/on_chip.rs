@@ -2,12 +2,13 @@
 //! for the rows too long for registers alone (vocabulary-wide rows), f32 or bf16 ([`RowElement`]:
 //! a vector holds four or eight, kept as loaded and widened where used): its 16-byte vectors (from its
 //! first 16-byte boundary, as [`crate::cross_entropy::walk::split`] finds it, so that every load is
-//! a vector whatever the row's offset) go [`VECTORS`] a thread to registers, the next
+//! a vector whatever the row's offset) go [`register_vectors`] a thread to registers, the next
 //! [`STAGED_VECTORS`] a thread to shared memory (copied by `cp.async` while the register loads are
 //! in flight; each thread reads back only its own copies, so they need no barrier), and the few
 //! elements before the first boundary and after the last vector one a thread to registers. What is
-//! left of a row past [`ON_CHIP_COLS`] (Llama 3's 128256 words) is read as it streams by, its
-//! running maximum and sum merged with the rest's, and read again for its outputs.
+//! left of a row past [`on_chip_cols`] (65536 f32, 114688 bf16; Llama 3's 128256 words are past
+//! either) is read as it streams by, its running maximum and sum merged with the rest's, and read
+//! again for its outputs.
 //!
 //! Each thread's sum of e^(x − m) is taken from its own maximum m and the pairs merged over the
 //! block: one round of barriers, where the block's maximum first would take two. Softmax's
