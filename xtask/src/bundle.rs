@@ -146,17 +146,39 @@ arch=sm_$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -n 1 |
 if [ "$arch" = sm_90 ]; then arch=sm_90a; fi
 { date -u; nvidia-smi --query-gpu=name,driver_version,compute_cap,memory.total --format=csv,noheader; nvcc --version | tail -1; echo "arch: $arch"; } > "$env_log" 2>&1
 if [ "$mode" != torch ] && [ "$mode" != multi ]; then
-# The CUDA C twins, compiled as the comparisons use them; SASS of both sides for reading.
+# The CUDA C twins, compiled as the comparisons use them, one nvcc per core (a cold runner took
+# minutes one at a time); SASS of both sides for reading. Each twin logs to its own file, joined
+# in order afterwards.
+twin() {
+  local name; name=$(basename "$1" .cu)
+  { nvcc -arch="$arch" -O3 -ptx "$1" -o "$here/cuda-c/$name.ptx" &&
+      ptxas -arch="$arch" -v "$here/cuda-c/$name.ptx" -o "$here/cuda-c/$name.cubin" &&
+      cuobjdump -sass "$here/cuda-c/$name.cubin" > "$here/cuda-c/$name.sass"; } > "$here/cuda-c/$name.log" 2>&1 ||
+    touch "$here/cuda-c/$name.failed"
+}
+# CUB's primitives as a shared library the host and the benches load ($CUB_ANCHORS): the baselines
+# of the reductions. The longest build, so started first.
+rm -f "$here"/cuda-c/*.failed "$here/cub.failed" "$here/sass-cuda-c.txt"
+{ nvcc -arch="$arch" -O3 -shared -Xcompiler -fPIC "$here/cub/anchors.cu" -o "$here/libcub_anchors.so" > "$here/cub.log" 2>&1 ||
+    touch "$here/cub.failed"; } &
+cores=$(nproc 2>/dev/null || echo 4)
+for cu in "$here"/cuda-c-src/*.cu; do
+  while [ "$(jobs -rp | wc -l)" -ge "$cores" ]; do wait -n; done
+  twin "$cu" &
+done
+wait
 for cu in "$here"/cuda-c-src/*.cu; do
   name=$(basename "$cu" .cu)
-  nvcc -arch="$arch" -O3 -ptx "$cu" -o "$here/cuda-c/$name.ptx" >> "$env_log" 2>&1 || status=1
-  ptxas -arch="$arch" -v "$here/cuda-c/$name.ptx" -o "$here/cuda-c/$name.cubin" >> "$env_log" 2>&1 &&
-    cuobjdump -sass "$here/cuda-c/$name.cubin" >> "$here/sass-cuda-c.txt" 2>&1
+  cat "$here/cuda-c/$name.log" >> "$env_log"
+  cat "$here/cuda-c/$name.sass" >> "$here/sass-cuda-c.txt" 2>/dev/null
+  [ -e "$here/cuda-c/$name.failed" ] && status=1
 done
-# CUB's primitives as a shared library the host and the benches load ($CUB_ANCHORS): the baselines
-# of the reductions.
-nvcc -arch="$arch" -O3 -shared -Xcompiler -fPIC "$here/cub/anchors.cu" -o "$here/libcub_anchors.so" >> "$env_log" 2>&1 &&
-  export CUB_ANCHORS="$here/libcub_anchors.so" || status=1
+cat "$here/cub.log" >> "$env_log"
+if [ ! -e "$here/cub.failed" ]; then
+  export CUB_ANCHORS="$here/libcub_anchors.so"
+else
+  status=1
+fi
 rust_ptx=$(ls -d "$here"/ptx/sm_* | sort -V | tail -n 1)/kernels.ptx
 ptxas -arch="$arch" -v "$rust_ptx" -o "$here/rust.cubin" >> "$env_log" 2>&1 &&
   cuobjdump -sass "$here/rust.cubin" > "$here/sass-rust.txt" 2>&1
