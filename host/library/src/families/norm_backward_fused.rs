@@ -144,12 +144,21 @@ pub const RMS_NORM_BACKWARD_FUSED: FusedDemo = FusedDemo {
     centered: false,
 };
 
-/// The norms' sizes that the fused path takes (rows up to [`FUSED_COLS`]), and rows enough for
-/// runs of several rows per block.
+/// The norms' sizes that the fused path takes (rows up to [`FUSED_COLS`]), rows enough for runs
+/// of several rows per block, and rows at the kernels' slot boundaries.
 fn sizes() -> Sizes {
     let mut sizes = norm_sizes();
     sizes.edge.retain(|s| s.0[1] <= FUSED_COLS as usize);
-    sizes.edge.extend([Size([600, 33, 1]), Size([1031, 64, 1])]);
+    // Rows of whole slots (512 and 4096 columns), and rows past the slots whose x stays in
+    // registers (x read again: 6657 columns, the last slot partial, and the widest row).
+    sizes.edge.extend([
+        Size([600, 33, 1]),
+        Size([1031, 64, 1]),
+        Size([7, 512, 1]),
+        Size([4, 4096, 1]),
+        Size([5, 6657, 1]),
+        Size([3, FUSED_COLS as usize, 1]),
+    ]);
     sizes.large.retain(|s| s.0[1] <= FUSED_COLS as usize);
     sizes.bench.retain(|s| s.0[1] <= FUSED_COLS as usize);
     sizes
