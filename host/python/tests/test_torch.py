@@ -725,7 +725,11 @@ class StreamsAndCompilation(unittest.TestCase):
                 want.sum().backward()
                 loss_bound = 2.0**-8 * want.detach().abs() + 1e-4 * (1 + torch.log(torch.tensor(float(classes))).item())
                 self.assertTrue(bool(((loss.double() - want.detach()).abs() <= loss_bound).all()), label)
-                grad_bound = 2.0**-8 * x64.grad.abs() + 2e-5 * x64.grad.abs() + 1e-30
+                # Beside bfloat16's rounding, the float32 arithmetic's own (as in the float32
+                # test): p − 1 at a target whose p rounds to 1 loses what is left of it.
+                counted = max(int((target != -100).sum()), 1)
+                scale = 1.0 / counted if reduction == "mean" else 1.0
+                grad_bound = 2.0**-8 * x64.grad.abs() + 2e-5 * x64.grad.abs() + 1e-7 * scale + 1e-30
                 self.assertTrue(bool(((x.grad.double() - x64.grad).abs() <= grad_bound).all()), label)
 
         def f(x, t):
