@@ -146,10 +146,26 @@ impl AttentionOracle {
             positions.extend((0..SAMPLED_ROWS).map(|_| (rng.random_range(0..heads), rng.random_range(0..seq))));
             positions
         };
-        let rows = positions
-            .into_iter()
-            .map(|(head, row)| reference_row(geometry, (q, k, v), head, row))
-            .collect();
+        // The rows are independent: one share of them per core (the runner's suite waited minutes
+        // on long KV caches one row at a time), collected in order.
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let share = positions.len().div_ceil(cores).max(1);
+        let rows = std::thread::scope(|scope| {
+            let workers: Vec<_> = positions
+                .chunks(share)
+                .map(|part| {
+                    scope.spawn(move || {
+                        part.iter()
+                            .map(|&(head, row)| reference_row(geometry, (q, k, v), head, row))
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            workers
+                .into_iter()
+                .flat_map(|worker| worker.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+                .collect()
+        });
         AttentionOracle {
             geometry,
             rows,
@@ -259,35 +275,41 @@ fn reference_row(geometry: Geometry, (q, k, v): (&[f32], &[f32], &[f32]), head: 
         0.0
     };
     let relative = 2.0 * epsilon_p + 2.0 * epsilon_w + U_BF16 + sums;
-    let (mut expected, mut bound) = (vec![0.0; dim], vec![0.0; dim]);
     // A masked key of the tile a kernel reads meets its weight, zero, in the product; and the
     // kernels sum the weights e^(s − running max) ≤ 1 times V before dividing by their sum, which
     // overflows f32 where the attended finite |V| add up past its largest value (PyTorch's math
-    // backend divides first).
-    let mut may_be_non_finite: Vec<bool> = (0..dim)
-        .map(|c| {
-            let masked_non_finite = (keys..seq).any(|j| !v[base + j * dim + c].is_finite());
-            let magnitude: f64 = (0..keys)
-                .map(|j| v[base + j * dim + c])
-                .filter(|x| x.is_finite())
-                .map(|x| (x as f64).abs())
-                .sum();
-            masked_non_finite || magnitude > f32::MAX as f64
-        })
-        .collect();
-    for c in 0..dim {
-        let (mut numerator, mut weight) = (0.0f64, 0.0f64);
-        for (j, &pj) in p.iter().enumerate() {
-            let value = v[base + j * dim + c] as f64;
-            if !value.is_finite() && pj < VANISHING {
-                may_be_non_finite[c] = true;
-                continue;
+    // backend divides first). V walked a key at a time (its rows in memory order), each column's
+    // sums kept in key order.
+    let mut may_be_non_finite = vec![false; dim];
+    let (mut magnitude, mut numerator, mut weight) = (vec![0.0f64; dim], vec![0.0f64; dim], vec![0.0f64; dim]);
+    for j in 0..seq {
+        let values = &v[base + j * dim..base + (j + 1) * dim];
+        if j >= keys {
+            for (c, x) in values.iter().enumerate() {
+                may_be_non_finite[c] |= !x.is_finite();
             }
-            numerator += pj * value;
-            weight += pj * value.abs();
+            continue;
         }
-        expected[c] = numerator / l;
-        bound[c] = weight / l * relative + U_BF16 * expected[c].abs() + ABSOLUTE;
+        let pj = p[j];
+        for (c, &x) in values.iter().enumerate() {
+            let value = x as f64;
+            if !value.is_finite() {
+                if pj < VANISHING {
+                    may_be_non_finite[c] = true;
+                    continue;
+                }
+            } else {
+                magnitude[c] += value.abs();
+            }
+            numerator[c] += pj * value;
+            weight[c] += pj * value.abs();
+        }
+    }
+    let (mut expected, mut bound) = (vec![0.0; dim], vec![0.0; dim]);
+    for c in 0..dim {
+        may_be_non_finite[c] |= magnitude[c] > f32::MAX as f64;
+        expected[c] = numerator[c] / l;
+        bound[c] = weight[c] / l * relative + U_BF16 * expected[c].abs() + ABSOLUTE;
     }
     Row {
         head,
