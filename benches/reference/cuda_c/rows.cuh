@@ -56,19 +56,18 @@ __device__ __forceinline__ void row_warp(const float* input, float* output, unsi
     if (lane == 0) output[row] = total;
 }
 
-// kernels::rows::split::piece_len: the row shared out evenly, rounded up to whole float4s.
-__device__ __forceinline__ unsigned piece_len(unsigned cols, unsigned splits) {
-    unsigned len = (cols + splits - 1) / splits;
-    return len > 0xfffffffcu ? 0xffffffffu : (len + 3u) & ~3u;
-}
+// a + b, at most the top of the unsigned range (Rust's saturating_add).
+__device__ __forceinline__ unsigned saturating_add(unsigned a, unsigned b) { return a > ~b ? ~0u : a + b; }
 
-// One thread's share of input[lo, hi): the elements before the first 16-byte boundary and after
-// the last one at a time, the float4s between a block apart, four in flight, a lane each
+// One thread's share of row input[lo, hi) for piece `piece` of `splits`: the row's float4s dealt
+// out a block's worth at a time (piece p takes runs p, p + splits, ...), the elements before the
+// first 16-byte boundary and after the last one at a time, four loads in flight, a lane each
 // (kernels::rows::split::piece_walk).
 template <typename Op>
-__device__ __forceinline__ float piece_walk(const float* input, unsigned lo, unsigned hi) {
+__device__ __forceinline__ float piece_walk(const float* input, unsigned lo, unsigned hi, unsigned piece,
+                                            unsigned splits) {
     const unsigned LOADS_IN_FLIGHT = 4;
-    unsigned t = threadIdx.x;
+    unsigned t = piece * THREADS + threadIdx.x, stride = splits * THREADS;
     float lanes[4] = {Op::identity(), Op::identity(), Op::identity(), Op::identity()};
     unsigned first = hi, last = hi;
     if (((unsigned long long)input & 15) == 0) {
@@ -76,13 +75,14 @@ __device__ __forceinline__ float piece_walk(const float* input, unsigned lo, uns
         first = up < hi ? up : hi;
         last = (hi & ~3u) > first ? (hi & ~3u) : first;
     }
-    for (unsigned i = lo + t; i < first; i += THREADS) lanes[0] = Op::combine(lanes[0], input[i]);
+    for (unsigned i = saturating_add(lo, t); i < first; i = saturating_add(i, stride))
+        lanes[0] = Op::combine(lanes[0], input[i]);
     unsigned quads = (last - first) / 4, q = t;
     const float4* vectors = (const float4*)(input + first);
-    for (; q + (LOADS_IN_FLIGHT - 1) * THREADS < quads; q += LOADS_IN_FLIGHT * THREADS) {
+    for (; saturating_add(q, (LOADS_IN_FLIGHT - 1) * stride) < quads; q += LOADS_IN_FLIGHT * stride) {
         float4 loaded[LOADS_IN_FLIGHT];
 #pragma unroll
-        for (unsigned k = 0; k < LOADS_IN_FLIGHT; ++k) loaded[k] = vectors[q + k * THREADS];
+        for (unsigned k = 0; k < LOADS_IN_FLIGHT; ++k) loaded[k] = vectors[q + k * stride];
 #pragma unroll
         for (unsigned k = 0; k < LOADS_IN_FLIGHT; ++k) {
             lanes[0] = Op::combine(lanes[0], loaded[k].x);
@@ -91,14 +91,15 @@ __device__ __forceinline__ float piece_walk(const float* input, unsigned lo, uns
             lanes[3] = Op::combine(lanes[3], loaded[k].w);
         }
     }
-    for (; q < quads; q += THREADS) {
+    for (; q < quads; q = saturating_add(q, stride)) {
         float4 value = vectors[q];
         lanes[0] = Op::combine(lanes[0], value.x);
         lanes[1] = Op::combine(lanes[1], value.y);
         lanes[2] = Op::combine(lanes[2], value.z);
         lanes[3] = Op::combine(lanes[3], value.w);
     }
-    for (unsigned i = last + t; i < hi; i += THREADS) lanes[0] = Op::combine(lanes[0], input[i]);
+    for (unsigned i = saturating_add(last, t); i < hi; i = saturating_add(i, stride))
+        lanes[0] = Op::combine(lanes[0], input[i]);
     return Op::combine(Op::combine(lanes[0], lanes[1]), Op::combine(lanes[2], lanes[3]));
 }
 
@@ -122,12 +123,9 @@ __device__ __forceinline__ void row_split(const float* input, float* output, flo
     extern __shared__ float sums[];
     unsigned* last = (unsigned*)(sums + WARPS);
     unsigned t = threadIdx.x, splits = gridDim.x / rows;
-    unsigned row = blockIdx.x / splits, piece = blockIdx.x % splits, len = piece_len(cols, splits);
-    unsigned long long wide_start = (unsigned long long)piece * len;
-    unsigned start = wide_start < cols ? (unsigned)wide_start : cols;
-    unsigned end = cols - start < len ? cols : start + len;
+    unsigned row = blockIdx.x / splits, piece = blockIdx.x % splits;
     unsigned base = row * cols;
-    float result = block_combine<Op>(sums, piece_walk<Op>(input, base + start, base + end));
+    float result = block_combine<Op>(sums, piece_walk<Op>(input, base, base + cols, piece, splits));
     if (splits == 1) {
         if (t == 0) output[row] = result;
         return;

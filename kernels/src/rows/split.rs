@@ -1,8 +1,9 @@
 //! Rung 3: rows cut into pieces, a block per piece, for matrices of fewer rows than the device keeps
 //! blocks resident (a few vocabulary-wide rows, a batch of long sequences), where a block per row
-//! leaves most SMs idle. Block b takes piece b % splits of row b / splits and walks it in 16-byte
-//! loads, four in flight per thread, as the whole-array reduction does
-//! ([`crate::reduce::vectorized`]). It publishes the piece's result, then takes its row's ticket;
+//! leaves most SMs idle. Block b takes piece b % splits of row b / splits: the row's 16-byte
+//! vectors dealt out a block's worth at a time (piece p takes runs p, p + splits, …), four loads
+//! in flight per thread, so that the row's blocks sweep it together as the whole-array
+//! reduction's grid sweeps the array ([`crate::reduce::vectorized`]). It publishes the piece's result, then takes its row's ticket;
 //! the block that takes the row's last ticket combines the row's pieces in piece order (so the
 //! result's bits depend only on the input and the grid), writes the row's result and resets the
 //! ticket for the next launch. Where one piece per row fills the device ([`RowReduce::splits`]
@@ -25,65 +26,62 @@ shared_memory! {
     }
 }
 
-/// Elements of each piece but a row's last: the row shared out evenly, rounded up to whole
-/// 16-byte vectors so that pieces start on a vector where the row does.
-pub const fn piece_len(cols: u32, splits: u32) -> u32 {
-    up_to_vector(cols.div_ceil(splits))
-}
-
 /// `i` rounded up to a multiple of 4, saturating at the top of the u32 range (where every row
 /// ends before it).
 const fn up_to_vector(i: u32) -> u32 {
     i.saturating_add(i.wrapping_neg() & 3)
 }
 
-/// This thread's share of `input[lo..hi]` combined by `O`: the elements before the first 16-byte
-/// boundary and after the last one at a time, the float4s between them a block apart, four in
-/// flight per step, each lane into its own running result. An input that is not 16-byte aligned
-/// is walked one float at a time.
+/// This thread's share of row `input[lo..hi]` combined by `O`, for piece `piece` of `splits`:
+/// the row's pieces interleaved a block's width apart (the row's blocks sweep it together, front
+/// to back, as the whole-array reduction's grid does: contiguous pieces far apart read slower).
+/// The elements before the row's first 16-byte boundary and after its last one at a time, the
+/// float4s between them, four in flight per step, each lane into its own running result. An
+/// input that is not 16-byte aligned is walked one float at a time.
 ///
 /// # Safety
-/// `lo ≤ hi ≤ input.len()`.
+/// `lo ≤ hi ≤ input.len()`; `piece < splits`.
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-unsafe fn piece_walk<O: Combine>(input: GlobalSlice<f32>, lo: u32, hi: u32) -> f32 {
-    let t = thread_idx().x;
+unsafe fn piece_walk<O: Combine>(input: GlobalSlice<f32>, (lo, hi): (u32, u32), (piece, splits): (u32, u32)) -> f32 {
+    let t = piece * THREADS + thread_idx().x;
+    let stride = splits * THREADS;
     let mut lanes = [O::IDENTITY; 4];
-    // [first, last): the whole vectors inside the piece; none where the input is not aligned.
+    // [first, last): the whole vectors inside the row; none where the input is not aligned.
     let (first, last) = if is_aligned4(input.as_ptr()) {
         let first = up_to_vector(lo).min(hi);
         (first, (hi & !3).max(first))
     } else {
         (hi, hi)
     };
-    let mut i = lo + t;
+    let mut i = lo.saturating_add(t);
     while i < first {
         // SAFETY: lo ≤ i < first ≤ hi.
         lanes[0] = O::combine(lanes[0], unsafe { input.get_unchecked(i) });
-        i += THREADS;
+        i = i.saturating_add(stride);
     }
     let quads = (last - first) / 4;
     let mut q = t;
     // SAFETY (loads): each float4 starts at first + 4q with q < quads: inside [first, last), on a
     // 16-byte boundary of an aligned input.
-    while q + (LOADS_IN_FLIGHT - 1) * THREADS < quads {
+    while q.saturating_add((LOADS_IN_FLIGHT - 1) * stride) < quads {
         // Written out (`unrolled`), so that the loads stay in registers, as in the whole-array walk.
         let mut loaded = [Float4::default(); LOADS_IN_FLIGHT as usize];
         unrolled::<LOADS_IN_FLIGHT>(|k| {
-            loaded[k as usize] = unsafe { input.get4_unchecked(first + 4 * (q + k * THREADS)) }
+            loaded[k as usize] = unsafe { input.get4_unchecked(first + 4 * (q + k * stride)) }
         });
         unrolled::<LOADS_IN_FLIGHT>(|k| combine_lanes::<O>(&mut lanes, loaded[k as usize]));
-        q += LOADS_IN_FLIGHT * THREADS;
+        q += LOADS_IN_FLIGHT * stride;
     }
     while q < quads {
         combine_lanes::<O>(&mut lanes, unsafe { input.get4_unchecked(first + 4 * q) });
-        q += THREADS;
+        q = q.saturating_add(stride);
     }
-    let mut i = last + t;
+    let mut i = last.saturating_add(t);
     while i < hi {
         // SAFETY: last ≤ i < hi.
         lanes[0] = O::combine(lanes[0], unsafe { input.get_unchecked(i) });
-        i += THREADS;
+        i = i.saturating_add(stride);
     }
     O::combine(O::combine(lanes[0], lanes[1]), O::combine(lanes[2], lanes[3]))
 }
@@ -113,13 +111,10 @@ unsafe fn split_body<O: Combine>(
     let t = thread_idx().x;
     let splits = grid_dim().x / rows;
     let (row, piece) = (block_idx().x / splits, block_idx().x % splits);
-    let piece_len = piece_len(cols, splits);
-    // Within the row; a piece past the row's end (rounding) is empty.
-    let start = piece.saturating_mul(piece_len).min(cols);
-    let end = start.saturating_add(piece_len).min(cols);
     let base = row * cols;
-    // SAFETY: base + end ≤ rows × cols, the input's length; the block has THREADS threads.
-    let result = unsafe { block_combine::<O>(sums, piece_walk::<O>(input, base + start, base + end)) };
+    // SAFETY: base + cols ≤ rows × cols, the input's length; piece < splits; the block has
+    // THREADS threads.
+    let result = unsafe { block_combine::<O>(sums, piece_walk::<O>(input, (base, base + cols), (piece, splits))) };
     // The same branch for the whole block: splits is the grid's.
     if splits == 1 {
         if t == 0 {
