@@ -75,6 +75,23 @@ fn check_rows(
     }
 }
 
+/// The backward arrays of `[x, dy, weight, mean, rstd]` on the backend (the mean only for layer
+/// norm), dx into `grad_input`.
+fn arrays_of<'a>(
+    [input, grad_output, weight, mean, rstd]: [&'a Buffer<f32>; 5],
+    centered: bool,
+    grad_input: &'a mut Buffer<f32>,
+) -> BackwardArrays<'a, Buffer<f32>> {
+    BackwardArrays {
+        input,
+        grad_output,
+        weight: Some(weight),
+        mean: centered.then_some(mean),
+        rstd,
+        grad_input,
+    }
+}
+
 /// Every backward kernel that runs on `backend`, separate and fused, over [`inputs`].
 pub(crate) fn norm_gradients_meet_special_values(backend: &Backend) {
     let stream = rng_stream();
@@ -102,14 +119,11 @@ pub(crate) fn norm_gradients_meet_special_values(backend: &Backend) {
                 }
                 let mut grad_input = upload(&vec![f32::NAN; x.len()]);
                 let label = format!("{} at {rows}x{cols}", kernel.entry());
-                let arrays = BackwardArrays {
-                    input: &input,
-                    grad_output: &grad_output,
-                    weight: Some(&weights),
-                    mean: centered.then_some(&mean),
-                    rstd: &rstd,
-                    grad_input: &mut grad_input,
-                };
+                let arrays = arrays_of(
+                    [&input, &grad_output, &weights, &mean, &rstd],
+                    centered,
+                    &mut grad_input,
+                );
                 if let Err(e) = norm_backward::launch_backward(backend, kernel, Source::Rust, &problem, arrays) {
                     failures.push(format!("{label}: {e}"));
                     continue;
@@ -126,14 +140,11 @@ pub(crate) fn norm_gradients_meet_special_values(backend: &Backend) {
                 let mut partials = upload(&vec![f32::NAN; fused_problem.partials_len()]);
                 let (mut dweight, mut dbias) = (upload(&vec![f32::NAN; cols]), upload(&vec![f32::NAN; cols]));
                 let arrays = FusedArrays {
-                    gradient: BackwardArrays {
-                        input: &input,
-                        grad_output: &grad_output,
-                        weight: Some(&weights),
-                        mean: centered.then_some(&mean),
-                        rstd: &rstd,
-                        grad_input: &mut grad_input,
-                    },
+                    gradient: arrays_of(
+                        [&input, &grad_output, &weights, &mean, &rstd],
+                        centered,
+                        &mut grad_input,
+                    ),
                     partials: &mut partials,
                 };
                 let sums = (&mut dweight, centered.then_some(&mut dbias));
