@@ -5,7 +5,7 @@
 //! The separate path ([`super::backward`], then [`super::weight_grad`]) reads x and dy once more.
 //!
 //! Each thread holds its columns of the row (x and dy) in registers from the loads to the outputs,
-//! every load of a row issued before any is used; a block's columns sums stay in shared memory,
+//! every load of a row issued before any is used; a block's column sums stay in shared memory,
 //! each thread's own columns, so that registers hold only the row and two blocks of
 //! [`BLOCK_THREADS`] stay resident per SM (the row's loads of one overlap the other's barrier and
 //! stores).
