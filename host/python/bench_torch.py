@@ -259,12 +259,32 @@ def overhead():
     }
 
 
+def parse_ops(text):
+    ops = [o.strip() for o in text.split(",") if o.strip()]
+    if not ops:
+        raise argparse.ArgumentTypeError(f"--ops takes a comma-separated list of operator names; got {text!r}")
+    return ops
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", help="write the figures here")
+    parser.add_argument(
+        "--ops",
+        type=parse_ops,
+        help="only the operators whose names start with one of these (comma-separated: 'cross_entropy,softmax'); default all",
+    )
+    parser.add_argument("--no-overhead", action="store_true", help="leave out the per-call figures")
     args = parser.parse_args()
     rows = []
-    for op, shape, work, ours, theirs in cases():
+    every = cases()
+    if args.ops:
+        names = {case[0] for case in every}
+        unmatched = [o for o in args.ops if not any(name.startswith(o) for name in names)]
+        if unmatched:
+            parser.error(f"--ops {','.join(unmatched)}: no such operator; choose from {', '.join(sorted(names))}")
+        every = [case for case in every if case[0].startswith(tuple(args.ops))]
+    for op, shape, work, ours, theirs in every:
         ours_us = median_us("f()", f=ours)
         theirs_us = median_us("f()", f=theirs)
         unit, scale = ("TFLOP/s", 1e-6) if op.startswith(("matmul", "attention")) else ("GB/s", 1e-3)
@@ -285,7 +305,7 @@ def main():
             f"{op:10} {shape:14} rust {ours_us:9.1f} us ({r['rust_rate']:8.1f} {unit})  "
             f"pytorch {theirs_us:9.1f} us ({r['pytorch_rate']:8.1f} {unit})  rust/pytorch speed {r['speedup']:.3f}"
         )
-    calls = overhead()
+    calls = {} if args.no_overhead else overhead()
     for name, us in calls.items():
         print(f"per call: {name:32} {us:7.2f} us")
     if args.json:

@@ -70,6 +70,8 @@ def main():
     cuda = ctypes.CDLL("libcuda.so.1")
     context, base, size = ctypes.c_void_p(), ctypes.c_uint64(), ctypes.c_size_t()
     pointer = ctypes.c_uint64(a.data_ptr())
+    n = operators._sum_plan(256, 0, "auto")[0]
+    partials, ticket = torch.empty(n, device="cuda"), torch.zeros(1, device="cuda", dtype=torch.int32)
     refused = "try:\n    f()\nexcept ValueError:\n    pass"
     # The same call registered the older way (torch.library.Library with a CUDA kernel), and an
     # operator that does nothing: what the dispatcher's way into Python costs by itself.
@@ -103,6 +105,9 @@ def main():
         size=size,
         pointer=pointer,
         ref=ctypes.byref,
+        n=n,
+        partials=partials,
+        ticket=ticket,
     )
     pieces = {
         "rust_kernels.add(a, b), eager": ("rust_kernels.add(a, b)", {}),
@@ -142,6 +147,21 @@ def main():
         "operators._launch_args(a)": ("operators._launch_args(a)", {}),
         "torch.add(a, b, out=out)": ("torch.add(a, b, out=out)", {}),
         "torch.add(a, b)": ("torch.add(a, b)", {}),
+        # A reduction's call, piece by piece: what rust_kernels.sum does beyond add's pieces.
+        "rust_kernels.sum(a), eager": ("rust_kernels.sum(a)", {}),
+        "a.sum()": ("a.sum()", {}),
+        "native.sum, one pass, keywords": (
+            "native.sum(a, partials, None, ticket, variant='auto', stream=s, device=0)",
+            {},
+        ),
+        "operators._sum_plan(256, 0, 'auto')": ("operators._sum_plan(256, 0, 'auto')", {}),
+        "operators._ticket(a.device, s)": ("operators._ticket(a.device, s)", {}),
+        "a.device": ("a.device", {}),
+        "torch.cuda.is_current_stream_capturing()": ("torch.cuda.is_current_stream_capturing()", {}),
+        "torch.empty(n, device=a.device, dtype=a.dtype)": ("torch.empty(n, device=a.device, dtype=a.dtype)", {}),
+        "a.new_empty(n)": ("a.new_empty(n)", {}),
+        "partials[0]": ("partials[0]", {}),
+        "partials.select(0, 0)": ("partials.select(0, 0)", {}),
     }
     figures = medians_us(pieces, g)
     for name, us in figures.items():

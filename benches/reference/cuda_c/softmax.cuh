@@ -87,12 +87,12 @@ __device__ __forceinline__ void online_row(float* maxes, float* sums, const floa
     for (unsigned c = threadIdx.x; c < cols; c += T) output[base + c] = fast_exp(input[base + c] - stats.max) / stats.sum;
 }
 
-// kernels::softmax::registers::row_in_registers: the row in registers, V 16-byte vectors per thread
-// of member `me` of a group; max_of and sum_of combine over the group.
+// kernels::softmax::registers::row_in_registers_as: the row in registers, V 16-byte vectors per
+// thread of member `me` of a group; max_of and sum_of combine over the group; the path given
+// (`vector`: both rows 16-byte aligned, cols a multiple of 4).
 template <unsigned V, typename MaxOf, typename SumOf>
-__device__ __forceinline__ void row_in_registers(const float* src, float* dst, unsigned cols, unsigned me,
-                                                 unsigned group, MaxOf max_of, SumOf sum_of) {
-    bool vector = cols % 4 == 0 && ((unsigned long long)src & 15) == 0 && ((unsigned long long)dst & 15) == 0;
+__device__ __forceinline__ void row_in_registers_as(const float* src, float* dst, unsigned cols, unsigned me,
+                                                    unsigned group, bool vector, MaxOf max_of, SumOf sum_of) {
     float x[V][4];
 #pragma unroll
     for (unsigned j = 0; j < V; ++j)
@@ -146,4 +146,12 @@ __device__ __forceinline__ void row_in_registers(const float* src, float* dst, u
             }
         }
     }
+}
+
+// kernels::softmax::registers::row_in_registers: the path chosen by the row's own alignment.
+template <unsigned V, typename MaxOf, typename SumOf>
+__device__ __forceinline__ void row_in_registers(const float* src, float* dst, unsigned cols, unsigned me,
+                                                 unsigned group, MaxOf max_of, SumOf sum_of) {
+    bool vector = cols % 4 == 0 && ((unsigned long long)src & 15) == 0 && ((unsigned long long)dst & 15) == 0;
+    row_in_registers_as<V>(src, dst, cols, me, group, vector, max_of, sum_of);
 }

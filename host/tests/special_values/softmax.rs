@@ -40,14 +40,14 @@ fn special_rows(rng: &mut StdRng, cols: usize) -> Vec<f32> {
     rows.concat()
 }
 
-/// Every softmax kernel that runs on `backend`, at widths across its paths (a warp's registers, a
-/// block's, the staged rows, the wide blocks, registers and shared memory (16-byte and scalar), past
+/// Every softmax kernel that runs on `backend`, at widths across its paths (groups of lanes, by
+/// elements and by vectors, a warp's registers, a block's, the staged rows, the wide blocks, registers and shared memory (16-byte and scalar), past
 /// all of them), on [`special_rows`].
 pub(crate) fn softmax_meets_special_values(backend: &Backend) {
     let stream = rng_stream();
     let mut failures = Vec::new();
     for cols in [
-        1, 2, 31, 33, 257, 1000, 1025, 4097, 8193, 16_385, 24_577, 32_769, 50_257, 65_536, 65_537, 70_001,
+        1, 2, 31, 32, 33, 128, 257, 1000, 1025, 4097, 8193, 16_385, 24_577, 32_769, 50_257, 65_536, 65_537, 70_001,
     ] {
         let mut rng = StdRng::seed_from_u64(stream ^ cols as u64);
         let input = special_rows(&mut rng, cols);

@@ -1,7 +1,10 @@
 //! Rung 4: the row held in registers between the statistics and the outputs, each element read
 //! from global memory once and written once, with no shared-memory copy of the row. Up to
-//! [`WARP_COLS`] columns a warp takes a row (eight rows per block, no barrier at all); up to
-//! [`BLOCK_COLS`] the block takes one; longer rows are read twice, as in the online rung.
+//! [`NARROW_COLS`] columns a group of [`group_lanes`] lanes takes a row (a warp several rows at
+//! once, and row after row: a block of eight warps per row or two took so little work that the
+//! GPU spent its time starting blocks); up to [`WARP_COLS`] columns a warp takes a row (eight rows
+//! per block, no barrier at all); up to [`BLOCK_COLS`] the block takes one; longer rows are read
+//! twice, as in the online rung.
 //!
 //! With every element in registers the statistics need no running rescale: each thread's maximum,
 //! the group's maximum, then e^(x − maximum) in place of x and the group's sum of those: one e^x
@@ -11,11 +14,12 @@
 
 use super::online::{Pairs, online_row};
 use super::{Softmax, THREADS, WARPS, block_max, block_sum, row_views};
-use crate::reduce::{Max, Sum, warp_combine};
+use crate::reduce::{Combine, Max, Sum, warp_combine};
 use ptxkit::device::{
-    Float4, GlobalSlice, GlobalSliceMut, WARP_SIZE, block_idx, exp, is_aligned4, thread_idx, unrolled,
+    Float4, GlobalSlice, GlobalSliceMut, WARP_SIZE, block_idx, exp, grid_dim, is_aligned4, shfl_xor, thread_idx,
+    unrolled,
 };
-use ptxkit::{Dim3, Kernel, SharedMemory, kernel};
+use ptxkit::{Dim3, Kernel, Occupancy, SharedMemory, kernel};
 
 /// 16-byte vectors each thread holds.
 pub const VECTORS: u32 = 8;
@@ -33,6 +37,29 @@ pub const fn by_warp(cols: u32) -> bool {
 
 /// The most 16-byte vectors a thread holds in [`row_in_registers`].
 pub const MAX_VECTORS: u32 = 16;
+
+/// 16-byte vectors' worth of a narrow row each lane holds.
+pub const NARROW_VECTORS: u32 = 2;
+/// The widest row a group of fewer than 32 lanes takes: 16 lanes of [`NARROW_VECTORS`].
+pub const NARROW_COLS: u32 = 16 * 4 * NARROW_VECTORS;
+
+/// The lanes that take a row of `cols` ≤ [`NARROW_COLS`] columns: the fewest (a power of two) that
+/// hold it at [`NARROW_VECTORS`] vectors' worth a lane.
+pub const fn group_lanes(cols: u32) -> u32 {
+    cols.div_ceil(4 * NARROW_VECTORS).next_power_of_two()
+}
+
+/// `value` combined over the `G` lanes of this lane's group (aligned groups of a power of two), in
+/// every lane of it. Every lane of the warp must call it.
+#[inline(always)]
+fn group_combine<O: Combine, const G: u32>(mut value: f32) -> f32 {
+    let mut mask = G / 2;
+    while mask > 0 {
+        value = O::combine(value, shfl_xor(value, mask));
+        mask /= 2;
+    }
+    value
+}
 
 /// The softmax of the row `src` into `dst`, held in registers: this thread holds `V` (at most
 /// [`MAX_VECTORS`]) 16-byte vectors' worth of the columns of member `me` of a `group` of threads
@@ -55,6 +82,26 @@ pub(super) unsafe fn row_in_registers<const V: u32>(
     let vector = cols.is_multiple_of(4) && is_aligned4(src.as_ptr()) && is_aligned4(dst.as_mut_ptr());
     // SAFETY: forwarded; the vector path is taken only with both rows 16-byte aligned and
     // cols a multiple of 4.
+    unsafe { row_in_registers_as::<V>((src, dst), cols, (me, group), vector, max_of, sum_of) }
+}
+
+/// [`row_in_registers`] with the path given: by 16-byte vectors (`vector`: both rows 16-byte
+/// aligned, `cols` a multiple of 4) or by elements. A warp whose groups take several rows takes
+/// one path for all of them, so that their shuffles meet.
+///
+/// # Safety
+/// As for [`row_in_registers`]; with `vector`, `src` and `dst` are 16-byte aligned and `cols` is
+/// a multiple of 4.
+#[inline(always)]
+unsafe fn row_in_registers_as<const V: u32>(
+    (src, dst): (GlobalSlice<f32>, GlobalSliceMut<f32>),
+    cols: u32,
+    (me, group): (u32, u32),
+    vector: bool,
+    max_of: impl FnOnce(f32) -> f32,
+    sum_of: impl FnOnce(f32) -> f32,
+) {
+    // SAFETY: forwarded.
     unsafe {
         if vector {
             row_body::<V, true>((src, dst), cols, (me, group), max_of, sum_of)
@@ -153,11 +200,63 @@ unsafe fn row_body<const V: u32, const VECTOR: bool>(
     });
 }
 
+/// Rows of `cols` ≤ [`NARROW_COLS`] by groups of `G` lanes: each warp takes 32 / `G` rows at a
+/// time, its batches of rows a grid's warps apart.
+///
+/// # Safety
+/// `input` and `output` hold `rows × cols` elements; `G` is [`group_lanes`]`(cols)`; the block has
+/// [`THREADS`] threads.
+#[inline(always)]
+unsafe fn narrow_rows<const G: u32>((input, output): (GlobalSlice<f32>, GlobalSliceMut<f32>), rows: u32, cols: u32) {
+    let t = thread_idx().x;
+    let lane = t % WARP_SIZE;
+    let per_warp = WARP_SIZE / G;
+    let batches = rows.div_ceil(per_warp);
+    // Every row starts on a 16-byte boundary or none does: one path for the whole grid.
+    let vector = cols.is_multiple_of(4) && is_aligned4(input.as_ptr()) && is_aligned4(output.as_mut_ptr());
+    let mut batch = block_idx().x * WARPS + t / WARP_SIZE;
+    // Uniform over the warp, whose lanes meet in the shuffles.
+    while batch < batches {
+        let row = batch * per_warp + lane / G;
+        // A group past the last row takes that row with no columns: it loads and stores nothing
+        // but still meets its warp's shuffles.
+        let (row, width) = if row < rows { (row, cols) } else { (rows - 1, 0) };
+        // SAFETY: the row is inside the matrix; a width of 0 touches none of it; `vector` holds
+        // for every row alike.
+        unsafe {
+            row_in_registers_as::<NARROW_VECTORS>(
+                row_views((input, output), row as usize * cols as usize, cols),
+                width,
+                (lane % G, G),
+                vector,
+                group_combine::<Max, G>,
+                group_combine::<Sum, G>,
+            )
+        };
+        batch += grid_dim().x * WARPS;
+    }
+}
+
 kernel! {
-    /// Warp w of block b: the softmax of row 8b + w (rows up to WARP_COLS); block b: the softmax
+    /// Rows up to NARROW_COLS: warps taking a batch of rows by groups of lanes, batch after batch;
+    /// warp w of block b: the softmax of row 8b + w (rows up to WARP_COLS); block b: the softmax
     /// of row b (longer rows).
     pub unsafe fn softmax_registers(input: GlobalSlice<f32>, output: GlobalSliceMut<f32>, rows: u32, cols: u32) {
         let Pairs { maxes, sums } = Pairs::carve();
+        if cols <= NARROW_COLS {
+            // One body per group size, its shuffles and slots constants.
+            // SAFETY: forwarded from the kernel's contract; G is group_lanes(cols).
+            unsafe {
+                match group_lanes(cols) {
+                    1 => narrow_rows::<1>((input, output), rows, cols),
+                    2 => narrow_rows::<2>((input, output), rows, cols),
+                    4 => narrow_rows::<4>((input, output), rows, cols),
+                    8 => narrow_rows::<8>((input, output), rows, cols),
+                    _ => narrow_rows::<16>((input, output), rows, cols),
+                }
+            }
+            return;
+        }
         if cols > BLOCK_COLS {
             // SAFETY: forwarded from the kernel's contract; KERNEL launches THREADS threads.
             unsafe { online_row::<THREADS, WARPS>((maxes, sums), input, output, block_idx().x, cols) };
@@ -207,14 +306,27 @@ kernel! {
     }
 }
 
-/// 256 threads per block: eight rows per block up to [`WARP_COLS`] columns, one row per block
-/// beyond.
+/// Blocks for rows of `cols` ≤ [`NARROW_COLS`]: a warp per batch of rows, up to the blocks the
+/// GPU holds at once (the warps then go round again).
+pub const fn narrow_grid(rows: u32, cols: u32, device: Occupancy) -> u32 {
+    let blocks = rows.div_ceil(WARP_SIZE / group_lanes(cols)).div_ceil(WARPS);
+    if blocks < device.resident_blocks {
+        blocks
+    } else {
+        device.resident_blocks
+    }
+}
+
+/// 256 threads per block: batches of rows by groups of lanes up to [`NARROW_COLS`] columns, eight
+/// rows per block up to [`WARP_COLS`], one row per block beyond.
 pub const KERNEL: Kernel<Softmax> = Kernel {
     code: softmax_registers,
     block: Dim3::x(THREADS),
     shared: SharedMemory::of(Pairs::BYTES),
-    grid: |p, _| {
-        Dim3::x(if by_warp(p.cols) {
+    grid: |p, device| {
+        Dim3::x(if p.cols <= NARROW_COLS {
+            narrow_grid(p.rows, p.cols, device)
+        } else if by_warp(p.cols) {
             p.rows.div_ceil(WARPS)
         } else {
             p.rows

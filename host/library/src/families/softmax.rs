@@ -102,11 +102,25 @@ pub fn check_rows(out: &[f32], input: &[f32], cols: usize) -> std::result::Resul
 /// The host side of the softmax family.
 pub struct SoftmaxDemo;
 
-/// Single rows and columns, the warp and block edges, the staged rung's limit (8192) and past it,
+/// Narrow rows at each group size's edges (1, 8, 9, 16, 17, 32, 33, 64, 65, 128 columns, rows
+/// that leave a warp's last groups empty, and enough rows that the emulator's warps go round
+/// again), single rows and columns, the warp and block edges, the staged rung's limit (8192) and past it,
 /// the wide blocks' limits (16384, 32768) and past them, long rows (16-byte and scalar), shapes of
 /// several rows, and the register-and-shared rung's edges (24576 in registers, 65536 in all) and a
 /// vocabulary's width (rows that start off a 16-byte boundary).
-const EDGE_SHAPES: [[usize; 2]; 24] = [
+const EDGE_SHAPES: [[usize; 2]; 36] = [
+    [2500, 1],
+    [77, 3],
+    [41, 8],
+    [1000, 9],
+    [35, 16],
+    [13, 17],
+    [600, 32],
+    [9, 33],
+    [5, 64],
+    [300, 65],
+    [3, 100],
+    [17, 128],
     [1, 1],
     [1, 31],
     [3, 33],
