@@ -45,8 +45,43 @@ __device__ __forceinline__ void row_block(const float* input, float* output, uns
     }
 }
 
+// kernels::rows::warp::narrow_rows: rows of up to 16 columns by groups of G lanes, a lane an
+// element, each warp NARROW_BATCHES batches of 32 / G rows at once, then a grid's warps further.
+#define NARROW_COLS 16u
+#define NARROW_BATCHES 4u
+
+template <typename Op, unsigned G>
+__device__ __forceinline__ void narrow_rows(const float* input, float* output, unsigned rows, unsigned cols) {
+    unsigned lane = threadIdx.x % 32, per_warp = 32 / G, me = lane % G;
+    unsigned batches = (rows + per_warp - 1) / per_warp;
+    for (unsigned batch = (blockIdx.x * WARPS + threadIdx.x / 32) * NARROW_BATCHES; batch < batches;
+         batch += gridDim.x * WARPS * NARROW_BATCHES) {
+        float x[NARROW_BATCHES];
+#pragma unroll
+        for (unsigned i = 0; i < NARROW_BATCHES; ++i) {
+            size_t row = (size_t)(batch + i) * per_warp + lane / G;
+            x[i] = row < rows && me < cols ? input[row * cols + me] : Op::identity();
+        }
+#pragma unroll
+        for (unsigned i = 0; i < NARROW_BATCHES; ++i) {
+            float total = x[i];
+            for (unsigned mask = G / 2; mask > 0; mask /= 2) total = Op::combine(total, __shfl_xor_sync(0xffffffffu, total, mask));
+            size_t row = (size_t)(batch + i) * per_warp + lane / G;
+            if (me == 0 && row < rows) output[row] = total;
+        }
+    }
+}
+
 template <typename Op>
 __device__ __forceinline__ void row_warp(const float* input, float* output, unsigned rows, unsigned cols) {
+    if (cols <= NARROW_COLS) {
+        if (cols == 1) narrow_rows<Op, 1>(input, output, rows, cols);
+        else if (cols == 2) narrow_rows<Op, 2>(input, output, rows, cols);
+        else if (cols <= 4) narrow_rows<Op, 4>(input, output, rows, cols);
+        else if (cols <= 8) narrow_rows<Op, 8>(input, output, rows, cols);
+        else narrow_rows<Op, 16>(input, output, rows, cols);
+        return;
+    }
     unsigned row = blockIdx.x * WARPS + threadIdx.x / 32, lane = threadIdx.x % 32;
     if (row >= rows) return;
     size_t base = (size_t)row * cols;

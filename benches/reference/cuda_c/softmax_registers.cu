@@ -33,9 +33,10 @@ __device__ __forceinline__ void narrow_rows(const float* input, float* output, u
     unsigned batches = (rows + per_warp - 1) / per_warp;
     bool vector = cols % 4 == 0 && ((unsigned long long)input & 15) == 0 && ((unsigned long long)output & 15) == 0;
     for (unsigned batch = blockIdx.x * WARPS + t / 32; batch < batches; batch += gridDim.x * WARPS) {
-        unsigned row = batch * per_warp + lane / G, width = cols;
+        size_t row = (size_t)batch * per_warp + lane / G;
+        unsigned width = cols;
         if (row >= rows) row = rows - 1, width = 0;
-        size_t base = (size_t)row * cols;
+        size_t base = row * cols;
         row_in_registers_as<NARROW_VECTORS>(input + base, output + base, width, lane % G, G, vector, group_max<G>,
                                             group_sum<G>);
     }

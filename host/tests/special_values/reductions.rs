@@ -59,7 +59,7 @@ pub(crate) fn reductions_meet_special_values(backend: &Backend) {
     use kernels_host::families::{reduce, rows};
     let stream = rng_stream();
     let mut failures = Vec::new();
-    for cols in [1, 2, 31, 33, 257, 1000, 4099, 10_007] {
+    for cols in [1, 2, 5, 16, 31, 33, 257, 1000, 4099, 10_007] {
         let mut rng = StdRng::seed_from_u64(stream ^ cols as u64);
         let lines = special_lines(&mut rng, cols);
         let wanted: Vec<(f32, Option<f32>)> = lines.iter().map(|l| torch_max_and_sum(l)).collect();

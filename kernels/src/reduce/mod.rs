@@ -161,8 +161,18 @@ impl Combine for Max {
 /// same order in every lane (so every lane holds the same bits).
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-pub fn warp_combine<O: Combine>(mut value: f32) -> f32 {
-    let mut mask = WARP_SIZE / 2;
+pub fn warp_combine<O: Combine>(value: f32) -> f32 {
+    group_combine::<O, WARP_SIZE>(value)
+}
+
+/// `value` combined over the `G` lanes of this lane's group (the warp cut into aligned groups of a
+/// power of two lanes), in every lane of the group: the butterfly of [`warp_combine`] over the
+/// group's lanes alone. Every lane of the warp must call it.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub fn group_combine<O: Combine, const G: u32>(mut value: f32) -> f32 {
+    const { assert!(G.is_power_of_two() && G <= WARP_SIZE) };
+    let mut mask = G / 2;
     while mask > 0 {
         value = O::combine(value, shfl_xor(value, mask));
         mask /= 2;

@@ -14,10 +14,9 @@
 
 use super::online::{Pairs, online_row};
 use super::{Softmax, THREADS, WARPS, block_max, block_sum, row_views};
-use crate::reduce::{Combine, Max, Sum, warp_combine};
+use crate::reduce::{Max, Sum, group_combine, warp_combine};
 use ptxkit::device::{
-    Float4, GlobalSlice, GlobalSliceMut, WARP_SIZE, block_idx, exp, grid_dim, is_aligned4, shfl_xor, thread_idx,
-    unrolled,
+    Float4, GlobalSlice, GlobalSliceMut, WARP_SIZE, block_idx, exp, grid_dim, is_aligned4, thread_idx, unrolled,
 };
 use ptxkit::{Dim3, Kernel, Occupancy, SharedMemory, kernel};
 
@@ -47,18 +46,6 @@ pub const NARROW_COLS: u32 = 16 * 4 * NARROW_VECTORS;
 /// hold it at [`NARROW_VECTORS`] vectors' worth a lane.
 pub const fn group_lanes(cols: u32) -> u32 {
     cols.div_ceil(4 * NARROW_VECTORS).next_power_of_two()
-}
-
-/// `value` combined over the `G` lanes of this lane's group (aligned groups of a power of two), in
-/// every lane of it. Every lane of the warp must call it.
-#[inline(always)]
-fn group_combine<O: Combine, const G: u32>(mut value: f32) -> f32 {
-    let mut mask = G / 2;
-    while mask > 0 {
-        value = O::combine(value, shfl_xor(value, mask));
-        mask /= 2;
-    }
-    value
 }
 
 /// The softmax of the row `src` into `dst`, held in registers: this thread holds `V` (at most
@@ -217,15 +204,20 @@ unsafe fn narrow_rows<const G: u32>((input, output): (GlobalSlice<f32>, GlobalSl
     let mut batch = block_idx().x * WARPS + t / WARP_SIZE;
     // Uniform over the warp, whose lanes meet in the shuffles.
     while batch < batches {
-        let row = batch * per_warp + lane / G;
+        // Wide, as the last batch's groups may count past u32 (rows near 2^32).
+        let row = batch as usize * per_warp as usize + (lane / G) as usize;
         // A group past the last row takes that row with no columns: it loads and stores nothing
         // but still meets its warp's shuffles.
-        let (row, width) = if row < rows { (row, cols) } else { (rows - 1, 0) };
+        let (row, width) = if row < rows as usize {
+            (row, cols)
+        } else {
+            (rows as usize - 1, 0)
+        };
         // SAFETY: the row is inside the matrix; a width of 0 touches none of it; `vector` holds
         // for every row alike.
         unsafe {
             row_in_registers_as::<NARROW_VECTORS>(
-                row_views((input, output), row as usize * cols as usize, cols),
+                row_views((input, output), row * cols as usize, cols),
                 width,
                 (lane % G, G),
                 vector,

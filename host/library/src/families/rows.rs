@@ -98,10 +98,19 @@ pub const ROW_MAX: RowDemo = RowDemo {
     reduction: Reduction::Max,
 };
 
-/// Single rows and columns, warp and block edges, more rows than a block's eight warps; rows cut
-/// into pieces (on the emulator's 8 resident blocks: 2 to 8 pieces, rows that start off a 16-byte
+/// Narrow rows at each group size (1, 2, 3, 5, 8, 9, 16 and 17 columns), with rows that leave a
+/// batch's last groups empty and enough rows that the emulator's warps go round again; single rows
+/// and columns, warp and block edges, more rows than a block's eight warps; rows cut into pieces (on the emulator's 8 resident blocks: 2 to 8 pieces, rows that start off a 16-byte
 /// boundary, a last piece shorter than the others).
-const EDGE_SHAPES: [[usize; 2]; 13] = [
+const EDGE_SHAPES: [[usize; 2]; 21] = [
+    [9000, 1],
+    [333, 2],
+    [101, 3],
+    [2100, 5],
+    [64, 8],
+    [700, 9],
+    [45, 16],
+    [29, 17],
     [1, 1],
     [1, 31],
     [9, 33],
