@@ -191,6 +191,16 @@ impl Occupancy {
     /// One resident block: a device-dependent grid at its smallest (one persistent block, k not
     /// split). For checks of a problem's extents before any device is known.
     pub const ONE: Occupancy = Occupancy { resident_blocks: 1 };
+
+    /// The grid of a kernel whose blocks go round over `wanted` items: a block per item, at most
+    /// the blocks the device holds at once.
+    pub const fn at_most_resident(self, wanted: u32) -> u32 {
+        if wanted < self.resident_blocks {
+            wanted
+        } else {
+            self.resident_blocks
+        }
+    }
 }
 
 /// CUDA's `__launch_bounds__` of a kernel (`#[launch_bounds(block, blocks_per_sm)]` in

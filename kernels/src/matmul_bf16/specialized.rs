@@ -289,7 +289,7 @@ pub const KERNEL_PERSISTENT: Kernel<MatmulBf16> = Kernel {
     code: matmul_bf16_persistent,
     grid: |p, device| {
         let runs = splits(tiles(p), device.resident_blocks, p.k, MIN_RUN);
-        Dim3::x(min(tiles(p) * runs, device.resident_blocks))
+        Dim3::x(device.at_most_resident(tiles(p) * runs))
     },
     ..KERNEL
 };
@@ -310,10 +310,6 @@ const fn tiles(p: &MatmulBf16) -> u32 {
 /// where the grid cuts the tiles' k into runs, none otherwise.
 pub const fn counters(p: &MatmulBf16, grid: Dim3) -> usize {
     Work::<BM, BN, true>::new((p.m, p.n), p.k.div_ceil(BK), grid.x).counters(CONSUMER_WARPS)
-}
-
-const fn min(a: u32, b: u32) -> u32 {
-    if a < b { a } else { b }
 }
 
 #[cfg(test)]

@@ -400,12 +400,7 @@ pub const KERNEL: Kernel<MatmulTc> = Kernel {
     shared: SharedMemory::opt_in(Ring::BYTES),
     grid: |p, device| {
         let runs = splits(tiles(p), device.resident_blocks, p.k, MIN_RUN);
-        let items = tiles(p) * runs;
-        Dim3::x(if items < device.resident_blocks {
-            items
-        } else {
-            device.resident_blocks
-        })
+        Dim3::x(device.at_most_resident(tiles(p) * runs))
     },
 };
 

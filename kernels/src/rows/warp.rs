@@ -130,12 +130,7 @@ kernel! {
 /// GPU holds at once (the warps then go round again).
 pub const fn narrow_grid(rows: u32, cols: u32, device: Occupancy) -> u32 {
     let batches = rows.div_ceil(WARP_SIZE / group_lanes(cols));
-    let blocks = batches.div_ceil(NARROW_BATCHES).div_ceil(WARPS);
-    if blocks < device.resident_blocks {
-        blocks
-    } else {
-        device.resident_blocks
-    }
+    device.at_most_resident(batches.div_ceil(NARROW_BATCHES).div_ceil(WARPS))
 }
 
 /// Blocks of 256 threads: batches of rows by groups of lanes up to [`NARROW_COLS`] columns, one

@@ -223,12 +223,7 @@ kernel! {
 
 /// The grid: the blocks the device holds at once, never more than there are tiles.
 pub const fn grid<T>(p: &Scan<T>, device: Occupancy) -> Dim3 {
-    let tiles = p.n.div_ceil(TILE);
-    Dim3::x(if tiles < device.resident_blocks {
-        tiles
-    } else {
-        device.resident_blocks
-    })
+    Dim3::x(device.at_most_resident(p.n.div_ceil(TILE)))
 }
 
 /// As many blocks as the device holds at once, in both phases.

@@ -301,12 +301,7 @@ kernel! {
 /// Blocks for rows of `cols` ≤ [`NARROW_COLS`]: a warp per batch of rows, up to the blocks the
 /// GPU holds at once (the warps then go round again).
 pub const fn narrow_grid(rows: u32, cols: u32, device: Occupancy) -> u32 {
-    let blocks = rows.div_ceil(WARP_SIZE / group_lanes(cols)).div_ceil(WARPS);
-    if blocks < device.resident_blocks {
-        blocks
-    } else {
-        device.resident_blocks
-    }
+    device.at_most_resident(rows.div_ceil(WARP_SIZE / group_lanes(cols)).div_ceil(WARPS))
 }
 
 /// 256 threads per block: batches of rows by groups of lanes up to [`NARROW_COLS`] columns, eight
