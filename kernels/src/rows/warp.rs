@@ -68,18 +68,15 @@ unsafe fn narrow_rows<O: Combine, const G: u32>(
 /// As for [`row_body`].
 #[inline(always)]
 unsafe fn rows_body<O: Combine>(input: GlobalSlice<f32>, output: GlobalSliceMut<f32>, rows: u32, cols: u32) {
-    if cols > NARROW_COLS {
-        // SAFETY: forwarded.
-        return unsafe { row_body::<O>(input, output, rows, cols) };
-    }
-    // SAFETY: forwarded; G is group_lanes(cols).
+    // SAFETY: forwarded; G is group_lanes(cols) on the narrow path.
     unsafe {
-        match group_lanes(cols) {
+        match cols {
             1 => narrow_rows::<O, 1>(input, output, rows, cols),
             2 => narrow_rows::<O, 2>(input, output, rows, cols),
-            4 => narrow_rows::<O, 4>(input, output, rows, cols),
-            8 => narrow_rows::<O, 8>(input, output, rows, cols),
-            _ => narrow_rows::<O, 16>(input, output, rows, cols),
+            3..=4 => narrow_rows::<O, 4>(input, output, rows, cols),
+            5..=8 => narrow_rows::<O, 8>(input, output, rows, cols),
+            9..=NARROW_COLS => narrow_rows::<O, 16>(input, output, rows, cols),
+            _ => row_body::<O>(input, output, rows, cols),
         }
     }
 }
