@@ -49,14 +49,19 @@ unsafe fn narrow_rows<O: Combine, const G: u32>(
                 x[i as usize] = unsafe { input.get_unchecked(row * cols as usize + me as usize) };
             }
         });
-        unrolled::<NARROW_BATCHES>(|i| {
-            let total = group_combine::<O, G>(x[i as usize]);
-            let row = row_of(batch + i);
-            if me == 0 && row < rows as usize {
-                // SAFETY: row < rows: one output per row.
-                unsafe { output.set_unchecked(row, total) };
-            }
-        });
+        // Every batch's shuffles before any store, and one test of the lane around the stores:
+        // a test per batch let the compiler copy the shuffles into both of its branches (for groups
+        // of four lanes), where the GPU then ran them a batch at a time behind divergence checks.
+        unrolled::<NARROW_BATCHES>(|i| x[i as usize] = group_combine::<O, G>(x[i as usize]));
+        if me == 0 {
+            unrolled::<NARROW_BATCHES>(|i| {
+                let row = row_of(batch + i);
+                if row < rows as usize {
+                    // SAFETY: row < rows: one output per row.
+                    unsafe { output.set_unchecked(row, x[i as usize]) };
+                }
+            });
+        }
         batch += grid_dim().x * WARPS * NARROW_BATCHES;
     }
 }
