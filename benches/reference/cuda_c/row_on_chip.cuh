@@ -49,79 +49,133 @@ __device__ __forceinline__ void each(float4 raw, F f) {
     for (unsigned k = 0; k < Element<E>::LANES; ++k) f(x[k]);
 }
 
+// kernels::softmax::on_chip::Held: a row's place against 16-byte boundaries and this thread's
+// register vectors of it as loaded.
+struct Held {
+    unsigned head, vectors;
+    float4 x[F_VECTORS];
+};
+
+// kernels::softmax::on_chip::issue_staged: this thread's staged vectors' copies, one group.
+template <class E>
+__device__ __forceinline__ void issue_staged(const E* src, const Held& h, float4* staged, unsigned t) {
+    constexpr unsigned L = Element<E>::LANES;
+#pragma unroll
+    for (unsigned j = 0; j < F_STAGED; ++j) {
+        unsigned v = f_register_span<E>() + t + F_THREADS * j;
+        if (v < h.vectors) {
+            unsigned address = (unsigned)__cvta_generic_to_shared(staged + j * F_THREADS + t);
+            asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(address), "l"(src + h.head + L * v));
+        }
+    }
+    asm volatile("cp.async.commit_group;");
+}
+
+// kernels::softmax::on_chip::load_registers: this thread's register vectors (−∞ past the row).
+template <class E>
+__device__ __forceinline__ void load_registers(const E* src, Held& h, unsigned t) {
+    constexpr unsigned L = Element<E>::LANES;
+    // −∞ in every lane of either type: f32's bits, or bf16's 0xff80 in both halves.
+    float negative = L == 4 ? -INFINITY : __uint_as_float(0xff80ff80u);
+#pragma unroll
+    for (unsigned i = 0; i < f_vectors<E>(); ++i) {
+        unsigned v = t + F_THREADS * i;
+        h.x[i] = v < h.vectors ? *(const float4*)(src + h.head + L * v) : make_float4(negative, negative, negative, negative);
+    }
+}
+
+// kernels::softmax::on_chip::load: the staged copies and the register vectors of row src.
+template <class E>
+__device__ __forceinline__ Held on_chip_load(const E* src, unsigned cols, float4* staged) {
+    Held h;
+    split(src, cols, h.head, h.vectors);
+    issue_staged(src, h, staged, threadIdx.x);
+    load_registers(src, h, threadIdx.x);
+    return h;
+}
+
+// kernels::softmax::on_chip::edges: this thread's element before the first boundary (which 0)
+// and after the last vector (which 1), −∞ where there is none.
+template <class E>
+__device__ __forceinline__ float edge_of(const E* src, const Held& h, unsigned cols, unsigned t, unsigned which) {
+    unsigned last_column = h.head + Element<E>::LANES * h.vectors + t;
+    if (which == 0) return t < h.head ? Element<E>::to_f32(src[t]) : -INFINITY;
+    return last_column < cols ? Element<E>::to_f32(src[last_column]) : -INFINITY;
+}
+
+// kernels::softmax::on_chip::statistics: the row's (max, sum) merged over the block with running
+// (the streamed part's pair, or RUNNING_EMPTY), after this thread's staged copies land.
+template <class E>
+__device__ __forceinline__ Running on_chip_statistics(const E* src, unsigned cols, const Held& h, const float4* staged,
+                                                      float* maxes, float* sums, Running running) {
+    constexpr unsigned REGISTER_SPAN = f_register_span<E>();
+    unsigned t = threadIdx.x;
+    asm volatile("cp.async.wait_group 0;" ::: "memory");
+    auto larger = [](float m, float v) { return v > m ? v : m; };
+    float m = larger(larger(running.max, edge_of(src, h, cols, t, 0)), edge_of(src, h, cols, t, 1));
+#pragma unroll
+    for (unsigned i = 0; i < f_vectors<E>(); ++i) each<E>(h.x[i], [&](float v) { m = larger(m, v); });
+#pragma unroll
+    for (unsigned j = 0; j < F_STAGED; ++j)
+        if (REGISTER_SPAN + t + F_THREADS * j < h.vectors) each<E>(staged[j * F_THREADS + t], [&](float v) { m = larger(m, v); });
+    float sum = running.sum * fast_exp(running.max - m);
+    sum += fast_exp(edge_of(src, h, cols, t, 0) - m);
+    sum += fast_exp(edge_of(src, h, cols, t, 1) - m);
+#pragma unroll
+    for (unsigned i = 0; i < f_vectors<E>(); ++i)
+        if (t + F_THREADS * i < h.vectors) each<E>(h.x[i], [&](float v) { sum += fast_exp(v - m); });
+#pragma unroll
+    for (unsigned j = 0; j < F_STAGED; ++j)
+        if (REGISTER_SPAN + t + F_THREADS * j < h.vectors)
+            each<E>(staged[j * F_THREADS + t], [&](float v) { sum += fast_exp(v - m); });
+    return block_running<F_WARPS>(maxes, sums, {m, sum});
+}
+
+// kernels::softmax::on_chip::write: f(c, x) into dst for each element of the row, the held part
+// from chip and (STREAMED: rows past the chip) the rest read again.
+template <class E, bool STREAMED, typename F>
+__device__ __forceinline__ void on_chip_write(const E* src, E* dst, unsigned cols, const Held& h, const float4* staged, F f) {
+    constexpr unsigned L = Element<E>::LANES, REGISTER_SPAN = f_register_span<E>();
+    unsigned t = threadIdx.x;
+    if (((size_t)src - (size_t)dst) % 16 != 0) {
+        map_row<F_THREADS>(src, dst, cols, t, f);
+        return;
+    }
+    auto put = [&](unsigned v, float4 raw) {
+        unsigned c = h.head + L * v;
+        *(float4*)(dst + c) = map_raw<E>(raw, [&](unsigned k, float y) { return f(c + k, y); });
+    };
+#pragma unroll
+    for (unsigned i = 0; i < f_vectors<E>(); ++i) {
+        unsigned v = t + F_THREADS * i;
+        if (v < h.vectors) put(v, h.x[i]);
+    }
+    unsigned last_column = h.head + L * h.vectors + t;
+    if (t < h.head) dst[t] = Element<E>::from_f32(f(t, edge_of(src, h, cols, t, 0)));
+    if (last_column < cols) dst[last_column] = Element<E>::from_f32(f(last_column, edge_of(src, h, cols, t, 1)));
+#pragma unroll
+    for (unsigned j = 0; j < F_STAGED; ++j) {
+        unsigned v = REGISTER_SPAN + t + F_THREADS * j;
+        if (v < h.vectors) put(v, staged[j * F_THREADS + t]);
+    }
+    if (STREAMED) stream(src, h.head, h.vectors, t, put);
+}
+
 // kernels::softmax::on_chip::row_on_chip: the row's merged (max, sum), and f(c, x) into dst for
 // each element, f = make(those statistics).
 template <class E, typename Make>
 __device__ __forceinline__ Running row_on_chip(const E* src, E* dst, unsigned cols, float4* staged, float* maxes,
                                                float* sums, Make make) {
-    constexpr unsigned L = Element<E>::LANES, VECTORS = f_vectors<E>(), REGISTER_SPAN = f_register_span<E>();
     unsigned t = threadIdx.x;
-    unsigned head, vectors;
-    split(src, cols, head, vectors);
-#pragma unroll
-    for (unsigned j = 0; j < F_STAGED; ++j) {
-        unsigned v = REGISTER_SPAN + t + F_THREADS * j;
-        if (v < vectors) {
-            unsigned address = (unsigned)__cvta_generic_to_shared(staged + j * F_THREADS + t);
-            asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(address), "l"(src + head + L * v));
-        }
-    }
-    asm volatile("cp.async.commit_group;");
+    Held h;
+    split(src, cols, h.head, h.vectors);
+    // The staged copies first, to travel beside everything else; then the streamed part's running
+    // pair (rows within the chip have none), then the register vectors.
+    issue_staged(src, h, staged, t);
     Running running = RUNNING_EMPTY;
-    stream(src, head, vectors, t, [&](unsigned, float4 x) { each<E>(x, [&](float v) { running = running_add(running, v); }); });
-    float4 x[VECTORS];
-    // −∞ in every lane of either type: f32's bits, or bf16's 0xff80 in both halves.
-    float negative = L == 4 ? -INFINITY : __uint_as_float(0xff80ff80u);
-#pragma unroll
-    for (unsigned i = 0; i < VECTORS; ++i) {
-        unsigned v = t + F_THREADS * i;
-        x[i] = v < vectors ? *(const float4*)(src + head + L * v) : make_float4(negative, negative, negative, negative);
-    }
-    unsigned first = t, last_column = head + L * vectors + t;
-    auto edge = [&](unsigned which) {
-        if (which == 0) return first < head ? Element<E>::to_f32(src[first]) : -INFINITY;
-        return last_column < cols ? Element<E>::to_f32(src[last_column]) : -INFINITY;
-    };
-    asm volatile("cp.async.wait_group 0;" ::: "memory");
-    auto larger = [](float m, float v) { return v > m ? v : m; };
-    float m = larger(larger(running.max, edge(0)), edge(1));
-#pragma unroll
-    for (unsigned i = 0; i < VECTORS; ++i) each<E>(x[i], [&](float v) { m = larger(m, v); });
-#pragma unroll
-    for (unsigned j = 0; j < F_STAGED; ++j)
-        if (REGISTER_SPAN + t + F_THREADS * j < vectors) each<E>(staged[j * F_THREADS + t], [&](float v) { m = larger(m, v); });
-    float sum = running.sum * fast_exp(running.max - m);
-    sum += fast_exp(edge(0) - m);
-    sum += fast_exp(edge(1) - m);
-#pragma unroll
-    for (unsigned i = 0; i < VECTORS; ++i)
-        if (t + F_THREADS * i < vectors) each<E>(x[i], [&](float v) { sum += fast_exp(v - m); });
-#pragma unroll
-    for (unsigned j = 0; j < F_STAGED; ++j)
-        if (REGISTER_SPAN + t + F_THREADS * j < vectors)
-            each<E>(staged[j * F_THREADS + t], [&](float v) { sum += fast_exp(v - m); });
-    Running merged = block_running<F_WARPS>(maxes, sums, {m, sum});
-    auto f = make(merged);
-    if (((size_t)src - (size_t)dst) % 16 != 0) {
-        map_row<F_THREADS>(src, dst, cols, t, f);
-    } else {
-        auto put = [&](unsigned v, float4 raw) {
-            unsigned c = head + L * v;
-            *(float4*)(dst + c) = map_raw<E>(raw, [&](unsigned k, float y) { return f(c + k, y); });
-        };
-#pragma unroll
-        for (unsigned i = 0; i < VECTORS; ++i) {
-            unsigned v = t + F_THREADS * i;
-            if (v < vectors) put(v, x[i]);
-        }
-        if (first < head) dst[first] = Element<E>::from_f32(f(first, edge(0)));
-        if (last_column < cols) dst[last_column] = Element<E>::from_f32(f(last_column, edge(1)));
-#pragma unroll
-        for (unsigned j = 0; j < F_STAGED; ++j) {
-            unsigned v = REGISTER_SPAN + t + F_THREADS * j;
-            if (v < vectors) put(v, staged[j * F_THREADS + t]);
-        }
-        stream(src, head, vectors, t, put);
-    }
+    stream(src, h.head, h.vectors, t, [&](unsigned, float4 x) { each<E>(x, [&](float v) { running = running_add(running, v); }); });
+    load_registers(src, h, t);
+    Running merged = on_chip_statistics(src, cols, h, staged, maxes, sums, running);
+    on_chip_write<E, true>(src, dst, cols, h, staged, make(merged));
     return merged;
 }

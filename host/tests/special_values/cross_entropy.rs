@@ -275,101 +275,106 @@ fn check_fused_width<E: HostElement>(
         outcome => failures.push(format!("cross_entropy_count at {rows}: {outcome:?}, expected {count}")),
     }
     let problem = CrossEntropyFused::<E>::new(rows, cols).unwrap();
-    let kernel = &fused_family.kernels[0];
-    for reduction in [Some(Reduction::Mean), Some(Reduction::Sum), None] {
-        let label = format!("{} at {rows}x{cols}, {reduction:?}", kernel.entry());
-        let (mut losses, mut stats, mut total) = (
-            upload(&vec![f32::NAN; rows]),
-            upload(&vec![f32::NAN; 2 * rows]),
-            upload(&[f32::NAN; 2]),
-        );
-        let mut grad = Buffer::upload(backend, &vec![E::NAN; logits.len()]).unwrap();
-        let mut ticket = Buffer::upload(backend, &[0u32]).unwrap();
-        let arrays = FusedArrays {
-            logits: &logits_buffer,
-            targets: &targets_buffer,
-            count: Some(&count_buffer),
-            losses: &mut losses,
-            stats: &mut stats,
-            total: reduction.map(|reduction| Total {
-                total: &mut total,
-                ticket: &mut ticket,
-                reduction,
-            }),
-            grad_logits: &mut grad,
-        };
-        if let Err(e) = launch_fused(backend, kernel, Source::Rust, &problem, IGNORE_INDEX, arrays) {
-            failures.push(format!("{label}: {e}"));
-            continue;
-        }
-        let (losses, stats, total) = (
-            losses.read(backend).unwrap(),
-            stats.read(backend).unwrap(),
-            total.read(backend).unwrap(),
-        );
-        if let Err(e) = check_forward(&references, (&losses, &stats)) {
-            failures.push(format!("{label}: {e}"));
-        }
-        if let Some(reduction) = reduction {
-            let threads = fused::THREADS as usize;
-            let (want, tolerance, count) = reference_total_by(&references, &targets, IGNORE_INDEX, reduction, threads);
-            if !within(total[0], want, tolerance) || total[1] as f64 != count {
-                failures.push(format!("{label}: total {total:?}, expected {want} over {count}"));
-            }
-        }
-        let unit = if reduction == Some(Reduction::Mean) {
-            1.0 / count as f64
-        } else {
-            1.0
-        };
-        if let Err(e) = check_backward_of::<E>(
-            (&logits, &targets, &stats),
-            &vec![unit; rows],
-            (&grad.read(backend).unwrap(), 1),
-            cols,
-        ) {
-            failures.push(format!("{label}, the gradient: {e}"));
-        }
-        if reduction != Some(Reduction::Mean) {
-            continue;
-        }
-        // The mean's gradient times a loss gradient of its own, then one per row (some 1): in bf16
-        // each product rounded again.
-        let per_row: Vec<f32> = (0..rows)
-            .map(|r| {
-                if r % 3 == 0 {
-                    1.0
-                } else {
-                    rng.random_range(-2.0f32..2.0)
-                }
-            })
-            .collect();
-        let scale_problem = CrossEntropyScale::<E>::new(rows, cols).unwrap();
-        let scale_kernel = &scale_family.kernels[0];
-        let mut factors = vec![unit; rows];
-        for (scalings, grad_loss) in [(1, vec![1.5f32]), (2, per_row)] {
-            let scaled = launch_scale(
-                backend,
-                scale_kernel,
-                Source::Rust,
-                &scale_problem,
-                IGNORE_INDEX,
-                (&targets_buffer, &upload(&grad_loss), &mut grad),
+    // Every kernel of the family: they differ in how blocks take rows, not in what they write.
+    for kernel in fused_family.kernels {
+        for reduction in [Some(Reduction::Mean), Some(Reduction::Sum), None] {
+            let label = format!("{} at {rows}x{cols}, {reduction:?}", kernel.entry());
+            let (mut losses, mut stats, mut total) = (
+                upload(&vec![f32::NAN; rows]),
+                upload(&vec![f32::NAN; 2 * rows]),
+                upload(&[f32::NAN; 2]),
             );
-            if let Err(e) = scaled {
-                failures.push(format!("{} at {rows}x{cols}: {e}", scale_kernel.entry()));
-                break;
+            let mut grad = Buffer::upload(backend, &vec![E::NAN; logits.len()]).unwrap();
+            let mut ticket = Buffer::upload(backend, &[0u32]).unwrap();
+            let arrays = FusedArrays {
+                logits: &logits_buffer,
+                targets: &targets_buffer,
+                count: Some(&count_buffer),
+                losses: &mut losses,
+                stats: &mut stats,
+                total: reduction.map(|reduction| Total {
+                    total: &mut total,
+                    ticket: &mut ticket,
+                    reduction,
+                }),
+                grad_logits: &mut grad,
+            };
+            if let Err(e) = launch_fused(backend, kernel, Source::Rust, &problem, IGNORE_INDEX, arrays) {
+                failures.push(format!("{label}: {e}"));
+                continue;
             }
-            for (r, factor) in factors.iter_mut().enumerate() {
-                *factor *= grad_loss[if grad_loss.len() == 1 { 0 } else { r }] as f64;
+            let (losses, stats, total) = (
+                losses.read(backend).unwrap(),
+                stats.read(backend).unwrap(),
+                total.read(backend).unwrap(),
+            );
+            if let Err(e) = check_forward(&references, (&losses, &stats)) {
+                failures.push(format!("{label}: {e}"));
             }
-            let got = grad.read(backend).unwrap();
-            if let Err(e) = check_backward_of::<E>((&logits, &targets, &stats), &factors, (&got, 1 + scalings), cols) {
-                failures.push(format!(
-                    "{} at {rows}x{cols}, {} loss gradients: {e}",
-                    scale_kernel.entry(),
-                    grad_loss.len()
-                ));
+            if let Some(reduction) = reduction {
+                let threads = fused::THREADS as usize;
+                let (want, tolerance, count) =
+                    reference_total_by(&references, &targets, IGNORE_INDEX, reduction, threads);
+                if !within(total[0], want, tolerance) || total[1] as f64 != count {
+                    failures.push(format!("{label}: total {total:?}, expected {want} over {count}"));
+                }
+            }
+            let unit = if reduction == Some(Reduction::Mean) {
+                1.0 / count as f64
+            } else {
+                1.0
+            };
+            if let Err(e) = check_backward_of::<E>(
+                (&logits, &targets, &stats),
+                &vec![unit; rows],
+                (&grad.read(backend).unwrap(), 1),
+                cols,
+            ) {
+                failures.push(format!("{label}, the gradient: {e}"));
+            }
+            if reduction != Some(Reduction::Mean) {
+                continue;
+            }
+            // The mean's gradient times a loss gradient of its own, then one per row (some 1): in bf16
+            // each product rounded again.
+            let per_row: Vec<f32> = (0..rows)
+                .map(|r| {
+                    if r % 3 == 0 {
+                        1.0
+                    } else {
+                        rng.random_range(-2.0f32..2.0)
+                    }
+                })
+                .collect();
+            let scale_problem = CrossEntropyScale::<E>::new(rows, cols).unwrap();
+            let scale_kernel = &scale_family.kernels[0];
+            let mut factors = vec![unit; rows];
+            for (scalings, grad_loss) in [(1, vec![1.5f32]), (2, per_row)] {
+                let scaled = launch_scale(
+                    backend,
+                    scale_kernel,
+                    Source::Rust,
+                    &scale_problem,
+                    IGNORE_INDEX,
+                    (&targets_buffer, &upload(&grad_loss), &mut grad),
+                );
+                if let Err(e) = scaled {
+                    failures.push(format!("{} at {rows}x{cols}: {e}", scale_kernel.entry()));
+                    break;
+                }
+                for (r, factor) in factors.iter_mut().enumerate() {
+                    *factor *= grad_loss[if grad_loss.len() == 1 { 0 } else { r }] as f64;
+                }
+                let got = grad.read(backend).unwrap();
+                if let Err(e) =
+                    check_backward_of::<E>((&logits, &targets, &stats), &factors, (&got, 1 + scalings), cols)
+                {
+                    failures.push(format!(
+                        "{} at {rows}x{cols}, {} loss gradients: {e}",
+                        scale_kernel.entry(),
+                        grad_loss.len()
+                    ));
+                }
             }
         }
     }

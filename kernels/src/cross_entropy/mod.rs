@@ -27,7 +27,8 @@
 //! Training reads the logits once instead of twice: [`count`] counts the rows a mean divides by,
 //! [`fused`] writes the loss, (m, l), the total and the gradient for a loss gradient of 1 in one
 //! pass (rows past [`fused::ON_CHIP_COLS`] read twice), and [`scale`] multiplies it by the loss
-//! gradient in place where that is not 1.
+//! gradient in place where that is not 1. [`pipelined`] is [`fused`] with each block taking rows a
+//! grid apart, a row's loads issued while the one before is written.
 //!
 //! Both walk a row by 16-byte vectors where it allows ([`walk`]).
 
@@ -35,6 +36,7 @@ pub mod backward;
 pub mod count;
 pub mod forward;
 pub mod fused;
+pub mod pipelined;
 pub mod scale;
 pub mod walk;
 
@@ -213,7 +215,8 @@ pub const BACKWARD_BF16_FAMILY: Family<CrossEntropyBackward<Bf16>> =
     Family::new("cross_entropy_backward_bf16", &[backward::KERNEL_BF16]);
 
 /// Forward and gradient in one launch: the registry's list.
-pub const FUSED_FAMILY: Family<CrossEntropyFused> = Family::new("cross_entropy_fused", &[fused::KERNEL]);
+pub const FUSED_FAMILY: Family<CrossEntropyFused> =
+    Family::new("cross_entropy_fused", &[fused::KERNEL, pipelined::KERNEL]);
 
 /// The same over bf16 logits and gradient: the registry's list.
 pub const FUSED_BF16_FAMILY: Family<CrossEntropyFused<Bf16>> =

@@ -129,21 +129,37 @@ fn each<E: RowElement>(raw: [f32; 4], mut f: impl FnMut(f32)) {
     unrolled_to(E::LANES, |k| f(x[k as usize]));
 }
 
-/// Reads row `src` of `cols` elements (the part past [`ON_CHIP_COLS`] twice), merges its
-/// maximum and sum of e^(x − maximum) over the block (the maximum from f32::MIN, as
-/// [`Running::EMPTY`]: a row of −∞ alone has a sum of 0), then writes `f(c, x)` to element c of
-/// `dst` for each element x, `f` being `map` of those statistics; returns the statistics.
+/// A row's place against 16-byte boundaries, and this thread's register vectors of it as loaded
+/// ([`load`]): what [`statistics`] and [`write`] take, the staged vectors aside.
+#[derive(Clone, Copy)]
+pub struct Held {
+    layout: Layout,
+    x: [[f32; 4]; VECTORS as usize],
+}
+
+impl Held {
+    /// Nothing held (rows of `E`): no row's loads issued.
+    pub const fn none<E: RowElement>() -> Held {
+        Held {
+            layout: Layout {
+                head: 0,
+                vectors: 0,
+                lanes: E::LANES,
+            },
+            x: [[0.0; 4]; VECTORS as usize],
+        }
+    }
+}
+
+/// Issues this thread's loads of the part of row `src` (`cols` elements) held on chip: its staged
+/// vectors' copies to shared memory (committed as one group) and its register vectors, returned
+/// as loaded. Rows past [`on_chip_cols`] have the rest streamed by [`row_on_chip`].
 ///
 /// # Safety
-/// `src` and `dst` hold `cols` elements; the block has [`THREADS`] threads, all calling (`map`
-/// too, so that it may use the block's barriers).
+/// `src` holds `cols` elements; this thread's staged slots are not read until [`statistics`]
+/// waits for them.
 #[inline(always)]
-pub unsafe fn row_on_chip<E: RowElement, F: Fn(u32, f32) -> f32>(
-    (staged, maxes, sums): (SharedMatrix<f32>, SharedSlice<f32>, SharedSlice<f32>),
-    (src, dst): (GlobalSlice<E>, GlobalSliceMut<E>),
-    cols: u32,
-    map: impl FnOnce(Running) -> F,
-) -> Running {
+pub unsafe fn load<E: RowElement>(staged: SharedMatrix<f32>, src: GlobalSlice<E>, cols: u32) -> Held {
     let t = thread_idx().x;
     let (head, vectors) = split(src.as_ptr(), cols);
     let layout = Layout {
@@ -151,61 +167,98 @@ pub unsafe fn row_on_chip<E: RowElement, F: Fn(u32, f32) -> f32>(
         vectors,
         lanes: E::LANES,
     };
-    // The staged copies first, to travel beside everything else.
+    // SAFETY: forwarded.
+    unsafe {
+        issue_staged::<E>(staged, src, layout, t);
+        Held {
+            layout,
+            x: load_registers::<E>(src, layout, t),
+        }
+    }
+}
+
+/// This thread's staged vectors' copies, committed as one group.
+///
+/// # Safety
+/// `src` holds the row `layout` describes.
+#[inline(always)]
+unsafe fn issue_staged<E: RowElement>(staged: SharedMatrix<f32>, src: GlobalSlice<E>, layout: Layout, t: u32) {
     unrolled::<STAGED_VECTORS>(|j| {
         let v = register_span::<E>() + t + THREADS * j;
-        if v < vectors {
+        if v < layout.vectors {
             // SAFETY: vector v is inside the row, 16-byte aligned; this thread's slot of staged
             // row j, 16-byte aligned.
             unsafe { staged.copy4_async_unchecked(j, 4 * t, src.as_ptr().add(layout.column(v) as usize).cast()) };
         }
     });
     async_copy_commit();
-    // The streamed part: a running maximum and sum (rows within ON_CHIP_COLS have none).
-    let mut running = Running::EMPTY;
-    // SAFETY: the row's vectors are inside it, 16-byte aligned.
-    unsafe {
-        stream(
-            src,
-            layout,
-            t,
-            #[inline(always)]
-            |_, raw| each::<E>(raw, |x| running = running.see(x)),
-        )
-    };
+}
+
+/// This thread's register vectors, loaded (−∞ past the row).
+///
+/// # Safety
+/// `src` holds the row `layout` describes.
+#[inline(always)]
+unsafe fn load_registers<E: RowElement>(src: GlobalSlice<E>, layout: Layout, t: u32) -> [[f32; 4]; VECTORS as usize] {
     let mut x = [E::RAW_NEG_INFINITY; VECTORS as usize];
     unrolled_to(register_vectors::<E>(), |i| {
         let v = t + THREADS * i;
-        if v < vectors {
-            // SAFETY: as above.
+        if v < layout.vectors {
+            // SAFETY: vector v is inside the row, 16-byte aligned.
             x[i as usize] = unsafe { E::load_raw(src, layout.column(v)) };
         }
     });
-    // This thread's element before the first boundary and its element after the last vector,
-    // read again where used (from L1) rather than held in two registers throughout.
+    x
+}
+
+/// This thread's element before the row's first boundary and its element after the last vector
+/// (−∞ where there is none), read again where used (from L1) rather than held in two registers.
+///
+/// # Safety
+/// `src` holds the row `layout` describes, of `cols` elements.
+#[inline(always)]
+unsafe fn edges<E: RowElement>(src: GlobalSlice<E>, layout: Layout, cols: u32, t: u32) -> [f32; 2] {
     let (first, last) = (t, layout.tail_column(t));
-    let edge = #[inline(always)]
-    || {
-        // SAFETY: each inside the row where read.
-        unsafe {
-            [
-                if first < head {
-                    src.get_unchecked(first).to_f32()
-                } else {
-                    f32::NEG_INFINITY
-                },
-                if last < cols {
-                    src.get_unchecked(last).to_f32()
-                } else {
-                    f32::NEG_INFINITY
-                },
-            ]
-        }
-    };
+    // SAFETY: each inside the row where read.
+    unsafe {
+        [
+            if first < layout.head {
+                src.get_unchecked(first).to_f32()
+            } else {
+                f32::NEG_INFINITY
+            },
+            if last < cols {
+                src.get_unchecked(last).to_f32()
+            } else {
+                f32::NEG_INFINITY
+            },
+        ]
+    }
+}
+
+/// The row's maximum and sum of e^(x − maximum), merged over the block with `running` (the
+/// streamed part's pair, or [`Running::EMPTY`]): waits for this thread's staged copies.
+///
+/// # Safety
+/// `held` is [`load`]'s of row `src` (`cols` elements), its staged copies this thread's latest;
+/// the block has [`THREADS`] threads, all calling.
+#[inline(always)]
+pub unsafe fn statistics<E: RowElement>(
+    (staged, maxes, sums): (SharedMatrix<f32>, SharedSlice<f32>, SharedSlice<f32>),
+    src: GlobalSlice<E>,
+    cols: u32,
+    held: &Held,
+    running: Running,
+) -> Running {
+    let t = thread_idx().x;
+    let (layout, x) = (held.layout, &held.x);
+    let vectors = layout.vectors;
     async_copy_wait::<0>();
     // NaN is left out of every maximum (and makes the sum NaN below).
     let larger = #[inline(always)]
     |m: f32, x: f32| if x > m { x } else { m };
+    // SAFETY: the row is src's.
+    let edge = || unsafe { edges::<E>(src, layout, cols, t) };
     let mut m = edge().iter().fold(running.max, |m, &x| larger(m, x));
     unrolled_to(register_vectors::<E>(), |i| {
         each::<E>(x[i as usize], |x| m = larger(m, x))
@@ -236,8 +289,26 @@ pub unsafe fn row_on_chip<E: RowElement, F: Fn(u32, f32) -> f32>(
         }
     });
     // SAFETY: every thread calls it (the caller's promise).
-    let row = unsafe { block_running::<WARPS>(maxes, sums, Running { max: m, sum }) };
-    let f = map(row);
+    unsafe { block_running::<WARPS>(maxes, sums, Running { max: m, sum }) }
+}
+
+/// Writes `f(c, x)` to element c of `dst` for each element x of row `src`: the held part from
+/// chip, the rest (`STREAMED`: rows past [`on_chip_cols`]) read again.
+///
+/// # Safety
+/// `held` is [`load`]'s of row `src`, waited for by [`statistics`]; `src` and `dst` hold `cols`
+/// elements; without `STREAMED`, cols ≤ [`on_chip_cols`].
+#[inline(always)]
+pub unsafe fn write<E: RowElement, const STREAMED: bool>(
+    staged: SharedMatrix<f32>,
+    (src, dst): (GlobalSlice<E>, GlobalSliceMut<E>),
+    cols: u32,
+    held: &Held,
+    f: impl Fn(u32, f32) -> f32,
+) {
+    let t = thread_idx().x;
+    let (layout, x) = (held.layout, &held.x);
+    let vectors = layout.vectors;
     if !(src.as_ptr() as usize)
         .wrapping_sub(dst.as_mut_ptr() as usize)
         .is_multiple_of(16)
@@ -246,7 +317,7 @@ pub unsafe fn row_on_chip<E: RowElement, F: Fn(u32, f32) -> f32>(
         // element.
         // SAFETY: both rows hold cols elements.
         unsafe { map_row::<_, THREADS>(src, dst, cols, t, f) };
-        return row;
+        return;
     }
     // Vector v's outputs from its bits, stored as one vector.
     let put = #[inline(always)]
@@ -261,10 +332,12 @@ pub unsafe fn row_on_chip<E: RowElement, F: Fn(u32, f32) -> f32>(
             put(v, x[i as usize]);
         }
     });
-    let edge = edge();
+    let (first, last) = (t, layout.tail_column(t));
+    // SAFETY: the row is src's.
+    let edge = unsafe { edges::<E>(src, layout, cols, t) };
     // SAFETY: each inside the row where written.
     unsafe {
-        if first < head {
+        if first < layout.head {
             dst.set_unchecked(first, E::from_f32(f(first, edge[0])));
         }
         if last < cols {
@@ -278,7 +351,54 @@ pub unsafe fn row_on_chip<E: RowElement, F: Fn(u32, f32) -> f32>(
             put(v, unsafe { staged.get4_unchecked(j, 4 * t) }.0);
         }
     });
-    // SAFETY: the row's vectors, read again; the output's, 16-byte aligned alike.
-    unsafe { stream(src, layout, t, put) };
-    row
+    if STREAMED {
+        // SAFETY: the row's vectors, read again; the output's, 16-byte aligned alike.
+        unsafe { stream(src, layout, t, put) };
+    }
+}
+
+/// Reads row `src` of `cols` elements (the part past [`ON_CHIP_COLS`] twice), merges its
+/// maximum and sum of e^(x − maximum) over the block (the maximum from f32::MIN, as
+/// [`Running::EMPTY`]: a row of −∞ alone has a sum of 0), then writes `f(c, x)` to element c of
+/// `dst` for each element x, `f` being `map` of those statistics; returns the statistics.
+///
+/// # Safety
+/// `src` and `dst` hold `cols` elements; the block has [`THREADS`] threads, all calling (`map`
+/// too, so that it may use the block's barriers).
+#[inline(always)]
+pub unsafe fn row_on_chip<E: RowElement, F: Fn(u32, f32) -> f32>(
+    (staged, maxes, sums): (SharedMatrix<f32>, SharedSlice<f32>, SharedSlice<f32>),
+    (src, dst): (GlobalSlice<E>, GlobalSliceMut<E>),
+    cols: u32,
+    map: impl FnOnce(Running) -> F,
+) -> Running {
+    let t = thread_idx().x;
+    let (head, vectors) = split(src.as_ptr(), cols);
+    let layout = Layout {
+        head,
+        vectors,
+        lanes: E::LANES,
+    };
+    // SAFETY: the row's vectors are inside it, 16-byte aligned; every thread calls the block's
+    // merge; `held` is this row's.
+    unsafe {
+        // The staged copies first, to travel beside everything else.
+        issue_staged::<E>(staged, src, layout, t);
+        // The streamed part: a running maximum and sum (rows within ON_CHIP_COLS have none).
+        let mut running = Running::EMPTY;
+        stream(
+            src,
+            layout,
+            t,
+            #[inline(always)]
+            |_, raw| each::<E>(raw, |x| running = running.see(x)),
+        );
+        let held = Held {
+            layout,
+            x: load_registers::<E>(src, layout, t),
+        };
+        let row = statistics::<E>((staged, maxes, sums), src, cols, &held, running);
+        write::<E, true>(staged, (src, dst), cols, &held, map(row));
+        row
+    }
 }

@@ -239,10 +239,22 @@ impl<E: HostElement> FamilyDemo for CrossEntropyFusedDemo<E> {
     fn sizes(&self) -> Sizes {
         let mut sizes = sizes();
         // Rows that hold less than a block's registers, that fill shared memory, and past it (for
-        // f32; bf16's hold twice as many in shared memory, and past 114688 in all).
-        sizes
-            .edge
-            .extend([[2, 24_581], [2, 65_539], [3, 70_001], [2, 114_697], [2, 128_256]].map(|[r, c]| Size([r, c, 1])));
+        // f32; bf16's hold twice as many in shared memory, and past 114688 in all); more rows than
+        // the emulator's blocks, so that blocks take several rows, each loaded while the one before
+        // is written (and, past the chip, one after another).
+        sizes.edge.extend(
+            [
+                [2, 24_581],
+                [2, 65_539],
+                [3, 70_001],
+                [2, 114_697],
+                [2, 128_256],
+                [41, 1029],
+                [27, 8195],
+                [11, 65_541],
+            ]
+            .map(|[r, c]| Size([r, c, 1])),
+        );
         sizes
     }
 }
