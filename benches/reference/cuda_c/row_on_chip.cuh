@@ -49,11 +49,13 @@ __device__ __forceinline__ void each(float4 raw, F f) {
     for (unsigned k = 0; k < Element<E>::LANES; ++k) f(x[k]);
 }
 
-// kernels::softmax::on_chip::Held: a row's place against 16-byte boundaries and this thread's
-// register vectors of it as loaded.
+// kernels::softmax::on_chip::Held: a row's place against 16-byte boundaries, this thread's
+// register vectors of it as loaded, and its elements before the first boundary and after the
+// last vector (−∞ where none).
 struct Held {
     unsigned head, vectors;
     float4 x[F_VECTORS];
+    float edges[2];
 };
 
 // kernels::softmax::on_chip::issue_staged: this thread's staged vectors' copies, one group.
@@ -71,29 +73,6 @@ __device__ __forceinline__ void issue_staged(const E* src, const Held& h, float4
     asm volatile("cp.async.commit_group;");
 }
 
-// kernels::softmax::on_chip::load_registers: this thread's register vectors (−∞ past the row).
-template <class E>
-__device__ __forceinline__ void load_registers(const E* src, Held& h, unsigned t) {
-    constexpr unsigned L = Element<E>::LANES;
-    // −∞ in every lane of either type: f32's bits, or bf16's 0xff80 in both halves.
-    float negative = L == 4 ? -INFINITY : __uint_as_float(0xff80ff80u);
-#pragma unroll
-    for (unsigned i = 0; i < f_vectors<E>(); ++i) {
-        unsigned v = t + F_THREADS * i;
-        h.x[i] = v < h.vectors ? *(const float4*)(src + h.head + L * v) : make_float4(negative, negative, negative, negative);
-    }
-}
-
-// kernels::softmax::on_chip::load: the staged copies and the register vectors of row src.
-template <class E>
-__device__ __forceinline__ Held on_chip_load(const E* src, unsigned cols, float4* staged) {
-    Held h;
-    split(src, cols, h.head, h.vectors);
-    issue_staged(src, h, staged, threadIdx.x);
-    load_registers(src, h, threadIdx.x);
-    return h;
-}
-
 // kernels::softmax::on_chip::edges: this thread's element before the first boundary (which 0)
 // and after the last vector (which 1), −∞ where there is none.
 template <class E>
@@ -103,24 +82,50 @@ __device__ __forceinline__ float edge_of(const E* src, const Held& h, unsigned c
     return last_column < cols ? Element<E>::to_f32(src[last_column]) : -INFINITY;
 }
 
+// kernels::softmax::on_chip::load_registers: this thread's register vectors (−∞ past the row)
+// and its two edge elements.
+template <class E>
+__device__ __forceinline__ void load_registers(const E* src, unsigned cols, Held& h, unsigned t) {
+    constexpr unsigned L = Element<E>::LANES;
+    // −∞ in every lane of either type: f32's bits, or bf16's 0xff80 in both halves.
+    float negative = L == 4 ? -INFINITY : __uint_as_float(0xff80ff80u);
+#pragma unroll
+    for (unsigned i = 0; i < f_vectors<E>(); ++i) {
+        unsigned v = t + F_THREADS * i;
+        h.x[i] = v < h.vectors ? *(const float4*)(src + h.head + L * v) : make_float4(negative, negative, negative, negative);
+    }
+    h.edges[0] = edge_of(src, h, cols, t, 0);
+    h.edges[1] = edge_of(src, h, cols, t, 1);
+}
+
+// kernels::softmax::on_chip::load: the staged copies and the register vectors of row src.
+template <class E>
+__device__ __forceinline__ Held on_chip_load(const E* src, unsigned cols, float4* staged) {
+    Held h;
+    split(src, cols, h.head, h.vectors);
+    issue_staged(src, h, staged, threadIdx.x);
+    load_registers(src, cols, h, threadIdx.x);
+    return h;
+}
+
 // kernels::softmax::on_chip::statistics: the row's (max, sum) merged over the block with running
 // (the streamed part's pair, or RUNNING_EMPTY), after this thread's staged copies land.
 template <class E>
-__device__ __forceinline__ Running on_chip_statistics(const E* src, unsigned cols, const Held& h, const float4* staged,
-                                                      float* maxes, float* sums, Running running) {
+__device__ __forceinline__ Running on_chip_statistics(const Held& h, const float4* staged, float* maxes, float* sums,
+                                                      Running running) {
     constexpr unsigned REGISTER_SPAN = f_register_span<E>();
     unsigned t = threadIdx.x;
     asm volatile("cp.async.wait_group 0;" ::: "memory");
     auto larger = [](float m, float v) { return v > m ? v : m; };
-    float m = larger(larger(running.max, edge_of(src, h, cols, t, 0)), edge_of(src, h, cols, t, 1));
+    float m = larger(larger(running.max, h.edges[0]), h.edges[1]);
 #pragma unroll
     for (unsigned i = 0; i < f_vectors<E>(); ++i) each<E>(h.x[i], [&](float v) { m = larger(m, v); });
 #pragma unroll
     for (unsigned j = 0; j < F_STAGED; ++j)
         if (REGISTER_SPAN + t + F_THREADS * j < h.vectors) each<E>(staged[j * F_THREADS + t], [&](float v) { m = larger(m, v); });
     float sum = running.sum * fast_exp(running.max - m);
-    sum += fast_exp(edge_of(src, h, cols, t, 0) - m);
-    sum += fast_exp(edge_of(src, h, cols, t, 1) - m);
+    sum += fast_exp(h.edges[0] - m);
+    sum += fast_exp(h.edges[1] - m);
 #pragma unroll
     for (unsigned i = 0; i < f_vectors<E>(); ++i)
         if (t + F_THREADS * i < h.vectors) each<E>(h.x[i], [&](float v) { sum += fast_exp(v - m); });
@@ -151,8 +156,8 @@ __device__ __forceinline__ void on_chip_write(const E* src, E* dst, unsigned col
         if (v < h.vectors) put(v, h.x[i]);
     }
     unsigned last_column = h.head + L * h.vectors + t;
-    if (t < h.head) dst[t] = Element<E>::from_f32(f(t, edge_of(src, h, cols, t, 0)));
-    if (last_column < cols) dst[last_column] = Element<E>::from_f32(f(last_column, edge_of(src, h, cols, t, 1)));
+    if (t < h.head) dst[t] = Element<E>::from_f32(f(t, h.edges[0]));
+    if (last_column < cols) dst[last_column] = Element<E>::from_f32(f(last_column, h.edges[1]));
 #pragma unroll
     for (unsigned j = 0; j < F_STAGED; ++j) {
         unsigned v = REGISTER_SPAN + t + F_THREADS * j;
@@ -174,8 +179,8 @@ __device__ __forceinline__ Running row_on_chip(const E* src, E* dst, unsigned co
     issue_staged(src, h, staged, t);
     Running running = RUNNING_EMPTY;
     stream(src, h.head, h.vectors, t, [&](unsigned, float4 x) { each<E>(x, [&](float v) { running = running_add(running, v); }); });
-    load_registers(src, h, t);
-    Running merged = on_chip_statistics(src, cols, h, staged, maxes, sums, running);
+    load_registers(src, cols, h, t);
+    Running merged = on_chip_statistics<E>(h, staged, maxes, sums, running);
     on_chip_write<E, true>(src, dst, cols, h, staged, make(merged));
     return merged;
 }

@@ -219,8 +219,10 @@ pub const FUSED_FAMILY: Family<CrossEntropyFused> =
     Family::new("cross_entropy_fused", &[fused::KERNEL, pipelined::KERNEL]);
 
 /// The same over bf16 logits and gradient: the registry's list.
-pub const FUSED_BF16_FAMILY: Family<CrossEntropyFused<Bf16>> =
-    Family::new("cross_entropy_fused_bf16", &[fused::KERNEL_BF16]);
+pub const FUSED_BF16_FAMILY: Family<CrossEntropyFused<Bf16>> = Family::new(
+    "cross_entropy_fused_bf16",
+    &[fused::KERNEL_BF16, pipelined::KERNEL_BF16],
+);
 
 /// The rows a mean counts: the registry's list.
 pub const COUNT_FAMILY: Family<CrossEntropyCount> = Family::new("cross_entropy_count", &[count::KERNEL]);

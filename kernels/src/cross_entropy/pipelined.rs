@@ -18,6 +18,7 @@ use super::{CrossEntropyFused, in_range};
 use crate::element::RowElement;
 use crate::softmax::on_chip::{Held, Staging, THREADS, WARPS, load, on_chip_cols, statistics, write};
 use crate::softmax::{Running, block_running};
+use ptxkit::device::mma::Bf16;
 use ptxkit::device::{GlobalSlice, GlobalSliceMut, block_idx, exp, grid_dim, sync_threads, thread_idx};
 use ptxkit::{Dim3, Kernel, Problem, SharedMemory, kernel};
 
@@ -169,7 +170,7 @@ unsafe fn pipelined<E: RowElement>(args: <CrossEntropyFused<E> as Problem>::Args
                 // SAFETY: `held` is this row's, its staged copies this thread's latest; every
                 // thread calls; row < rows; the kernel's contract for `count`.
                 unsafe {
-                    let row_stats = statistics::<E>((staged, maxes, sums), src, cols, &held, Running::EMPTY);
+                    let row_stats = statistics::<E>((staged, maxes, sums), &held, Running::EMPTY);
                     let loss = loss_of(row_stats, src, target, cols);
                     put_loss(losses, stats, row, loss);
                     let scale = scale_of(target, cols, count, mean);
@@ -215,6 +216,16 @@ kernel! {
     }
 }
 
+kernel! {
+    #[launch_bounds(Dim3::x(THREADS), 1)]
+    /// bf16 logits and gradient (f32 arithmetic, each gradient element rounded once), as
+    /// [`pipelined`].
+    pub unsafe fn cross_entropy_fused_pipelined_bf16(logits: GlobalSlice<Bf16>, targets: GlobalSlice<i64>, count: GlobalSlice<f32>, losses: GlobalSliceMut<f32>, stats: GlobalSliceMut<f32>, total: GlobalSliceMut<f32>, ticket: GlobalSliceMut<u32>, grad: GlobalSliceMut<Bf16>, rows: u32, cols: u32, ignore_index: i64, mean: u32) {
+        // SAFETY: the kernel's contract.
+        unsafe { pipelined::<Bf16>((logits, targets, count, losses, stats, total, ticket, grad, rows, cols, ignore_index, mean)) }
+    }
+}
+
 /// Blocks of 1024 threads, each alone on its SM (at most 64 registers), with 160 KiB of shared
 /// memory, up to the blocks the GPU holds at once, each taking rows a grid apart.
 const fn kernel_of<E: RowElement>(
@@ -228,6 +239,7 @@ const fn kernel_of<E: RowElement>(
     }
 }
 
-/// The f32 kernel. (Over bf16 the loop spills 8 bytes at the 64-register cap: the address of a
-/// thread's element past the row's last vector, held across the statistics.)
+/// The f32 kernel.
 pub const KERNEL: Kernel<CrossEntropyFused> = kernel_of(cross_entropy_fused_pipelined);
+/// The bf16 kernel.
+pub const KERNEL_BF16: Kernel<CrossEntropyFused<Bf16>> = kernel_of(cross_entropy_fused_pipelined_bf16);

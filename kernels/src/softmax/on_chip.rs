@@ -135,6 +135,8 @@ fn each<E: RowElement>(raw: [f32; 4], mut f: impl FnMut(f32)) {
 pub struct Held {
     layout: Layout,
     x: [[f32; 4]; VECTORS as usize],
+    /// This thread's element before the first boundary and after the last vector (−∞ where none).
+    edges: [f32; 2],
 }
 
 impl Held {
@@ -147,6 +149,7 @@ impl Held {
                 lanes: E::LANES,
             },
             x: [[0.0; 4]; VECTORS as usize],
+            edges: [f32::NEG_INFINITY; 2],
         }
     }
 }
@@ -173,6 +176,7 @@ pub unsafe fn load<E: RowElement>(staged: SharedMatrix<f32>, src: GlobalSlice<E>
         Held {
             layout,
             x: load_registers::<E>(src, layout, t),
+            edges: edges::<E>(src, layout, cols, t),
         }
     }
 }
@@ -212,7 +216,8 @@ unsafe fn load_registers<E: RowElement>(src: GlobalSlice<E>, layout: Layout, t: 
 }
 
 /// This thread's element before the row's first boundary and its element after the last vector
-/// (−∞ where there is none), read again where used (from L1) rather than held in two registers.
+/// (−∞ where there is none), loaded with the register vectors and held as values (read again
+/// where used, their addresses were what the compiler held, and over bf16 spilled).
 ///
 /// # Safety
 /// `src` holds the row `layout` describes, of `cols` elements.
@@ -240,13 +245,11 @@ unsafe fn edges<E: RowElement>(src: GlobalSlice<E>, layout: Layout, cols: u32, t
 /// streamed part's pair, or [`Running::EMPTY`]): waits for this thread's staged copies.
 ///
 /// # Safety
-/// `held` is [`load`]'s of row `src` (`cols` elements), its staged copies this thread's latest;
-/// the block has [`THREADS`] threads, all calling.
+/// `held` is [`load`]'s of a row of `E`, its staged copies this thread's latest; the block has
+/// [`THREADS`] threads, all calling.
 #[inline(always)]
 pub unsafe fn statistics<E: RowElement>(
     (staged, maxes, sums): (SharedMatrix<f32>, SharedSlice<f32>, SharedSlice<f32>),
-    src: GlobalSlice<E>,
-    cols: u32,
     held: &Held,
     running: Running,
 ) -> Running {
@@ -257,9 +260,7 @@ pub unsafe fn statistics<E: RowElement>(
     // NaN is left out of every maximum (and makes the sum NaN below).
     let larger = #[inline(always)]
     |m: f32, x: f32| if x > m { x } else { m };
-    // SAFETY: the row is src's.
-    let edge = || unsafe { edges::<E>(src, layout, cols, t) };
-    let mut m = edge().iter().fold(running.max, |m, &x| larger(m, x));
+    let mut m = held.edges.iter().fold(running.max, |m, &x| larger(m, x));
     unrolled_to(register_vectors::<E>(), |i| {
         each::<E>(x[i as usize], |x| m = larger(m, x))
     });
@@ -275,7 +276,7 @@ pub unsafe fn statistics<E: RowElement>(
     // running pair's floor, f32::MIN, not −∞: a thread that saw only −∞ has a sum of 0, which
     // the merge leaves out, and a row of −∞ alone gets l = −∞, as the forward pass writes it.
     let mut sum = running.sum * exp(running.max - m);
-    edge().iter().for_each(|&x| sum += exp(x - m));
+    held.edges.iter().for_each(|&x| sum += exp(x - m));
     unrolled_to(register_vectors::<E>(), |i| {
         if t + THREADS * i < vectors {
             each::<E>(x[i as usize], |x| sum += exp(x - m));
@@ -332,9 +333,7 @@ pub unsafe fn write<E: RowElement, const STREAMED: bool>(
             put(v, x[i as usize]);
         }
     });
-    let (first, last) = (t, layout.tail_column(t));
-    // SAFETY: the row is src's.
-    let edge = unsafe { edges::<E>(src, layout, cols, t) };
+    let (first, last, edge) = (t, layout.tail_column(t), held.edges);
     // SAFETY: each inside the row where written.
     unsafe {
         if first < layout.head {
@@ -396,8 +395,9 @@ pub unsafe fn row_on_chip<E: RowElement, F: Fn(u32, f32) -> f32>(
         let held = Held {
             layout,
             x: load_registers::<E>(src, layout, t),
+            edges: edges::<E>(src, layout, cols, t),
         };
-        let row = statistics::<E>((staged, maxes, sums), src, cols, &held, running);
+        let row = statistics::<E>((staged, maxes, sums), &held, running);
         write::<E, true>(staged, (src, dst), cols, &held, map(row));
         row
     }
