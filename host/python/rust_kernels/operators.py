@@ -708,6 +708,9 @@ _cross_entropy.register_autograd(_cross_entropy_gradient, setup_context=_cross_e
 # passes (docs/perf-log.md, change 129's outcome).
 _FUSED_MIN_CLASSES = 1025
 _FUSED_TRAINING = False
+# The fused pass by blocks that take rows a grid apart, each row's loads issued while the one
+# before is written (kernels::cross_entropy::pipelined): off until measured against the two passes.
+_FUSED_PIPELINED = False
 
 
 def _cross_entropy_fused_impl(
@@ -734,6 +737,7 @@ def _cross_entropy_fused_impl(
         ignore_index=ignore_index,
         reduction=reduction,
         bf16=logits.dtype is torch.bfloat16,
+        pipelined=_FUSED_PIPELINED,
         **launch,
     )
     return losses, stats, total, grad

@@ -1321,9 +1321,10 @@ fn cross_entropy_of<E: families::element::HostElement>(
 /// Training's forward pass in one read of the logits: as [`cross_entropy`], and the logits'
 /// gradient for a loss gradient of 1 into `grad_logits` (rows × cols); a mean first counts its rows
 /// into `count` (1 float32 element), which divides the gradient. `cross_entropy_scale` then
-/// applies the loss gradient.
+/// applies the loss gradient. `pipelined`: the kernel whose blocks take rows a grid apart, each
+/// row's loads issued while the one before is written (`kernels::cross_entropy::pipelined`).
 #[pyfunction]
-#[pyo3(signature = (logits, targets, losses, stats, total, ticket, count, grad_logits, *, ignore_index, reduction, bf16=false, stream, device))]
+#[pyo3(signature = (logits, targets, losses, stats, total, ticket, count, grad_logits, *, ignore_index, reduction, bf16=false, pipelined=false, stream, device))]
 #[allow(clippy::too_many_arguments)]
 fn cross_entropy_fused(
     logits: &Bound<PyAny>,
@@ -1337,15 +1338,20 @@ fn cross_entropy_fused(
     ignore_index: i64,
     reduction: &str,
     bf16: bool,
+    pipelined: bool,
     stream: usize,
     device: usize,
 ) -> PyResult<()> {
-    use kernels::cross_entropy::{FUSED_BF16_FAMILY, FUSED_FAMILY};
+    use kernels::cross_entropy::{fused, pipelined as overlapped};
     let tensors = (logits, targets, losses, stats, grad_logits);
     let reduced = (reduction, total, ticket, count);
     if bf16 {
         cross_entropy_fused_of(
-            &FUSED_BF16_FAMILY,
+            if pipelined {
+                &overlapped::KERNEL_BF16
+            } else {
+                &fused::KERNEL_BF16
+            },
             Dtype::Bf16,
             tensors,
             reduced,
@@ -1354,7 +1360,7 @@ fn cross_entropy_fused(
         )
     } else {
         cross_entropy_fused_of(
-            &FUSED_FAMILY,
+            if pipelined { &overlapped::KERNEL } else { &fused::KERNEL },
             Dtype::F32,
             tensors,
             reduced,
@@ -1367,7 +1373,7 @@ fn cross_entropy_fused(
 /// [`cross_entropy_fused`] over logits and a gradient of `E` read as `dtype`.
 #[allow(clippy::type_complexity)]
 fn cross_entropy_fused_of<E: families::element::HostElement>(
-    family: &'static ptxkit::Family<kernels::cross_entropy::CrossEntropyFused<E>>,
+    kernel: &ptxkit::Kernel<kernels::cross_entropy::CrossEntropyFused<E>>,
     dtype: Dtype,
     (logits, targets, losses, stats, grad_logits): (
         &Bound<PyAny>,
@@ -1443,15 +1449,8 @@ fn cross_entropy_fused_of<E: families::element::HostElement>(
             }),
         grad_logits: &mut grad_logits,
     };
-    families::cross_entropy_fused::launch_fused(
-        &backend,
-        &family.kernels[0],
-        Source::Rust,
-        &problem,
-        ignore_index,
-        arrays,
-    )
-    .map_err(to_python)
+    families::cross_entropy_fused::launch_fused(&backend, kernel, Source::Rust, &problem, ignore_index, arrays)
+        .map_err(to_python)
 }
 
 /// `cross_entropy_fused`'s gradient (rows × cols, in place) times `grad_loss` (1 element, or one

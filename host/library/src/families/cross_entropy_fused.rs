@@ -227,9 +227,9 @@ impl<E: HostElement> FamilyDemo for CrossEntropyFusedDemo<E> {
     fn cli(&self) -> Cli {
         Cli {
             about: if E::LANES == 4 {
-                "softmax cross-entropy's mean and its gradient with respect to rows × cols f32 logits in one launch (training's forward): a block of 1024 per row, the row held in registers and shared memory between its statistics and its gradient (past 65536 classes the rest read twice)"
+                "softmax cross-entropy's mean and its gradient with respect to rows × cols f32 logits in one launch (training's forward): a block of 1024 per row, the row held in registers and shared memory between its statistics and its gradient (past 65536 classes the rest read twice); pipelined: the GPU's resident blocks taking rows a grid apart, each row's loads issued while the one before is written (past 65536 classes the whole row read twice)"
             } else {
-                "softmax cross-entropy's mean and its gradient with respect to rows × cols bf16 logits in one launch (training's forward; f32 arithmetic, the gradient in bf16): a block of 1024 per row, the row held in registers and shared memory between its statistics and its gradient (past 114688 classes the rest read twice)"
+                "softmax cross-entropy's mean and its gradient with respect to rows × cols bf16 logits in one launch (training's forward; f32 arithmetic, the gradient in bf16): a block of 1024 per row, the row held in registers and shared memory between its statistics and its gradient (past 114688 classes the rest read twice); pipelined: the GPU's resident blocks taking rows a grid apart, each row's loads issued while the one before is written (past 114688 classes the whole row read twice)"
             },
             default: Size([8192, 50_257, 1]),
             emulator_cap: Size([16, 131_072, 1]),
