@@ -192,31 +192,68 @@ __device__ __forceinline__ void attention_decode_split(const bf16* q, const bf16
     }
 }
 
-// Flash-decoding's second pass (kernels::attention::combine): a warp per query row, each lane
-// its columns, the runs taken in order; O = Σ 2^(l_s − m)·o_s / Σ 2^(l_s − m).
+// Flash-decoding's second pass (kernels::attention::combine): a block of 8 warps per query row;
+// every warp finds m over the runs, warp w sums runs w, w + 8, … for its lanes' columns, 4 runs'
+// loads issued before any is used, and the warps' sums meet in shared memory;
+// O = Σ 2^(l_s − m)·o_s / Σ 2^(l_s − m).
+#define COMBINE_WARPS 8u
+#define COMBINE_BATCH 4u
 template <unsigned D>
 __device__ __forceinline__ void attention_decode_combine(const float* partial, bf16* o, Decode p) {
-    unsigned row = blockIdx.x * 8 + threadIdx.x / 32, lane = threadIdx.x % 32;
-    if (row >= p.kv_heads * p.rows) return;
+    __shared__ float columns[COMBINE_WARPS][MAX_DIM];
+    __shared__ float weights[COMBINE_WARPS];
+    unsigned row = blockIdx.x, lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     unsigned at = row * p.splits;
     const float* lse = partial + p.lse_at() + at;
+    auto inside = [&](unsigned i) { return p.dim == D || 2 * lane + 64 * i < p.dim; };
     float max = -INFINITY;
-    for (unsigned s = 0; s < p.splits; ++s) max = fmaxf(max, lse[s]);
+    for (unsigned s = lane; s < p.splits; s += 32) max = fmaxf(max, lse[s]);
+#pragma unroll
+    for (unsigned mask = 16; mask > 0; mask /= 2) max = fmaxf(max, __shfl_xor_sync(0xffffffffu, max, mask));
     float total = 0.f;
     float acc[MAX_DIM / 64][2] = {};
-    for (unsigned s = 0; s < p.splits; ++s) {
-        float weight = exp2_approx(lse[s] - max);
-        total += weight;
+    for (unsigned first = warp; first < p.splits; first += COMBINE_BATCH * COMBINE_WARPS) {
+        float weight[COMBINE_BATCH] = {};
+        float2 pairs[COMBINE_BATCH][MAX_DIM / 64] = {};
 #pragma unroll
-        for (unsigned i = 0; i < D / 64; ++i) {
-            if (p.dim != D && 2 * lane + 64 * i >= p.dim) continue;
-            float2 pair = *(const float2*)(partial + (at + s) * p.dim + 2 * lane + 64 * i);
-            acc[i][0] += weight * pair.x;
-            acc[i][1] += weight * pair.y;
+        for (unsigned b = 0; b < COMBINE_BATCH; ++b) {
+            unsigned s = first + b * COMBINE_WARPS;
+            if (s >= p.splits) continue;
+            weight[b] = lse[s];
+#pragma unroll
+            for (unsigned i = 0; i < D / 64; ++i)
+                if (inside(i)) pairs[b][i] = *(const float2*)(partial + (at + s) * p.dim + 2 * lane + 64 * i);
+        }
+#pragma unroll
+        for (unsigned b = 0; b < COMBINE_BATCH; ++b) {
+            if (first + b * COMBINE_WARPS >= p.splits) continue;
+            float w = exp2_approx(weight[b] - max);
+            total += w;
+#pragma unroll
+            for (unsigned i = 0; i < D / 64; ++i) {
+                acc[i][0] += w * pairs[b][i].x;
+                acc[i][1] += w * pairs[b][i].y;
+            }
         }
     }
 #pragma unroll
     for (unsigned i = 0; i < D / 64; ++i)
-        if (p.dim == D || 2 * lane + 64 * i < p.dim)
-            *(unsigned*)(o + row * p.dim + 2 * lane + 64 * i) = pack_bf16x2(acc[i][0] / total, acc[i][1] / total);
+        if (inside(i)) {
+            columns[warp][2 * lane + 64 * i] = acc[i][0];
+            columns[warp][2 * lane + 64 * i + 1] = acc[i][1];
+        }
+    if (lane == 0) weights[warp] = total;
+    __syncthreads();
+    unsigned column = threadIdx.x;
+    if (32 * warp < p.dim) {
+        float sum = 0.f, weight = 0.f;
+        if (column < p.dim)
+#pragma unroll
+            for (unsigned w = 0; w < COMBINE_WARPS; ++w) {
+                sum += columns[w][column];
+                weight += weights[w];
+            }
+        float value = sum / weight, next = __shfl_xor_sync(0xffffffffu, value, 1);
+        if (column < p.dim && column % 2 == 0) *(unsigned*)(o + row * p.dim + column) = pack_bf16x2(value, next);
+    }
 }

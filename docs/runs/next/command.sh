@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Prepared for the next session with a GPU (written 2026-12-05 when none was lent; rename the
-# folder to the run's date and letter when it runs). Measures perf log changes 135-136 and checks
+# folder to the run's date and letter when it runs). Measures perf log changes 135-137 and checks
 # the kernels they changed. Parts, one call each (`bash docs/runs/next/command.sh a`, then b),
 # carry ["gpud"]:
 #   a: the twins built; the GPU suite and special values of the changed families; compute-sanitizer
-#      on the pipelined cross-entropy; row sums at 1-16 columns and both fused cross-entropy kernels
-#      (f32, bf16) beside their twins, at the chip's rows and past them;
+#      on the pipelined cross-entropy; row sums at 1-16 columns, both fused cross-entropy kernels
+#      (f32, bf16) and the decode pair beside their twins;
 #   b: the extension's tests; the training pass three ways (two passes, fused, fused pipelined)
 #      against PyTorch (ce_fused_toggle.py); bench_torch's cross_entropy, row_sum and softmax cases.
 # Bundles (on the dev machine):
@@ -26,7 +26,7 @@ if [ "$part" = a ]; then
   gpud/t/run.sh $OUT unpack > /dev/null
   s=$(date +%s); gpud/t/run.sh $OUT prep > /dev/null 2>&1; echo "prep rc $? in $(( $(date +%s) - s )) s"
   s=$(date +%s)
-  TEST_FAMILIES=row_sum,row_max,softmax,cross_entropy_fused,cross_entropy_fused_bf16 timeout 200 \
+  TEST_FAMILIES=row_sum,row_max,softmax,cross_entropy_fused,cross_entropy_fused_bf16,attention_decode,attention_decode_causal,attention_decode_combine timeout 240 \
     gpud/t/tests/host-gpu-test every_registered_kernel --include-ignored > $OUT/tests-gpu.log 2>&1
   echo "GPU suite rc $? in $(( $(date +%s) - s )) s"; grep -E "test result|FAILED|panicked" $OUT/tests-gpu.log | head
   s=$(date +%s)
@@ -47,6 +47,8 @@ if [ "$part" = a ]; then
              "row-sum --rows 33554432 --cols 8" "row-sum --rows 268435456 --cols 1" \
              "cross-entropy-fused --rows 8192 --cols 50257" "cross-entropy-fused --rows 4096 --cols 128256" \
              "cross-entropy-fused-bf16 --rows 8192 --cols 50257" "cross-entropy-fused-bf16 --rows 8192 --cols 128256" \
+             "attention-decode --kv-heads 8 --group 4 --keys 4096" "attention-decode --kv-heads 8 --group 4 --keys 32768" \
+             "attention-decode --kv-heads 64 --group 4 --keys 32768" "attention-decode-combine --rows 32 --splits 132 --dim 128" \
              "vec-add"; do
     timeout 60 $x/host --backend gpu --cuda-c gpud/t/cuda-c --warmup 3 --runs 20 $cmd 2>&1 | rows
   done > $OUT/speed.log 2>&1
@@ -63,5 +65,5 @@ PYTHONPATH="$site" timeout 150 python3 $here/ce_fused_toggle.py gpud/bt/python >
 echo "ce toggle rc $? in $(( $(date +%s) - s )) s"; cat "$OUT/ce-toggle.log"
 s=$(date +%s)
 PYTHONPATH="$site" timeout 200 python3 gpud/bt/python/bench_torch.py --json "$OUT/torch-ops.json" \
-  --ops cross_entropy,row_sum,row_max,softmax > "$OUT/torch-ops.log" 2>&1
+  --ops cross_entropy,row_sum,row_max,softmax,decode > "$OUT/torch-ops.log" 2>&1
 echo "bench_torch rc $? in $(( $(date +%s) - s )) s"; cat "$OUT/torch-ops.log"

@@ -239,6 +239,10 @@ impl FamilyDemo for DecodeDemo {
                 Size([3, 17, 64]),
                 Size([1, 2, 131]),
                 Size([2, 1, 257]),
+                // Enough keys for more runs than the combining block's warps take in one batch
+                // each (64 runs on the emulator), the last batch short.
+                Size([1, 1, 2111]),
+                Size([1, 3, 1031]),
             ],
             large: vec![Size([8, 4, 4096]), Size([64, 8, 4099]), Size([8, 8, 131_072])],
             // The KV bytes from 64 MiB: batch 1–16 × 8 KV heads, GQA 32/8, 4k–128k keys.
@@ -509,6 +513,9 @@ impl FamilyDemo for CombineDemo {
                 Size([3, 4, 8]),
                 Size([5, 3, 40]),
                 Size([9, 2, 96]),
+                // More runs than the block's warps take in two batches each, at a head whose
+                // columns end inside a warp (the last warp's lanes past it meet the shuffle).
+                Size([2, 70, 72]),
             ],
             large: vec![Size([4096, 64, 128]), Size([65_537, 2, 64])],
             bench: vec![Size([4096, 16, 128]), Size([32_768, 8, 128])],
