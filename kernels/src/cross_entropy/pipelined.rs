@@ -64,6 +64,25 @@ unsafe fn put_loss(losses: GlobalSliceMut<f32>, stats: GlobalSliceMut<f32>, row:
     }
 }
 
+/// An ignored row's outputs: a loss and statistics of zeros, a gradient of zeros.
+///
+/// # Safety
+/// row < rows; `losses` holds rows elements, `stats` 2 · rows, `dst` the row's `cols`; the block
+/// has [`THREADS`] threads.
+#[inline(always)]
+unsafe fn put_ignored<E: RowElement>(
+    (losses, stats): (GlobalSliceMut<f32>, GlobalSliceMut<f32>),
+    dst: GlobalSliceMut<E>,
+    row: u32,
+    cols: u32,
+) {
+    // SAFETY: the caller's promise; t < THREADS.
+    unsafe {
+        put_loss(losses, stats, row, Loss::IGNORED);
+        fill_row::<_, THREADS>(dst, cols, thread_idx().x, 0.0);
+    }
+}
+
 /// The target's element of a counted row's gradient, written by [`write`] as if it were not the
 /// target's, put right: after a barrier (every thread's stores of the row first), thread 0 writes
 /// it again with the one taken off, from the statistics [`put_loss`] wrote (the same expression as
@@ -128,11 +147,8 @@ unsafe fn pipelined<E: RowElement>(args: <CrossEntropyFused<E> as Problem>::Args
             let target = target_of(row);
             // Uniform over the block: its barriers are reached by all of its threads or none.
             if target == ignore_index {
-                // SAFETY: row < rows; the row is inside the gradient; t < THREADS.
-                unsafe {
-                    put_loss(losses, stats, row, Loss::IGNORED);
-                    fill_row::<_, THREADS>(dst, cols, thread_idx().x, 0.0);
-                }
+                // SAFETY: row < rows; the row is inside the gradient.
+                unsafe { put_ignored((losses, stats), dst, row, cols) };
             } else {
                 let mut running = Running::EMPTY;
                 // SAFETY: row < rows: the row is inside both matrices; t < THREADS, every thread
@@ -161,11 +177,8 @@ unsafe fn pipelined<E: RowElement>(args: <CrossEntropyFused<E> as Problem>::Args
             let target = target_of(row);
             // Uniform over the block: its barriers are reached by all of its threads or none.
             if target == ignore_index {
-                // SAFETY: row < rows; the row is inside the gradient; t < THREADS.
-                unsafe {
-                    put_loss(losses, stats, row, Loss::IGNORED);
-                    fill_row::<_, THREADS>(dst, cols, thread_idx().x, 0.0);
-                }
+                // SAFETY: row < rows; the row is inside the gradient.
+                unsafe { put_ignored((losses, stats), dst, row, cols) };
             } else {
                 // SAFETY: `held` is this row's, its staged copies this thread's latest; every
                 // thread calls; row < rows; the kernel's contract for `count`.

@@ -84,6 +84,17 @@ struct Layout {
 }
 
 impl Layout {
+    /// Where row `src` of `cols` elements of `E` sits.
+    #[inline(always)]
+    fn of<E: RowElement>(src: GlobalSlice<E>, cols: u32) -> Layout {
+        let (head, vectors) = split(src.as_ptr(), cols);
+        Layout {
+            head,
+            vectors,
+            lanes: E::LANES,
+        }
+    }
+
     /// The column of vector `v`'s first element.
     #[inline(always)]
     fn column(self, v: u32) -> u32 {
@@ -164,15 +175,22 @@ impl Held {
 #[inline(always)]
 pub unsafe fn load<E: RowElement>(staged: SharedMatrix<f32>, src: GlobalSlice<E>, cols: u32) -> Held {
     let t = thread_idx().x;
-    let (head, vectors) = split(src.as_ptr(), cols);
-    let layout = Layout {
-        head,
-        vectors,
-        lanes: E::LANES,
-    };
+    let layout = Layout::of(src, cols);
     // SAFETY: forwarded.
     unsafe {
         issue_staged::<E>(staged, src, layout, t);
+        hold::<E>(src, layout, cols, t)
+    }
+}
+
+/// This thread's register vectors of the row `layout` describes and its two edge elements, loaded.
+///
+/// # Safety
+/// `src` holds that row, of `cols` elements.
+#[inline(always)]
+unsafe fn hold<E: RowElement>(src: GlobalSlice<E>, layout: Layout, cols: u32, t: u32) -> Held {
+    // SAFETY: forwarded.
+    unsafe {
         Held {
             layout,
             x: load_registers::<E>(src, layout, t),
@@ -372,12 +390,7 @@ pub unsafe fn row_on_chip<E: RowElement, F: Fn(u32, f32) -> f32>(
     map: impl FnOnce(Running) -> F,
 ) -> Running {
     let t = thread_idx().x;
-    let (head, vectors) = split(src.as_ptr(), cols);
-    let layout = Layout {
-        head,
-        vectors,
-        lanes: E::LANES,
-    };
+    let layout = Layout::of(src, cols);
     // SAFETY: the row's vectors are inside it, 16-byte aligned; every thread calls the block's
     // merge; `held` is this row's.
     unsafe {
@@ -392,11 +405,7 @@ pub unsafe fn row_on_chip<E: RowElement, F: Fn(u32, f32) -> f32>(
             #[inline(always)]
             |_, raw| each::<E>(raw, |x| running = running.see(x)),
         );
-        let held = Held {
-            layout,
-            x: load_registers::<E>(src, layout, t),
-            edges: edges::<E>(src, layout, cols, t),
-        };
+        let held = hold::<E>(src, layout, cols, t);
         let row = statistics::<E>((staged, maxes, sums), &held, running);
         write::<E, true>(staged, (src, dst), cols, &held, map(row));
         row
