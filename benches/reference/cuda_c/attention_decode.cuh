@@ -1,7 +1,7 @@
 // Decoding attention, flash-decoding's first pass (kernels::attention::decode): each warp works
 // alone on 16 query rows (the rows of the query heads sharing one KV head) over one run of that
-// head's keys; its own Q tile and two-slot ring of 32-key K and V tiles, filled by 16-byte cp.async
-// one tile ahead, ordered by __syncwarp; scores by mma.sync m16n8k16, the online softmax in
+// head's keys; its own Q tile and three-slot ring of 32-key K and V tiles, filled by 16-byte
+// cp.async two tiles ahead, ordered by __syncwarp (two warps a block, two blocks an SM on Hopper); scores by mma.sync m16n8k16, the online softmax in
 // registers, the exponentials rounded to bf16 as the A fragments of P·V. With one run it writes O;
 // with several, each row's normalised output over the run and its log-sum-exp (log2 units) into
 // `partial`, for attention_decode_combine. Q and O are [kv_heads][rows][D] bf16, K and V
@@ -9,13 +9,14 @@
 // wide with zeros past it; the causal mask is top-left.
 #define ROWS 16
 #define KEYS 32
-#define WARPS 4
+#define WARPS 2
+#define SLOTS 3
 #define THREADS (WARPS * 32)
 #define MAX_DIM 128
 #define PITCH (MAX_DIM / 2 + 4)  // words: the widest head in bf16 pairs, plus 16 bytes
-#define WARP_ROWS (ROWS + 4 * KEYS)
+#define WARP_ROWS (ROWS + 2 * SLOTS * KEYS)
 #define K_ROWS ROWS
-#define V_ROWS (ROWS + 2 * KEYS)
+#define V_ROWS (ROWS + SLOTS * KEYS)
 
 typedef unsigned short bf16;
 
@@ -83,6 +84,14 @@ __device__ __forceinline__ void attention_decode_split(const bf16* q, const bf16
     stage_warp<D>(tiles, k, first_key, KEYS, end_key, base + K_ROWS, p.dim);
     stage_warp<D>(tiles, v, first_key, KEYS, end_key, base + V_ROWS, p.dim);
     asm volatile("cp.async.commit_group;");
+    // Tile t of the run into its slot, as a group of its own.
+    auto stage_tile = [&](unsigned t) {
+        unsigned first = first_key + t * KEYS, slot = t % SLOTS;
+        stage_warp<D>(tiles, k, first, KEYS, end_key, base + K_ROWS + slot * KEYS, p.dim);
+        stage_warp<D>(tiles, v, first, KEYS, end_key, base + V_ROWS + slot * KEYS, p.dim);
+        asm volatile("cp.async.commit_group;");
+    };
+    if (tiles_n > 1) stage_tile(1);
     unsigned a_row = lane % 8 + 8 * ((lane / 8) % 2), a_word = 4 * (lane / 16);
     unsigned k_row = lane % 8 + 8 * (lane / 16), k_word = 4 * ((lane / 8) % 2);
     unsigned fq[MAX_DIM / 16][4];
@@ -91,12 +100,11 @@ __device__ __forceinline__ void attention_decode_split(const bf16* q, const bf16
     const float scale = 1.4426950408889634f / sqrtf((float)p.dim);
     unsigned position[2] = {(row0 + group) % p.queries, (row0 + group + 8) % p.queries};
     for (unsigned t = 0; t < tiles_n; ++t) {
-        unsigned slot = t % 2;
-        if (t + 1 < tiles_n) {
-            unsigned next = first_key + (t + 1) * KEYS;
-            stage_warp<D>(tiles, k, next, KEYS, end_key, base + K_ROWS + (1 - slot) * KEYS, p.dim);
-            stage_warp<D>(tiles, v, next, KEYS, end_key, base + V_ROWS + (1 - slot) * KEYS, p.dim);
-            asm volatile("cp.async.commit_group;");
+        unsigned slot = t % SLOTS;
+        if (t + 2 < tiles_n) {
+            stage_tile(t + 2);
+            asm volatile("cp.async.wait_group 2;");
+        } else if (t + 1 < tiles_n) {
             asm volatile("cp.async.wait_group 1;");
         } else {
             asm volatile("cp.async.wait_group 0;");

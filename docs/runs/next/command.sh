@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Prepared for the next session with a GPU (written 2026-12-05 when none was lent; rename the
-# folder to the run's date and letter when it runs). Measures perf log changes 135-137 and checks
+# folder to the run's date and letter when it runs). Measures perf log changes 135-138 and checks
 # the kernels they changed. Parts, one call each (`bash docs/runs/next/command.sh a`, then b),
 # carry ["gpud"]:
 #   a: the twins built; the GPU suite and special values of the changed families; compute-sanitizer

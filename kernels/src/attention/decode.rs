@@ -5,11 +5,12 @@
 //! weighs the runs' outputs by their sums ([`super::combine`]). With one run the first launch writes
 //! O itself and the second is not launched.
 //!
-//! A warp works alone: its own Q tile and its own two-slot ring of 32-key K and V tiles, filled by
-//! `cp.async` one tile ahead, ordered by `__syncwarp` (no block barrier, so warps of one block may
-//! work on different heads and runs, and a warp past the grid's work returns at once). Per tile it
-//! computes its 16×32 scores by `mma.sync`, folds them into the rows' running maximum and sum, and
-//! multiplies their exponentials, rounded to bf16, by V, as [`super::flash`] does for 16 rows.
+//! A warp works alone: its own Q tile and its own [`SLOTS`]-slot ring of 32-key K and V tiles,
+//! filled by `cp.async` two tiles ahead, ordered by `__syncwarp` (no block barrier, so warps of one
+//! block may work on different heads and runs, and a warp past the grid's work returns at once).
+//! Per tile it computes its 16×32 scores by `mma.sync`, folds them into the rows' running maximum
+//! and sum, and multiplies their exponentials, rounded to bf16, by V, as [`super::flash`] does for
+//! 16 rows.
 //!
 //! Layouts (bf16, row-major): Q and O `[batch][heads][queries][dim]`, K and V
 //! `[batch][heads_kv][keys][dim]`; query head h reads KV head h / (heads / heads_kv). The
@@ -30,8 +31,12 @@ use ptxkit::{Dim3, Kernel, Occupancy, SharedMemory, shared_memory};
 pub const ROWS: u32 = 16;
 /// Keys per tile.
 pub const KEYS: u32 = 32;
-/// Warps per block, each on its own work.
-pub const WARPS: u32 = 4;
+/// Warps per block, each on its own work: two, so that two blocks share an SM (each a warp on
+/// every other of its four schedulers).
+pub const WARPS: u32 = 2;
+/// Tiles of K and V a warp's ring holds: the one it computes on and two in flight (one in flight
+/// kept 64 KiB of an SM's loads under way, too few where runs are short).
+pub const SLOTS: u32 = 3;
 /// Threads per block.
 pub const THREADS: u32 = WARPS * WARP_SIZE;
 /// The widest head the layout holds.
@@ -41,10 +46,10 @@ const CHUNK: u32 = 8;
 /// Words per staged row: the widest head in bf16 pairs, plus 16 bytes of padding (the eight rows
 /// of an `ldmatrix` on eight bank groups).
 const PITCH: u32 = MAX_DIM / 2 + 4;
-/// A warp's staged rows: its Q tile, K's two slots, V's two.
-const WARP_ROWS: u32 = ROWS + 4 * KEYS;
+/// A warp's staged rows: its Q tile, K's slots, V's.
+const WARP_ROWS: u32 = ROWS + 2 * SLOTS * KEYS;
 const K_ROWS: u32 = ROWS;
-const V_ROWS: u32 = ROWS + 2 * KEYS;
+const V_ROWS: u32 = ROWS + SLOTS * KEYS;
 
 shared_memory! {
     /// Each warp's Q tile and K and V rings, in bf16 pairs.
@@ -179,6 +184,20 @@ pub(crate) unsafe fn run<const D: u32, const CAUSAL: bool>(
         stage_narrower::<D>(&tiles, (v, dim), (w.first_key, KEYS), w.end_key, base + V_ROWS);
     }
     async_copy_commit();
+    // Tile `t` of the run into its slot, as a group of its own.
+    let stage_tile = #[inline(always)]
+    |t: u32| {
+        let (first, slot) = (w.first_key + t * KEYS, t % SLOTS);
+        // SAFETY: as above; the slot was released by the sync ending the tile before it.
+        unsafe {
+            stage_narrower::<D>(&tiles, (k, dim), (first, KEYS), w.end_key, base + K_ROWS + slot * KEYS);
+            stage_narrower::<D>(&tiles, (v, dim), (first, KEYS), w.end_key, base + V_ROWS + slot * KEYS);
+        }
+        async_copy_commit();
+    };
+    if tiles_n > 1 {
+        stage_tile(1);
+    }
     // Lane l gives row l % 8 of ldmatrix matrix l / 8, as in `flash`.
     let (a_row, a_word) = (lane % 8 + 8 * ((lane / 8) % 2), 4 * (lane / 16));
     let (k_row, k_word) = (lane % 8 + 8 * (lane / 16), 4 * ((lane / 8) % 2));
@@ -190,27 +209,13 @@ pub(crate) unsafe fn run<const D: u32, const CAUSAL: bool>(
     // The query position of the warp's rows group and group + 8 (for the causal mask).
     let position = |h: u32| (w.row0 + group + 8 * h) % p.queries;
     for t in 0..tiles_n {
-        let slot = t % 2;
-        if t + 1 < tiles_n {
-            let next = w.first_key + (t + 1) * KEYS;
-            // SAFETY: as above; the other slot was released by the sync ending tile t - 1.
-            unsafe {
-                stage_narrower::<D>(
-                    &tiles,
-                    (k, dim),
-                    (next, KEYS),
-                    w.end_key,
-                    base + K_ROWS + (1 - slot) * KEYS,
-                );
-                stage_narrower::<D>(
-                    &tiles,
-                    (v, dim),
-                    (next, KEYS),
-                    w.end_key,
-                    base + V_ROWS + (1 - slot) * KEYS,
-                );
-            }
-            async_copy_commit();
+        let slot = t % SLOTS;
+        // Tile t + 2 into the slot tile t - 1 left; then wait for tile t, with the tiles after
+        // it (as many as were staged) left in flight.
+        if t + 2 < tiles_n {
+            stage_tile(t + 2);
+            async_copy_wait::<2>();
+        } else if t + 1 < tiles_n {
             async_copy_wait::<1>();
         } else {
             async_copy_wait::<0>();
@@ -380,7 +385,7 @@ fn grid(p: &Decode, _: Occupancy) -> Dim3 {
     Dim3::x(p.warps().div_ceil(WARPS))
 }
 
-/// [`THREADS`] threads per block; 153 KiB of tiles, one block per SM.
+/// [`THREADS`] threads per block; 110.5 KiB of tiles, two blocks per SM on Hopper (one on sm_80).
 pub const KERNEL: Kernel<Decode> = Kernel {
     code: attention_decode_split,
     block: Dim3::x(THREADS),

@@ -239,8 +239,8 @@ impl FamilyDemo for DecodeDemo {
                 Size([3, 17, 64]),
                 Size([1, 2, 131]),
                 Size([2, 1, 257]),
-                // Enough keys for more runs than the combining block's warps take in one batch
-                // each (64 runs on the emulator), the last batch short.
+                // Runs of three tiles and more (two in flight behind the one computed on), and
+                // more runs than the combining block has warps (32 on the emulator).
                 Size([1, 1, 2111]),
                 Size([1, 3, 1031]),
             ],
