@@ -242,10 +242,20 @@ pub(crate) fn in_range(target: i64, cols: u32) -> bool {
 }
 
 /// The rows and columns of a cross-entropy launch: at least one row and column (class), elements
-/// within 32-bit indices.
+/// within 32-bit indices, and the rows' statistics too (two a row: 2 · rows within them).
 #[cfg(not(target_arch = "nvptx64"))]
 fn shape(rows: usize, cols: usize) -> Result<(u32, u32), ptxkit::InvalidSize> {
-    crate::size::rows_and_cols("cross-entropy", rows, cols)
+    let (rows, cols) = crate::size::rows_and_cols("cross-entropy", rows, cols)?;
+    if rows > u32::MAX / 2 {
+        return Err(ptxkit::InvalidSize {
+            problem: "cross-entropy",
+            reason: format!(
+                "{rows} rows: each row's (max, ln sum) pair is indexed with 32 bits, so at most {} rows",
+                u32::MAX / 2
+            ),
+        });
+    }
+    Ok((rows, cols))
 }
 
 #[cfg(not(target_arch = "nvptx64"))]
@@ -338,5 +348,21 @@ impl<E> CrossEntropyBackward<E> {
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{CrossEntropy, CrossEntropyFused};
+
+    #[test]
+    fn cross_entropy_refuses_rows_whose_statistics_pass_32_bit_indices() {
+        let most = (u32::MAX / 2) as usize;
+        assert!(CrossEntropyFused::<f32>::new(most, 1).is_ok());
+        let refused = CrossEntropy::<f32>::new(most + 1, 1).unwrap_err().reason;
+        assert!(
+            refused.contains(&format!("{} rows", most + 1)) && refused.contains("at most"),
+            "{refused}"
+        );
     }
 }
