@@ -3,9 +3,9 @@
 # folder to the run's date and letter when it runs). Measures perf log changes 135-138 and checks
 # the kernels they changed. Parts, one call each (`bash docs/runs/next/command.sh a`, then b),
 # carry ["gpud"]:
-#   a: the twins built; the GPU suite and special values of the changed families; compute-sanitizer
-#      on the pipelined cross-entropy; row sums at 1-16 columns, both fused cross-entropy kernels
-#      (f32, bf16) and the decode pair beside their twins;
+#   a: the twins built; the GPU suite of the changed families; row sums at 1-16 columns, both fused
+#      cross-entropy kernels (f32, bf16) and the decode pair beside their twins;
+#   s: the special values on the GPU; compute-sanitizer on the pipelined cross-entropy;
 #   b: the extension's tests; the training pass three ways (two passes, fused, fused pipelined)
 #      against PyTorch (ce_fused_toggle.py); bench_torch's cross_entropy, row_sum and softmax cases.
 # Bundles (on the dev machine):
@@ -30,19 +30,6 @@ if [ "$part" = a ]; then
     gpud/t/tests/host-gpu-test every_registered_kernel --include-ignored > $OUT/tests-gpu.log 2>&1
   echo "GPU suite rc $? in $(( $(date +%s) - s )) s"; grep -E "test result|FAILED|panicked" $OUT/tests-gpu.log | head
   s=$(date +%s)
-  timeout 120 gpud/t/tests/host-special_values-test on_the_gpu --include-ignored > $OUT/tests-special.log 2>&1
-  echo "special values rc $? in $(( $(date +%s) - s )) s"; grep -E "test result|FAILED|panicked" $OUT/tests-special.log | head
-  s=$(date +%s)
-  for tool in memcheck racecheck synccheck initcheck; do
-    for variant in cross_entropy_fused_pipelined cross_entropy_fused_pipelined_bf16; do
-      cmd=cross-entropy-fused; [ $variant = cross_entropy_fused_pipelined_bf16 ] && cmd=cross-entropy-fused-bf16
-      timeout 120 compute-sanitizer --tool $tool --error-exitcode 9 $x/host --backend gpu --warmup 0 --runs 1 \
-        $cmd --rows 300 --cols 4099 --variant $variant > $OUT/sanitizer-$tool-$variant.log 2>&1
-      echo "$tool $variant rc $?"; grep -E "ERROR SUMMARY" $OUT/sanitizer-$tool-$variant.log | head -1
-    done
-  done
-  echo "sanitizers in $(( $(date +%s) - s )) s"
-  s=$(date +%s)
   for cmd in "row-sum --rows 89478485 --cols 3" "row-sum --rows 67108864 --cols 4" "row-max --rows 67108864 --cols 4" \
              "row-sum --rows 33554432 --cols 8" "row-sum --rows 268435456 --cols 1" \
              "cross-entropy-fused --rows 8192 --cols 50257" "cross-entropy-fused --rows 4096 --cols 128256" \
@@ -53,6 +40,23 @@ if [ "$part" = a ]; then
     timeout 60 $x/host --backend gpu --cuda-c gpud/t/cuda-c --warmup 3 --runs 20 $cmd 2>&1 | rows
   done > $OUT/speed.log 2>&1
   echo "speeds in $(( $(date +%s) - s )) s"; cat $OUT/speed.log
+  exit 0
+fi
+if [ "$part" = s ]; then
+  [ -d gpud/t/tests ] || gpud/t/run.sh $OUT unpack > /dev/null
+  s=$(date +%s)
+  timeout 100 gpud/t/tests/host-special_values-test on_the_gpu --include-ignored > $OUT/tests-special.log 2>&1
+  echo "special values rc $? in $(( $(date +%s) - s )) s"; grep -E "test result|FAILED|panicked" $OUT/tests-special.log | head
+  s=$(date +%s)
+  for tool in memcheck racecheck synccheck initcheck; do
+    for variant in cross_entropy_fused_pipelined cross_entropy_fused_pipelined_bf16; do
+      cmd=cross-entropy-fused; [ $variant = cross_entropy_fused_pipelined_bf16 ] && cmd=cross-entropy-fused-bf16
+      timeout 55 compute-sanitizer --tool $tool --error-exitcode 9 $x/host --backend gpu --warmup 0 --runs 1 \
+        $cmd --rows 300 --cols 4099 --variant $variant > $OUT/sanitizer-$tool-$variant.log 2>&1
+      echo "$tool $variant rc $?"; grep -E "ERROR SUMMARY" $OUT/sanitizer-$tool-$variant.log | head -1
+    done
+  done
+  echo "sanitizers in $(( $(date +%s) - s )) s"
   exit 0
 fi
 site=/tmp/site
