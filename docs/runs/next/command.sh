@@ -59,6 +59,22 @@ if [ "$part" = s ]; then
   echo "sanitizers in $(( $(date +%s) - s )) s"
   exit 0
 fi
+if [ "$part" = c ]; then
+  # What part a's ten minutes did not reach: the decode pair, then the training pass three ways.
+  [ -d gpud/t/tests ] || gpud/t/run.sh $OUT unpack > /dev/null
+  [ -d gpud/t/cuda-c ] || gpud/t/run.sh $OUT prep > /dev/null 2>&1
+  for cmd in "attention-decode --kv-heads 8 --group 4 --keys 4096" "attention-decode --kv-heads 8 --group 4 --keys 32768" \
+             "attention-decode --kv-heads 64 --group 4 --keys 32768" "row-sum --rows 67108864 --cols 4 --variant row_sum_warp" \
+             "row-sum --rows 89478485 --cols 3 --variant row_sum_warp"; do
+    timeout 60 $x/host --backend gpu --cuda-c gpud/t/cuda-c --warmup 3 --runs 20 $cmd 2>&1 | rows
+  done
+  site=/tmp/site
+  [ -d $site ] || python3 -m pip install --quiet --no-deps --no-index --target "$site" gpud/bt/python/*.whl
+  s=$(date +%s)
+  PYTHONPATH="$site" timeout 200 python3 $here/ce_fused_toggle.py gpud/bt/python > "$OUT/ce-toggle.log" 2>&1
+  echo "ce toggle rc $? in $(( $(date +%s) - s )) s"; cat "$OUT/ce-toggle.log"
+  exit 0
+fi
 site=/tmp/site
 [ -d $site ] || python3 -m pip install --quiet --no-deps --no-index --target "$site" gpud/bt/python/*.whl
 s=$(date +%s)

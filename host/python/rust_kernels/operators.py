@@ -704,13 +704,14 @@ _cross_entropy.register_autograd(_cross_entropy_gradient, setup_context=_cross_e
 # 1 beside the loss, and the backward pass multiplies it by the loss gradient in place where that
 # is not 1 (after ``loss.backward()`` on a mean or a sum, nothing at all). Rows up to
 # ``_FUSED_MIN_CLASSES`` keep the two passes: a warp per row, where the fused pass takes a
-# 1024-thread block. Off (``_FUSED_TRAINING``): through the extension it ran slower than the two
-# passes (docs/perf-log.md, change 129's outcome).
+# 1024-thread block; so do rows longer than the chip holds (read twice either way; the one-block-
+# per-row fused pass ran slower than the two passes there on the H200). ``_FUSED_PIPELINED``: the
+# kernel whose blocks take rows a grid apart, each row's loads issued while the one before is
+# written (kernels::cross_entropy::pipelined; 1.5x the two passes at 8192 x 50257 f32 on an H100:
+# docs/perf-log.md, change 136's outcome).
 _FUSED_MIN_CLASSES = 1025
-_FUSED_TRAINING = False
-# The fused pass by blocks that take rows a grid apart, each row's loads issued while the one
-# before is written (kernels::cross_entropy::pipelined): off until measured against the two passes.
-_FUSED_PIPELINED = False
+_FUSED_TRAINING = True
+_FUSED_PIPELINED = True
 
 
 def _cross_entropy_fused_impl(
@@ -795,7 +796,8 @@ _cross_entropy_fused.register_autograd(_cross_entropy_fused_gradient, setup_cont
 
 def _fused_training(logits):
     """Whether a cross-entropy call records a gradient that the fused pass can give: eager (under
-    ``torch.compile`` the two passes are traced), wide rows; never while ``_FUSED_TRAINING`` is off."""
+    ``torch.compile`` the two passes are traced), rows from ``_FUSED_MIN_CLASSES`` to what the chip
+    holds; never while ``_FUSED_TRAINING`` is off."""
     return (
         _FUSED_TRAINING
         and type(logits) is torch.Tensor
@@ -804,7 +806,9 @@ def _fused_training(logits):
         and _grad_enabled()
         and not _is_compiling()
         and logits.dim() == 2
-        and logits.shape[1] >= _FUSED_MIN_CLASSES
+        and _FUSED_MIN_CLASSES
+        <= logits.shape[1]
+        <= (_native.ON_CHIP_COLS_F32 if logits.dtype is torch.float32 else _native.ON_CHIP_COLS_BF16)
     )
 
 

@@ -1689,5 +1689,12 @@ fn _native(module: &Bound<PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(cross_entropy_scale, module)?)?;
     module.add_function(wrap_pyfunction!(variants, module)?)?;
     module.add("ALIGNMENT", ptxkit_runtime::EXTERNAL_ALIGNMENT)?;
+    // The widest rows the fused cross-entropy holds on chip (f32, bf16): past them it reads the
+    // logits twice.
+    module.add("ON_CHIP_COLS_F32", kernels::softmax::on_chip::on_chip_cols::<f32>())?;
+    module.add(
+        "ON_CHIP_COLS_BF16",
+        kernels::softmax::on_chip::on_chip_cols::<ptxkit::device::mma::Bf16>(),
+    )?;
     Ok(())
 }

@@ -647,22 +647,24 @@ class StreamsAndCompilation(unittest.TestCase):
                 self.assertTrue(bool(((x.grad.double() - x64.grad).abs() <= grad_bound + 1e-30).all()), label)
 
     def test_cross_entropy_for_training_reads_once_and_matches_pytorchs(self):
-        """With the fused pass switched on (it is off by default), wide rows with a gradient take it
-        (the gradient written forward, scaled in place backward): `loss.backward()` (a loss
-        gradient of 1, nothing scaled), a loss gradient of its own, and a second backward pass
-        through a retained graph (recomputed), each against PyTorch's in float64, f32 and bf16;
-        narrow rows and inference keep the two passes."""
+        """The fused pass (on by default, by either kernel), for rows with a gradient from 1025
+        classes to what the chip holds (the gradient written forward, scaled in place backward):
+        `loss.backward()` (a loss gradient of 1, nothing scaled), a loss gradient of its own, and a
+        second backward pass through a retained graph (recomputed), each against PyTorch's in
+        float64, f32 and bf16; narrow rows, rows past the chip and inference keep the two passes."""
         from rust_kernels import operators
 
-        self.assertFalse(operators._fused_training(rand(4, 4096).requires_grad_()))
-        operators._FUSED_TRAINING = True
+        self.assertTrue(operators._fused_training(rand(4, 4096).requires_grad_()))
+        self.assertFalse(operators._fused_training(rand(3, 70001).requires_grad_()))
+        pipelined = operators._FUSED_PIPELINED
         try:
-            self._fused_training_matches_pytorchs(operators)
+            for operators._FUSED_PIPELINED in (True, False):
+                self._fused_training_matches_pytorchs(operators)
         finally:
-            operators._FUSED_TRAINING = False
+            operators._FUSED_PIPELINED = pipelined
 
     def _fused_training_matches_pytorchs(self, operators):
-        for rows, classes in [(6, 1025), (9, 4099), (7, 50257), (3, 70001)]:
+        for rows, classes in [(6, 1025), (9, 4099), (7, 50257), (300, 2111)]:
             logits = rand(rows, classes, seed=classes + 7) * 20
             target = torch.randint(0, classes, (rows,), device="cuda")
             target[2] = -100
