@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Prepared for the next session with a GPU (written 2026-12-05 when none was lent; rename the
-# folder to the run's date and letter when it runs). Measures perf log changes 135-138 and checks
+# Run 2026-12-05 e (an H100; prepared while no GPU was lent, run when one came at the session's
+# end: parts a, cut by its ten minutes during the speeds, and c; s and b not yet run). Measures
+# perf log changes 135-138 and checks
 # the kernels they changed. Parts, one call each (`bash docs/runs/next/command.sh a`, then b),
 # carry ["gpud"]:
 #   a: the twins built; the GPU suite of the changed families; row sums at 1-16 columns, both fused
