@@ -157,7 +157,14 @@ class ArgumentChecks(unittest.TestCase):
         self.assertIn("matmul_bf16_tma", rust_kernels.variants("matmul_bf16"))
         self.assertEqual(
             rust_kernels.variants("matmul_tf32"),
-            ["matmul_tc_tf32", "matmul_tc_wgmma", "matmul_tc_small_m1", "matmul_tc_small_m4", "matmul_tc_small_m8"],
+            [
+                "matmul_tc_tf32",
+                "matmul_tc_wgmma",
+                "matmul_tc_small_m1",
+                "matmul_tc_small_m4",
+                "matmul_tc_small_m8",
+                "matmul_tc_small_m16",
+            ],
         )
         self.assertEqual(rust_kernels.variants("row_sum"), ["row_sum_block", "row_sum_warp", "row_sum_split"])
         self.assertEqual(rust_kernels.variants("row_max"), ["row_max_block", "row_max_warp", "row_max_split"])

@@ -65,8 +65,8 @@ class AgainstPyTorch(unittest.TestCase):
                 self.assertTrue(bool(((got - want).abs() <= bound).all()), f"{variant} {m}x{n}x{k}")
 
     def test_matmul_bf16_within_its_bound(self):
-        # Products of two bf16 are exact in f32: only the f32 sums are allowed for. Shapes with k
-        # and n multiples of 8 take TMA on an H100/H200; the others the copies' path.
+        # Products of two bf16 are exact in f32: only the f32 sums are allowed for. On an H100/H200
+        # the TMA kernels read shapes with k or n not a multiple of 8 from row-padded copies.
         shapes = [(1, 1, 1), (31, 33, 17), (64, 136, 200), (130, 72, 256), (129, 65, 257), (8, 200, 96), (256, 512, 4096)]
         for variant in ["auto"] + rust_kernels.variants("matmul_bf16"):
             for m, n, k in shapes:
@@ -85,8 +85,8 @@ class AgainstPyTorch(unittest.TestCase):
 
     def test_matmul_tf32_within_its_bound(self):
         # The tensor cores read each f32 as TF32, its lower 13 mantissa bits dropped; the products
-        # of those are exact, so only the f32 sums are allowed for. Shapes with k and n multiples
-        # of 4 take TMA on an H100/H200; the others the copies' path.
+        # of those are exact, so only the f32 sums are allowed for. On an H100/H200 the TMA rung
+        # reads shapes with k or n not a multiple of 4 from row-padded copies.
         shapes = [(1, 1, 1), (31, 33, 17), (64, 136, 200), (257, 129, 256), (129, 65, 257), (8, 200, 96), (512, 256, 4096)]
         tf32 = lambda x: (x.view(torch.int32) & ~0x1FFF).view(torch.float32).double()
         for variant in ["auto"] + rust_kernels.variants("matmul_tf32"):

@@ -42,6 +42,7 @@ impl Gpu {
             info: self.info.clone(),
             tensor_map_cache: self.tensor_map_cache.clone(),
             counters: self.counters.clone(),
+            padding: self.padding.clone(),
         }
     }
 

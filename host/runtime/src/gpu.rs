@@ -5,6 +5,7 @@ use crate::error::{Doing, Error, Result};
 use crate::external::ExternalStream;
 use crate::info::DeviceInfo;
 use crate::module::LoadedModule;
+use crate::padded::PaddingScratch;
 use crate::tensor_map::TensorMapCache;
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DeviceRepr, ValidAsZeroBits};
 use std::sync::Arc;
@@ -27,6 +28,8 @@ pub struct Gpu {
     pub(crate) tensor_map_cache: Arc<TensorMapCache>,
     /// Zeroed counters, per stream ([`Gpu::zeroed_counters`]).
     pub(crate) counters: Arc<Counters>,
+    /// Scratch for row-padded copies, per stream ([`Gpu::padded_copies`]).
+    pub(crate) padding: Arc<PaddingScratch>,
 }
 
 /// Whether this machine has a usable NVIDIA driver and at least one device.
@@ -96,6 +99,7 @@ impl Gpu {
             info: Arc::new(info),
             tensor_map_cache: Arc::default(),
             counters: Arc::default(),
+            padding: Arc::default(),
         })
     }
 

@@ -43,6 +43,7 @@ mod managed_chunk;
 mod module;
 mod nccl;
 mod nvml;
+mod padded;
 mod peer;
 mod tensor_map;
 mod timing;
@@ -62,6 +63,10 @@ pub use managed_chunk::ManagedChunk;
 pub use module::{Function, KernelCrate, Module, Ptx};
 pub use nccl::{Clique, NCCL_ENV, NVLS_ENV, Nccl};
 pub use nvml::Link;
+pub use padded::{PaddedCopies, Pitched, TMA_ALIGNMENT};
 pub use peer::{CopyBy, PeerView, copy_between, exchange};
-pub use tensor_map::{TensorMap, TensorMapCache, bf16_swizzled, bf16_swizzled_stack, f32_swizzled};
+pub use tensor_map::{
+    TensorMap, TensorMapCache, bf16_swizzled, bf16_swizzled_pitched, bf16_swizzled_stack, f32_swizzled,
+    f32_swizzled_pitched,
+};
 pub use timing::{MIN_WARMUP_MS, Timing, time_gpu, time_gpu_interleaved, time_once};

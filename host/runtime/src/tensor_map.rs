@@ -26,13 +26,34 @@ pub struct TensorMapCache(Mutex<Vec<(Vec<u64>, CudaSlice<u64>)>>);
 /// columns: one 128-byte swizzled row) into shared memory in the 128-byte swizzle; zeros for the
 /// parts of a box outside the matrix.
 pub fn bf16_swizzled(address: u64, (rows, cols): (u32, u32), (box_cols, box_rows): (u32, u32)) -> Result<TensorMap> {
-    encode_swizzled(Element::Bf16, address, &[cols, rows], (box_cols, box_rows))
+    encode_swizzled(Element::Bf16, address, &[cols, rows], None, (box_cols, box_rows))
+}
+
+/// As [`bf16_swizzled`] for rows `pitch` bytes apart (a [`crate::Gpu::padded_copies`] copy):
+/// zeros past column `cols` whatever the padding holds.
+pub fn bf16_swizzled_pitched(
+    address: u64,
+    (rows, cols): (u32, u32),
+    pitch: u64,
+    (box_cols, box_rows): (u32, u32),
+) -> Result<TensorMap> {
+    encode_swizzled(Element::Bf16, address, &[cols, rows], Some(pitch), (box_cols, box_rows))
 }
 
 /// As [`bf16_swizzled`] for a row-major f32 matrix: boxes of at most 32 columns (one 128-byte
 /// swizzled row). The bits are copied as they are; the tensor cores read them as TF32.
 pub fn f32_swizzled(address: u64, (rows, cols): (u32, u32), (box_cols, box_rows): (u32, u32)) -> Result<TensorMap> {
-    encode_swizzled(Element::F32, address, &[cols, rows], (box_cols, box_rows))
+    encode_swizzled(Element::F32, address, &[cols, rows], None, (box_cols, box_rows))
+}
+
+/// As [`f32_swizzled`] for rows `pitch` bytes apart, as [`bf16_swizzled_pitched`].
+pub fn f32_swizzled_pitched(
+    address: u64,
+    (rows, cols): (u32, u32),
+    pitch: u64,
+    (box_cols, box_rows): (u32, u32),
+) -> Result<TensorMap> {
+    encode_swizzled(Element::F32, address, &[cols, rows], Some(pitch), (box_cols, box_rows))
 }
 
 /// `heads` row-major bf16 matrices of `rows × cols` one after another (attention's
@@ -43,7 +64,7 @@ pub fn bf16_swizzled_stack(
     (heads, rows, cols): (u32, u32, u32),
     (box_cols, box_rows): (u32, u32),
 ) -> Result<TensorMap> {
-    encode_swizzled(Element::Bf16, address, &[cols, rows, heads], (box_cols, box_rows))
+    encode_swizzled(Element::Bf16, address, &[cols, rows, heads], None, (box_cols, box_rows))
 }
 
 /// The element types the maps copy.
@@ -76,12 +97,14 @@ impl Element {
     }
 }
 
-/// The map of a tensor of `element`s of `dims` (innermost first, rank 2 or 3), boxes of
-/// `box_cols × box_rows` (× 1 in the outer dimension) in the 128-byte swizzle.
+/// The map of a tensor of `element`s of `dims` (innermost first, rank 2 or 3), rows `pitch`
+/// bytes apart (dense where none is given), boxes of `box_cols × box_rows` (× 1 in the outer
+/// dimension) in the 128-byte swizzle.
 fn encode_swizzled(
     element: Element,
     address: u64,
     dims: &[u32],
+    pitch: Option<u64>,
     (box_cols, box_rows): (u32, u32),
 ) -> Result<TensorMap> {
     let invalid = |reason: String| Error::InvalidInput {
@@ -90,9 +113,11 @@ fn encode_swizzled(
     };
     let cols = dims[0];
     let (bytes, name) = (element.bytes(), element.name());
-    if !address.is_multiple_of(16) || !(bytes as u64 * cols as u64).is_multiple_of(16) {
+    let row_bytes = bytes as u64 * cols as u64;
+    let pitch = pitch.unwrap_or(row_bytes);
+    if !address.is_multiple_of(16) || !pitch.is_multiple_of(16) || pitch < row_bytes {
         return Err(invalid(format!(
-            "the tensor at {address:#x} with rows of {cols} {name}: TMA needs a 16-byte aligned address and rows a multiple of 16 bytes"
+            "the tensor at {address:#x} with rows of {cols} {name} {pitch} bytes apart: TMA needs a 16-byte aligned address and rows a multiple of 16 bytes apart"
         )));
     }
     if box_cols * bytes > 128 || box_rows > 256 || box_cols == 0 || box_rows == 0 {
@@ -104,7 +129,7 @@ fn encode_swizzled(
     let sizes: Vec<u64> = dims.iter().map(|&d| d as u64).collect();
     // Bytes from one row, and from one matrix, to the next.
     let strides: Vec<u64> = (1..dims.len())
-        .map(|i| bytes as u64 * dims[..i].iter().map(|&d| d as u64).product::<u64>())
+        .map(|i| pitch * dims[1..i].iter().map(|&d| d as u64).product::<u64>())
         .collect();
     let boxes = [box_cols, box_rows, 1];
     let element_strides = [1u32; 3];
@@ -164,7 +189,7 @@ impl Gpu {
 
 impl Gpu {
     /// Whether the stream launches go to is capturing a CUDA graph.
-    fn capturing(&self) -> Result<bool> {
+    pub(crate) fn capturing(&self) -> Result<bool> {
         let mut status = sys::CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE;
         // SAFETY: writes one status; the stream is this GPU's or the live external one.
         unsafe { sys::cuStreamIsCapturing(self.launch_stream(), &mut status) }

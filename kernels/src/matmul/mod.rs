@@ -20,6 +20,9 @@
 //! * [`small_m`]: for A of 1–16 rows (decoding), B streamed once by blocks that each take a strip
 //!   of its columns and a run of k, at the copy ceiling's pace rather than a tile's.
 //!
+//! [`small_m_mma`] is [`small_m`] on the tensor cores for up to 16 rows, the TF32 and bf16 ladders'
+//! rung (no f32 kernel: the tensor cores do not multiply f32 exactly).
+//!
 //! [`k_runs`] and [`tile_order`] are shared with the tensor-core ladders: how runs of k meet in C,
 //! and the order a persistent grid takes the tiles in.
 //!
@@ -33,6 +36,7 @@ pub mod padded;
 pub mod register_1d;
 pub mod register_2d;
 pub mod small_m;
+pub mod small_m_mma;
 pub mod split_k;
 pub mod tile_order;
 pub mod tiled;

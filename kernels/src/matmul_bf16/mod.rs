@@ -12,11 +12,14 @@
 //!   same with the producer's copies made by TMA, and that on a persistent grid (sm_90a).
 //! * [`small_m`]: for A of a few rows (decoding), B streamed once on the CUDA cores (the f32
 //!   ladder's [`crate::matmul::small_m`] reading bf16).
+//! * [`small_m16`]: for A of up to 16 rows, B streamed once into `mma.sync` m16n8k16 with A's
+//!   rows as its 16 ([`crate::matmul::small_m_mma`]).
 //!
 //! A new rung is a file here and its line in [`FAMILY`].
 
 pub mod pipelined;
 pub mod small_m;
+pub mod small_m16;
 pub mod specialized;
 pub(crate) mod store;
 mod swizzled;
@@ -71,6 +74,7 @@ pub const FAMILY: Family<MatmulBf16> = Family::new(
         small_m::KERNEL_M1,
         small_m::KERNEL_M4,
         small_m::KERNEL_M8,
+        small_m16::KERNEL,
     ],
 );
 
@@ -82,7 +86,7 @@ pub fn arrivals_needed(kernel: &ptxkit::Kernel<MatmulBf16>, problem: &MatmulBf16
     if kernel.entry() == specialized::KERNEL_PERSISTENT.entry() {
         return specialized::counters(problem, grid);
     }
-    crate::matmul::k_runs::counters(&small_m::KERNELS, kernel, grid)
+    crate::matmul::k_runs::counters(small_m::KERNELS.iter().chain([&small_m16::KERNEL]), kernel, grid)
 }
 
 #[cfg(not(target_arch = "nvptx64"))]

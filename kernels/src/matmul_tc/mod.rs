@@ -10,11 +10,14 @@
 //!   a persistent grid (sm_90a, GPU only).
 //! * [`small_m`]: for A of a few rows (decoding), B streamed once on the CUDA cores with each
 //!   operand cut to TF32 (the f32 ladder's [`crate::matmul::small_m`]).
+//! * [`small_m16`]: for A of up to 16 rows, B streamed once into `mma.sync` m16n8k8 with A's
+//!   rows as its 16 ([`crate::matmul::small_m_mma`]).
 //!
 //! A new rung is a file here and its line in [`FAMILY`].
 
 pub mod mma_tf32;
 pub mod small_m;
+pub mod small_m16;
 pub mod specialized;
 
 use crate::matmul::Matmul;
@@ -56,6 +59,7 @@ pub const FAMILY: Family<MatmulTc> = Family::new(
         small_m::KERNEL_M1,
         small_m::KERNEL_M4,
         small_m::KERNEL_M8,
+        small_m16::KERNEL,
     ],
 );
 
@@ -67,7 +71,7 @@ pub fn arrivals_needed(kernel: &ptxkit::Kernel<MatmulTc>, problem: &MatmulTc, gr
     if kernel.entry() == specialized::KERNEL.entry() {
         return specialized::counters(problem, grid);
     }
-    crate::matmul::k_runs::counters(&small_m::KERNELS, kernel, grid)
+    crate::matmul::k_runs::counters(small_m::KERNELS.iter().chain([&small_m16::KERNEL]), kernel, grid)
 }
 
 #[cfg(not(target_arch = "nvptx64"))]

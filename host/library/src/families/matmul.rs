@@ -275,6 +275,12 @@ impl KernelChoice for MatmulDemo {
         if self.is_f32() {
             return None;
         }
+        if size.0[0] <= kernels::matmul::small_m_mma::ROWS as usize {
+            return Some(Rung {
+                entry: "matmul_tc_small_m16",
+                why: "A of at most 16 rows as the mma.sync's 16: B read once, in strips of columns and runs of k",
+            });
+        }
         Some(if sm90a {
             Rung {
                 entry: "matmul_tc_wgmma",

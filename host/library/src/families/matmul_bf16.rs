@@ -5,6 +5,7 @@
 use super::auto::{Rung, small_m_rung};
 use super::elementwise::check_shape;
 use super::matmul::Oracle;
+use super::tma_operands::operand_maps;
 use super::{
     Bound, Case, Cli, FamilyDemo, GUARD, KernelChoice, Outputs, Plan, Size, Sizes, Work, check_guard, check_len,
     guarded_inputs, substream,
@@ -18,8 +19,8 @@ use ptxkit::device::mma::Bf16;
 use ptxkit::{AnyFamily, Kernel};
 use ptxkit_runtime::Backend;
 use ptxkit_runtime::array::{Array, Buffer};
-use ptxkit_runtime::bf16_swizzled;
 use ptxkit_runtime::{Error, Result};
+use ptxkit_runtime::{PaddedCopies, bf16_swizzled_pitched};
 
 /// `C = A·B` with `kernel`: checks that A and B hold m·k and k·n bf16 (as `u16` bits) and C m·n
 /// f32, and that they live where `backend` can reach them, then launches.
@@ -37,7 +38,8 @@ pub fn launch(
     check_len("B", b.len(), b_len)?;
     check_len("C", c.len(), c_len)?;
     let (a_address, b_address) = (a.address(backend)?, b.address(backend)?);
-    let maps = tensor_maps(backend, kernel, problem, (a_address, b_address))?;
+    // The copies stay locked until the launch is enqueued.
+    let (maps, _copies) = tensor_maps(backend, kernel, problem, (a_address, b_address))?;
     // The zeroed counters of the rungs that split k, where the grid does (none otherwise).
     let shape = backend.launch_shape_from(source.module(), kernel, problem)?;
     let arrivals = backend.zeroed_counters(kernels::matmul_bf16::arrivals_needed(kernel, problem, shape.grid))?;
@@ -63,24 +65,26 @@ fn uses_maps(kernel: &Kernel<MatmulBf16>) -> bool {
     [specialized::KERNEL_TMA.entry(), specialized::KERNEL_PERSISTENT.entry()].contains(&kernel.entry())
 }
 
-/// The tensor maps of A and B for the TMA kernels on a GPU, where TMA can take the shape (rows of
-/// 16-byte multiples, aligned matrices); null otherwise (the kernel then copies by `cp.async`, and
-/// the other kernels never read them).
-fn tensor_maps(
-    backend: &Backend,
+/// The tensor maps of A and B for the TMA kernels on a GPU (of row-padded copies where TMA cannot
+/// read them in place), with the copies; null otherwise (the kernels that read no maps, and the
+/// emulator, where the TMA kernels copy by `cp.async`).
+fn tensor_maps<'g>(
+    backend: &'g Backend,
     kernel: &Kernel<MatmulBf16>,
     problem: &MatmulBf16,
-    (a, b): (u64, u64),
-) -> Result<*const TensorMaps> {
+    operands: (u64, u64),
+) -> Result<(*const TensorMaps, Option<PaddedCopies<'g>>)> {
     let MatmulBf16 { m, n, k, .. } = *problem;
-    let fits = k.is_multiple_of(8) && n.is_multiple_of(8) && a.is_multiple_of(16) && b.is_multiple_of(16);
     match backend {
-        Backend::Gpu(gpu) if fits && uses_maps(kernel) => {
-            let a_map = bf16_swizzled(a, (m, k), specialized::A_BOX)?;
-            let b_map = bf16_swizzled(b, (k, n), specialized::B_BOX)?;
-            Ok(gpu.tensor_maps(&[a_map, b_map])? as *const TensorMaps)
-        }
-        _ => Ok(std::ptr::null()),
+        Backend::Gpu(gpu) if uses_maps(kernel) => operand_maps(
+            gpu,
+            bf16_swizzled_pitched,
+            BF16_BYTES,
+            (m, n, k),
+            operands,
+            (specialized::A_BOX, specialized::B_BOX),
+        ),
+        _ => Ok((std::ptr::null(), None)),
     }
 }
 
@@ -212,6 +216,12 @@ impl KernelChoice for MatmulBf16Demo {
     fn fastest_rung(&self, sm90a: bool, size: Size) -> Option<Rung> {
         if let Some(rung) = small_m_rung(size, small_m::KERNELS.map(|kernel| kernel.entry()), small_m::MAX_ROWS) {
             return Some(rung);
+        }
+        if size.0[0] <= kernels::matmul::small_m_mma::ROWS as usize {
+            return Some(Rung {
+                entry: "matmul_bf16_small_m16",
+                why: "A of at most 16 rows as the mma.sync's 16: B read once, in strips of columns and runs of k",
+            });
         }
         Some(if sm90a {
             Rung {

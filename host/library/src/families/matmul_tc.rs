@@ -2,13 +2,17 @@
 //! that the `wgmma` rung's TMA producer copies by. Its demo is [`super::matmul::MATMUL_TC`].
 
 use super::check_len;
+use super::tma_operands::operand_maps;
 use kernels::Source;
 use kernels::matmul_tc::{MatmulTc, TensorMaps, specialized};
 use ptxkit::Kernel;
 use ptxkit_runtime::Backend;
 use ptxkit_runtime::Result;
 use ptxkit_runtime::array::Array;
-use ptxkit_runtime::f32_swizzled;
+use ptxkit_runtime::{PaddedCopies, f32_swizzled_pitched};
+
+/// Bytes of one f32.
+const F32_BYTES: u64 = 4;
 
 /// `C = A·B` with `kernel` of the TF32 ladder: checks that A, B and C hold m·k, k·n and m·n
 /// elements and live where `backend` can reach them, then launches.
@@ -26,7 +30,8 @@ pub fn launch(
     check_len("B", b.len(), b_len)?;
     check_len("C", c.len(), c_len)?;
     let (a_address, b_address) = (a.address(backend)?, b.address(backend)?);
-    let maps = tensor_maps(backend, kernel, problem, (a_address, b_address))?;
+    // The copies stay locked until the launch is enqueued.
+    let (maps, _copies) = tensor_maps(backend, kernel, problem, (a_address, b_address))?;
     // The zeroed counters of the rungs that split k, where the grid does (none otherwise).
     let shape = backend.launch_shape_from(source.module(), kernel, problem)?;
     let arrivals = backend.zeroed_counters(kernels::matmul_tc::arrivals_needed(kernel, problem, shape.grid))?;
@@ -47,23 +52,25 @@ pub fn launch(
     unsafe { backend.launch_fn(source.module(), &kernel.code, &shape, args, &[a, b, &*c]) }
 }
 
-/// The tensor maps of A and B for the `wgmma` rung on a GPU, where TMA can take the shape (rows
-/// of 16-byte multiples, aligned matrices); null otherwise (the kernel then copies by
-/// `cp.async`, and the other rungs never read them).
-fn tensor_maps(
-    backend: &Backend,
+/// The tensor maps of A and B for the `wgmma` rung on a GPU (of row-padded copies where TMA cannot
+/// read them in place), with the copies; null otherwise (the other rungs read no maps; on the
+/// emulator the rung copies by `cp.async`).
+fn tensor_maps<'g>(
+    backend: &'g Backend,
     kernel: &Kernel<MatmulTc>,
     problem: &MatmulTc,
-    (a, b): (u64, u64),
-) -> Result<*const TensorMaps> {
+    operands: (u64, u64),
+) -> Result<(*const TensorMaps, Option<PaddedCopies<'g>>)> {
     let MatmulTc { m, n, k, .. } = *problem;
-    let fits = k.is_multiple_of(4) && n.is_multiple_of(4) && a.is_multiple_of(16) && b.is_multiple_of(16);
     match backend {
-        Backend::Gpu(gpu) if fits && kernel.entry() == specialized::KERNEL.entry() => {
-            let a_map = f32_swizzled(a, (m, k), specialized::A_BOX)?;
-            let b_map = f32_swizzled(b, (k, n), specialized::B_BOX)?;
-            Ok(gpu.tensor_maps(&[a_map, b_map])? as *const TensorMaps)
-        }
-        _ => Ok(std::ptr::null()),
+        Backend::Gpu(gpu) if kernel.entry() == specialized::KERNEL.entry() => operand_maps(
+            gpu,
+            f32_swizzled_pitched,
+            F32_BYTES,
+            (m, n, k),
+            operands,
+            (specialized::A_BOX, specialized::B_BOX),
+        ),
+        _ => Ok((std::ptr::null(), None)),
     }
 }

@@ -38,6 +38,7 @@ pub mod rows;
 pub mod scan;
 pub mod scan_i32;
 pub mod softmax;
+pub mod tma_operands;
 pub mod transpose;
 pub mod warp_probe;
 

@@ -1,0 +1,164 @@
+//! Copies of matrices with their rows padded, for the TMA kernels: a tensor map needs a 16-byte
+//! aligned start and rows a multiple of 16 bytes apart, which a matrix of odd width (an LM head's
+//! 50257 columns of bf16) or a view starting mid-row does not have. [`Gpu::padded_copies`] copies
+//! such matrices into scratch, each row starting 16-byte aligned, on the launch stream before the
+//! launch that reads them. One scratch per stream (as the zeroed counters), grown on demand and
+//! kept while the GPU is open, so that its address, and the tensor maps encoding it, stay the same
+//! from call to call.
+
+use crate::error::{Doing, Error, Result};
+use crate::gpu::Gpu;
+use cudarc::driver::sys::{self, CUmemorytype};
+use cudarc::driver::{CudaSlice, DevicePtr};
+use std::collections::HashMap;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+/// The scratch of each stream, by its handle; shared with the GPU's external-stream views.
+#[derive(Default)]
+pub(crate) struct PaddingScratch(Mutex<HashMap<usize, CudaSlice<u8>>>);
+
+/// A row-major matrix in device memory: `rows` rows of `row_bytes` bytes, `pitch` bytes apart.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Pitched {
+    pub address: u64,
+    pub rows: u64,
+    pub row_bytes: u64,
+    pub pitch: u64,
+}
+
+/// The alignment TMA asks of a matrix's start and of the distance between its rows.
+pub const TMA_ALIGNMENT: u64 = 16;
+
+impl Pitched {
+    /// A dense matrix: rows one after another.
+    pub fn dense(address: u64, rows: u64, row_bytes: u64) -> Pitched {
+        Pitched {
+            address,
+            rows,
+            row_bytes,
+            pitch: row_bytes,
+        }
+    }
+
+    /// Whether TMA can read the matrix where it is.
+    pub fn tma_ready(&self) -> bool {
+        self.address.is_multiple_of(TMA_ALIGNMENT) && self.pitch.is_multiple_of(TMA_ALIGNMENT)
+    }
+
+    /// Bytes of its padded copy.
+    fn padded_bytes(&self) -> u64 {
+        self.rows * self.row_bytes.next_multiple_of(TMA_ALIGNMENT)
+    }
+}
+
+/// The padded copies of one launch's matrices ([`Gpu::padded_copies`]). While it lives, no other
+/// launch on the stream can take the scratch: drop it once the launch reading the copies is
+/// enqueued (a later copy into the scratch is then ordered after that launch).
+pub struct PaddedCopies<'g> {
+    _scratch: MutexGuard<'g, HashMap<usize, CudaSlice<u8>>>,
+    copies: Vec<Pitched>,
+}
+
+impl PaddedCopies<'_> {
+    /// The matrix where the launch reads it: the `i`-th given, padded.
+    pub fn get(&self, i: usize) -> Pitched {
+        self.copies[i]
+    }
+}
+
+impl Gpu {
+    /// Copies each of `matrices` into this stream's scratch with rows 16 bytes aligned (the copy
+    /// of each row, then its padding, untouched), ordered on the launch stream: a launch enqueued
+    /// while the returned value lives reads them after the copies. The scratch grows to the
+    /// largest set asked for; before it grows, the stream is waited for (a launch may still read
+    /// the old one).
+    pub fn padded_copies(&self, matrices: &[Pitched]) -> Result<PaddedCopies<'_>> {
+        let needed: u64 = matrices.iter().map(|m| m.padded_bytes().next_multiple_of(256)).sum();
+        let mut streams = self.padding.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let key = self.launch_stream() as usize;
+        if streams.get(&key).is_none_or(|s| (s.len() as u64) < needed) {
+            if self.capturing()? {
+                // Allocating, and waiting for the stream, are what a capture forbids.
+                return Err(Error::InvalidInput {
+                    what: "a launch during a CUDA graph capture".into(),
+                    reason: format!(
+                        "its TMA kernel needs {needed} bytes of scratch for row-padded copies, more than this stream has yet; call the operation once on arrays of the same shapes before capturing"
+                    ),
+                });
+            }
+            if streams.remove(&key).is_some() {
+                self.synchronize_launch_stream()?;
+            }
+            // SAFETY: bytes; every byte read from it is first written by a copy below.
+            let scratch = unsafe { self.stream.alloc::<u8>(needed as usize) }
+                .doing(|| format!("allocating {needed} bytes of scratch for padded copies"))?;
+            if self.external.is_some() {
+                // Allocated on the GPU's own stream: done before the external stream uses it.
+                self.synchronize()?;
+            }
+            streams.insert(key, scratch);
+        }
+        let base = {
+            let (base, _guard) = streams[&key].device_ptr(&self.stream);
+            base
+        };
+        let mut offset = 0;
+        let mut copies = Vec::with_capacity(matrices.len());
+        for m in matrices {
+            let to = Pitched {
+                address: base + offset,
+                rows: m.rows,
+                row_bytes: m.row_bytes,
+                pitch: m.row_bytes.next_multiple_of(TMA_ALIGNMENT),
+            };
+            copy_rows(self.launch_stream(), *m, to)?;
+            copies.push(to);
+            offset += m.padded_bytes().next_multiple_of(256);
+        }
+        Ok(PaddedCopies {
+            _scratch: streams,
+            copies,
+        })
+    }
+
+    /// Waits for the stream launches go to.
+    fn synchronize_launch_stream(&self) -> Result<()> {
+        // SAFETY: the stream is this GPU's or the live external one.
+        unsafe { sys::cuStreamSynchronize(self.launch_stream()) }
+            .result()
+            .doing(|| "waiting for the stream before its scratch grows".into())
+    }
+}
+
+/// Enqueues the copy of `from`'s rows into `to`'s on `stream`.
+fn copy_rows(stream: sys::CUstream, from: Pitched, to: Pitched) -> Result<()> {
+    if from.rows == 0 || from.row_bytes == 0 {
+        return Ok(());
+    }
+    let copy = sys::CUDA_MEMCPY2D {
+        srcXInBytes: 0,
+        srcY: 0,
+        srcMemoryType: CUmemorytype::CU_MEMORYTYPE_DEVICE,
+        srcHost: std::ptr::null(),
+        srcDevice: from.address,
+        srcArray: std::ptr::null_mut(),
+        srcPitch: from.pitch as usize,
+        dstXInBytes: 0,
+        dstY: 0,
+        dstMemoryType: CUmemorytype::CU_MEMORYTYPE_DEVICE,
+        dstHost: std::ptr::null_mut(),
+        dstDevice: to.address,
+        dstArray: std::ptr::null_mut(),
+        dstPitch: to.pitch as usize,
+        WidthInBytes: from.row_bytes as usize,
+        Height: from.rows as usize,
+    };
+    // SAFETY: both are device memory of this context holding `rows` rows at their pitches (the
+    // caller's matrix, and the scratch sized for it); the copy is ordered on `stream`.
+    unsafe { sys::cuMemcpy2DAsync_v2(&copy, stream) }.result().doing(|| {
+        format!(
+            "copying {} rows of {} bytes into rows {} bytes apart",
+            from.rows, from.row_bytes, to.pitch
+        )
+    })
+}
