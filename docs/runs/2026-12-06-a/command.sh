@@ -5,8 +5,9 @@
 #   m: the GPU suite of the bf16 and TF32 ladders (their odd edge shapes now on the TMA path
 #      through padded copies); the LM head and odd shapes against cuBLAS (perf log 139);
 #   n: the TF32 and bf16 rungs for up to 16 rows beside the others at decode shapes (perf log 140);
-#   b: the extension's tests; the training pass three ways; bench_torch's row and cross-entropy
-#      cases; bench_models on lm_heads.json (the odd products against PyTorch).
+#   b: the extension's tests; bench_models on lm_heads.json (the odd products against PyTorch)
+#      and at 16 tokens;
+#   c: the training pass three ways; bench_torch's row, cross-entropy and decode cases.
 # Bundles (on the dev machine):
 #   rm -rf gpud; mkdir gpud
 #   cargo build --release -p host && strip -o /tmp/h target/release/host && gzip -c /tmp/h > gpud/host_now.gz
@@ -77,6 +78,7 @@ if [ "$part" = n ]; then
 fi
 site=/tmp/site
 [ -d $site ] || python3 -m pip install --quiet --no-deps --no-index --target "$site" gpud/bt/python/*.whl
+if [ "$part" = b ]; then
 s=$(date +%s)
 PYTHONPATH="$site" timeout 200 python3 -m unittest discover -s gpud/bt/python/tests > $OUT/unittest.log 2>&1
 echo "unittest rc $? in $(( $(date +%s) - s )) s"; grep -E "^(FAIL|ERROR):" $OUT/unittest.log | head; tail -3 $OUT/unittest.log
@@ -84,6 +86,12 @@ s=$(date +%s)
 PYTHONPATH="$site" timeout 100 python3 gpud/bt/python/bench_models.py --shapes $here/lm_heads.json --dtypes bf16,tf32,f32 \
   --json $OUT/torch-models-odd.json > $OUT/models-odd.log 2>&1
 echo "bench_models rc $? in $(( $(date +%s) - s )) s"; cat $OUT/models-odd.log
+s=$(date +%s)
+PYTHONPATH="$site" timeout 150 python3 gpud/bt/python/bench_models.py --tokens 16 --dtypes tf32,bf16 \
+  --json $OUT/torch-models-16.json > $OUT/models-16.log 2>&1
+echo "bench_models 16 tokens rc $? in $(( $(date +%s) - s )) s"; cat $OUT/models-16.log
+fi
+[ "$part" = c ] || exit 0
 s=$(date +%s)
 PYTHONPATH="$site" timeout 120 python3 $here/../2026-12-05-e/ce_fused_toggle.py gpud/bt/python > "$OUT/ce-toggle.log" 2>&1
 echo "ce toggle rc $? in $(( $(date +%s) - s )) s"; cat "$OUT/ce-toggle.log"

@@ -115,7 +115,9 @@ mod tests {
 
     #[test]
     fn a_matmul_of_a_few_rows_takes_its_ladders_small_m_kernel_up_to_the_ladders_bound() {
-        for (family, max_rows) in [("matmul", 16), ("matmul_tc", 8), ("matmul_bf16", 4)] {
+        // Past its CUDA-core bound, a tensor-core ladder takes its mma.sync rung up to 16 rows.
+        for (family, max_rows, tensor_core) in [("matmul", 16, false), ("matmul_tc", 8, true), ("matmul_bf16", 4, true)]
+        {
             let demo = crate::families::find(family).unwrap();
             for (m, rows) in [
                 (1, "m1"),
@@ -123,12 +125,15 @@ mod tests {
                 (4, "m4"),
                 (5, "m8"),
                 (8, "m8"),
+                (9, "m8"),
                 (16, "m8"),
                 (17, ""),
             ] {
                 let entry = auto(&Backend::Emu, demo, Size([m, 4096, 4096])).unwrap().unwrap().entry;
                 if m <= max_rows {
                     assert_eq!(entry, format!("{family}_small_{rows}"), "{family} at m = {m}");
+                } else if tensor_core && m <= 16 {
+                    assert_eq!(entry, format!("{family}_small_m16"), "{family} at m = {m}");
                 } else {
                     assert!(!entry.contains("small_m"), "{family} at m = {m}: {entry}");
                 }
