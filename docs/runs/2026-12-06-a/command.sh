@@ -5,6 +5,7 @@
 #   m: the GPU suite of the bf16 and TF32 ladders (their odd edge shapes now on the TMA path
 #      through padded copies); the LM head and odd shapes against cuBLAS (perf log 139);
 #   n: the TF32 and bf16 rungs for up to 16 rows beside the others at decode shapes (perf log 140);
+#   mn: m then n, in one call;
 #   b: the extension's tests; bench_models on lm_heads.json (the odd products against PyTorch)
 #      and at 16 tokens;
 #   c: the training pass three ways; bench_torch's row, cross-entropy and decode cases.
@@ -48,7 +49,7 @@ if [ "$part" = s ]; then
   echo "sanitizers in $(( $(date +%s) - s )) s"
   exit 0
 fi
-if [ "$part" = m ]; then
+if [ "$part" = m ] || [ "$part" = mn ]; then
   s=$(date +%s); gpud/t/run.sh $OUT prep > /dev/null 2>&1; echo "prep rc $? in $(( $(date +%s) - s )) s"
   s=$(date +%s)
   TEST_FAMILIES=matmul_bf16,matmul_tc timeout 240 gpud/t/tests/host-gpu-test every_registered_kernel --include-ignored > $OUT/tests-gpu.log 2>&1
@@ -59,18 +60,19 @@ if [ "$part" = m ]; then
     v=matmul_bf16_persistent; case "$cmd" in matmul-tc*) v=matmul_tc_wgmma;; esac
     timeout 60 $x/host --backend gpu --warmup 3 --runs 20 $cmd --variant $v 2>&1 | rows
   done
-  exit 0
+  [ "$part" = mn ] || exit 0
 fi
-if [ "$part" = n ]; then
+if [ "$part" = n ] || [ "$part" = mn ]; then
   [ -d gpud/t/cuda-c ] || gpud/t/run.sh $OUT prep > /dev/null 2>&1
   # The TF32 and bf16 rungs for up to 16 rows (perf log 140) beside the CUDA-core small-m rungs and
   # the wgmma ones, at decode shapes.
   for shape in "--m 16 --n 10240 --k 8192" "--m 16 --n 28672 --k 4096" "--m 12 --n 6144 --k 4096" \
                "--m 8 --n 28672 --k 4096" "--m 1 --n 28672 --k 4096"; do
-    for v in small_m16 small_m8 small_m4 small_m1 wgmma; do
+    core=small_m8; case "$shape" in "--m 1 "*) core=small_m1;; esac
+    for v in small_m16 $core wgmma; do
       timeout 40 $x/host --backend gpu --cuda-c gpud/t/cuda-c --warmup 3 --runs 20 matmul-tc $shape --variant $v 2>&1 | rows
     done
-    for v in small_m16 small_m8 small_m4 small_m1 persistent; do
+    for v in small_m16 $core small_m4 persistent; do
       timeout 40 $x/host --backend gpu --cuda-c gpud/t/cuda-c --warmup 3 --runs 20 matmul-bf16 $shape --variant $v 2>&1 | rows
     done
   done
