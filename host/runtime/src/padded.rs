@@ -162,3 +162,19 @@ fn copy_rows(stream: sys::CUstream, from: Pitched, to: Pitched) -> Result<()> {
         )
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_aligned_starts_and_pitches_are_read_in_place_and_copies_pad_each_row() {
+        // An LM head's B: 768 rows of 50257 bf16.
+        let head = Pitched::dense(0x1000, 768, 2 * 50257);
+        assert!(!head.tma_ready());
+        assert_eq!(head.padded_bytes(), 768 * 100_528);
+        assert!(Pitched::dense(0x1000, 768, 2 * 50264).tma_ready());
+        // A view starting mid-row of an aligned matrix.
+        assert!(!Pitched::dense(0x1008, 4, 64).tma_ready());
+    }
+}

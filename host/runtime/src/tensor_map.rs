@@ -204,3 +204,22 @@ fn device_address(gpu: &Gpu, device: &CudaSlice<u64>) -> u64 {
     let (address, _guard) = device.device_ptr(gpu.stream());
     address
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Refused before the driver is asked: what TMA cannot take says so.
+    #[test]
+    fn a_pitch_tma_cannot_take_is_refused_with_the_rule() {
+        let refused = |pitch| match bf16_swizzled_pitched(0x1000, (8, 50257), pitch, (64, 64)) {
+            Err(Error::InvalidInput { reason, .. }) => reason,
+            other => panic!("pitch {pitch}: expected a refusal, got {:?}", other.map(|_| ())),
+        };
+        assert!(refused(100_514).contains("multiple of 16 bytes apart"));
+        // Aligned but shorter than a row.
+        assert!(refused(100_480).contains("100480 bytes apart"));
+        let unaligned = f32_swizzled(0x1004, (4, 32), (32, 4)).map(|_| ()).unwrap_err();
+        assert!(unaligned.to_string().contains("16-byte aligned address"), "{unaligned}");
+    }
+}
