@@ -5,7 +5,7 @@
 #   m: the GPU suite of the bf16 and TF32 ladders (their odd edge shapes now on the TMA path
 #      through padded copies); the LM head and odd shapes against cuBLAS (perf log 139);
 #   n: the TF32 and bf16 rungs for up to 16 rows beside the others at decode shapes (perf log 140);
-#   mn: m then n, in one call;
+#   mn: m then n, in one call; q: the least that tells (the suite, each change's headline shape);
 #   b: the extension's tests; bench_models on lm_heads.json (the odd products against PyTorch)
 #      and at 16 tokens;
 #   c: the training pass three ways; bench_torch's row, cross-entropy and decode cases.
@@ -29,6 +29,21 @@ sanitize() { # tool log command...
   timeout 55 compute-sanitizer --tool $tool --error-exitcode 9 $x/host --backend gpu --warmup 0 --runs 1 "$@" > $OUT/$log 2>&1
   echo "$tool $log rc $? $(grep -E 'ERROR SUMMARY' $OUT/$log | head -1)"
 }
+if [ "$part" = q ]; then
+  # The least that tells: the two ladders' GPU suite and each change's headline shape.
+  s=$(date +%s)
+  TEST_FAMILIES=matmul_bf16,matmul_tc timeout 200 gpud/t/tests/host-gpu-test every_registered_kernel --include-ignored > $OUT/tests-gpu.log 2>&1
+  echo "GPU suite rc $? in $(( $(date +%s) - s )) s"; grep -E "test result|FAILED|panicked" $OUT/tests-gpu.log | head
+  timeout 40 $x/host --backend gpu --warmup 3 --runs 20 matmul-bf16 --m 1024 --n 50257 --k 768 --variant persistent 2>&1 | rows
+  timeout 40 $x/host --backend gpu --warmup 3 --runs 20 matmul-bf16 --m 128 --n 50257 --k 768 --variant persistent 2>&1 | rows
+  for v in small_m16 small_m8 wgmma; do
+    timeout 40 $x/host --backend gpu --warmup 3 --runs 20 matmul-tc --m 16 --n 10240 --k 8192 --variant $v 2>&1 | rows
+  done
+  for v in small_m16 small_m4 persistent; do
+    timeout 40 $x/host --backend gpu --warmup 3 --runs 20 matmul-bf16 --m 16 --n 28672 --k 4096 --variant $v 2>&1 | rows
+  done
+  exit 0
+fi
 if [ "$part" = s ]; then
   s=$(date +%s)
   timeout 100 gpud/t/tests/host-special_values-test on_the_gpu --include-ignored > $OUT/tests-special.log 2>&1
