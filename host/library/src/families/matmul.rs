@@ -243,9 +243,10 @@ impl FamilyDemo for MatmulDemo {
                     [8192, 8192, 64],
                     [256, 256, 65_536],
                     [4097, 3073, 2049],
-                    // Decoding: one row and four (the small-m kernels).
+                    // Decoding: one row, four (the small-m kernels) and sixteen (TF32's mma.sync rung).
                     [1, 28672, 4096],
                     [4, 28672, 4096],
+                    [16, 28672, 4096],
                 ];
                 square.into_iter().chain(other.map(Size)).collect()
             },

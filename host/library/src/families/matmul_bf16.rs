@@ -193,13 +193,14 @@ impl FamilyDemo for MatmulBf16Demo {
             // Square sides 1024 to 8192, then a wide and a tall output with a long k and an odd shape.
             bench: {
                 let square = [1024, 2048, 4096, 8192].map(|s| Size([s, s, s]));
-                // Decoding: one row and four (the small-m rung).
+                // Decoding: one row, four (the small-m rung) and sixteen (its mma.sync rung).
                 let other = [
                     [8192, 2048, 4096],
                     [2048, 8192, 8192],
                     [4097, 3073, 2049],
                     [1, 28672, 4096],
                     [4, 28672, 4096],
+                    [16, 28672, 4096],
                 ];
                 square.into_iter().chain(other.map(Size)).collect()
             },
