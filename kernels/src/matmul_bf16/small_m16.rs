@@ -1,5 +1,7 @@
 //! The bf16 ladder's rung for A of up to 16 rows on the tensor cores:
 //! [`crate::matmul::small_m_mma`] on `mma.sync` m16n8k16, A's rows as its 16, B streamed once.
+//! Not `auto`'s pick: its 2-byte loads of B ran slower than the persistent rung at 8 and 16 rows
+//! (docs/perf-log.md, change 140).
 
 use super::MatmulBf16;
 use crate::matmul::small_m_mma::{Bf16Mma, THREADS, grid, small_m_mma};

@@ -115,8 +115,10 @@ mod tests {
 
     #[test]
     fn a_matmul_of_a_few_rows_takes_its_ladders_small_m_kernel_up_to_the_ladders_bound() {
-        // Past its CUDA-core bound, a tensor-core ladder takes its mma.sync rung up to 16 rows.
-        for (family, max_rows, tensor_core) in [("matmul", 16, false), ("matmul_tc", 8, true), ("matmul_bf16", 4, true)]
+        // Past its CUDA-core bound, the TF32 ladder takes its mma.sync rung up to 16 rows (bf16's
+        // measured slower than its persistent rung there: docs/perf-log.md, change 140).
+        for (family, max_rows, tensor_core) in
+            [("matmul", 16, false), ("matmul_tc", 8, true), ("matmul_bf16", 4, false)]
         {
             let demo = crate::families::find(family).unwrap();
             for (m, rows) in [

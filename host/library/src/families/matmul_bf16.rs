@@ -218,12 +218,6 @@ impl KernelChoice for MatmulBf16Demo {
         if let Some(rung) = small_m_rung(size, small_m::KERNELS.map(|kernel| kernel.entry()), small_m::MAX_ROWS) {
             return Some(rung);
         }
-        if size.0[0] <= kernels::matmul::small_m_mma::ROWS as usize {
-            return Some(Rung {
-                entry: "matmul_bf16_small_m16",
-                why: "A of at most 16 rows as the mma.sync's 16: B read once, in strips of columns and runs of k",
-            });
-        }
         Some(if sm90a {
             Rung {
                 entry: "matmul_bf16_persistent",
