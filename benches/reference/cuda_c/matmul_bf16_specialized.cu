@@ -7,10 +7,11 @@
 //
 // matmul_bf16_tma_cuda (kernels::matmul_bf16::specialized, KERNEL_TMA): the same, one producer
 // thread filling each slot by TMA from the tensor maps the host passes in `maps` (A's, then B's,
-// 128 bytes each); with no maps, the copies above. matmul_bf16_persistent_cuda: the same body on
-// the persistent grid the host launches (each block taking every gridDim.x-th item: tile_order.cuh,
-// tiles in rows, or in bands where C is wide, and where C has few tiles, runs of k that meet in C
-// by k_runs.cuh).
+// 128 bytes each; without them it traps), the producer's registers handed to the consumers, which
+// store C's unaligned rows 16 bytes at a time. matmul_bf16_persistent_cuda: the same body on the
+// persistent grid the host launches (each block taking every gridDim.x-th item: tile_order.cuh,
+// tiles in rows, or in bands where C is wide; where C has few tiles, runs of k, and where the last
+// wave would be part-empty, runs of the last two waves' tiles; runs meet in C by k_runs.cuh).
 #define BM 128
 #define BN 256
 #define BK 64
@@ -35,7 +36,8 @@ __device__ __forceinline__ void wgmma256(float (&d)[128], unsigned long long a, 
 template <bool TMA>
 __device__ __forceinline__ void specialized(const bf16* a, const bf16* b, float* c, unsigned m, unsigned n,
                                             unsigned k, const void* maps, unsigned* arrivals) {
-    bool by_tma = TMA && maps != nullptr;
+    if (TMA && maps == nullptr) __trap();  // the host always gives the TMA rungs maps
+    bool by_tma = TMA;
     // The launch's dynamic shared memory, carved as the Rust kernel carves it: the ring of 128-byte
     // rows (used from the first 1024-byte boundary), then the 2·STAGES barriers.
     extern __shared__ __align__(16) unsigned shared[];
@@ -43,10 +45,12 @@ __device__ __forceinline__ void specialized(const bf16* a, const bf16* b, float*
         (unsigned long long*)(shared + (STAGES * SLOT_ROWS + 1024 / ROW_BYTES) * (ROW_BYTES / 4));
     unsigned tid = threadIdx.x;
     unsigned group = __shfl_sync(0xffffffff, tid / WARPGROUP, 0);
-    // The items this block computes (tile_order.cuh): every gridDim.x-th from blockIdx.x (one,
-    // with a grid of one block per tile; several on the persistent grid), whole tiles in band
-    // order or, where the grid has more blocks than C has tiles, runs of their k.
-    Work<BM, BN, true> work(m, n, (k + BK - 1) / BK, gridDim.x);
+    // The items this block computes (tile_order.cuh): one with a grid of one block per tile; on
+    // the persistent grid whole tiles in band order, runs of their k where the grid has more
+    // blocks than C has tiles, or of the last two waves' tiles where the last would be part-empty.
+    // Worked out by each warpgroup where it starts on its items, so that none of it is held across
+    // the register hand-over (where ptxas would spill it).
+    auto work_of = [&] { return Work<BM, BN, true>(m, n, (k + BK - 1) / BK, gridDim.x); };
     unsigned base = (unsigned)__cvta_generic_to_shared(shared);
     unsigned skew = (1024 - base % 1024) % 1024 / ROW_BYTES;
     unsigned full0 = (unsigned)__cvta_generic_to_shared(barriers), empty0 = full0 + 8 * STAGES;
@@ -59,11 +63,15 @@ __device__ __forceinline__ void specialized(const bf16* a, const bf16* b, float*
     __syncthreads();
     // Fills of the ring counted across items: fill g goes to slot g % STAGES, phase g / STAGES.
     unsigned fill = 0;
-    if (group == 0 && by_tma) {
+    // With TMA the producer's registers go to the consumers, whose regrouped stores need more
+    // than 168.
+    if (group == 0 && TMA) {
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 56;");
         if (tid == 0) {
             const char* b_map = (const char*)maps + 128;
+            const auto work = work_of();
             for (unsigned i = blockIdx.x; i < work.items(); i += gridDim.x) {
-                Item item = item_of(work, i);
+                Item item = work.item(i);
                 unsigned row0 = item.row0, col0 = item.col0;
                 for (unsigned step = item.begin; step < item.end; ++step, ++fill) {
                     unsigned slot = fill % STAGES, full = full0 + 8 * slot;
@@ -82,8 +90,9 @@ __device__ __forceinline__ void specialized(const bf16* a, const bf16* b, float*
     }
     if (group == 0) {
         bool aligned = k % 8 == 0 && n % 8 == 0 && (size_t)a % 16 == 0 && (size_t)b % 16 == 0;
+        const auto work = work_of();
         for (unsigned i = blockIdx.x; i < work.items(); i += gridDim.x) {
-            Item item = item_of(work, i);
+            Item item = work.item(i);
             unsigned row0 = item.row0, col0 = item.col0;
             for (unsigned step = item.begin; step < item.end; ++step, ++fill) {
                 unsigned slot = fill % STAGES;
@@ -100,10 +109,12 @@ __device__ __forceinline__ void specialized(const bf16* a, const bf16* b, float*
         }
         return;
     }
+    if (TMA) asm volatile("setmaxnreg.inc.sync.aligned.u32 224;");
     unsigned consumer = group - 1;
     unsigned lane = tid % 32, warp_in_group = (tid / 32) % 4;
+    const auto work = work_of();
     for (unsigned i = blockIdx.x; i < work.items(); i += gridDim.x) {
-        Item item = item_of(work, i);
+        Item item = work.item(i);
         unsigned row0 = item.row0, col0 = item.col0;
         float acc[128] = {};
         for (unsigned step = item.begin; step < item.end; ++step, ++fill) {
@@ -127,7 +138,7 @@ __device__ __forceinline__ void specialized(const bf16* a, const bf16* b, float*
         // Where the tiles' k is cut into runs, each warp's part meets the other runs' in C on its
         // own counter.
         unsigned row = row0 + 64 * consumer + 16 * warp_in_group + lane / 4;
-        meet_in_c_warp(arrivals + item.tile * 8 + tid / 32 - 4, item.run, work.runs, [&](bool adding) {
+        meet_in_c_warp(arrivals + work.counter(item, 8) + tid / 32 - 4, item.run, item.runs, [&](bool adding) {
             if (n % 4 == 0 && (reinterpret_cast<unsigned long long>(c) % 16) == 0) {
                 // Over each pair of 8-column blocks, lanes 2q and 2q + 1 of a quad swap one pair
                 // of sums so that each holds four consecutive columns: one 16-byte store (or
@@ -155,18 +166,95 @@ __device__ __forceinline__ void specialized(const bf16* a, const bf16* b, float*
                     }
                 return;
             }
+            if (!TMA) {
+                // The cp.async rung: rows not all 16-byte aligned element by element.
 #pragma unroll
-            for (unsigned j = 0; j < BN / 8; ++j)
+                for (unsigned j = 0; j < BN / 8; ++j)
 #pragma unroll
-                for (unsigned r = 0; r < 4; ++r) {
-                    unsigned rr = row + 8 * (r / 2), col = col0 + 8 * j + 2 * (lane % 4) + r % 2;
-                    if (rr < m && col < n) {
-                        if (adding)
-                            red_add(&c[rr * n + col], acc[4 * j + r]);
-                        else
-                            c[rr * n + col] = acc[4 * j + r];
+                    for (unsigned r = 0; r < 4; ++r) {
+                        unsigned rr = row + 8 * (r / 2), col = col0 + 8 * j + 2 * (lane % 4) + r % 2;
+                        if (rr < m && col < n) {
+                            if (adding)
+                                red_add(&c[rr * n + col], acc[4 * j + r]);
+                            else
+                                c[rr * n + col] = acc[4 * j + r];
+                        }
                     }
+                return;
+            }
+            // Rows not all 16-byte aligned: each row's columns regrouped in fours from the row's
+            // first 16-byte boundary, h columns on; a lane stores its own last 4 - h and the first
+            // h of the lane holding the next four (the quad's last lane: the next pair's first
+            // four); a tile's first h and last 4 - h columns of a row, and fours crossing C's last
+            // column, element by element (kernels::matmul_bf16::store's store_shifted).
+            unsigned quad = lane % 4, odd = lane % 2, lane_col = col0 + 8 * odd + 2 * (quad - odd);
+            unsigned swapped = (quad >> 1) | ((quad & 1) << 1), next = (swapped + 1) % 4;
+            unsigned next_lane = (lane & ~3u) + ((next >> 1) | ((next & 1) << 1));
+            bool leads = quad == 0;
+            auto merged = [&](unsigned pair, unsigned half, float* out) {
+                unsigned b0 = 4 * (2 * pair) + 2 * half, b1 = 4 * (2 * pair + 1) + 2 * half;
+                float give0 = odd ? acc[b0] : acc[b1], give1 = odd ? acc[b0 + 1] : acc[b1 + 1];
+                float got0 = __shfl_xor_sync(0xffffffffu, give0, 1);
+                float got1 = __shfl_xor_sync(0xffffffffu, give1, 1);
+                out[0] = odd ? got0 : acc[b0];
+                out[1] = odd ? got1 : acc[b0 + 1];
+                out[2] = odd ? acc[b1] : got0;
+                out[3] = odd ? acc[b1 + 1] : got1;
+            };
+            auto put = [&](float* at, float x) {
+                if (adding)
+                    red_add(at, x);
+                else
+                    *at = x;
+            };
+#pragma unroll
+            for (unsigned half = 0; half < 2; ++half) {
+                unsigned rr = row + 8 * half;
+                float* start = c + rr * n;
+                unsigned h = (unsigned)((0ull - reinterpret_cast<unsigned long long>(start)) / 4 % 4);
+                bool inside = rr < m;
+                float own[4], ahead[4], got[4];
+                merged(0, half, own);
+#pragma unroll
+                for (unsigned pair = 0; pair < BN / 16; ++pair) {
+                    bool last = pair + 1 == BN / 16;
+                    if (last)
+                        for (unsigned e = 0; e < 4; ++e) ahead[e] = own[e];
+                    else
+                        merged(pair + 1, half, ahead);
+#pragma unroll
+                    for (unsigned e = 0; e < 4; ++e) got[e] = __shfl_sync(0xffffffffu, leads ? ahead[e] : own[e], next_lane);
+                    unsigned first = lane_col + 16 * pair;
+                    if (inside && leads && pair == 0)
+#pragma unroll
+                        for (unsigned e = 0; e < 4; ++e)
+                            if (e < h && first + e < n) put(start + first + e, own[e]);
+                    if (inside && last && quad == 3 && h > 0) {
+#pragma unroll
+                        for (unsigned e = 0; e < 4; ++e)
+                            if (e >= h && first + e < n) put(start + first + e, own[e]);
+                    } else if (inside) {
+                        float4 four = h == 0   ? make_float4(own[0], own[1], own[2], own[3])
+                                      : h == 1 ? make_float4(own[1], own[2], own[3], got[0])
+                                      : h == 2 ? make_float4(own[2], own[3], got[0], got[1])
+                                               : make_float4(own[3], got[0], got[1], got[2]);
+                        unsigned at = first + h;
+                        if (at + 3 < n) {
+                            if (adding)
+                                red_add4(start + at, four);
+                            else
+                                *reinterpret_cast<float4*>(start + at) = four;
+                        } else {
+                            float f[4] = {four.x, four.y, four.z, four.w};
+#pragma unroll
+                            for (unsigned e = 0; e < 4; ++e)
+                                if (at + e < n) put(start + at + e, f[e]);
+                        }
+                    }
+#pragma unroll
+                    for (unsigned e = 0; e < 4; ++e) own[e] = ahead[e];
                 }
+            }
         });
     }
 }

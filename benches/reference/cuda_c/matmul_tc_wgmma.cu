@@ -104,7 +104,9 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         (unsigned long long*)(shared + (STAGES * SLOT_ROWS + 1024 / ROW_BYTES) * (ROW_BYTES / 4));
     unsigned tid = threadIdx.x;
     unsigned group = __shfl_sync(0xffffffff, tid / WARPGROUP, 0);
-    Work<BM, BN, false> work(m, n, (k + BK - 1) / BK, gridDim.x);
+    // Worked out by each warpgroup where it starts on its items, so that none of it is held across
+    // the register hand-over (where ptxas would spill it).
+    auto work_of = [&] { return Work<BM, BN, false>(m, n, (k + BK - 1) / BK, gridDim.x); };
     unsigned base = (unsigned)__cvta_generic_to_shared(shared);
     unsigned skew = (1024 - base % 1024) % 1024 / ROW_BYTES;
     unsigned full0 = (unsigned)__cvta_generic_to_shared(barriers), empty0 = full0 + 8 * STAGES;
@@ -122,8 +124,9 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         if (by_tma) {
             if (tid == 0) {
                 const char* b_map = (const char*)maps + 128;
+                const auto work = work_of();
                 for (unsigned i = blockIdx.x; i < work.items(); i += gridDim.x) {
-                    Item item = item_of(work, i);
+                    Item item = work.item(i);
                     unsigned row0 = item.row0, col0 = item.col0;
                     for (unsigned step = item.begin; step < item.end; ++step, ++fill) {
                         unsigned slot = fill % STAGES, full = full0 + 8 * slot;
@@ -143,8 +146,9 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
             return;
         }
         bool vectors = k % 4 == 0 && n % 4 == 0 && (size_t)a % 16 == 0 && (size_t)b % 16 == 0;
+        const auto work = work_of();
         for (unsigned i = blockIdx.x; i < work.items(); i += gridDim.x) {
-            Item item = item_of(work, i);
+            Item item = work.item(i);
             unsigned row0 = item.row0, col0 = item.col0;
             for (unsigned step = item.begin; step < item.end; ++step, ++fill) {
                 unsigned slot = fill % STAGES;
@@ -163,8 +167,9 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
     unsigned consumer = group - 1;
     unsigned lane = tid % 32, columns = 64 * consumer + 16 * ((tid / 32) % 4);
     unsigned in_flight[2][4] = {};
+    const auto work = work_of();
     for (unsigned i = blockIdx.x; i < work.items(); i += gridDim.x) {
-        Item item = item_of(work, i);
+        Item item = work.item(i);
         unsigned row0 = item.row0, col0 = item.col0;
         float acc[128] = {};
         for (unsigned step = item.begin; step < item.end; ++step, ++fill) {
@@ -205,7 +210,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
         // Where the tiles' k is cut into runs, each warp's part meets the other runs' in C on its
         // own counter.
         unsigned col = col0 + columns + lane / 4;
-        meet_in_c_warp(arrivals + item.tile * 8 + tid / 32 - 4, item.run, work.runs, [&](bool adding) {
+        meet_in_c_warp(arrivals + work.counter(item, 8) + tid / 32 - 4, item.run, item.runs, [&](bool adding) {
 #pragma unroll
             for (unsigned j = 0; j < BM / 8; ++j)
 #pragma unroll

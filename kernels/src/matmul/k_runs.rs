@@ -83,8 +83,9 @@ pub unsafe fn meet_in_c(arrivals: *mut u32, runs: u32, store: impl FnOnce(), add
 ///
 /// # Safety
 /// Called by every lane of the warp; where `runs` > 1, `arrived` a zeroed counter of this part
-/// that only its `runs` warps (one per run) use in this launch, and run 0's warp does not wait on
-/// this one (it comes earlier in every block's order of work).
+/// that only its `runs` warps (one per run) use in this launch, and run 0's warp is not behind a
+/// waiting one (no block takes a run 0 after a run that adds, and the grid's blocks are all
+/// resident).
 #[inline(always)]
 pub unsafe fn meet_in_c_warp(arrived: *mut u32, (run, runs): (u32, u32), write: impl FnOnce(bool)) {
     let party = Party {

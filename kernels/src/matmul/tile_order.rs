@@ -16,6 +16,16 @@
 //! tile's k is cut into runs ([`Work`]), so that every block has an item of work; the runs meet in C
 //! as split-k's do ([`super::k_runs`]). All items of run 0 come first, so no block waits for an
 //! item that a block has yet to reach.
+//!
+//! Where C has more tiles than the grid has blocks but not a whole number of waves, the last wave
+//! would run part-empty (160 tiles on 132 blocks: two waves' time for 1.2 waves' work). There the
+//! last two waves' tiles are cut into runs of k as well, as many as fill the waves best (160 tiles
+//! in 4 runs: 640 items, 4.85 waves of quarter tiles, 1.25 tiles' time). Their items go run by
+//! run after the whole tiles, so that a wave's blocks are at the same k of neighbouring tiles and
+//! read B's columns together from the L2. (Sharing the steps out as one stream instead, each block
+//! a contiguous run across tiles, "stream-K", left the tiles of one column of C at different k,
+//! and on 512 × 10240 × 8192 in bf16 took 1.6 times as long as whole tiles: docs/perf-log.md,
+//! change 141.)
 
 /// Rows of C per band: about the square root of a wave's tiles (132 SMs) in 128- and 256-row
 /// tiles, weighed by the tiles' widths, and a band of A (2048 rows by a k of 4096, 16 MiB in bf16)
@@ -44,54 +54,117 @@ pub const fn band_tiles_m<const BM: u32>() -> u32 {
     if BAND_ROWS > BM { BAND_ROWS / BM } else { 1 }
 }
 
-/// A persistent grid's items of work: each tile of C and run of k, run by run. The tiles go in
-/// row order, or where `BANDS` and a wave of the grid's blocks would hold fewer than
+/// A persistent grid's items of work: each tile of C, whole, then where the tiles are few or the
+/// last wave would run part-empty, runs of k of the last ones, run by run (the module's doc). The
+/// tiles go in row order, or where `BANDS` and a wave of the grid's blocks would hold fewer than
 /// [`ROWS_PER_WAVE`] rows of them, in bands ([`banded_corner`]).
+///
+/// A block walks its items with a [`Walk`]: every grid-th, from its own index.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Work<const BM: u32, const BN: u32, const BANDS: bool> {
     m: u32,
     n: u32,
     tiles: u32,
     steps: u32,
-    /// Steps per run, and the runs (none empty).
-    chunk: u32,
-    runs: u32,
     /// Rows of tiles per band: one for row order.
     band_tiles_m: u32,
+    /// The grid's blocks.
+    blocks: u32,
+    /// Tiles taken whole, the first of C's; the others are cut into `runs` runs of `chunk` steps
+    /// (the last shorter, none empty).
+    whole: u32,
+    chunk: u32,
+    runs: u32,
 }
 
 /// One item of [`Work`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Item {
-    /// The tile's index (its counters) and corner.
+    /// The tile's index and corner.
     pub tile: u32,
     pub corner: (u32, u32),
-    /// The run, and its steps of k.
+    /// The run (0: the one that stores; the others add to it) and how many the tile's k is cut
+    /// into.
     pub run: u32,
+    pub runs: u32,
+    /// Its steps of k.
     pub steps: (u32, u32),
 }
 
+/// Where a block stands in its items of [`Work`]: [`Work::walk`], [`Work::advance`],
+/// [`Work::done`], [`Work::item`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Walk {
+    /// The item's index.
+    pub position: u32,
+}
+
+impl Walk {
+    /// The same walk at `position` (one it has been at).
+    #[inline(always)]
+    pub const fn at(self, position: u32) -> Walk {
+        Walk { position }
+    }
+}
+
+/// What a tile's item costs besides its steps of k, in steps: filling the ring, and storing (or
+/// adding) the 128 KiB of its part of C, which a run of k pays again. Fitted to run 2026-12-06 b
+/// (docs/perf-log.md, change 141): at 512 × 11008 × 4096 three runs gained nothing, at
+/// 16384 × 3072 × 768 runs of 4 steps lost 15 %.
+const ITEM_STEPS: u32 = 16;
+
+/// The most runs the last waves' tiles are cut into.
+const MOST_RUNS: u32 = 4;
+
+/// Cut only where the cut waves are predicted to take at most this many eighths of their time
+/// whole.
+const CUT_AT_MOST_EIGHTHS: u32 = 7;
+
 impl<const BM: u32, const BN: u32, const BANDS: bool> Work<BM, BN, BANDS> {
-    /// The work of an m×n C over `steps` steps of k for a grid of `blocks`: as many runs per tile
-    /// as the grid has blocks per tile (at least one), none of them empty.
+    /// The work of an m×n C over `steps` steps of k for a grid of `blocks`. With fewer tiles than
+    /// blocks, every tile cut into as many runs as the grid has blocks per tile (at least one);
+    /// with more, where the last wave is part-empty and cutting the last two waves' tiles into
+    /// runs is predicted to save an eighth of their time ([`ITEM_STEPS`]), cut so; otherwise
+    /// every tile whole.
     #[inline(always)]
     pub const fn new((m, n): (u32, u32), steps: u32, blocks: u32) -> Self {
         let tiles_n = n.div_ceil(BN);
         let tiles = m.div_ceil(BM) * tiles_n;
-        let asked = if blocks > tiles { blocks / tiles } else { 1 };
-        let chunk = steps.div_ceil(asked);
+        let (whole, runs) = if blocks > tiles {
+            (0, blocks / tiles)
+        } else {
+            let last_wave = tiles % blocks;
+            let cut = blocks + last_wave;
+            // The last two waves' time in steps, whole and in r runs (whole waves of items).
+            let whole_time = 2 * (steps + ITEM_STEPS);
+            let mut best = (1, whole_time * CUT_AT_MOST_EIGHTHS / 8);
+            if last_wave > 0 {
+                let mut r = 2;
+                while r <= MOST_RUNS && r <= steps {
+                    let time = (cut * r).div_ceil(blocks) * (steps.div_ceil(r) + ITEM_STEPS);
+                    if time < best.1 {
+                        best = (r, time);
+                    }
+                    r += 1;
+                }
+            }
+            if best.0 > 1 { (tiles - cut, best.0) } else { (tiles, 1) }
+        };
+        let chunk = steps.div_ceil(runs);
         Work {
             m,
             n,
             tiles,
             steps,
-            chunk,
-            runs: steps.div_ceil(chunk),
             band_tiles_m: if BANDS && tiles_n * ROWS_PER_WAVE > blocks {
                 band_tiles_m::<BM>()
             } else {
                 1
             },
+            blocks,
+            whole,
+            chunk,
+            runs: steps.div_ceil(chunk),
         }
     }
 
@@ -101,50 +174,73 @@ impl<const BM: u32, const BN: u32, const BANDS: bool> Work<BM, BN, BANDS> {
         self.tiles
     }
 
-    /// Runs of k per tile.
-    #[inline(always)]
-    pub const fn runs(&self) -> u32 {
-        self.runs
-    }
-
-    /// Items: every tile's runs.
+    /// Items: the whole tiles, and the runs of the others.
     #[inline(always)]
     pub const fn items(&self) -> u32 {
-        self.tiles * self.runs
+        self.whole + (self.tiles - self.whole) * self.runs
     }
 
     /// The zeroed counters the runs' meeting in C needs ([`super::k_runs::meet_in_c_warp`]):
-    /// `per_tile` for each tile (one per part of it that meets on its own) where k is cut into
-    /// runs, none otherwise. The host sizes them by the same work the kernel walks.
+    /// `per_tile` for each tile cut into runs (one per part of it that meets on its own), none
+    /// where nothing is cut. The host sizes them by the same work the kernel walks.
     #[inline(always)]
     pub const fn counters(&self, per_tile: u32) -> usize {
         if self.runs > 1 {
-            (self.tiles * per_tile) as usize
+            ((self.tiles - self.whole) * per_tile) as usize
         } else {
             0
         }
     }
 
-    /// Item `i` (below [`Self::items`]): tile `i % tiles` of run `i / tiles`.
+    /// `block`'s walk over its items, at its first.
     #[inline(always)]
-    pub fn item(&self, i: u32) -> Item {
-        let (tile, run) = (i % self.tiles, i / self.tiles);
+    pub const fn walk(&self, block: u32) -> Walk {
+        Walk { position: block }
+    }
+
+    /// Whether `walk` is past its block's last item.
+    #[inline(always)]
+    pub const fn done(&self, walk: &Walk) -> bool {
+        walk.position >= self.items()
+    }
+
+    /// Moves `walk` to its block's next item.
+    #[inline(always)]
+    pub const fn advance(&self, walk: &mut Walk) {
+        walk.position += self.blocks;
+    }
+
+    /// The item `walk` is at (not [`Self::done`]): a whole tile, or tile `whole + u % cut` of run
+    /// `u / cut` for the u-th cut item.
+    #[inline(always)]
+    pub fn item(&self, walk: &Walk) -> Item {
+        let position = walk.position;
+        let (tile, run, runs) = if position < self.whole {
+            (position, 0, 1)
+        } else {
+            let (u, cut) = (position - self.whole, self.tiles - self.whole);
+            (self.whole + u % cut, u / cut, self.runs)
+        };
         let begin = run * self.chunk;
+        let end = if runs == 1 {
+            self.steps
+        } else {
+            (begin + self.chunk).min(self.steps)
+        };
         Item {
             tile,
             corner: banded_corner::<BM, BN>(tile, (self.m, self.n), self.band_tiles_m),
             run,
-            steps: (begin, (begin + self.chunk).min(self.steps)),
+            runs,
+            steps: (begin, end),
         }
     }
-}
 
-impl Item {
-    /// The counter of part `part` (of `per_tile`) of this item's tile among `arrivals`
-    /// ([`Work::counters`]).
+    /// The counter of part `part` (of `per_tile`) of `item`'s tile among `arrivals`
+    /// ([`Self::counters`]), for an item whose tile is cut into runs.
     #[inline(always)]
-    pub fn counter(&self, arrivals: *mut u32, per_tile: u32, part: u32) -> *mut u32 {
-        arrivals.wrapping_add((self.tile * per_tile + part) as usize)
+    pub fn counter(&self, item: &Item, arrivals: *mut u32, per_tile: u32, part: u32) -> *mut u32 {
+        arrivals.wrapping_add(((item.tile - self.whole) * per_tile + part) as usize)
     }
 }
 
@@ -179,8 +275,27 @@ mod tests {
         covers::<4096, 64>();
     }
 
-    /// Every step of every tile in exactly one item, no item empty, run 0's items first; in bands
-    /// and in rows.
+    /// Each block's items, walked as the kernels walk them.
+    fn walk<const BM: u32, const BN: u32, const BANDS: bool>(
+        work: &Work<BM, BN, BANDS>,
+        blocks: u32,
+    ) -> Vec<Vec<Item>> {
+        (0..blocks)
+            .map(|block| {
+                let (mut items, mut walk) = (Vec::new(), work.walk(block));
+                while !work.done(&walk) {
+                    items.push(work.item(&walk));
+                    work.advance(&mut walk);
+                }
+                items
+            })
+            .collect()
+    }
+
+    /// Every step of every tile in exactly one item, no item empty; each tile cut into `runs`
+    /// pieces of which one is run 0 and the others distinct, each cut tile with its own counters;
+    /// in every block's order, no run 0 after a run that adds (so no block waits on an item that a
+    /// waiting block holds: the grid's blocks are all resident); in bands and in rows.
     #[test]
     fn items_cover_every_step_once() {
         items_cover::<true>();
@@ -193,34 +308,98 @@ mod tests {
             (16, 4096),
             (128, 11008),
             (300, 700),
+            (512, 10240),
+            (1000, 5000),
             (8192, 8192),
             (2048, 28672),
         ] {
             for steps in [1, 2, 7, 64, 172, 1000] {
                 for blocks in [1, 7, 132, 264, 1000] {
+                    let what = format!("{m}×{n}, {steps} steps, {blocks} blocks");
                     let work = Work::<128, 256, BANDS>::new((m, n), steps, blocks);
                     let mut covered = vec![0u32; (work.tiles() * steps) as usize];
-                    let mut corners = std::collections::HashSet::new();
-                    for i in 0..work.items() {
-                        let item = work.item(i);
+                    let mut runs = vec![Vec::new(); work.tiles() as usize];
+                    let mut counters = std::collections::HashSet::new();
+                    let items = walk(&work, blocks);
+                    for (block, items) in items.iter().enumerate() {
+                        let first_adding = items.iter().position(|item| item.run > 0).unwrap_or(items.len());
                         assert!(
-                            item.steps.0 < item.steps.1,
-                            "{m}×{n}, {steps} steps, item {i}: {item:?}"
+                            items[first_adding..].iter().all(|item| item.run > 0),
+                            "{what}: block {block} stores after it adds: {items:?}"
                         );
-                        assert_eq!(item.run == 0, i < work.tiles());
-                        corners.insert((item.run, item.corner));
-                        for step in item.steps.0..item.steps.1 {
-                            covered[(item.tile * steps + step) as usize] += 1;
+                        for item in items {
+                            assert!(item.steps.0 < item.steps.1 && item.steps.1 <= steps, "{what}: {item:?}");
+                            assert_eq!(
+                                item.corner,
+                                banded_corner::<128, 256>(item.tile, (m, n), work.band_tiles_m)
+                            );
+                            runs[item.tile as usize].push((item.run, item.runs));
+                            if item.runs > 1 {
+                                let arrivals = std::ptr::null_mut::<u32>();
+                                let counter = work.counter(item, arrivals, 8, 7) as usize / 4;
+                                assert!(counter < work.counters(8), "{what}: {item:?}");
+                                counters.insert((counter, item.tile));
+                            }
+                            for step in item.steps.0..item.steps.1 {
+                                covered[(item.tile * steps + step) as usize] += 1;
+                            }
                         }
                     }
+                    assert!(covered.iter().all(|&c| c == 1), "{what}");
+                    for (tile, pieces) in runs.iter_mut().enumerate() {
+                        pieces.sort();
+                        let count = pieces.len() as u32;
+                        let expected: Vec<_> = (0..count).map(|run| (run, count)).collect();
+                        assert_eq!(*pieces, expected, "{what}: tile {tile}");
+                    }
+                    // One tile per counter.
+                    let owners: std::collections::HashSet<_> = counters.iter().map(|&(c, _)| c).collect();
+                    assert_eq!(owners.len(), counters.len(), "{what}");
                     assert!(
-                        covered.iter().all(|&c| c == 1),
-                        "{m}×{n}, {steps} steps, {blocks} blocks"
+                        items.iter().map(Vec::len).sum::<usize>()
+                            <= blocks.max(work.tiles()) as usize * MOST_RUNS as usize
                     );
-                    assert!(work.runs() == 1 || work.items() <= blocks.max(work.tiles()));
                 }
             }
         }
+    }
+
+    /// Steps of k each block takes.
+    fn loads(work: &Work<128, 256, false>, blocks: u32) -> Vec<u32> {
+        walk(work, blocks)
+            .iter()
+            .map(|items| items.iter().map(|item| item.steps.1 - item.steps.0).sum())
+            .collect()
+    }
+
+    /// Where the last wave of whole tiles would be part-empty and k is long, the last two waves'
+    /// tiles are cut so that no block takes much more than its share; where the last wave is
+    /// nearly full, the tiles are a whole number of waves, or k is short, they go whole.
+    #[test]
+    fn the_last_waves_are_cut_where_the_last_is_part_empty() {
+        let steps = 120;
+        let work_of = |tiles_m: u32| Work::<128, 256, false>::new((128 * tiles_m, 256), steps, 132);
+        // 160 tiles on 132 blocks (one part-empty wave after another): three runs, 4 waves of
+        // thirds, against two whole waves.
+        let work = work_of(160);
+        assert_eq!((work.whole, work.runs), (0, 3));
+        assert_eq!(*loads(&work, 132).iter().max().unwrap(), 4 * steps / 3);
+        // 297 tiles: 132 whole, then 165 in three runs.
+        let work = work_of(297);
+        assert_eq!((work.whole, work.runs, work.counters(8)), (132, 3, 165 * 8));
+        assert_eq!(*loads(&work, 132).iter().max().unwrap(), steps + 4 * steps / 3);
+        // Whole waves, and a last wave 120/132 full: whole tiles, no counters.
+        for tiles_m in [264, 252] {
+            let work = work_of(tiles_m);
+            assert_eq!((work.whole, work.counters(8)), (tiles_m, 0), "{tiles_m} tiles");
+        }
+        // A k too short to cut: whole.
+        assert_eq!(Work::<128, 256, false>::new((128 * 160, 256), 7, 132).runs, 1);
+        // Measured (run 2026-12-06 b, bf16): cut, 512 × 10240 × 8192 gained 13 %; 512 × 11008 ×
+        // 4096 nothing, 16384 × 3072 × 768 lost 15 %: those now go whole.
+        assert_eq!(Work::<128, 256, true>::new((512, 10240), 128, 132).runs, 3);
+        assert_eq!(Work::<128, 256, true>::new((512, 11008), 64, 132).runs, 1);
+        assert_eq!(Work::<128, 256, true>::new((16384, 3072), 12, 132).runs, 1);
     }
 
     /// Within a band, the next tile is the one below, then the next column's top.
@@ -242,11 +421,11 @@ mod tests {
     fn bands_only_where_c_is_wide() {
         let first_tiles = |n: u32, blocks| {
             let work = Work::<128, 256, true>::new((8192, n), 64, blocks);
-            (work.item(0).corner, work.item(1).corner)
+            (work.item(&work.walk(0)).corner, work.item(&work.walk(1)).corner)
         };
         assert_eq!(first_tiles(28672, 132), ((0, 0), (128, 0)));
         assert_eq!(first_tiles(8192, 132), ((0, 0), (0, 256)));
         let rows = Work::<128, 256, false>::new((8192, 28672), 64, 132);
-        assert_eq!(rows.item(1).corner, (0, 256));
+        assert_eq!(rows.item(&rows.walk(1)).corner, (0, 256));
     }
 }

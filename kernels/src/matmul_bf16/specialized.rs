@@ -62,13 +62,26 @@ mod body {
     use crate::matmul_bf16::swizzled::{Operands, stage};
     use ptxkit::device::mma::Bf16;
     use ptxkit::device::wgmma::{
-        Descriptor, fence_proxy_async, shared_address, wgmma_commit, wgmma_fence, wgmma_m64n256k16_bf16, wgmma_wait,
+        Descriptor, fence_proxy_async, registers_claim, registers_release, shared_address, wgmma_commit, wgmma_fence,
+        wgmma_m64n256k16_bf16, wgmma_wait,
     };
-    use ptxkit::device::{block_idx, grid_dim, shfl_idx, sync_threads, thread_idx, unrolled};
+
+    /// Registers per thread of the TMA rungs' producer warpgroup, one thread of which issues the
+    /// copies...
+    const PRODUCER_REGISTERS: u32 = 56;
+    /// ...and of each consumer: 128 accumulators, and the fours regrouped for C's unaligned rows
+    /// ([`crate::matmul_bf16::store`], which spilled at the launch's 168). The three warpgroups'
+    /// together at most the launch's 3 × 168.
+    const CONSUMER_REGISTERS: u32 = 224;
+    use ptxkit::device::{block_idx, grid_dim, shfl_idx, sync_threads, thread_idx, trap, unrolled};
     use ptxkit::device::{mbarrier, tma};
 
     /// The kernel's body (see the module): with `TMA` and tensor maps, one producer thread copies
-    /// by TMA; else every producer thread by `cp.async`.
+    /// by TMA from `maps` (the host always gives the TMA rungs maps; without them the kernel
+    /// traps); else every producer thread by `cp.async`. With TMA the producer needs few registers,
+    /// and hands the others to the consumers, which then store C's unaligned rows 16 bytes at a
+    /// time ([`write_warpgroup`]'s `SHIFTED`); the `cp.async` rung keeps the launch's registers
+    /// everywhere and stores such rows element by element.
     ///
     /// # Safety
     /// The kernel's contract; `maps`, where not null, describes A and B; `arrivals` holds
@@ -82,7 +95,10 @@ mod body {
         maps: *const TensorMaps,
         arrivals: *mut u32,
     ) {
-        let by_tma = TMA && !maps.is_null();
+        if TMA && maps.is_null() {
+            trap();
+        }
+        let by_tma = TMA;
         let Ring { rows: ring, barriers } = Ring::carve();
         let tid = thread_idx().x;
         // Read from lane 0 so that the compiler knows every lane of a warp has the same: without
@@ -90,10 +106,13 @@ mod body {
         // C7520), as CUTLASS's `canonical_warp_group_idx` avoids the same way.
         let group = shfl_idx(tid / WARPGROUP, 0);
         // The items this block computes ([`crate::matmul::tile_order`]): one (a grid of one block
-        // per tile) or every `grid_dim().x`-th (the persistent grid), whole tiles (in bands where
-        // C is wide) or, where the grid has more blocks than C has tiles, runs of their k.
-        let work = Work::<BM, BN, true>::new((m, n), k.div_ceil(BK), grid_dim().x);
-        let (first_item, stride) = (block_idx().x, grid_dim().x);
+        // per tile) or its share of the persistent grid's, whole tiles (in bands where C is wide),
+        // runs of their k where the grid has more blocks than C has tiles, or of the last two
+        // waves' tiles where the last would be part-empty.
+        // Worked out by each warpgroup where it starts on its items, so that none of it is held
+        // across the register hand-over (where ptxas would spill it).
+        let work = || Work::<BM, BN, true>::new((m, n), k.div_ceil(BK), grid_dim().x);
+        let block = block_idx().x;
         let base = shared_address(ring.element_ptr(0, 0));
         let skew = (1024 - base % 1024) % 1024 / ROW_BYTES;
         let first_row = |slot: u32| skew + slot * SLOT_ROWS;
@@ -115,17 +134,19 @@ mod body {
         // Fills of the ring so far, counted across items: fill g goes to slot g % STAGES, in
         // that slot's phase g / STAGES.
         let slot_of = |fill: u32| (fill % STAGES, (fill / STAGES) & 1);
-        if group == 0 && by_tma {
+        if group == 0 && TMA {
+            registers_release::<PRODUCER_REGISTERS>();
             if tid == 0 {
                 let (a_map, b_map) = (maps.cast::<u8>(), maps.cast::<u8>().wrapping_add(128));
                 let mut fill = 0;
-                let mut item = first_item;
-                while item < work.items() {
+                let work = work();
+                let mut walk = work.walk(block);
+                while !work.done(&walk) {
                     let Item {
                         corner: (row0, col0),
                         steps,
                         ..
-                    } = work.item(item);
+                    } = work.item(&walk);
                     for step in steps.0..steps.1 {
                         let (slot, phase) = slot_of(fill);
                         // SAFETY (barriers): initialised above; (copies) the maps describe A and
@@ -142,16 +163,18 @@ mod body {
                         }
                         fill += 1;
                     }
-                    item += stride;
+                    work.advance(&mut walk);
                 }
             }
             return;
         }
         if group == 0 {
+            // The `cp.async` rung's producers.
             let mut fill = 0;
-            let mut item = first_item;
-            while item < work.items() {
-                let Item { corner, steps, .. } = work.item(item);
+            let work = work();
+            let mut walk = work.walk(block);
+            while !work.done(&walk) {
+                let Item { corner, steps, .. } = work.item(&walk);
                 let ops = Operands::new(a, b, (m, n, k), corner);
                 for step in steps.0..steps.1 {
                     let (slot, phase) = slot_of(fill);
@@ -170,17 +193,21 @@ mod body {
                     }
                     fill += 1;
                 }
-                item += stride;
+                work.advance(&mut walk);
             }
             return;
+        }
+        if TMA {
+            registers_claim::<CONSUMER_REGISTERS>();
         }
         let consumer = group - 1;
         // This warp's counter within a tile's, where the runs of k meet in C.
         let warp = 4 * consumer + (tid / WARP_SIZE) % 4;
         let mut fill = 0;
-        let mut item = first_item;
-        while item < work.items() {
-            let this = work.item(item);
+        let work = work();
+        let mut walk = work.walk(block);
+        while !work.done(&walk) {
+            let this = work.item(&walk);
             let (row0, col0) = this.corner;
             let (mut low, mut high) = ([0.0f32; 64], [0.0f32; 64]);
             for step in this.steps.0..this.steps.1 {
@@ -221,16 +248,16 @@ mod body {
             };
             let (corner, at) = ((row0 + 64 * consumer, col0), (m, n));
             // SAFETY: the kernel's contract (C holds m·n; `arrivals` the zeroed [`counters`]), every
-            // lane of the warpgroup is here; run 0's items come first in every block's order.
+            // lane of the warpgroup is here; no block takes a run 0 after a run that adds.
             unsafe {
                 meet_in_c_warp(
-                    this.counter(arrivals, CONSUMER_WARPS, warp),
-                    (this.run, work.runs()),
+                    work.counter(&this, arrivals, CONSUMER_WARPS, warp),
+                    (this.run, this.runs),
                     #[inline(always)]
-                    |adding| write_warpgroup::<BN>(c, at, corner, value, adding),
+                    |adding| write_warpgroup::<BN, TMA>(c, at, corner, value, adding),
                 )
             };
-            item += stride;
+            work.advance(&mut walk);
         }
     }
 }
@@ -282,9 +309,10 @@ pub const KERNEL_TMA: Kernel<MatmulBf16> = Kernel {
 
 /// As [`KERNEL_TMA`] on a persistent grid: the device's resident blocks (one per SM at 193 KiB
 /// each) take the tiles in turn, so a block's producer fills the ring for its next
-/// tile while its consumers store the last, and no wave of blocks ends half-empty. Where C has
-/// fewer tiles than the device has places, one block per run of k of each tile
-/// ([`crate::matmul::tile_order::Work`]), runs of at least [`MIN_RUN`].
+/// tile while its consumers store the last. Where C has fewer tiles than the device has places,
+/// one block per run of k of each tile, runs of at least [`MIN_RUN`]; where the last wave of
+/// tiles would be part-empty, the last two waves' tiles cut into runs too
+/// ([`crate::matmul::tile_order::Work`]).
 pub const KERNEL_PERSISTENT: Kernel<MatmulBf16> = Kernel {
     code: matmul_bf16_persistent,
     grid: |p, device| {
@@ -307,7 +335,7 @@ const fn tiles(p: &MatmulBf16) -> u32 {
 }
 
 /// The zeroed counters a launch of these kernels on `grid` needs: one per consumer warp and tile
-/// where the grid cuts the tiles' k into runs, none otherwise.
+/// where the grid cuts tiles' k into runs, none otherwise.
 pub const fn counters(p: &MatmulBf16, grid: Dim3) -> usize {
     Work::<BM, BN, true>::new((p.m, p.n), p.k.div_ceil(BK), grid.x).counters(CONSUMER_WARPS)
 }
@@ -365,5 +393,14 @@ mod tests {
             ),
             0
         );
+        // 160 tiles on 132 blocks: the last wave part-empty, so the last two waves' tiles (all
+        // 160) are cut into runs, with counters.
+        let cut = MatmulBf16 {
+            m: 512,
+            n: 10240,
+            k: 8192,
+        };
+        assert_eq!(grid(&KERNEL_PERSISTENT, (512, 10240, 8192)), Dim3::x(132));
+        assert_eq!(counters(&cut, Dim3::x(132)), 160 * 8);
     }
 }

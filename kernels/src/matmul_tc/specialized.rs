@@ -201,11 +201,13 @@ mod body {
         let tid = thread_idx().x;
         // From lane 0, so that ptxas sees one path per warp (see the bf16 rung).
         let group = shfl_idx(tid / WARPGROUP, 0);
-        // Whole tiles in row order (bands measured slower here: docs/perf-log.md, change 113), or
-        // where the grid has more blocks than C has tiles, runs of their k
-        // ([`crate::matmul::tile_order`]).
-        let work = Work::<BM, BN, false>::new((m, n), k.div_ceil(BK), grid_dim().x);
-        let (first_item, stride) = (block_idx().x, grid_dim().x);
+        // Whole tiles in row order (bands measured slower here: docs/perf-log.md, change 113),
+        // runs of their k where the grid has more blocks than C has tiles, or of the last two
+        // waves' tiles where the last would be part-empty ([`crate::matmul::tile_order`]).
+        // Worked out by each warpgroup where it starts on its items, so that none of it is held
+        // across the register hand-over (where ptxas would spill it).
+        let work = || Work::<BM, BN, false>::new((m, n), k.div_ceil(BK), grid_dim().x);
+        let block = block_idx().x;
         let base = shared_address(ring.element_ptr(0, 0));
         let skew = (1024 - base % 1024) % 1024 / ROW_BYTES;
         let first_row = |slot: u32| skew + slot * SLOT_ROWS;
@@ -232,13 +234,14 @@ mod body {
                 if tid == 0 {
                     let (a_map, b_map) = (maps.cast::<u8>(), maps.cast::<u8>().wrapping_add(128));
                     let mut fill = 0;
-                    let mut item = first_item;
-                    while item < work.items() {
+                    let work = work();
+                    let mut walk = work.walk(block);
+                    while !work.done(&walk) {
                         let Item {
                             corner: (row0, col0),
                             steps,
                             ..
-                        } = work.item(item);
+                        } = work.item(&walk);
                         for step in steps.0..steps.1 {
                             let (slot, phase) = slot_of(fill);
                             // SAFETY (barriers): initialised above; (copies) the maps describe A
@@ -256,7 +259,7 @@ mod body {
                             }
                             fill += 1;
                         }
-                        item += stride;
+                        work.advance(&mut walk);
                     }
                 }
                 return;
@@ -267,9 +270,10 @@ mod body {
                 && (b as usize).is_multiple_of(16);
             let produce = |stage: unsafe fn(&SharedMatrix<u32>, _, _, _, _)| {
                 let mut fill = 0;
-                let mut item = first_item;
-                while item < work.items() {
-                    let Item { corner, steps, .. } = work.item(item);
+                let work = work();
+                let mut walk = work.walk(block);
+                while !work.done(&walk) {
+                    let Item { corner, steps, .. } = work.item(&walk);
                     for step in steps.0..steps.1 {
                         let (slot, phase) = slot_of(fill);
                         // SAFETY (every barrier operation): initialised above. The slot is free
@@ -281,7 +285,7 @@ mod body {
                         unsafe { mbarrier::arrive_when_copies_land(full(slot)) };
                         fill += 1;
                     }
-                    item += stride;
+                    work.advance(&mut walk);
                 }
             };
             if vectors {
@@ -298,11 +302,12 @@ mod body {
         // This warp's 16 columns of C (rows of Cᵀ) within the block's tile.
         let columns = 64 * consumer + 16 * ((tid / WARP_SIZE) % 4);
         let mut fill = 0;
-        let mut item = first_item;
+        let work = work();
+        let mut walk = work.walk(block);
         // The fragments of the group in flight, kept alive until the wait that ends it.
         let mut in_flight = [[0u32; 4]; 2];
-        while item < work.items() {
-            let steps = work.item(item).steps;
+        while !work.done(&walk) {
+            let steps = work.item(&walk).steps;
             let (mut low, mut high) = ([0.0f32; 64], [0.0f32; 64]);
             for step in steps.0..steps.1 {
                 let (slot, phase) = slot_of(fill);
@@ -359,22 +364,22 @@ mod body {
                 }
             };
             // Worked out again rather than kept across the loop, where ptxas would spill it.
-            let this = work.item(opaque(item));
+            let this = work.item(&walk.at(opaque(walk.position)));
             let (row0, col0) = this.corner;
             let (corner, at) = ((row0, col0 + 64 * consumer), (m, n));
             // This warp's counter within a tile's, where the runs of k meet in C.
             let warp = 4 * consumer + (opaque(thread_idx().x) / WARP_SIZE) % 4;
             // SAFETY: the kernel's contract (C holds m·n; `arrivals` the zeroed [`counters`]), every
-            // lane of the warpgroup is here; run 0's items come first in every block's order.
+            // lane of the warpgroup is here; no block takes a run 0 after a run that adds.
             unsafe {
                 meet_in_c_warp(
-                    this.counter(arrivals, CONSUMER_WARPS, warp),
-                    (this.run, work.runs()),
+                    work.counter(&this, arrivals, CONSUMER_WARPS, warp),
+                    (this.run, this.runs),
                     #[inline(always)]
                     |adding| write_warpgroup_transposed::<BM>(c, at, corner, value, adding),
                 )
             };
-            item += stride;
+            work.advance(&mut walk);
         }
     }
 }
@@ -392,8 +397,9 @@ kernel_sm90a! {
 /// [`THREADS`] threads per block (a producer warpgroup and two consumers), a 193 KiB ring, one
 /// block per SM; a persistent grid: the device's resident blocks take the 256×128 tiles of C in
 /// turn, so a block's producer fills the ring for its next tile while its consumers store the last.
-/// Where C has fewer tiles than the device has places, one block per run of k of each tile
-/// ([`crate::matmul::tile_order::Work`]), runs of at least [`MIN_RUN`].
+/// Where C has fewer tiles than the device has places, one block per run of k of each tile, runs
+/// of at least [`MIN_RUN`]; where the last wave of tiles would be part-empty, the last two waves'
+/// tiles cut into runs too ([`crate::matmul::tile_order::Work`]).
 pub const KERNEL: Kernel<MatmulTc> = Kernel {
     code: matmul_tc_wgmma,
     block: Dim3::x(THREADS),
@@ -417,7 +423,7 @@ const fn tiles(p: &MatmulTc) -> u32 {
 }
 
 /// The zeroed counters a launch of [`KERNEL`] on `grid` needs: one per consumer warp and tile
-/// where the grid cuts the tiles' k into runs, none otherwise.
+/// where the grid cuts tiles' k into runs, none otherwise.
 pub const fn counters(p: &MatmulTc, grid: Dim3) -> usize {
     Work::<BM, BN, false>::new((p.m, p.n), p.k.div_ceil(BK), grid.x).counters(CONSUMER_WARPS)
 }
@@ -436,6 +442,10 @@ mod tests {
         assert_eq!(KERNEL.launch_shape(&problem(16, 4096, 11008), h200).grid, Dim3::x(128));
         assert_eq!(counters(&problem(16, 4096, 11008), Dim3::x(128)), 32 * 8);
         assert_eq!(KERNEL.launch_shape(&problem(8192, 8192, 8192), h200).grid, Dim3::x(132));
-        assert_eq!(counters(&problem(8192, 8192, 8192), Dim3::x(132)), 0);
+        // 8 × 132 tiles: whole waves, nothing cut.
+        assert_eq!(counters(&problem(2048, 16896, 4096), Dim3::x(132)), 0);
+        // 40 × 8 tiles on 132 blocks: the last wave 56/132 full, so the last two waves' 188
+        // tiles are cut into runs, with counters.
+        assert_eq!(counters(&problem(10240, 1024, 4096), Dim3::x(132)), 188 * 8);
     }
 }

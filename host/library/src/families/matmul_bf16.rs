@@ -189,7 +189,13 @@ impl FamilyDemo for MatmulBf16Demo {
     fn sizes(&self) -> Sizes {
         Sizes {
             edge: EDGE_SHAPES.iter().map(|&s| Size(s)).collect(),
-            large: vec![Size([4096, 4096, 4096]), Size([4096, 1000, 333])],
+            // 4096³ whole waves of tiles; 4096 × 1000 runs of k; 2100 × 4100 a last wave
+            // part-empty on 132 SMs (the tensor-core rungs stream it).
+            large: vec![
+                Size([4096, 4096, 4096]),
+                Size([4096, 1000, 333]),
+                Size([2100, 4100, 1000]),
+            ],
             // Square sides 1024 to 8192, then a wide and a tall output with a long k and an odd shape.
             bench: {
                 let square = [1024, 2048, 4096, 8192].map(|s| Size([s, s, s]));
