@@ -99,14 +99,6 @@ pub struct Walk {
     pub position: u32,
 }
 
-impl Walk {
-    /// The same walk at `position` (one it has been at).
-    #[inline(always)]
-    pub const fn at(self, position: u32) -> Walk {
-        Walk { position }
-    }
-}
-
 /// What a tile's item costs besides its steps of k, in steps: filling the ring, and storing (or
 /// adding) the 128 KiB of its part of C, which a run of k pays again. Fitted to run 2026-12-06 b
 /// (docs/perf-log.md, change 141): at 512 × 11008 × 4096 three runs gained nothing, at

@@ -98,7 +98,6 @@ mod body {
         if TMA && maps.is_null() {
             trap();
         }
-        let by_tma = TMA;
         let Ring { rows: ring, barriers } = Ring::carve();
         let tid = thread_idx().x;
         // Read from lane 0 so that the compiler knows every lane of a warp has the same: without
@@ -124,7 +123,7 @@ mod body {
                 unsafe {
                     // One arrival per fill by TMA (its bytes complete the phase), else every
                     // producer thread's...
-                    mbarrier::init(full(slot), if by_tma { 1 } else { WARPGROUP });
+                    mbarrier::init(full(slot), if TMA { 1 } else { WARPGROUP });
                     // ...and every consumer thread once per use.
                     mbarrier::init(empty(slot), 2 * WARPGROUP);
                 }

@@ -69,7 +69,7 @@ const fn b_place(r: u32, nn: u32) -> (u32, u32) {
 mod body {
     use super::*;
     use crate::matmul::k_runs::meet_in_c_warp;
-    use crate::matmul::tile_order::Item;
+    use crate::matmul::tile_order::{Item, Walk};
     use ptxkit::device::mma::tf32_a_position;
     use ptxkit::device::wgmma::{
         Descriptor, fence_proxy_async, registers_claim, registers_release, shared_address, wgmma_commit, wgmma_fence,
@@ -364,7 +364,9 @@ mod body {
                 }
             };
             // Worked out again rather than kept across the loop, where ptxas would spill it.
-            let this = work.item(&walk.at(opaque(walk.position)));
+            let this = work.item(&Walk {
+                position: opaque(walk.position),
+            });
             let (row0, col0) = this.corner;
             let (corner, at) = ((row0, col0 + 64 * consumer), (m, n));
             // This warp's counter within a tile's, where the runs of k meet in C.
