@@ -164,6 +164,7 @@ class ArgumentChecks(unittest.TestCase):
                 "matmul_tc_small_m4",
                 "matmul_tc_small_m8",
                 "matmul_tc_small_m16",
+                "matmul_tc_wgmma_128x128",
             ],
         )
         self.assertEqual(rust_kernels.variants("row_sum"), ["row_sum_block", "row_sum_warp", "row_sum_split"])

@@ -5,8 +5,8 @@
 #![cfg_attr(not(all(target_arch = "nvptx64", target_feature = "sm_90a")), allow(dead_code))]
 
 use ptxkit::device::{
-    Float4, WARP_SIZE, global_store, is_aligned4, lane_id, red_add, red_add4, shfl_idx, shfl_xor, store4, thread_idx,
-    unrolled, unrolled_to,
+    Float4, WARP_SIZE, global_store, is_aligned4, lane_id, opaque, red_add, red_add4, shfl_idx, shfl_xor, store4,
+    thread_idx, unrolled, unrolled_to,
 };
 
 /// Stores the 64×`N` product this thread's warpgroup holds, at rows from `row0` and columns from
@@ -97,6 +97,10 @@ unsafe fn store<const N: u32, const TRANSPOSED: bool, const SHIFTED: bool>(
         N / 8,
         #[inline(always)]
         |block| {
+            // A transposed 128-row tile's rows worked out block by block where they are stored:
+            // else LLVM works out all 32 before the first store, and they spill (at 256 rows it
+            // does not, and this costs registers there).
+            let row0 = if TRANSPOSED && N <= 128 { opaque(row0) } else { row0 };
             unrolled::<4>(|r| {
                 // Register 4·block + r: product row i, column j.
                 let (i, j) = (first + 8 * (r / 2), 8 * block + 2 * (lane % 4) + r % 2);

@@ -7,7 +7,7 @@
 //! * [`mma_tf32`]: `mma.sync` m16n8k8, a 64×64 tile per block of four warps (sm_80+, emulated).
 //! * [`specialized`]: Hopper's `wgmma` with the operands' roles swapped (TF32 must be K-major in
 //!   shared memory, which row-major B is not), a TMA producer warp and two consumer warpgroups on
-//!   a persistent grid (sm_90a, GPU only).
+//!   a persistent grid (sm_90a, GPU only); 256×128 tiles, or 128×128 where C has at most 128 rows.
 //! * [`small_m`]: for A of a few rows (decoding), B streamed once on the CUDA cores with each
 //!   operand cut to TF32 (the f32 ladder's [`crate::matmul::small_m`]).
 //! * [`small_m16`]: for A of up to 16 rows, B streamed once into `mma.sync` m16n8k8 with A's
@@ -60,6 +60,7 @@ pub const FAMILY: Family<MatmulTc> = Family::new(
         small_m::KERNEL_M4,
         small_m::KERNEL_M8,
         small_m16::KERNEL,
+        specialized::KERNEL_128X128,
     ],
 );
 
@@ -68,8 +69,8 @@ pub const FAMILY: Family<MatmulTc> = Family::new(
 /// `wgmma` rung across its items where C has few tiles ([`specialized::counters`]).
 #[cfg(not(target_arch = "nvptx64"))]
 pub fn arrivals_needed(kernel: &ptxkit::Kernel<MatmulTc>, problem: &MatmulTc, grid: ptxkit::Dim3) -> usize {
-    if kernel.entry() == specialized::KERNEL.entry() {
-        return specialized::counters(problem, grid);
+    if specialized::tile_rows(kernel).is_some() {
+        return specialized::counters(kernel, problem, grid);
     }
     crate::matmul::k_runs::counters(small_m::KERNELS.iter().chain([&small_m16::KERNEL]), kernel, grid)
 }

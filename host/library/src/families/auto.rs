@@ -144,6 +144,24 @@ mod tests {
     }
 
     #[test]
+    fn tf32_on_hopper_takes_128_row_tiles_up_to_128_rows() {
+        let demo = crate::families::find("matmul_tc").unwrap();
+        for (m, entry) in [
+            (16, "matmul_tc_small_m16"),
+            (17, "matmul_tc_wgmma_128x128"),
+            (128, "matmul_tc_wgmma_128x128"),
+            (129, "matmul_tc_wgmma"),
+            (8192, "matmul_tc_wgmma"),
+        ] {
+            let rung = demo.choice().fastest_rung(true, Size([m, 28672, 8192])).unwrap();
+            assert_eq!(rung.entry, entry, "m = {m}");
+        }
+        // Without sm_90a, the mma.sync rung at every tile size.
+        let rung = demo.choice().fastest_rung(false, Size([128, 28672, 8192])).unwrap();
+        assert_eq!(rung.entry, "matmul_tc_tf32");
+    }
+
+    #[test]
     fn the_families_the_python_operators_take_auto_for_answer_it() {
         for name in [
             "transpose",

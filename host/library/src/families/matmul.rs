@@ -288,7 +288,12 @@ impl KernelChoice for MatmulDemo {
                 why: "A of at most 16 rows as the mma.sync's 16: B read once, in strips of columns and runs of k",
             });
         }
-        Some(if sm90a {
+        Some(if sm90a && size.0[0] <= matmul_tc::specialized::BM_NARROW as usize {
+            Rung {
+                entry: "matmul_tc_wgmma_128x128",
+                why: "the roles-swapped wgmma with TMA on a persistent grid, on 128-row tiles: C has at most 128 rows",
+            }
+        } else if sm90a {
             Rung {
                 entry: "matmul_tc_wgmma",
                 why: "the roles-swapped wgmma with TMA on a persistent grid",

@@ -52,7 +52,7 @@ pub fn launch(
     unsafe { backend.launch_fn(source.module(), &kernel.code, &shape, args, &[a, b, &*c]) }
 }
 
-/// The tensor maps of A and B for the `wgmma` rung on a GPU (of row-padded copies where TMA cannot
+/// The tensor maps of A and B for the `wgmma` rungs on a GPU (of row-padded copies where TMA cannot
 /// read them in place), with the copies; null otherwise (the other rungs read no maps; on the
 /// emulator the rung copies by `cp.async`).
 fn tensor_maps<'g>(
@@ -62,14 +62,14 @@ fn tensor_maps<'g>(
     operands: (u64, u64),
 ) -> Result<(*const TensorMaps, Option<PaddedCopies<'g>>)> {
     let MatmulTc { m, n, k, .. } = *problem;
-    match backend {
-        Backend::Gpu(gpu) if kernel.entry() == specialized::KERNEL.entry() => operand_maps(
+    match (backend, specialized::tile_rows(kernel)) {
+        (Backend::Gpu(gpu), Some(rows)) => operand_maps(
             gpu,
             f32_swizzled_pitched,
             F32_BYTES,
             (m, n, k),
             operands,
-            (specialized::A_BOX, specialized::B_BOX),
+            (specialized::a_box(rows), specialized::B_BOX),
         ),
         _ => Ok((std::ptr::null(), None)),
     }

@@ -238,6 +238,91 @@ wgmma_m64n256!(
     "1, 1"
 );
 
+/// As [`wgmma_m64n256k8_tf32_registers`] with B 8×128 (its 128×8 transpose by descriptor `b`):
+/// `acc` this lane's 64 f32 of the 64×128 product
+/// (`wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32`). Asynchronous, as the others.
+#[inline(always)]
+pub fn wgmma_m64n128k8_tf32_registers(acc: &mut [f32; 64], a: [u32; 4], b: Descriptor) {
+    // SAFETY: the descriptor addresses shared memory the caller staged; every lane of the
+    // warpgroup executes it together.
+    unsafe {
+        asm!(
+            "{{ .reg .pred p; setp.ne.b32 p, {one}, 0; wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {{{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}, {9}, {10}, {11}, {12}, {13}, {14}, {15}, {16}, {17}, {18}, {19}, {20}, {21}, {22}, {23}, {24}, {25}, {26}, {27}, {28}, {29}, {30}, {31}, {32}, {33}, {34}, {35}, {36}, {37}, {38}, {39}, {40}, {41}, {42}, {43}, {44}, {45}, {46}, {47}, {48}, {49}, {50}, {51}, {52}, {53}, {54}, {55}, {56}, {57}, {58}, {59}, {60}, {61}, {62}, {63}}}, {{{a0}, {a1}, {a2}, {a3}}}, {b}, p, 1, 1; }}",
+            inout(reg32) acc[0],
+            inout(reg32) acc[1],
+            inout(reg32) acc[2],
+            inout(reg32) acc[3],
+            inout(reg32) acc[4],
+            inout(reg32) acc[5],
+            inout(reg32) acc[6],
+            inout(reg32) acc[7],
+            inout(reg32) acc[8],
+            inout(reg32) acc[9],
+            inout(reg32) acc[10],
+            inout(reg32) acc[11],
+            inout(reg32) acc[12],
+            inout(reg32) acc[13],
+            inout(reg32) acc[14],
+            inout(reg32) acc[15],
+            inout(reg32) acc[16],
+            inout(reg32) acc[17],
+            inout(reg32) acc[18],
+            inout(reg32) acc[19],
+            inout(reg32) acc[20],
+            inout(reg32) acc[21],
+            inout(reg32) acc[22],
+            inout(reg32) acc[23],
+            inout(reg32) acc[24],
+            inout(reg32) acc[25],
+            inout(reg32) acc[26],
+            inout(reg32) acc[27],
+            inout(reg32) acc[28],
+            inout(reg32) acc[29],
+            inout(reg32) acc[30],
+            inout(reg32) acc[31],
+            inout(reg32) acc[32],
+            inout(reg32) acc[33],
+            inout(reg32) acc[34],
+            inout(reg32) acc[35],
+            inout(reg32) acc[36],
+            inout(reg32) acc[37],
+            inout(reg32) acc[38],
+            inout(reg32) acc[39],
+            inout(reg32) acc[40],
+            inout(reg32) acc[41],
+            inout(reg32) acc[42],
+            inout(reg32) acc[43],
+            inout(reg32) acc[44],
+            inout(reg32) acc[45],
+            inout(reg32) acc[46],
+            inout(reg32) acc[47],
+            inout(reg32) acc[48],
+            inout(reg32) acc[49],
+            inout(reg32) acc[50],
+            inout(reg32) acc[51],
+            inout(reg32) acc[52],
+            inout(reg32) acc[53],
+            inout(reg32) acc[54],
+            inout(reg32) acc[55],
+            inout(reg32) acc[56],
+            inout(reg32) acc[57],
+            inout(reg32) acc[58],
+            inout(reg32) acc[59],
+            inout(reg32) acc[60],
+            inout(reg32) acc[61],
+            inout(reg32) acc[62],
+            inout(reg32) acc[63],
+            one = in(reg32) 1u32,
+            a0 = in(reg32) a[0],
+            a1 = in(reg32) a[1],
+            a2 = in(reg32) a[2],
+            a3 = in(reg32) a[3],
+            b = in(reg64) b.0,
+            options(nostack),
+        )
+    };
+}
+
 /// `acc += A·Bᵀ` for the warpgroup with both operands K-major: A 64×16 bf16 (descriptor `a`),
 /// B given as its 128×16 transpose, rows of k (descriptor `b`: what a row-major K is to Q·Kᵀ);
 /// `low` and `high` this lane's f32 of product columns 0–63 and 64–127

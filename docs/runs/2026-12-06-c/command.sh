@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Run 2026-12-06 c: issue 38, perf log change 143 (TF32 on 128-row tiles where C has at most 128
+# rows). Parts, one call each (`bash docs/runs/2026-12-06-c/command.sh 1`), carry ["gpud"]:
+#   1: GPU suite of the TF32 ladder (the new rung on every edge shape); compute-sanitizer on the new
+#      rung; before and now at 128 rows and below (the 256-row rung before, both rungs now, and
+#      auto), and at two shapes of the 256-row rung alone (unchanged but for its barriers);
+#   2: the extension's tests; the model-shape suite against PyTorch (bench_models, every dtype).
+# Bundles (on the dev machine; gpud/ is not in git): host_before.gz, b6b39b1's stripped release
+# `host`; then
+#   rm -rf gpud/t gpud/bt; cargo build --release -p host && strip -o /tmp/h target/release/host && gzip -c /tmp/h > gpud/host_now.gz
+#   cargo xtask gpu-bundle --for tests --tests host-gpu-test,host-special_values-test --out gpud/t
+#   cargo xtask wheel && cargo xtask gpu-bundle --for torch --out gpud/bt
+set -u
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-} PATH=/usr/local/cuda/bin:$PATH
+part=${1:-1}
+exec > >(tee -a "$OUT/part-$part.txt") 2>&1
+x=/tmp/r; mkdir -p $x
+for side in before now; do [ -x $x/host_$side ] || { gunzip -c gpud/host_$side.gz > $x/host_$side && chmod +x $x/host_$side; }; done
+rows() { grep -E "^\| " | grep -vE "^\| demo|^\|-"; }
+nvidia-smi --query-gpu=name,clocks.max.sm,clocks.max.mem,driver_version --format=csv,noheader; date -u
+if [ "$part" = 1 ]; then
+  [ -d gpud/t/tests ] || gpud/t/run.sh $OUT unpack > /dev/null
+  s=$(date +%s)
+  TEST_FAMILIES=matmul_tc timeout 200 gpud/t/tests/host-gpu-test every_registered_kernel --include-ignored > $OUT/tests-gpu.log 2>&1
+  echo "GPU suite rc $? in $(( $(date +%s) - s )) s"; grep -E "test result|FAILED|panicked" $OUT/tests-gpu.log | head
+  san() { # tool variant m n k
+    timeout 60 compute-sanitizer --tool $1 --error-exitcode 9 $x/host_now --backend gpu --warmup 0 --runs 1 matmul-tc --variant $2 --m $3 --n $4 --k $5 >> $OUT/sanitizer.txt 2>&1
+    echo "$1 $2 $3x$4x$5 rc $?"
+  }
+  s=$(date +%s)
+  { san memcheck wgmma_128x128 100 4100 130; san racecheck wgmma_128x128 100 4100 130
+    san memcheck wgmma_128x128 128 1027 515; san initcheck wgmma_128x128 128 1027 515
+    san memcheck wgmma_128x128 33 2051 4097; san memcheck wgmma_128x128 257 1030 300; } > $OUT/sanitizer-rc.txt
+  cat $OUT/sanitizer-rc.txt; grep -E "ERROR SUMMARY|RACECHECK SUMMARY" $OUT/sanitizer.txt | sort | uniq -c
+  echo "sanitizers in $(( $(date +%s) - s )) s"
+  s=$(date +%s)
+  for shape in "128 28672 8192" "128 10240 8192" "128 12288 4096" "128 4096 4096" "128 8192 28672" "128 50257 768" \
+               "128 2304 768" "64 28672 4096" "100 8192 8192" "17 11008 4096"; do
+    set -- $shape
+    echo "-- matmul-tc m=$1 n=$2 k=$3"
+    for run in "before wgmma" "now wgmma" "now wgmma_128x128" "now auto" "before wgmma" "now wgmma_128x128"; do
+      set -- $run $shape
+      timeout 60 $x/host_$1 --backend gpu --warmup 3 --runs 20 matmul-tc --m $3 --n $4 --k $5 --variant $2 2>&1 | rows | sed "s/^/$1 /"
+    done
+  done > $OUT/before-now.log 2>&1
+  for shape in "8192 8192 8192" "512 10240 8192"; do
+    set -- $shape
+    echo "-- matmul-tc m=$1 n=$2 k=$3"
+    for side in before now before now; do
+      timeout 60 $x/host_$side --backend gpu --warmup 3 --runs 20 matmul-tc --m $1 --n $2 --k $3 --variant wgmma 2>&1 | rows | sed "s/^/$side /"
+    done
+  done >> $OUT/before-now.log 2>&1
+  echo "before/now in $(( $(date +%s) - s )) s"; cat $OUT/before-now.log
+  exit 0
+fi
+site=/tmp/site
+[ -d $site ] || python3 -m pip install --quiet --no-deps --no-index --target "$site" gpud/bt/python/*.whl
+if [ "$part" = 2 ]; then
+  s=$(date +%s)
+  PYTHONPATH="$site" timeout 200 python3 -m unittest discover -s gpud/bt/python/tests > $OUT/unittest.log 2>&1
+  echo "unittest rc $? in $(( $(date +%s) - s )) s"; grep -E "^(FAIL|ERROR):" $OUT/unittest.log | head; tail -3 $OUT/unittest.log
+  s=$(date +%s)
+  PYTHONPATH="$site" timeout 300 python3 gpud/bt/python/bench_models.py --json "$OUT/torch-models.json" > "$OUT/models.log" 2>&1
+  echo "bench_models rc $? in $(( $(date +%s) - s )) s"; tail -4 "$OUT/models.log"
+fi
