@@ -2,7 +2,7 @@
 //! f64 CPU reference and prints what each variant achieved. `host --help` lists the commands; one
 //! command per registered kernel family comes from the registry.
 
-use clap::{Arg, ArgMatches, Args, Command, FromArgMatches, value_parser};
+use clap::{Arg, ArgAction, ArgMatches, Args, Command, FromArgMatches, value_parser};
 use host::demos::{self, Row, Settings, managed, migration, models, multi_gpu, partial, pipeline, thrashing};
 use kernels::Source;
 use kernels_host::families::{self, FamilyDemo, Size};
@@ -84,6 +84,8 @@ enum Job {
     Autotune {
         families: Vec<&'static dyn FamilyDemo>,
         out: PathBuf,
+        /// Also at the model-shape suite's products the tiles run (`--models`).
+        models: bool,
     },
     MultiGpu {
         plan: multi_gpu::Plan,
@@ -259,9 +261,18 @@ fn cli() -> Command {
                         .value_parser(value_parser!(PathBuf))
                         .default_value("tile-profile.json")
                         .help(format!(
-                            "Where the profile goes; use it with {}=FILE, or copy it into host/profiles/ to carry it",
+                            "Where the profile goes; use it with {}=FILE, or copy it into host/library/profiles/ to carry it",
                             families::profile::PROFILE_VARIABLE
                         )),
+                )
+                .arg(
+                    Arg::new("models")
+                        .long("models")
+                        .action(ArgAction::SetTrue)
+                        .help(
+                            "Also time each configuration at the products of the model-shape suite (benches/shapes/models.json) \
+                             that run on tiles (matmul: past the small-m rungs)",
+                        ),
                 ),
         )
 }
@@ -365,13 +376,13 @@ fn run(matches: &ArgMatches) -> Result<bool> {
         runs: globals.runs,
         rng: globals.rng,
     };
-    if let Job::Autotune { families, out } = &job {
+    if let Job::Autotune { families, out, models } = &job {
         check_writable(out)?;
         let measured = format!(
             "host autotune, {} warm-up and {} timed runs per configuration, median",
             settings.warmup, settings.runs
         );
-        let (rows, tuned, profile) = demos::autotune::run(&backend, &settings, families, measured)?;
+        let (rows, tuned, profile) = demos::autotune::run(&backend, &settings, families, *models, measured)?;
         let text = serde_json::to_string_pretty(&profile).unwrap_or_default();
         if globals.json {
             println!("{}", results_json(&backend, &rows));
@@ -468,7 +479,8 @@ fn parse_job(matches: &ArgMatches) -> Result<Job> {
                 }
             };
             let out = sub.get_one::<PathBuf>("out").expect("out has a default").clone();
-            Ok(Job::Autotune { families, out })
+            let models = sub.get_flag("models");
+            Ok(Job::Autotune { families, out, models })
         }
         "multi-gpu" => {
             let scenario = sub.get_one::<String>("scenario").expect("scenario has a default");

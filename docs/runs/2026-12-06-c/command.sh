@@ -4,7 +4,15 @@
 #   1: GPU suite of the TF32 ladder (the new rung on every edge shape); compute-sanitizer on the new
 #      rung; before and now at 128 rows and below (the 256-row rung before, both rungs now, and
 #      auto), and at two shapes of the 256-row rung alone (unchanged but for its barriers);
-#   2: the extension's tests; the model-shape suite against PyTorch (bench_models, every dtype).
+#   2: the extension's tests; the model-shape suite against PyTorch (bench_models, every dtype);
+#   3: the host's time per call of small tensor-core products, piece by piece (pieces.py), and the
+#      f32 ladder's every tile configuration beside `auto` at the suite's f32 shapes of 16–512
+#      rows that lose most;
+#   4: (host_now rebuilt with `autotune --models`) the f32 ladder's tile profile of this H100 at its
+#      bench shapes and the suite's products past the small-m rungs; then the suite's f32 products
+#      against PyTorch with that profile (KERNELS_TILE_PROFILE) and without;
+#   5: (bundles rebuilt with the H100 profile carried, change 144) the TF32 ladder's GPU suite, what
+#      `auto` takes for f32 at two losing shapes and why, the model-shape suite (every dtype).
 # Bundles (on the dev machine; gpud/ is not in git): host_before.gz, b6b39b1's stripped release
 # `host`; then
 #   rm -rf gpud/t gpud/bt; cargo build --release -p host && strip -o /tmp/h target/release/host && gzip -c /tmp/h > gpud/host_now.gz
@@ -62,4 +70,45 @@ if [ "$part" = 2 ]; then
   s=$(date +%s)
   PYTHONPATH="$site" timeout 300 python3 gpud/bt/python/bench_models.py --json "$OUT/torch-models.json" > "$OUT/models.log" 2>&1
   echo "bench_models rc $? in $(( $(date +%s) - s )) s"; tail -4 "$OUT/models.log"
+fi
+if [ "$part" = 3 ]; then
+  s=$(date +%s)
+  PYTHONPATH="$site" timeout 200 python3 docs/runs/2026-12-06-c/pieces.py > $OUT/pieces.log 2>&1
+  echo "pieces rc $? in $(( $(date +%s) - s )) s"; cat $OUT/pieces.log
+  s=$(date +%s)
+  for shape in "128 10240 8192" "512 4096 14336" "512 4096 4096" "128 11008 4096"; do
+    set -- $shape
+    echo "-- matmul m=$1 n=$2 k=$3"
+    for variant in auto warp_tiled_64x64 warp_tiled_128x64 multistage_128x64 warp_tiled_128x128_wide warp_tiled multistage \
+                   warp_tiled_128x256_wide multistage_128x256 split_k split_k_128x64 split_k_64x128; do
+      timeout 60 $x/host_now --backend gpu --warmup 2 --runs 10 matmul --m $1 --n $2 --k $3 --variant $variant 2>&1 | rows | grep -v cublas
+    done
+    timeout 60 $x/host_now --backend gpu --warmup 2 --runs 10 matmul --m $1 --n $2 --k $3 --variant auto 2>&1 | grep -iE "auto|chose|why" | head -3
+  done > $OUT/f32-tiles.log 2>&1
+  echo "f32 tiles in $(( $(date +%s) - s )) s"; cat $OUT/f32-tiles.log
+fi
+if [ "$part" = 4 ]; then
+  s=$(date +%s)
+  timeout 420 $x/host_now --backend gpu --warmup 1 --runs 5 autotune --family matmul --models --out $OUT/tile-profile.json > $OUT/autotune.log 2>&1
+  echo "autotune rc $? in $(( $(date +%s) - s )) s"; grep -A200 "rule/best" $OUT/autotune.log | head -100
+  s=$(date +%s)
+  KERNELS_TILE_PROFILE=$OUT/tile-profile.json PYTHONPATH="$site" timeout 120 python3 gpud/bt/python/bench_models.py --dtypes f32 --json "$OUT/torch-models-f32-profile.json" > "$OUT/models-f32-profile.log" 2>&1
+  echo "bench_models f32 with the profile rc $? in $(( $(date +%s) - s )) s"; tail -2 "$OUT/models-f32-profile.log"
+  PYTHONPATH="$site" timeout 120 python3 gpud/bt/python/bench_models.py --dtypes f32 --json "$OUT/torch-models-f32-rule.json" > "$OUT/models-f32-rule.log" 2>&1
+  echo "bench_models f32 with the rule rc $?"; tail -2 "$OUT/models-f32-rule.log"
+fi
+if [ "$part" = 5 ]; then
+  # The rebuilt wheel and tests, whatever an earlier call on this machine left.
+  rm -rf $site gpud/t/tests; python3 -m pip install --quiet --no-deps --no-index --target "$site" gpud/bt/python/*.whl
+  gpud/t/run.sh $OUT unpack > /dev/null
+  s=$(date +%s)
+  TEST_FAMILIES=matmul_tc timeout 200 gpud/t/tests/host-gpu-test every_registered_kernel --include-ignored > $OUT/tests-gpu.log 2>&1
+  echo "GPU suite rc $? in $(( $(date +%s) - s )) s"; grep -E "test result|FAILED|panicked" $OUT/tests-gpu.log | head
+  for shape in "128 10240 8192" "512 4096 14336"; do
+    set -- $shape
+    timeout 60 $x/host_now --backend gpu --warmup 2 --runs 10 matmul --m $1 --n $2 --k $3 --variant auto 2>&1 | grep -E "note:|^\| matmul"
+  done
+  s=$(date +%s)
+  PYTHONPATH="$site" timeout 300 python3 gpud/bt/python/bench_models.py --json "$OUT/torch-models.json" > "$OUT/models.log" 2>&1
+  echo "bench_models rc $? in $(( $(date +%s) - s )) s"; tail -3 "$OUT/models.log"
 fi

@@ -1,12 +1,13 @@
 //! `host autotune`: times every tile configuration of each family that has several, at the
-//! family's bench shapes, and makes the device's tile profile (JSON) that the chooser reads
-//! (`KERNELS_TILE_PROFILE`, or carried in `host/profiles/`). Beside each shape's fastest it shows
+//! family's bench shapes (and with `--models`, at the model-shape suite's products that run on its
+//! tiles: [`tuned_shapes`]), and makes the device's tile profile (JSON) that the chooser reads
+//! (`KERNELS_TILE_PROFILE`, or carried in `host/library/profiles/`). Beside each shape's fastest it shows
 //! what the occupancy rule alone would pick and how far that is from the fastest.
 
 use super::{Row, Settings, run_family};
 use kernels::Source;
 use kernels_host::families::profile::{Profile, Shape};
-use kernels_host::families::{FamilyDemo, choice, kernel_index};
+use kernels_host::families::{FamilyDemo, Size, choice, kernel_index};
 use ptxkit_runtime::Backend;
 use ptxkit_runtime::{Error, Result};
 
@@ -38,12 +39,31 @@ impl Tuned {
     }
 }
 
-/// Every family of `families` with several configurations, at each of its bench shapes: the
-/// rows of every run (each checked), the outcome per shape, and the profile.
+/// The shapes `family` is tuned at: its bench shapes, then where `models`, the products of the
+/// model-shape suite ([`super::models::shapes`]) of the family's dtype that `auto` runs on its
+/// tile configurations (not those a rung named for the shape takes, as the small-m rungs take
+/// decoding's), each once.
+pub fn tuned_shapes(family: &dyn FamilyDemo, models: bool) -> Vec<Size> {
+    let mut sizes = family.sizes().bench;
+    let tuned_family = super::models::DTYPES.iter().any(|&(_, name)| name == family.name());
+    if models && tuned_family {
+        for (size, _) in super::models::shapes() {
+            let tiled = family.choice().fastest_rung(true, size).is_none();
+            if tiled && !sizes.contains(&size) {
+                sizes.push(size);
+            }
+        }
+    }
+    sizes
+}
+
+/// Every family of `families` with several configurations, at each of its [`tuned_shapes`]: the rows of
+/// every run (each checked), the outcome per shape, and the profile.
 pub fn run(
     backend: &Backend,
     settings: &Settings,
     families: &[&'static dyn FamilyDemo],
+    models: bool,
     measured: String,
 ) -> Result<(Vec<Row>, Vec<Tuned>, Profile)> {
     let Backend::Gpu(gpu) = backend else {
@@ -58,7 +78,7 @@ pub fn run(
         .collect();
     // Every shape is checked before the first kernel runs.
     for family in &tunable {
-        for size in family.sizes().bench {
+        for size in tuned_shapes(**family, models) {
             family.check(backend, size, 1)?;
         }
     }
@@ -69,7 +89,7 @@ pub fn run(
             .iter()
             .map(|e| kernel_index(*family, e).expect("configurations name kernels of the family (tested)"))
             .collect();
-        for size in family.sizes().bench {
+        for size in tuned_shapes(*family, models) {
             eprintln!("autotune: {} at {}", family.name(), family.label(size));
             let measured_rows = run_family(backend, settings, *family, size, &indices)?;
             let medians: Vec<(&'static str, f64)> = entries
@@ -101,6 +121,7 @@ pub fn run(
     let profile = Profile {
         device: info.name.clone(),
         compute_capability: info.compute_capability,
+        sms: Some(info.sm_count),
         measured,
         shapes,
     };
@@ -128,5 +149,32 @@ pub fn print(tuned: &[Tuned]) {
             t.rule,
             t.rule_slowdown()
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// With `--models`, the f32 ladder is tuned at the suite's products past its small-m rungs as
+    /// well, each once; the other tunable families at their bench shapes only.
+    #[test]
+    fn the_suite_adds_the_products_the_tiles_run() {
+        let matmul = kernels_host::families::find("matmul").unwrap();
+        let bench = matmul.sizes().bench;
+        let tuned = tuned_shapes(matmul, true);
+        assert_eq!(tuned_shapes(matmul, false), bench);
+        assert!(tuned.len() > bench.len());
+        assert!(tuned.contains(&Size([128, 10240, 8192])));
+        assert!(tuned.contains(&Size([512, 4096, 14336])));
+        assert!(
+            !tuned.contains(&Size([16, 10240, 8192])),
+            "16 rows go to a small-m rung"
+        );
+        for (i, size) in tuned.iter().enumerate() {
+            assert!(!tuned[..i].contains(size), "{size:?} twice");
+        }
+        let transpose = kernels_host::families::find("transpose").unwrap();
+        assert_eq!(tuned_shapes(transpose, true), transpose.sizes().bench);
     }
 }

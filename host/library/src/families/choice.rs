@@ -1,6 +1,7 @@
 //! Tiles chosen from the device. A family may register the same algorithm at several tile sizes
 //! (its *configurations*); on a GPU the host picks one from the device's own figures: the fastest
-//! where the device's tile profile (`host autotune`) has timed the shape or one near it, else the
+//! where the device's tile profile (`host autotune`) has timed the shape or one near it (or, where
+//! it has not, the profile of a device with the same SMs: [`super::profile::for_device`]), else the
 //! seed's rule: a tile that lets at least two blocks reside on each SM (the driver's occupancy
 //! calculation, from registers, shared memory and threads), and among those the largest whose waves
 //! keep at least three quarters of the GPU's block slots busy on average, so that the last, partial
@@ -49,9 +50,17 @@ pub fn choose(gpu: &Gpu, family: &dyn FamilyDemo, size: Size) -> Result<Option<C
     if configurations.len() < 2 {
         return Ok(None);
     }
-    if let Some(profile) = profile::for_device(gpu.info())?
-        && let Some(found) = profile.lookup(family.name(), size)
+    let profiles = profile::for_device(gpu.info())?;
+    if let Some((profile, found)) = profiles
+        .iter()
+        .find_map(|p| p.lookup(family.name(), size).map(|found| (p, found)))
     {
+        // This device's own, or a sibling's (the same SMs) where its own has nothing near.
+        let whose = if profile.fits(gpu.info()) {
+            "this device's tile profile".to_string()
+        } else {
+            format!("the tile profile of an {} (the same SMs)", profile.device)
+        };
         let at = if found.exact {
             "at this shape".to_string()
         } else {
@@ -66,7 +75,7 @@ pub fn choose(gpu: &Gpu, family: &dyn FamilyDemo, size: Size) -> Result<Option<C
         {
             return Ok(Some(Choice {
                 why: format!(
-                    "this device's tile profile has not timed it {at}; the occupancy rule takes it: {}",
+                    "{whose} has not timed it {at}; the occupancy rule takes it: {}",
                     rule.why
                 ),
                 ..rule
@@ -88,7 +97,7 @@ pub fn choose(gpu: &Gpu, family: &dyn FamilyDemo, size: Size) -> Result<Option<C
             return Ok(Some(Choice {
                 kernel,
                 entry: kernels[kernel].entry,
-                why: format!("the fastest in this device's tile profile {at}: {ms:.4} ms{besides}"),
+                why: format!("the fastest in {whose} {at}: {ms:.4} ms{besides}"),
             }));
         }
     }

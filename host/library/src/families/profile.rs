@@ -1,7 +1,9 @@
 //! Tile profiles: for one device, each tile configuration's median time at each measured shape,
 //! written by `host autotune` and read by the chooser ([`super::choice`]) before its occupancy
-//! rule. The repository carries the profiles of the devices it was tuned on (`host/profiles/`);
-//! `KERNELS_TILE_PROFILE` names another file, which then takes precedence.
+//! rule. The repository carries the profiles of the devices it was tuned on
+//! (`host/library/profiles/`), and a device without a shape near in its own borrows from a carried
+//! profile of a device with its SMs ([`Profile::is_sibling`]); `KERNELS_TILE_PROFILE` names another
+//! file, which then takes precedence.
 
 use super::Size;
 use ptxkit_runtime::DeviceInfo;
@@ -15,11 +17,17 @@ pub const PROFILE_VARIABLE: &str = "KERNELS_TILE_PROFILE";
 
 /// Profiles built into the binary: (file name, contents). The H200's: matmul from `host autotune
 /// --family matmul`, conv2d from `host autotune --family conv2d` (docs/perf-log.md, changes 90 and
-/// 37).
-const CARRIED: &[(&str, &str)] = &[(
-    "nvidia-h200-sm90.json",
-    include_str!("../../profiles/nvidia-h200-sm90.json"),
-)];
+/// 37). The H100's: matmul from `host autotune --family matmul --models` (change 144).
+const CARRIED: &[(&str, &str)] = &[
+    (
+        "nvidia-h200-sm90.json",
+        include_str!("../../profiles/nvidia-h200-sm90.json"),
+    ),
+    (
+        "nvidia-h100-sm90.json",
+        include_str!("../../profiles/nvidia-h100-sm90.json"),
+    ),
+];
 
 /// How far a profiled shape may be from the asked one, per extent, to stand in for it.
 pub const NEAREST_FACTOR: f64 = 2.0;
@@ -30,6 +38,9 @@ pub struct Profile {
     /// The device's name as the driver reports it.
     pub device: String,
     pub compute_capability: (i32, i32),
+    /// Its SMs (absent in profiles written before they were recorded).
+    #[serde(default)]
+    pub sms: Option<u32>,
     /// When and how it was measured (date, warm-up and runs).
     pub measured: String,
     pub shapes: Vec<Shape>,
@@ -74,6 +85,13 @@ impl Profile {
     /// Whether it was measured on `info`'s device.
     pub fn fits(&self, info: &DeviceInfo) -> bool {
         self.device == info.name && self.compute_capability == info.compute_capability
+    }
+
+    /// Whether it was measured on another device of `info`'s compute capability and SM count (an
+    /// H100 for an H200: the same SMs, other memory), whose timings stand in where the device's
+    /// own profile has no shape near.
+    pub fn is_sibling(&self, info: &DeviceInfo) -> bool {
+        !self.fits(info) && self.compute_capability == info.compute_capability && self.sms == Some(info.sm_count)
     }
 
     /// The profiled shape of `family` at `size`, or the nearest one (by the sum of the extents'
@@ -139,9 +157,11 @@ pub fn from_variable() -> Result<Option<Profile>> {
         .transpose()
 }
 
-/// The profile for `info`'s device: the file `KERNELS_TILE_PROFILE` names (an error if it cannot
-/// be read or is for another device), else a carried one measured on this device, else none.
-pub fn for_device(info: &DeviceInfo) -> Result<Option<Profile>> {
+/// The profiles for `info`'s device, in the order the chooser asks them: the file
+/// `KERNELS_TILE_PROFILE` names alone (an error if it cannot be read or is for another device);
+/// else the carried ones measured on this device, then those measured on a device of its compute
+/// capability and SM count ([`Profile::is_sibling`]). Parsed once per process.
+pub fn for_device(info: &DeviceInfo) -> Result<Vec<Profile>> {
     if let Some(profile) = from_variable()? {
         let path = std::env::var_os(PROFILE_VARIABLE).unwrap_or_default();
         if !profile.fits(info) {
@@ -158,15 +178,30 @@ pub fn for_device(info: &DeviceInfo) -> Result<Option<Profile>> {
                 ),
             });
         }
-        return Ok(Some(profile));
+        return Ok(vec![profile]);
     }
-    for (name, text) in CARRIED {
-        let profile = Profile::parse(text, name)?;
-        if profile.fits(info) {
-            return Ok(Some(profile));
-        }
+    carried_for(info)
+}
+
+/// The carried profiles for `info`'s device: those measured on it, then its siblings'.
+fn carried_for(info: &DeviceInfo) -> Result<Vec<Profile>> {
+    let carried = carried()?;
+    let own = carried.iter().filter(|p| p.fits(info));
+    let siblings = carried.iter().filter(|p| p.is_sibling(info));
+    Ok(own.chain(siblings).cloned().collect())
+}
+
+/// The carried profiles, parsed once.
+fn carried() -> Result<&'static [Profile]> {
+    static PARSED: std::sync::OnceLock<Vec<Profile>> = std::sync::OnceLock::new();
+    if let Some(parsed) = PARSED.get() {
+        return Ok(parsed);
     }
-    Ok(None)
+    let parsed = CARRIED
+        .iter()
+        .map(|(name, text)| Profile::parse(text, name))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(PARSED.get_or_init(|| parsed))
 }
 
 #[cfg(test)]
@@ -185,6 +220,7 @@ mod tests {
         Profile {
             device: "GPU".into(),
             compute_capability: (9, 0),
+            sms: Some(132),
             measured: "test".into(),
             shapes: vec![
                 shape("matmul", [1024, 1024, 1024], &[("small", 0.05), ("large", 0.09)]),
@@ -231,6 +267,53 @@ mod tests {
     fn a_malformed_profile_is_an_error_that_says_how_to_make_one() {
         let error = Profile::parse("{", "test.json").unwrap_err().to_string();
         assert!(error.contains("host autotune"), "{error}");
+    }
+
+    /// A device's figures, of which only the name, compute capability and SMs matter here.
+    fn sibling_info(name: &str, compute_capability: (i32, i32), sm_count: u32) -> DeviceInfo {
+        DeviceInfo {
+            ordinal: 0,
+            name: name.into(),
+            compute_capability,
+            sm_count,
+            max_threads_per_sm: 2048,
+            shared_per_sm: 233_472,
+            shared_per_block: 49_152,
+            shared_per_block_optin: 232_448,
+            registers_per_sm: 65_536,
+            l2_bytes: 52_428_800,
+            memory_total: 0,
+            memory_free: 0,
+            driver_cuda_version: "13.0".into(),
+            bindings_cuda_version: "13.0",
+            managed_memory: true,
+            concurrent_managed_access: true,
+            pageable_memory_access: false,
+        }
+    }
+
+    #[test]
+    fn a_device_of_the_same_sms_and_compute_capability_is_a_sibling() {
+        let p = profile();
+        let info = sibling_info;
+        assert!(p.fits(&info("GPU", (9, 0), 132)) && !p.is_sibling(&info("GPU", (9, 0), 132)));
+        assert!(p.is_sibling(&info("Other", (9, 0), 132)));
+        assert!(!p.is_sibling(&info("Other", (9, 0), 114)));
+        assert!(!p.is_sibling(&info("Other", (8, 0), 132)));
+        let unrecorded = Profile { sms: None, ..profile() };
+        assert!(!unrecorded.is_sibling(&info("Other", (9, 0), 132)));
+    }
+
+    #[test]
+    fn a_device_asks_its_own_profile_first_then_its_siblings() {
+        let mut info = sibling_info("NVIDIA H200", (9, 0), 132);
+        let devices =
+            |info: &DeviceInfo| -> Vec<String> { carried_for(info).unwrap().into_iter().map(|p| p.device).collect() };
+        assert_eq!(devices(&info), ["NVIDIA H200", "NVIDIA H100 80GB HBM3"]);
+        info.name = "NVIDIA H100 80GB HBM3".into();
+        assert_eq!(devices(&info), ["NVIDIA H100 80GB HBM3", "NVIDIA H200"]);
+        let pcie = sibling_info("NVIDIA H100 PCIe", (9, 0), 114);
+        assert_eq!(devices(&pcie), Vec::<String>::new(), "114 SMs: no sibling");
     }
 
     #[test]
