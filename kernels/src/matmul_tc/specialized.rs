@@ -15,10 +15,13 @@
 //! Its slots are smaller, so the same shared memory holds six of them instead of four.
 //!
 //! A slot is 384 rows of 128 bytes (256 for 128-row tiles): A's 256 rows of 32 f32 of k in the
-//! 128-byte swizzle, then B's 32 k-rows of 128 columns, 512 bytes each, 16-byte chunk c of k-row r at chunk `c ^ 2·(r % 4)`
-//! so that a fragment load (8 columns × 4 k per warp) and a copy (a k-row per warp) both hit 32
-//! banks. 16-byte copies where k and n are multiples of 4 and A and B 16-byte aligned, else
-//! 4-byte ones; zeros land past the matrices' edges, so edge tiles need no other case.
+//! 128-byte swizzle, then B's 32 k-rows of 128 columns, 512 bytes each, 16-byte chunk c of k-row r
+//! at chunk `c ^ 2·(r % 4)` so that a fragment load (8 columns × 4 k per warp) and a copy (a k-row
+//! per warp) both hit 32 banks. The slots are filled by TMA from the host's tensor maps; without
+//! maps, the 256-row kernel's producer warpgroup copies by `cp.async` (16-byte copies where k and
+//! n are multiples of 4 and A and B 16-byte aligned, else 4-byte ones), and the 128-row kernel,
+//! whose producer keeps too few registers for that, traps. Zeros land past the matrices' edges,
+//! so edge tiles need no other case.
 //! GPU-only (sm_90a).
 
 use super::MatmulTc;
