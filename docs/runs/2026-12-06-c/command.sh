@@ -12,7 +12,14 @@
 #      bench shapes and the suite's products past the small-m rungs; then the suite's f32 products
 #      against PyTorch with that profile (KERNELS_TILE_PROFILE) and without;
 #   5: (bundles rebuilt with the H100 profile carried, change 144) the TF32 ladder's GPU suite, what
-#      `auto` takes for f32 at two losing shapes and why, the model-shape suite (every dtype).
+#      `auto` takes for f32 at two losing shapes and why, the model-shape suite (every dtype);
+#   6: data for the next choices: every bf16 and TF32 rung at GPT-2's small products (where the
+#      suite runs 0.72–0.81×), and the LM head at 128 rows with n odd (50257: row-padded copies)
+#      beside n = 50264 (read in place);
+#   7: (host_before.gz: part 5's host; host_now.gz and the test bundle with the library's own
+#      row-padding kernel, change 145) the GPU suite of pad_rows and the TMA ladders (their odd
+#      edge shapes go through the copy), compute-sanitizer on odd shapes of both, the copy alone,
+#      and before and now on the LM head.
 # Bundles (on the dev machine; gpud/ is not in git): host_before.gz, b6b39b1's stripped release
 # `host`; then
 #   rm -rf gpud/t gpud/bt; cargo build --release -p host && strip -o /tmp/h target/release/host && gzip -c /tmp/h > gpud/host_now.gz
@@ -111,4 +118,46 @@ if [ "$part" = 5 ]; then
   s=$(date +%s)
   PYTHONPATH="$site" timeout 300 python3 gpud/bt/python/bench_models.py --json "$OUT/torch-models.json" > "$OUT/models.log" 2>&1
   echo "bench_models rc $? in $(( $(date +%s) - s )) s"; tail -3 "$OUT/models.log"
+fi
+if [ "$part" = 6 ]; then
+  s=$(date +%s)
+  for shape in "128 768 3072" "128 2304 768" "1024 2304 768" "1024 768 3072" "128 4096 4096"; do
+    set -- $shape
+    echo "-- matmul-bf16 m=$1 n=$2 k=$3"
+    timeout 60 $x/host_now --backend gpu --warmup 3 --runs 20 matmul-bf16 --m $1 --n $2 --k $3 --variant all 2>&1 | rows
+  done > $OUT/small.log 2>&1
+  for shape in "128 2304 768" "128 3072 768" "128 768 3072"; do
+    set -- $shape
+    echo "-- matmul-tc m=$1 n=$2 k=$3"
+    timeout 60 $x/host_now --backend gpu --warmup 3 --runs 20 matmul-tc --m $1 --n $2 --k $3 --variant all 2>&1 | rows
+  done >> $OUT/small.log 2>&1
+  for n in 50257 50264; do
+    timeout 60 $x/host_now --backend gpu --warmup 3 --runs 20 matmul-bf16 --m 128 --n $n --k 768 --variant persistent 2>&1 | rows
+    timeout 60 $x/host_now --backend gpu --warmup 3 --runs 20 matmul-tc --m 128 --n $n --k 768 --variant wgmma_128x128 2>&1 | rows
+  done >> $OUT/small.log 2>&1
+  echo "part 6 in $(( $(date +%s) - s )) s"; cat $OUT/small.log
+fi
+
+if [ "$part" = 7 ]; then
+  rm -rf gpud/t/tests; gpud/t/run.sh $OUT unpack > /dev/null
+  s=$(date +%s)
+  TEST_FAMILIES=pad_rows,matmul_bf16,matmul_tc timeout 200 gpud/t/tests/host-gpu-test every_registered_kernel --include-ignored > $OUT/tests-gpu.log 2>&1
+  echo "GPU suite rc $? in $(( $(date +%s) - s )) s"; grep -E "test result|FAILED|panicked" $OUT/tests-gpu.log | head
+  san() { # tool family variant m n k
+    timeout 60 compute-sanitizer --tool $1 --error-exitcode 9 $x/host_now --backend gpu --warmup 0 --runs 1 $2 --variant $3 --m $4 --n $5 --k $6 >> $OUT/sanitizer.txt 2>&1
+    echo "$1 $2 $3 $4x$5x$6 rc $?"
+  }
+  { san memcheck matmul-bf16 persistent 129 1027 515; san memcheck matmul-tc wgmma_128x128 100 4101 131
+    san initcheck matmul-bf16 persistent 33 2051 97; san racecheck matmul-tc wgmma 257 1027 130; } > $OUT/sanitizer-rc.txt
+  cat $OUT/sanitizer-rc.txt; grep -E "ERROR SUMMARY|RACECHECK SUMMARY" $OUT/sanitizer.txt | sort | uniq -c
+  for bytes in 2 4; do
+    timeout 60 $x/host_now --backend gpu --warmup 3 --runs 20 pad-rows --rows 768 --cols 50257 --bytes $bytes 2>&1 | rows
+  done
+  for job in "matmul-bf16 persistent 128" "matmul-bf16 persistent 1024" "matmul-tc wgmma_128x128 128" "matmul-tc wgmma 1024"; do
+    set -- $job
+    echo "-- $1 $2 m=$3 n=50257 k=768"
+    for side in before now before now; do
+      timeout 60 $x/host_$side --backend gpu --warmup 3 --runs 20 $1 --m $3 --n 50257 --k 768 --variant $2 2>&1 | rows | sed "s/^/$side /"
+    done
+  done
 fi

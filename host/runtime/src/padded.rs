@@ -71,8 +71,21 @@ impl Gpu {
     /// of each row, then its padding, untouched), ordered on the launch stream: a launch enqueued
     /// while the returned value lives reads them after the copies. The scratch grows to the
     /// largest set asked for; before it grows, the stream is waited for (a launch may still read
-    /// the old one).
+    /// the old one). The copies are the driver's 2D copies ([`Gpu::copy_rows`]).
     pub fn padded_copies(&self, matrices: &[Pitched]) -> Result<PaddedCopies<'_>> {
+        // SAFETY: `from` is one of the caller's matrices and `to` its scratch rows, both of this
+        // context's device memory (the contract `padded_copies` inherits from its callers).
+        self.padded_copies_by(matrices, |from, to| unsafe { self.copy_rows(from, to) })
+    }
+
+    /// As [`Gpu::padded_copies`], each copy enqueued by `copy(from, to)` on the launch stream
+    /// (`to` the scratch's rows, 16-byte aligned and `to.pitch` apart, for `from`'s): a kernel of
+    /// the caller's, say, where the driver's 2D copy is slow.
+    pub fn padded_copies_by(
+        &self,
+        matrices: &[Pitched],
+        mut copy: impl FnMut(Pitched, Pitched) -> Result<()>,
+    ) -> Result<PaddedCopies<'_>> {
         let needed: u64 = matrices.iter().map(|m| m.padded_bytes().next_multiple_of(256)).sum();
         let mut streams = self.padding.0.lock().unwrap_or_else(PoisonError::into_inner);
         let key = self.launch_stream() as usize;
@@ -111,7 +124,7 @@ impl Gpu {
                 row_bytes: m.row_bytes,
                 pitch: m.row_bytes.next_multiple_of(TMA_ALIGNMENT),
             };
-            copy_rows(self.launch_stream(), *m, to)?;
+            copy(*m, to)?;
             copies.push(to);
             offset += m.padded_bytes().next_multiple_of(256);
         }
@@ -127,6 +140,17 @@ impl Gpu {
         unsafe { sys::cuStreamSynchronize(self.launch_stream()) }
             .result()
             .doing(|| "waiting for the stream before its scratch grows".into())
+    }
+}
+
+impl Gpu {
+    /// Enqueues the copy of `from`'s rows into `to`'s on the launch stream (the driver's 2D copy).
+    ///
+    /// # Safety
+    /// Both are device memory of this GPU's context holding their `rows` rows of `row_bytes`
+    /// bytes at their pitches, `to`'s as wide as `from`'s, alive until the copy has run.
+    pub unsafe fn copy_rows(&self, from: Pitched, to: Pitched) -> Result<()> {
+        copy_rows(self.launch_stream(), from, to)
     }
 }
 

@@ -77,7 +77,7 @@ fn tensor_maps<'g>(
     let MatmulBf16 { m, n, k, .. } = *problem;
     match backend {
         Backend::Gpu(gpu) if uses_maps(kernel) => operand_maps(
-            gpu,
+            (backend, gpu),
             bf16_swizzled_pitched,
             BF16_BYTES,
             (m, n, k),

@@ -64,7 +64,7 @@ fn tensor_maps<'g>(
     let MatmulTc { m, n, k, .. } = *problem;
     match (backend, specialized::tile_rows(kernel)) {
         (Backend::Gpu(gpu), Some(rows)) => operand_maps(
-            gpu,
+            (backend, gpu),
             f32_swizzled_pitched,
             F32_BYTES,
             (m, n, k),

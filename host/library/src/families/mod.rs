@@ -31,6 +31,7 @@ pub mod norm;
 pub mod norm_backward;
 pub mod norm_backward_fused;
 pub mod norm_residual;
+pub mod pad_rows;
 pub mod profile;
 pub mod reduce;
 pub mod reduce_max;
@@ -55,6 +56,7 @@ pub static FAMILIES: &[&dyn FamilyDemo] = &[
     &matmul::MATMUL,
     &matmul::MATMUL_TC,
     &matmul_bf16::MatmulBf16Demo,
+    &pad_rows::PadRowsDemo,
     &attention::ATTENTION,
     &attention::ATTENTION_CAUSAL,
     &attention::ATTENTION_ANY_DIM,

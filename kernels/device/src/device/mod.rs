@@ -258,6 +258,19 @@ pub unsafe fn global_store<T: Copy>(ptr: *mut T, value: T) {
     unsafe { backend::global_store(ptr, value) }
 }
 
+/// Reads the element of global memory at `ptr`: on the GPU a plain load; on the emulator, in a
+/// launch that takes views, the read is also recorded and checked as a view's read is (see
+/// docs/emulator.md); elsewhere a plain read.
+///
+/// # Safety
+/// `ptr` is valid for a read of `T`, as for `ptr.read()`.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub unsafe fn global_load<T: Copy>(ptr: *const T) -> T {
+    // SAFETY: forwarded from the caller.
+    unsafe { backend::global_load(ptr) }
+}
+
 /// `clock64()`: this SM's cycle counter, for timing code inside a kernel (the bank-conflict probe).
 /// On the emulator, a counter that every call advances by one.
 #[inline(always)]
