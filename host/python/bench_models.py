@@ -1,13 +1,15 @@
 """The matrix products of real models (benches/shapes/models.json) through the operators against
 PyTorch's own, in one process: f32 (`rust_kernels.matmul` against `a @ b`), TF32
-(`rust_kernels.matmul_tf32` against `a @ b` with TF32 allowed) and bf16 (`rust_kernels.matmul_bf16`,
-f32 out, against `a @ b` on bf16 tensors, bf16 out). Each shape once, however many models use it;
+(`rust_kernels.matmul_tf32` against `a @ b` with TF32 allowed), bf16 (`rust_kernels.matmul_bf16`
+with bf16 out against `a @ b` on bf16 tensors) and bf16-f32 (`rust_kernels.matmul_bf16`, f32 out,
+against `torch.mm(a, b, out_dtype=torch.float32)`, or `a @ b` where PyTorch lacks it). Each shape
+once, however many models use it;
 each product checked against the f64 product of the operands as the kernels read them, then timed
 with CUDA events (three warm-up calls, then rounds that take ours and PyTorch's in turn, the median
 of every call). Prints a table and each dtype's geometric mean and worst shape; with --json FILE,
 writes the figures (whole or not at all). Run on a GPU with the wheel on PYTHONPATH:
 
-    python3 host/python/bench_models.py [--dtypes f32,tf32,bf16] [--tokens 1,16] [--json FILE]
+    python3 host/python/bench_models.py [--dtypes f32,tf32,bf16,bf16-f32] [--tokens 1,16] [--json FILE]
 """
 
 import argparse
@@ -17,7 +19,7 @@ import os
 import sys
 from pathlib import Path
 
-DTYPES = ("f32", "tf32", "bf16")
+DTYPES = ("f32", "tf32", "bf16", "bf16-f32")
 
 
 def shapes_file():
@@ -64,7 +66,7 @@ def parse_tokens(text):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dtypes", type=parse_dtypes, default=list(DTYPES), help="of f32, tf32, bf16 (default: all)")
+    parser.add_argument("--dtypes", type=parse_dtypes, default=list(DTYPES), help="of f32, tf32, bf16, bf16-f32 (default: all)")
     parser.add_argument("--shapes", type=Path, default=None, help="the suite (default: benches/shapes/models.json)")
     parser.add_argument("--tokens", type=parse_tokens, default=None, help="only the products of these token counts (m), e.g. 1,16 (default: all)")
     parser.add_argument("--json", type=Path, help="write the figures here")
@@ -99,7 +101,7 @@ def main():
     def operands(dtype, m, n, k):
         a = torch.rand(m, k, device="cuda") * 2 - 1
         b = torch.rand(k, n, device="cuda") * 2 - 1
-        if dtype == "bf16":
+        if dtype.startswith("bf16"):
             return a.to(torch.bfloat16), b.to(torch.bfloat16)
         return a, b
 
@@ -114,7 +116,25 @@ def main():
             return (lambda: rust_kernels.matmul(a, b)), (lambda: a @ b)
         if dtype == "tf32":
             return (lambda: rust_kernels.matmul_tf32(a, b)), (lambda: tf32_mm(a, b))
+        if dtype == "bf16":
+            return (lambda: rust_kernels.matmul_bf16(a, b, out_dtype=torch.bfloat16)), (lambda: a @ b)
+        if summed_out:
+            return (lambda: rust_kernels.matmul_bf16(a, b)), (lambda: torch.mm(a, b, out_dtype=torch.float32))
         return (lambda: rust_kernels.matmul_bf16(a, b)), (lambda: a @ b)
+
+    # PyTorch's bf16 product with f32 output, where it has one (2.8 on): the baseline of bf16-f32.
+    try:
+        one = torch.ones(1, 1, device="cuda", dtype=torch.bfloat16)
+        summed_out = torch.mm(one, one, out_dtype=torch.float32).dtype == torch.float32
+    except (TypeError, RuntimeError):
+        summed_out = False
+    bf16_f32_baseline = "torch.mm(a, b, out_dtype=torch.float32)" if summed_out else "a @ b (bf16 out)"
+    if "bf16-f32" in args.dtypes:
+        print(f"bf16-f32 against {bf16_f32_baseline}")
+
+    # bf16 C: one more rounding, within 2^-8 of |a·b| ≤ the sum of |a_ik·b_kj|.
+    def rounding(dtype):
+        return 2.0**-8 if dtype == "bf16" else 0.0
 
     # Error of ours against the f64 product of the operands as read, relative to the sum of
     # |a_ik·b_kj|: every product is exact in f32 for TF32 and bf16 operands and within one rounding
@@ -146,7 +166,7 @@ def main():
                 "rust_tflops": flops / ours_us * 1e-6,
                 "pytorch_tflops": flops / theirs_us * 1e-6,
                 "error": error,
-                "checked": error <= bound(k),
+                "checked": error <= bound(k) + rounding(dtype),
             }
             rows.append(row)
             print(
@@ -179,6 +199,7 @@ def main():
             "device": torch.cuda.get_device_name(),
             "torch": torch.__version__,
             "suite": str(path),
+            "bf16_f32_baseline": bf16_f32_baseline,
             "summary": summary,
             "products": rows,
         }

@@ -224,8 +224,11 @@ fn cli() -> Command {
                 .arg(
                     Arg::new("dtypes")
                         .long("dtypes")
-                        .default_value("f32,tf32,bf16")
-                        .help("Of f32 (matmul), tf32 (matmul-tc), bf16 (matmul-bf16), comma-separated"),
+                        .default_value("f32,tf32,bf16,bf16-f32")
+                        .help(
+                            "Of f32 (matmul), tf32 (matmul-tc), bf16 (matmul-bf16-rounded: bf16 C), bf16-f32 \
+                             (matmul-bf16: f32 C), comma-separated",
+                        ),
                 )
                 .arg(
                     Arg::new("tokens")

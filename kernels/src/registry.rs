@@ -17,6 +17,7 @@ pub static FAMILIES: &[&dyn AnyFamily] = &[
     &matmul::FAMILY,
     &matmul_tc::FAMILY,
     &matmul_bf16::FAMILY,
+    &matmul_bf16::rounded::FAMILY,
     &matmul::pad_rows::FAMILY,
     &attention::FAMILY,
     &attention::CAUSAL_FAMILY,

@@ -15,7 +15,7 @@ pub struct Cublas {
     blas: CudaBlas,
 }
 
-/// What cuBLAS computes in: the operands' type and the multiplier's precision; f32 sums and output
+/// What cuBLAS computes in: the operands' type, the multiplier's precision and C's type; f32 sums
 /// throughout.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Precision {
@@ -25,6 +25,8 @@ pub enum Precision {
     Tf32,
     /// bf16 operands on the tensor cores.
     Bf16,
+    /// bf16 operands on the tensor cores, C rounded to bf16 (PyTorch's bf16 `a @ b`).
+    Bf16Rounded,
 }
 
 impl Precision {
@@ -34,12 +36,21 @@ impl Precision {
             Precision::F32 => "cublas_sgemm",
             Precision::Tf32 => "cublas_tf32",
             Precision::Bf16 => "cublas_bf16",
+            Precision::Bf16Rounded => "cublas_bf16_rounded",
         }
     }
 
     /// Bytes of one operand element.
     fn operand_bytes(self) -> usize {
-        if self == Precision::Bf16 { 2 } else { 4 }
+        match self {
+            Precision::F32 | Precision::Tf32 => 4,
+            Precision::Bf16 | Precision::Bf16Rounded => 2,
+        }
+    }
+
+    /// Bytes of one element of C.
+    fn output_bytes(self) -> usize {
+        if self == Precision::Bf16Rounded { 2 } else { 4 }
     }
 }
 
@@ -62,17 +73,17 @@ impl Cublas {
         Ok(Cublas { blas })
     }
 
-    /// `C = A·B` with row-major A (m×k), B (k×n) and f32 C (m×n) on `backend`'s GPU, A and B of
-    /// `precision`'s operand type (`u16` holds bf16 bits). cuBLAS is column-major, so this computes
+    /// `C = A·B` with row-major A (m×k), B (k×n) and C (m×n) on `backend`'s GPU, A, B and C of
+    /// `precision`'s types (`u16` holds bf16 bits). cuBLAS is column-major, so this computes
     /// `Cᵀ = Bᵀ·Aᵀ`, which has the same memory layout.
-    pub fn gemm<T: ptxkit_runtime::array::Element>(
+    pub fn gemm<T: ptxkit_runtime::array::Element, C: ptxkit_runtime::array::Element>(
         &self,
         backend: &Backend,
         precision: Precision,
         (m, n, k): (u32, u32, u32),
         a: &impl Array<T>,
         b: &impl Array<T>,
-        c: &mut impl Array<f32>,
+        c: &mut impl Array<C>,
     ) -> Result<()> {
         let name = precision.baseline_name();
         let invalid = |reason: String| Error::InvalidInput {
@@ -86,6 +97,13 @@ impl Cublas {
                 size_of::<T>()
             )));
         }
+        if size_of::<C>() != precision.output_bytes() {
+            return Err(invalid(format!(
+                "{precision:?} writes C in {} bytes an element, the array's elements are {}",
+                precision.output_bytes(),
+                size_of::<C>()
+            )));
+        }
         let (mu, nu, ku) = (m as usize, n as usize, k as usize);
         ptxkit_runtime::check_len("A", a.len(), mu * ku)?;
         ptxkit_runtime::check_len("B", b.len(), ku * nu)?;
@@ -96,7 +114,12 @@ impl Cublas {
         let (operand_type, compute) = match precision {
             Precision::F32 => (CUDA_R_32F, CUBLAS_COMPUTE_32F),
             Precision::Tf32 => (CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32),
-            Precision::Bf16 => (CUDA_R_16BF, CUBLAS_COMPUTE_32F),
+            Precision::Bf16 | Precision::Bf16Rounded => (CUDA_R_16BF, CUBLAS_COMPUTE_32F),
+        };
+        let output_type = if precision == Precision::Bf16Rounded {
+            CUDA_R_16BF
+        } else {
+            CUDA_R_32F
         };
         let (a_address, b_address, c_address) = (a.address(backend)?, b.address(backend)?, c.address_mut(backend)?);
         let (alpha, beta) = (1.0f32, 0.0f32);
@@ -120,7 +143,7 @@ impl Cublas {
                 k,
                 (&beta as *const f32).cast(),
                 c_address as *mut _,
-                CUDA_R_32F,
+                output_type,
                 n,
                 compute,
                 CUBLAS_GEMM_DEFAULT,

@@ -22,8 +22,9 @@ ALIGNMENT = native.ALIGNMENT
 
 def variants(op):
     """The kernels ``op`` (add, attention, attention_causal, attention_any_dim, attention_any_dim_causal,
-    conv2d, cumsum, histogram, histogram_f32, layer_norm, matmul, matmul_bf16, matmul_tf32, rms_norm,
-    row_max, row_sum, softmax, sum, transpose) can be asked for by name."""
+    conv2d, cumsum, histogram, histogram_f32, layer_norm, matmul, matmul_bf16, matmul_bf16_rounded
+    (``matmul_bf16`` with ``out_dtype=torch.bfloat16``), matmul_tf32, rms_norm, row_max, row_sum,
+    softmax, sum, transpose) can be asked for by name."""
     return native.variants(op)
 
 

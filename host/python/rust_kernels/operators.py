@@ -887,14 +887,14 @@ def matmul(a, b, variant="auto"):
 # matmul_bf16 -------------------------------------------------------------------------------------
 
 
-def _tensor_core_product(launch, a, b, dtype, variant):
-    """``a @ b`` of two 2-D ``dtype`` tensors into a new float32 one by ``launch`` (a native
-    tensor-core matmul): the two tensor-core operators' shared body."""
+def _tensor_core_product(launch, a, b, dtype, variant, out_dtype=torch.float32):
+    """``a @ b`` of two 2-D ``dtype`` tensors into a new ``out_dtype`` one by ``launch`` (a native
+    tensor-core matmul): the tensor-core operators' shared body."""
     a, b = _ready("a", a, dtype), _ready("b", b, dtype)
     _same_device(a, b)
     if a.dim() != 2 or b.dim() != 2 or a.shape[1] != b.shape[0]:
         raise ValueError(f"a {tuple(a.shape)} and b {tuple(b.shape)}: expected (m, k) and (k, n)")
-    c = torch.empty((a.shape[0], b.shape[1]), device=a.device, dtype=torch.float32)
+    c = torch.empty((a.shape[0], b.shape[1]), device=a.device, dtype=out_dtype)
     if c.numel():
         if a.shape[1] == 0:
             c.zero_()
@@ -915,11 +915,31 @@ def _(a, b, variant):
     return a.new_empty((a.shape[0], b.shape[1]), dtype=torch.float32)
 
 
-def matmul_bf16(a, b, variant="auto"):
-    """``a.float() @ b.float()`` for 2-D bfloat16 CUDA tensors (m × k and k × n), in float32: the
-    products of the bf16 values are exact and summed in f32 on the tensor cores (``wgmma`` with TMA
-    on a persistent grid on an H100 or H200, ``mma.sync`` elsewhere). No autograd."""
-    return _matmul_bf16_impl(a, b, variant) if _eager(a, b) else _matmul_bf16(a, b, variant)
+def _matmul_bf16_rounded_impl(a: torch.Tensor, b: torch.Tensor, variant: str) -> torch.Tensor:
+    return _tensor_core_product(_native.matmul_bf16_rounded, a, b, torch.bfloat16, variant, torch.bfloat16)
+
+
+_matmul_bf16_rounded = _Operator("matmul_bf16_rounded", _matmul_bf16_rounded_impl)
+
+
+@_matmul_bf16_rounded.register_fake
+def _(a, b, variant):
+    return a.new_empty((a.shape[0], b.shape[1]), dtype=torch.bfloat16)
+
+
+def matmul_bf16(a, b, variant="auto", out_dtype=torch.float32):
+    """``a.float() @ b.float()`` for 2-D bfloat16 CUDA tensors (m × k and k × n): the products of
+    the bf16 values are exact and summed in f32 on the tensor cores (``wgmma`` with TMA on a
+    persistent grid on an H100 or H200, ``mma.sync`` elsewhere). ``out_dtype`` float32 returns the
+    sums; bfloat16 rounds each once (nearest, ties to even), as ``a @ b`` on bf16 tensors returns
+    them, with half the bytes written. No autograd."""
+    if out_dtype == torch.float32:
+        impl, op = _matmul_bf16_impl, _matmul_bf16
+    elif out_dtype == torch.bfloat16:
+        impl, op = _matmul_bf16_rounded_impl, _matmul_bf16_rounded
+    else:
+        raise TypeError(f"out_dtype: {out_dtype} given; torch.float32 or torch.bfloat16 expected")
+    return impl(a, b, variant) if _eager(a, b) else op(a, b, variant)
 
 
 # matmul_tf32 -------------------------------------------------------------------------------------

@@ -142,12 +142,21 @@ fn softmax(input: &Bound<PyAny>, output: &Bound<PyAny>, stream: usize, device: u
 /// The operands of `c = a · b`: a (m × k) and b (k × n) of `operands`, c (m × n) f32 and
 /// writable; and m, n, k.
 fn product_operands(
+    abc: (&Bound<PyAny>, &Bound<PyAny>, &Bound<PyAny>),
+    operands: Dtype,
+) -> PyResult<(Tensor, Tensor, Tensor, [usize; 3])> {
+    product_operands_into(abc, operands, Dtype::F32)
+}
+
+/// As [`product_operands`], c of `output`.
+fn product_operands_into(
     (a, b, c): (&Bound<PyAny>, &Bound<PyAny>, &Bound<PyAny>),
     operands: Dtype,
+    output: Dtype,
 ) -> PyResult<(Tensor, Tensor, Tensor, [usize; 3])> {
     let a = Tensor::read("a", a, operands, 2)?;
     let b = Tensor::read("b", b, operands, 2)?;
-    let c = Tensor::read("c", c, Dtype::F32, 2)?.writable()?;
+    let c = Tensor::read("c", c, output, 2)?.writable()?;
     let [m, k] = [a.shape[0], a.shape[1]];
     let n = b.shape[1];
     b.expect_shape(&[k, n])?;
@@ -193,6 +202,27 @@ fn matmul_bf16(
     let kernel = &family.kernels[variant::resolve(Op::MatmulBf16, &backend, variant, [m, n, k])?];
     let (a, b, mut c) = (array(&backend, &a)?, array(&backend, &b)?, array(&backend, &c)?);
     families::matmul_bf16::launch(&backend, kernel, Source::Rust, &problem, &a, &b, &mut c).map_err(to_python)
+}
+
+/// `c = a · b` for bf16 matrices a (m × k) and b (k × n), row-major, into bf16 c (m × n): f32
+/// sums of exact products on the tensor cores, each rounded once to bf16.
+#[pyfunction]
+#[pyo3(signature = (a, b, c, *, stream, device, variant = "auto"))]
+fn matmul_bf16_rounded(
+    a: &Bound<PyAny>,
+    b: &Bound<PyAny>,
+    c: &Bound<PyAny>,
+    stream: usize,
+    device: usize,
+    variant: &str,
+) -> PyResult<()> {
+    let (a, b, c, [m, n, k]) = product_operands_into((a, b, c), Dtype::Bf16, Dtype::Bf16)?;
+    let problem = kernels::matmul_bf16::rounded::MatmulBf16Rounded::new(m, n, k).map_err(size_error)?;
+    let backend = backend(device, stream)?;
+    let family = &kernels::matmul_bf16::rounded::FAMILY;
+    let kernel = &family.kernels[variant::resolve(Op::MatmulBf16Rounded, &backend, variant, [m, n, k])?];
+    let (a, b, mut c) = (array(&backend, &a)?, array(&backend, &b)?, array(&backend, &c)?);
+    families::matmul_bf16_rounded::launch(&backend, kernel, Source::Rust, &problem, &a, &b, &mut c).map_err(to_python)
 }
 
 /// `c = a · b` for f32 matrices a (m × k) and b (k × n), row-major, on the tensor cores: each
@@ -1659,6 +1689,7 @@ fn _native(module: &Bound<PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(softmax, module)?)?;
     module.add_function(wrap_pyfunction!(matmul, module)?)?;
     module.add_function(wrap_pyfunction!(matmul_bf16, module)?)?;
+    module.add_function(wrap_pyfunction!(matmul_bf16_rounded, module)?)?;
     module.add_function(wrap_pyfunction!(matmul_tf32, module)?)?;
     module.add_function(wrap_pyfunction!(histogram_f32, module)?)?;
     module.add_function(wrap_pyfunction!(row_reduce_scratch_len, module)?)?;

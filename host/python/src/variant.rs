@@ -6,8 +6,8 @@
 use kernels::elementwise::Elementwise;
 use kernels::vec_add;
 use kernels_host::families::{
-    FamilyDemo, Size, attention, auto, conv2d, histogram, histogram_f32, kernel_index, matmul, matmul_bf16, norm,
-    reduce, rows, scan, softmax, transpose,
+    FamilyDemo, Size, attention, auto, conv2d, histogram, histogram_f32, kernel_index, matmul, matmul_bf16,
+    matmul_bf16_rounded, norm, reduce, rows, scan, softmax, transpose,
 };
 use ptxkit::Kernel;
 use ptxkit_runtime::Backend;
@@ -23,6 +23,7 @@ pub enum Op {
     Softmax,
     Matmul,
     MatmulBf16,
+    MatmulBf16Rounded,
     MatmulTf32,
     Attention,
     AttentionCausal,
@@ -46,6 +47,7 @@ impl Op {
             Op::Softmax => &softmax::SoftmaxDemo,
             Op::Matmul => &matmul::MATMUL,
             Op::MatmulBf16 => &matmul_bf16::MatmulBf16Demo,
+            Op::MatmulBf16Rounded => &matmul_bf16_rounded::MatmulBf16RoundedDemo,
             Op::MatmulTf32 => &matmul::MATMUL_TC,
             Op::Attention => &attention::ATTENTION,
             Op::AttentionCausal => &attention::ATTENTION_CAUSAL,
@@ -79,6 +81,7 @@ impl Op {
             Op::Softmax,
             Op::Matmul,
             Op::MatmulBf16,
+            Op::MatmulBf16Rounded,
             Op::MatmulTf32,
             Op::Attention,
             Op::AttentionCausal,
@@ -162,7 +165,7 @@ pub fn names(op: &str) -> PyResult<Vec<&'static str>> {
     }
     Op::by_name(op).map(|op| names_of(op.demo())).ok_or_else(|| {
         PyValueError::new_err(format!(
-            "'{op}' is not an operator with variants; choose add, attention, attention_causal, attention_any_dim, attention_any_dim_causal, conv2d, cumsum, histogram, histogram_f32, layer_norm, matmul, matmul_bf16, matmul_tf32, rms_norm, row_max, row_sum, softmax, sum or transpose"
+            "'{op}' is not an operator with variants; choose add, attention, attention_causal, attention_any_dim, attention_any_dim_causal, conv2d, cumsum, histogram, histogram_f32, layer_norm, matmul, matmul_bf16, matmul_bf16_rounded, matmul_tf32, rms_norm, row_max, row_sum, softmax, sum or transpose"
         ))
     })
 }

@@ -207,12 +207,19 @@ class SpecialValues(unittest.TestCase):
             b = mixed(rand(k, n, seed=n), 89, specials, seed=n)
             a.view(-1)[(m * k) // 2] = INF
             b.view(-1)[(k * n) // 3] = 0.0
-            for name, dtype in [("matmul", torch.float32), ("matmul_tf32", torch.float32), ("matmul_bf16", torch.bfloat16)]:
+            rounded = lambda x, y, variant: rust_kernels.matmul_bf16(x, y, variant=variant, out_dtype=torch.bfloat16)
+            products = [
+                ("matmul", torch.float32, rust_kernels.matmul),
+                ("matmul_tf32", torch.float32, rust_kernels.matmul_tf32),
+                ("matmul_bf16", torch.bfloat16, rust_kernels.matmul_bf16),
+                ("matmul_bf16_rounded", torch.bfloat16, rounded),
+            ]
+            for name, dtype, product in products:
                 x, y = a.to(dtype), b.to(dtype)
                 want = x.double() @ y.double()
                 for variant in ["auto"] + rust_kernels.variants(name):
                     try:
-                        got = getattr(rust_kernels, name)(x, y, variant=variant)
+                        got = product(x, y, variant=variant)
                     except RuntimeError as e:
                         self.assertIn("sm_90a", str(e))
                         self.assertNotEqual(torch.cuda.get_device_capability(), (9, 0), f"{variant} refused on sm_90")

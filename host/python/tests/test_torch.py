@@ -83,6 +83,28 @@ class AgainstPyTorch(unittest.TestCase):
                 bound = (k + 2) * U * (a.double().abs() @ b.double().abs())
                 self.assertTrue(bool(((got - want).abs() <= bound).all()), f"{variant} {m}x{n}x{k}")
 
+    def test_matmul_bf16_rounded_within_its_bound(self):
+        # C rounded to bf16: the f32 sums' bound, then one rounding of bf16 (2^-8 of the value).
+        # The last three cut k into runs that meet in f32 partial sums on an H100/H200, rounded by
+        # the last to arrive; n of 515 and 1030 leave C's rows unaligned.
+        shapes = [(1, 1, 1), (31, 33, 17), (64, 136, 200), (129, 65, 257), (8, 200, 96), (256, 512, 4096),
+                  (16, 520, 3000), (33, 515, 2051), (130, 1030, 1100)]
+        for variant in ["auto"] + rust_kernels.variants("matmul_bf16_rounded"):
+            for m, n, k in shapes:
+                a = (rand(m, k, seed=m) - 0.5).to(torch.bfloat16)
+                b = (rand(k, n, seed=n) - 0.5).to(torch.bfloat16)
+                try:
+                    got = rust_kernels.matmul_bf16(a, b, variant=variant, out_dtype=torch.bfloat16)
+                except RuntimeError as e:
+                    self.assertIn("sm_90a", str(e))
+                    self.assertNotEqual(torch.cuda.get_device_capability(), (9, 0), f"{variant} refused on sm_90")
+                    continue
+                self.assertEqual(got.dtype, torch.bfloat16)
+                want = a.double() @ b.double()
+                summed = (k + 2) * U * (a.double().abs() @ b.double().abs())
+                bound = summed + 2.0**-8 * (want.abs() + summed)
+                self.assertTrue(bool(((got.double() - want).abs() <= bound).all()), f"{variant} {m}x{n}x{k}")
+
     def test_matmul_tf32_within_its_bound(self):
         # The tensor cores read each f32 as TF32, its lower 13 mantissa bits dropped; the products
         # of those are exact, so only the f32 sums are allowed for. On an H100/H200 the TMA rung

@@ -43,6 +43,7 @@ impl Gpu {
             tensor_map_cache: self.tensor_map_cache.clone(),
             counters: self.counters.clone(),
             padding: self.padding.clone(),
+            partials: self.partials.clone(),
         }
     }
 

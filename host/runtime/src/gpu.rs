@@ -5,7 +5,7 @@ use crate::error::{Doing, Error, Result};
 use crate::external::ExternalStream;
 use crate::info::DeviceInfo;
 use crate::module::LoadedModule;
-use crate::padded::PaddingScratch;
+use crate::scratch::StreamScratch;
 use crate::tensor_map::TensorMapCache;
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DeviceRepr, ValidAsZeroBits};
 use std::sync::Arc;
@@ -29,7 +29,9 @@ pub struct Gpu {
     /// Zeroed counters, per stream ([`Gpu::zeroed_counters`]).
     pub(crate) counters: Arc<Counters>,
     /// Scratch for row-padded copies, per stream ([`Gpu::padded_copies`]).
-    pub(crate) padding: Arc<PaddingScratch>,
+    pub(crate) padding: Arc<StreamScratch>,
+    /// Scratch for partial sums, per stream ([`crate::Backend::partial_sums`]).
+    pub(crate) partials: Arc<StreamScratch>,
 }
 
 /// Whether this machine has a usable NVIDIA driver and at least one device.
@@ -100,6 +102,7 @@ impl Gpu {
             tensor_map_cache: Arc::default(),
             counters: Arc::default(),
             padding: Arc::default(),
+            partials: Arc::default(),
         })
     }
 

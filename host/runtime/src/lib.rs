@@ -45,6 +45,7 @@ mod nccl;
 mod nvml;
 mod padded;
 mod peer;
+mod scratch;
 mod tensor_map;
 mod timing;
 
@@ -65,6 +66,7 @@ pub use nccl::{Clique, NCCL_ENV, NVLS_ENV, Nccl};
 pub use nvml::Link;
 pub use padded::{PaddedCopies, Pitched, TMA_ALIGNMENT};
 pub use peer::{CopyBy, PeerView, copy_between, exchange};
+pub use scratch::{PartialSums, ScratchHold};
 pub use tensor_map::{
     TensorMap, TensorMapCache, bf16_swizzled, bf16_swizzled_pitched, bf16_swizzled_stack, f32_swizzled,
     f32_swizzled_pitched,

@@ -2,20 +2,13 @@
 //! aligned start and rows a multiple of 16 bytes apart, which a matrix of odd width (an LM head's
 //! 50257 columns of bf16) or a view starting mid-row does not have. [`Gpu::padded_copies`] copies
 //! such matrices into scratch, each row starting 16-byte aligned, on the launch stream before the
-//! launch that reads them. One scratch per stream (as the zeroed counters), grown on demand and
-//! kept while the GPU is open, so that its address, and the tensor maps encoding it, stay the same
-//! from call to call.
+//! launch that reads them, in the stream's scratch ([`crate::scratch`]), whose address, and the
+//! tensor maps encoding it, stay the same from call to call.
 
-use crate::error::{Doing, Error, Result};
+use crate::error::{Doing, Result};
 use crate::gpu::Gpu;
+use crate::scratch::ScratchHold;
 use cudarc::driver::sys::{self, CUmemorytype};
-use cudarc::driver::{CudaSlice, DevicePtr};
-use std::collections::HashMap;
-use std::sync::{Mutex, MutexGuard, PoisonError};
-
-/// The scratch of each stream, by its handle; shared with the GPU's external-stream views.
-#[derive(Default)]
-pub(crate) struct PaddingScratch(Mutex<HashMap<usize, CudaSlice<u8>>>);
 
 /// A row-major matrix in device memory: `rows` rows of `row_bytes` bytes, `pitch` bytes apart.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,7 +48,7 @@ impl Pitched {
 /// launch on the stream can take the scratch: drop it once the launch reading the copies is
 /// enqueued (a later copy into the scratch is then ordered after that launch).
 pub struct PaddedCopies<'g> {
-    _scratch: MutexGuard<'g, HashMap<usize, CudaSlice<u8>>>,
+    _hold: ScratchHold<'g>,
     copies: Vec<Pitched>,
 }
 
@@ -87,34 +80,8 @@ impl Gpu {
         mut copy: impl FnMut(Pitched, Pitched) -> Result<()>,
     ) -> Result<PaddedCopies<'_>> {
         let needed: u64 = matrices.iter().map(|m| m.padded_bytes().next_multiple_of(256)).sum();
-        let mut streams = self.padding.0.lock().unwrap_or_else(PoisonError::into_inner);
-        let key = self.launch_stream() as usize;
-        if streams.get(&key).is_none_or(|s| (s.len() as u64) < needed) {
-            if self.capturing()? {
-                // Allocating, and waiting for the stream, are what a capture forbids.
-                return Err(Error::InvalidInput {
-                    what: "a launch during a CUDA graph capture".into(),
-                    reason: format!(
-                        "its TMA kernel needs {needed} bytes of scratch for row-padded copies, more than this stream has yet; call the operation once on arrays of the same shapes before capturing"
-                    ),
-                });
-            }
-            if streams.remove(&key).is_some() {
-                self.synchronize_launch_stream()?;
-            }
-            // SAFETY: bytes; every byte read from it is first written by a copy below.
-            let scratch = unsafe { self.stream.alloc::<u8>(needed as usize) }
-                .doing(|| format!("allocating {needed} bytes of scratch for padded copies"))?;
-            if self.external.is_some() {
-                // Allocated on the GPU's own stream: done before the external stream uses it.
-                self.synchronize()?;
-            }
-            streams.insert(key, scratch);
-        }
-        let base = {
-            let (base, _guard) = streams[&key].device_ptr(&self.stream);
-            base
-        };
+        let hold = self.hold_scratch(&self.padding, needed, "a TMA kernel's row-padded copies")?;
+        let base = hold.address();
         let mut offset = 0;
         let mut copies = Vec::with_capacity(matrices.len());
         for m in matrices {
@@ -128,18 +95,7 @@ impl Gpu {
             copies.push(to);
             offset += m.padded_bytes().next_multiple_of(256);
         }
-        Ok(PaddedCopies {
-            _scratch: streams,
-            copies,
-        })
-    }
-
-    /// Waits for the stream launches go to.
-    fn synchronize_launch_stream(&self) -> Result<()> {
-        // SAFETY: the stream is this GPU's or the live external one.
-        unsafe { sys::cuStreamSynchronize(self.launch_stream()) }
-            .result()
-            .doing(|| "waiting for the stream before its scratch grows".into())
+        Ok(PaddedCopies { _hold: hold, copies })
     }
 }
 

@@ -11,8 +11,14 @@ use ptxkit_runtime::{Backend, Error, Result};
 /// The suite, one home for the Rust and the Python side.
 const SUITE: &str = include_str!("../../../benches/shapes/models.json");
 
-/// The dtypes `--dtypes` takes, each the family that runs it.
-pub const DTYPES: [(&str, &str); 3] = [("f32", "matmul"), ("tf32", "matmul_tc"), ("bf16", "matmul_bf16")];
+/// The dtypes `--dtypes` takes, each the family that runs it: bf16 operands give bf16 C as
+/// PyTorch's `a @ b` does, or f32 C (`bf16-f32`).
+pub const DTYPES: [(&str, &str); 4] = [
+    ("f32", "matmul"),
+    ("tf32", "matmul_tc"),
+    ("bf16", "matmul_bf16_rounded"),
+    ("bf16-f32", "matmul_bf16"),
+];
 
 /// What `host models` is told to run: the families of the dtypes asked for, and the token counts
 /// (m) whose products to run (all where `None`).
@@ -21,7 +27,7 @@ pub struct Plan {
     pub tokens: Option<Vec<usize>>,
 }
 
-/// `--dtypes f32,tf32,bf16` (any of them, in any order) and `--tokens 1,16` (any of the suite's
+/// `--dtypes f32,tf32,bf16,bf16-f32` (any of them, in any order) and `--tokens 1,16` (any of the suite's
 /// token counts; all where absent).
 pub fn plan(dtypes: &str, tokens: Option<&str>) -> Result<Plan> {
     let mut families = Vec::new();
@@ -231,12 +237,12 @@ mod tests {
 
     #[test]
     fn dtypes_name_the_families_and_refuse_others() {
-        let plan = plan("bf16, f32,bf16", None).unwrap();
+        let plan = plan("bf16, f32,bf16,bf16-f32", None).unwrap();
         let names: Vec<&str> = plan.families.iter().map(|f| f.name()).collect();
-        assert_eq!(names, ["matmul_bf16", "matmul"]);
+        assert_eq!(names, ["matmul_bf16_rounded", "matmul", "matmul_bf16"]);
         let error = plan_error("fp8");
         assert!(
-            error.contains("--dtypes") && error.contains("f32, tf32, bf16"),
+            error.contains("--dtypes") && error.contains("f32, tf32, bf16, bf16-f32"),
             "{error}"
         );
         assert!(plan_error(",").contains("at least one"));

@@ -14,10 +14,14 @@
 //! The additions into C arrive in whatever order the blocks finish, so the result's last bits can
 //! differ from run to run (within the same error bound: each element is still a sum of k
 //! products).
+//!
+//! **Where C is not f32** (bf16, [`crate::matmul_bf16::rounded`]), the runs meet the same way in
+//! f32 partial sums instead, and the last to arrive rounds the sums into C
+//! ([`meet_in_partials_warp`]): C's elements are rounded once, from the whole sum.
 
 use ptxkit::device::{
-    atomic_add, block_idx, grid_dim, lane_id, load_acquire, store_relaxed, sync_threads, sync_warp, thread_fence,
-    thread_idx,
+    atomic_add, block_idx, grid_dim, lane_id, load_acquire, shfl_idx, store_relaxed, sync_threads, sync_warp,
+    thread_fence_acq_rel, thread_idx,
 };
 
 /// Block z's run of k, and how many blocks have a run: `gridDim.z` equal runs, multiples of
@@ -74,7 +78,7 @@ pub unsafe fn meet_in_c(arrivals: *mut u32, runs: u32, store: impl FnOnce(), add
     };
     let write = |adding: bool| if adding { add() } else { store() };
     // SAFETY: forwarded.
-    unsafe { meet(arrived, (block_idx().z, runs), party, write) }
+    unsafe { meet(arrived, (block_idx().z, runs), party, write, false) };
 }
 
 /// As [`meet_in_c`] for one warp's part of a tile, where a persistent grid's warps each hold
@@ -93,7 +97,35 @@ pub unsafe fn meet_in_c_warp(arrived: *mut u32, (run, runs): (u32, u32), write: 
         sync: sync_warp,
     };
     // SAFETY: forwarded.
-    unsafe { meet(arrived, (run, runs), party, write) }
+    unsafe { meet(arrived, (run, runs), party, write, false) };
+}
+
+/// As [`meet_in_c_warp`], the runs meeting in f32 partial sums (`write(adding)` stores or adds
+/// there) instead of in C: the warp whose run arrives last, when every other run's sums have
+/// reached the partials, calls `round` to round them into C (the module's doc). One run calls
+/// `write(false)`, then `round`.
+///
+/// # Safety
+/// As for [`meet_in_c_warp`].
+#[inline(always)]
+pub unsafe fn meet_in_partials_warp(
+    arrived: *mut u32,
+    (run, runs): (u32, u32),
+    write: impl FnOnce(bool),
+    round: impl FnOnce(),
+) {
+    let party = Party {
+        first: lane_id() == 0,
+        sync: sync_warp,
+    };
+    // SAFETY: forwarded.
+    let last = unsafe { meet(arrived, (run, runs), party, write, true) };
+    if shfl_idx(last as u32, 0) != 0 {
+        // The other runs' additions, published before their arrivals, are seen by every lane.
+        sync_warp();
+        thread_fence_acq_rel();
+        round();
+    }
 }
 
 /// The threads that hold a part of C's sums for one run: one of them signals and waits for all,
@@ -104,12 +136,20 @@ struct Party<Sync: Fn()> {
 }
 
 /// Run 0 stores and signals; the others wait for the signal, add, and the last puts the counter
-/// back to zero. One run stores and nothing else.
+/// back to zero. One run stores and nothing else. Where `publishing`, each run's additions are
+/// visible to the GPU before it arrives. Whether this party's run arrived last (or is the only
+/// one), as the party's first thread knows it.
 ///
 /// # Safety
 /// As for [`meet_in_c_warp`], `arrived` the part's counter.
 #[inline(always)]
-unsafe fn meet(arrived: *mut u32, (run, runs): (u32, u32), party: Party<impl Fn()>, write: impl FnOnce(bool)) {
+unsafe fn meet(
+    arrived: *mut u32,
+    (run, runs): (u32, u32),
+    party: Party<impl Fn()>,
+    write: impl FnOnce(bool),
+    publishing: bool,
+) -> bool {
     let Party { first, sync } = party;
     let adding = run > 0;
     if adding {
@@ -123,22 +163,34 @@ unsafe fn meet(arrived: *mut u32, (run, runs): (u32, u32), party: Party<impl Fn(
     }
     write(adding);
     if runs == 1 {
-        return;
+        return true;
     }
     if !adding {
-        // Every thread's stores are visible to the GPU before the signal goes out.
-        thread_fence();
+        // Every thread's stores are visible to the GPU before the signal goes out (a release:
+        // the waiting runs acquire by `load_acquire`).
+        thread_fence_acq_rel();
         sync();
         if first {
             // SAFETY: as above.
             unsafe { atomic_add(arrived, 1) };
         }
-    } else if first && unsafe { atomic_add(arrived, 1) } == runs - 1 {
+        // Run 0 arrives first: the others wait for it.
+        return false;
+    }
+    if publishing {
+        // A release, as run 0's: the last to arrive acquires after its atomic.
+        thread_fence_acq_rel();
+        sync();
+    }
+    // SAFETY: as above.
+    let last = first && unsafe { atomic_add(arrived, 1) } == runs - 1;
+    if last {
         // Every run's party adds 1 once (run 0's first); the last to arrive leaves the counter at
         // zero for the next launch.
         // SAFETY: as above.
         unsafe { store_relaxed(arrived, 0) };
     }
+    last
 }
 
 /// The zeroed counters `arrivals` must hold for a launch of `kernel` on `grid`: where it is one of

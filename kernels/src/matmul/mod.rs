@@ -32,6 +32,7 @@ pub mod double_buffered;
 pub mod k_runs;
 pub mod multistage;
 pub mod naive;
+pub mod output;
 pub mod pad_rows;
 pub mod padded;
 pub mod register_1d;

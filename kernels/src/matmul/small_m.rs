@@ -20,11 +20,12 @@
 //! serves the three ladders.
 
 use super::Matmul;
-use super::k_runs::{meet_in_c, run_of_k, splits};
+use super::k_runs::{meet_in_c, meet_in_partials_warp, run_of_k, splits};
+use super::output::Out;
 use ptxkit::device::mma::Bf16;
 use ptxkit::device::{
-    DynamicShared, block_idx, fma, global_store, lane_id, load4, red_add, sync_threads, thread_idx, unrolled,
-    unrolled_to,
+    DynamicShared, block_idx, fma, global_store, grid_dim, lane_id, load4, load4_l2, red_add, sync_threads, thread_idx,
+    unrolled, unrolled_to,
 };
 use ptxkit::{Dim3, Kernel, Occupancy, SharedMemory, kernel};
 
@@ -282,6 +283,23 @@ pub unsafe fn small_m<O: Operands, const MR: usize, const W: usize>(
     (m, n, k): (u32, u32, u32),
     arrivals: *mut u32,
 ) {
+    // SAFETY: forwarded; an f32 C's runs meet in C itself.
+    unsafe { small_m_into::<O, MR, W, f32>((a, b, c), (m, n, k), (arrivals, core::ptr::null_mut())) }
+}
+
+/// [`small_m`] into a C of f32 or bf16 ([`Out`]): where C is not f32 and k is cut into runs, the
+/// runs meet in `partial_sums` (a block of [`partials_per_block`] f32 per block of the grid's first
+/// layer) and the last to arrive rounds the sums into C.
+///
+/// # Safety
+/// As for [`small_m`]; for a C that is not f32 and a grid more than one deep, `partial_sums` holds
+/// a block per counter.
+#[inline(always)]
+pub unsafe fn small_m_into<O: Operands, const MR: usize, const W: usize, C: Out>(
+    (a, b, c): (*const O::Element, *const O::Element, *mut C),
+    (m, n, k): (u32, u32, u32),
+    (arrivals, partial_sums): (*mut u32, *mut f32),
+) {
     const { assert!(W as u32 == O::PER_LOAD) };
     let (begin, end, runs) = run_of_k::<BLOCK_STEP>(k);
     if begin == end {
@@ -333,18 +351,73 @@ pub unsafe fn small_m<O: Operands, const MR: usize, const W: usize>(
 
     let lead = warp == 0;
     let at = (m, n, row0, col);
-    // SAFETY: every output lies inside C; `arrivals` as the caller gives it, one counter per
-    // block of the first layer (its x).
-    unsafe {
-        meet_in_c(
-            arrivals,
-            runs,
-            // SAFETY: inside C.
-            || each_output(lead, at, &acc, |i, value| global_store(c.add(i), value)),
-            // SAFETY: inside C.
-            || each_output(lead, at, &acc, |i, value| red_add(c.add(i), value)),
-        )
+    if C::ADDS {
+        // SAFETY: every output lies inside C; `arrivals` as the caller gives it, one counter per
+        // block of the first layer (its x).
+        unsafe {
+            meet_in_c(
+                arrivals,
+                runs,
+                // SAFETY: inside C.
+                || each_output(lead, at, &acc, |i, value| C::put(c.add(i), value, false)),
+                // SAFETY: inside C.
+                || each_output(lead, at, &acc, |i, value| C::put(c.add(i), value, true)),
+            )
+        };
+        return;
     }
+    // Warp 0 holds the block's sums: it meets the other runs' alone.
+    if !lead {
+        return;
+    }
+    if runs == 1 {
+        // SAFETY: inside C.
+        each_output(lead, at, &acc, |i, value| unsafe { C::put(c.add(i), value, false) });
+        return;
+    }
+    let place = (block_idx().y * grid_dim().x + block_idx().x) as usize;
+    // This lane's W sums of each of the MR rows in the block's partials.
+    let mine = partial_sums.wrapping_add(place * partials_per_block(MR, W) as usize + lane as usize * W);
+    let slot = |r: u32, q: u32| mine.wrapping_add((r * 32 * W as u32 + q) as usize);
+    let write = |adding: bool| {
+        unrolled_to(MR as u32, |r| {
+            unrolled_to(W as u32, |q| {
+                let value = acc[r as usize][q as usize];
+                // SAFETY: inside the block's partials.
+                unsafe {
+                    if adding {
+                        red_add(slot(r, q), value)
+                    } else {
+                        global_store(slot(r, q), value)
+                    }
+                }
+            })
+        })
+    };
+    let round = || {
+        // Every sum loaded before any is stored, 16 bytes at a time past the L1 (other SMs added
+        // them): one wait for the L2.
+        let mut sums = [[0.0f32; W]; MR];
+        unrolled_to(MR as u32, |r| {
+            unrolled_to(W as u32 / 4, |v| {
+                // SAFETY: inside the block's partials, whole once every run has added; 16-byte
+                // aligned (the partials are, and W a multiple of 4).
+                let four = unsafe { load4_l2(slot(r, 4 * v)) }.0;
+                sums[r as usize][4 * v as usize..4 * v as usize + 4].copy_from_slice(&four);
+            })
+        });
+        // SAFETY: inside C.
+        each_output(lead, at, &sums, |i, value| unsafe { C::put(c.add(i), value, false) });
+    };
+    // SAFETY: the block's counter and partials (the caller's promise); run 0's warp 0 starts
+    // before any other run's (blocks start in order, run 0 the grid's first layer).
+    unsafe { meet_in_partials_warp(arrivals.wrapping_add(place), (block_idx().z, runs), write, round) }
+}
+
+/// f32 partial sums per block where C is not f32 and k is cut into runs: MR rows of the block's
+/// 32·W columns.
+pub const fn partials_per_block(mr: usize, w: usize) -> u32 {
+    (mr * 32 * w) as u32
 }
 
 /// Calls `out(index in C, sum)` for each of the block's sums inside C, in warp 0 (`lead`), which

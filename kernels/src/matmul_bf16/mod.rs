@@ -15,9 +15,12 @@
 //! * [`small_m16`]: for A of up to 16 rows, B streamed once into `mma.sync` m16n8k16 with A's
 //!   rows as its 16 ([`crate::matmul::small_m_mma`]).
 //!
+//! [`rounded`] is a family of its own: the same rungs with C rounded to bf16.
+//!
 //! A new rung is a file here and its line in [`FAMILY`].
 
 pub mod pipelined;
+pub mod rounded;
 pub mod small_m;
 pub mod small_m16;
 pub mod specialized;

@@ -13,10 +13,11 @@
 //! shapes stage the same tiles with plain loads and stores (correct, without the overlap).
 
 use super::MatmulBf16;
+use crate::matmul::output::Out;
 use ptxkit::device::mma::{Bf16, accumulator_position, mma_bf16_m16n8k16};
 use ptxkit::device::{
-    MatrixLayout, SharedMatrix, WARP_SIZE, async_copy_commit, async_copy_wait, block_idx, global_store, lane_id,
-    sync_threads, thread_idx, unrolled,
+    MatrixLayout, SharedMatrix, WARP_SIZE, async_copy_commit, async_copy_wait, block_idx, lane_id, sync_threads,
+    thread_idx, unrolled,
 };
 use ptxkit::{Dim3, Kernel, SharedMemory, kernel, shared_memory};
 
@@ -165,6 +166,99 @@ unsafe fn stage(rings: &Rings, ops: Operands, tid: u32, step: u32, slot: u32) {
     });
 }
 
+/// The kernel's body, C of f32 or rounded to bf16 ([`Out`]).
+///
+/// # Safety
+/// A, B and C hold m·k, k·n and m·n elements; launched as [`KERNEL`] is.
+#[inline(always)]
+pub(crate) unsafe fn run<O: Out>(a: *const Bf16, b: *const Bf16, c: *mut O, (m, n, k): (u32, u32, u32)) {
+    let rings = Rings::carve();
+    let (a_ring, b_ring) = (&rings.a, &rings.b);
+    let (tid, lane) = (thread_idx().x, lane_id());
+    let warp = tid / WARP_SIZE;
+    let (row0, col0) = (block_idx().y * BM, block_idx().x * BN);
+    let (warp_row, warp_col) = ((warp / 2) * WM, (warp % 2) * WN);
+    let aligned = k.is_multiple_of(CHUNK)
+        && n.is_multiple_of(CHUNK)
+        && (a as usize).is_multiple_of(16)
+        && (b as usize).is_multiple_of(16);
+    let ops = Operands {
+        a,
+        b,
+        m,
+        n,
+        k,
+        row0,
+        col0,
+        aligned,
+    };
+    let steps = k.div_ceil(BK);
+    // Fill all but one slot; every step then commits one group (empty past the end), so that
+    // waiting for all but STAGES - 2 groups always means "this step's slices have landed".
+    for step in 0..STAGES - 1 {
+        if step < steps {
+            // SAFETY: the kernel's contract; step < STAGES.
+            unsafe { stage(&rings, ops, tid, step, step) };
+        }
+        async_copy_commit();
+    }
+    let mut acc = [[[0.0f32; 4]; NI]; MI];
+    // Lane l gives row l % 8 of ldmatrix matrix l / 8: matrices at rows +0 and +8 (A) or k +0
+    // and +8 (B), then at words +0 and +4 (8 bf16 along k for A, along n for B).
+    let (ld_row, ld_word) = (lane % 8 + 8 * ((lane / 8) % 2), 4 * (lane / 16));
+    for step in 0..steps {
+        async_copy_wait::<{ STAGES - 2 }>();
+        // This step's slices are whole, and every warp is done with the slot refilled next.
+        sync_threads();
+        let next = step + STAGES - 1;
+        if next < steps {
+            // SAFETY: as above.
+            unsafe { stage(&rings, ops, tid, next, next % STAGES) };
+        }
+        async_copy_commit();
+        let slot = step % STAGES;
+        for kk in 0..BK / 16 {
+            // SAFETY (ldmatrix): rows below STAGES·BM and STAGES·BK, words + 4 within the
+            // rows, every address 16-byte aligned (pitches and words multiples of 4).
+            let fa: [[u32; 4]; MI] = core::array::from_fn(|mi| unsafe {
+                a_ring.load_matrices_x4(slot * BM + warp_row + 16 * mi as u32 + ld_row, 8 * kk + ld_word)
+            });
+            let fb: [[u32; 4]; NI / 2] = core::array::from_fn(|p| unsafe {
+                b_ring.load_matrices_x4_trans(slot * BK + 16 * kk + ld_row, (warp_col + 16 * p as u32) / 2 + ld_word)
+            });
+            unrolled::<{ MI as u32 }>(|mi| {
+                unrolled::<{ NI as u32 }>(|ni| {
+                    let (mi, ni) = (mi as usize, ni as usize);
+                    let pair = &fb[ni / 2];
+                    let b = [pair[2 * (ni % 2)], pair[2 * (ni % 2) + 1]];
+                    acc[mi][ni] = mma_bf16_m16n8k16(fa[mi], b, acc[mi][ni]);
+                });
+            });
+        }
+    }
+    unrolled::<{ MI as u32 }>(
+        #[inline(always)]
+        |mi| {
+            unrolled::<{ NI as u32 }>(|ni| {
+                unrolled::<4>(|r| {
+                    let (row, col) = accumulator_position(lane, r);
+                    let (row, col) = (row0 + warp_row + 16 * mi + row, col0 + warp_col + 8 * ni + col);
+                    if row < m && col < n {
+                        // SAFETY: inside C (m×n).
+                        unsafe {
+                            O::put(
+                                c.add((row * n + col) as usize),
+                                acc[mi as usize][ni as usize][r as usize],
+                                false,
+                            )
+                        };
+                    }
+                });
+            });
+        },
+    );
+}
+
 kernel! {
     #[launch_bounds(Dim3::x(THREADS), 2)]
     /// `C = A·B` on the tensor cores (bf16 operands, f32 sums and output), 128×128 per block.
@@ -173,73 +267,8 @@ kernel! {
         let _ = arrivals;
         // Copies by cp.async: no tensor maps.
         let _ = maps;
-        let rings = Rings::carve();
-        let (a_ring, b_ring) = (&rings.a, &rings.b);
-        let (tid, lane) = (thread_idx().x, lane_id());
-        let warp = tid / WARP_SIZE;
-        let (row0, col0) = (block_idx().y * BM, block_idx().x * BN);
-        let (warp_row, warp_col) = ((warp / 2) * WM, (warp % 2) * WN);
-        let aligned = k.is_multiple_of(CHUNK)
-            && n.is_multiple_of(CHUNK)
-            && (a as usize).is_multiple_of(16)
-            && (b as usize).is_multiple_of(16);
-        let ops = Operands { a, b, m, n, k, row0, col0, aligned };
-        let steps = k.div_ceil(BK);
-        // Fill all but one slot; every step then commits one group (empty past the end), so that
-        // waiting for all but STAGES - 2 groups always means "this step's slices have landed".
-        for step in 0..STAGES - 1 {
-            if step < steps {
-                // SAFETY: the kernel's contract; step < STAGES.
-                unsafe { stage(&rings, ops, tid, step, step) };
-            }
-            async_copy_commit();
-        }
-        let mut acc = [[[0.0f32; 4]; NI]; MI];
-        // Lane l gives row l % 8 of ldmatrix matrix l / 8: matrices at rows +0 and +8 (A) or k +0
-        // and +8 (B), then at words +0 and +4 (8 bf16 along k for A, along n for B).
-        let (ld_row, ld_word) = (lane % 8 + 8 * ((lane / 8) % 2), 4 * (lane / 16));
-        for step in 0..steps {
-            async_copy_wait::<{ STAGES - 2 }>();
-            // This step's slices are whole, and every warp is done with the slot refilled next.
-            sync_threads();
-            let next = step + STAGES - 1;
-            if next < steps {
-                // SAFETY: as above.
-                unsafe { stage(&rings, ops, tid, next, next % STAGES) };
-            }
-            async_copy_commit();
-            let slot = step % STAGES;
-            for kk in 0..BK / 16 {
-                // SAFETY (ldmatrix): rows below STAGES·BM and STAGES·BK, words + 4 within the
-                // rows, every address 16-byte aligned (pitches and words multiples of 4).
-                let fa: [[u32; 4]; MI] = core::array::from_fn(|mi| unsafe {
-                    a_ring.load_matrices_x4(slot * BM + warp_row + 16 * mi as u32 + ld_row, 8 * kk + ld_word)
-                });
-                let fb: [[u32; 4]; NI / 2] = core::array::from_fn(|p| unsafe {
-                    b_ring.load_matrices_x4_trans(slot * BK + 16 * kk + ld_row, (warp_col + 16 * p as u32) / 2 + ld_word)
-                });
-                unrolled::<{ MI as u32 }>(|mi| {
-                    unrolled::<{ NI as u32 }>(|ni| {
-                        let (mi, ni) = (mi as usize, ni as usize);
-                        let pair = &fb[ni / 2];
-                        let b = [pair[2 * (ni % 2)], pair[2 * (ni % 2) + 1]];
-                        acc[mi][ni] = mma_bf16_m16n8k16(fa[mi], b, acc[mi][ni]);
-                    });
-                });
-            }
-        }
-        unrolled::<{ MI as u32 }>(#[inline(always)] |mi| {
-            unrolled::<{ NI as u32 }>(|ni| {
-                unrolled::<4>(|r| {
-                    let (row, col) = accumulator_position(lane, r);
-                    let (row, col) = (row0 + warp_row + 16 * mi + row, col0 + warp_col + 8 * ni + col);
-                    if row < m && col < n {
-                        // SAFETY: inside C (m×n).
-                        unsafe { global_store(c.add((row * n + col) as usize), acc[mi as usize][ni as usize][r as usize]) };
-                    }
-                });
-            });
-        });
+        // SAFETY: the kernel's contract; KERNEL launches the block and grid.
+        unsafe { run::<f32>(a, b, c, (m, n, k)) }
     }
 }
 

@@ -53,11 +53,13 @@ shared_memory! {
 }
 
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
-mod body {
+pub(super) mod body {
     use super::*;
-    use crate::matmul::k_runs::meet_in_c_warp;
+    use crate::matmul::k_runs::{meet_in_c_warp, meet_in_partials_warp};
+    use crate::matmul::output::Out;
     use crate::matmul::tile_order::Item;
     use crate::matmul_bf16::TensorMaps;
+    use crate::matmul_bf16::rounded::round_partials;
     use crate::matmul_bf16::store::write_warpgroup;
     use crate::matmul_bf16::swizzled::{Operands, stage};
     use ptxkit::device::mma::Bf16;
@@ -83,17 +85,20 @@ mod body {
     /// time ([`write_warpgroup`]'s `SHIFTED`); the `cp.async` rung keeps the launch's registers
     /// everywhere and stores such rows element by element.
     ///
+    /// C holds f32, or bf16 ([`Out`]); a bf16 C's runs of k meet in `partials` (one 16×256 block
+    /// of f32 per counter, [`PARTIALS_PER_COUNTER`]) and are rounded into C by the last to arrive.
+    ///
     /// # Safety
     /// The kernel's contract; `maps`, where not null, describes A and B; `arrivals` holds
-    /// [`counters`] zeroed counters.
+    /// [`counters`] zeroed counters, and for a bf16 C `partials` as many blocks.
     #[inline(always)]
-    pub unsafe fn run<const TMA: bool>(
+    pub unsafe fn run<const TMA: bool, O: Out>(
         a: *const Bf16,
         b: *const Bf16,
-        c: *mut f32,
+        c: *mut O,
         (m, n, k): (u32, u32, u32),
         maps: *const TensorMaps,
-        arrivals: *mut u32,
+        (arrivals, partials): (*mut u32, *mut f32),
     ) {
         if TMA && maps.is_null() {
             trap();
@@ -246,16 +251,44 @@ mod body {
                 }
             };
             let (corner, at) = ((row0 + 64 * consumer, col0), (m, n));
-            // SAFETY: the kernel's contract (C holds m·n; `arrivals` the zeroed [`counters`]), every
-            // lane of the warpgroup is here; no block takes a run 0 after a run that adds.
-            unsafe {
-                meet_in_c_warp(
-                    work.counter(&this, arrivals, CONSUMER_WARPS, warp),
-                    (this.run, this.runs),
-                    #[inline(always)]
-                    |adding| write_warpgroup::<BN, TMA>(c, at, corner, value, adding),
-                )
-            };
+            let counter = work.counter(&this, arrivals, CONSUMER_WARPS, warp);
+            if O::ADDS || this.runs == 1 {
+                // SAFETY: the kernel's contract (C holds m·n; `arrivals` the zeroed
+                // [`counters`]), every lane of the warpgroup is here; no block takes a run 0
+                // after a run that adds. A bf16 C is only stored to, its k in one run.
+                unsafe {
+                    meet_in_c_warp(
+                        counter,
+                        (this.run, this.runs),
+                        #[inline(always)]
+                        |adding| write_warpgroup::<BN, TMA, O>(c, at, corner, value, adding),
+                    )
+                };
+            } else {
+                // This warpgroup's 64×256 of partial sums: its warps' blocks, by their counters'
+                // places.
+                let place = (counter as usize - arrivals as usize) / size_of::<u32>();
+                let group_place = place - (warp % 4) as usize;
+                let group = partials.wrapping_add(group_place * PARTIALS_PER_COUNTER as usize);
+                let mine = partials.wrapping_add(place * PARTIALS_PER_COUNTER as usize);
+                let rows = (corner.0 + 16 * (warp % 4), corner.1);
+                // Only the group's rows inside C are summed (a few rows of A leave most of a
+                // tile empty); a warp with none has nothing to meet, in any run.
+                let group_rows = m.saturating_sub(corner.0).min(64);
+                if rows.0 < m {
+                    // SAFETY: as above; the partials hold a block per counter, 16-byte aligned.
+                    unsafe {
+                        meet_in_partials_warp(
+                            counter,
+                            (this.run, this.runs),
+                            #[inline(always)]
+                            |adding| write_warpgroup::<BN, false, f32>(group, (group_rows, BN), (0, 0), value, adding),
+                            #[inline(always)]
+                            || round_partials::<O>(mine, c, at, rows),
+                        )
+                    };
+                }
+            }
             work.advance(&mut walk);
         }
     }
@@ -267,7 +300,7 @@ kernel_sm90a! {
     /// block.
     pub unsafe fn matmul_bf16_specialized(a: *const ptxkit::device::mma::Bf16, b: *const ptxkit::device::mma::Bf16, c: *mut f32, m: u32, n: u32, k: u32, maps: *const super::TensorMaps, arrivals: *mut u32) {
         // SAFETY: the kernel's contract.
-        unsafe { body::run::<false>(a, b, c, (m, n, k), maps, arrivals) }
+        unsafe { body::run::<false, f32>(a, b, c, (m, n, k), maps, (arrivals, core::ptr::null_mut())) }
     }
 }
 
@@ -276,7 +309,7 @@ kernel_sm90a! {
     /// As [`matmul_bf16_tma`], each block taking tile after tile (the grid the host gives).
     pub unsafe fn matmul_bf16_persistent(a: *const ptxkit::device::mma::Bf16, b: *const ptxkit::device::mma::Bf16, c: *mut f32, m: u32, n: u32, k: u32, maps: *const super::TensorMaps, arrivals: *mut u32) {
         // SAFETY: the kernel's contract.
-        unsafe { body::run::<true>(a, b, c, (m, n, k), maps, arrivals) }
+        unsafe { body::run::<true, f32>(a, b, c, (m, n, k), maps, (arrivals, core::ptr::null_mut())) }
     }
 }
 
@@ -286,7 +319,7 @@ kernel_sm90a! {
     /// maps.
     pub unsafe fn matmul_bf16_tma(a: *const ptxkit::device::mma::Bf16, b: *const ptxkit::device::mma::Bf16, c: *mut f32, m: u32, n: u32, k: u32, maps: *const super::TensorMaps, arrivals: *mut u32) {
         // SAFETY: the kernel's contract.
-        unsafe { body::run::<true>(a, b, c, (m, n, k), maps, arrivals) }
+        unsafe { body::run::<true, f32>(a, b, c, (m, n, k), maps, (arrivals, core::ptr::null_mut())) }
     }
 }
 
@@ -328,8 +361,11 @@ pub const MIN_RUN: u32 = 8 * BK;
 /// on its own counter.
 const CONSUMER_WARPS: u32 = 2 * WARPGROUP / WARP_SIZE;
 
+/// f32 partial sums per counter where C is bf16: a consumer warp's 16 rows of a tile's 256 columns.
+pub const PARTIALS_PER_COUNTER: u32 = 16 * BN;
+
 /// Tiles of C (128×256 each).
-const fn tiles(p: &MatmulBf16) -> u32 {
+pub(crate) const fn tiles(p: &MatmulBf16) -> u32 {
     p.m.div_ceil(BM) * p.n.div_ceil(BN)
 }
 

@@ -1,28 +1,33 @@
 //! The ways out of a warpgroup's `wgmma` accumulators into C, for the `wgmma` rungs: register i of
 //! lane l in warp w of the group holds row `16·w + l / 4 + 8·((i % 4) / 2)`, column
 //! `8·(i / 4) + 2·(l % 4) + i % 2` of the group's 64×N product (see [`ptxkit::device::wgmma`]).
+//! C holds f32, or bf16 ([`Out`]): the same stores, each sum rounded on its way out.
 // Only the sm_90a kernel bodies store with it; elsewhere the bodies are stubs.
 #![cfg_attr(not(all(target_arch = "nvptx64", target_feature = "sm_90a")), allow(dead_code))]
 
-use ptxkit::device::{
-    Float4, WARP_SIZE, global_store, is_aligned4, lane_id, opaque, red_add, red_add4, shfl_idx, shfl_xor, store4,
-    thread_idx, unrolled, unrolled_to,
-};
+use crate::matmul::output::Out;
+use ptxkit::device::{WARP_SIZE, lane_id, opaque, shfl_idx, shfl_xor, thread_idx, unrolled, unrolled_to};
+
+/// Whether element `at` of a C of `O` starts four elements' bytes ([`Out::put4`]'s alignment).
+#[inline(always)]
+fn aligned_four<O>(at: *const O) -> bool {
+    (at as usize).is_multiple_of(4 * size_of::<O>())
+}
 
 /// Stores the 64×`N` product this thread's warpgroup holds, at rows from `row0` and columns from
 /// `col0` of C (m×n), the parts inside C only; `value(i)` is this lane's accumulator register i.
 ///
 /// # Safety
-/// `c` holds m·n f32; every lane of the warpgroup calls it.
+/// `c` holds m·n elements; every lane of the warpgroup calls it.
 #[inline(always)]
-pub unsafe fn store_warpgroup<const N: u32>(
-    c: *mut f32,
+pub unsafe fn store_warpgroup<const N: u32, O: Out>(
+    c: *mut O,
     (m, n): (u32, u32),
     corner: (u32, u32),
     value: impl Fn(u32) -> f32,
 ) {
     // SAFETY: forwarded.
-    unsafe { store::<N, false, true>(c, (m, n), corner, value, false) }
+    unsafe { store::<N, false, true, O>(c, (m, n), corner, value, false) }
 }
 
 /// As [`store_warpgroup`], or where `adding` adding to C's elements (`red.global.add`): a later
@@ -34,15 +39,15 @@ pub unsafe fn store_warpgroup<const N: u32>(
 /// # Safety
 /// As for [`store_warpgroup`].
 #[inline(always)]
-pub unsafe fn write_warpgroup<const N: u32, const SHIFTED: bool>(
-    c: *mut f32,
+pub unsafe fn write_warpgroup<const N: u32, const SHIFTED: bool, O: Out>(
+    c: *mut O,
     (m, n): (u32, u32),
     corner: (u32, u32),
     value: impl Fn(u32) -> f32,
     adding: bool,
 ) {
     // SAFETY: forwarded.
-    unsafe { store::<N, false, SHIFTED>(c, (m, n), corner, value, adding) }
+    unsafe { store::<N, false, SHIFTED, O>(c, (m, n), corner, value, adding) }
 }
 
 /// As [`write_warpgroup`] for a warpgroup that holds the transpose of its part of C (the
@@ -61,7 +66,7 @@ pub unsafe fn write_warpgroup_transposed<const N: u32>(
     adding: bool,
 ) {
     // SAFETY: forwarded.
-    unsafe { store::<N, true, false>(c, (m, n), corner, value, adding) }
+    unsafe { store::<N, true, false, f32>(c, (m, n), corner, value, adding) }
 }
 
 /// The stores: product element (i, j) to C's (row0 + i, col0 + j), or where `TRANSPOSED` to
@@ -71,21 +76,21 @@ pub unsafe fn write_warpgroup_transposed<const N: u32>(
 /// # Safety
 /// As for [`store_warpgroup`].
 #[inline(always)]
-unsafe fn store<const N: u32, const TRANSPOSED: bool, const SHIFTED: bool>(
-    c: *mut f32,
+unsafe fn store<const N: u32, const TRANSPOSED: bool, const SHIFTED: bool, O: Out>(
+    c: *mut O,
     (m, n): (u32, u32),
     (row0, col0): (u32, u32),
     value: impl Fn(u32) -> f32,
     adding: bool,
 ) {
     if !TRANSPOSED {
-        if n.is_multiple_of(4) && is_aligned4(c) {
-            // SAFETY: forwarded; C and its rows 16-byte aligned, by the test.
-            return unsafe { store_vectors::<N>(c, (m, n), (row0, col0), value, adding) };
+        if n.is_multiple_of(4) && aligned_four(c) {
+            // SAFETY: forwarded; C and its rows aligned to four elements, by the test.
+            return unsafe { store_vectors::<N, O>(c, (m, n), (row0, col0), value, adding) };
         }
         if SHIFTED {
             // SAFETY: forwarded.
-            return unsafe { store_shifted::<N>(c, (m, n), (row0, col0), value, adding) };
+            return unsafe { store_shifted::<N, O>(c, (m, n), (row0, col0), value, adding) };
         }
     }
     // Element by element, from where the sums lie: the transposed (whose stores already fill
@@ -112,13 +117,7 @@ unsafe fn store<const N: u32, const TRANSPOSED: bool, const SHIFTED: bool>(
                 if row < m && col < n {
                     let at = c.wrapping_add((row * n + col) as usize);
                     // SAFETY: inside C (m×n), by the test above.
-                    unsafe {
-                        if adding {
-                            red_add(at, value(4 * block + r))
-                        } else {
-                            global_store(at, value(4 * block + r))
-                        }
-                    };
+                    unsafe { O::put(at, value(4 * block + r), adding) };
                 }
             });
         },
@@ -158,42 +157,16 @@ const fn merged_column(quad: u32) -> u32 {
     8 * odd + 2 * (quad - odd)
 }
 
-/// Stores four f32 at `at`, or adds them where `adding`.
+/// The untransposed stores, four elements at a time: after [`merged`], a warp's store writes 64
+/// contiguous bytes of each of its 8 rows (32 of bf16; element stores wrote 16 scattered bytes of
+/// each 32-byte sector, and cost four times the L2 requests); where `adding`, one
+/// `red.global.add.v4.f32` instead.
 ///
 /// # Safety
-/// `at` is 16-byte aligned, four f32 of global memory; on the GPU, sm_90a code.
+/// As for [`store_warpgroup`], and C and its rows (n a multiple of 4) aligned to four elements.
 #[inline(always)]
-unsafe fn put4(at: *mut f32, four: [f32; 4], adding: bool) {
-    // SAFETY: forwarded.
-    unsafe {
-        if adding {
-            red_add4(at, Float4(four))
-        } else {
-            store4(at, Float4(four))
-        }
-    }
-}
-
-/// Stores `x` at `at`, or adds it where `adding`.
-///
-/// # Safety
-/// `at` is an f32 of global memory.
-#[inline(always)]
-unsafe fn put(at: *mut f32, x: f32, adding: bool) {
-    // SAFETY: forwarded.
-    unsafe { if adding { red_add(at, x) } else { global_store(at, x) } }
-}
-
-/// The untransposed stores, 16 bytes at a time: after [`merged`], a warp's store writes 64
-/// contiguous bytes of each of its 8 rows (element stores wrote 16 scattered bytes of each 32-byte
-/// sector, and cost four times the L2 requests); where `adding`, one `red.global.add.v4.f32`
-/// instead.
-///
-/// # Safety
-/// As for [`store_warpgroup`], and C and its rows (n a multiple of 4) 16-byte aligned.
-#[inline(always)]
-unsafe fn store_vectors<const N: u32>(
-    c: *mut f32,
+unsafe fn store_vectors<const N: u32, O: Out>(
+    c: *mut O,
     (m, n): (u32, u32),
     (row0, col0): (u32, u32),
     value: impl Fn(u32) -> f32,
@@ -222,9 +195,9 @@ unsafe fn store_vectors<const N: u32>(
                             .wrapping_add((row * n + lane_col) as usize)
                             .wrapping_add(offset as usize);
                         // SAFETY: four elements inside C's row (n and the first's column are
-                        // multiples of 4), 16-byte aligned (C and its rows are); the callers are
+                        // multiples of 4), aligned as four (C and its rows are); the callers are
                         // sm_90a kernels.
-                        unsafe { put4(first, four, adding) };
+                        unsafe { O::put4(first, four, adding) };
                     }
                 },
             );
@@ -232,9 +205,9 @@ unsafe fn store_vectors<const N: u32>(
     );
 }
 
-/// The untransposed stores where C's rows are not all 16-byte aligned (n not a multiple of 4, or C
-/// itself not aligned: an LM head's odd vocabulary), still 16 bytes at a time: each row's
-/// columns are regrouped in fours from the row's first 16-byte boundary, h columns past the tile's
+/// The untransposed stores where C's rows are not all aligned to four elements (n not a multiple of
+/// 4, or C itself not aligned: an LM head's odd vocabulary), still four at a time: each row's
+/// columns are regrouped in fours from the row's first four-element boundary, h columns past the tile's
 /// first (h of 0 to 3, the row's own). After [`merged`], the lane holding four columns from g
 /// stores those from g + h: its own last 4 − h and the first h of the lane holding the next four
 /// (the next pair's first four for the quad's last lane), one shuffle each. The tile's first h
@@ -244,8 +217,8 @@ unsafe fn store_vectors<const N: u32>(
 /// # Safety
 /// As for [`store_warpgroup`].
 #[inline(always)]
-unsafe fn store_shifted<const N: u32>(
-    c: *mut f32,
+unsafe fn store_shifted<const N: u32, O: Out>(
+    c: *mut O,
     (m, n): (u32, u32),
     (row0, col0): (u32, u32),
     value: impl Fn(u32) -> f32,
@@ -268,8 +241,8 @@ unsafe fn store_shifted<const N: u32>(
         |half| {
             let row = top + 8 * half;
             let start = c.wrapping_add((row.wrapping_mul(n)) as usize);
-            // Columns before the row's first 16-byte boundary (C's elements are 4-byte aligned).
-            let h = ((start as usize).wrapping_neg() / 4 % 4) as u32;
+            // Columns before the row's first four-element boundary (C's elements are aligned).
+            let h = ((start as usize).wrapping_neg() / size_of::<O>() % 4) as u32;
             let inside = row < m;
             let mut own = merged(&value, 0, half);
             unrolled_to(
@@ -282,12 +255,12 @@ unsafe fn store_shifted<const N: u32>(
                     let got: [f32; 4] = core::array::from_fn(|e| shfl_idx(send[e], next_lane));
                     let first = lane_col + 16 * pair;
                     // SAFETY (every store below): inside C's row `row` < m, columns < n, by the
-                    // tests; the fours at `first + h`, 16-byte aligned by h's choice.
+                    // tests; the fours at `first + h`, aligned as four by h's choice.
                     if inside && leads && pair == 0 {
                         // The tile's first h columns of the row.
                         unrolled::<4>(|e| {
                             if e < h && first + e < n {
-                                unsafe { put(start.wrapping_add((first + e) as usize), own[e as usize], adding) };
+                                unsafe { O::put(start.wrapping_add((first + e) as usize), own[e as usize], adding) };
                             }
                         });
                     }
@@ -295,7 +268,7 @@ unsafe fn store_shifted<const N: u32>(
                         // The tile's last 4 − h columns of the row.
                         unrolled::<4>(|e| {
                             if e >= h && first + e < n {
-                                unsafe { put(start.wrapping_add((first + e) as usize), own[e as usize], adding) };
+                                unsafe { O::put(start.wrapping_add((first + e) as usize), own[e as usize], adding) };
                             }
                         });
                     } else if inside {
@@ -307,11 +280,11 @@ unsafe fn store_shifted<const N: u32>(
                         };
                         let at = first + h;
                         if at + 3 < n {
-                            unsafe { put4(start.wrapping_add(at as usize), four, adding) };
+                            unsafe { O::put4(start.wrapping_add(at as usize), four, adding) };
                         } else {
                             unrolled::<4>(|e| {
                                 if at + e < n {
-                                    unsafe { put(start.wrapping_add((at + e) as usize), four[e as usize], adding) };
+                                    unsafe { O::put(start.wrapping_add((at + e) as usize), four[e as usize], adding) };
                                 }
                             });
                         }
@@ -326,6 +299,7 @@ unsafe fn store_shifted<const N: u32>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ptxkit::device::mma::Bf16;
     use ptxkit::{Dim3, LaunchShape, kernel};
 
     /// Product element (i, j) of the tile at `corner`: a different, exactly representable value for
@@ -351,7 +325,7 @@ mod tests {
                     let (warp, lane) = ((thread_idx().x / WARP_SIZE) % 4, lane_id());
                     let value = |i: u32| held((row0, col0), warp, lane, i);
                     // SAFETY: the test's C holds m·n f32.
-                    unsafe { write_warpgroup::<$n, $shifted>(c, (m, n), (row0, col0), value, adding != 0) }
+                    unsafe { write_warpgroup::<$n, $shifted, f32>(c, (m, n), (row0, col0), value, adding != 0) }
                 }
             }
         };
@@ -359,6 +333,98 @@ mod tests {
     probe!(store_32, 32, true);
     probe!(store_256, 256, true);
     probe!(store_32_by_elements, 32, false);
+
+    /// The bits of a bf16 C's element (row, col) (n ≤ 128, m ≤ 128): different for each, finite
+    /// and normal.
+    fn label_bf16((row, col): (u32, u32)) -> u16 {
+        (0x3c00 + row * 128 + col) as u16
+    }
+
+    /// What a lane holds for a bf16 C: past [`label_bf16`]'s value by more than half its unit in
+    /// the last place (2⁻⁸ + 2⁻¹⁰ of it), so that rounding to the nearest gives the next bf16
+    /// up (truncating would give the label's own).
+    fn held_bf16(corner: (u32, u32), warp: u32, lane: u32, i: u32) -> f32 {
+        let (row, col) = (
+            16 * warp + lane / 4 + 8 * ((i % 4) / 2),
+            8 * (i / 4) + 2 * (lane % 4) + i % 2,
+        );
+        let label = Bf16(label_bf16((corner.0 + row, corner.1 + col))).to_f32();
+        label * (1.0 + 1.0 / 256.0 + 1.0 / 1024.0)
+    }
+
+    macro_rules! probe_bf16 {
+        ($name:ident, $shifted:literal) => {
+            kernel! {
+                /// One warpgroup writes its 64×32 tile at (row0, col0) of a bf16 C (m×n).
+                unsafe fn $name(c: *mut Bf16, m: u32, n: u32, row0: u32, col0: u32) {
+                    let (warp, lane) = ((thread_idx().x / WARP_SIZE) % 4, lane_id());
+                    let value = |i: u32| held_bf16((row0, col0), warp, lane, i);
+                    // SAFETY: the test's C holds m·n bf16.
+                    unsafe { write_warpgroup::<32, $shifted, Bf16>(c, (m, n), (row0, col0), value, false) }
+                }
+            }
+        };
+    }
+    probe_bf16!(store_32_bf16, true);
+    probe_bf16!(store_32_bf16_by_elements, false);
+
+    /// As [`check`] for a bf16 C starting `offset` bf16 past an 8-byte boundary: inside C and the
+    /// tile each element the bf16 after its label, every other element untouched.
+    fn check_bf16(shifted: bool, (m, n): (u32, u32), corner: (u32, u32), offset: usize) {
+        const POISON: u16 = 0x7fc1;
+        let len = (m * n) as usize + offset + 8;
+        let mut storage = vec![[POISON; 4]; len.div_ceil(4)];
+        let c = storage.as_mut_ptr().cast::<Bf16>().wrapping_add(offset);
+        let shape = LaunchShape {
+            grid: Dim3::x(1),
+            block: Dim3::x(128),
+            shared_bytes: 0,
+        };
+        let kernel = if shifted {
+            store_32_bf16
+        } else {
+            store_32_bf16_by_elements
+        };
+        // SAFETY: C holds m·n bf16 from `c`, and more past them.
+        unsafe { kernel.emulate(&shape, (c, m, n, corner.0, corner.1)) }.unwrap();
+        let all = storage.as_flattened();
+        let what = format!("bf16, shifted {shifted}, {m}×{n}, tile at {corner:?}, C {offset} bf16 past 8 bytes");
+        for (at, &got) in all.iter().enumerate() {
+            let element = at.checked_sub(offset).filter(|&e| e < (m * n) as usize);
+            let expected = match element {
+                Some(e) => {
+                    let (row, col) = (e as u32 / n, e as u32 % n);
+                    let inside = (corner.0..corner.0 + 64).contains(&row) && (corner.1..corner.1 + 32).contains(&col);
+                    if inside { label_bf16((row, col)) + 1 } else { POISON }
+                }
+                None => POISON,
+            };
+            assert!(
+                got == expected,
+                "{what}: element {element:?} (storage {at}) {got:#x}, expected {expected:#x}"
+            );
+        }
+    }
+
+    /// A bf16 C at every alignment of its rows (n not a multiple of 4, C not 8-byte aligned) and
+    /// the aligned case, tiles whole and cut, each sum rounded to the nearest.
+    #[test]
+    fn bf16_tiles_land_whole_and_rounded_at_every_alignment() {
+        for n in [1, 2, 3, 5, 31, 32, 33, 34, 35, 63, 64, 67, 100] {
+            for m in [1, 7, 64, 70] {
+                for offset in 0..4 {
+                    for shifted in [true, false] {
+                        for col0 in (0..n).step_by(32) {
+                            check_bf16(shifted, (m, n), (0, col0), offset);
+                        }
+                        if m > 64 {
+                            check_bf16(shifted, (m, n), (64, 0), offset);
+                        }
+                    }
+                }
+            }
+        }
+    }
 
     #[derive(Clone, Copy)]
     #[repr(C, align(16))]

@@ -99,7 +99,7 @@ mod body {
             wgmma_wait::<0>();
         }
         // SAFETY: the kernel's contract (C holds m·n); every lane of the warpgroup is here.
-        unsafe { store_warpgroup::<BN>(c, (m, n), (row0 + 64 * group, col0), |i| acc[i as usize]) };
+        unsafe { store_warpgroup::<BN, _>(c, (m, n), (row0 + 64 * group, col0), |i| acc[i as usize]) };
     }
 }
 

@@ -458,6 +458,16 @@ impl Oracle {
         }
     }
 
+    /// The same reference for a C rounded once more, to a type whose unit roundoff is `u` (bf16's):
+    /// each tolerance widened by that rounding of a value as far off as the tolerance allows.
+    pub fn rounded(mut self, u: f64) -> Oracle {
+        let Expected { values, tolerance } = &mut self.expected;
+        for (value, tolerance) in values.iter().zip(tolerance.iter_mut()) {
+            *tolerance += u * (value.abs() + *tolerance);
+        }
+        self
+    }
+
     pub fn check(&self, c: &[f32]) -> std::result::Result<String, String> {
         let Some(positions) = &self.positions else {
             reference::check(c, &self.expected).map_err(|m| m.to_string())?;

@@ -12,13 +12,14 @@ use super::{
 };
 use crate::cublas::Cublas;
 use crate::cublas::Precision;
+use cudarc::driver::DeviceRepr;
 use kernels::Source;
 use kernels::matmul_bf16::{FAMILY, MatmulBf16, TensorMaps, small_m, specialized};
 use kernels::reference::Operands;
 use ptxkit::device::mma::Bf16;
 use ptxkit::{AnyFamily, Kernel};
 use ptxkit_runtime::Backend;
-use ptxkit_runtime::array::{Array, Buffer};
+use ptxkit_runtime::array::{Array, Buffer, Element};
 use ptxkit_runtime::{Error, Result};
 use ptxkit_runtime::{PaddedCopies, bf16_swizzled_pitched};
 
@@ -39,7 +40,8 @@ pub fn launch(
     check_len("C", c.len(), c_len)?;
     let (a_address, b_address) = (a.address(backend)?, b.address(backend)?);
     // The copies stay locked until the launch is enqueued.
-    let (maps, _copies) = tensor_maps(backend, kernel, problem, (a_address, b_address))?;
+    let sizes = (problem.m, problem.n, problem.k);
+    let (maps, _copies) = tensor_maps(backend, uses_maps(kernel), sizes, (a_address, b_address))?;
     // The zeroed counters of the rungs that split k, where the grid does (none otherwise).
     let shape = backend.launch_shape_from(source.module(), kernel, problem)?;
     let arrivals = backend.zeroed_counters(kernels::matmul_bf16::arrivals_needed(kernel, problem, shape.grid))?;
@@ -65,18 +67,17 @@ fn uses_maps(kernel: &Kernel<MatmulBf16>) -> bool {
     [specialized::KERNEL_TMA.entry(), specialized::KERNEL_PERSISTENT.entry()].contains(&kernel.entry())
 }
 
-/// The tensor maps of A and B for the TMA kernels on a GPU (of row-padded copies where TMA cannot
-/// read them in place), with the copies; null otherwise (the kernels that read no maps, and the
-/// emulator, where the TMA kernels copy by `cp.async`).
-fn tensor_maps<'g>(
+/// The tensor maps of A and B for a TMA kernel (`uses_maps`) on a GPU (of row-padded copies
+/// where TMA cannot read them in place), with the copies; null otherwise (the kernels that read
+/// no maps, and the emulator, where the TMA kernels copy by `cp.async`).
+pub(super) fn tensor_maps<'g>(
     backend: &'g Backend,
-    kernel: &Kernel<MatmulBf16>,
-    problem: &MatmulBf16,
+    uses_maps: bool,
+    (m, n, k): (u32, u32, u32),
     operands: (u64, u64),
 ) -> Result<(*const TensorMaps, Option<PaddedCopies<'g>>)> {
-    let MatmulBf16 { m, n, k, .. } = *problem;
     match backend {
-        Backend::Gpu(gpu) if uses_maps(kernel) => operand_maps(
+        Backend::Gpu(gpu) if uses_maps => operand_maps(
             (backend, gpu),
             bf16_swizzled_pitched,
             BF16_BYTES,
@@ -95,7 +96,7 @@ pub struct MatmulBf16Demo;
 /// k past four 32-deep steps (the ring wraps), with and without a partial last step; edge tiles
 /// in m and n; and for the small-m rung, one row against B with an odd n and k split (the
 /// element-wise path) and 12 rows (two row groups) on the 16-byte path with k split.
-const EDGE_SHAPES: [[usize; 3]; 11] = [
+pub(super) const EDGE_SHAPES: [[usize; 3]; 11] = [
     [1, 1, 1],
     [31, 33, 17],
     [33, 31, 130],
@@ -110,7 +111,7 @@ const EDGE_SHAPES: [[usize; 3]; 11] = [
 ];
 
 /// Bytes of one bf16.
-const BF16_BYTES: u64 = 2;
+pub(super) const BF16_BYTES: u64 = 2;
 
 impl FamilyDemo for MatmulBf16Demo {
     fn family(&self) -> &'static dyn AnyFamily {
@@ -149,33 +150,8 @@ impl FamilyDemo for MatmulBf16Demo {
 
     fn prepare<'a>(&self, backend: &'a Backend, size: Size, rng: u64, sets: usize) -> Result<Box<dyn Case + 'a>> {
         let [m, n, k] = size.0;
-        let problem = MatmulBf16::new(m, n, k)?;
-        let (a_len, b_len, c_len) = problem.lengths();
-        // Random f32 rounded to bf16: the reference gets exactly the values the kernels read. The
-        // guards stay NaN.
-        let bf16 = |values: Vec<f32>| -> (Vec<f32>, Vec<u16>) {
-            let bits: Vec<u16> = values.iter().map(|&x| Bf16::from_f32(x).0).collect();
-            (bits.iter().map(|&b| Bf16(b).to_f32()).collect(), bits)
-        };
-        let (a, a_bits) = bf16(guarded_inputs(substream(rng, 4), a_len));
-        let (b, b_bits) = bf16(guarded_inputs(substream(rng, 5), b_len));
-        let oracle = Oracle::new(&a[..a_len], &b[..b_len], (m, n, k), substream(rng, 6), Operands::F32);
-        let inputs = (0..sets.max(1))
-            .map(|_| Ok((Buffer::upload(backend, &a_bits)?, Buffer::upload(backend, &b_bits)?)))
-            .collect::<Result<Vec<_>>>()?;
-        let outputs = Outputs::new(backend, c_len, GUARD, f32::NAN, sets)?;
-        let cublas = match backend {
-            Backend::Gpu(gpu) => Some(Cublas::new(gpu)?),
-            Backend::Emu => None,
-        };
-        Ok(Box::new(MatmulBf16Case {
-            backend,
-            problem,
-            oracle,
-            inputs,
-            outputs,
-            cublas,
-        }))
+        MatmulBf16::new(m, n, k)?;
+        Ok(Box::new(Bf16Case::<f32>::new(backend, (m, n, k), rng, sets)?))
     }
 
     fn cli(&self) -> Cli {
@@ -238,31 +214,121 @@ impl KernelChoice for MatmulBf16Demo {
     }
 }
 
-struct MatmulBf16Case<'a> {
+/// One set of A and B (bf16 bits) on the backend.
+type OperandSet = (Buffer<u16>, Buffer<u16>);
+
+/// What C of a bf16 product holds, for the case both bf16 families share: the f32 sums
+/// (`matmul_bf16`), or bf16 bits (`matmul_bf16_rounded`).
+pub(super) trait ProductOutput: Element + DeviceRepr + Default {
+    /// cuBLAS with this C: the family's baseline.
+    const PRECISION: Precision;
+    /// NaN: an element never written stays so.
+    const POISON: Self;
+
+    /// The element's value.
+    fn widen(self) -> f32;
+
+    /// The f64 reference of the product, for this C (one more rounding, where it is narrower).
+    fn reference(oracle: Oracle) -> Oracle;
+
+    /// `C = A·B` with kernel `kernel` of this C's family.
+    fn launch(
+        backend: &Backend,
+        kernel: usize,
+        source: Source,
+        sizes: (u32, u32, u32),
+        operands: &OperandSet,
+        c: &mut Buffer<Self>,
+    ) -> Result<()>;
+}
+
+impl ProductOutput for f32 {
+    const PRECISION: Precision = Precision::Bf16;
+    const POISON: f32 = f32::NAN;
+
+    fn widen(self) -> f32 {
+        self
+    }
+
+    fn reference(oracle: Oracle) -> Oracle {
+        oracle
+    }
+
+    fn launch(
+        backend: &Backend,
+        kernel: usize,
+        source: Source,
+        (m, n, k): (u32, u32, u32),
+        (a, b): &OperandSet,
+        c: &mut Buffer<f32>,
+    ) -> Result<()> {
+        launch(
+            backend,
+            &FAMILY.kernels[kernel],
+            source,
+            &MatmulBf16 { m, n, k },
+            a,
+            b,
+            c,
+        )
+    }
+}
+
+/// A bf16 product's case: random bf16 operands A (m×k) and B (k×n), `sets` times with NaN guards
+/// past them, C of `C` poisoned, and the f64 reference of the product (f32 values rounded to bf16,
+/// so that the reference gets exactly the values the kernels read).
+pub(super) struct Bf16Case<'a, C: ProductOutput> {
     backend: &'a Backend,
-    problem: MatmulBf16,
+    sizes: (u32, u32, u32),
     oracle: Oracle,
-    inputs: Vec<(Buffer<u16>, Buffer<u16>)>,
-    outputs: Outputs<f32>,
+    inputs: Vec<OperandSet>,
+    outputs: Outputs<C>,
     cublas: Option<Cublas>,
 }
 
-impl Case for MatmulBf16Case<'_> {
+impl<'a, C: ProductOutput> Bf16Case<'a, C> {
+    pub(super) fn new(backend: &'a Backend, (m, n, k): (usize, usize, usize), rng: u64, sets: usize) -> Result<Self> {
+        let (a_len, b_len) = (m * k, k * n);
+        let bf16 = |values: Vec<f32>| -> (Vec<f32>, Vec<u16>) {
+            let bits: Vec<u16> = values.iter().map(|&x| Bf16::from_f32(x).0).collect();
+            (bits.iter().map(|&b| Bf16(b).to_f32()).collect(), bits)
+        };
+        let (a, a_bits) = bf16(guarded_inputs(substream(rng, 4), a_len));
+        let (b, b_bits) = bf16(guarded_inputs(substream(rng, 5), b_len));
+        let oracle = Oracle::new(&a[..a_len], &b[..b_len], (m, n, k), substream(rng, 6), Operands::F32);
+        let inputs = (0..sets.max(1))
+            .map(|_| Ok((Buffer::upload(backend, &a_bits)?, Buffer::upload(backend, &b_bits)?)))
+            .collect::<Result<Vec<_>>>()?;
+        let cublas = match backend {
+            Backend::Gpu(gpu) => Some(Cublas::new(gpu)?),
+            Backend::Emu => None,
+        };
+        Ok(Bf16Case {
+            backend,
+            // The family's `new` checked the sizes against 32-bit indices.
+            sizes: (m as u32, n as u32, k as u32),
+            oracle: C::reference(oracle),
+            inputs,
+            outputs: Outputs::new(backend, m * n, GUARD, C::POISON, sets)?,
+            cublas,
+        })
+    }
+}
+
+impl<C: ProductOutput> Case for Bf16Case<'_, C> {
     fn launch(&mut self, kernel: usize, source: Source, set: usize) -> Result<()> {
-        let (a, b) = &self.inputs[set];
-        launch(
+        C::launch(
             self.backend,
-            &FAMILY.kernels[kernel],
+            kernel,
             source,
-            &self.problem,
-            a,
-            b,
+            self.sizes,
+            &self.inputs[set],
             self.outputs.get_mut(set),
         )
     }
 
     fn baseline(&self) -> Option<&'static str> {
-        self.cublas.as_ref().map(|_| Precision::Bf16.baseline_name())
+        self.cublas.as_ref().map(|_| C::PRECISION.baseline_name())
     }
 
     fn launch_baseline(&mut self, set: usize) -> Result<()> {
@@ -271,15 +337,7 @@ impl Case for MatmulBf16Case<'_> {
             why: "it is a GPU library",
         })?;
         let (a, b) = &self.inputs[set];
-        let MatmulBf16 { m, n, k, .. } = self.problem;
-        cublas.gemm(
-            self.backend,
-            Precision::Bf16,
-            (m, n, k),
-            a,
-            b,
-            self.outputs.get_mut(set),
-        )
+        cublas.gemm(self.backend, C::PRECISION, self.sizes, a, b, self.outputs.get_mut(set))
     }
 
     fn poison(&mut self) -> Result<()> {
@@ -287,8 +345,14 @@ impl Case for MatmulBf16Case<'_> {
     }
 
     fn check(&self, set: usize) -> std::result::Result<String, String> {
-        let c_len = self.problem.lengths().2;
-        let c = self.outputs.read(self.backend, set)?;
+        let (m, n, _) = self.sizes;
+        let c_len = m as usize * n as usize;
+        let c: Vec<f32> = self
+            .outputs
+            .read(self.backend, set)?
+            .into_iter()
+            .map(C::widen)
+            .collect();
         let summary = self.oracle.check(&c[..c_len])?;
         check_guard(&c, c_len)?;
         Ok(summary)

@@ -25,6 +25,7 @@ pub mod histogram;
 pub mod histogram_f32;
 pub mod matmul;
 pub mod matmul_bf16;
+pub mod matmul_bf16_rounded;
 pub mod matmul_tc;
 pub mod mma_probe;
 pub mod norm;
@@ -56,6 +57,7 @@ pub static FAMILIES: &[&dyn FamilyDemo] = &[
     &matmul::MATMUL,
     &matmul::MATMUL_TC,
     &matmul_bf16::MatmulBf16Demo,
+    &matmul_bf16_rounded::MatmulBf16RoundedDemo,
     &pad_rows::PadRowsDemo,
     &attention::ATTENTION,
     &attention::ATTENTION_CAUSAL,

@@ -10,7 +10,10 @@
 //!   (for polling, and for values published by a fence).
 //! * [`thread_fence`] (`__threadfence()`, `fence.sc.gpu`) orders a thread's accesses before it
 //!   against those after it, as seen by every thread of the GPU; [`thread_fence_block`] only for
-//!   the threads of its block.
+//!   the threads of its block. [`thread_fence_acq_rel`] (`fence.acq_rel.gpu`) is the lighter fence
+//!   that a release (writes, the fence, then a relaxed store or atomic of a flag) and an acquire
+//!   (the flag seen by a relaxed load or atomic, the fence, then reads) need; it does not give
+//!   the single order of all fenced accesses that `fence.sc` does.
 //!
 //! On the emulator every one of these is the host's atomic with the same ordering (blocks run on
 //! several OS threads at once), so the orderings a kernel relies on hold there too, and the tests
@@ -342,6 +345,14 @@ pub unsafe fn store_relaxed<T: AtomicWord>(ptr: *mut T, value: T) {
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub fn thread_fence() {
     backend::thread_fence()
+}
+
+/// `fence.acq_rel.gpu`: as [`thread_fence`] for a release or an acquire through a flag (the
+/// module's doc), without `fence.sc`'s single order of all fenced accesses, and cheaper.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub fn thread_fence_acq_rel() {
+    backend::thread_fence_acq_rel()
 }
 
 /// `__threadfence_block()`: as [`thread_fence`], for the threads of this block.

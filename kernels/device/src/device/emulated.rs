@@ -488,6 +488,12 @@ pub unsafe fn shared_atomic_add_f32(ptr: *mut f32, value: f32) -> f32 {
     }
 }
 
+/// The host's fences have no lighter form that keeps the emulator's checks: as [`thread_fence`].
+#[track_caller]
+pub fn thread_fence_acq_rel() {
+    thread_fence()
+}
+
 pub fn thread_fence_block() {
     // The threads of a block run on one OS thread: program order is their order. The compiler
     // must still not move accesses across it.

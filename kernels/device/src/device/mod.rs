@@ -39,14 +39,15 @@ pub use crate::launch::{Dim3, WARP_SIZE};
 pub use async_copy::{async_copy_commit, async_copy_wait};
 pub use atomic::{
     AtomicAdd, AtomicOrd, AtomicWord, SharedAtomicAdd, atomic_add, atomic_cas, atomic_exch, atomic_max, atomic_min,
-    load_acquire, load_relaxed, red_add, store_relaxed, store_release, thread_fence, thread_fence_block,
+    load_acquire, load_relaxed, red_add, store_relaxed, store_release, thread_fence, thread_fence_acq_rel,
+    thread_fence_block,
 };
 pub use global::{
     Element, ElementMut, GlobalIndex, GlobalMatrix, GlobalMatrixMut, GlobalSlice, GlobalSliceMut, MatrixExtents,
 };
 pub use shared::{DynamicShared, MatrixLayout, SharedMatrix, SharedSlice, region};
 pub use unroll::{unrolled, unrolled_to};
-pub use vector::{Float4, is_aligned4, load4, red_add4, store4};
+pub use vector::{Float4, is_aligned4, load4, load4_l2, red_add4, store4};
 pub use word::{SharedWord, WarpWord, Word32};
 
 /// `threadIdx`: this thread's index within its block.

@@ -370,6 +370,12 @@ pub fn thread_fence() {
 }
 
 #[inline(always)]
+pub fn thread_fence_acq_rel() {
+    // SAFETY: a fence has no operands.
+    unsafe { asm!("fence.acq_rel.gpu;", options(nostack)) }
+}
+
+#[inline(always)]
 pub fn thread_fence_block() {
     // SAFETY: a fence has no operands.
     unsafe { asm!("fence.sc.cta;", options(nostack)) }

@@ -26,6 +26,36 @@ pub unsafe fn load4(ptr: *const f32) -> Float4 {
     unsafe { ptr.cast::<Float4>().read() }
 }
 
+/// The four f32 at `ptr`, loaded past this SM's L1 (`ld.global.cg.v4.f32`: cached in the L2
+/// only): for sums other SMs wrote during the launch and published (read after an acquire), where
+/// a plain load would also fill the L1 with lines no one reads again.
+///
+/// # Safety
+/// `ptr` is 16-byte aligned and four f32 of global memory.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub unsafe fn load4_l2(ptr: *const f32) -> Float4 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let (x, y, z, w): (f32, f32, f32, f32);
+        // SAFETY: the caller passes four aligned f32 of global memory.
+        unsafe {
+            core::arch::asm!(
+                "{{ .reg .u64 a; cvta.to.global.u64 a, {p}; ld.global.cg.v4.f32 {{{x}, {y}, {z}, {w}}}, [a]; }}",
+                p = in(reg64) ptr, x = out(reg32) x, y = out(reg32) y, z = out(reg32) z, w = out(reg32) w,
+                options(nostack, readonly),
+            )
+        };
+        Float4([x, y, z, w])
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        super::emulated::check_aligned4(ptr, "load");
+        // SAFETY: forwarded from the caller.
+        unsafe { super::global_load(ptr.cast::<Float4>()) }
+    }
+}
+
 /// Stores four f32 at `ptr`, as one global store (recorded by the emulator's race check).
 ///
 /// # Safety

@@ -1,0 +1,371 @@
+//! `C = A·B` with bf16 operands and C in bf16, as PyTorch's bf16 `a @ b` returns it: the sums of
+//! the f32-output rungs ([`super::pipelined`], [`super::specialized`]'s persistent rung), each
+//! rounded once on its way out (nearest, ties to even). C's bytes are half the f32 output's, which
+//! is most of the cost of a product whose k is short (a vision transformer's 768).
+//!
+//! For A of a few rows (decoding), the small-m rungs of [`super::small_m`], rounding the same way.
+//!
+//! Where a rung cuts a tile's k into runs (the small-m rungs always where k is long; the
+//! persistent rung where the tiles are few or the last wave part-empty), the runs cannot meet in a
+//! bf16 C: they meet in f32 partial sums the host gives (one block per counter), and the run that
+//! arrives last rounds the block into C ([`crate::matmul::k_runs::meet_in_partials_warp`]).
+
+use super::specialized::{self, PARTIALS_PER_COUNTER};
+use super::{MatmulBf16, TensorMaps, pipelined, small_m};
+use crate::matmul::output::Out;
+use crate::matmul::small_m::{Bf16s, partials_per_block, small_m_into};
+use ptxkit::device::mma::Bf16;
+use ptxkit::device::{lane_id, load4_l2, unrolled};
+use ptxkit::{Dim3, Family, Kernel, Problem, kernel, kernel_sm90a};
+
+/// The sizes of one product: A is m×k, B k×n, C m×n (bf16).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MatmulBf16Rounded {
+    pub m: u32,
+    pub n: u32,
+    pub k: u32,
+}
+
+impl MatmulBf16Rounded {
+    /// The same product with f32 output: the launches are that family's.
+    pub const fn summed(&self) -> MatmulBf16 {
+        MatmulBf16 {
+            m: self.m,
+            n: self.n,
+            k: self.k,
+        }
+    }
+}
+
+impl Problem for MatmulBf16Rounded {
+    /// `(a, b, c, m, n, k, maps, arrivals, partials)`: as [`MatmulBf16`]'s, C of bf16, and
+    /// `partials` the f32 partial sums where the persistent rung cuts k into runs
+    /// ([`partials_needed`]; null elsewhere).
+    type Args = (
+        *const Bf16,
+        *const Bf16,
+        *mut Bf16,
+        u32,
+        u32,
+        u32,
+        *const TensorMaps,
+        *mut u32,
+        *mut f32,
+    );
+}
+
+kernel! {
+    #[launch_bounds(Dim3::x(pipelined::THREADS), 2)]
+    /// `C = A·B` on the tensor cores (bf16 operands, f32 sums, C rounded to bf16), 128×128 per
+    /// block.
+    pub unsafe fn matmul_bf16_rounded_pipelined(a: *const Bf16, b: *const Bf16, c: *mut Bf16, m: u32, n: u32, k: u32, maps: *const TensorMaps, arrivals: *mut u32, partials: *mut f32) {
+        // Copies by cp.async, k in one run: no maps, counters or partials.
+        let _ = (maps, arrivals, partials);
+        // SAFETY: the kernel's contract; PIPELINED launches the block and grid.
+        unsafe { pipelined::run::<Bf16>(a, b, c, (m, n, k)) }
+    }
+}
+
+kernel_sm90a! {
+    #[launch_bounds(Dim3::x(specialized::THREADS), 1)]
+    /// As `matmul_bf16_persistent` (TMA and `wgmma` on a persistent grid), C rounded to bf16.
+    pub unsafe fn matmul_bf16_rounded_persistent(a: *const Bf16, b: *const Bf16, c: *mut Bf16, m: u32, n: u32, k: u32, maps: *const TensorMaps, arrivals: *mut u32, partials: *mut f32) {
+        // SAFETY: the kernel's contract.
+        unsafe { specialized::body::run::<true, Bf16>(a, b, c, (m, n, k), maps, (arrivals, partials)) }
+    }
+}
+
+macro_rules! small_m_rounded {
+    ($name:ident, $launch:ident, $rows:literal, $i:literal, $blocks_per_sm:literal) => {
+        kernel! {
+            #[launch_bounds(Dim3::x(crate::matmul::small_m::THREADS), $blocks_per_sm)]
+            /// `C = A·B` for A of a few rows (`small_m`'s rows per block): bf16 operands, C rounded
+            /// to bf16.
+            pub unsafe fn $name(a: *const Bf16, b: *const Bf16, c: *mut Bf16, m: u32, n: u32, k: u32, maps: *const TensorMaps, arrivals: *mut u32, partials: *mut f32) {
+                // Plain loads: no tensor maps.
+                let _ = maps;
+                // SAFETY: forwarded from the kernel's contract; its launch gives the block and grid.
+                unsafe { small_m_into::<Bf16s, $rows, 8, Bf16>((a, b, c), (m, n, k), (arrivals, partials)) }
+            }
+        }
+
+        /// Launched as the f32-output small-m rung of as many rows is.
+        pub const $launch: Kernel<MatmulBf16Rounded> = Kernel {
+            code: $name,
+            block: small_m::KERNELS[$i].block,
+            shared: small_m::KERNELS[$i].shared,
+            grid: |p, device| (small_m::KERNELS[$i].grid)(&p.summed(), device),
+        };
+    };
+}
+small_m_rounded!(matmul_bf16_rounded_small_m1, SMALL_M1, 1, 0, 3);
+small_m_rounded!(matmul_bf16_rounded_small_m4, SMALL_M4, 4, 1, 2);
+small_m_rounded!(matmul_bf16_rounded_small_m8, SMALL_M8, 8, 2, 1);
+
+/// The small-m rungs, in the order of [`crate::matmul::small_m::ROWS`].
+pub const SMALL_M: [Kernel<MatmulBf16Rounded>; 3] = [SMALL_M1, SMALL_M4, SMALL_M8];
+
+/// [`pipelined::KERNEL`]'s launch.
+pub const PIPELINED: Kernel<MatmulBf16Rounded> = Kernel {
+    code: matmul_bf16_rounded_pipelined,
+    block: pipelined::KERNEL.block,
+    shared: pipelined::KERNEL.shared,
+    grid: |p, device| (pipelined::KERNEL.grid)(&p.summed(), device),
+};
+
+/// [`specialized::KERNEL_PERSISTENT`]'s launch.
+pub const PERSISTENT: Kernel<MatmulBf16Rounded> = Kernel {
+    code: matmul_bf16_rounded_persistent,
+    block: specialized::KERNEL_PERSISTENT.block,
+    shared: specialized::KERNEL_PERSISTENT.shared,
+    grid: |p, device| (specialized::KERNEL_PERSISTENT.grid)(&p.summed(), device),
+};
+
+/// The bf16-output matmul kernels, in ladder order: the registry's list.
+pub const FAMILY: Family<MatmulBf16Rounded> = Family::new(
+    "matmul_bf16_rounded",
+    &[PIPELINED, PERSISTENT, SMALL_M1, SMALL_M4, SMALL_M8],
+);
+
+/// The zeroed counters `arrivals` must hold for a launch of `kernel` on `grid`: the persistent
+/// rung's where it cuts k into runs ([`specialized::counters`]), the small-m rungs' where the grid
+/// is more than one deep ([`crate::matmul::k_runs::counters`]), none elsewhere.
+#[cfg(not(target_arch = "nvptx64"))]
+pub fn arrivals_needed(kernel: &Kernel<MatmulBf16Rounded>, problem: &MatmulBf16Rounded, grid: Dim3) -> usize {
+    if kernel.entry() == PERSISTENT.entry() {
+        return specialized::counters(&problem.summed(), grid);
+    }
+    crate::matmul::k_runs::counters(&SMALL_M, kernel, grid)
+}
+
+/// The f32 partial sums `partials` must hold for such a launch: a block per counter.
+#[cfg(not(target_arch = "nvptx64"))]
+pub fn partials_needed(kernel: &Kernel<MatmulBf16Rounded>, problem: &MatmulBf16Rounded, grid: Dim3) -> usize {
+    let per_counter = match SMALL_M.iter().position(|small| small.entry() == kernel.entry()) {
+        Some(i) => partials_per_block(crate::matmul::small_m::ROWS[i] as usize, 8),
+        None => PARTIALS_PER_COUNTER,
+    };
+    arrivals_needed(kernel, problem, grid) * per_counter as usize
+}
+
+#[cfg(not(target_arch = "nvptx64"))]
+impl MatmulBf16Rounded {
+    /// m, n, k at least 1, and each matrix within the kernels' 32-bit index range.
+    pub fn new(m: usize, n: usize, k: usize) -> Result<Self, ptxkit::InvalidSize> {
+        let sizes = MatmulBf16::new(m, n, k).map_err(|e| ptxkit::InvalidSize {
+            problem: "matmul_bf16_rounded",
+            ..e
+        })?;
+        Ok(MatmulBf16Rounded {
+            m: sizes.m,
+            n: sizes.n,
+            k: sizes.k,
+        })
+    }
+}
+
+/// Rounds a warp's block of partial sums (16 rows of 256 f32 from `block`, whole once every run
+/// has added its own, where inside C) into C (m×n) at `(row0, col0)`, the parts inside C: each lane four
+/// consecutive columns at a time, one 16-byte load each, past the L1 (`load4_l2`: other SMs added
+/// the sums, and no one reads them again). Eight rows' loads go out before any of their stores:
+/// one wait for the L2 per eight rows, not per four sums.
+///
+/// # Safety
+/// `block` holds 16·256 f32 that no one writes meanwhile, 16-byte aligned, every addition to it
+/// acquired; `c` holds m·n elements; every lane of the warp calls it.
+#[inline(always)]
+pub unsafe fn round_partials<O: Out>(block: *const f32, c: *mut O, (m, n): (u32, u32), (row0, col0): (u32, u32)) {
+    const { assert!(PARTIALS_PER_COUNTER == 16 * 256, "16 rows of 256 columns") };
+    let lane = lane_id();
+    // Row r's part i of this lane: columns 4·lane + 128·i to + 3.
+    let column = |i: u32| 4 * lane + 128 * i;
+    unrolled::<2>(
+        #[inline(always)]
+        |batch| {
+            let mut sums = [[0.0f32; 4]; 16];
+            unrolled::<16>(
+                #[inline(always)]
+                |p| {
+                    let (r, i) = (8 * batch + p / 2, p % 2);
+                    let first = block.wrapping_add((r * 256 + column(i)) as usize);
+                    // Rows past C's last were never summed.
+                    if row0 + r < m {
+                        // SAFETY: inside the block (r < 16, columns < 256), 16-byte aligned (the
+                        // block is, and the column a multiple of 4).
+                        sums[p as usize] = unsafe { load4_l2(first) }.0;
+                    }
+                },
+            );
+            unrolled::<16>(
+                #[inline(always)]
+                |p| {
+                    let (row, at) = (row0 + 8 * batch + p / 2, col0 + column(p % 2));
+                    if row >= m || at >= n {
+                        return;
+                    }
+                    let four = sums[p as usize];
+                    let first = c.wrapping_add(row as usize * n as usize + at as usize);
+                    // SAFETY: inside C's row `row` < m, by the tests; the fours aligned as four
+                    // where stored as one.
+                    unsafe {
+                        if at + 3 < n && (first as usize).is_multiple_of(4 * size_of::<O>()) {
+                            O::put4(first, four, false);
+                        } else {
+                            for e in 0..4 {
+                                if at + e < n {
+                                    O::put(first.wrapping_add(e as usize), four[e as usize], false);
+                                }
+                            }
+                        }
+                    }
+                },
+            );
+        },
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::matmul::k_runs::meet_in_partials_warp;
+    use ptxkit::device::{WARP_SIZE, block_idx, global_store, grid_dim, red_add};
+    use ptxkit::{LaunchShape, kernel};
+
+    /// Columns of the probe's block of partial sums.
+    const N: u32 = 256;
+
+    /// Run `run`'s sum for element i of the block: small integers and halves, so that every sum
+    /// of runs is exact in f32 and each element's differs.
+    fn part(run: u32, i: u32) -> f32 {
+        (i % 509) as f32 + 0.5 * run as f32
+    }
+
+    kernel! {
+        /// Block z of the grid's x is run z of one warp's part: it stores or adds its sums into
+        /// the 16×256 partials, and the last to arrive rounds them into C (m×n) at (row0, col0).
+        unsafe fn meet_and_round(partials: *mut f32, c: *mut Bf16, m: u32, n: u32, row0: u32, col0: u32, arrived: *mut u32) {
+            let (run, runs) = (block_idx().x, grid_dim().x);
+            let lane = lane_id();
+            let write = |adding: bool| {
+                for i in (lane..16 * N).step_by(WARP_SIZE as usize) {
+                    let at = partials.wrapping_add(i as usize);
+                    // SAFETY: inside the partials.
+                    unsafe { if adding { red_add(at, part(run, i)) } else { global_store(at, part(run, i)) } }
+                }
+            };
+            // SAFETY: one counter for the part, zeroed; blocks start in order; C holds m·n.
+            unsafe {
+                meet_in_partials_warp(arrived, (run, runs), write, || round_partials::<Bf16>(partials, c, (m, n), (row0, col0)))
+            }
+        }
+    }
+
+    /// Every run's sums meet and are rounded once into C, whole rows and a block cut by C's last
+    /// row and column, C's rows aligned and not; elsewhere C is untouched, and the counter is left
+    /// at zero.
+    #[test]
+    fn the_last_run_rounds_the_whole_sums_into_c() {
+        const POISON: u16 = 0x7fc1;
+        for (runs, (m, n), corner) in [
+            (1, (16, 256), (0, 0)),
+            (3, (16, 256), (0, 0)),
+            (4, (20, 300), (0, 0)),
+            (2, (9, 301), (3, 45)),
+            (5, (40, 515), (30, 259)),
+            // A row's last four start 8-byte aligned three short of its end (row 16, n of 255).
+            (2, (20, 255), (1, 0)),
+        ] {
+            let mut partials = vec![f32::NAN; (16 * N) as usize];
+            let mut c = vec![POISON; m * n];
+            let mut arrived = 0u32;
+            let shape = LaunchShape {
+                grid: Dim3::x(runs),
+                block: Dim3::x(WARP_SIZE),
+                shared_bytes: 0,
+            };
+            let args = (
+                partials.as_mut_ptr(),
+                c.as_mut_ptr().cast::<Bf16>(),
+                m as u32,
+                n as u32,
+                corner.0,
+                corner.1,
+                &mut arrived as *mut u32,
+            );
+            // SAFETY: the partials hold 16·256 f32, C m·n bf16, one counter.
+            unsafe { meet_and_round.emulate(&shape, args) }.unwrap();
+            for (e, &got) in c.iter().enumerate() {
+                let (row, col) = ((e / n) as u32, (e % n) as u32);
+                let (r, j) = (row.wrapping_sub(corner.0), col.wrapping_sub(corner.1));
+                let expected = if r < 16 && j < N {
+                    let sum: f32 = (0..runs).map(|run| part(run, r * N + j)).sum();
+                    Bf16::from_f32(sum).0
+                } else {
+                    POISON
+                };
+                assert_eq!(
+                    got, expected,
+                    "{runs} runs, {m}×{n}, block at {corner:?}: ({row}, {col})"
+                );
+            }
+            assert_eq!(arrived, 0, "{runs} runs: the counter left at zero");
+        }
+    }
+
+    /// Each small-m rung on the emulator's places, twice (the counters must be back at zero), C
+    /// poisoned each time: one row, four, and seven in two row groups, k cut into runs that meet in
+    /// the partial sums and not, n not a multiple of 8 (the element-wise path): within the f32 sums'
+    /// bound and one rounding to bf16 of the f64 product.
+    #[test]
+    fn small_m_runs_meet_in_partials_and_round_once() {
+        use crate::testing::{GUARD, assert_matches, random_vec, rng};
+        let mut rng = rng();
+        for (kernel, (m, n, k)) in [
+            (SMALL_M1, (1, 300, 2051)),
+            (SMALL_M1, (1, 77, 100)),
+            (SMALL_M4, (4, 515, 1500)),
+            (SMALL_M8, (7, 260, 4096)),
+        ] {
+            let round = |v: Vec<f32>| v.into_iter().map(|x| Bf16::from_f32(x).to_f32()).collect::<Vec<_>>();
+            let (a, b) = (round(random_vec(&mut rng, m * k)), round(random_vec(&mut rng, k * n)));
+            let mut expected = crate::reference::matmul(&a, &b, m, n, k);
+            for (value, tolerance) in expected.values.iter().zip(expected.tolerance.iter_mut()) {
+                *tolerance += (value.abs() + *tolerance) / 256.0;
+            }
+            let bits = |v: &[f32]| v.iter().map(|&x| Bf16::from_f32(x)).collect::<Vec<_>>();
+            let (a, b) = (bits(&a), bits(&b));
+            let problem = MatmulBf16Rounded::new(m, n, k).unwrap();
+            let shape = kernel.launch_shape(&problem, ptxkit::Occupancy::EMULATOR);
+            let mut arrivals = vec![0u32; arrivals_needed(&kernel, &problem, shape.grid)];
+            let mut partials = vec![f32::NAN; partials_needed(&kernel, &problem, shape.grid)];
+            let what = format!("{} at {m}×{n}×{k}, grid {:?}", kernel.entry(), shape.grid);
+            if (m, n, k) != (1, 77, 100) {
+                assert!(shape.grid.z > 1 && !partials.is_empty(), "{what}: k not cut");
+            }
+            for launch in 0..2 {
+                let mut c = vec![Bf16(0x7fc1); m * n + GUARD];
+                let args = (
+                    a.as_ptr(),
+                    b.as_ptr(),
+                    c.as_mut_ptr(),
+                    problem.m,
+                    problem.n,
+                    problem.k,
+                    core::ptr::null(),
+                    arrivals.as_mut_ptr(),
+                    partials.as_mut_ptr(),
+                );
+                // SAFETY: A, B and C hold m·k, k·n and m·n elements; the counters and partials
+                // the launch needs.
+                unsafe { kernel.code.emulate(&shape, args) }.unwrap();
+                let c: Vec<f32> = c.iter().map(|x| x.to_f32()).collect();
+                assert_matches(&format!("{what}, launch {launch}"), &c, &expected);
+                assert!(c[m * n..].iter().all(|x| x.is_nan()), "{what}: written past C");
+                assert!(
+                    arrivals.iter().all(|&count| count == 0),
+                    "{what}: counters {arrivals:?}"
+                );
+            }
+        }
+    }
+}
