@@ -2,10 +2,12 @@
 //! family's bench shapes (and with `--models`, at the model-shape suite's products that run on its
 //! tiles: [`tuned_shapes`]), and makes the device's tile profile (JSON) that the chooser reads
 //! (`KERNELS_TILE_PROFILE`, or carried in `host/library/profiles/`). Beside each shape's fastest it shows
-//! what the occupancy rule alone would pick and how far that is from the fastest.
+//! what the rule alone would pick (the family's own prediction, else the occupancy rule:
+//! [`choice::rule`]) and how far that is from the fastest.
 
 use super::{Row, Settings, run_family};
 use kernels::Source;
+use kernels_host::families::auto::Target;
 use kernels_host::families::profile::{Profile, Shape};
 use kernels_host::families::{FamilyDemo, Size, choice, kernel_index};
 use ptxkit_runtime::Backend;
@@ -17,7 +19,7 @@ pub struct Tuned {
     pub label: String,
     /// (entry, median ms) per configuration, in the family's order of them.
     pub medians: Vec<(&'static str, f64)>,
-    /// The occupancy rule's pick.
+    /// The rule's pick ([`choice::rule`]).
     pub rule: &'static str,
 }
 
@@ -48,7 +50,10 @@ pub fn tuned_shapes(family: &dyn FamilyDemo, models: bool) -> Vec<Size> {
     let tuned_family = super::models::DTYPES.iter().any(|&(_, name)| name == family.name());
     if models && tuned_family {
         for (size, _) in super::models::shapes() {
-            let tiled = family.choice().fastest_rung(true, size).is_none();
+            let tiled = family
+                .choice()
+                .fastest_rung(Target { sm90a: true, sms: None }, size)
+                .is_none();
             if tiled && !sizes.contains(&size) {
                 sizes.push(size);
             }
@@ -102,7 +107,7 @@ pub fn run(
                         .map(|t| (entry, t.median_ms))
                 })
                 .collect();
-            let rule = choice::by_occupancy(gpu, *family, size)?.map_or(entries[0], |c| c.entry);
+            let rule = choice::rule(gpu, *family, size)?.map_or(entries[0], |c| c.entry);
             shapes.push(Shape {
                 family: family.name().to_string(),
                 size: size.0,
@@ -132,7 +137,7 @@ pub fn run(
 pub fn print(tuned: &[Tuned]) {
     println!(
         "| {:<8} | {:<24} | {:<44} | {:<26} | {:<26} | {:>9} |",
-        "family", "shape", "medians (ms), configuration order", "fastest", "occupancy rule", "rule/best"
+        "family", "shape", "medians (ms), configuration order", "fastest", "rule", "rule/best"
     );
     println!(
         "|{:-<10}|{:-<26}|{:-<46}|{:-<28}|{:-<28}|{:->11}|",

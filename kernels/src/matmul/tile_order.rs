@@ -19,10 +19,11 @@
 //!
 //! Where C has more tiles than the grid has blocks but not a whole number of waves, the last wave
 //! would run part-empty (160 tiles on 132 blocks: two waves' time for 1.2 waves' work). There the
-//! last two waves' tiles are cut into runs of k as well, as many as fill the waves best (160 tiles
-//! in 4 runs: 640 items, 4.85 waves of quarter tiles, 1.25 tiles' time). Their items go run by
-//! run after the whole tiles, so that a wave's blocks are at the same k of neighbouring tiles and
-//! read B's columns together from the L2. (Sharing the steps out as one stream instead, each block
+//! last wave's tiles are cut into runs of k as well, as many as fill a wave best (the last 28 of
+//! 160 tiles in 4 runs: 112 items of a quarter tile, 1.25 tiles' time). Their items go run by run
+//! after the whole tiles, so that a wave's blocks are at the same k of neighbouring tiles and read
+//! B's columns together from the L2. (Cutting the last two waves' tiles instead, as this did
+//! before, spreads the cost of meeting over twice the items: docs/perf-log.md, change 147.) (Sharing the steps out as one stream instead, each block
 //! a contiguous run across tiles, "stream-K", left the tiles of one column of C at different k,
 //! and on 512 × 10240 × 8192 in bf16 took 1.6 times as long as whole tiles: docs/perf-log.md,
 //! change 141.)
@@ -105,19 +106,24 @@ pub struct Walk {
 /// 16384 × 3072 × 768 runs of 4 steps lost 15 %.
 const ITEM_STEPS: u32 = 16;
 
-/// The most runs the last waves' tiles are cut into.
+/// What a run of k's meeting with the others costs besides [`ITEM_STEPS`], in steps, for
+/// [`Work::busiest_steps`]: the waits and the round trip of the sums through the L2. Fitted to the
+/// bf16 persistent rungs' two tiles over the model-shape suite (run 2026-12-06 e,
+/// docs/perf-log.md, change 147).
+const MEETING_STEPS: u32 = 16;
+
+/// The most runs the last wave's tiles are cut into.
 const MOST_RUNS: u32 = 4;
 
-/// Cut only where the cut waves are predicted to take at most this many eighths of their time
-/// whole.
+/// Cut only where the last wave is predicted to take at most this many eighths of its time whole.
 const CUT_AT_MOST_EIGHTHS: u32 = 7;
 
 impl<const BM: u32, const BN: u32, const BANDS: bool> Work<BM, BN, BANDS> {
     /// The work of an m×n C over `steps` steps of k for a grid of `blocks`. With fewer tiles than
     /// blocks, every tile cut into as many runs as the grid has blocks per tile (at least one);
-    /// with more, where the last wave is part-empty and cutting the last two waves' tiles into
-    /// runs is predicted to save an eighth of their time ([`ITEM_STEPS`]), cut so; otherwise
-    /// every tile whole.
+    /// with more, where the last wave is part-empty and cutting its tiles into runs is predicted
+    /// to save an eighth of its time ([`ITEM_STEPS`], [`MEETING_STEPS`]), cut into the runs that
+    /// save most; otherwise every tile whole.
     #[inline(always)]
     pub const fn new((m, n): (u32, u32), steps: u32, blocks: u32) -> Self {
         let tiles_n = n.div_ceil(BN);
@@ -126,21 +132,25 @@ impl<const BM: u32, const BN: u32, const BANDS: bool> Work<BM, BN, BANDS> {
             (0, blocks / tiles)
         } else {
             let last_wave = tiles % blocks;
-            let cut = blocks + last_wave;
-            // The last two waves' time in steps, whole and in r runs (whole waves of items).
-            let whole_time = 2 * (steps + ITEM_STEPS);
-            let mut best = (1, whole_time * CUT_AT_MOST_EIGHTHS / 8);
+            // The last wave's time in steps: whole, or its tiles cut into r runs (each run an item
+            // that meets the others).
+            let mut best = (1, (steps + ITEM_STEPS) * CUT_AT_MOST_EIGHTHS / 8);
             if last_wave > 0 {
                 let mut r = 2;
                 while r <= MOST_RUNS && r <= steps {
-                    let time = (cut * r).div_ceil(blocks) * (steps.div_ceil(r) + ITEM_STEPS);
+                    let item = steps.div_ceil(r) + ITEM_STEPS + MEETING_STEPS;
+                    let time = (last_wave * r).div_ceil(blocks) * item;
                     if time < best.1 {
                         best = (r, time);
                     }
                     r += 1;
                 }
             }
-            if best.0 > 1 { (tiles - cut, best.0) } else { (tiles, 1) }
+            if best.0 > 1 {
+                (tiles - last_wave, best.0)
+            } else {
+                (tiles, 1)
+            }
         };
         let chunk = steps.div_ceil(runs);
         Work {
@@ -170,6 +180,16 @@ impl<const BM: u32, const BN: u32, const BANDS: bool> Work<BM, BN, BANDS> {
     #[inline(always)]
     pub const fn items(&self) -> u32 {
         self.whole + (self.tiles - self.whole) * self.runs
+    }
+
+    /// The predicted time of the busiest block, in steps of this tile: [`ITEM_STEPS`] for each of
+    /// its items, and [`MEETING_STEPS`] more for each run of k that meets others. Block 0's, which
+    /// takes the first whole tile and the first cut item of each round, so has the most of both.
+    pub const fn busiest_steps(&self) -> u32 {
+        let whole = self.whole.div_ceil(self.blocks);
+        let cut = self.items().div_ceil(self.blocks) - whole;
+        let meeting = if self.runs > 1 { MEETING_STEPS } else { 0 };
+        whole * (self.steps + ITEM_STEPS) + cut * (self.chunk + ITEM_STEPS + meeting)
     }
 
     /// The zeroed counters the runs' meeting in C needs ([`super::k_runs::meet_in_c_warp`]):
@@ -364,22 +384,22 @@ mod tests {
             .collect()
     }
 
-    /// Where the last wave of whole tiles would be part-empty and k is long, the last two waves'
-    /// tiles are cut so that no block takes much more than its share; where the last wave is
-    /// nearly full, the tiles are a whole number of waves, or k is short, they go whole.
+    /// Where the last wave of whole tiles would be part-empty and k is long, its tiles are cut so
+    /// that no block takes much more than its share; where the last wave is nearly full, the tiles
+    /// are a whole number of waves, or k is short, they go whole.
     #[test]
     fn the_last_waves_are_cut_where_the_last_is_part_empty() {
         let steps = 120;
         let work_of = |tiles_m: u32| Work::<128, 256, false>::new((128 * tiles_m, 256), steps, 132);
-        // 160 tiles on 132 blocks (one part-empty wave after another): three runs, 4 waves of
-        // thirds, against two whole waves.
+        // 160 tiles on 132 blocks: a wave of whole tiles, then the last 28 in four runs (one wave
+        // of quarters), against two whole waves.
         let work = work_of(160);
-        assert_eq!((work.whole, work.runs), (0, 3));
-        assert_eq!(*loads(&work, 132).iter().max().unwrap(), 4 * steps / 3);
-        // 297 tiles: 132 whole, then 165 in three runs.
+        assert_eq!((work.whole, work.runs, work.counters(8)), (132, 4, 28 * 8));
+        assert_eq!(*loads(&work, 132).iter().max().unwrap(), steps + steps / 4);
+        // 297 tiles: two waves whole, then 33 in four runs.
         let work = work_of(297);
-        assert_eq!((work.whole, work.runs, work.counters(8)), (132, 3, 165 * 8));
-        assert_eq!(*loads(&work, 132).iter().max().unwrap(), steps + 4 * steps / 3);
+        assert_eq!((work.whole, work.runs, work.counters(8)), (264, 4, 33 * 8));
+        assert_eq!(*loads(&work, 132).iter().max().unwrap(), 2 * steps + steps / 4);
         // Whole waves, and a last wave 120/132 full: whole tiles, no counters.
         for tiles_m in [264, 252] {
             let work = work_of(tiles_m);
@@ -387,11 +407,12 @@ mod tests {
         }
         // A k too short to cut: whole.
         assert_eq!(Work::<128, 256, false>::new((128 * 160, 256), 7, 132).runs, 1);
-        // Measured (run 2026-12-06 b, bf16): cut, 512 × 10240 × 8192 gained 13 %; 512 × 11008 ×
-        // 4096 nothing, 16384 × 3072 × 768 lost 15 %: those now go whole.
-        assert_eq!(Work::<128, 256, true>::new((512, 10240), 128, 132).runs, 3);
-        assert_eq!(Work::<128, 256, true>::new((512, 11008), 64, 132).runs, 1);
+        // A last wave of 118 tiles: halves would take two waves of items.
+        assert_eq!(work_of(250).runs, 1);
+        // A short k and a nearly full last wave stay whole (16384 × 3072 × 768 lost 15 % cut:
+        // run 2026-12-06 b).
         assert_eq!(Work::<128, 256, true>::new((16384, 3072), 12, 132).runs, 1);
+        assert_eq!(Work::<128, 256, true>::new((512, 10240), 128, 132).runs, 4);
     }
 
     /// Within a band, the next tile is the one below, then the next column's top.

@@ -10,12 +10,12 @@
 //! bf16 C: they meet in f32 partial sums the host gives (one block per counter), and the run that
 //! arrives last rounds the block into C ([`crate::matmul::k_runs::meet_in_partials_warp`]).
 
-use super::specialized::{self, PARTIALS_PER_COUNTER};
+use super::specialized::{self, partials_per_counter};
 use super::{MatmulBf16, TensorMaps, pipelined, small_m};
 use crate::matmul::output::Out;
 use crate::matmul::small_m::{Bf16s, partials_per_block, small_m_into};
 use ptxkit::device::mma::Bf16;
-use ptxkit::device::{lane_id, load4_l2, unrolled};
+use ptxkit::device::{lane_id, load4_l2, unrolled, unrolled_to};
 use ptxkit::{Dim3, Family, Kernel, Problem, kernel, kernel_sm90a};
 
 /// The sizes of one product: A is m×k, B k×n, C m×n (bf16).
@@ -71,7 +71,16 @@ kernel_sm90a! {
     /// As `matmul_bf16_persistent` (TMA and `wgmma` on a persistent grid), C rounded to bf16.
     pub unsafe fn matmul_bf16_rounded_persistent(a: *const Bf16, b: *const Bf16, c: *mut Bf16, m: u32, n: u32, k: u32, maps: *const TensorMaps, arrivals: *mut u32, partials: *mut f32) {
         // SAFETY: the kernel's contract.
-        unsafe { specialized::body::run::<true, Bf16>(a, b, c, (m, n, k), maps, (arrivals, partials)) }
+        unsafe { specialized::body::run::<true, { specialized::BN }, Bf16>(a, b, c, (m, n, k), maps, (arrivals, partials)) }
+    }
+}
+
+kernel_sm90a! {
+    #[launch_bounds(Dim3::x(specialized::THREADS), 1)]
+    /// As `matmul_bf16_persistent_128x128` (128×128 tiles), C rounded to bf16.
+    pub unsafe fn matmul_bf16_rounded_persistent_128x128(a: *const Bf16, b: *const Bf16, c: *mut Bf16, m: u32, n: u32, k: u32, maps: *const TensorMaps, arrivals: *mut u32, partials: *mut f32) {
+        // SAFETY: the kernel's contract.
+        unsafe { specialized::body::run::<true, { specialized::BN_NARROW }, Bf16>(a, b, c, (m, n, k), maps, (arrivals, partials)) }
     }
 }
 
@@ -121,29 +130,54 @@ pub const PERSISTENT: Kernel<MatmulBf16Rounded> = Kernel {
     grid: |p, device| (specialized::KERNEL_PERSISTENT.grid)(&p.summed(), device),
 };
 
+/// [`specialized::KERNEL_PERSISTENT_128X128`]'s launch.
+pub const PERSISTENT_128X128: Kernel<MatmulBf16Rounded> = Kernel {
+    code: matmul_bf16_rounded_persistent_128x128,
+    block: specialized::KERNEL_PERSISTENT_128X128.block,
+    shared: specialized::KERNEL_PERSISTENT_128X128.shared,
+    grid: |p, device| (specialized::KERNEL_PERSISTENT_128X128.grid)(&p.summed(), device),
+};
+
 /// The bf16-output matmul kernels, in ladder order: the registry's list.
 pub const FAMILY: Family<MatmulBf16Rounded> = Family::new(
     "matmul_bf16_rounded",
-    &[PIPELINED, PERSISTENT, SMALL_M1, SMALL_M4, SMALL_M8],
+    &[PIPELINED, PERSISTENT, PERSISTENT_128X128, SMALL_M1, SMALL_M4, SMALL_M8],
 );
 
+/// The tile width of a persistent rung of this family, `None` for the others.
+#[cfg(not(target_arch = "nvptx64"))]
+fn persistent_width(kernel: &Kernel<MatmulBf16Rounded>) -> Option<u32> {
+    if kernel.entry() == PERSISTENT.entry() {
+        Some(specialized::BN)
+    } else if kernel.entry() == PERSISTENT_128X128.entry() {
+        Some(specialized::BN_NARROW)
+    } else {
+        None
+    }
+}
+
 /// The zeroed counters `arrivals` must hold for a launch of `kernel` on `grid`: the persistent
-/// rung's where it cuts k into runs ([`specialized::counters`]), the small-m rungs' where the grid
+/// rungs' where they cut k into runs ([`specialized::counters`]), the small-m rungs' where the grid
 /// is more than one deep ([`crate::matmul::k_runs::counters`]), none elsewhere.
 #[cfg(not(target_arch = "nvptx64"))]
 pub fn arrivals_needed(kernel: &Kernel<MatmulBf16Rounded>, problem: &MatmulBf16Rounded, grid: Dim3) -> usize {
-    if kernel.entry() == PERSISTENT.entry() {
-        return specialized::counters(&problem.summed(), grid);
+    match persistent_width(kernel) {
+        Some(specialized::BN) => specialized::counters::<{ specialized::BN }>(&problem.summed(), grid),
+        Some(_) => specialized::counters::<{ specialized::BN_NARROW }>(&problem.summed(), grid),
+        None => crate::matmul::k_runs::counters(&SMALL_M, kernel, grid),
     }
-    crate::matmul::k_runs::counters(&SMALL_M, kernel, grid)
 }
 
 /// The f32 partial sums `partials` must hold for such a launch: a block per counter.
 #[cfg(not(target_arch = "nvptx64"))]
 pub fn partials_needed(kernel: &Kernel<MatmulBf16Rounded>, problem: &MatmulBf16Rounded, grid: Dim3) -> usize {
-    let per_counter = match SMALL_M.iter().position(|small| small.entry() == kernel.entry()) {
-        Some(i) => partials_per_block(crate::matmul::small_m::ROWS[i] as usize, 8),
-        None => PARTIALS_PER_COUNTER,
+    let per_counter = match (
+        SMALL_M.iter().position(|small| small.entry() == kernel.entry()),
+        persistent_width(kernel),
+    ) {
+        (Some(i), _) => partials_per_block(crate::matmul::small_m::ROWS[i] as usize, 8),
+        (None, Some(width)) => partials_per_counter(width),
+        (None, None) => 0,
     };
     arrivals_needed(kernel, problem, grid) * per_counter as usize
 }
@@ -164,33 +198,43 @@ impl MatmulBf16Rounded {
     }
 }
 
-/// Rounds a warp's block of partial sums (16 rows of 256 f32 from `block`, whole once every run
-/// has added its own, where inside C) into C (m×n) at `(row0, col0)`, the parts inside C: each lane four
-/// consecutive columns at a time, one 16-byte load each, past the L1 (`load4_l2`: other SMs added
-/// the sums, and no one reads them again). Eight rows' loads go out before any of their stores:
-/// one wait for the L2 per eight rows, not per four sums.
+/// Rounds a warp's block of partial sums (16 rows of `N` f32 from `block`, whole once every run
+/// has added its own, where inside C) into C (m×n) at `(row0, col0)`, the parts inside C: each
+/// lane four consecutive columns at a time, one 16-byte load each, past the L1 (`load4_l2`: other
+/// SMs added the sums, and no one reads them again). Sixteen loads go out before any of their
+/// stores (eight rows of 256 columns, or sixteen of 128): one wait for the L2 per sixteen, not per
+/// four sums.
 ///
 /// # Safety
-/// `block` holds 16·256 f32 that no one writes meanwhile, 16-byte aligned, every addition to it
+/// `block` holds 16·N f32 that no one writes meanwhile, 16-byte aligned, every addition to it
 /// acquired; `c` holds m·n elements; every lane of the warp calls it.
 #[inline(always)]
-pub unsafe fn round_partials<O: Out>(block: *const f32, c: *mut O, (m, n): (u32, u32), (row0, col0): (u32, u32)) {
-    const { assert!(PARTIALS_PER_COUNTER == 16 * 256, "16 rows of 256 columns") };
+pub unsafe fn round_partials<const N: u32, O: Out>(
+    block: *const f32,
+    c: *mut O,
+    (m, n): (u32, u32),
+    (row0, col0): (u32, u32),
+) {
+    const { assert!(N == 256 || N == 128, "rows of 256 or 128 columns") };
+    // A lane's fours per row, and rows per batch of sixteen loads.
+    let parts = N / 128;
+    let rows_per_batch = 16 / parts;
     let lane = lane_id();
     // Row r's part i of this lane: columns 4·lane + 128·i to + 3.
     let column = |i: u32| 4 * lane + 128 * i;
-    unrolled::<2>(
+    unrolled_to(
+        parts,
         #[inline(always)]
         |batch| {
             let mut sums = [[0.0f32; 4]; 16];
             unrolled::<16>(
                 #[inline(always)]
                 |p| {
-                    let (r, i) = (8 * batch + p / 2, p % 2);
-                    let first = block.wrapping_add((r * 256 + column(i)) as usize);
+                    let (r, i) = (rows_per_batch * batch + p / parts, p % parts);
+                    let first = block.wrapping_add((r * N + column(i)) as usize);
                     // Rows past C's last were never summed.
                     if row0 + r < m {
-                        // SAFETY: inside the block (r < 16, columns < 256), 16-byte aligned (the
+                        // SAFETY: inside the block (r < 16, columns < N), 16-byte aligned (the
                         // block is, and the column a multiple of 4).
                         sums[p as usize] = unsafe { load4_l2(first) }.0;
                     }
@@ -199,7 +243,7 @@ pub unsafe fn round_partials<O: Out>(block: *const f32, c: *mut O, (m, n): (u32,
             unrolled::<16>(
                 #[inline(always)]
                 |p| {
-                    let (row, at) = (row0 + 8 * batch + p / 2, col0 + column(p % 2));
+                    let (row, at) = (row0 + rows_per_batch * batch + p / parts, col0 + column(p % parts));
                     if row >= m || at >= n {
                         return;
                     }
@@ -231,9 +275,6 @@ mod tests {
     use ptxkit::device::{WARP_SIZE, block_idx, global_store, grid_dim, red_add};
     use ptxkit::{LaunchShape, kernel};
 
-    /// Columns of the probe's block of partial sums.
-    const N: u32 = 256;
-
     /// Run `run`'s sum for element i of the block: small integers and halves, so that every sum
     /// of runs is exact in f32 and each element's differs.
     fn part(run: u32, i: u32) -> f32 {
@@ -242,31 +283,38 @@ mod tests {
 
     kernel! {
         /// Block z of the grid's x is run z of one warp's part: it stores or adds its sums into
-        /// the 16×256 partials, and the last to arrive rounds them into C (m×n) at (row0, col0).
-        unsafe fn meet_and_round(partials: *mut f32, c: *mut Bf16, m: u32, n: u32, row0: u32, col0: u32, arrived: *mut u32) {
+        /// the 16×`width` partials (256 or 128 columns), and the last to arrive rounds them into C
+        /// (m×n) at (row0, col0).
+        unsafe fn meet_and_round(partials: *mut f32, c: *mut Bf16, m: u32, n: u32, row0: u32, col0: u32, arrived: *mut u32, width: u32) {
             let (run, runs) = (block_idx().x, grid_dim().x);
             let lane = lane_id();
             let write = |adding: bool| {
-                for i in (lane..16 * N).step_by(WARP_SIZE as usize) {
+                for i in (lane..16 * width).step_by(WARP_SIZE as usize) {
                     let at = partials.wrapping_add(i as usize);
                     // SAFETY: inside the partials.
                     unsafe { if adding { red_add(at, part(run, i)) } else { global_store(at, part(run, i)) } }
                 }
             };
-            // SAFETY: one counter for the part, zeroed; blocks start in order; C holds m·n.
-            unsafe {
-                meet_in_partials_warp(arrived, (run, runs), write, || round_partials::<Bf16>(partials, c, (m, n), (row0, col0)))
-            }
+            // SAFETY: the partials hold 16·width f32, every run's sums acquired; C holds m·n.
+            let round = || unsafe {
+                if width == 256 {
+                    round_partials::<256, Bf16>(partials, c, (m, n), (row0, col0))
+                } else {
+                    round_partials::<128, Bf16>(partials, c, (m, n), (row0, col0))
+                }
+            };
+            // SAFETY: one counter for the part, zeroed; blocks start in order.
+            unsafe { meet_in_partials_warp(arrived, (run, runs), write, round) }
         }
     }
 
     /// Every run's sums meet and are rounded once into C, whole rows and a block cut by C's last
-    /// row and column, C's rows aligned and not; elsewhere C is untouched, and the counter is left
-    /// at zero.
+    /// row and column, C's rows aligned and not, blocks of 256 and 128 columns; elsewhere C is
+    /// untouched, and the counter is left at zero.
     #[test]
     fn the_last_run_rounds_the_whole_sums_into_c() {
         const POISON: u16 = 0x7fc1;
-        for (runs, (m, n), corner) in [
+        for ((runs, (m, n), corner), width) in [
             (1, (16, 256), (0, 0)),
             (3, (16, 256), (0, 0)),
             (4, (20, 300), (0, 0)),
@@ -274,8 +322,13 @@ mod tests {
             (5, (40, 515), (30, 259)),
             // A row's last four start 8-byte aligned three short of its end (row 16, n of 255).
             (2, (20, 255), (1, 0)),
-        ] {
-            let mut partials = vec![f32::NAN; (16 * N) as usize];
+            (3, (16, 128), (0, 0)),
+            (2, (9, 301), (3, 175)),
+        ]
+        .into_iter()
+        .flat_map(|case| [(case, 256u32), (case, 128)])
+        {
+            let mut partials = vec![f32::NAN; (16 * width) as usize];
             let mut c = vec![POISON; m * n];
             let mut arrived = 0u32;
             let shape = LaunchShape {
@@ -291,21 +344,22 @@ mod tests {
                 corner.0,
                 corner.1,
                 &mut arrived as *mut u32,
+                width,
             );
-            // SAFETY: the partials hold 16·256 f32, C m·n bf16, one counter.
+            // SAFETY: the partials hold 16·width f32, C m·n bf16, one counter.
             unsafe { meet_and_round.emulate(&shape, args) }.unwrap();
             for (e, &got) in c.iter().enumerate() {
                 let (row, col) = ((e / n) as u32, (e % n) as u32);
                 let (r, j) = (row.wrapping_sub(corner.0), col.wrapping_sub(corner.1));
-                let expected = if r < 16 && j < N {
-                    let sum: f32 = (0..runs).map(|run| part(run, r * N + j)).sum();
+                let expected = if r < 16 && j < width {
+                    let sum: f32 = (0..runs).map(|run| part(run, r * width + j)).sum();
                     Bf16::from_f32(sum).0
                 } else {
                     POISON
                 };
                 assert_eq!(
                     got, expected,
-                    "{runs} runs, {m}×{n}, block at {corner:?}: ({row}, {col})"
+                    "{runs} runs, {m}×{n}, block of {width} at {corner:?}: ({row}, {col})"
                 );
             }
             assert_eq!(arrived, 0, "{runs} runs: the counter left at zero");

@@ -1,5 +1,5 @@
 //! Rung 3: warp specialisation, as cuBLAS's Hopper kernels are built. A block of three warpgroups
-//! computes a 128×256 tile of C: the first only copies (a *producer*), the other two only multiply
+//! computes a 128×256 tile of C (or, in [`matmul_bf16_persistent_128x128`], a 128×128 one): the first only copies (a *producer*), the other two only multiply
 //! (*consumers*, 64×256 each with `wgmma.m64n256k16`, 128 accumulators per lane). They hand the
 //! four slots of the ring to each other through `mbarrier`s instead of block-wide barriers: a
 //! producer thread arrives on a slot's *full* barrier once its copies into it have landed
@@ -28,16 +28,27 @@ use ptxkit::{Dim3, Kernel, SharedMemory, kernel_sm90a, shared_memory};
 pub const BM: u32 = 128;
 /// Columns of C per block.
 pub const BN: u32 = 256;
+/// Columns of C per block of the narrow tile: twice the tiles of [`BN`]'s, for C whose 128×256
+/// tiles leave SMs idle or must cut k into runs (whose meeting costs a round trip through the L2).
+pub const BN_NARROW: u32 = 128;
 /// The k of one step: one 128-byte swizzled row of bf16.
 pub const BK: u32 = 64;
-/// Slots of the ring.
+/// Slots of the wide tile's ring.
 pub const STAGES: u32 = 4;
 /// Threads of a warpgroup.
 const WARPGROUP: u32 = 4 * WARP_SIZE;
 /// One producer warpgroup, two consumers.
 pub const THREADS: u32 = 3 * WARPGROUP;
-/// Rows of one slot: A's 128, then B's four atoms of 64 k-rows.
-const SLOT_ROWS: u32 = BM + (BN / 64) * BK;
+/// Rows of one slot of a tile `bn` wide: A's 128, then B's `bn / 64` atoms of 64 k-rows.
+const fn slot_rows(bn: u32) -> u32 {
+    BM + (bn / 64) * BK
+}
+/// The ring's rows: [`STAGES`] slots of the wide tile.
+const RING_ROWS: u32 = STAGES * slot_rows(BN);
+/// Slots of a tile `bn` wide in the same ring: 4 of the wide tile's, 6 of the narrow's.
+pub const fn stages(bn: u32) -> u32 {
+    RING_ROWS / slot_rows(bn)
+}
 /// Rows kept free to align the ring to 1024 bytes wherever the carve lands.
 const SLACK_ROWS: u32 = 1024 / ROW_BYTES;
 /// The TMA boxes (columns, rows): A's slice of a step, and one 64-column atom of B's.
@@ -47,8 +58,8 @@ pub const B_BOX: (u32, u32) = (64, BK);
 shared_memory! {
     /// The ring, in 128-byte rows of 32 words, and each slot's *full* and *empty* barriers.
     pub struct Ring {
-        pub rows: SharedMatrix<u32> = MatrixLayout::dense(STAGES * SLOT_ROWS + SLACK_ROWS, ROW_BYTES / 4),
-        pub barriers: SharedSlice<u64> = 2 * STAGES,
+        pub rows: SharedMatrix<u32> = MatrixLayout::dense(RING_ROWS + SLACK_ROWS, ROW_BYTES / 4),
+        pub barriers: SharedSlice<u64> = 2 * stages(BN_NARROW),
     }
 }
 
@@ -65,7 +76,7 @@ pub(super) mod body {
     use ptxkit::device::mma::Bf16;
     use ptxkit::device::wgmma::{
         Descriptor, fence_proxy_async, registers_claim, registers_release, shared_address, wgmma_commit, wgmma_fence,
-        wgmma_m64n256k16_bf16, wgmma_wait,
+        wgmma_m64n128k16_bf16, wgmma_m64n256k16_bf16, wgmma_wait,
     };
 
     /// Registers per thread of the TMA rungs' producer warpgroup, one thread of which issues the
@@ -85,14 +96,16 @@ pub(super) mod body {
     /// time ([`write_warpgroup`]'s `SHIFTED`); the `cp.async` rung keeps the launch's registers
     /// everywhere and stores such rows element by element.
     ///
-    /// C holds f32, or bf16 ([`Out`]); a bf16 C's runs of k meet in `partials` (one 16×256 block
-    /// of f32 per counter, [`PARTIALS_PER_COUNTER`]) and are rounded into C by the last to arrive.
+    /// The tile is 128×`BN` ([`BN`] or [`BN_NARROW`]), the ring of [`stages`]`(BN)` slots.
+    ///
+    /// C holds f32, or bf16 ([`Out`]); a bf16 C's runs of k meet in `partials` (one 16×`BN` block
+    /// of f32 per counter, [`partials_per_counter`]) and are rounded into C by the last to arrive.
     ///
     /// # Safety
     /// The kernel's contract; `maps`, where not null, describes A and B; `arrivals` holds
     /// [`counters`] zeroed counters, and for a bf16 C `partials` as many blocks.
     #[inline(always)]
-    pub unsafe fn run<const TMA: bool, O: Out>(
+    pub unsafe fn run<const TMA: bool, const BN: u32, O: Out>(
         a: *const Bf16,
         b: *const Bf16,
         c: *mut O,
@@ -100,6 +113,9 @@ pub(super) mod body {
         maps: *const TensorMaps,
         (arrivals, partials): (*mut u32, *mut f32),
     ) {
+        const { assert!(BN == super::BN || BN == BN_NARROW, "the wgmma's N: 256 or 128") };
+        let stages = stages(BN);
+        let slot_rows = slot_rows(BN);
         if TMA && maps.is_null() {
             trap();
         }
@@ -119,11 +135,11 @@ pub(super) mod body {
         let block = block_idx().x;
         let base = shared_address(ring.element_ptr(0, 0));
         let skew = (1024 - base % 1024) % 1024 / ROW_BYTES;
-        let first_row = |slot: u32| skew + slot * SLOT_ROWS;
+        let first_row = |slot: u32| skew + slot * slot_rows;
         let full = |slot: u32| barriers.element_ptr(slot);
-        let empty = |slot: u32| barriers.element_ptr(STAGES + slot);
+        let empty = |slot: u32| barriers.element_ptr(stages + slot);
         if tid == 0 {
-            for slot in 0..STAGES {
+            for slot in 0..stages {
                 // SAFETY: the barriers' words, used by no one before the barrier below.
                 unsafe {
                     // One arrival per fill by TMA (its bytes complete the phase), else every
@@ -135,9 +151,9 @@ pub(super) mod body {
             }
         }
         sync_threads();
-        // Fills of the ring so far, counted across items: fill g goes to slot g % STAGES, in
-        // that slot's phase g / STAGES.
-        let slot_of = |fill: u32| (fill % STAGES, (fill / STAGES) & 1);
+        // Fills of the ring so far, counted across items: fill g goes to slot g % stages, in
+        // that slot's phase g / stages.
+        let slot_of = |fill: u32| (fill % stages, (fill / stages) & 1);
         if group == 0 && TMA {
             registers_release::<PRODUCER_REGISTERS>();
             if tid == 0 {
@@ -157,7 +173,7 @@ pub(super) mod body {
                         // B, the boxes land inside the slot, 1024-byte aligned.
                         unsafe {
                             mbarrier::wait(empty(slot), phase ^ 1);
-                            mbarrier::arrive_expect_tx(full(slot), SLOT_ROWS * ROW_BYTES);
+                            mbarrier::arrive_expect_tx(full(slot), slot_rows * ROW_BYTES);
                             let first = base + first_row(slot) * ROW_BYTES;
                             tma::load_2d(first, a_map, (step * BK, row0), full(slot));
                             for atom in 0..BN / 64 {
@@ -227,7 +243,12 @@ pub(super) mod body {
                     |kk| {
                         let da = Descriptor::swizzle_128(a_rows + 32 * kk, 16, 1024);
                         let db = Descriptor::swizzle_128(b_rows + 16 * ROW_BYTES * kk, BK * ROW_BYTES, 1024);
-                        wgmma_m64n256k16_bf16((&mut low, &mut high), da, db);
+                        if BN == super::BN {
+                            wgmma_m64n256k16_bf16((&mut low, &mut high), da, db);
+                        } else {
+                            // The 64×128 product in `low`; `high` stays unused.
+                            wgmma_m64n128k16_bf16(&mut low, da, db);
+                        }
                     },
                 );
                 wgmma_commit();
@@ -265,12 +286,13 @@ pub(super) mod body {
                     )
                 };
             } else {
-                // This warpgroup's 64×256 of partial sums: its warps' blocks, by their counters'
+                // This warpgroup's 64×BN of partial sums: its warps' blocks, by their counters'
                 // places.
                 let place = (counter as usize - arrivals as usize) / size_of::<u32>();
                 let group_place = place - (warp % 4) as usize;
-                let group = partials.wrapping_add(group_place * PARTIALS_PER_COUNTER as usize);
-                let mine = partials.wrapping_add(place * PARTIALS_PER_COUNTER as usize);
+                let per_counter = partials_per_counter(BN) as usize;
+                let group = partials.wrapping_add(group_place * per_counter);
+                let mine = partials.wrapping_add(place * per_counter);
                 let rows = (corner.0 + 16 * (warp % 4), corner.1);
                 // Only the group's rows inside C are summed (a few rows of A leave most of a
                 // tile empty); a warp with none has nothing to meet, in any run.
@@ -284,7 +306,7 @@ pub(super) mod body {
                             #[inline(always)]
                             |adding| write_warpgroup::<BN, false, f32>(group, (group_rows, BN), (0, 0), value, adding),
                             #[inline(always)]
-                            || round_partials::<O>(mine, c, at, rows),
+                            || round_partials::<BN, O>(mine, c, at, rows),
                         )
                     };
                 }
@@ -300,7 +322,7 @@ kernel_sm90a! {
     /// block.
     pub unsafe fn matmul_bf16_specialized(a: *const ptxkit::device::mma::Bf16, b: *const ptxkit::device::mma::Bf16, c: *mut f32, m: u32, n: u32, k: u32, maps: *const super::TensorMaps, arrivals: *mut u32) {
         // SAFETY: the kernel's contract.
-        unsafe { body::run::<false, f32>(a, b, c, (m, n, k), maps, (arrivals, core::ptr::null_mut())) }
+        unsafe { body::run::<false, BN, f32>(a, b, c, (m, n, k), maps, (arrivals, core::ptr::null_mut())) }
     }
 }
 
@@ -309,7 +331,7 @@ kernel_sm90a! {
     /// As [`matmul_bf16_tma`], each block taking tile after tile (the grid the host gives).
     pub unsafe fn matmul_bf16_persistent(a: *const ptxkit::device::mma::Bf16, b: *const ptxkit::device::mma::Bf16, c: *mut f32, m: u32, n: u32, k: u32, maps: *const super::TensorMaps, arrivals: *mut u32) {
         // SAFETY: the kernel's contract.
-        unsafe { body::run::<true, f32>(a, b, c, (m, n, k), maps, (arrivals, core::ptr::null_mut())) }
+        unsafe { body::run::<true, BN, f32>(a, b, c, (m, n, k), maps, (arrivals, core::ptr::null_mut())) }
     }
 }
 
@@ -319,7 +341,16 @@ kernel_sm90a! {
     /// maps.
     pub unsafe fn matmul_bf16_tma(a: *const ptxkit::device::mma::Bf16, b: *const ptxkit::device::mma::Bf16, c: *mut f32, m: u32, n: u32, k: u32, maps: *const super::TensorMaps, arrivals: *mut u32) {
         // SAFETY: the kernel's contract.
-        unsafe { body::run::<true, f32>(a, b, c, (m, n, k), maps, (arrivals, core::ptr::null_mut())) }
+        unsafe { body::run::<true, BN, f32>(a, b, c, (m, n, k), maps, (arrivals, core::ptr::null_mut())) }
+    }
+}
+
+kernel_sm90a! {
+    #[launch_bounds(Dim3::x(THREADS), 1)]
+    /// As [`matmul_bf16_persistent`] on 128×128 tiles, six slots in the ring.
+    pub unsafe fn matmul_bf16_persistent_128x128(a: *const ptxkit::device::mma::Bf16, b: *const ptxkit::device::mma::Bf16, c: *mut f32, m: u32, n: u32, k: u32, maps: *const super::TensorMaps, arrivals: *mut u32) {
+        // SAFETY: the kernel's contract.
+        unsafe { body::run::<true, BN_NARROW, f32>(a, b, c, (m, n, k), maps, (arrivals, core::ptr::null_mut())) }
     }
 }
 
@@ -329,7 +360,7 @@ pub const KERNEL: Kernel<MatmulBf16> = Kernel {
     code: matmul_bf16_specialized,
     block: Dim3::x(THREADS),
     shared: SharedMemory::opt_in(Ring::BYTES),
-    grid: |p, _| Dim3::x(tiles(p)),
+    grid: |p, _| Dim3::x(tiles::<BN>(p)),
 };
 
 /// As [`KERNEL`], the slots filled by TMA: the host passes tensor maps of A and B for shapes whose
@@ -347,12 +378,60 @@ pub const KERNEL_TMA: Kernel<MatmulBf16> = Kernel {
 /// ([`crate::matmul::tile_order::Work`]).
 pub const KERNEL_PERSISTENT: Kernel<MatmulBf16> = Kernel {
     code: matmul_bf16_persistent,
-    grid: |p, device| {
-        let runs = splits(tiles(p), device.resident_blocks, p.k, MIN_RUN);
-        Dim3::x(device.at_most_resident(tiles(p) * runs))
-    },
+    grid: persistent_grid::<BN>,
     ..KERNEL
 };
+
+/// As [`KERNEL_PERSISTENT`] on 128×128 tiles.
+pub const KERNEL_PERSISTENT_128X128: Kernel<MatmulBf16> = Kernel {
+    code: matmul_bf16_persistent_128x128,
+    grid: persistent_grid::<BN_NARROW>,
+    ..KERNEL
+};
+
+/// The persistent grid for tiles `BN` wide: a block per tile, or per run of k of each where the
+/// tiles are fewer than the device's places, at most the device's resident blocks.
+fn persistent_grid<const BN: u32>(p: &MatmulBf16, device: ptxkit::Occupancy) -> Dim3 {
+    let runs = splits(tiles::<BN>(p), device.resident_blocks, p.k, MIN_RUN);
+    Dim3::x(device.at_most_resident(tiles::<BN>(p) * runs))
+}
+
+/// A step of the 128×128 tile's time over the 128×256 tile's, in twentieths: half the products,
+/// but more of the copies' bytes and of the fixed costs for each (fitted with
+/// [`Work::busiest_steps`]'s costs to the model-shape suite: docs/perf-log.md, change 147).
+const NARROW_STEP_TWENTIETHS: u32 = 13;
+
+/// The busiest block's predicted time for `p` on a device of `places` resident blocks (one per
+/// SM), on 128×256 tiles ([`KERNEL_PERSISTENT`]) and on 128×128 ones
+/// ([`KERNEL_PERSISTENT_128X128`]), in twentieths of a 128×256 tile's step: its steps and items
+/// ([`Work::busiest_steps`]), a narrow step costing [`NARROW_STEP_TWENTIETHS`]. Twice the tiles fill
+/// more of the SMs where the wide tiles are few, and need fewer runs of k (whose meeting costs a
+/// round trip through the L2).
+#[cfg(not(target_arch = "nvptx64"))]
+pub fn predicted_twentieths(p: &MatmulBf16, places: u32) -> [u64; 2] {
+    let device = ptxkit::Occupancy {
+        resident_blocks: places,
+    };
+    let steps = p.k.div_ceil(BK);
+    let wide = Work::<BM, BN, true>::new((p.m, p.n), steps, persistent_grid::<BN>(p, device).x);
+    let narrow = Work::<BM, BN_NARROW, true>::new((p.m, p.n), steps, persistent_grid::<BN_NARROW>(p, device).x);
+    [
+        u64::from(wide.busiest_steps()) * 20,
+        u64::from(narrow.busiest_steps()) * u64::from(NARROW_STEP_TWENTIETHS),
+    ]
+}
+
+/// The tile width of a persistent kernel of this module (`entry`): [`BN`], or [`BN_NARROW`] for
+/// the 128×128 one, `None` for the others.
+pub fn persistent_width(entry: &str) -> Option<u32> {
+    if entry == KERNEL_PERSISTENT.entry() {
+        Some(BN)
+    } else if entry == KERNEL_PERSISTENT_128X128.entry() {
+        Some(BN_NARROW)
+    } else {
+        None
+    }
+}
 
 /// The shortest run of k a tile is cut into: eight steps, twice the ring.
 pub const MIN_RUN: u32 = 8 * BK;
@@ -361,17 +440,20 @@ pub const MIN_RUN: u32 = 8 * BK;
 /// on its own counter.
 const CONSUMER_WARPS: u32 = 2 * WARPGROUP / WARP_SIZE;
 
-/// f32 partial sums per counter where C is bf16: a consumer warp's 16 rows of a tile's 256 columns.
-pub const PARTIALS_PER_COUNTER: u32 = 16 * BN;
+/// f32 partial sums per counter where C is bf16 and the tile `bn` wide: a consumer warp's 16 rows
+/// of a tile's columns.
+pub const fn partials_per_counter(bn: u32) -> u32 {
+    16 * bn
+}
 
-/// Tiles of C (128×256 each).
-pub(crate) const fn tiles(p: &MatmulBf16) -> u32 {
+/// Tiles of C (128×`BN` each).
+pub(crate) const fn tiles<const BN: u32>(p: &MatmulBf16) -> u32 {
     p.m.div_ceil(BM) * p.n.div_ceil(BN)
 }
 
-/// The zeroed counters a launch of these kernels on `grid` needs: one per consumer warp and tile
-/// where the grid cuts tiles' k into runs, none otherwise.
-pub const fn counters(p: &MatmulBf16, grid: Dim3) -> usize {
+/// The zeroed counters a launch of these kernels (tiles `BN` wide) on `grid` needs: one per
+/// consumer warp and tile where the grid cuts tiles' k into runs, none otherwise.
+pub const fn counters<const BN: u32>(p: &MatmulBf16, grid: Dim3) -> usize {
     Work::<BM, BN, true>::new((p.m, p.n), p.k.div_ceil(BK), grid.x).counters(CONSUMER_WARPS)
 }
 
@@ -379,6 +461,47 @@ pub const fn counters(p: &MatmulBf16, grid: Dim3) -> usize {
 mod tests {
     use super::*;
     use ptxkit::Occupancy;
+
+    /// On 132 SMs the prediction takes the narrow tiles where C's wide ones are few (and the
+    /// narrow ones gained 10–33 % there in run 2026-12-06 e), the wide ones where both fill the
+    /// waves (the wide gained 15–30 %), and says so by the busiest block's steps.
+    #[test]
+    fn the_narrow_tiles_are_predicted_faster_where_the_wide_are_few() {
+        let faster = |(m, n, k)| {
+            let [wide, narrow] = predicted_twentieths(&MatmulBf16 { m, n, k }, 132);
+            narrow < wide
+        };
+        for shape in [
+            (128, 11008, 4096),
+            (512, 4096, 4096),
+            (128, 2304, 768),
+            (1024, 1024, 1024),
+            (16, 4096, 4096),
+        ] {
+            assert!(faster(shape), "{shape:?}");
+        }
+        for shape in [
+            (8192, 8192, 8192),
+            (2048, 11008, 4096),
+            (512, 6144, 4096),
+            (1024, 2304, 768),
+        ] {
+            assert!(!faster(shape), "{shape:?}");
+        }
+        // 512 × 4096 × 4096: the wide tiles' 64 in two runs of 32 steps (with the items' and the
+        // meeting's costs, 64 steps), against the narrow tiles' 128 whole (80 narrow steps).
+        assert_eq!(
+            predicted_twentieths(
+                &MatmulBf16 {
+                    m: 512,
+                    n: 4096,
+                    k: 4096
+                },
+                132
+            ),
+            [64 * 20, 80 * 13]
+        );
+    }
 
     /// On an H200's 132 places: C of few tiles gets one block per run of k, and counters for its
     /// warps; C of many tiles one block per place and none; the one-block-per-tile kernels never
@@ -391,7 +514,7 @@ mod tests {
         let few = (16, 4096, 11008);
         assert_eq!(grid(&KERNEL_PERSISTENT, few), Dim3::x(128));
         assert_eq!(
-            counters(
+            counters::<BN>(
                 &MatmulBf16 {
                     m: 16,
                     n: 4096,
@@ -403,7 +526,7 @@ mod tests {
         );
         assert_eq!(grid(&KERNEL_TMA, few), Dim3::x(16));
         assert_eq!(
-            counters(
+            counters::<BN>(
                 &MatmulBf16 {
                     m: 16,
                     n: 4096,
@@ -418,7 +541,7 @@ mod tests {
         // 512 tiles.
         assert_eq!(grid(&KERNEL_PERSISTENT, (4096, 4096, 4096)), Dim3::x(132));
         assert_eq!(
-            counters(
+            counters::<BN>(
                 &MatmulBf16 {
                     m: 4096,
                     n: 4096,
@@ -428,14 +551,14 @@ mod tests {
             ),
             0
         );
-        // 160 tiles on 132 blocks: the last wave part-empty, so the last two waves' tiles (all
-        // 160) are cut into runs, with counters.
+        // 160 tiles on 132 blocks: the last wave part-empty, so its 28 tiles are cut into runs,
+        // with counters.
         let cut = MatmulBf16 {
             m: 512,
             n: 10240,
             k: 8192,
         };
         assert_eq!(grid(&KERNEL_PERSISTENT, (512, 10240, 8192)), Dim3::x(132));
-        assert_eq!(counters(&cut, Dim3::x(132)), 160 * 8);
+        assert_eq!(counters::<BN>(&cut, Dim3::x(132)), 28 * 8);
     }
 }

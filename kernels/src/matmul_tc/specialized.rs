@@ -529,9 +529,9 @@ mod tests {
         assert_eq!(KERNEL.launch_shape(&problem(8192, 8192, 8192), h200).grid, Dim3::x(132));
         // 8 × 132 tiles: whole waves, nothing cut.
         assert_eq!(counters(&KERNEL, &problem(2048, 16896, 4096), Dim3::x(132)), 0);
-        // 40 × 8 tiles on 132 blocks: the last wave 56/132 full, so the last two waves' 188
-        // tiles are cut into runs, with counters.
-        assert_eq!(counters(&KERNEL, &problem(10240, 1024, 4096), Dim3::x(132)), 188 * 8);
+        // 40 × 8 tiles on 132 blocks: the last wave 56/132 full, so its 56 tiles are cut into
+        // runs, with counters.
+        assert_eq!(counters(&KERNEL, &problem(10240, 1024, 4096), Dim3::x(132)), 56 * 8);
     }
 
     /// The 128-row tiles: twice as many rows of tiles as the 256-row kernel's, six slots in the
@@ -548,10 +548,10 @@ mod tests {
         assert_eq!(KERNEL_128X128.launch_shape(&p, h200).grid, Dim3::x(128));
         assert_eq!(counters(&KERNEL_128X128, &p, Dim3::x(128)), 64 * 8);
         assert_eq!(counters(&KERNEL, &p, Dim3::x(128)), 32 * 8);
-        // 134 tiles of 128 rows on 132 blocks: the second wave nearly empty, every tile cut...
+        // 134 tiles of 128 rows on 132 blocks: the second wave nearly empty, its two tiles cut...
         assert_eq!(
             counters(&KERNEL_128X128, &problem(128, 17152, 8192), Dim3::x(132)),
-            134 * 8
+            2 * 8
         );
         // ...224: 1.7 waves, where no cut saves an eighth ([`Work`]'s cost model).
         assert_eq!(counters(&KERNEL_128X128, &problem(128, 28672, 8192), Dim3::x(132)), 0);

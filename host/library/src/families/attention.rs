@@ -3,7 +3,7 @@
 //! `scaled_dot_product_attention`, timed beside these kernels by the Python bench (`python/`).
 
 use super::attention_oracle::{AttentionOracle, Geometry};
-use super::auto::Rung;
+use super::auto::{Rung, Target};
 use super::elementwise::check_shape;
 use super::{
     Bound, Case, Cli, FamilyDemo, GUARD, KernelChoice, Outputs, Plan, Size, Sizes, Work, check_len, guarded_inputs,
@@ -304,7 +304,7 @@ impl FamilyDemo for AttentionDemo {
 }
 
 impl KernelChoice for AttentionDemo {
-    fn fastest_rung(&self, sm90a: bool, _size: Size) -> Option<Rung> {
+    fn fastest_rung(&self, target: Target, _size: Size) -> Option<Rung> {
         if self.any_dim {
             return Some(Rung {
                 entry: if self.causal {
@@ -315,13 +315,13 @@ impl KernelChoice for AttentionDemo {
                 why: "the one rung that takes any head dimension: mma.sync, staged 64 or 128 wide",
             });
         }
-        let entry = match (self.causal, sm90a) {
+        let entry = match (self.causal, target.sm90a) {
             (false, true) => "attention_rebalanced",
             (false, false) => "attention_flash",
             (true, true) => "attention_causal_rebalanced",
             (true, false) => "attention_causal_flash",
         };
-        let why = if sm90a {
+        let why = if target.sm90a {
             "a TMA producer warpgroup, setmaxnreg and ping-pong"
         } else {
             "FlashAttention-2's order on mma.sync: the fastest rung without sm_90a's PTX"

@@ -9,6 +9,39 @@ use super::{FamilyDemo, Size, choice, kernel_index};
 use ptxkit_runtime::Backend;
 use ptxkit_runtime::Result;
 
+/// What `auto` knows of the device a kernel is chosen for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Target {
+    /// Whether the sm_90a PTX (wgmma, TMA) runs there.
+    pub sm90a: bool,
+    /// Its SMs; `None` on the emulator, which has no figures to choose a tile by.
+    pub sms: Option<u32>,
+}
+
+impl Target {
+    /// The device `backend` runs on.
+    pub fn of(backend: &Backend) -> Self {
+        Target {
+            sm90a: backend.runs_sm90a(),
+            sms: backend.gpu().map(|gpu| gpu.info().sm_count),
+        }
+    }
+
+    /// An sm_90a GPU of `sms` SMs (an H100 or H200: 132).
+    pub const fn hopper(sms: u32) -> Self {
+        Target {
+            sm90a: true,
+            sms: Some(sms),
+        }
+    }
+
+    /// A GPU without sm_90a's PTX, or the emulator.
+    pub const ELSEWHERE: Target = Target {
+        sm90a: false,
+        sms: None,
+    };
+}
+
 /// A family's fastest rung for a shape, and the measurement that says so.
 #[derive(Clone, Copy, Debug)]
 pub struct Rung {
@@ -44,7 +77,11 @@ pub struct Auto {
 
 /// Whether `family` answers `auto` at all (checked before any backend is opened).
 pub fn has_auto(family: &dyn FamilyDemo) -> bool {
-    !family.choice().configurations().is_empty() || family.choice().fastest_rung(false, family.cli().default).is_some()
+    !family.choice().configurations().is_empty()
+        || family
+            .choice()
+            .fastest_rung(Target::ELSEWHERE, family.cli().default)
+            .is_some()
 }
 
 /// The kernel `auto` runs for `size` on `backend`; `None` where the family has no answer (then a
@@ -56,7 +93,7 @@ pub fn auto(backend: &Backend, family: &dyn FamilyDemo, size: Size) -> Result<Op
     };
     // A rung named for this shape comes first: in a family with configurations, it marks a shape
     // none of them suits.
-    if let Some(rung) = family.choice().fastest_rung(backend.runs_sm90a(), size) {
+    if let Some(rung) = family.choice().fastest_rung(Target::of(backend), size) {
         return Ok(Some(found(rung.entry, rung.why.into())));
     }
     if let Some(&smallest) = family.choice().configurations().first() {
@@ -153,11 +190,17 @@ mod tests {
             (129, "matmul_tc_wgmma"),
             (8192, "matmul_tc_wgmma"),
         ] {
-            let rung = demo.choice().fastest_rung(true, Size([m, 28672, 8192])).unwrap();
+            let rung = demo
+                .choice()
+                .fastest_rung(Target::hopper(132), Size([m, 28672, 8192]))
+                .unwrap();
             assert_eq!(rung.entry, entry, "m = {m}");
         }
         // Without sm_90a, the mma.sync rung at every tile size.
-        let rung = demo.choice().fastest_rung(false, Size([128, 28672, 8192])).unwrap();
+        let rung = demo
+            .choice()
+            .fastest_rung(Target::ELSEWHERE, Size([128, 28672, 8192]))
+            .unwrap();
         assert_eq!(rung.entry, "matmul_tc_tf32");
     }
 

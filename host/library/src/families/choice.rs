@@ -70,14 +70,11 @@ pub fn choose(gpu: &Gpu, family: &dyn FamilyDemo, size: Size) -> Result<Option<C
         let entries: Vec<&str> = configurations.iter().map(|&k| kernels[k].entry).collect();
         let untimed = found.shape.untimed(&entries);
         if !untimed.is_empty()
-            && let Some(rule) = by_occupancy(gpu, family, size)?
+            && let Some(rule) = rule(gpu, family, size)?
             && untimed.contains(&rule.entry)
         {
             return Ok(Some(Choice {
-                why: format!(
-                    "{whose} has not timed it {at}; the occupancy rule takes it: {}",
-                    rule.why
-                ),
+                why: format!("{whose} has not timed it {at}; the rule takes it: {}", rule.why),
                 ..rule
             }));
         }
@@ -101,7 +98,16 @@ pub fn choose(gpu: &Gpu, family: &dyn FamilyDemo, size: Size) -> Result<Option<C
             }));
         }
     }
-    by_occupancy(gpu, family, size)
+    rule(gpu, family, size)
+}
+
+/// Where no profile decides: the family's own prediction ([`KernelChoice::predicted`](super::KernelChoice::predicted)), else
+/// the occupancy rule ([`by_occupancy`]).
+pub fn rule(gpu: &Gpu, family: &dyn FamilyDemo, size: Size) -> Result<Option<Choice>> {
+    match family.choice().predicted(gpu, size) {
+        Some(choice) => Ok(Some(choice)),
+        None => by_occupancy(gpu, family, size),
+    }
 }
 
 /// Indices of `family`'s configurations at `size`.

@@ -2,7 +2,7 @@
 //! value, CUB's `DeviceHistogram::HistogramEven` as the baseline, and the exact check (counts are
 //! integers: every bin must match).
 
-use super::auto::Rung;
+use super::auto::{Rung, Target};
 use super::elementwise::check_shape;
 use super::{
     Bound, Case, Cli, FamilyDemo, KernelChoice, Outputs, Plan, Size, Sizes, Work, check_len, resident_blocks, substream,
@@ -182,7 +182,7 @@ impl FamilyDemo for HistogramDemo {
 }
 
 impl KernelChoice for HistogramDemo {
-    fn fastest_rung(&self, _sm90a: bool, _size: Size) -> Option<Rung> {
+    fn fastest_rung(&self, _target: Target, _size: Size) -> Option<Rung> {
         Some(Rung {
             entry: "histogram_vectorized",
             why: "eight copies of the bins per block: ahead of CUB on bytes half of one value",

@@ -2,7 +2,7 @@
 //! range (some uniform, some one frequent value), CUB's `DeviceHistogram::HistogramEven` on float
 //! samples as the baseline, and the exact check (counts are integers: every bin must match).
 
-use super::auto::Rung;
+use super::auto::{Rung, Target};
 use super::elementwise::check_shape;
 use super::histogram::{GUARD_WORDS, POISON, check_bins};
 use super::{
@@ -195,7 +195,7 @@ impl FamilyDemo for HistogramF32Demo {
 }
 
 impl KernelChoice for HistogramF32Demo {
-    fn fastest_rung(&self, _sm90a: bool, _size: Size) -> Option<Rung> {
+    fn fastest_rung(&self, _target: Target, _size: Size) -> Option<Rung> {
         Some(Rung {
             entry: "histogram_f32_warp_bins",
             why: "bins per warp, 16-byte loads: the f32 ladder's fastest (issue 10's runs)",

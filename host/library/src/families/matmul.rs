@@ -3,7 +3,7 @@
 //! for large ones) on the operands as each ladder reads them: [`MATMUL`], the f32 ladder against
 //! SGEMM, and [`MATMUL_TC`], the tensor cores' (TF32 operands) against cuBLAS's TF32 mode.
 
-use super::auto::{Rung, small_m_rung};
+use super::auto::{Rung, Target, small_m_rung};
 use super::choice::Grid;
 use super::elementwise::check_shape;
 use super::{
@@ -268,7 +268,7 @@ impl FamilyDemo for MatmulDemo {
 impl KernelChoice for MatmulDemo {
     /// The small-m rung for A of a few rows; else, on the tensor cores, the fastest tile rung (the
     /// f32 ladder has tile configurations instead).
-    fn fastest_rung(&self, sm90a: bool, size: Size) -> Option<Rung> {
+    fn fastest_rung(&self, target: Target, size: Size) -> Option<Rung> {
         let (small_m, max_rows) = match self.ladder {
             Ladder::F32(_) => (small_m::KERNELS.map(|kernel| kernel.entry()), small_m::MAX_ROWS),
             Ladder::Tc(_) => (
@@ -288,22 +288,24 @@ impl KernelChoice for MatmulDemo {
                 why: "A of at most 16 rows as the mma.sync's 16: B read once, in strips of columns and runs of k",
             });
         }
-        Some(if sm90a && size.0[0] <= matmul_tc::specialized::BM_NARROW as usize {
-            Rung {
-                entry: "matmul_tc_wgmma_128x128",
-                why: "the roles-swapped wgmma with TMA on a persistent grid, on 128-row tiles: C has at most 128 rows",
-            }
-        } else if sm90a {
-            Rung {
-                entry: "matmul_tc_wgmma",
-                why: "the roles-swapped wgmma with TMA on a persistent grid",
-            }
-        } else {
-            Rung {
-                entry: "matmul_tc_tf32",
-                why: "the mma.sync kernel: the fastest rung without sm_90a's PTX",
-            }
-        })
+        Some(
+            if target.sm90a && size.0[0] <= matmul_tc::specialized::BM_NARROW as usize {
+                Rung {
+                    entry: "matmul_tc_wgmma_128x128",
+                    why: "the roles-swapped wgmma with TMA on a persistent grid, on 128-row tiles: C has at most 128 rows",
+                }
+            } else if target.sm90a {
+                Rung {
+                    entry: "matmul_tc_wgmma",
+                    why: "the roles-swapped wgmma with TMA on a persistent grid",
+                }
+            } else {
+                Rung {
+                    entry: "matmul_tc_tf32",
+                    why: "the mma.sync kernel: the fastest rung without sm_90a's PTX",
+                }
+            },
+        )
     }
 
     /// The warp-tiled and multistage tiles, smallest first (of one size, the multistage one

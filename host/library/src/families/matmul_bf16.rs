@@ -2,13 +2,14 @@
 //! as its baseline, and the f64 check of [`super::matmul::Oracle`] on the operands as given (a
 //! product of two bf16 is exact, so only the f32 accumulation is allowed for).
 
-use super::auto::{Rung, small_m_rung};
+use super::auto::{Rung, Target, small_m_rung};
+use super::choice::Choice;
 use super::elementwise::check_shape;
 use super::matmul::Oracle;
 use super::tma_operands::operand_maps;
 use super::{
     Bound, Case, Cli, FamilyDemo, GUARD, KernelChoice, Outputs, Plan, Size, Sizes, Work, check_guard, check_len,
-    guarded_inputs, substream,
+    guarded_inputs, kernel_index, substream,
 };
 use crate::cublas::Cublas;
 use crate::cublas::Precision;
@@ -18,8 +19,8 @@ use kernels::matmul_bf16::{FAMILY, MatmulBf16, TensorMaps, small_m, specialized}
 use kernels::reference::Operands;
 use ptxkit::device::mma::Bf16;
 use ptxkit::{AnyFamily, Kernel};
-use ptxkit_runtime::Backend;
 use ptxkit_runtime::array::{Array, Buffer, Element};
+use ptxkit_runtime::{Backend, Gpu};
 use ptxkit_runtime::{Error, Result};
 use ptxkit_runtime::{PaddedCopies, bf16_swizzled_pitched};
 
@@ -64,7 +65,7 @@ pub fn launch(
 
 /// Whether `kernel` copies by TMA (and so reads tensor maps).
 fn uses_maps(kernel: &Kernel<MatmulBf16>) -> bool {
-    [specialized::KERNEL_TMA.entry(), specialized::KERNEL_PERSISTENT.entry()].contains(&kernel.entry())
+    kernel.entry() == specialized::KERNEL_TMA.entry() || specialized::persistent_width(kernel.entry()).is_some()
 }
 
 /// The tensor maps of A and B for a TMA kernel (`uses_maps`) on a GPU (of row-padded copies
@@ -196,22 +197,51 @@ impl FamilyDemo for MatmulBf16Demo {
 }
 
 impl KernelChoice for MatmulBf16Demo {
-    fn fastest_rung(&self, sm90a: bool, size: Size) -> Option<Rung> {
+    fn fastest_rung(&self, target: Target, size: Size) -> Option<Rung> {
         if let Some(rung) = small_m_rung(size, small_m::KERNELS.map(|kernel| kernel.entry()), small_m::MAX_ROWS) {
             return Some(rung);
         }
-        Some(if sm90a {
-            Rung {
-                entry: "matmul_bf16_persistent",
-                why: "TMA and wgmma on a persistent grid",
-            }
-        } else {
-            Rung {
-                entry: "matmul_bf16_pipelined",
-                why: "the mma.sync ring: the fastest rung without sm_90a's PTX",
-            }
+        // On sm_90a the persistent rung's tiles are configurations ([`persistent_tile`]).
+        (!target.sm90a).then_some(Rung {
+            entry: "matmul_bf16_pipelined",
+            why: "the mma.sync ring: the fastest rung without sm_90a's PTX",
         })
     }
+
+    fn configurations(&self) -> &'static [&'static str] {
+        const TILES: [&str; 2] = [
+            specialized::KERNEL_PERSISTENT_128X128.entry(),
+            specialized::KERNEL_PERSISTENT.entry(),
+        ];
+        &TILES
+    }
+
+    fn predicted(&self, gpu: &Gpu, size: Size) -> Option<Choice> {
+        persistent_tile(self, gpu, size)
+    }
+}
+
+/// The persistent rung's tile (`family`'s configurations: 128×128, then 128×256) predicted to
+/// finish `size` sooner on `gpu` ([`specialized::predicted_twentieths`], one block per SM).
+pub(super) fn persistent_tile(family: &dyn FamilyDemo, gpu: &Gpu, size: Size) -> Option<Choice> {
+    let [m, n, k] = size.0;
+    let problem = MatmulBf16::new(m, n, k).ok()?;
+    let [wide, narrow] = specialized::predicted_twentieths(&problem, gpu.info().sm_count);
+    let [narrow_entry, wide_entry] = family.choice().configurations() else {
+        return None;
+    };
+    let entry = if narrow < wide { narrow_entry } else { wide_entry };
+    let steps = |twentieths: u64| twentieths as f64 / 20.0;
+    Some(Choice {
+        kernel: kernel_index(family, entry)?,
+        entry,
+        why: format!(
+            "the busiest SM predicted at {:.1} steps of a 128×256 tile on 128×128 tiles, {:.1} on 128×256 (its steps of k and its items' fills and stores, on {} SMs)",
+            steps(narrow),
+            steps(wide),
+            gpu.info().sm_count
+        ),
+    })
 }
 
 /// One set of A and B (bf16 bits) on the backend.

@@ -2,19 +2,22 @@
 //! persistent rung's runs of k), cuBLAS's bf16 GEMM with bf16 C as its baseline, and the f64 check
 //! of [`super::matmul::Oracle`] widened by bf16's one rounding.
 
-use super::auto::{Rung, small_m_rung};
+use super::auto::{Rung, Target, small_m_rung};
+use super::choice::Choice;
 use super::elementwise::check_shape;
 use super::matmul::Oracle;
-use super::matmul_bf16::{BF16_BYTES, Bf16Case, EDGE_SHAPES, ProductOutput, tensor_maps};
+use super::matmul_bf16::{BF16_BYTES, Bf16Case, EDGE_SHAPES, ProductOutput, persistent_tile, tensor_maps};
 use super::{Bound, Case, Cli, FamilyDemo, GUARD, KernelChoice, Plan, Size, Sizes, Work, check_len};
 use crate::cublas::Precision;
 use kernels::Source;
-use kernels::matmul_bf16::rounded::{FAMILY, MatmulBf16Rounded, PERSISTENT, SMALL_M, arrivals_needed, partials_needed};
+use kernels::matmul_bf16::rounded::{
+    FAMILY, MatmulBf16Rounded, PERSISTENT, PERSISTENT_128X128, SMALL_M, arrivals_needed, partials_needed,
+};
 use kernels::matmul_bf16::small_m;
 use ptxkit::device::mma::Bf16;
 use ptxkit::{AnyFamily, Kernel};
 use ptxkit_runtime::array::{Array, Buffer};
-use ptxkit_runtime::{Backend, Result};
+use ptxkit_runtime::{Backend, Gpu, Result};
 
 /// `C = A·B` with `kernel`: checks that A and B hold m·k and k·n bf16 and C m·n bf16 (each as
 /// `u16` bits), and that they live where `backend` can reach them, then launches.
@@ -34,7 +37,7 @@ pub fn launch(
     let (a_address, b_address) = (a.address(backend)?, b.address(backend)?);
     let sizes = (problem.m, problem.n, problem.k);
     // The copies and the partial sums stay held until the launch is enqueued.
-    let uses_maps = kernel.entry() == PERSISTENT.entry();
+    let uses_maps = [PERSISTENT.entry(), PERSISTENT_128X128.entry()].contains(&kernel.entry());
     let (maps, _copies) = tensor_maps(backend, uses_maps, sizes, (a_address, b_address))?;
     let shape = backend.launch_shape_from(source.module(), kernel, problem)?;
     let arrivals = backend.zeroed_counters(arrivals_needed(kernel, problem, shape.grid))?;
@@ -162,21 +165,24 @@ impl FamilyDemo for MatmulBf16RoundedDemo {
 }
 
 impl KernelChoice for MatmulBf16RoundedDemo {
-    fn fastest_rung(&self, sm90a: bool, size: Size) -> Option<Rung> {
+    fn fastest_rung(&self, target: Target, size: Size) -> Option<Rung> {
         if let Some(rung) = small_m_rung(size, SMALL_M.map(|kernel| kernel.entry()), small_m::MAX_ROWS) {
             return Some(rung);
         }
-        Some(if sm90a {
-            Rung {
-                entry: "matmul_bf16_rounded_persistent",
-                why: "TMA and wgmma on a persistent grid",
-            }
-        } else {
-            Rung {
-                entry: "matmul_bf16_rounded_pipelined",
-                why: "the mma.sync ring: the fastest rung without sm_90a's PTX",
-            }
+        // On sm_90a the persistent rung's tiles are configurations, as the f32 family's.
+        (!target.sm90a).then_some(Rung {
+            entry: "matmul_bf16_rounded_pipelined",
+            why: "the mma.sync ring: the fastest rung without sm_90a's PTX",
         })
+    }
+
+    fn configurations(&self) -> &'static [&'static str] {
+        const TILES: [&str; 2] = [PERSISTENT_128X128.entry(), PERSISTENT.entry()];
+        &TILES
+    }
+
+    fn predicted(&self, gpu: &Gpu, size: Size) -> Option<Choice> {
+        persistent_tile(self, gpu, size)
     }
 }
 

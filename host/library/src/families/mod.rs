@@ -261,7 +261,7 @@ pub trait KernelChoice: Sync {
     /// rung for the shape by the runner's figures, and which run said so ([`auto`]). A family with
     /// tile configurations names one only where none of its configurations suits the shape.
     /// `None`: the device chooses among the configurations, or the family has no default.
-    fn fastest_rung(&self, _sm90a: bool, _size: Size) -> Option<auto::Rung> {
+    fn fastest_rung(&self, _target: auto::Target, _size: Size) -> Option<auto::Rung> {
         None
     }
 
@@ -276,6 +276,13 @@ pub trait KernelChoice: Sync {
     /// made among. All of them unless a family says otherwise.
     fn configurations_at(&self, _size: Size) -> Vec<&'static str> {
         self.configurations().to_vec()
+    }
+
+    /// The configuration a family's own model of its kernels predicts fastest at `size` on `gpu`,
+    /// where it has one (the persistent grids, which the occupancy rule cannot tell apart: one
+    /// block per SM, whatever the tile); `None`: the occupancy rule decides ([`choice::rule`]).
+    fn predicted(&self, _gpu: &Gpu, _size: Size) -> Option<choice::Choice> {
+        None
     }
 
     /// Blocks kernel `kernel`'s grid has for `size` (for the choice of a configuration).

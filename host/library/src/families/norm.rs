@@ -2,7 +2,7 @@
 //! each have their own offset and spread (so that a kernel that forgot the mean fails), and the f64
 //! check with a tolerance that follows the arithmetic, overflow included.
 
-use super::auto::Rung;
+use super::auto::{Rung, Target};
 use super::elementwise::check_shape;
 use super::{
     Bound, Case, Cli, FamilyDemo, GUARD, KernelChoice, Outputs, Plan, Size, Sizes, Work, check_guard, check_len,
@@ -417,7 +417,7 @@ impl FamilyDemo for NormDemo {
 impl KernelChoice for NormDemo {
     /// The row in registers up to a block's columns (read once), else the three passes, which the
     /// registers rung takes itself there. Not yet measured on the GPU.
-    fn fastest_rung(&self, _sm90a: bool, size: Size) -> Option<Rung> {
+    fn fastest_rung(&self, _target: Target, size: Size) -> Option<Rung> {
         let held = size.0[1] <= BLOCK_COLS as usize;
         let entry = match (self.centered, held) {
             (true, true) => "layer_norm_registers",

@@ -8,7 +8,7 @@
 //! exact sum, where d is the longest chain of additions any element goes through in that kernel's
 //! order (its share walked by one thread, then the tree levels, pass after pass).
 
-use super::auto::Rung;
+use super::auto::{Rung, Target};
 use super::elementwise::check_shape;
 pub use super::resident_blocks;
 use super::{Bound, Case, Cli, FamilyDemo, GUARD, KernelChoice, Plan, Size, Sizes, Work, check_len, substream};
@@ -377,7 +377,7 @@ impl FamilyDemo for ReduceDemo {
 }
 
 impl KernelChoice for ReduceDemo {
-    fn fastest_rung(&self, _sm90a: bool, _size: Size) -> Option<Rung> {
+    fn fastest_rung(&self, _target: Target, _size: Size) -> Option<Rung> {
         Some(Rung {
             entry: "reduce_one_pass",
             why: "one launch, the last block adding the partial sums: level with CUB",

@@ -2,7 +2,7 @@
 //! the check: the maximum exactly, each row's sum exactly where that is certain and within the
 //! bound of its order beyond (as the sums of `families::reduce`, on the same inputs).
 
-use super::auto::Rung;
+use super::auto::{Rung, Target};
 use super::elementwise::check_shape;
 use super::reduce::{check_total, grid_inputs};
 use super::resident_blocks;
@@ -225,7 +225,7 @@ impl KernelChoice for RowDemo {
     /// (docs/perf-log.md, change 14); a block per row for long rows, which are few and need the
     /// threads; pieces of rows where the rows are fewer than [`FEW_ROWS`] and long enough to cut
     /// (a block per row would leave SMs idle).
-    fn fastest_rung(&self, _sm90a: bool, size: Size) -> Option<Rung> {
+    fn fastest_rung(&self, _target: Target, size: Size) -> Option<Rung> {
         let [rows, cols, _] = size.0;
         let shape = if cols <= 4096 {
             Shape::Warp

@@ -7,7 +7,7 @@
 //! must equal the exact prefix; beyond, output i must lie within γ_d·Σ_{k≤i}|x_k| of it, d the
 //! longest chain of additions in that kernel's order.
 
-use super::auto::Rung;
+use super::auto::{Rung, Target};
 use super::elementwise::check_shape;
 use super::{
     Bound, Case, Cli, FamilyDemo, GUARD, KernelChoice, Outputs, Plan, Size, Sizes, Work, check_guard, check_len,
@@ -408,7 +408,7 @@ impl FamilyDemo for ScanDemo {
 }
 
 impl KernelChoice for ScanDemo {
-    fn fastest_rung(&self, _sm90a: bool, _size: Size) -> Option<Rung> {
+    fn fastest_rung(&self, _target: Target, _size: Size) -> Option<Rung> {
         Some(Rung {
             entry: "scan_look_back_staged",
             why: "the single-pass look-back scan with its tile staged in shared memory: the fastest rung at every size from 2^22",

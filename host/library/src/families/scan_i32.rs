@@ -2,7 +2,7 @@
 //! whole i32 range (so that the sums wrap, as they must, exactly), CUB's `DeviceScan` as the
 //! baseline, and an exact check.
 
-use super::auto::Rung;
+use super::auto::{Rung, Target};
 use super::elementwise::check_shape;
 use super::scan::{levels_of, scan, sizes};
 use super::{Bound, Case, Cli, FamilyDemo, GUARD, KernelChoice, Outputs, Plan, Size, Sizes, Work, substream};
@@ -141,7 +141,7 @@ impl FamilyDemo for ScanI32Demo {
 }
 
 impl KernelChoice for ScanI32Demo {
-    fn fastest_rung(&self, _sm90a: bool, _size: Size) -> Option<Rung> {
+    fn fastest_rung(&self, _target: Target, _size: Size) -> Option<Rung> {
         Some(Rung {
             entry: "scan_look_back_staged_i32",
             why: "the f32 family's fastest rung on i32: the look-back scan with its tile staged in shared memory",

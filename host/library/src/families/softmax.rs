@@ -1,7 +1,7 @@
 //! The softmax family's host side: its safe launch, inputs that would overflow e^x without the
 //! row's maximum subtracted, and the f64 check with a tolerance that follows the arithmetic.
 
-use super::auto::Rung;
+use super::auto::{Rung, Target};
 use super::elementwise::check_shape;
 use super::{
     Bound, Case, Cli, FamilyDemo, GUARD, KernelChoice, Outputs, Plan, Size, Sizes, Work, check_guard, check_len,
@@ -233,7 +233,7 @@ impl FamilyDemo for SoftmaxDemo {
 impl KernelChoice for SoftmaxDemo {
     /// Rows in one warp's or one block's registers up to the block's columns, then 512-thread
     /// blocks, then 1024 (measured: docs/perf-log.md, changes 16, 21 and 27).
-    fn fastest_rung(&self, _sm90a: bool, size: Size) -> Option<Rung> {
+    fn fastest_rung(&self, _target: Target, size: Size) -> Option<Rung> {
         let cols = size.0[1];
         Some(if cols <= kernels::softmax::registers::BLOCK_COLS as usize {
             Rung {

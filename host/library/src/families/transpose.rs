@@ -1,7 +1,7 @@
 //! The transpose family's host side: its safe launch, and the exact check (a transpose moves bits,
 //! it computes nothing).
 
-use super::auto::Rung;
+use super::auto::{Rung, Target};
 use super::elementwise::check_shape;
 use super::{
     Bound, Case, Cli, FamilyDemo, GUARD, KernelChoice, Outputs, Plan, Size, Sizes, Work, check_guard, check_len,
@@ -137,7 +137,7 @@ impl FamilyDemo for TransposeDemo {
 impl KernelChoice for TransposeDemo {
     /// Where rows or cols is not a multiple of 4 the tiled kernels' 16-byte path does not apply,
     /// and the skewed kernel is the fastest; elsewhere the device chooses a tile.
-    fn fastest_rung(&self, _sm90a: bool, size: Size) -> Option<Rung> {
+    fn fastest_rung(&self, _target: Target, size: Size) -> Option<Rung> {
         let [rows, cols, _] = size.0;
         (!rows.is_multiple_of(4) || !cols.is_multiple_of(4)).then_some(Rung {
             entry: kernels::transpose::skewed::KERNEL.entry(),
