@@ -8,7 +8,8 @@
 #      Compute's full set on it at 512 × 4096 × 4096;
 #   3: (host_before.gz: 56f8e36's host; host_now.gz and the bundles with the 128×128 tiles) the GPU
 #      suite of both bf16 families, compute-sanitizer on the new rungs, `host autotune --models`
-#      for both families (every suite product on both tiles, beside what the prediction takes).
+#      for both families (every suite product on both tiles, beside what the prediction takes);
+#   4, 5, 6: as each part's comment says.
 # Bundles as in run 2026-12-06 d's command.sh.
 set -u
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-} PATH=/usr/local/cuda/bin:$PATH
@@ -121,6 +122,42 @@ if [ "$part" = 5 ]; then
   done
   s=$(date +%s)
   PYTHONPATH=/tmp/site:gpud/bt/python timeout 300 python3 gpud/bt/python/bench_models.py --dtypes tf32,bf16,bf16-f32 --json $OUT/torch-models.json > $OUT/models.txt 2>&1
+  echo "models rc $? in $(( $(date +%s) - s )) s"; grep -E "geomean|below" $OUT/models.txt
+  exit 0
+fi
+if [ "$part" = 6 ]; then
+  # (host_before.gz: part 5's host; host_now.gz and the bundles with the 128×64 tiles) the GPU
+  # suite of both bf16 families, compute-sanitizer on the new rungs, `host autotune --models` for
+  # both (three tiles), and the suite's bf16 products with the profiles so made.
+  wheel
+  [ -d gpud/t/tests ] || gpud/t/run.sh $OUT unpack > /dev/null
+  s=$(date +%s)
+  TEST_FAMILIES=matmul_bf16_rounded,matmul_bf16 timeout 240 gpud/t/tests/host-gpu-test every_registered_kernel --include-ignored > $OUT/tests-gpu.log 2>&1
+  echo "GPU suite rc $? in $(( $(date +%s) - s )) s"; grep -E "test result|FAILED|panicked" $OUT/tests-gpu.log | head
+  san() { # tool family variant m n k
+    timeout 90 compute-sanitizer --tool $1 --error-exitcode 9 $x/host_now --backend gpu --warmup 0 --runs 1 $2 --variant $3 --m $4 --n $5 --k $6 >> $OUT/sanitizer.txt 2>&1
+    echo "$1 $2 $3 $4x$5x$6 rc $?"
+  }
+  { san memcheck matmul-bf16-rounded persistent_128x64 33 515 2051; san racecheck matmul-bf16-rounded persistent_128x64 33 515 2051
+    san memcheck matmul-bf16 persistent_128x64 100 4101 130; san racecheck matmul-bf16 persistent_128x64 2100 4100 1000
+    san memcheck matmul-bf16-rounded persistent_128x64 130 1030 1100; } > $OUT/sanitizer-rc.txt
+  cat $OUT/sanitizer-rc.txt; grep -E "ERROR SUMMARY|RACECHECK SUMMARY" $OUT/sanitizer.txt | sort | uniq -c
+  for fam in matmul_bf16_rounded matmul_bf16; do
+    s=$(date +%s)
+    timeout 240 $x/host_now --backend gpu --warmup 1 --runs 3 autotune --family $fam --models --out $OUT/profile-$fam.json > $OUT/autotune-$fam.txt 2> $OUT/autotune-$fam.err
+    echo "autotune $fam rc $? in $(( $(date +%s) - s )) s"
+  done
+  python3 - $OUT <<'PY'
+import json, sys
+out = sys.argv[1]
+merged = None
+for fam in ("matmul_bf16_rounded", "matmul_bf16"):
+    p = json.load(open(f"{out}/profile-{fam}.json"))
+    merged = p if merged is None else {**merged, "shapes": merged["shapes"] + p["shapes"]}
+json.dump(merged, open(f"{out}/profile-bf16.json", "w"), indent=1)
+PY
+  s=$(date +%s)
+  KERNELS_TILE_PROFILE=$OUT/profile-bf16.json PYTHONPATH=/tmp/site:gpud/bt/python timeout 200 python3 gpud/bt/python/bench_models.py --dtypes bf16,bf16-f32 --json $OUT/torch-models.json > $OUT/models.txt 2>&1
   echo "models rc $? in $(( $(date +%s) - s )) s"; grep -E "geomean|below" $OUT/models.txt
   exit 0
 fi

@@ -9,8 +9,8 @@
 //!   tiles (sm_90a, GPU only).
 //! * [`specialized`]: a producer warpgroup copying and two consumer warpgroups multiplying
 //!   128×256 tiles, handing slots over by `mbarrier`s, one `wgmma` group always in flight; and the
-//!   same with the producer's copies made by TMA, and that on a persistent grid, on 128×256 or
-//!   128×128 tiles (sm_90a).
+//!   same with the producer's copies made by TMA, and that on a persistent grid, on 128×256,
+//!   128×128 or 128×64 tiles (sm_90a).
 //! * [`small_m`]: for A of a few rows (decoding), B streamed once on the CUDA cores (the f32
 //!   ladder's [`crate::matmul::small_m`] reading bf16).
 //! * [`small_m16`]: for A of up to 16 rows, B streamed once into `mma.sync` m16n8k16 with A's
@@ -76,6 +76,7 @@ pub const FAMILY: Family<MatmulBf16> = Family::new(
         specialized::KERNEL_TMA,
         specialized::KERNEL_PERSISTENT,
         specialized::KERNEL_PERSISTENT_128X128,
+        specialized::KERNEL_PERSISTENT_128X64,
         small_m::KERNEL_M1,
         small_m::KERNEL_M4,
         small_m::KERNEL_M8,
@@ -90,7 +91,8 @@ pub const FAMILY: Family<MatmulBf16> = Family::new(
 pub fn arrivals_needed(kernel: &ptxkit::Kernel<MatmulBf16>, problem: &MatmulBf16, grid: ptxkit::Dim3) -> usize {
     match specialized::persistent_width(kernel.entry()) {
         Some(specialized::BN) => return specialized::counters::<{ specialized::BN }>(problem, grid),
-        Some(_) => return specialized::counters::<{ specialized::BN_NARROW }>(problem, grid),
+        Some(specialized::BN_NARROW) => return specialized::counters::<{ specialized::BN_NARROW }>(problem, grid),
+        Some(_) => return specialized::counters::<{ specialized::BN_NARROWEST }>(problem, grid),
         None => {}
     }
     crate::matmul::k_runs::counters(small_m::KERNELS.iter().chain([&small_m16::KERNEL]), kernel, grid)

@@ -15,7 +15,7 @@ use super::{MatmulBf16, TensorMaps, pipelined, small_m};
 use crate::matmul::output::Out;
 use crate::matmul::small_m::{Bf16s, partials_per_block, small_m_into};
 use ptxkit::device::mma::Bf16;
-use ptxkit::device::{lane_id, load4_l2, unrolled, unrolled_to};
+use ptxkit::device::{lane_id, load4_l2, unrolled_to};
 use ptxkit::{Dim3, Family, Kernel, Problem, kernel, kernel_sm90a};
 
 /// The sizes of one product: A is m×k, B k×n, C m×n (bf16).
@@ -114,6 +114,15 @@ small_m_rounded!(matmul_bf16_rounded_small_m8, SMALL_M8, 8, 2, 1);
 /// The small-m rungs, in the order of [`crate::matmul::small_m::ROWS`].
 pub const SMALL_M: [Kernel<MatmulBf16Rounded>; 3] = [SMALL_M1, SMALL_M4, SMALL_M8];
 
+kernel_sm90a! {
+    #[launch_bounds(Dim3::x(specialized::THREADS), 1)]
+    /// As `matmul_bf16_persistent_128x64` (128×64 tiles), C rounded to bf16.
+    pub unsafe fn matmul_bf16_rounded_persistent_128x64(a: *const Bf16, b: *const Bf16, c: *mut Bf16, m: u32, n: u32, k: u32, maps: *const TensorMaps, arrivals: *mut u32, partials: *mut f32) {
+        // SAFETY: the kernel's contract.
+        unsafe { specialized::body::run::<true, { specialized::BN_NARROWEST }, Bf16>(a, b, c, (m, n, k), maps, (arrivals, partials)) }
+    }
+}
+
 /// [`pipelined::KERNEL`]'s launch.
 pub const PIPELINED: Kernel<MatmulBf16Rounded> = Kernel {
     code: matmul_bf16_rounded_pipelined,
@@ -138,22 +147,39 @@ pub const PERSISTENT_128X128: Kernel<MatmulBf16Rounded> = Kernel {
     grid: |p, device| (specialized::KERNEL_PERSISTENT_128X128.grid)(&p.summed(), device),
 };
 
+/// [`specialized::KERNEL_PERSISTENT_128X64`]'s launch.
+pub const PERSISTENT_128X64: Kernel<MatmulBf16Rounded> = Kernel {
+    code: matmul_bf16_rounded_persistent_128x64,
+    block: specialized::KERNEL_PERSISTENT_128X64.block,
+    shared: specialized::KERNEL_PERSISTENT_128X64.shared,
+    grid: |p, device| (specialized::KERNEL_PERSISTENT_128X64.grid)(&p.summed(), device),
+};
+
 /// The bf16-output matmul kernels, in ladder order: the registry's list.
 pub const FAMILY: Family<MatmulBf16Rounded> = Family::new(
     "matmul_bf16_rounded",
-    &[PIPELINED, PERSISTENT, PERSISTENT_128X128, SMALL_M1, SMALL_M4, SMALL_M8],
+    &[
+        PIPELINED,
+        PERSISTENT,
+        PERSISTENT_128X128,
+        PERSISTENT_128X64,
+        SMALL_M1,
+        SMALL_M4,
+        SMALL_M8,
+    ],
 );
 
 /// The tile width of a persistent rung of this family, `None` for the others.
 #[cfg(not(target_arch = "nvptx64"))]
 fn persistent_width(kernel: &Kernel<MatmulBf16Rounded>) -> Option<u32> {
-    if kernel.entry() == PERSISTENT.entry() {
-        Some(specialized::BN)
-    } else if kernel.entry() == PERSISTENT_128X128.entry() {
-        Some(specialized::BN_NARROW)
-    } else {
-        None
-    }
+    [
+        (PERSISTENT, specialized::BN),
+        (PERSISTENT_128X128, specialized::BN_NARROW),
+        (PERSISTENT_128X64, specialized::BN_NARROWEST),
+    ]
+    .into_iter()
+    .find(|(persistent, _)| persistent.entry() == kernel.entry())
+    .map(|(_, width)| width)
 }
 
 /// The zeroed counters `arrivals` must hold for a launch of `kernel` on `grid`: the persistent
@@ -163,7 +189,8 @@ fn persistent_width(kernel: &Kernel<MatmulBf16Rounded>) -> Option<u32> {
 pub fn arrivals_needed(kernel: &Kernel<MatmulBf16Rounded>, problem: &MatmulBf16Rounded, grid: Dim3) -> usize {
     match persistent_width(kernel) {
         Some(specialized::BN) => specialized::counters::<{ specialized::BN }>(&problem.summed(), grid),
-        Some(_) => specialized::counters::<{ specialized::BN_NARROW }>(&problem.summed(), grid),
+        Some(specialized::BN_NARROW) => specialized::counters::<{ specialized::BN_NARROW }>(&problem.summed(), grid),
+        Some(_) => specialized::counters::<{ specialized::BN_NARROWEST }>(&problem.summed(), grid),
         None => crate::matmul::k_runs::counters(&SMALL_M, kernel, grid),
     }
 }
@@ -201,9 +228,8 @@ impl MatmulBf16Rounded {
 /// Rounds a warp's block of partial sums (16 rows of `N` f32 from `block`, whole once every run
 /// has added its own, where inside C) into C (m×n) at `(row0, col0)`, the parts inside C: each
 /// lane four consecutive columns at a time, one 16-byte load each, past the L1 (`load4_l2`: other
-/// SMs added the sums, and no one reads them again). Sixteen loads go out before any of their
-/// stores (eight rows of 256 columns, or sixteen of 128): one wait for the L2 per sixteen, not per
-/// four sums.
+/// SMs added the sums, and no one reads them again). Sixteen loads (eight at 64 columns) go out
+/// before any of their stores: one wait for the L2 per sixteen, not per four sums.
 ///
 /// # Safety
 /// `block` holds 16·N f32 that no one writes meanwhile, 16-byte aligned, every addition to it
@@ -215,23 +241,25 @@ pub unsafe fn round_partials<const N: u32, O: Out>(
     (m, n): (u32, u32),
     (row0, col0): (u32, u32),
 ) {
-    const { assert!(N == 256 || N == 128, "rows of 256 or 128 columns") };
-    // A lane's fours per row, and rows per batch of sixteen loads.
-    let parts = N / 128;
-    let rows_per_batch = 16 / parts;
+    const { assert!(N == 256 || N == 128 || N == 64, "rows of 256, 128 or 64 columns") };
+    // The block as fours: the warp's j-th load takes fours 32·j to 32·j + 31, one a lane, so
+    // each lane loads N / 8 of them, in batches of at most sixteen.
+    let loads = N / 8;
+    let per_batch = if loads < 16 { loads } else { 16 };
     let lane = lane_id();
-    // Row r's part i of this lane: columns 4·lane + 128·i to + 3.
-    let column = |i: u32| 4 * lane + 128 * i;
+    // The row and column of this lane's j-th four.
+    let place = |j: u32| ((128 * j + 4 * lane) / N, (128 * j + 4 * lane) % N);
     unrolled_to(
-        parts,
+        loads / per_batch,
         #[inline(always)]
         |batch| {
             let mut sums = [[0.0f32; 4]; 16];
-            unrolled::<16>(
+            unrolled_to(
+                per_batch,
                 #[inline(always)]
                 |p| {
-                    let (r, i) = (rows_per_batch * batch + p / parts, p % parts);
-                    let first = block.wrapping_add((r * N + column(i)) as usize);
+                    let (r, column) = place(per_batch * batch + p);
+                    let first = block.wrapping_add((r * N + column) as usize);
                     // Rows past C's last were never summed.
                     if row0 + r < m {
                         // SAFETY: inside the block (r < 16, columns < N), 16-byte aligned (the
@@ -240,10 +268,12 @@ pub unsafe fn round_partials<const N: u32, O: Out>(
                     }
                 },
             );
-            unrolled::<16>(
+            unrolled_to(
+                per_batch,
                 #[inline(always)]
                 |p| {
-                    let (row, at) = (row0 + rows_per_batch * batch + p / parts, col0 + column(p % parts));
+                    let (r, column) = place(per_batch * batch + p);
+                    let (row, at) = (row0 + r, col0 + column);
                     if row >= m || at >= n {
                         return;
                     }
@@ -283,7 +313,7 @@ mod tests {
 
     kernel! {
         /// Block z of the grid's x is run z of one warp's part: it stores or adds its sums into
-        /// the 16×`width` partials (256 or 128 columns), and the last to arrive rounds them into C
+        /// the 16×`width` partials (256, 128 or 64 columns), and the last to arrive rounds them into C
         /// (m×n) at (row0, col0).
         unsafe fn meet_and_round(partials: *mut f32, c: *mut Bf16, m: u32, n: u32, row0: u32, col0: u32, arrived: *mut u32, width: u32) {
             let (run, runs) = (block_idx().x, grid_dim().x);
@@ -297,10 +327,10 @@ mod tests {
             };
             // SAFETY: the partials hold 16·width f32, every run's sums acquired; C holds m·n.
             let round = || unsafe {
-                if width == 256 {
-                    round_partials::<256, Bf16>(partials, c, (m, n), (row0, col0))
-                } else {
-                    round_partials::<128, Bf16>(partials, c, (m, n), (row0, col0))
+                match width {
+                    256 => round_partials::<256, Bf16>(partials, c, (m, n), (row0, col0)),
+                    128 => round_partials::<128, Bf16>(partials, c, (m, n), (row0, col0)),
+                    _ => round_partials::<64, Bf16>(partials, c, (m, n), (row0, col0)),
                 }
             };
             // SAFETY: one counter for the part, zeroed; blocks start in order.
@@ -309,7 +339,7 @@ mod tests {
     }
 
     /// Every run's sums meet and are rounded once into C, whole rows and a block cut by C's last
-    /// row and column, C's rows aligned and not, blocks of 256 and 128 columns; elsewhere C is
+    /// row and column, C's rows aligned and not, blocks of 256, 128 and 64 columns; elsewhere C is
     /// untouched, and the counter is left at zero.
     #[test]
     fn the_last_run_rounds_the_whole_sums_into_c() {
@@ -326,7 +356,7 @@ mod tests {
             (2, (9, 301), (3, 175)),
         ]
         .into_iter()
-        .flat_map(|case| [(case, 256u32), (case, 128)])
+        .flat_map(|case| [(case, 256u32), (case, 128), (case, 64)])
         {
             let mut partials = vec![f32::NAN; (16 * width) as usize];
             let mut c = vec![POISON; m * n];

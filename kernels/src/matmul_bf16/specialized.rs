@@ -1,5 +1,6 @@
 //! Rung 3: warp specialisation, as cuBLAS's Hopper kernels are built. A block of three warpgroups
-//! computes a 128×256 tile of C (or, in [`matmul_bf16_persistent_128x128`], a 128×128 one): the first only copies (a *producer*), the other two only multiply
+//! computes a 128×256 tile of C (or, in [`matmul_bf16_persistent_128x128`] and
+//! [`matmul_bf16_persistent_128x64`], a 128×128 or 128×64 one): the first only copies (a *producer*), the other two only multiply
 //! (*consumers*, 64×256 each with `wgmma.m64n256k16`, 128 accumulators per lane). They hand the
 //! four slots of the ring to each other through `mbarrier`s instead of block-wide barriers: a
 //! producer thread arrives on a slot's *full* barrier once its copies into it have landed
@@ -31,6 +32,9 @@ pub const BN: u32 = 256;
 /// Columns of C per block of the narrow tile: twice the tiles of [`BN`]'s, for C whose 128×256
 /// tiles leave SMs idle or must cut k into runs (whose meeting costs a round trip through the L2).
 pub const BN_NARROW: u32 = 128;
+/// Columns of C per block of the narrowest tile: four times the wide tiles, for products too
+/// small to give every SM a 128×128 tile.
+pub const BN_NARROWEST: u32 = 64;
 /// The k of one step: one 128-byte swizzled row of bf16.
 pub const BK: u32 = 64;
 /// Slots of the wide tile's ring.
@@ -45,7 +49,8 @@ const fn slot_rows(bn: u32) -> u32 {
 }
 /// The ring's rows: [`STAGES`] slots of the wide tile.
 const RING_ROWS: u32 = STAGES * slot_rows(BN);
-/// Slots of a tile `bn` wide in the same ring: 4 of the wide tile's, 6 of the narrow's.
+/// Slots of a tile `bn` wide in the same ring: 4 of the wide tile's, 6 of the narrow's, 8 of the
+/// narrowest's.
 pub const fn stages(bn: u32) -> u32 {
     RING_ROWS / slot_rows(bn)
 }
@@ -59,7 +64,7 @@ shared_memory! {
     /// The ring, in 128-byte rows of 32 words, and each slot's *full* and *empty* barriers.
     pub struct Ring {
         pub rows: SharedMatrix<u32> = MatrixLayout::dense(RING_ROWS + SLACK_ROWS, ROW_BYTES / 4),
-        pub barriers: SharedSlice<u64> = 2 * stages(BN_NARROW),
+        pub barriers: SharedSlice<u64> = 2 * stages(BN_NARROWEST),
     }
 }
 
@@ -76,7 +81,7 @@ pub(super) mod body {
     use ptxkit::device::mma::Bf16;
     use ptxkit::device::wgmma::{
         Descriptor, fence_proxy_async, registers_claim, registers_release, shared_address, wgmma_commit, wgmma_fence,
-        wgmma_m64n128k16_bf16, wgmma_m64n256k16_bf16, wgmma_wait,
+        wgmma_m64n64k16_bf16, wgmma_m64n128k16_bf16, wgmma_m64n256k16_bf16, wgmma_wait,
     };
 
     /// Registers per thread of the TMA rungs' producer warpgroup, one thread of which issues the
@@ -96,7 +101,8 @@ pub(super) mod body {
     /// time ([`write_warpgroup`]'s `SHIFTED`); the `cp.async` rung keeps the launch's registers
     /// everywhere and stores such rows element by element.
     ///
-    /// The tile is 128×`BN` ([`BN`] or [`BN_NARROW`]), the ring of [`stages`]`(BN)` slots.
+    /// The tile is 128×`BN` ([`BN`], [`BN_NARROW`] or [`BN_NARROWEST`]), the ring of
+    /// [`stages`]`(BN)` slots.
     ///
     /// C holds f32, or bf16 ([`Out`]); a bf16 C's runs of k meet in `partials` (one 16×`BN` block
     /// of f32 per counter, [`partials_per_counter`]) and are rounded into C by the last to arrive.
@@ -113,7 +119,12 @@ pub(super) mod body {
         maps: *const TensorMaps,
         (arrivals, partials): (*mut u32, *mut f32),
     ) {
-        const { assert!(BN == super::BN || BN == BN_NARROW, "the wgmma's N: 256 or 128") };
+        const {
+            assert!(
+                BN == super::BN || BN == BN_NARROW || BN == BN_NARROWEST,
+                "the wgmma's N: 256, 128 or 64"
+            )
+        };
         let stages = stages(BN);
         let slot_rows = slot_rows(BN);
         if TMA && maps.is_null() {
@@ -245,9 +256,14 @@ pub(super) mod body {
                         let db = Descriptor::swizzle_128(b_rows + 16 * ROW_BYTES * kk, BK * ROW_BYTES, 1024);
                         if BN == super::BN {
                             wgmma_m64n256k16_bf16((&mut low, &mut high), da, db);
-                        } else {
+                        } else if BN == BN_NARROW {
                             // The 64×128 product in `low`; `high` stays unused.
                             wgmma_m64n128k16_bf16(&mut low, da, db);
+                        } else {
+                            // The 64×64 product in `low`'s first half.
+                            // SAFETY: the first 32 of `low`'s 64, as an array of their own.
+                            let first = unsafe { &mut *low.as_mut_ptr().cast::<[f32; 32]>() };
+                            wgmma_m64n64k16_bf16(first, da, db);
                         }
                     },
                 );
@@ -354,6 +370,15 @@ kernel_sm90a! {
     }
 }
 
+kernel_sm90a! {
+    #[launch_bounds(Dim3::x(THREADS), 1)]
+    /// As [`matmul_bf16_persistent`] on 128×64 tiles, eight slots in the ring.
+    pub unsafe fn matmul_bf16_persistent_128x64(a: *const ptxkit::device::mma::Bf16, b: *const ptxkit::device::mma::Bf16, c: *mut f32, m: u32, n: u32, k: u32, maps: *const super::TensorMaps, arrivals: *mut u32) {
+        // SAFETY: the kernel's contract.
+        unsafe { body::run::<true, BN_NARROWEST, f32>(a, b, c, (m, n, k), maps, (arrivals, core::ptr::null_mut())) }
+    }
+}
+
 /// [`THREADS`] threads per block (a producer warpgroup and two consumers), one block per 128×256
 /// tile of C; a 193 KiB ring, one block per SM.
 pub const KERNEL: Kernel<MatmulBf16> = Kernel {
@@ -389,6 +414,13 @@ pub const KERNEL_PERSISTENT_128X128: Kernel<MatmulBf16> = Kernel {
     ..KERNEL
 };
 
+/// As [`KERNEL_PERSISTENT`] on 128×64 tiles.
+pub const KERNEL_PERSISTENT_128X64: Kernel<MatmulBf16> = Kernel {
+    code: matmul_bf16_persistent_128x64,
+    grid: persistent_grid::<BN_NARROWEST>,
+    ..KERNEL
+};
+
 /// The persistent grid for tiles `BN` wide: a block per tile, or per run of k of each where the
 /// tiles are fewer than the device's places, at most the device's resident blocks.
 fn persistent_grid<const BN: u32>(p: &MatmulBf16, device: ptxkit::Occupancy) -> Dim3 {
@@ -401,36 +433,46 @@ fn persistent_grid<const BN: u32>(p: &MatmulBf16, device: ptxkit::Occupancy) -> 
 /// [`Work::busiest_steps`]'s costs to the model-shape suite: docs/perf-log.md, change 147).
 const NARROW_STEP_TWENTIETHS: u32 = 13;
 
+/// A step of the 128×64 tile's time over the 128×256 tile's, in twentieths: a quarter of the
+/// products, but half the copies' bytes and the same fixed costs (fitted as
+/// [`NARROW_STEP_TWENTIETHS`] was: docs/perf-log.md, change 148).
+const NARROWEST_STEP_TWENTIETHS: u32 = 11;
+
 /// The busiest block's predicted time for `p` on a device of `places` resident blocks (one per
-/// SM), on 128×256 tiles ([`KERNEL_PERSISTENT`]) and on 128×128 ones
-/// ([`KERNEL_PERSISTENT_128X128`]), in twentieths of a 128×256 tile's step: its steps and items
-/// ([`Work::busiest_steps`]), a narrow step costing [`NARROW_STEP_TWENTIETHS`]. Twice the tiles fill
-/// more of the SMs where the wide tiles are few, and need fewer runs of k (whose meeting costs a
-/// round trip through the L2).
+/// SM), on 128×256 tiles ([`KERNEL_PERSISTENT`]), 128×128 ones ([`KERNEL_PERSISTENT_128X128`])
+/// and 128×64 ones ([`KERNEL_PERSISTENT_128X64`]), in twentieths of a 128×256 tile's step: its
+/// steps and items ([`Work::busiest_steps`]), a narrower step costing [`NARROW_STEP_TWENTIETHS`]
+/// or [`NARROWEST_STEP_TWENTIETHS`]. More tiles fill more of the SMs where the wide tiles are few,
+/// and need fewer runs of k (whose meeting costs a round trip through the L2).
 #[cfg(not(target_arch = "nvptx64"))]
-pub fn predicted_twentieths(p: &MatmulBf16, places: u32) -> [u64; 2] {
+pub fn predicted_twentieths(p: &MatmulBf16, places: u32) -> [u64; 3] {
     let device = ptxkit::Occupancy {
         resident_blocks: places,
     };
     let steps = p.k.div_ceil(BK);
     let wide = Work::<BM, BN, true>::new((p.m, p.n), steps, persistent_grid::<BN>(p, device).x);
     let narrow = Work::<BM, BN_NARROW, true>::new((p.m, p.n), steps, persistent_grid::<BN_NARROW>(p, device).x);
+    let narrowest =
+        Work::<BM, BN_NARROWEST, true>::new((p.m, p.n), steps, persistent_grid::<BN_NARROWEST>(p, device).x);
     [
         u64::from(wide.busiest_steps()) * 20,
         u64::from(narrow.busiest_steps()) * u64::from(NARROW_STEP_TWENTIETHS),
+        u64::from(narrowest.busiest_steps()) * u64::from(NARROWEST_STEP_TWENTIETHS),
     ]
 }
 
-/// The tile width of a persistent kernel of this module (`entry`): [`BN`], or [`BN_NARROW`] for
-/// the 128×128 one, `None` for the others.
+/// The tile width of a persistent kernel of this module (`entry`): [`BN`], [`BN_NARROW`] or
+/// [`BN_NARROWEST`]; `None` for the others.
+#[cfg(not(target_arch = "nvptx64"))]
 pub fn persistent_width(entry: &str) -> Option<u32> {
-    if entry == KERNEL_PERSISTENT.entry() {
-        Some(BN)
-    } else if entry == KERNEL_PERSISTENT_128X128.entry() {
-        Some(BN_NARROW)
-    } else {
-        None
-    }
+    [
+        (KERNEL_PERSISTENT, BN),
+        (KERNEL_PERSISTENT_128X128, BN_NARROW),
+        (KERNEL_PERSISTENT_128X64, BN_NARROWEST),
+    ]
+    .into_iter()
+    .find(|(kernel, _)| kernel.entry() == entry)
+    .map(|(_, width)| width)
 }
 
 /// The shortest run of k a tile is cut into: eight steps, twice the ring.
@@ -468,7 +510,7 @@ mod tests {
     #[test]
     fn the_narrow_tiles_are_predicted_faster_where_the_wide_are_few() {
         let faster = |(m, n, k)| {
-            let [wide, narrow] = predicted_twentieths(&MatmulBf16 { m, n, k }, 132);
+            let [wide, narrow, _] = predicted_twentieths(&MatmulBf16 { m, n, k }, 132);
             narrow < wide
         };
         for shape in [
@@ -498,8 +540,36 @@ mod tests {
                     k: 4096
                 },
                 132
-            ),
+            )[..2],
             [64 * 20, 80 * 13]
+        );
+    }
+
+    /// The 128×64 tiles where even the 128×128 ones leave most SMs idle (and there ran 1.25–1.35×
+    /// faster than them in run 2026-12-06 e, part 6); not where the 128×128 ones fill a wave.
+    #[test]
+    fn the_narrowest_tiles_are_predicted_fastest_for_the_smallest_products() {
+        let fastest = |(m, n, k)| {
+            let times = predicted_twentieths(&MatmulBf16 { m, n, k }, 132);
+            (0..3).min_by_key(|&i| (times[i], core::cmp::Reverse(i))).unwrap()
+        };
+        for shape in [(128, 2304, 768), (128, 3072, 768), (1024, 1024, 1024)] {
+            assert_eq!(fastest(shape), 2, "{shape:?}");
+        }
+        for shape in [(512, 4096, 4096), (128, 11008, 4096)] {
+            assert_eq!(fastest(shape), 1, "{shape:?}");
+        }
+        assert_eq!(fastest((8192, 8192, 8192)), 0);
+        assert_eq!(
+            predicted_twentieths(
+                &MatmulBf16 {
+                    m: 128,
+                    n: 2304,
+                    k: 768
+                },
+                132
+            ),
+            [28 * 20, 28 * 13, 28 * 11]
         );
     }
 

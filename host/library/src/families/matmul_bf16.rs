@@ -209,7 +209,8 @@ impl KernelChoice for MatmulBf16Demo {
     }
 
     fn configurations(&self) -> &'static [&'static str] {
-        const TILES: [&str; 2] = [
+        const TILES: [&str; 3] = [
+            specialized::KERNEL_PERSISTENT_128X64.entry(),
             specialized::KERNEL_PERSISTENT_128X128.entry(),
             specialized::KERNEL_PERSISTENT.entry(),
         ];
@@ -221,22 +222,26 @@ impl KernelChoice for MatmulBf16Demo {
     }
 }
 
-/// The persistent rung's tile (`family`'s configurations: 128×128, then 128×256) predicted to
-/// finish `size` sooner on `gpu` ([`specialized::predicted_twentieths`], one block per SM).
+/// The persistent rung's tile (`family`'s configurations: 128×64, 128×128, then 128×256)
+/// predicted to finish `size` sooner on `gpu` ([`specialized::predicted_twentieths`], one block
+/// per SM); of equals, the wider.
 pub(super) fn persistent_tile(family: &dyn FamilyDemo, gpu: &Gpu, size: Size) -> Option<Choice> {
     let [m, n, k] = size.0;
     let problem = MatmulBf16::new(m, n, k).ok()?;
-    let [wide, narrow] = specialized::predicted_twentieths(&problem, gpu.info().sm_count);
-    let [narrow_entry, wide_entry] = family.choice().configurations() else {
+    let [wide, narrow, narrowest] = specialized::predicted_twentieths(&problem, gpu.info().sm_count);
+    let &[narrowest_entry, narrow_entry, wide_entry] = family.choice().configurations() else {
         return None;
     };
-    let entry = if narrow < wide { narrow_entry } else { wide_entry };
+    let (entry, _) = [(wide_entry, wide), (narrow_entry, narrow), (narrowest_entry, narrowest)]
+        .into_iter()
+        .min_by_key(|&(_, time)| time)?;
     let steps = |twentieths: u64| twentieths as f64 / 20.0;
     Some(Choice {
         kernel: kernel_index(family, entry)?,
         entry,
         why: format!(
-            "the busiest SM predicted at {:.1} steps of a 128×256 tile on 128×128 tiles, {:.1} on 128×256 (its steps of k and its items' fills and stores, on {} SMs)",
+            "the busiest SM predicted at {:.1} steps of a 128×256 tile on 128×64 tiles, {:.1} on 128×128, {:.1} on 128×256 (its steps of k and its items' fills and stores, on {} SMs)",
+            steps(narrowest),
             steps(narrow),
             steps(wide),
             gpu.info().sm_count

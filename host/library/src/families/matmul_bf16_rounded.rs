@@ -11,7 +11,8 @@ use super::{Bound, Case, Cli, FamilyDemo, GUARD, KernelChoice, Plan, Size, Sizes
 use crate::cublas::Precision;
 use kernels::Source;
 use kernels::matmul_bf16::rounded::{
-    FAMILY, MatmulBf16Rounded, PERSISTENT, PERSISTENT_128X128, SMALL_M, arrivals_needed, partials_needed,
+    FAMILY, MatmulBf16Rounded, PERSISTENT, PERSISTENT_128X64, PERSISTENT_128X128, SMALL_M, arrivals_needed,
+    partials_needed,
 };
 use kernels::matmul_bf16::small_m;
 use ptxkit::device::mma::Bf16;
@@ -37,7 +38,9 @@ pub fn launch(
     let (a_address, b_address) = (a.address(backend)?, b.address(backend)?);
     let sizes = (problem.m, problem.n, problem.k);
     // The copies and the partial sums stay held until the launch is enqueued.
-    let uses_maps = [PERSISTENT.entry(), PERSISTENT_128X128.entry()].contains(&kernel.entry());
+    let uses_maps = [PERSISTENT, PERSISTENT_128X128, PERSISTENT_128X64]
+        .iter()
+        .any(|persistent| persistent.entry() == kernel.entry());
     let (maps, _copies) = tensor_maps(backend, uses_maps, sizes, (a_address, b_address))?;
     let shape = backend.launch_shape_from(source.module(), kernel, problem)?;
     let arrivals = backend.zeroed_counters(arrivals_needed(kernel, problem, shape.grid))?;
@@ -177,7 +180,11 @@ impl KernelChoice for MatmulBf16RoundedDemo {
     }
 
     fn configurations(&self) -> &'static [&'static str] {
-        const TILES: [&str; 2] = [PERSISTENT_128X128.entry(), PERSISTENT.entry()];
+        const TILES: [&str; 3] = [
+            PERSISTENT_128X64.entry(),
+            PERSISTENT_128X128.entry(),
+            PERSISTENT.entry(),
+        ];
         &TILES
     }
 

@@ -389,6 +389,55 @@ pub fn wgmma_m64n128k16_bf16_registers((low, high): (&mut [f32; 32], &mut [f32; 
     };
 }
 
+/// As [`wgmma_m64n128k16_bf16`], B 16×64 (one atom), `acc` this lane's 32 f32 of the 64×64
+/// product (`wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16`, B transposed).
+#[inline(always)]
+pub fn wgmma_m64n64k16_bf16(acc: &mut [f32; 32], a: Descriptor, b: Descriptor) {
+    // SAFETY: the descriptors address shared memory the caller staged; every lane of the
+    // warpgroup executes it together.
+    unsafe {
+        asm!(
+            "{{ .reg .pred p; setp.ne.b32 p, {one}, 0; wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {{{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}, {9}, {10}, {11}, {12}, {13}, {14}, {15}, {16}, {17}, {18}, {19}, {20}, {21}, {22}, {23}, {24}, {25}, {26}, {27}, {28}, {29}, {30}, {31}}}, {a}, {b}, p, 1, 1, 0, 1; }}",
+            inout(reg32) acc[0],
+            inout(reg32) acc[1],
+            inout(reg32) acc[2],
+            inout(reg32) acc[3],
+            inout(reg32) acc[4],
+            inout(reg32) acc[5],
+            inout(reg32) acc[6],
+            inout(reg32) acc[7],
+            inout(reg32) acc[8],
+            inout(reg32) acc[9],
+            inout(reg32) acc[10],
+            inout(reg32) acc[11],
+            inout(reg32) acc[12],
+            inout(reg32) acc[13],
+            inout(reg32) acc[14],
+            inout(reg32) acc[15],
+            inout(reg32) acc[16],
+            inout(reg32) acc[17],
+            inout(reg32) acc[18],
+            inout(reg32) acc[19],
+            inout(reg32) acc[20],
+            inout(reg32) acc[21],
+            inout(reg32) acc[22],
+            inout(reg32) acc[23],
+            inout(reg32) acc[24],
+            inout(reg32) acc[25],
+            inout(reg32) acc[26],
+            inout(reg32) acc[27],
+            inout(reg32) acc[28],
+            inout(reg32) acc[29],
+            inout(reg32) acc[30],
+            inout(reg32) acc[31],
+            one = in(reg32) 1u32,
+            a = in(reg64) a.0,
+            b = in(reg64) b.0,
+            options(nostack),
+        )
+    };
+}
+
 /// As [`wgmma_m64n128k16_bf16_registers`], B 16×64 (one atom), `acc` this lane's 32 f32 of the
 /// 64×64 product.
 #[inline(always)]
