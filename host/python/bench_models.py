@@ -64,6 +64,26 @@ def parse_tokens(text):
     return tokens
 
 
+def pair(dtype, a, b, summed_out=True):
+    """Ours and PyTorch's product of `a` and `b` in `dtype`'s terms, as two calls; `summed_out`:
+    whether PyTorch has `torch.mm(..., out_dtype=torch.float32)`, bf16-f32's baseline (else
+    `a @ b`)."""
+    import torch
+
+    import rust_kernels
+    from bench_torch import tf32_mm
+
+    if dtype == "f32":
+        return (lambda: rust_kernels.matmul(a, b)), (lambda: a @ b)
+    if dtype == "tf32":
+        return (lambda: rust_kernels.matmul_tf32(a, b)), (lambda: tf32_mm(a, b))
+    if dtype == "bf16":
+        return (lambda: rust_kernels.matmul_bf16(a, b, out_dtype=torch.bfloat16)), (lambda: a @ b)
+    if summed_out:
+        return (lambda: rust_kernels.matmul_bf16(a, b)), (lambda: torch.mm(a, b, out_dtype=torch.float32))
+    return (lambda: rust_kernels.matmul_bf16(a, b)), (lambda: a @ b)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dtypes", type=parse_dtypes, default=list(DTYPES), help="of f32, tf32, bf16, bf16-f32 (default: all)")
@@ -89,9 +109,8 @@ def main():
 
     import torch
 
-    import rust_kernels
+    import rust_kernels  # noqa: F401 (loaded here: a missing wheel fails before any work)
     from timing import time_both
-    from bench_torch import tf32_mm
 
     if not torch.cuda.is_available():
         print("bench_models.py: needs a CUDA GPU", file=sys.stderr)
@@ -110,17 +129,6 @@ def main():
         if dtype == "tf32":
             x = (x.view(torch.int32) & ~0x1FFF).view(torch.float32)
         return x.double()
-
-    def pair(dtype, a, b):
-        if dtype == "f32":
-            return (lambda: rust_kernels.matmul(a, b)), (lambda: a @ b)
-        if dtype == "tf32":
-            return (lambda: rust_kernels.matmul_tf32(a, b)), (lambda: tf32_mm(a, b))
-        if dtype == "bf16":
-            return (lambda: rust_kernels.matmul_bf16(a, b, out_dtype=torch.bfloat16)), (lambda: a @ b)
-        if summed_out:
-            return (lambda: rust_kernels.matmul_bf16(a, b)), (lambda: torch.mm(a, b, out_dtype=torch.float32))
-        return (lambda: rust_kernels.matmul_bf16(a, b)), (lambda: a @ b)
 
     # PyTorch's bf16 product with f32 output, where it has one (2.8 on): the baseline of bf16-f32.
     try:
@@ -145,7 +153,7 @@ def main():
     for dtype in args.dtypes:
         for (m, n, k), uses in shapes.items():
             a, b = operands(dtype, m, n, k)
-            ours, theirs = pair(dtype, a, b)
+            ours, theirs = pair(dtype, a, b, summed_out)
             got = ours().double()
             wide_a, wide_b = as_read(dtype, a), as_read(dtype, b)
             want = wide_a @ wide_b

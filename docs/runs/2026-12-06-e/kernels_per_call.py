@@ -12,8 +12,7 @@ from collections import defaultdict
 import torch
 from torch.profiler import ProfilerActivity, profile
 
-import rust_kernels
-from bench_torch import tf32_mm
+from bench_models import pair
 
 SHAPES = [
     (512, 4096, 4096), (128, 6144, 4096), (512, 10240, 8192), (128, 11008, 4096), (128, 2304, 768),
@@ -23,16 +22,6 @@ SHAPES = [
     (8192, 8192, 28672),
 ]
 CALLS = 20
-
-
-def pair(dtype, a, b):
-    if dtype == "f32":
-        return (lambda: rust_kernels.matmul(a, b)), (lambda: a @ b)
-    if dtype == "tf32":
-        return (lambda: rust_kernels.matmul_tf32(a, b)), (lambda: tf32_mm(a, b))
-    if dtype == "bf16":
-        return (lambda: rust_kernels.matmul_bf16(a, b, out_dtype=torch.bfloat16)), (lambda: a @ b)
-    return (lambda: rust_kernels.matmul_bf16(a, b)), (lambda: torch.mm(a, b, out_dtype=torch.float32))
 
 
 def kernels_of(f):

@@ -84,6 +84,19 @@ kernel_sm90a! {
     }
 }
 
+/// `$code` launched as the f32-output family's `$summed` is: the same block, shared memory and
+/// grid for the same sizes.
+macro_rules! launched_as {
+    ($code:ident, $summed:expr) => {
+        Kernel {
+            code: $code,
+            block: $summed.block,
+            shared: $summed.shared,
+            grid: |p, device| ($summed.grid)(&p.summed(), device),
+        }
+    };
+}
+
 macro_rules! small_m_rounded {
     ($name:ident, $launch:ident, $rows:literal, $i:literal, $blocks_per_sm:literal) => {
         kernel! {
@@ -99,12 +112,7 @@ macro_rules! small_m_rounded {
         }
 
         /// Launched as the f32-output small-m rung of as many rows is.
-        pub const $launch: Kernel<MatmulBf16Rounded> = Kernel {
-            code: $name,
-            block: small_m::KERNELS[$i].block,
-            shared: small_m::KERNELS[$i].shared,
-            grid: |p, device| (small_m::KERNELS[$i].grid)(&p.summed(), device),
-        };
+        pub const $launch: Kernel<MatmulBf16Rounded> = launched_as!($name, small_m::KERNELS[$i]);
     };
 }
 small_m_rounded!(matmul_bf16_rounded_small_m1, SMALL_M1, 1, 0, 3);
@@ -124,36 +132,23 @@ kernel_sm90a! {
 }
 
 /// [`pipelined::KERNEL`]'s launch.
-pub const PIPELINED: Kernel<MatmulBf16Rounded> = Kernel {
-    code: matmul_bf16_rounded_pipelined,
-    block: pipelined::KERNEL.block,
-    shared: pipelined::KERNEL.shared,
-    grid: |p, device| (pipelined::KERNEL.grid)(&p.summed(), device),
-};
+pub const PIPELINED: Kernel<MatmulBf16Rounded> = launched_as!(matmul_bf16_rounded_pipelined, pipelined::KERNEL);
 
 /// [`specialized::KERNEL_PERSISTENT`]'s launch.
-pub const PERSISTENT: Kernel<MatmulBf16Rounded> = Kernel {
-    code: matmul_bf16_rounded_persistent,
-    block: specialized::KERNEL_PERSISTENT.block,
-    shared: specialized::KERNEL_PERSISTENT.shared,
-    grid: |p, device| (specialized::KERNEL_PERSISTENT.grid)(&p.summed(), device),
-};
+pub const PERSISTENT: Kernel<MatmulBf16Rounded> =
+    launched_as!(matmul_bf16_rounded_persistent, specialized::KERNEL_PERSISTENT);
 
 /// [`specialized::KERNEL_PERSISTENT_128X128`]'s launch.
-pub const PERSISTENT_128X128: Kernel<MatmulBf16Rounded> = Kernel {
-    code: matmul_bf16_rounded_persistent_128x128,
-    block: specialized::KERNEL_PERSISTENT_128X128.block,
-    shared: specialized::KERNEL_PERSISTENT_128X128.shared,
-    grid: |p, device| (specialized::KERNEL_PERSISTENT_128X128.grid)(&p.summed(), device),
-};
+pub const PERSISTENT_128X128: Kernel<MatmulBf16Rounded> = launched_as!(
+    matmul_bf16_rounded_persistent_128x128,
+    specialized::KERNEL_PERSISTENT_128X128
+);
 
 /// [`specialized::KERNEL_PERSISTENT_128X64`]'s launch.
-pub const PERSISTENT_128X64: Kernel<MatmulBf16Rounded> = Kernel {
-    code: matmul_bf16_rounded_persistent_128x64,
-    block: specialized::KERNEL_PERSISTENT_128X64.block,
-    shared: specialized::KERNEL_PERSISTENT_128X64.shared,
-    grid: |p, device| (specialized::KERNEL_PERSISTENT_128X64.grid)(&p.summed(), device),
-};
+pub const PERSISTENT_128X64: Kernel<MatmulBf16Rounded> = launched_as!(
+    matmul_bf16_rounded_persistent_128x64,
+    specialized::KERNEL_PERSISTENT_128X64
+);
 
 /// The bf16-output matmul kernels, in ladder order: the registry's list.
 pub const FAMILY: Family<MatmulBf16Rounded> = Family::new(

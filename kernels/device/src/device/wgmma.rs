@@ -154,25 +154,35 @@ wgmma_m64n256!(
     "1, 1"
 );
 
-/// Defines `$name(acc, a, b)`: `acc += A·B` for the warpgroup by the 64×128 `wgmma` `$instruction`
-/// (its trailing immediates `$immediates`), A by a descriptor or in four registers per lane, B by a
-/// descriptor; `acc` this lane's 64 f32 of the 64×128 product. Asynchronous, as those of
-/// `wgmma_m64n256!`.
-macro_rules! wgmma_m64n128 {
-    ($(#[$meta:meta])* $name:ident, $instruction:literal, descriptor, $immediates:literal) => {
-        wgmma_m64n128!(@define $(#[$meta])* $name, $instruction, $immediates,
-            a: Descriptor, "{a}", (a = in(reg64) a.0), [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63]);
+/// Defines `$name(acc, a, b)`: `acc += A·B` for the warpgroup by a 64×128 or 64×64 `wgmma`
+/// `$instruction` (its trailing immediates `$immediates`), A by a descriptor or in four registers
+/// per lane, B by a descriptor; `acc` this lane's 64 or 32 f32 of the product. Asynchronous, as
+/// those of `wgmma_m64n256!`.
+macro_rules! wgmma_one_array {
+    ($(#[$meta:meta])* $name:ident, n128, $instruction:literal, $form:ident, $immediates:literal) => {
+        wgmma_one_array!(@form $(#[$meta])* $name, $instruction, $form, $immediates, 64,
+            " {{{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}, {9}, {10}, {11}, {12}, {13}, {14}, {15}, {16}, {17}, {18}, {19}, {20}, {21}, {22}, {23}, {24}, {25}, {26}, {27}, {28}, {29}, {30}, {31}, {32}, {33}, {34}, {35}, {36}, {37}, {38}, {39}, {40}, {41}, {42}, {43}, {44}, {45}, {46}, {47}, {48}, {49}, {50}, {51}, {52}, {53}, {54}, {55}, {56}, {57}, {58}, {59}, {60}, {61}, {62}, {63}}}, ", [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63]);
     };
-    ($(#[$meta:meta])* $name:ident, $instruction:literal, registers, $immediates:literal) => {
-        wgmma_m64n128!(@define $(#[$meta])* $name, $instruction, $immediates,
+    ($(#[$meta:meta])* $name:ident, n64, $instruction:literal, $form:ident, $immediates:literal) => {
+        wgmma_one_array!(@form $(#[$meta])* $name, $instruction, $form, $immediates, 32,
+            " {{{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}, {9}, {10}, {11}, {12}, {13}, {14}, {15}, {16}, {17}, {18}, {19}, {20}, {21}, {22}, {23}, {24}, {25}, {26}, {27}, {28}, {29}, {30}, {31}}}, ", [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31]);
+    };
+    (@form $(#[$meta:meta])* $name:ident, $instruction:literal, descriptor, $immediates:literal, $len:literal,
+        $registers:literal, $indices:tt) => {
+        wgmma_one_array!(@define $(#[$meta])* $name, $instruction, $immediates, $len, $registers,
+            a: Descriptor, "{a}", (a = in(reg64) a.0), $indices);
+    };
+    (@form $(#[$meta:meta])* $name:ident, $instruction:literal, registers, $immediates:literal, $len:literal,
+        $registers:literal, $indices:tt) => {
+        wgmma_one_array!(@define $(#[$meta])* $name, $instruction, $immediates, $len, $registers,
             a: [u32; 4], "{{{a0}, {a1}, {a2}, {a3}}}",
-            (a0 = in(reg32) a[0], a1 = in(reg32) a[1], a2 = in(reg32) a[2], a3 = in(reg32) a[3]), [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63]);
+            (a0 = in(reg32) a[0], a1 = in(reg32) a[1], a2 = in(reg32) a[2], a3 = in(reg32) a[3]), $indices);
     };
-    (@define $(#[$meta:meta])* $name:ident, $instruction:literal, $immediates:literal,
-        $a:ident: $a_type:ty, $a_operand:literal, ($($a_binding:tt)*), [$($i:literal)*]) => {
+    (@define $(#[$meta:meta])* $name:ident, $instruction:literal, $immediates:literal, $len:literal,
+        $registers:literal, $a:ident: $a_type:ty, $a_operand:literal, ($($a_binding:tt)*), [$($i:literal)*]) => {
         $(#[$meta])*
         #[inline(always)]
-        pub fn $name(acc: &mut [f32; 64], $a: $a_type, b: Descriptor) {
+        pub fn $name(acc: &mut [f32; $len], $a: $a_type, b: Descriptor) {
             // SAFETY: the descriptors address shared memory the caller staged; every lane of the
             // warpgroup executes it together.
             unsafe {
@@ -180,7 +190,7 @@ macro_rules! wgmma_m64n128 {
                     concat!(
                         "{{ .reg .pred p; setp.ne.b32 p, {one}, 0; ",
                         $instruction,
-                        " {{{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}, {9}, {10}, {11}, {12}, {13}, {14}, {15}, {16}, {17}, {18}, {19}, {20}, {21}, {22}, {23}, {24}, {25}, {26}, {27}, {28}, {29}, {30}, {31}, {32}, {33}, {34}, {35}, {36}, {37}, {38}, {39}, {40}, {41}, {42}, {43}, {44}, {45}, {46}, {47}, {48}, {49}, {50}, {51}, {52}, {53}, {54}, {55}, {56}, {57}, {58}, {59}, {60}, {61}, {62}, {63}}}, ",
+                        $registers,
                         $a_operand,
                         ", {b}, p, ",
                         $immediates,
@@ -197,22 +207,24 @@ macro_rules! wgmma_m64n128 {
     };
 }
 
-wgmma_m64n128!(
+wgmma_one_array!(
     /// `acc += A·B` for the warpgroup: A 64×16 bf16 (K-major, descriptor `a`), B 16×128 bf16
     /// (MN-major, descriptor `b`, 2 atoms of 64 columns), `acc` this lane's 64 f32 of the
     /// 64×128 product (`wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16`, B transposed).
     /// Asynchronous: `acc` is written at the [`wgmma_wait`] that covers its group, and must not be
     /// touched before.
     wgmma_m64n128k16_bf16,
+    n128,
     "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16",
     descriptor,
     "1, 1, 0, 1"
 );
 
-wgmma_m64n128!(
+wgmma_one_array!(
     /// As [`wgmma_m64n256k8_tf32_registers`] with B 8×128 (its 128×8 transpose by descriptor `b`):
     /// `wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32`.
     wgmma_m64n128k8_tf32_registers,
+    n128,
     "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32",
     registers,
     "1, 1"
@@ -389,106 +401,25 @@ pub fn wgmma_m64n128k16_bf16_registers((low, high): (&mut [f32; 32], &mut [f32; 
     };
 }
 
-/// As [`wgmma_m64n128k16_bf16`], B 16×64 (one atom), `acc` this lane's 32 f32 of the 64×64
-/// product (`wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16`, B transposed).
-#[inline(always)]
-pub fn wgmma_m64n64k16_bf16(acc: &mut [f32; 32], a: Descriptor, b: Descriptor) {
-    // SAFETY: the descriptors address shared memory the caller staged; every lane of the
-    // warpgroup executes it together.
-    unsafe {
-        asm!(
-            "{{ .reg .pred p; setp.ne.b32 p, {one}, 0; wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {{{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}, {9}, {10}, {11}, {12}, {13}, {14}, {15}, {16}, {17}, {18}, {19}, {20}, {21}, {22}, {23}, {24}, {25}, {26}, {27}, {28}, {29}, {30}, {31}}}, {a}, {b}, p, 1, 1, 0, 1; }}",
-            inout(reg32) acc[0],
-            inout(reg32) acc[1],
-            inout(reg32) acc[2],
-            inout(reg32) acc[3],
-            inout(reg32) acc[4],
-            inout(reg32) acc[5],
-            inout(reg32) acc[6],
-            inout(reg32) acc[7],
-            inout(reg32) acc[8],
-            inout(reg32) acc[9],
-            inout(reg32) acc[10],
-            inout(reg32) acc[11],
-            inout(reg32) acc[12],
-            inout(reg32) acc[13],
-            inout(reg32) acc[14],
-            inout(reg32) acc[15],
-            inout(reg32) acc[16],
-            inout(reg32) acc[17],
-            inout(reg32) acc[18],
-            inout(reg32) acc[19],
-            inout(reg32) acc[20],
-            inout(reg32) acc[21],
-            inout(reg32) acc[22],
-            inout(reg32) acc[23],
-            inout(reg32) acc[24],
-            inout(reg32) acc[25],
-            inout(reg32) acc[26],
-            inout(reg32) acc[27],
-            inout(reg32) acc[28],
-            inout(reg32) acc[29],
-            inout(reg32) acc[30],
-            inout(reg32) acc[31],
-            one = in(reg32) 1u32,
-            a = in(reg64) a.0,
-            b = in(reg64) b.0,
-            options(nostack),
-        )
-    };
-}
+wgmma_one_array!(
+    /// As [`wgmma_m64n128k16_bf16`], B 16×64 (one atom), `acc` this lane's 32 f32 of the 64×64
+    /// product (`wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16`, B transposed).
+    wgmma_m64n64k16_bf16,
+    n64,
+    "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16",
+    descriptor,
+    "1, 1, 0, 1"
+);
 
-/// As [`wgmma_m64n128k16_bf16_registers`], B 16×64 (one atom), `acc` this lane's 32 f32 of the
-/// 64×64 product.
-#[inline(always)]
-pub fn wgmma_m64n64k16_bf16_registers(acc: &mut [f32; 32], a: [u32; 4], b: Descriptor) {
-    // SAFETY: the descriptors address shared memory the caller staged; every lane of the
-    // warpgroup executes it together.
-    unsafe {
-        asm!(
-            "{{ .reg .pred p; setp.ne.b32 p, {one}, 0; wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {{{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}, {9}, {10}, {11}, {12}, {13}, {14}, {15}, {16}, {17}, {18}, {19}, {20}, {21}, {22}, {23}, {24}, {25}, {26}, {27}, {28}, {29}, {30}, {31}}}, {{{a0}, {a1}, {a2}, {a3}}}, {b}, p, 1, 1, 1; }}",
-                inout(reg32) acc[0],
-                inout(reg32) acc[1],
-                inout(reg32) acc[2],
-                inout(reg32) acc[3],
-                inout(reg32) acc[4],
-                inout(reg32) acc[5],
-                inout(reg32) acc[6],
-                inout(reg32) acc[7],
-                inout(reg32) acc[8],
-                inout(reg32) acc[9],
-                inout(reg32) acc[10],
-                inout(reg32) acc[11],
-                inout(reg32) acc[12],
-                inout(reg32) acc[13],
-                inout(reg32) acc[14],
-                inout(reg32) acc[15],
-                inout(reg32) acc[16],
-                inout(reg32) acc[17],
-                inout(reg32) acc[18],
-                inout(reg32) acc[19],
-                inout(reg32) acc[20],
-                inout(reg32) acc[21],
-                inout(reg32) acc[22],
-                inout(reg32) acc[23],
-                inout(reg32) acc[24],
-                inout(reg32) acc[25],
-                inout(reg32) acc[26],
-                inout(reg32) acc[27],
-                inout(reg32) acc[28],
-                inout(reg32) acc[29],
-                inout(reg32) acc[30],
-                inout(reg32) acc[31],
-                one = in(reg32) 1u32,
-                a0 = in(reg32) a[0],
-                a1 = in(reg32) a[1],
-                a2 = in(reg32) a[2],
-                a3 = in(reg32) a[3],
-                b = in(reg64) b.0,
-                options(nostack),
-        )
-    };
-}
+wgmma_one_array!(
+    /// As [`wgmma_m64n128k16_bf16_registers`], B 16×64 (one atom), `acc` this lane's 32 f32 of the
+    /// 64×64 product.
+    wgmma_m64n64k16_bf16_registers,
+    n64,
+    "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16",
+    registers,
+    "1, 1, 1"
+);
 
 /// `setmaxnreg.inc.sync.aligned.u32 N`: this warpgroup's threads may use up to `N` registers
 /// from here on, taken from what other warpgroups gave back with [`registers_release`] (the
