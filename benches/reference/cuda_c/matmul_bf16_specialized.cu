@@ -11,7 +11,7 @@
 // store C's unaligned rows 16 bytes at a time. matmul_bf16_persistent_cuda: the same body on the
 // persistent grid the host launches (each block taking every gridDim.x-th item: tile_order.cuh,
 // tiles in rows, or in bands where C is wide; where C has few tiles, runs of k, and where the last
-// wave would be part-empty, runs of the last two waves' tiles; runs meet in C by k_runs.cuh).
+// wave would be part-empty, runs of its tiles; runs meet in C by k_runs.cuh).
 #define BM 128
 #define BN 256
 #define BK 64
@@ -47,7 +47,7 @@ __device__ __forceinline__ void specialized(const bf16* a, const bf16* b, float*
     unsigned group = __shfl_sync(0xffffffff, tid / WARPGROUP, 0);
     // The items this block computes (tile_order.cuh): one with a grid of one block per tile; on
     // the persistent grid whole tiles in band order, runs of their k where the grid has more
-    // blocks than C has tiles, or of the last two waves' tiles where the last would be part-empty.
+    // blocks than C has tiles, or of the last wave's tiles where it would be part-empty.
     // Worked out by each warpgroup where it starts on its items, so that none of it is held across
     // the register hand-over (where ptxas would spill it).
     auto work_of = [&] { return Work<BM, BN, true>(m, n, (k + BK - 1) / BK, gridDim.x); };

@@ -2,7 +2,7 @@
 // a wave of the grid would hold fewer than ROWS_PER_WAVE rows of tiles, in bands of BAND_ROWS rows
 // of C, column by column within a band, so that the tiles of one wave share A's rows and B's
 // columns in the L2; where C has fewer tiles than the grid has blocks, runs of their k, and where
-// the last wave would be part-empty, runs of the last two waves' tiles (Work).
+// the last wave would be part-empty, runs of its tiles (Work).
 // Shared by matmul_bf16_specialized.cu and matmul_tc_wgmma.cu.
 #pragma once
 
@@ -26,10 +26,12 @@ __device__ __forceinline__ Corner banded_corner(unsigned tile, unsigned m, unsig
 
 // A persistent grid's items (kernels::matmul::tile_order::Work): each tile (in rows, or where
 // BANDS and C is wide, in bands) whole, then where the tiles are fewer than the blocks every tile,
-// or where the last wave is part-empty and runs are predicted to save an eighth of the last two
-// waves' time (ITEM_STEPS: a run's fill and store, in steps) those waves' tiles, cut into runs
-// of k, run by run. A block walks every gridDim.x-th item from its own index.
+// or where the last wave is part-empty and runs are predicted to save an eighth of its time
+// (ITEM_STEPS: a run's fill and store, MEETING_STEPS: its meeting with the others, in steps) the
+// last wave's tiles, cut into runs of k, run by run. A block walks every gridDim.x-th item from
+// its own index.
 #define ITEM_STEPS 16u
+#define MEETING_STEPS 16u
 #define MOST_RUNS 4u
 #define CUT_AT_MOST_EIGHTHS 7u
 
@@ -49,18 +51,20 @@ struct Work {
             whole = 0;
             r = blocks / tiles;
         } else {
-            // The last two waves' time in steps, whole and in runs_ runs (whole waves of items).
-            unsigned last_wave = tiles % blocks, cut = blocks + last_wave;
-            unsigned best = 2 * (steps + ITEM_STEPS) * CUT_AT_MOST_EIGHTHS / 8;
+            // The last wave's time in steps, whole and its tiles in runs_ runs (each an item that
+            // meets the others).
+            unsigned last_wave = tiles % blocks;
+            unsigned best = (steps + ITEM_STEPS) * CUT_AT_MOST_EIGHTHS / 8;
             if (last_wave > 0)
                 for (unsigned runs_ = 2; runs_ <= MOST_RUNS && runs_ <= steps; ++runs_) {
-                    unsigned time = (cut * runs_ + blocks - 1) / blocks * ((steps + runs_ - 1) / runs_ + ITEM_STEPS);
+                    unsigned item = (steps + runs_ - 1) / runs_ + ITEM_STEPS + MEETING_STEPS;
+                    unsigned time = (last_wave * runs_ + blocks - 1) / blocks * item;
                     if (time < best) {
                         best = time;
                         r = runs_;
                     }
                 }
-            if (r > 1) whole = tiles - cut;
+            if (r > 1) whole = tiles - last_wave;
         }
         chunk = (steps + r - 1) / r;
         runs = (steps + chunk - 1) / chunk;
