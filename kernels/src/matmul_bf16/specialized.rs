@@ -1,7 +1,8 @@
 //! Rung 3: warp specialisation, as cuBLAS's Hopper kernels are built. A block of three warpgroups
 //! computes a 128×256 tile of C (or, in [`matmul_bf16_persistent_128x128`] and
-//! [`matmul_bf16_persistent_128x64`], a 128×128 or 128×64 one): the first only copies (a *producer*), the other two only multiply
-//! (*consumers*, 64×256 each with `wgmma.m64n256k16`, 128 accumulators per lane). They hand the
+//! [`matmul_bf16_persistent_128x64`], a 128×128 or 128×64 one): the first only copies (a
+//! *producer*), the other two only multiply (*consumers*, 64×256 each with `wgmma.m64n256k16`,
+//! 128 accumulators per lane; 64×128 or 64×64 on the narrower tiles). They hand the
 //! four slots of the ring to each other through `mbarrier`s instead of block-wide barriers: a
 //! producer thread arrives on a slot's *full* barrier once its copies into it have landed
 //! (`cp.async.mbarrier.arrive`), a consumer waits for it, issues the slot's four `wgmma`s, and
