@@ -140,27 +140,12 @@ __device__ __forceinline__ void small_m_stream(const typename O::E* a, const typ
     }
 }
 
-template <class O, unsigned MR, unsigned W>
-__device__ __forceinline__ void small_m(const typename O::E* a, const typename O::E* b, float* c, unsigned m,
-                                        unsigned n, unsigned k, unsigned* arrivals) {
-    KRun run = run_of_k<SMALL_M_BLOCK_STEP>(k);
-    if (run.begin == run.end) return;
-    unsigned begin = run.begin, end = run.end;
-    bool vector = k % 4 == 0 && n % W == 0 && ((unsigned long long)a % (4 * sizeof(typename O::E))) == 0 &&
-                  ((unsigned long long)b & 15) == 0;
-    unsigned groups = (m + MR - 1) / MR;
-    unsigned row0 = (blockIdx.x % groups) * MR;
-    unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-    unsigned col = (blockIdx.x / groups) * 32 * W + lane * W;
-
-    // Two loops, so that the 16-byte one carries no test of the path.
-    float acc[MR][W] = {};
-    if (vector)
-        small_m_stream<O, MR, W, true>(a, b, m, n, k, begin, end, row0, col, warp, acc);
-    else
-        small_m_stream<O, MR, W, false>(a, b, m, n, k, begin, end, row0, col, warp, acc);
-
-    // The warps' sums meet in warp 0: the upper half stores, the lower half adds, halving.
+// The warps' sums meet in warp 0 (the upper half stores, the lower half adds, halving, in shared
+// memory); the runs' meet in C (k_runs.cuh).
+template <unsigned MR, unsigned W>
+__device__ __forceinline__ void small_m_finish(float (&acc)[MR][W], float* c, unsigned m, unsigned n, unsigned row0,
+                                               unsigned col, unsigned warp, unsigned runs, unsigned* arrivals) {
+    unsigned lane = threadIdx.x % 32;
     extern __shared__ float partials[];
     for (unsigned half = SMALL_M_WARPS / 2; half > 0; half /= 2) {
         if (warp >= half && warp < 2 * half) {
@@ -188,6 +173,29 @@ __device__ __forceinline__ void small_m(const typename O::E* a, const typename O
                 if (row0 + r < m && col + q < n) out(c + (row0 + r) * n + col + q, acc[r][q]);
     };
     meet_in_c(
-        arrivals, run.runs, [&] { each_output([](float* at, float value) { *at = value; }); },
+        arrivals, runs, [&] { each_output([](float* at, float value) { *at = value; }); },
         [&] { each_output(red_add); });
+}
+
+template <class O, unsigned MR, unsigned W>
+__device__ __forceinline__ void small_m(const typename O::E* a, const typename O::E* b, float* c, unsigned m,
+                                        unsigned n, unsigned k, unsigned* arrivals) {
+    KRun run = run_of_k<SMALL_M_BLOCK_STEP>(k);
+    if (run.begin == run.end) return;
+    unsigned begin = run.begin, end = run.end;
+    bool vector = k % 4 == 0 && n % W == 0 && ((unsigned long long)a % (4 * sizeof(typename O::E))) == 0 &&
+                  ((unsigned long long)b & 15) == 0;
+    unsigned groups = (m + MR - 1) / MR;
+    unsigned row0 = (blockIdx.x % groups) * MR;
+    unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    unsigned col = (blockIdx.x / groups) * 32 * W + lane * W;
+
+    // Two loops, so that the 16-byte one carries no test of the path.
+    float acc[MR][W] = {};
+    if (vector)
+        small_m_stream<O, MR, W, true>(a, b, m, n, k, begin, end, row0, col, warp, acc);
+    else
+        small_m_stream<O, MR, W, false>(a, b, m, n, k, begin, end, row0, col, warp, acc);
+
+    small_m_finish<MR, W>(acc, c, m, n, row0, col, warp, run.runs, arrivals);
 }

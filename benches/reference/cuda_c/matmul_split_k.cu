@@ -1,10 +1,11 @@
 // kernels::matmul::split_k: the warp-tiled product (matmul_warp_tiled.cuh) over block z's run of k,
 // the runs meeting in C through the tile's counter in `arrivals` (k_runs.cuh); at the Rust kernel's
-// three configurations.
+// three configurations, and the multistage product (matmul_multistage.cuh) at its two.
 #include "k_runs.cuh"
+#include "matmul_multistage.cuh"
 #include "matmul_warp_tiled.cuh"
 
-template <unsigned BM, unsigned BN, unsigned RI, unsigned RJ>
+template <unsigned BM, unsigned BN, unsigned RI, unsigned RJ, bool MULTISTAGE>
 __device__ __forceinline__ void split_k(const float* a, const float* b, float* c, unsigned m, unsigned n,
                                         unsigned k, unsigned* arrivals) {
     using W = WarpTiled<BM, BN, RI, RJ>;
@@ -13,7 +14,10 @@ __device__ __forceinline__ void split_k(const float* a, const float* b, float* c
     if (run.begin == run.end) return;
     bool vector = k % 4 == 0 && n % 4 == 0 && ((unsigned long long)a & 15) == 0 && ((unsigned long long)b & 15) == 0;
     bool wide_store = n % 4 == 0 && ((unsigned long long)c & 15) == 0;
-    W::template products<true>(a, b, m, n, k, run.begin, run.end, vector, acc);
+    if constexpr (MULTISTAGE)
+        Multistage<BM, BN, RI, RJ>::run_products(a, b, m, n, k, run.begin, run.end, acc);
+    else
+        W::template products<true>(a, b, m, n, k, run.begin, run.end, vector, acc);
     meet_in_c(
         arrivals, run.runs, [&] { W::store_tile(c, m, n, acc, wide_store); },
         [&] {
@@ -39,15 +43,25 @@ __device__ __forceinline__ void split_k(const float* a, const float* b, float* c
 
 extern "C" __global__ void __launch_bounds__(128, 4) matmul_split_k_cuda(const float* a, const float* b, float* c,
                                                                          unsigned m, unsigned n, unsigned k, unsigned* arrivals) {
-    split_k<64, 64, 1, 2>(a, b, c, m, n, k, arrivals);
+    split_k<64, 64, 1, 2, false>(a, b, c, m, n, k, arrivals);
 }
 extern "C" __global__ void __launch_bounds__(128, 4) matmul_split_k_128x64_cuda(const float* a, const float* b,
                                                                                 float* c, unsigned m, unsigned n,
                                                                                 unsigned k, unsigned* arrivals) {
-    split_k<128, 64, 2, 2>(a, b, c, m, n, k, arrivals);
+    split_k<128, 64, 2, 2, false>(a, b, c, m, n, k, arrivals);
 }
 extern "C" __global__ void __launch_bounds__(128, 4) matmul_split_k_64x128_cuda(const float* a, const float* b,
                                                                                 float* c, unsigned m, unsigned n,
                                                                                 unsigned k, unsigned* arrivals) {
-    split_k<64, 128, 2, 2>(a, b, c, m, n, k, arrivals);
+    split_k<64, 128, 2, 2, false>(a, b, c, m, n, k, arrivals);
+}
+extern "C" __global__ void __launch_bounds__(128, 2)
+    matmul_split_k_multistage_cuda(const float* a, const float* b, float* c, unsigned m, unsigned n, unsigned k,
+                                   unsigned* arrivals) {
+    split_k<128, 128, 2, 4, true>(a, b, c, m, n, k, arrivals);
+}
+extern "C" __global__ void __launch_bounds__(128, 3)
+    matmul_split_k_multistage_128x64_cuda(const float* a, const float* b, float* c, unsigned m, unsigned n,
+                                          unsigned k, unsigned* arrivals) {
+    split_k<128, 64, 2, 2, true>(a, b, c, m, n, k, arrivals);
 }

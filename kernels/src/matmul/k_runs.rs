@@ -55,6 +55,38 @@ pub const fn splits(tiles: u32, resident_blocks: u32, k: u32, min_run: u32) -> u
     if splits < 1 { 1 } else { splits }
 }
 
+/// Ways to split k over `tiles` tiles of C for blocks that may run in several waves of
+/// `resident_blocks` (a block's time its run's length): the fewest that keep the device within
+/// 5 % of the fullest the splits allow, no run shorter than `min_run`, at most 64, at least 1.
+/// [`splits`]' one wave leaves most SMs idle where the tiles are a little more than half of
+/// the places, or a little more than all of them (80 or 224 strips on 132 SMs).
+pub const fn splits_to_fill(tiles: u32, resident_blocks: u32, k: u32, min_run: u32) -> u32 {
+    let longest = k / min_run;
+    let most = if longest < 64 { longest } else { 64 };
+    if most <= 1 || tiles == 0 || resident_blocks == 0 {
+        return 1;
+    }
+    // A split s takes waves_of(tiles, s, resident_blocks) waves of runs 1/s of k long: time waves_of(tiles, s, resident_blocks) / s.
+    let (mut best_waves, mut best_s) = (waves_of(tiles, 1, resident_blocks), 1u64);
+    let mut s = 2;
+    while s <= most {
+        if waves_of(tiles, s, resident_blocks) * best_s < best_waves * s as u64 {
+            (best_waves, best_s) = (waves_of(tiles, s, resident_blocks), s as u64);
+        }
+        s += 1;
+    }
+    let mut s = 1;
+    while 20 * waves_of(tiles, s, resident_blocks) * best_s > 21 * best_waves * s as u64 {
+        s += 1;
+    }
+    s
+}
+
+/// Waves of `resident_blocks` that `tiles · s` blocks take.
+const fn waves_of(tiles: u32, s: u32, resident_blocks: u32) -> u64 {
+    (tiles as u64 * s as u64).div_ceil(resident_blocks as u64)
+}
+
 /// Puts this block's sums for its tile of C (`store` writes them, `add` adds them with
 /// `red.global.add`) together with the other runs' (the module's doc): `runs` blocks, one per
 /// run of k, share the tile's counter in `arrivals`, indexed by the block's (x, y).
@@ -65,19 +97,25 @@ pub const fn splits(tiles: u32, resident_blocks: u32, k: u32, min_run: u32) -> u
 /// them meanwhile.
 #[inline(always)]
 pub unsafe fn meet_in_c(arrivals: *mut u32, runs: u32, store: impl FnOnce(), add: impl FnOnce()) {
-    if runs == 1 {
-        // k in one run: this block's sums are C's.
-        store();
-        return;
-    }
-    // SAFETY: the grid is more than one deep (runs > 1), so `arrivals` has this tile's counter.
-    let arrived = unsafe { arrivals.add((block_idx().y * grid_dim().x + block_idx().x) as usize) };
+    // SAFETY: forwarded.
+    unsafe { meet_in_c_by(arrivals, runs, |adding| if adding { add() } else { store() }) }
+}
+
+/// [`meet_in_c`] with one `write(adding)` that stores the block's sums, or adds them where
+/// `adding`: called once, so that its code (a large tile's epilogue) is there once.
+///
+/// # Safety
+/// As for [`meet_in_c`].
+#[inline(always)]
+pub unsafe fn meet_in_c_by(arrivals: *mut u32, runs: u32, write: impl FnOnce(bool)) {
+    // Read only where the grid is more than one deep (runs > 1), where `arrivals` has this
+    // tile's counter.
+    let arrived = arrivals.wrapping_add((block_idx().y * grid_dim().x + block_idx().x) as usize);
     let party = Party {
         first: thread_idx().x == 0,
         sync: sync_threads,
     };
-    let write = |adding: bool| if adding { add() } else { store() };
-    // SAFETY: forwarded.
+    // SAFETY: forwarded; with one run, `meet` writes and returns without touching the counter.
     unsafe { meet(arrived, (block_idx().z, runs), party, write, false) };
 }
 

@@ -17,8 +17,9 @@
 //!   cuBLAS's SIMT SGEMM);
 //! * [`split_k`]: the warp tiles (64×64, 128×64, 64×128) with k split across the grid's third
 //!   dimension, each block's products added into C, for products with too few tiles to fill the GPU;
-//! * [`small_m`]: for A of 1–16 rows (decoding), B streamed once by blocks that each take a strip
-//!   of its columns and a run of k, at the copy ceiling's pace rather than a tile's.
+//! * [`small_m`]: for A of 1–8 rows (decoding), B streamed once by blocks that each take a strip
+//!   of its columns and a run of k, at the copy ceiling's pace rather than a tile's;
+//! * [`small_m16`]: the same for 9–16 rows, A's rows staged in shared memory.
 //!
 //! [`small_m_mma`] is [`small_m`] on the tensor cores for up to 16 rows, the TF32 and bf16 ladders'
 //! rung (no f32 kernel: the tensor cores do not multiply f32 exactly).
@@ -38,6 +39,7 @@ pub mod padded;
 pub mod register_1d;
 pub mod register_2d;
 pub mod small_m;
+pub mod small_m16;
 pub mod small_m_mma;
 pub mod split_k;
 pub mod tile_order;
@@ -84,9 +86,12 @@ pub const FAMILY: Family<Matmul> = Family::new(
         split_k::KERNEL,
         split_k::KERNEL_128X64,
         split_k::KERNEL_64X128,
+        split_k::KERNEL_MULTISTAGE,
+        split_k::KERNEL_MULTISTAGE_128X64,
         small_m::KERNEL_M1,
         small_m::KERNEL_M4,
         small_m::KERNEL_M8,
+        small_m16::KERNEL,
     ],
 );
 
@@ -94,7 +99,14 @@ pub const FAMILY: Family<Matmul> = Family::new(
 /// split-k's and the small-m kernels split k).
 #[cfg(not(target_arch = "nvptx64"))]
 pub fn arrivals_needed(kernel: &ptxkit::Kernel<Matmul>, grid: ptxkit::Dim3) -> usize {
-    k_runs::counters(split_k::KERNELS.iter().chain(&small_m::KERNELS), kernel, grid)
+    k_runs::counters(
+        split_k::KERNELS
+            .iter()
+            .chain(&small_m::KERNELS)
+            .chain([&small_m16::KERNEL]),
+        kernel,
+        grid,
+    )
 }
 
 #[cfg(not(target_arch = "nvptx64"))]

@@ -54,16 +54,18 @@ fn carve<const BM: u32, const BN: u32>() -> [Slices; STAGES as usize] {
 }
 
 /// Starts copying the step at `k0` into `slices`: A's BM×BK elements a float each, B's BK×BN in
-/// 16-byte pieces where `vector`, else a float each; zeros outside A, B and k.
+/// 16-byte pieces where `vector`, else a float each; zeros outside A, B and k below `end` (the
+/// block's run of k ends there).
 ///
 /// # Safety
-/// `a`, `b` hold m·k and k·n elements; where `vector`, n is a multiple of 4 and `b` 16-byte
-/// aligned; no thread reads `slices` until a barrier after this thread's wait for the copies.
+/// `a`, `b` hold m·k and k·n elements; `end` ≤ k; where `vector`, n is a multiple of 4 and `b`
+/// 16-byte aligned; no thread reads `slices` until a barrier after this thread's wait for the
+/// copies.
 #[inline(always)]
 unsafe fn copy_step<const BM: u32, const BN: u32, const THREADS: u32>(
     Slices { a: a_slice, b: b_slice }: Slices,
     (a, b): (*const f32, *const f32),
-    (m, n, k): (u32, u32, u32),
+    (m, n, k, end): (u32, u32, u32, u32),
     k0: u32,
     vector: bool,
 ) {
@@ -71,7 +73,7 @@ unsafe fn copy_step<const BM: u32, const BN: u32, const THREADS: u32>(
     unrolled_to(BM * BK / THREADS, |r| {
         let (row, kk) = a_scalar_spot::<THREADS>(r);
         let (global_row, global_k) = (tile_row + row, k0.wrapping_add(kk));
-        let valid = global_row < m && global_k < k;
+        let valid = global_row < m && global_k < end;
         let src = if valid {
             a.wrapping_add((global_row * k + global_k) as usize)
         } else {
@@ -85,7 +87,7 @@ unsafe fn copy_step<const BM: u32, const BN: u32, const THREADS: u32>(
             let (kk, col) = b_spot::<BN, THREADS>(r);
             let (global_k, global_col) = (k0.wrapping_add(kk), tile_col + col);
             // n is a multiple of 4: a piece lies wholly inside B's row or wholly past it.
-            let valid = global_k < k && global_col < n;
+            let valid = global_k < end && global_col < n;
             let src = if valid {
                 b.wrapping_add((global_k * n + global_col) as usize)
             } else {
@@ -98,7 +100,7 @@ unsafe fn copy_step<const BM: u32, const BN: u32, const THREADS: u32>(
         unrolled_to(BK * BN / THREADS, |r| {
             let (kk, col) = b_scalar_spot::<BN, THREADS>(r);
             let (global_k, global_col) = (k0.wrapping_add(kk), tile_col + col);
-            let valid = global_k < k && global_col < n;
+            let valid = global_k < end && global_col < n;
             let src = if valid {
                 b.wrapping_add((global_k * n + global_col) as usize)
             } else {
@@ -149,8 +151,8 @@ fn multiply<const BN: u32, const RI: usize, const RJ: usize, const CORNERS: bool
     });
 }
 
-/// The products over all of k, each step's slices copied by `copy(slices, k0)` [`STAGES`] − 1
-/// steps ahead. Every step copies and commits one group, past the last step too (zeros into a
+/// The products over the run `begin..end` of k, each step's slices copied by `copy(slices, k0)`
+/// [`STAGES`] − 1 steps ahead. Every step copies and commits one group, past the last step too (zeros into a
 /// stage nobody reads: no branch in the loop), so that "all but the newest STAGES − 2 groups" is
 /// always "up to this step". (Past a k within 16 of 2^32 the steps' k wrap around: those copies
 /// then read elements inside A and B, into a stage still nobody reads.) The stages rotate through
@@ -158,21 +160,21 @@ fn multiply<const BN: u32, const RI: usize, const RJ: usize, const CORNERS: bool
 /// addresses.
 #[inline(always)]
 fn pipeline<const BN: u32, const RI: usize, const RJ: usize, const CORNERS: bool>(
-    k: u32,
+    (begin, end): (u32, u32),
     [mut reading, mut next, mut filling]: [Slices; STAGES as usize],
     copy: impl Fn(Slices, u32),
 ) -> Acc<RI, RJ> {
-    copy(reading, 0);
+    copy(reading, begin);
     async_copy_commit();
-    copy(next, BK);
+    copy(next, begin.wrapping_add(BK));
     async_copy_commit();
     let mut acc: Acc<RI, RJ> = [[[[0.0; 4]; 4]; RJ]; RI];
-    for step in 0..k.div_ceil(BK) {
+    for step in 0..(end - begin).div_ceil(BK) {
         async_copy_wait::<{ STAGES - 2 }>();
         // This step's slices are complete, and every thread is done with the previous step's,
         // whose stage (`filling`) the copies below refill.
         sync_threads();
-        copy(filling, (step + STAGES - 1).wrapping_mul(BK));
+        copy(filling, begin.wrapping_add((step + STAGES - 1).wrapping_mul(BK)));
         async_copy_commit();
         multiply::<BN, RI, RJ, CORNERS>(reading, &mut acc);
         (reading, next, filling) = (next, filling, reading);
@@ -182,13 +184,52 @@ fn pipeline<const BN: u32, const RI: usize, const RJ: usize, const CORNERS: bool
     acc
 }
 
-/// `C = A·B` with BM×BN tiles per block, (32·RI)×(16·RJ) per warp, the slices [`STAGES`] deep; the
-/// fragments read from the thread's corners where `CORNERS` ([`multiply`]).
+/// This lane's sums of the block's BM×BN tile over the run `begin..end` of k, (32·RI)×(16·RJ) per
+/// warp, the slices [`STAGES`] deep; the fragments read from the thread's corners where `CORNERS`
+/// ([`multiply`]).
 ///
 /// # Safety
-/// The kernels' contract: `a`, `b`, `c` hold m·k, k·n and m·n elements; the block has `THREADS`
-/// = [`threads`]`(BM, BN, RI, RJ)` threads and [`shared_bytes`]`(BM, BN)` of dynamic shared
-/// memory; the grid covers C's tiles.
+/// The kernels' contract: `a`, `b` hold m·k and k·n elements; `end` ≤ k; the block has `THREADS`
+/// = [`threads`]`(BM, BN, RI, RJ)` threads and [`shared_bytes`]`(BM, BN)` of dynamic shared memory;
+/// the grid covers C's tiles.
+#[inline(always)]
+pub(super) unsafe fn run_products<
+    const BM: u32,
+    const BN: u32,
+    const RI: usize,
+    const RJ: usize,
+    const THREADS: u32,
+    const CORNERS: bool,
+>(
+    (a, b): (*const f32, *const f32),
+    (m, n, k): (u32, u32, u32),
+    (begin, end): (u32, u32),
+) -> Acc<RI, RJ> {
+    const {
+        assert!(THREADS == threads(BM, BN, RI, RJ), "a warp per warp tile");
+        assert!((BM * BK).is_multiple_of(THREADS) && (BK * BN / 4).is_multiple_of(THREADS));
+    };
+    let [first, second, third] = carve::<BM, BN>();
+    let at = (m, n, k, end);
+    // The same for every thread of the launch: one loop per path, no test of it inside.
+    if n.is_multiple_of(4) && is_aligned4(b) {
+        // SAFETY (every copy): forwarded from the caller (n a multiple of 4, B aligned); a stage
+        // is refilled only after the barrier that follows every thread's products from it.
+        pipeline::<BN, RI, RJ, CORNERS>((begin, end), [first, second, third], |slices, k0| unsafe {
+            copy_step::<BM, BN, THREADS>(slices, (a, b), at, k0, true)
+        })
+    } else {
+        // SAFETY: as above.
+        pipeline::<BN, RI, RJ, CORNERS>((begin, end), [first, second, third], |slices, k0| unsafe {
+            copy_step::<BM, BN, THREADS>(slices, (a, b), at, k0, false)
+        })
+    }
+}
+
+/// `C = A·B` with BM×BN tiles per block ([`run_products`] over all of k).
+///
+/// # Safety
+/// As for [`run_products`]; `c` holds m·n elements.
 #[inline(always)]
 unsafe fn multistage<
     const BM: u32,
@@ -201,24 +242,8 @@ unsafe fn multistage<
     (a, b, c): (*const f32, *const f32, *mut f32),
     (m, n, k): (u32, u32, u32),
 ) {
-    const {
-        assert!(THREADS == threads(BM, BN, RI, RJ), "a warp per warp tile");
-        assert!((BM * BK).is_multiple_of(THREADS) && (BK * BN / 4).is_multiple_of(THREADS));
-    };
-    let [first, second, third] = carve::<BM, BN>();
-    // The same for every thread of the launch: one loop per path, no test of it inside.
-    let acc = if n.is_multiple_of(4) && is_aligned4(b) {
-        // SAFETY (every copy): forwarded from the caller (n a multiple of 4, B aligned); a stage
-        // is refilled only after the barrier that follows every thread's products from it.
-        pipeline::<BN, RI, RJ, CORNERS>(k, [first, second, third], |slices, k0| unsafe {
-            copy_step::<BM, BN, THREADS>(slices, (a, b), (m, n, k), k0, true)
-        })
-    } else {
-        // SAFETY: as above.
-        pipeline::<BN, RI, RJ, CORNERS>(k, [first, second, third], |slices, k0| unsafe {
-            copy_step::<BM, BN, THREADS>(slices, (a, b), (m, n, k), k0, false)
-        })
-    };
+    // SAFETY: forwarded from the caller.
+    let acc = unsafe { run_products::<BM, BN, RI, RJ, THREADS, CORNERS>((a, b), (m, n, k), (0, k)) };
     // SAFETY: forwarded; 16 bytes wide only where C is aligned and n a multiple of 4.
     unsafe { store_tile::<BM, BN, RI, RJ>(c, (m, n), acc, n.is_multiple_of(4) && is_aligned4(c)) };
 }
@@ -226,9 +251,9 @@ unsafe fn multistage<
 /// Threads of the configurations: four warps at 128×128, eight at 128×256 (64×64 warp tiles), four
 /// at 128×64 (64×32 warp tiles, 8×8 outputs per lane: cuBLAS's tile at 1024³, docs/perf-log.md,
 /// change 94).
-const THREADS_128X128: u32 = threads(128, 128, 2, 4);
+pub(super) const THREADS_128X128: u32 = threads(128, 128, 2, 4);
 const THREADS_128X256: u32 = threads(128, 256, 2, 4);
-const THREADS_128X64: u32 = threads(128, 64, 2, 2);
+pub(super) const THREADS_128X64: u32 = threads(128, 64, 2, 2);
 
 kernel! {
     #[launch_bounds(Dim3::x(THREADS_128X128), 2)]

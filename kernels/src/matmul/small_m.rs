@@ -33,7 +33,7 @@ use ptxkit::{Dim3, Kernel, Occupancy, SharedMemory, kernel};
 pub const WARPS: u32 = 8;
 pub const THREADS: u32 = 32 * WARPS;
 /// Rows of B a warp takes per step.
-const STEP: u32 = 4;
+pub(super) const STEP: u32 = 4;
 /// Rows of B the block's warps take per step together: runs of k are multiples of it.
 pub const BLOCK_STEP: u32 = WARPS * STEP;
 /// The shortest run of k worth a block: below it the block's fixed costs (the warps' meeting, the
@@ -153,7 +153,7 @@ unsafe fn load_raw<E>(ptr: *const E) -> [u32; 4] {
 
 /// Whether `ptr` is aligned to `bytes`.
 #[inline(always)]
-fn aligned<E>(ptr: *const E, bytes: usize) -> bool {
+pub(super) fn aligned<E>(ptr: *const E, bytes: usize) -> bool {
     (ptr as usize).is_multiple_of(bytes)
 }
 
@@ -163,7 +163,7 @@ fn aligned<E>(ptr: *const E, bytes: usize) -> bool {
 /// # Safety
 /// `b` holds k·n elements and `row` < k.
 #[inline(always)]
-unsafe fn row_of_b<O: Operands, const W: usize>(
+pub(super) unsafe fn row_of_b<O: Operands, const W: usize>(
     b: *const O::Element,
     (n, row, col): (u32, u32, u32),
     vector: bool,
@@ -316,7 +316,7 @@ pub unsafe fn small_m_into<O: Operands, const MR: usize, const W: usize, C: Out>
     let at = ((m, n, k), (begin, end), (row0, col, warp));
     // Two loops, so that the 16-byte one carries no test of the path.
     // SAFETY: forwarded from the caller.
-    let mut acc = unsafe {
+    let acc = unsafe {
         if vector {
             stream::<O, MR, W, true>((a, b), at)
         } else {
@@ -324,6 +324,23 @@ pub unsafe fn small_m_into<O: Operands, const MR: usize, const W: usize, C: Out>
         }
     };
 
+    // SAFETY: forwarded from the caller.
+    unsafe { finish::<MR, W, C>(acc, (m, n, row0, col, warp), runs, (c, arrivals, partial_sums)) }
+}
+
+/// The block's warps' sums, `acc` of each, meet and go into C: the warps' in shared memory (halving,
+/// in warp order), the runs' of k in C or, where C is not f32, in `partial_sums`.
+///
+/// # Safety
+/// As for [`small_m_into`], whose grid and shared memory the block has; `runs` as
+/// [`run_of_k`] gives it; `row0` and `col` this block's and lane's first row and column.
+#[inline(always)]
+pub(super) unsafe fn finish<const MR: usize, const W: usize, C: Out>(
+    mut acc: [[f32; W]; MR],
+    (m, n, row0, col, warp): (u32, u32, u32, u32, u32),
+    runs: u32,
+    (c, arrivals, partial_sums): (*mut C, *mut u32, *mut f32),
+) {
     // The warps' sums meet in warp 0: the upper half stores, the lower half adds, halving.
     let partials = DynamicShared::new().slice::<f32>(shared_floats(MR, W));
     let lane = lane_id();
@@ -510,9 +527,10 @@ pub const KERNELS: [Kernel<Matmul>; 3] = [KERNEL_M1, KERNEL_M4, KERNEL_M8];
 /// this order).
 pub const ROWS: [u32; 3] = [1, 4, 8];
 
-/// The most rows of A for which `auto` takes the f32 small-m kernels: up to 16 (two row groups of
-/// eight) they ran ahead of every tile (docs/perf-log.md, change 112).
-pub const MAX_ROWS: u32 = 16;
+/// The most rows of A for which `auto` takes the f32 small-m kernels; from there
+/// [`super::small_m16`] (up to sixteen they ran ahead of every tile, docs/perf-log.md, change 112;
+/// two row groups of eight lost to one of sixteen, change 149).
+pub const MAX_ROWS: u32 = 8;
 
 /// Which small-m kernel (index into [`ROWS`]) `auto` takes for m rows in a ladder that takes them
 /// up to `max_rows`: the fewest rows per block that hold m in one row group, else the most (several

@@ -13,7 +13,7 @@ use super::{
 use crate::cublas::Cublas;
 use crate::cublas::Precision;
 use kernels::Source;
-use kernels::matmul::{FAMILY, Matmul, multistage, small_m, split_k, warp_tiled};
+use kernels::matmul::{FAMILY, Matmul, multistage, small_m, small_m16, split_k, warp_tiled};
 use kernels::matmul_tc::{self, MatmulTc};
 use kernels::reference::{self, Expected, Operands};
 use ptxkit::{AnyFamily, Family, Kernel};
@@ -280,7 +280,10 @@ impl KernelChoice for MatmulDemo {
             return Some(rung);
         }
         if self.is_f32() {
-            return None;
+            return (size.0[0] <= small_m16::MAX_ROWS as usize).then_some(Rung {
+                entry: small_m16::KERNEL.entry(),
+                why: "A of 9-32 rows: B read once per 16 rows of A, in strips of columns and runs of k, A's rows staged in shared memory",
+            });
         }
         if size.0[0] <= kernels::matmul::small_m_mma::ROWS as usize {
             return Some(Rung {
@@ -320,7 +323,7 @@ impl KernelChoice for MatmulDemo {
         if !self.is_f32() {
             return &[];
         }
-        const TILES: [&str; 11] = [
+        const TILES: [&str; 13] = [
             warp_tiled::KERNEL_64X64.entry(),
             warp_tiled::KERNEL_128X64.entry(),
             multistage::KERNEL_128X64.entry(),
@@ -332,6 +335,8 @@ impl KernelChoice for MatmulDemo {
             split_k::KERNEL.entry(),
             split_k::KERNEL_128X64.entry(),
             split_k::KERNEL_64X128.entry(),
+            split_k::KERNEL_MULTISTAGE.entry(),
+            split_k::KERNEL_MULTISTAGE_128X64.entry(),
         ];
         &TILES
     }
