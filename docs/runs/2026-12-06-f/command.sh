@@ -8,7 +8,11 @@
 #   2: `host autotune --family matmul --models` with the two new split-k configurations;
 #   3: (host_now.gz and the bundles: part 2's profile carried, the 16-row kernel's runs of k cut to
 #      fill its waves and `auto` taking it to 32 rows) the 16-row products before and now, the
-#      GPU suite of the f32 ladder, the model-shape suite against PyTorch, every dtype.
+#      GPU suite of the f32 ladder, the model-shape suite's f32 products against PyTorch (the
+#      only ones this change moves);
+#   4: (host_before.gz: part 3's host; host_now.gz and the bundles: runs of k chosen with a block's
+#      fixed cost counted, `auto` taking the 16-row kernel to 16 rows again) as part 3, before and
+#      now alternating.
 # Bundles as in run 2026-12-06 d's command.sh.
 set -u
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-} PATH=/usr/local/cuda/bin:$PATH
@@ -65,6 +69,22 @@ if [ "$part" = 2 ]; then
   echo "autotune matmul rc $? in $(( $(date +%s) - s )) s"; grep -vE "^autotune:" $OUT/autotune-matmul.txt | grep -E "^\| matmul " | tail -110
   exit 0
 fi
+if [ "$part" = 4 ]; then
+  wheel
+  [ -d gpud/t/tests ] || gpud/t/run.sh $OUT unpack > /dev/null
+  s=$(date +%s)
+  TEST_FAMILIES=matmul timeout 200 gpud/t/tests/host-gpu-test every_registered_kernel --include-ignored > $OUT/tests-gpu.log 2>&1
+  echo "GPU suite rc $? in $(( $(date +%s) - s )) s"; grep -E "test result|FAILED|panicked" $OUT/tests-gpu.log | head
+  for shape in "16 10240 8192" "16 28672 4096" "16 12288 4096" "16 28672 8192" "24 4096 4096" "32 11008 4096"; do
+    set -- $shape; echo "-- m=$1 n=$2 k=$3"
+    for round in 1 2; do time_f32 before $1 $2 $3 auto; time_f32 now $1 $2 $3 auto; done | grep -v cublas
+    time_f32 now $1 $2 $3 auto | grep cublas
+  done
+  s=$(date +%s)
+  PYTHONPATH=/tmp/site:gpud/bt/python timeout 300 python3 gpud/bt/python/bench_models.py --dtypes f32 --json $OUT/torch-models.json > $OUT/models.txt 2>&1
+  echo "models rc $? in $(( $(date +%s) - s )) s"; grep -E "geomean|below" $OUT/models.txt
+  exit 0
+fi
 if [ "$part" = 3 ]; then
   wheel
   [ -d gpud/t/tests ] || gpud/t/run.sh $OUT unpack > /dev/null
@@ -78,7 +98,7 @@ if [ "$part" = 3 ]; then
     time_f32 before $1 $2 $3 auto; time_f32 now $1 $2 $3 auto
   done
   s=$(date +%s)
-  PYTHONPATH=/tmp/site:gpud/bt/python timeout 400 python3 gpud/bt/python/bench_models.py --json $OUT/torch-models.json > $OUT/models.txt 2>&1
+  PYTHONPATH=/tmp/site:gpud/bt/python timeout 300 python3 gpud/bt/python/bench_models.py --dtypes f32 --json $OUT/torch-models.json > $OUT/models.txt 2>&1
   echo "models rc $? in $(( $(date +%s) - s )) s"; grep -E "geomean|below" $OUT/models.txt
   exit 0
 fi

@@ -56,35 +56,33 @@ pub const fn splits(tiles: u32, resident_blocks: u32, k: u32, min_run: u32) -> u
 }
 
 /// Ways to split k over `tiles` tiles of C for blocks that may run in several waves of
-/// `resident_blocks` (a block's time its run's length): the fewest that keep the device within
-/// 5 % of the fullest the splits allow, no run shorter than `min_run`, at most 64, at least 1.
-/// [`splits`]' one wave leaves most SMs idle where the tiles are a little more than half of
-/// the places, or a little more than all of them (80 or 224 strips on 132 SMs).
-pub const fn splits_to_fill(tiles: u32, resident_blocks: u32, k: u32, min_run: u32) -> u32 {
+/// `resident_blocks`, a block's time its run's length plus a fixed cost of `fixed` rows of k
+/// (its start, its meeting): the split with the fewest waves × that time, no run shorter than
+/// `min_run`, at most 64, at least 1 (ties to fewer runs). [`splits`]' one wave leaves most SMs
+/// idle where the tiles are a little more than half of the places (80 strips on 132 SMs).
+pub const fn splits_to_fill(tiles: u32, resident_blocks: u32, k: u32, (min_run, fixed): (u32, u32)) -> u32 {
     let longest = k / min_run;
     let most = if longest < 64 { longest } else { 64 };
     if most <= 1 || tiles == 0 || resident_blocks == 0 {
         return 1;
     }
-    // A split s takes waves_of(tiles, s, resident_blocks) waves of runs 1/s of k long: time waves_of(tiles, s, resident_blocks) / s.
-    let (mut best_waves, mut best_s) = (waves_of(tiles, 1, resident_blocks), 1u64);
+    let at = (tiles, resident_blocks, k, fixed);
+    let (mut best, mut best_time) = (1, split_time(1, at));
     let mut s = 2;
     while s <= most {
-        if waves_of(tiles, s, resident_blocks) * best_s < best_waves * s as u64 {
-            (best_waves, best_s) = (waves_of(tiles, s, resident_blocks), s as u64);
+        if split_time(s, at) < best_time {
+            (best, best_time) = (s, split_time(s, at));
         }
         s += 1;
     }
-    let mut s = 1;
-    while 20 * waves_of(tiles, s, resident_blocks) * best_s > 21 * best_waves * s as u64 {
-        s += 1;
-    }
-    s
+    best
 }
 
-/// Waves of `resident_blocks` that `tiles · s` blocks take.
-const fn waves_of(tiles: u32, s: u32, resident_blocks: u32) -> u64 {
-    (tiles as u64 * s as u64).div_ceil(resident_blocks as u64)
+/// [`splits_to_fill`]'s time of `s` runs: the waves their blocks take, each a run and the fixed
+/// cost long.
+const fn split_time(s: u32, (tiles, resident_blocks, k, fixed): (u32, u32, u32, u32)) -> u64 {
+    let waves = (tiles as u64 * s as u64).div_ceil(resident_blocks as u64);
+    waves * (k.div_ceil(s) as u64 + fixed as u64)
 }
 
 /// Puts this block's sums for its tile of C (`store` writes them, `add` adds them with

@@ -21,9 +21,9 @@ use ptxkit::{Dim3, Kernel, SharedMemory, kernel};
 
 /// Rows of A per block.
 pub const ROWS: u32 = 16;
-/// The most rows of A for which `auto` takes this kernel, two row groups at most (past them, the
-/// tiles: docs/perf-log.md, change 149).
-pub const MAX_ROWS: u32 = 32;
+/// The most rows of A for which `auto` takes this kernel: at 24 and 32 rows (two row groups, B
+/// read twice) split-k's 64×128 tile ran 1.1–1.4× faster (docs/perf-log.md, change 149).
+pub const MAX_ROWS: u32 = 16;
 /// Columns of B per lane: one 16-byte load of f32.
 const W: usize = 4;
 /// Columns of C per block.
@@ -199,12 +199,21 @@ pub unsafe fn small_m16<O: Operands>(
     }
 }
 
+/// A block's fixed cost (its first loads, A's first chunk, the meetings) in rows of k: fitted to
+/// 16 × 28672 × 4096 on an H100, whose 224 strips took as long in 7 waves of 4 runs as in 2 of
+/// one run (docs/perf-log.md, change 149).
+const FIXED_ROWS: u32 = 256;
+
 /// The launch grid: a block per row group of sixteen and strip of [`COLUMNS`] (x, the row group
-/// fastest), k split so that the waves of the device's resident blocks (one per SM) are nearly
-/// full ([`splits_to_fill`]: one wave of 80 strips left 52 of 132 SMs idle).
+/// fastest), k split so that the waves of the device's resident blocks (one per SM) finish
+/// soonest ([`splits_to_fill`]: one wave of 80 strips left 52 of 132 SMs idle).
 pub const fn grid((m, n, k): (u32, u32, u32), device: ptxkit::Occupancy) -> Dim3 {
     let tiles = m.div_ceil(ROWS) * n.div_ceil(COLUMNS);
-    Dim3::new(tiles, 1, splits_to_fill(tiles, device.resident_blocks, k, MIN_RUN))
+    Dim3::new(
+        tiles,
+        1,
+        splits_to_fill(tiles, device.resident_blocks, k, (MIN_RUN, FIXED_ROWS)),
+    )
 }
 
 kernel! {
@@ -250,13 +259,16 @@ mod tests {
     }
 
     #[test]
-    fn k_splits_until_the_waves_are_nearly_full() {
+    fn k_splits_where_the_waves_finish_soonest() {
         let device = ptxkit::Occupancy { resident_blocks: 132 };
-        // 80 strips: 8 runs of 1024 fill 5 waves (0.97 of them), where one wave left 52 SMs idle.
-        assert_eq!(grid((16, 10240, 8192), device), Dim3::new(80, 1, 8));
-        // 224 strips: 4 runs in 7 waves (0.97), not one run in two (0.85).
-        assert_eq!(grid((16, 28672, 4096), device), Dim3::new(224, 1, 4));
-        // 32 strips: one wave of 4 runs; two row groups of 64 strips: one run, one wave (0.97).
+        // 80 strips: 3 runs in 2 waves (2 × (2731 + 256) rows of time), where one wave left 52
+        // SMs idle (8448) and 8 runs in 5 waves cost 5 blocks' fixed costs (6400).
+        assert_eq!(grid((16, 10240, 8192), device), Dim3::new(80, 1, 3));
+        // 224 strips: one run in 2 waves (8704), not 4 in 7 (8960).
+        assert_eq!(grid((16, 28672, 4096), device), Dim3::new(224, 1, 1));
+        // 96 strips: 4 runs in 3 waves (3840) against one (4352).
+        assert_eq!(grid((16, 12288, 4096), device), Dim3::new(96, 1, 4));
+        // 32 strips: one wave of 4 runs; two row groups of 64 strips: one run, one wave.
         assert_eq!(grid((16, 4096, 4096), device), Dim3::new(32, 1, 4));
         assert_eq!(grid((32, 8192, 14336), device), Dim3::new(128, 1, 1));
         // k too short for a second run.

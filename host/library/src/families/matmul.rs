@@ -282,7 +282,7 @@ impl KernelChoice for MatmulDemo {
         if self.is_f32() {
             return (size.0[0] <= small_m16::MAX_ROWS as usize).then_some(Rung {
                 entry: small_m16::KERNEL.entry(),
-                why: "A of 9-32 rows: B read once per 16 rows of A, in strips of columns and runs of k, A's rows staged in shared memory",
+                why: "A of 9-16 rows: B read once, in strips of columns and runs of k, A's rows staged in shared memory",
             });
         }
         if size.0[0] <= kernels::matmul::small_m_mma::ROWS as usize {
