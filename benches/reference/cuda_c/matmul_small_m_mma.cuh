@@ -1,8 +1,7 @@
 // kernels::matmul::small_m_mma: C = A·B for A of up to 16 rows on the tensor cores, A's rows the
-// 16-row side of mma.sync (m16n8k8 TF32, m16n8k16 bf16), B streamed once. A block takes a strip of
+// 16-row side of mma.sync m16n8k8 (TF32), B streamed once. A block takes a strip of
 // 256 columns (eight warps side by side, four 8-column tiles each) and block z's run of k; each
-// lane loads its fragments of B straight from global memory (a TF32 register one element, a bf16
-// register two rows of one column, lower row in the low half) and A's (rows lane / 4 and 8 more),
+// lane loads its fragments of B straight from global memory (a TF32 register one element) and A's (rows lane / 4 and 8 more),
 // the next two mma steps while the current two multiply. The runs meet in C (k_runs.cuh). Rows
 // of A past 16 go to further blocks (grid x, the row group fastest).
 #pragma once
@@ -35,23 +34,6 @@ struct Tf32Mma {
             "{%0, %1, %2, %3};"
             : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
             : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-    }
-};
-
-struct Bf16Mma {
-    typedef unsigned short E;
-    static constexpr unsigned K = 16, PER_REGISTER = 2;
-    static __device__ __forceinline__ unsigned bits(E x, unsigned e) { return (unsigned)x << (16 * e); }
-    static __device__ __forceinline__ void a_position(unsigned lane, unsigned r, unsigned e, unsigned& row,
-                                                      unsigned& col) {
-        row = lane / 4 + 8 * (r % 2), col = 2 * (lane % 4) + 8 * (r / 2) + e;
-    }
-    static __device__ __forceinline__ void b_position(unsigned lane, unsigned r, unsigned e, unsigned& row,
-                                                      unsigned& col) {
-        row = 2 * (lane % 4) + 8 * r + e, col = lane / 4;
-    }
-    static __device__ __forceinline__ void mma(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
-        mma_bf16(d, a, b[0], b[1]);
     }
 };
 

@@ -842,17 +842,7 @@ def cross_entropy(logits, target, ignore_index=-100, reduction="mean"):
 
 
 def _matmul_impl(a: torch.Tensor, b: torch.Tensor, variant: str) -> torch.Tensor:
-    a, b = _ready("a", a), _ready("b", b)
-    _same_device(a, b)
-    if a.dim() != 2 or b.dim() != 2 or a.shape[1] != b.shape[0]:
-        raise ValueError(f"a {tuple(a.shape)} and b {tuple(b.shape)}: expected (m, k) and (k, n)")
-    c = torch.empty((a.shape[0], b.shape[1]), device=a.device, dtype=a.dtype)
-    if c.numel():
-        if a.shape[1] == 0:
-            c.zero_()
-        else:
-            _native.matmul(a, b, c, variant=variant, **_launch_args(a))
-    return c
+    return _product(_native.matmul, a, b, torch.float32, variant)
 
 
 _matmul = _Operator("matmul", _matmul_impl)
@@ -887,9 +877,20 @@ def matmul(a, b, variant="auto"):
 # matmul_bf16 -------------------------------------------------------------------------------------
 
 
-def _tensor_core_product(launch, a, b, dtype, variant, out_dtype=torch.float32):
+def _product(launch, a, b, dtype, variant, out_dtype=torch.float32):
     """``a @ b`` of two 2-D ``dtype`` tensors into a new ``out_dtype`` one by ``launch`` (a native
-    tensor-core matmul): the tensor-core operators' shared body."""
+    matmul): the product operators' shared body. The common case goes straight to the native
+    layer, which checks every argument itself, positionally (as ``_elementwise``); whatever it
+    refuses goes the careful way, which converts what can be converted (views, offsets) and
+    otherwise raises with what to do."""
+    if type(a) is torch.Tensor and type(b) is torch.Tensor and a.is_cuda and a.dim() == 2 and b.dim() == 2:
+        c = a.new_empty((a.shape[0], b.shape[1]), dtype=out_dtype)
+        device = a.get_device()
+        try:
+            launch(a, b, c, _stream_of(device), device, variant)
+            return c
+        except (TypeError, ValueError):
+            pass
     a, b = _ready("a", a, dtype), _ready("b", b, dtype)
     _same_device(a, b)
     if a.dim() != 2 or b.dim() != 2 or a.shape[1] != b.shape[0]:
@@ -904,7 +905,7 @@ def _tensor_core_product(launch, a, b, dtype, variant, out_dtype=torch.float32):
 
 
 def _matmul_bf16_impl(a: torch.Tensor, b: torch.Tensor, variant: str) -> torch.Tensor:
-    return _tensor_core_product(_native.matmul_bf16, a, b, torch.bfloat16, variant)
+    return _product(_native.matmul_bf16, a, b, torch.bfloat16, variant)
 
 
 _matmul_bf16 = _Operator("matmul_bf16", _matmul_bf16_impl)
@@ -916,7 +917,7 @@ def _(a, b, variant):
 
 
 def _matmul_bf16_rounded_impl(a: torch.Tensor, b: torch.Tensor, variant: str) -> torch.Tensor:
-    return _tensor_core_product(_native.matmul_bf16_rounded, a, b, torch.bfloat16, variant, torch.bfloat16)
+    return _product(_native.matmul_bf16_rounded, a, b, torch.bfloat16, variant, torch.bfloat16)
 
 
 _matmul_bf16_rounded = _Operator("matmul_bf16_rounded", _matmul_bf16_rounded_impl)
@@ -946,7 +947,7 @@ def matmul_bf16(a, b, variant="auto", out_dtype=torch.float32):
 
 
 def _matmul_tf32_impl(a: torch.Tensor, b: torch.Tensor, variant: str) -> torch.Tensor:
-    return _tensor_core_product(_native.matmul_tf32, a, b, torch.float32, variant)
+    return _product(_native.matmul_tf32, a, b, torch.float32, variant)
 
 
 _matmul_tf32 = _Operator("matmul_tf32", _matmul_tf32_impl)

@@ -166,7 +166,7 @@ fn product_operands_into(
 
 /// `c = a · b` for f32 matrices a (m × k) and b (k × n), row-major.
 #[pyfunction]
-#[pyo3(signature = (a, b, c, *, stream, device, variant = "auto"))]
+#[pyo3(signature = (a, b, c, stream, device, variant = "auto"))]
 fn matmul(
     a: &Bound<PyAny>,
     b: &Bound<PyAny>,
@@ -186,7 +186,7 @@ fn matmul(
 /// `c = a · b` for bf16 matrices a (m × k) and b (k × n), row-major, into f32 c (m × n): f32
 /// sums of exact products, on the tensor cores.
 #[pyfunction]
-#[pyo3(signature = (a, b, c, *, stream, device, variant = "auto"))]
+#[pyo3(signature = (a, b, c, stream, device, variant = "auto"))]
 fn matmul_bf16(
     a: &Bound<PyAny>,
     b: &Bound<PyAny>,
@@ -207,7 +207,7 @@ fn matmul_bf16(
 /// `c = a · b` for bf16 matrices a (m × k) and b (k × n), row-major, into bf16 c (m × n): f32
 /// sums of exact products on the tensor cores, each rounded once to bf16.
 #[pyfunction]
-#[pyo3(signature = (a, b, c, *, stream, device, variant = "auto"))]
+#[pyo3(signature = (a, b, c, stream, device, variant = "auto"))]
 fn matmul_bf16_rounded(
     a: &Bound<PyAny>,
     b: &Bound<PyAny>,
@@ -228,7 +228,7 @@ fn matmul_bf16_rounded(
 /// `c = a · b` for f32 matrices a (m × k) and b (k × n), row-major, on the tensor cores: each
 /// operand read as TF32 (10 mantissa bits), f32 sums (PyTorch's `a @ b` with TF32 allowed).
 #[pyfunction]
-#[pyo3(signature = (a, b, c, *, stream, device, variant = "auto"))]
+#[pyo3(signature = (a, b, c, stream, device, variant = "auto"))]
 fn matmul_tf32(
     a: &Bound<PyAny>,
     b: &Bound<PyAny>,

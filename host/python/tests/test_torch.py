@@ -105,6 +105,59 @@ class AgainstPyTorch(unittest.TestCase):
                 bound = summed + 2.0**-8 * (want.abs() + summed)
                 self.assertTrue(bool(((got.double() - want).abs() <= bound).all()), f"{variant} {m}x{n}x{k}")
 
+    def test_matmul_products_take_views_and_empty_sides_and_refuse_bad_operands(self):
+        # The products' fast path hands its operands to the native layer as they are; whatever it
+        # refuses must take the careful path: views made contiguous, empty sides answered, and
+        # everything else refused naming what to do.
+        # Each with its error relative to the sum of |products|: f32 sums of k = 24, TF32's two
+        # roundings of 2^-11, bf16 C's one rounding of 2^-8.
+        sums = 26 * U
+        cases = [
+            (rust_kernels.matmul, torch.float32, {}, sums),
+            (rust_kernels.matmul_tf32, torch.float32, {}, sums + 2.0**-10),
+            (rust_kernels.matmul_bf16, torch.bfloat16, {}, sums),
+            (rust_kernels.matmul_bf16, torch.bfloat16, {"out_dtype": torch.bfloat16}, sums + 2.0**-7),
+        ]
+        for op, dtype, options, relative in cases:
+            what = f"{op.__name__} {dtype} {options}"
+            a = rand(40, 24, seed=1).to(dtype)
+            b = rand(24, 33, seed=2).to(dtype)
+            want = a.double() @ b.double()
+            transposed = rand(24, 40, seed=1).to(dtype).t()
+            offset = rand(41 * 24, seed=3).to(dtype)[24:].view(40, 24)
+            for left in (a, transposed, offset):
+                got = op(left, b, **options).double()
+                exact = left.double() @ b.double()
+                bound = relative * (left.double().abs() @ b.double().abs())
+                self.assertTrue(bool(((got - exact).abs() <= bound).all()), what)
+            self.assertEqual(tuple(op(a[:0], b, **options).shape), (0, 33), what)
+            self.assertEqual(float(op(a[:, :0], b[:0], **options).abs().sum()), 0.0, what)
+            self.assertEqual(tuple(op(a, b, **options).shape), tuple(want.shape), what)
+            with self.assertRaisesRegex(ValueError, "expected"):
+                op(a, a, **options)
+            with self.assertRaisesRegex(ValueError, "expected"):
+                op(a[0], b, **options)
+            with self.assertRaisesRegex(TypeError, "dtype"):
+                op(a.to(torch.float16), b, **options)
+            with self.assertRaisesRegex(TypeError, "GPU"):
+                op(a.cpu(), b, **options)
+
+    def test_matmul_bf16_many_operand_pairs_queued_behind_a_busy_gpu(self):
+        # The TMA rungs read their operands through tensor maps the host keeps in GPU memory per
+        # pair of operands; more pairs than it keeps (4096), all queued while the GPU is busy, must
+        # each still read its own (a map freed or rewritten before its launch ran would not).
+        pairs = 4200
+        a = [(rand(128, 256, seed=i) - 0.5).to(torch.bfloat16) for i in range(pairs)]
+        b = [(rand(256, 192, seed=pairs + i) - 0.5).to(torch.bfloat16) for i in range(pairs)]
+        torch.cuda.synchronize()
+        torch.cuda._sleep(1_000_000_000)
+        got = [rust_kernels.matmul_bf16(x, y) for x, y in zip(a, b)]
+        torch.cuda.synchronize()
+        for i, (x, y, c) in enumerate(zip(a, b, got)):
+            want = x.double() @ y.double()
+            bound = 258 * U * (x.double().abs() @ y.double().abs())
+            self.assertTrue(bool(((c.double() - want).abs() <= bound).all()), f"pair {i}")
+
     def test_matmul_tf32_within_its_bound(self):
         # The tensor cores read each f32 as TF32, its lower 13 mantissa bits dropped; the products
         # of those are exact, so only the f32 sums are allowed for. On an H100/H200 the TMA rung

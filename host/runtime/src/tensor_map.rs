@@ -10,17 +10,20 @@ use cudarc::driver::sys::{
     self, CUtensorMapDataType, CUtensorMapFloatOOBfill, CUtensorMapInterleave, CUtensorMapL2promotion,
     CUtensorMapSwizzle,
 };
+use std::collections::HashMap;
 use std::sync::Mutex;
 
 /// One map: 128 bytes.
 pub type TensorMap = [u64; 16];
 
-/// Maps kept per GPU before the cache is emptied (their uploads are a few hundred bytes each).
-const KEPT: usize = 64;
+/// Sets of maps kept per GPU before the cache is emptied: a few hundred bytes of GPU memory
+/// each, and more than a large model's products name (each layer's weights beside the
+/// activations the framework's allocator hands out again every step).
+const KEPT: usize = 4096;
 
-/// The maps a GPU has uploaded, each with its device copy.
+/// The maps a GPU has uploaded, each set with its device copy, by its words.
 #[derive(Default)]
-pub struct TensorMapCache(Mutex<Vec<(Vec<u64>, CudaSlice<u64>)>>);
+pub struct TensorMapCache(Mutex<HashMap<Vec<u64>, CudaSlice<u64>>>);
 
 /// A row-major bf16 matrix, `rows × cols`, copied in boxes of `box_cols × box_rows` (at most 64
 /// columns: one 128-byte swizzled row) into shared memory in the 128-byte swizzle; zeros for the
@@ -162,10 +165,15 @@ impl Gpu {
     /// The device address of `maps` (consecutive, 128 bytes each) in global memory: uploaded
     /// once, then reused while the GPU keeps them. The upload is waited for, so a launch on any
     /// stream may read them.
+    ///
+    /// Past 4096 sets the cache is emptied, and first the whole device's queued work is
+    /// waited for: the launches queued on any stream may still read the maps about to be freed,
+    /// and the next upload may land where they were. (A CUDA graph captured before then reads
+    /// freed maps: capture again after a model's first steps have named its arrays.)
     pub fn tensor_maps(&self, maps: &[TensorMap]) -> Result<u64> {
         let words: Vec<u64> = maps.iter().flatten().copied().collect();
         let mut cache = self.tensor_map_cache.0.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((_, device)) = cache.iter().find(|(kept, _)| *kept == words) {
+        if let Some(device) = cache.get(&words) {
             return Ok(device_address(self, device));
         }
         if self.capturing()? {
@@ -177,12 +185,15 @@ impl Gpu {
             });
         }
         if cache.len() >= KEPT {
+            self.ctx
+                .synchronize()
+                .doing(|| "waiting for the launches that read the tensor maps about to be freed".into())?;
             cache.clear();
         }
         let device = self.upload(&words)?;
         self.stream.synchronize().doing(|| "uploading tensor maps".into())?;
         let address = device_address(self, &device);
-        cache.push((words, device));
+        cache.insert(words, device);
         Ok(address)
     }
 }

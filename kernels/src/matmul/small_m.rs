@@ -153,7 +153,7 @@ unsafe fn load_raw<E>(ptr: *const E) -> [u32; 4] {
 
 /// Whether `ptr` is aligned to `bytes`.
 #[inline(always)]
-pub(super) fn aligned<E>(ptr: *const E, bytes: usize) -> bool {
+pub(crate) fn aligned<E>(ptr: *const E, bytes: usize) -> bool {
     (ptr as usize).is_multiple_of(bytes)
 }
 

@@ -1,18 +1,18 @@
 //! Products with A of up to 16 rows on the tensor cores: A's rows are the 16-row side of
-//! `mma.sync` (m16n8k8 on TF32, m16n8k16 on bf16), and B streams through once. [`super::small_m`]
-//! multiplies on the CUDA cores, where sixteen rows cost sixteen multiply-adds per element of B
-//! and twice B's reads (two row groups of eight); here they cost one `mma` per 8 columns and
-//! [`MmaOperands::K`] rows of B, whatever the rows. The TF32 and bf16 ladders each have a rung of
-//! it (`matmul_tc_small_m16`, `matmul_bf16_small_m16`).
+//! `mma.sync` m16n8k8 on TF32, and B streams through once. [`super::small_m`] multiplies on the
+//! CUDA cores, where sixteen rows cost sixteen multiply-adds per element of B and twice B's reads
+//! (two row groups of eight); here they cost one `mma` per 8 columns and [`MmaOperands::K`] rows
+//! of B, whatever the rows. The TF32 ladder's rung (`matmul_tc_small_m16`); the bf16 ladders'
+//! packs two rows of B into a register and reads B 16 bytes at a time
+//! ([`crate::matmul_bf16::small_m16`]).
 //!
 //! * A block takes a strip of [`COLUMNS`] columns and a run of k ([`super::k_runs`], enough runs
 //!   that one wave fills the GPU); each warp takes 8 × [`TILES`] of the strip's columns over the
 //!   whole run, so the warps never meet.
 //! * No shared memory: each lane loads its fragments of B straight from global memory, element
-//!   by element (a TF32 register holds one element of B, row lane % 4 and 4 more, column lane / 4;
-//!   a bf16 register two rows of one column, packed), so a warp's load covers whole or half
-//!   32-byte sectors of four rows, the other half taken by the next load from L1. A's fragments
-//!   (16 rows, loaded by every warp) hit L1.
+//!   by element (a TF32 register holds one element of B, row lane % 4 and 4 more, column
+//!   lane / 4), so a warp's load covers whole 32-byte sectors of four rows. A's fragments (16
+//!   rows, loaded by every warp) hit L1.
 //! * A chunk of [`STEPS`] `mma` steps of k is loaded while the one before it is multiplied.
 //!
 //! Rows of A past 16 go to further blocks beside the same strip (grid x, the row group fastest,
@@ -20,10 +20,7 @@
 
 use super::k_runs::{meet_in_c, run_of_k};
 use super::small_m::MIN_RUN;
-use ptxkit::device::mma::{
-    Bf16, accumulator_position, bf16_a_position, bf16_b_position, mma_bf16_m16n8k16, mma_tf32_m16n8k8, tf32_a_position,
-    tf32_b_position,
-};
+use ptxkit::device::mma::{accumulator_position, mma_tf32_m16n8k8, tf32_a_position, tf32_b_position};
 use ptxkit::device::{block_idx, global_store, lane_id, red_add, thread_idx, unrolled};
 use ptxkit::{Dim3, Occupancy};
 
@@ -59,8 +56,6 @@ pub trait MmaOperands {
 
 /// f32 operands read as TF32 (the tensor cores ignore the low 13 mantissa bits): m16n8k8.
 pub struct Tf32Mma;
-/// bf16 operands: m16n8k16.
-pub struct Bf16Mma;
 
 impl MmaOperands for Tf32Mma {
     type Element = f32;
@@ -81,29 +76,6 @@ impl MmaOperands for Tf32Mma {
     #[inline(always)]
     fn mma(a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4] {
         mma_tf32_m16n8k8(a, b, c)
-    }
-}
-
-impl MmaOperands for Bf16Mma {
-    type Element = Bf16;
-    const K: u32 = 16;
-    const PER_REGISTER: u32 = 2;
-    #[inline(always)]
-    fn bits(x: Bf16, e: u32) -> u32 {
-        // Element 0 in the low half.
-        (x.0 as u32) << (16 * e)
-    }
-    #[inline(always)]
-    fn a_position(lane: u32, r: u32, e: u32) -> (u32, u32) {
-        bf16_a_position(lane, r, e)
-    }
-    #[inline(always)]
-    fn b_position(lane: u32, r: u32, e: u32) -> (u32, u32) {
-        bf16_b_position(lane, r, e)
-    }
-    #[inline(always)]
-    fn mma(a: [u32; 4], b: [u32; 2], c: [f32; 4]) -> [f32; 4] {
-        mma_bf16_m16n8k16(a, b, c)
     }
 }
 

@@ -14,7 +14,7 @@
 //! * [`small_m`]: for A of a few rows (decoding), B streamed once on the CUDA cores (the f32
 //!   ladder's [`crate::matmul::small_m`] reading bf16).
 //! * [`small_m16`]: for A of up to 16 rows, B streamed once into `mma.sync` m16n8k16 with A's
-//!   rows as its 16 ([`crate::matmul::small_m_mma`]).
+//!   rows as its 16, 16 bytes a load.
 //!
 //! [`rounded`] is a family of its own: the same rungs with C rounded to bf16.
 //!
@@ -95,7 +95,10 @@ pub fn arrivals_needed(kernel: &ptxkit::Kernel<MatmulBf16>, problem: &MatmulBf16
         Some(_) => return specialized::counters::<{ specialized::BN_NARROWEST }>(problem, grid),
         None => {}
     }
-    crate::matmul::k_runs::counters(small_m::KERNELS.iter().chain([&small_m16::KERNEL]), kernel, grid)
+    if kernel.entry() == small_m16::KERNEL.entry() {
+        return small_m16::counters(grid);
+    }
+    crate::matmul::k_runs::counters(&small_m::KERNELS, kernel, grid)
 }
 
 #[cfg(not(target_arch = "nvptx64"))]

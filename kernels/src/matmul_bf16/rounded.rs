@@ -3,7 +3,8 @@
 //! rounded once on its way out (nearest, ties to even). C's bytes are half the f32 output's, which
 //! is most of the cost of a product whose k is short (a vision transformer's 768).
 //!
-//! For A of a few rows (decoding), the small-m rungs of [`super::small_m`], rounding the same way.
+//! For A of a few rows (decoding), the small-m rungs of [`super::small_m`] and the 16-row rung of
+//! [`super::small_m16`], rounding the same way.
 //!
 //! Where a rung cuts a tile's k into runs (the small-m rungs always where k is long; the
 //! persistent rung where the tiles are few or the last wave part-empty), the runs cannot meet in a
@@ -11,7 +12,7 @@
 //! arrives last rounds the block into C ([`crate::matmul::k_runs::meet_in_partials_warp`]).
 
 use super::specialized::{self, partials_per_counter};
-use super::{MatmulBf16, TensorMaps, pipelined, small_m};
+use super::{MatmulBf16, TensorMaps, pipelined, small_m, small_m16};
 use crate::matmul::output::Out;
 use crate::matmul::small_m::{Bf16s, partials_per_block, small_m_into};
 use ptxkit::device::mma::Bf16;
@@ -122,6 +123,21 @@ small_m_rounded!(matmul_bf16_rounded_small_m8, SMALL_M8, 8, 2, 1);
 /// The small-m rungs, in the order of [`crate::matmul::small_m::ROWS`].
 pub const SMALL_M: [Kernel<MatmulBf16Rounded>; 3] = [SMALL_M1, SMALL_M4, SMALL_M8];
 
+kernel! {
+    #[launch_bounds(Dim3::x(small_m16::THREADS), 1)]
+    /// `C = A·B` for m ≤ 16 (more rows in more blocks) on the tensor cores, as
+    /// `matmul_bf16_small_m16`, C rounded to bf16.
+    pub unsafe fn matmul_bf16_rounded_small_m16(a: *const Bf16, b: *const Bf16, c: *mut Bf16, m: u32, n: u32, k: u32, maps: *const TensorMaps, arrivals: *mut u32, partials: *mut f32) {
+        // Plain loads: no tensor maps.
+        let _ = maps;
+        // SAFETY: the kernel's contract; SMALL_M16 launches the block and grid.
+        unsafe { small_m16::small_m16::<Bf16>((a, b, c), (m, n, k), (arrivals, partials)) }
+    }
+}
+
+/// [`small_m16::KERNEL`]'s launch.
+pub const SMALL_M16: Kernel<MatmulBf16Rounded> = launched_as!(matmul_bf16_rounded_small_m16, small_m16::KERNEL);
+
 kernel_sm90a! {
     #[launch_bounds(Dim3::x(specialized::THREADS), 1)]
     /// As `matmul_bf16_persistent_128x64` (128×64 tiles), C rounded to bf16.
@@ -161,6 +177,7 @@ pub const FAMILY: Family<MatmulBf16Rounded> = Family::new(
         SMALL_M1,
         SMALL_M4,
         SMALL_M8,
+        SMALL_M16,
     ],
 );
 
@@ -179,9 +196,13 @@ fn persistent_width(kernel: &Kernel<MatmulBf16Rounded>) -> Option<u32> {
 
 /// The zeroed counters `arrivals` must hold for a launch of `kernel` on `grid`: the persistent
 /// rungs' where they cut k into runs ([`specialized::counters`]), the small-m rungs' where the grid
-/// is more than one deep ([`crate::matmul::k_runs::counters`]), none elsewhere.
+/// is more than one deep ([`crate::matmul::k_runs::counters`], [`small_m16::counters`]), none
+/// elsewhere.
 #[cfg(not(target_arch = "nvptx64"))]
 pub fn arrivals_needed(kernel: &Kernel<MatmulBf16Rounded>, problem: &MatmulBf16Rounded, grid: Dim3) -> usize {
+    if kernel.entry() == SMALL_M16.entry() {
+        return small_m16::counters(grid);
+    }
     match persistent_width(kernel) {
         Some(specialized::BN) => specialized::counters::<{ specialized::BN }>(&problem.summed(), grid),
         Some(specialized::BN_NARROW) => specialized::counters::<{ specialized::BN_NARROW }>(&problem.summed(), grid),
@@ -199,6 +220,7 @@ pub fn partials_needed(kernel: &Kernel<MatmulBf16Rounded>, problem: &MatmulBf16R
     ) {
         (Some(i), _) => partials_per_block(crate::matmul::small_m::ROWS[i] as usize, 8),
         (None, Some(width)) => partials_per_counter(width),
+        (None, None) if kernel.entry() == SMALL_M16.entry() => small_m16::PARTIALS_PER_COUNTER,
         (None, None) => 0,
     };
     arrivals_needed(kernel, problem, grid) * per_counter as usize
@@ -404,6 +426,9 @@ mod tests {
             (SMALL_M1, (1, 77, 100)),
             (SMALL_M4, (4, 515, 1500)),
             (SMALL_M8, (7, 260, 4096)),
+            (SMALL_M16, (16, 520, 2048)),
+            (SMALL_M16, (11, 77, 1001)),
+            (SMALL_M16, (16, 64, 64)),
         ] {
             let round = |v: Vec<f32>| v.into_iter().map(|x| Bf16::from_f32(x).to_f32()).collect::<Vec<_>>();
             let (a, b) = (round(random_vec(&mut rng, m * k)), round(random_vec(&mut rng, k * n)));
@@ -418,7 +443,7 @@ mod tests {
             let mut arrivals = vec![0u32; arrivals_needed(&kernel, &problem, shape.grid)];
             let mut partials = vec![f32::NAN; partials_needed(&kernel, &problem, shape.grid)];
             let what = format!("{} at {m}×{n}×{k}, grid {:?}", kernel.entry(), shape.grid);
-            if (m, n, k) != (1, 77, 100) {
+            if k > 100 {
                 assert!(shape.grid.z > 1 && !partials.is_empty(), "{what}: k not cut");
             }
             for launch in 0..2 {
