@@ -15,6 +15,8 @@
 //!   ladder's [`crate::matmul::small_m`] reading bf16).
 //! * [`small_m16`]: for A of up to 16 rows, B streamed once into `mma.sync` m16n8k16 with A's
 //!   rows as its 16, 16 bytes a load.
+//! * [`swapped`]: for A of up to 16 rows on `wgmma` (sm_90a), the roles swapped (Cᵀ = Bᵀ·Aᵀ): B's
+//!   columns the instruction's 64 rows, A's rows its N of 16, B streamed once by TMA.
 //!
 //! [`rounded`] is a family of its own: the same rungs with C rounded to bf16.
 //!
@@ -26,6 +28,7 @@ pub mod small_m;
 pub mod small_m16;
 pub mod specialized;
 pub(crate) mod store;
+pub mod swapped;
 mod swizzled;
 pub mod wgmma;
 
@@ -56,9 +59,10 @@ impl Problem for MatmulBf16 {
     );
 }
 
-/// The tensor maps of A and of B that [`specialized`]'s TMA kernel copies tiles by: 128 opaque
-/// bytes each, made by the host (`cuTensorMapEncodeTiled`, the 128-byte swizzle, boxes
-/// [`specialized::A_BOX`] and [`specialized::B_BOX`]) and kept in global memory.
+/// The tensor maps of A and of B that [`specialized`]'s TMA kernels and [`swapped`] copy tiles
+/// by: 128 opaque bytes each, made by the host (`cuTensorMapEncodeTiled`, the 128-byte swizzle,
+/// boxes [`specialized::A_BOX`] and [`specialized::B_BOX`], or [`swapped::A_BOX`] and
+/// [`swapped::B_BOX`]) and kept in global memory.
 #[derive(Clone, Copy, Debug)]
 #[repr(C, align(128))]
 pub struct TensorMaps {
@@ -81,6 +85,7 @@ pub const FAMILY: Family<MatmulBf16> = Family::new(
         small_m::KERNEL_M4,
         small_m::KERNEL_M8,
         small_m16::KERNEL,
+        swapped::KERNEL,
     ],
 );
 
@@ -97,6 +102,9 @@ pub fn arrivals_needed(kernel: &ptxkit::Kernel<MatmulBf16>, problem: &MatmulBf16
     }
     if kernel.entry() == small_m16::KERNEL.entry() {
         return small_m16::counters(grid);
+    }
+    if kernel.entry() == swapped::KERNEL.entry() {
+        return swapped::counters(grid);
     }
     crate::matmul::k_runs::counters(&small_m::KERNELS, kernel, grid)
 }

@@ -12,7 +12,7 @@
 //! arrives last rounds the block into C ([`crate::matmul::k_runs::meet_in_partials_warp`]).
 
 use super::specialized::{self, partials_per_counter};
-use super::{MatmulBf16, TensorMaps, pipelined, small_m, small_m16};
+use super::{MatmulBf16, TensorMaps, pipelined, small_m, small_m16, swapped};
 use crate::matmul::output::Out;
 use crate::matmul::small_m::{Bf16s, partials_per_block, small_m_into};
 use ptxkit::device::mma::Bf16;
@@ -147,6 +147,20 @@ kernel_sm90a! {
     }
 }
 
+kernel_sm90a! {
+    #[launch_bounds(Dim3::x(swapped::THREADS), 2)]
+    /// `C = A·B` for m ≤ 16 as `matmul_bf16_swapped` (Cᵀ = Bᵀ·Aᵀ on `wgmma`), C rounded to bf16.
+    pub unsafe fn matmul_bf16_rounded_swapped(a: *const Bf16, b: *const Bf16, c: *mut Bf16, m: u32, n: u32, k: u32, maps: *const TensorMaps, arrivals: *mut u32, partials: *mut f32) {
+        // The operands are read through the maps.
+        let _ = (a, b);
+        // SAFETY: the kernel's contract; SWAPPED launches the block and grid.
+        unsafe { swapped::body::run::<Bf16>(c, (m, n, k), maps, (arrivals, partials)) }
+    }
+}
+
+/// [`swapped::KERNEL`]'s launch.
+pub const SWAPPED: Kernel<MatmulBf16Rounded> = launched_as!(matmul_bf16_rounded_swapped, swapped::KERNEL);
+
 /// [`pipelined::KERNEL`]'s launch.
 pub const PIPELINED: Kernel<MatmulBf16Rounded> = launched_as!(matmul_bf16_rounded_pipelined, pipelined::KERNEL);
 
@@ -178,6 +192,7 @@ pub const FAMILY: Family<MatmulBf16Rounded> = Family::new(
         SMALL_M4,
         SMALL_M8,
         SMALL_M16,
+        SWAPPED,
     ],
 );
 
@@ -203,6 +218,9 @@ pub fn arrivals_needed(kernel: &Kernel<MatmulBf16Rounded>, problem: &MatmulBf16R
     if kernel.entry() == SMALL_M16.entry() {
         return small_m16::counters(grid);
     }
+    if kernel.entry() == SWAPPED.entry() {
+        return swapped::counters(grid);
+    }
     match persistent_width(kernel) {
         Some(specialized::BN) => specialized::counters::<{ specialized::BN }>(&problem.summed(), grid),
         Some(specialized::BN_NARROW) => specialized::counters::<{ specialized::BN_NARROW }>(&problem.summed(), grid),
@@ -221,6 +239,7 @@ pub fn partials_needed(kernel: &Kernel<MatmulBf16Rounded>, problem: &MatmulBf16R
         (Some(i), _) => partials_per_block(crate::matmul::small_m::ROWS[i] as usize, 8),
         (None, Some(width)) => partials_per_counter(width),
         (None, None) if kernel.entry() == SMALL_M16.entry() => small_m16::PARTIALS_PER_COUNTER,
+        (None, None) if kernel.entry() == SWAPPED.entry() => swapped::PARTIALS_PER_COUNTER,
         (None, None) => 0,
     };
     arrivals_needed(kernel, problem, grid) * per_counter as usize

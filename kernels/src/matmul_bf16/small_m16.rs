@@ -21,7 +21,8 @@
 //!
 //! Not `auto`'s pick: B streams at 1.8–2.5 TB/s where k is cut into few runs, and short runs (n of
 //! 4096) pay a block's start and its meeting for little of B, so the persistent tiles ran as fast
-//! or faster at most of the model shapes' 16-row products (docs/perf-log.md, change 150).
+//! or faster at most of the model shapes' 16-row products (docs/perf-log.md, change 150). On
+//! Hopper, [`super::swapped`] takes them.
 
 use super::MatmulBf16;
 use super::rounded::round_partials;

@@ -154,7 +154,9 @@ mod tests {
     fn a_matmul_of_a_few_rows_takes_its_ladders_small_m_kernel_up_to_the_ladders_bound() {
         // Past its bound of the first three, the f32 and TF32 ladders take a 16-row rung up to 16
         // rows: the f32 ladder's A staged in shared memory, TF32's mma.sync. The bf16 ladders'
-        // ran slower than their persistent tiles at the model shapes (docs/perf-log.md, change 150).
+        // mma.sync one ran slower than their persistent tiles at the model shapes
+        // (docs/perf-log.md, change 150); on Hopper they take the swapped-role wgmma rung (the
+        // test below), on the emulator the tiles.
         for (family, max_rows, sixteen_up_to) in [
             ("matmul", 8, 16),
             ("matmul_tc", 8, 16),
@@ -183,6 +185,37 @@ mod tests {
                     assert!(!entry.contains("small_m"), "{family} at m = {m}: {entry}");
                 }
             }
+        }
+    }
+
+    #[test]
+    fn bf16_on_hopper_takes_the_swapped_rung_from_2_to_16_rows() {
+        for (family, swapped) in [
+            ("matmul_bf16", "matmul_bf16_swapped"),
+            ("matmul_bf16_rounded", "matmul_bf16_rounded_swapped"),
+        ] {
+            let demo = crate::families::find(family).unwrap();
+            let rung =
+                |target, [m, n, k]: [usize; 3]| demo.choice().fastest_rung(target, Size([m, n, k])).map(|r| r.entry);
+            let small = |target, size| rung(target, size).is_some_and(|entry| entry.contains("small_m"));
+            // One row, and up to four where TMA could not read A or B in place: the small-m rungs.
+            for size in [[1, 12288, 4096], [2, 50257, 768], [4, 4096, 4100]] {
+                assert!(small(Target::hopper(132), size), "{family} at {size:?}");
+            }
+            for size in [
+                [2, 4096, 4096],
+                [4, 12288, 4096],
+                [5, 50257, 768],
+                [8, 4096, 4100],
+                [13, 11008, 4096],
+                [16, 4096, 4096],
+            ] {
+                assert_eq!(rung(Target::hopper(132), size), Some(swapped), "{family} at {size:?}");
+                // Elsewhere (no sm_90a, or the emulator), no wgmma.
+                assert_ne!(rung(Target::ELSEWHERE, size), Some(swapped), "{family} at {size:?}");
+            }
+            // Past 16 rows, the tiles (configurations: no rung named).
+            assert_eq!(rung(Target::hopper(132), [17, 4096, 4096]), None, "{family} at m = 17");
         }
     }
 

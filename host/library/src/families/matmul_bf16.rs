@@ -15,7 +15,7 @@ use crate::cublas::Cublas;
 use crate::cublas::Precision;
 use cudarc::driver::DeviceRepr;
 use kernels::Source;
-use kernels::matmul_bf16::{FAMILY, MatmulBf16, TensorMaps, small_m, specialized};
+use kernels::matmul_bf16::{FAMILY, MatmulBf16, TensorMaps, small_m, specialized, swapped};
 use kernels::reference::Operands;
 use ptxkit::device::mma::Bf16;
 use ptxkit::{AnyFamily, Kernel};
@@ -42,7 +42,7 @@ pub fn launch(
     let (a_address, b_address) = (a.address(backend)?, b.address(backend)?);
     // The copies stay locked until the launch is enqueued.
     let sizes = (problem.m, problem.n, problem.k);
-    let (maps, _copies) = tensor_maps(backend, uses_maps(kernel), sizes, (a_address, b_address))?;
+    let (maps, _copies) = tensor_maps(backend, boxes(kernel.entry()), sizes, (a_address, b_address))?;
     // The zeroed counters of the rungs that split k, where the grid does (none otherwise).
     let shape = backend.launch_shape_from(source.module(), kernel, problem)?;
     let arrivals = backend.zeroed_counters(kernels::matmul_bf16::arrivals_needed(kernel, problem, shape.grid))?;
@@ -63,28 +63,37 @@ pub fn launch(
     unsafe { backend.launch_fn(source.module(), &kernel.code, &shape, args, &[a, b, &*c]) }
 }
 
-/// Whether `kernel` copies by TMA (and so reads tensor maps).
-fn uses_maps(kernel: &Kernel<MatmulBf16>) -> bool {
-    kernel.entry() == specialized::KERNEL_TMA.entry() || specialized::persistent_width(kernel.entry()).is_some()
+/// The boxes (A's, B's) that `entry` (a kernel of either bf16 family, by its f32-output name or
+/// its rounded one) copies A and B in by TMA; `None` for the kernels that read no maps.
+pub(super) fn boxes(entry: &str) -> Option<TmaBoxes> {
+    let summed = entry.replacen("matmul_bf16_rounded_", "matmul_bf16_", 1);
+    if summed == swapped::KERNEL.entry() {
+        return Some((swapped::A_BOX, swapped::B_BOX));
+    }
+    let tiled = summed == specialized::KERNEL_TMA.entry() || specialized::persistent_width(&summed).is_some();
+    tiled.then_some((specialized::A_BOX, specialized::B_BOX))
 }
 
-/// The tensor maps of A and B for a TMA kernel (`uses_maps`) on a GPU (of row-padded copies
-/// where TMA cannot read them in place), with the copies; null otherwise (the kernels that read
-/// no maps, and the emulator, where the TMA kernels copy by `cp.async`).
+/// A's and B's TMA boxes, (columns, rows) each.
+pub(super) type TmaBoxes = ((u32, u32), (u32, u32));
+
+/// The tensor maps of A and B in `boxes` for a TMA kernel (`Some`, from [`boxes`]) on a GPU (of
+/// row-padded copies where TMA cannot read them in place), with the copies; null otherwise (the
+/// kernels that read no maps, and the emulator, where the TMA kernels copy by `cp.async`).
 pub(super) fn tensor_maps<'g>(
     backend: &'g Backend,
-    uses_maps: bool,
+    boxes: Option<TmaBoxes>,
     (m, n, k): (u32, u32, u32),
     operands: (u64, u64),
 ) -> Result<(*const TensorMaps, Option<PaddedCopies<'g>>)> {
-    match backend {
-        Backend::Gpu(gpu) if uses_maps => operand_maps(
+    match (backend, boxes) {
+        (Backend::Gpu(gpu), Some(boxes)) => operand_maps(
             (backend, gpu),
             bf16_swizzled_pitched,
             BF16_BYTES,
             (m, n, k),
             operands,
-            (specialized::A_BOX, specialized::B_BOX),
+            boxes,
         ),
         _ => Ok((std::ptr::null(), None)),
     }
@@ -198,6 +207,9 @@ impl FamilyDemo for MatmulBf16Demo {
 
 impl KernelChoice for MatmulBf16Demo {
     fn fastest_rung(&self, target: Target, size: Size) -> Option<Rung> {
+        if let Some(rung) = swapped_rung(target, size, swapped::KERNEL.entry()) {
+            return Some(rung);
+        }
         if let Some(rung) = small_m_rung(size, small_m::KERNELS.map(|kernel| kernel.entry()), small_m::MAX_ROWS) {
             return Some(rung);
         }
@@ -220,6 +232,21 @@ impl KernelChoice for MatmulBf16Demo {
     fn predicted(&self, gpu: &Gpu, size: Size) -> Option<Choice> {
         persistent_tile(self, gpu, size)
     }
+}
+
+/// The swapped-role rung (`entry`, of either bf16 family) on sm_90a for A of 2 to
+/// [`swapped::ROWS`] rows: past the small-m rungs' bound (a 128-row tile copies and multiplies
+/// eight times the rows there are), and below it where A's and B's rows are whole 16-byte chunks
+/// (TMA reads them in place; else the small-m rungs, which need no row-padded copy). One row stays
+/// on the small-m rung, as fast there (docs/perf-log.md, change 153).
+pub(super) fn swapped_rung(target: Target, size: Size, entry: &'static str) -> Option<Rung> {
+    let [m, n, k] = size.0;
+    let rows_in_place = n.is_multiple_of(8) && k.is_multiple_of(8);
+    let takes = m <= swapped::ROWS as usize && (m > small_m::MAX_ROWS as usize || (m > 1 && rows_in_place));
+    (target.sm90a && takes).then_some(Rung {
+        entry,
+        why: "A of 2 to 16 rows on sm_90a: Cᵀ = Bᵀ·Aᵀ on wgmma's 64×16, B streamed once by TMA in strips of columns and runs of k",
+    })
 }
 
 /// The persistent rung's tile (`family`'s configurations: 128×64, 128×128, then 128×256)

@@ -6,12 +6,14 @@ use super::auto::{Rung, Target, small_m_rung};
 use super::choice::Choice;
 use super::elementwise::check_shape;
 use super::matmul::Oracle;
-use super::matmul_bf16::{BF16_BYTES, Bf16Case, EDGE_SHAPES, ProductOutput, persistent_tile, tensor_maps};
+use super::matmul_bf16::{
+    BF16_BYTES, Bf16Case, EDGE_SHAPES, ProductOutput, boxes, persistent_tile, swapped_rung, tensor_maps,
+};
 use super::{Bound, Case, Cli, FamilyDemo, GUARD, KernelChoice, Plan, Size, Sizes, Work, check_len};
 use crate::cublas::Precision;
 use kernels::Source;
 use kernels::matmul_bf16::rounded::{
-    FAMILY, MatmulBf16Rounded, PERSISTENT, PERSISTENT_128X64, PERSISTENT_128X128, SMALL_M, arrivals_needed,
+    FAMILY, MatmulBf16Rounded, PERSISTENT, PERSISTENT_128X64, PERSISTENT_128X128, SMALL_M, SWAPPED, arrivals_needed,
     partials_needed,
 };
 use kernels::matmul_bf16::small_m;
@@ -38,10 +40,7 @@ pub fn launch(
     let (a_address, b_address) = (a.address(backend)?, b.address(backend)?);
     let sizes = (problem.m, problem.n, problem.k);
     // The copies and the partial sums stay held until the launch is enqueued.
-    let uses_maps = [PERSISTENT, PERSISTENT_128X128, PERSISTENT_128X64]
-        .iter()
-        .any(|persistent| persistent.entry() == kernel.entry());
-    let (maps, _copies) = tensor_maps(backend, uses_maps, sizes, (a_address, b_address))?;
+    let (maps, _copies) = tensor_maps(backend, boxes(kernel.entry()), sizes, (a_address, b_address))?;
     let shape = backend.launch_shape_from(source.module(), kernel, problem)?;
     let arrivals = backend.zeroed_counters(arrivals_needed(kernel, problem, shape.grid))?;
     let partials = backend.partial_sums(partials_needed(kernel, problem, shape.grid))?;
@@ -169,6 +168,9 @@ impl FamilyDemo for MatmulBf16RoundedDemo {
 
 impl KernelChoice for MatmulBf16RoundedDemo {
     fn fastest_rung(&self, target: Target, size: Size) -> Option<Rung> {
+        if let Some(rung) = swapped_rung(target, size, SWAPPED.entry()) {
+            return Some(rung);
+        }
         if let Some(rung) = small_m_rung(size, SMALL_M.map(|kernel| kernel.entry()), small_m::MAX_ROWS) {
             return Some(rung);
         }

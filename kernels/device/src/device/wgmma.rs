@@ -167,6 +167,10 @@ macro_rules! wgmma_one_array {
         wgmma_one_array!(@form $(#[$meta])* $name, $instruction, $form, $immediates, 32,
             " {{{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}, {9}, {10}, {11}, {12}, {13}, {14}, {15}, {16}, {17}, {18}, {19}, {20}, {21}, {22}, {23}, {24}, {25}, {26}, {27}, {28}, {29}, {30}, {31}}}, ", [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31]);
     };
+    ($(#[$meta:meta])* $name:ident, n16, $instruction:literal, $form:ident, $immediates:literal) => {
+        wgmma_one_array!(@form $(#[$meta])* $name, $instruction, $form, $immediates, 8,
+            " {{{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}}}, ", [0 1 2 3 4 5 6 7]);
+    };
     (@form $(#[$meta:meta])* $name:ident, $instruction:literal, descriptor, $immediates:literal, $len:literal,
         $registers:literal, $indices:tt) => {
         wgmma_one_array!(@define $(#[$meta])* $name, $instruction, $immediates, $len, $registers,
@@ -409,6 +413,21 @@ wgmma_one_array!(
     "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16",
     descriptor,
     "1, 1, 0, 1"
+);
+
+wgmma_one_array!(
+    /// `acc += A·B` for the warpgroup with A MN-major: A 64×16 bf16 given as rows of k, 64 of its
+    /// rows side by side in one atom (descriptor `a`, laid out as [`wgmma_m64n128k16_bf16`]'s B),
+    /// B 16×16 bf16 K-major (descriptor `b`, laid out as that instruction's A); `acc` this lane's
+    /// 8 f32 of the 64×16 product (`wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16`, A
+    /// transposed). With a row-major B as A and a row-major A as B, the product is a 64-column
+    /// strip of Cᵀ: decoding's few rows of A as the instruction's narrow N. Asynchronous, as
+    /// [`wgmma_m64n128k16_bf16`].
+    wgmma_m64n16k16_bf16_transposed_a,
+    n16,
+    "wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16",
+    descriptor,
+    "1, 1, 1, 0"
 );
 
 wgmma_one_array!(
