@@ -13,9 +13,10 @@
 # Part 2: the rung's runs of k cut shorter (gpud/host_a.gz: MIN_RUN one ring, 384 rows, and a
 #   fixed cost of 128 rows, built from this tree with those two constants changed) beside part 1's
 #   (768 and 256) at decoding's shapes, 2-16 rows; racecheck on the rung through the extension
-#   (racecheck.py: no cuBLAS in the process); the rung at 32-64 rows beside auto's tile; the SM clock and power while the suite's worst bf16
-#   product (8192 x 8192 x 28672) runs, ours and cuBLAS's; the three persistent tiles at the
-#   512-row products.
+#   (racecheck.py: no cuBLAS in the process); the rung at 32-64 rows beside auto's tile.
+# Part 3 (cut from part 2 to fit the session's last device time): the SM clock and power while
+#   the suite's worst bf16 product (8192 x 8192 x 28672) runs, ours and cuBLAS's; the three
+#   persistent tiles at the 512-row products.
 # Bundles: `cargo build --release -p host`, stripped and gzipped to gpud/host_now.gz;
 # `cargo xtask gpu-bundle --for tests --tests host-gpu-test,host-special_values-test --out gpud/t`;
 # `cargo xtask wheel && cargo xtask gpu-bundle --for torch --out gpud/bt`.
@@ -36,32 +37,36 @@ nvidia-smi --query-gpu=name,clocks.max.sm,clocks.max.mem,driver_version --format
 step() { echo "== step $1 at $(( $(date +%s) - start )) s"; }
 start=$(date +%s)
 if [ "$part" = 2 ]; then
-  for shape in "16 4096 4096" "16 6144 4096" "16 12288 4096" "16 4096 11008" "16 8192 8192" "8 4096 4096" "12 4096 4096" "4 4096 4096" "2 4096 4096" "4 12288 4096" "4 6144 4096"; do
-    set -- $shape; echo "-- m=$1 n=$2 k=$3"
-    for side in now a; do timed matmul-bf16-rounded $1 $2 $3 swapped | sed "s/^/$side /"; done
-    side=now timed matmul-bf16 $1 $2 $3 swapped; side=a timed matmul-bf16 $1 $2 $3 swapped | sed "s/^/a /"
-  done
-  echo "-- 32-64 rows: the rung in row groups (B read again, from the L2) beside auto's tile"
-  for shape in "32 4096 4096" "64 4096 4096" "32 12288 4096" "64 11008 4096" "48 8192 8192"; do
-    set -- $shape; side=now timed matmul-bf16-rounded $1 $2 $3 swapped auto
-  done
-  echo "-- m<=4, the small-m rungs"
-  side=now timed matmul-bf16-rounded 4 4096 4096 small_m4; side=now timed matmul-bf16-rounded 2 4096 4096 small_m4
-  side=now timed matmul-bf16-rounded 4 12288 4096 small_m4; side=now timed matmul-bf16-rounded 4 6144 4096 small_m4
   step racecheck
   python3 -m pip install --quiet --no-deps --no-index --target /tmp/site gpud/bt/python/*.whl
   PYTHONPATH=/tmp/site:gpud/bt/python timeout 120 compute-sanitizer --tool racecheck --error-exitcode 9 python3 $(dirname "$0")/racecheck.py > $OUT/racecheck.txt 2>&1
   echo "racecheck rc $?"; grep -E "max relative|SUMMARY|Error" $OUT/racecheck.txt | head
+  step runs
+  for shape in "16 4096 4096" "16 6144 4096" "16 12288 4096" "8 4096 4096" "4 4096 4096" "4 12288 4096"; do
+    set -- $shape; echo "-- m=$1 n=$2 k=$3"
+    for side in now a; do timed matmul-bf16-rounded $1 $2 $3 swapped | sed "s/^/$side /"; done
+  done
+  side=now timed matmul-bf16 16 4096 4096 swapped; side=a timed matmul-bf16 16 4096 4096 swapped | sed "s/^/a /"
+  echo "-- 32-64 rows: the rung in row groups (B read again, from the L2) beside auto's tile"
+  for shape in "32 4096 4096" "64 4096 4096" "32 12288 4096"; do
+    set -- $shape; side=now timed matmul-bf16-rounded $1 $2 $3 swapped auto
+  done
+  echo "-- m<=4, the small-m rungs"
+  side=now timed matmul-bf16-rounded 4 4096 4096 small_m4; side=now timed matmul-bf16-rounded 4 12288 4096 small_m4
+  step end
+  exit 0
+fi
+if [ "$part" = 3 ]; then
   step clocks
-  for v in auto cublas; do
+  for v in long cube; do
     nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu,clocks_throttle_reasons.active --format=csv,noheader -lms 200 > $OUT/clocks-$v.csv &
     smi=$!
-    if [ $v = auto ]; then timed matmul-bf16-rounded 8192 8192 28672 auto; else timed matmul-bf16-rounded 8192 8192 8192 auto; fi
+    if [ $v = long ]; then timed matmul-bf16-rounded 8192 8192 28672 auto; else timed matmul-bf16-rounded 8192 8192 8192 auto; fi
     kill $smi
     echo "$v: SM MHz, W while running (min/median/max):"; awk -F', ' '{print $2+0, $3+0}' $OUT/clocks-$v.csv | sort -n | awk '{c[NR]=$1; p[NR]=$2} END {print c[1], c[int(NR/2)+1], c[NR], "|", p[int(NR/2)+1]}'
   done
   step tiles
-  for shape in "512 4096 11008" "512 4096 4096" "512 12288 4096" "512 4096 14336" "12608 768 3072" "12608 768 768"; do
+  for shape in "512 4096 11008" "512 4096 4096" "12608 768 768"; do
     set -- $shape; echo "-- m=$1 n=$2 k=$3"
     side=now timed matmul-bf16-rounded $1 $2 $3 auto persistent_128x64 persistent_128x128 persistent
   done

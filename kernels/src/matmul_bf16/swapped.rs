@@ -285,15 +285,21 @@ pub const KERNEL: Kernel<MatmulBf16> = Kernel {
 };
 
 /// The launch grid: a block per row group of 16 and strip of [`COLUMNS`] (x, the row group
-/// fastest), k cut into the runs whose waves finish soonest ([`splits_to_fill`], z).
+/// fastest), k cut into the runs whose waves finish soonest ([`splits_to_fill`], z), and not cut
+/// where the strips alone fill [`UNCUT_WAVES`] waves (the runs' counters stay within what the
+/// host keeps: a few per resident block).
 pub const fn grid((m, n, k): (u32, u32, u32), device: Occupancy) -> Dim3 {
     let tiles = m.div_ceil(ROWS) * n.div_ceil(COLUMNS);
-    Dim3::new(
-        tiles,
-        1,
-        splits_to_fill(tiles, device.resident_blocks, k, (MIN_RUN, FIXED_ROWS)),
-    )
+    let runs = if tiles > UNCUT_WAVES * device.resident_blocks {
+        1
+    } else {
+        splits_to_fill(tiles, device.resident_blocks, k, (MIN_RUN, FIXED_ROWS))
+    };
+    Dim3::new(tiles, 1, runs)
 }
+
+/// Waves of strips past which k is not cut: the last wave's share of the time is small there.
+pub const UNCUT_WAVES: u32 = 4;
 
 /// The zeroed counters a launch on `grid` needs: one per consumer warp of the grid's first layer
 /// where k is cut into runs, else none.
@@ -334,5 +340,16 @@ mod tests {
             assert_eq!(counters(g), if g.z > 1 { (strips * WARPS) as usize } else { 0 });
         }
         assert_eq!(grid((7, 300, 500), device).z, 1);
+        // Strips just past a whole number of waves would be cut in two, but not past four waves:
+        // at most four counters per resident block.
+        assert!(grid((16, 265 * COLUMNS, 8192), device).z > 1);
+        for strips in [4 * 264 + 1, 8 * 264 + 1, 20 * 264 + 1] {
+            let g = grid((16, strips * COLUMNS, 8192), device);
+            assert_eq!(g.z, 1, "{strips} strips");
+        }
+        for strips in 1..=4 * 264 {
+            let g = grid((16, strips * COLUMNS, 65536), device);
+            assert!(counters(g) <= (4 * WARPS * 264) as usize, "{strips} strips: {g:?}");
+        }
     }
 }
