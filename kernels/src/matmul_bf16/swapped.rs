@@ -290,7 +290,7 @@ pub const KERNEL: Kernel<MatmulBf16> = Kernel {
 /// host keeps: a few per resident block).
 pub const fn grid((m, n, k): (u32, u32, u32), device: Occupancy) -> Dim3 {
     let tiles = m.div_ceil(ROWS) * n.div_ceil(COLUMNS);
-    let runs = if tiles > UNCUT_WAVES * device.resident_blocks {
+    let runs = if tiles as u64 > UNCUT_WAVES as u64 * device.resident_blocks as u64 {
         1
     } else {
         splits_to_fill(tiles, device.resident_blocks, k, (MIN_RUN, FIXED_ROWS))
@@ -346,6 +346,16 @@ mod tests {
         for strips in [4 * 264 + 1, 8 * 264 + 1, 20 * 264 + 1] {
             let g = grid((16, strips * COLUMNS, 8192), device);
             assert_eq!(g.z, 1, "{strips} strips");
+        }
+        // Any device's count of places, the emulator's too.
+        for places in [1, 264, u32::MAX / 2, u32::MAX] {
+            let g = grid(
+                (16, 4096, 4096),
+                Occupancy {
+                    resident_blocks: places,
+                },
+            );
+            assert!(g.z >= 1, "{places} places: {g:?}");
         }
         for strips in 1..=4 * 264 {
             let g = grid((16, strips * COLUMNS, 65536), device);
