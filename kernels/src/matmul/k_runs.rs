@@ -246,6 +246,18 @@ pub fn counters<'a, P: ptxkit::Problem + 'a>(
     }
 }
 
+/// As [`counters`] for kernels whose blocks' `warps` warps each meet their own part of a tile
+/// ([`meet_in_c_warp`], [`meet_in_partials_warp`]): one per warp of the grid's first layer where
+/// the grid is more than one deep, none otherwise.
+#[cfg(not(target_arch = "nvptx64"))]
+pub const fn warp_counters(grid: ptxkit::Dim3, warps: u32) -> usize {
+    if grid.z > 1 {
+        grid.x as usize * grid.y as usize * warps as usize
+    } else {
+        0
+    }
+}
+
 /// Test support for the kernels that split k: `kernel` at m × n × k on the emulator's places,
 /// launched twice, C poisoned each time and never zeroed (its NaNs stay unless run 0 stores before
 /// the others add), the counters kept between the launches (each must leave them at zero); checked

@@ -101,10 +101,10 @@ pub fn arrivals_needed(kernel: &ptxkit::Kernel<MatmulBf16>, problem: &MatmulBf16
         None => {}
     }
     if kernel.entry() == small_m16::KERNEL.entry() {
-        return small_m16::counters(grid);
+        return crate::matmul::k_runs::warp_counters(grid, small_m16::WARPS);
     }
     if kernel.entry() == swapped::KERNEL.entry() {
-        return swapped::counters(grid);
+        return crate::matmul::k_runs::warp_counters(grid, swapped::WARPS);
     }
     crate::matmul::k_runs::counters(&small_m::KERNELS, kernel, grid)
 }

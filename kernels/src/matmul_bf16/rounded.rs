@@ -211,15 +211,15 @@ fn persistent_width(kernel: &Kernel<MatmulBf16Rounded>) -> Option<u32> {
 
 /// The zeroed counters `arrivals` must hold for a launch of `kernel` on `grid`: the persistent
 /// rungs' where they cut k into runs ([`specialized::counters`]), the small-m rungs' where the grid
-/// is more than one deep ([`crate::matmul::k_runs::counters`], [`small_m16::counters`]), none
+/// is more than one deep ([`crate::matmul::k_runs::counters`], [`crate::matmul::k_runs::warp_counters`]), none
 /// elsewhere.
 #[cfg(not(target_arch = "nvptx64"))]
 pub fn arrivals_needed(kernel: &Kernel<MatmulBf16Rounded>, problem: &MatmulBf16Rounded, grid: Dim3) -> usize {
     if kernel.entry() == SMALL_M16.entry() {
-        return small_m16::counters(grid);
+        return crate::matmul::k_runs::warp_counters(grid, small_m16::WARPS);
     }
     if kernel.entry() == SWAPPED.entry() {
-        return swapped::counters(grid);
+        return crate::matmul::k_runs::warp_counters(grid, swapped::WARPS);
     }
     match persistent_width(kernel) {
         Some(specialized::BN) => specialized::counters::<{ specialized::BN }>(&problem.summed(), grid),

@@ -360,16 +360,6 @@ pub const fn grid((m, n, k): (u32, u32, u32), device: Occupancy) -> Dim3 {
     )
 }
 
-/// The zeroed counters a launch on `grid` needs: one per warp of the grid's first layer where k
-/// is cut into runs, else none.
-pub const fn counters(grid: Dim3) -> usize {
-    if grid.z > 1 {
-        (grid.x * grid.y * WARPS) as usize
-    } else {
-        0
-    }
-}
-
 /// The shortest run is whole chunks.
 const _: () = assert!(MIN_RUN.is_multiple_of(CHUNK));
 

@@ -301,16 +301,6 @@ pub const fn grid((m, n, k): (u32, u32, u32), device: Occupancy) -> Dim3 {
 /// Waves of strips past which k is not cut: the last wave's share of the time is small there.
 pub const UNCUT_WAVES: u32 = 4;
 
-/// The zeroed counters a launch on `grid` needs: one per consumer warp of the grid's first layer
-/// where k is cut into runs, else none.
-pub const fn counters(grid: Dim3) -> usize {
-    if grid.z > 1 {
-        (grid.x * grid.y * WARPS) as usize
-    } else {
-        0
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -337,7 +327,10 @@ mod tests {
                 "{m}×{n}×{k}: {} blocks",
                 g.x * g.z
             );
-            assert_eq!(counters(g), if g.z > 1 { (strips * WARPS) as usize } else { 0 });
+            assert_eq!(
+                crate::matmul::k_runs::warp_counters(g, WARPS),
+                if g.z > 1 { (strips * WARPS) as usize } else { 0 }
+            );
         }
         assert_eq!(grid((7, 300, 500), device).z, 1);
         // Strips just past a whole number of waves would be cut in two, but not past four waves:
@@ -359,7 +352,10 @@ mod tests {
         }
         for strips in 1..=4 * 264 {
             let g = grid((16, strips * COLUMNS, 65536), device);
-            assert!(counters(g) <= (4 * WARPS * 264) as usize, "{strips} strips: {g:?}");
+            assert!(
+                crate::matmul::k_runs::warp_counters(g, WARPS) <= (4 * WARPS * 264) as usize,
+                "{strips} strips: {g:?}"
+            );
         }
     }
 }

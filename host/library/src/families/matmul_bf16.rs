@@ -63,15 +63,27 @@ pub fn launch(
     unsafe { backend.launch_fn(source.module(), &kernel.code, &shape, args, &[a, b, &*c]) }
 }
 
-/// The boxes (A's, B's) that `entry` (a kernel of either bf16 family, by its f32-output name or
-/// its rounded one) copies A and B in by TMA; `None` for the kernels that read no maps.
+/// The boxes (A's, B's) that `entry` (a kernel of either bf16 family) copies A and B in by TMA;
+/// `None` for the kernels that read no maps.
 pub(super) fn boxes(entry: &str) -> Option<TmaBoxes> {
-    let summed = entry.replacen("matmul_bf16_rounded_", "matmul_bf16_", 1);
-    if summed == swapped::KERNEL.entry() {
-        return Some((swapped::A_BOX, swapped::B_BOX));
+    use kernels::matmul_bf16::rounded;
+    let swapped_rung = [swapped::KERNEL.entry(), rounded::SWAPPED.entry()];
+    let tiles = [
+        specialized::KERNEL_TMA.entry(),
+        specialized::KERNEL_PERSISTENT.entry(),
+        specialized::KERNEL_PERSISTENT_128X128.entry(),
+        specialized::KERNEL_PERSISTENT_128X64.entry(),
+        rounded::PERSISTENT.entry(),
+        rounded::PERSISTENT_128X128.entry(),
+        rounded::PERSISTENT_128X64.entry(),
+    ];
+    if swapped_rung.contains(&entry) {
+        Some((swapped::A_BOX, swapped::B_BOX))
+    } else if tiles.contains(&entry) {
+        Some((specialized::A_BOX, specialized::B_BOX))
+    } else {
+        None
     }
-    let tiled = summed == specialized::KERNEL_TMA.entry() || specialized::persistent_width(&summed).is_some();
-    tiled.then_some((specialized::A_BOX, specialized::B_BOX))
 }
 
 /// A's and B's TMA boxes, (columns, rows) each.
@@ -418,5 +430,31 @@ impl<C: ProductOutput> Case for Bf16Case<'_, C> {
         let summary = self.oracle.check(&c[..c_len])?;
         check_guard(&c, c_len)?;
         Ok(summary)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kernels::matmul_bf16::rounded;
+
+    /// Every kernel of both families that copies its operands by TMA (the tiles' and the swapped
+    /// rung's, as they are named) has its boxes, each in the box of its own tile, and no other
+    /// kernel has any: a TMA kernel launched without maps would read through a null pointer.
+    #[test]
+    fn the_tma_kernels_of_both_families_and_only_they_have_boxes() {
+        let entries = FAMILY.kernels.iter().map(|k| k.entry());
+        let rounded_entries = rounded::FAMILY.kernels.iter().map(|k| k.entry());
+        for entry in entries.chain(rounded_entries) {
+            let expected = if entry.contains("swapped") {
+                Some((swapped::A_BOX, swapped::B_BOX))
+            } else if entry.contains("persistent") || entry.ends_with("_tma") {
+                Some((specialized::A_BOX, specialized::B_BOX))
+            } else {
+                None
+            };
+            assert_eq!(boxes(entry), expected, "{entry}");
+        }
+        assert!(boxes(specialized::KERNEL_TMA.entry()).is_some());
     }
 }
