@@ -221,6 +221,16 @@ impl Backend {
                 ),
             });
         }
+        let cluster = code.bounds().cluster();
+        if !shape.grid.x.is_multiple_of(cluster) {
+            return Err(Error::InvalidInput {
+                what: entry.to_string(),
+                reason: format!(
+                    "it runs in clusters of {cluster} blocks along x, and the launch asks for a grid of {}: the grid's x must be a multiple of the cluster",
+                    shape.grid
+                ),
+            });
+        }
         shape.check().map_err(|reason| Error::InvalidInput {
             what: entry.to_string(),
             reason,
@@ -297,6 +307,36 @@ mod tests {
             }
             Ok(())
         }
+    }
+
+    ptxkit::kernel! {
+        #[launch_bounds(ptxkit::Dim3::x(32), 1, cluster = 2)]
+        /// Does nothing, in clusters of two.
+        pub unsafe fn paired(n: u32) {
+            let _ = n;
+        }
+    }
+
+    /// A kernel launched in clusters takes only whole clusters along x, refused before it runs;
+    /// whole ones run (the emulator, which has no clusters, runs the blocks as they are).
+    #[test]
+    fn a_clustered_kernel_takes_whole_clusters() {
+        let shape = |x| LaunchShape {
+            grid: ptxkit::Dim3::x(x),
+            block: ptxkit::Dim3::x(32),
+            shared_bytes: 0,
+        };
+        // SAFETY: the kernel touches no memory.
+        let odd = unsafe { Backend::Emu.launch_fn(None, &paired, &shape(3), (7,), &[]) };
+        match odd {
+            Err(Error::InvalidInput { what, reason }) => {
+                assert_eq!(what, "paired");
+                assert!(reason.contains("clusters of 2"), "{reason}");
+            }
+            other => panic!("a grid of 3 in clusters of 2: {other:?}"),
+        }
+        // SAFETY: as above.
+        unsafe { Backend::Emu.launch_fn(None, &paired, &shape(4), (7,), &[]) }.unwrap();
     }
 
     #[test]

@@ -99,7 +99,8 @@ impl Gpu {
 
     /// Blocks of kernel `entry` of crate `krate` (or of the module `from` names, where the crate's
     /// is not loaded) this GPU holds at once with `block` threads and `shared_bytes` each: SMs ×
-    /// the driver's resident blocks per SM, at least 1. Measured once per function and shape.
+    /// the driver's resident blocks per SM, or for a kernel launched in clusters the driver's
+    /// resident clusters × their blocks; at least 1. Measured once per function and shape.
     pub fn resident_blocks(
         &self,
         (krate, entry): (&str, &str),
@@ -115,26 +116,28 @@ impl Gpu {
         let key = (function.handle as usize, threads, shared_bytes);
         let known = function
             .module
-            .resident_per_sm
+            .resident
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .get(&key)
             .copied();
-        let per_sm = match known {
-            Some(per_sm) => per_sm,
-            None => {
-                self.allow_shared_memory(&function, entry, shared_bytes)?;
-                let per_sm = function.max_active_blocks_per_sm(threads, shared_bytes)?.max(1);
-                function
-                    .module
-                    .resident_per_sm
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .insert(key, per_sm);
-                per_sm
-            }
+        if let Some(resident) = known {
+            return Ok(resident);
+        }
+        self.allow_shared_memory(&function, entry, shared_bytes)?;
+        let width = function.cluster_width()?;
+        let resident = if width > 1 {
+            (function.max_active_clusters(threads, shared_bytes, width)? * width).max(width)
+        } else {
+            self.info().sm_count * function.max_active_blocks_per_sm(threads, shared_bytes)?.max(1)
         };
-        Ok(self.info().sm_count * per_sm)
+        function
+            .module
+            .resident
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(key, resident);
+        Ok(resident)
     }
 
     /// The grid, block and shared bytes a launch of `kernel` for `problem` runs on this GPU

@@ -76,9 +76,9 @@ pub(crate) struct LoadedModule {
     pub arch: Option<&'static str>,
     /// Entry names as launches ask for them, with their functions.
     pub functions: Vec<(String, sys::CUfunction)>,
-    /// Resident blocks per SM measured so far, by function (its handle's address), threads and
-    /// shared bytes ([`Gpu::resident_blocks`]).
-    pub resident_per_sm: Mutex<HashMap<(usize, u32, u32), u32>>,
+    /// Resident blocks on the device measured so far, by function (its handle's address), threads
+    /// and shared bytes ([`Gpu::resident_blocks`]).
+    pub resident: Mutex<HashMap<(usize, u32, u32), u32>>,
     handle: sys::CUmodule,
     ctx: Arc<cudarc::driver::CudaContext>,
 }
@@ -160,6 +160,43 @@ impl Function {
         unsafe { sys::cuFuncSetAttribute(self.handle, attribute, value) }
             .result()
             .doing(|| format!("setting an attribute of a kernel of {}", self.module.name))
+    }
+
+    /// The CTAs per cluster its PTX requires (`.reqnctapercluster`, along x: the only way
+    /// `kernel!` clusters them), 1 where it requires none.
+    pub fn cluster_width(&self) -> Result<u32> {
+        let width = self.attribute(sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH)?;
+        Ok(width.max(1) as u32)
+    }
+
+    /// Clusters of `width` blocks the device holds at once at `threads` per block and
+    /// `shared_bytes` of dynamic shared memory: fewer than SMs / `width` where a GPC's SMs do
+    /// not pair up.
+    pub fn max_active_clusters(&self, threads: u32, shared_bytes: u32, width: u32) -> Result<u32> {
+        let config = sys::CUlaunchConfig {
+            gridDimX: width,
+            gridDimY: 1,
+            gridDimZ: 1,
+            blockDimX: threads,
+            blockDimY: 1,
+            blockDimZ: 1,
+            sharedMemBytes: shared_bytes,
+            hStream: std::ptr::null_mut(),
+            attrs: std::ptr::null_mut(),
+            numAttrs: 0,
+        };
+        let mut clusters = 0;
+        // SAFETY: reads the config, writes one int; the handle is live while the module is. The
+        // function's own cluster size applies (the config names none).
+        unsafe { sys::cuOccupancyMaxActiveClusters(&mut clusters, self.handle, &config) }
+            .result()
+            .doing(|| {
+                format!(
+                    "computing the clusters of a kernel of {} the device holds",
+                    self.module.name
+                )
+            })?;
+        Ok(clusters as u32)
     }
 
     /// Resident blocks per SM at `threads` per block and `shared_bytes` of dynamic shared memory.
@@ -302,7 +339,7 @@ impl Gpu {
             from_crate,
             arch,
             functions: Vec::new(),
-            resident_per_sm: Mutex::default(),
+            resident: Mutex::default(),
             handle,
             ctx: self.context().clone(),
         };

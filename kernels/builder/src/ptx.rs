@@ -3,7 +3,8 @@
 //! * Launch bounds: `kernel!` leaves, for each kernel with `#[launch_bounds(..)]`, a global
 //!   `__ptxkit_launch_bounds_<entry>` holding the block and the blocks per SM (rustc has no
 //!   attribute for CUDA's `__launch_bounds__`). [`finish`] turns each into `.maxntid` and
-//!   `.minnctapersm` on its entry and removes the global.
+//!   `.minnctapersm` on its entry (and `.reqnctapercluster` for a kernel launched in clusters)
+//!   and removes the global.
 //! * Line information: with debug info LLVM writes DWARF sections that ptxas rejects; [`finish`]
 //!   keeps the `.file` and `.loc` lines (what `-lineinfo` gives nvcc) and drops the rest.
 //! * Calls out of the module: a function the PTX declares `.extern` and never defines has no
@@ -30,6 +31,8 @@ pub fn entry_names(ptx: &str) -> Vec<String> {
 pub struct LaunchBounds {
     pub block: (u32, u32, u32),
     pub min_blocks_per_sm: u32,
+    /// Blocks per cluster along x; 1 (or 0, in a record without the word) for none.
+    pub cluster: u32,
 }
 
 /// What [`finish`] found wrong with a module.
@@ -123,6 +126,9 @@ pub fn finish(ptx: &str) -> Result<String, PtxProblem> {
     }
     let mut out = String::with_capacity(ptx.len() + 64 * bounds.len());
     let mut due: Option<String> = None;
+    // Clusters exist from sm_90: a module for an older target (where a clustered kernel is a stub
+    // that traps) asks for none.
+    let mut clusters = false;
     let mut lines = ptx.lines();
     while let Some(line) = lines.next() {
         let trimmed = line.trim();
@@ -139,6 +145,10 @@ pub fn finish(ptx: &str) -> Result<String, PtxProblem> {
         if let Some(target) = trimmed.strip_prefix(".target ") {
             // `, debug` asks ptxas for full debug information, which the dropped sections held.
             let arches: Vec<&str> = target.split(',').map(str::trim).filter(|t| *t != "debug").collect();
+            clusters = arches.iter().any(|arch| {
+                let number = arch.trim_start_matches("sm_").trim_end_matches(char::is_alphabetic);
+                number.parse::<u32>().is_ok_and(|n| n >= 90)
+            });
             out.push_str(&format!(".target {}\n", arches.join(", ")));
             continue;
         }
@@ -146,7 +156,14 @@ pub fn finish(ptx: &str) -> Result<String, PtxProblem> {
             let entry = rest.split(['(', ' ']).next().unwrap_or(rest);
             due = bounds.iter().find(|(e, _)| e == entry).map(|(_, b)| {
                 let (x, y, z) = b.block;
-                format!(".maxntid {x}, {y}, {z}\n.minnctapersm {}\n", b.min_blocks_per_sm)
+                let cluster = match b.cluster {
+                    ctas if ctas > 1 && clusters => format!(".reqnctapercluster {ctas}, 1, 1\n"),
+                    _ => String::new(),
+                };
+                format!(
+                    ".maxntid {x}, {y}, {z}\n.minnctapersm {}\n{cluster}",
+                    b.min_blocks_per_sm
+                )
             });
         }
         if trimmed == "{"
@@ -189,16 +206,17 @@ pub fn launch_bounds(ptx: &str) -> Result<Vec<(String, LaunchBounds)>, PtxProble
             reason: reason.to_string(),
         };
         let entry = global[LAUNCH_BOUNDS_PREFIX.len()..].to_string();
-        // `= {128, 0, 0, 0, 1, …};`: little-endian u32s; LLVM leaves out trailing zero bytes.
+        // `= {128, 0, 0, 0, 1, …};`: little-endian u32s (block x, y, z, blocks per SM, blocks per
+        // cluster); LLVM leaves out trailing zero bytes.
         let values = line
             .split_once('{')
             .and_then(|(_, rest)| rest.split_once('}'))
             .map(|(inner, _)| inner)
             .ok_or_else(|| bad("no initialiser"))?;
-        let mut bytes = [0u8; 16];
+        let mut bytes = [0u8; 20];
         for (i, byte) in values.split(',').map(str::trim).filter(|b| !b.is_empty()).enumerate() {
             if i >= bytes.len() {
-                return Err(bad("more than 16 bytes"));
+                return Err(bad("more than 20 bytes"));
             }
             bytes[i] = byte.parse().map_err(|_| bad("a byte that is not a number"))?;
         }
@@ -208,6 +226,7 @@ pub fn launch_bounds(ptx: &str) -> Result<Vec<(String, LaunchBounds)>, PtxProble
             LaunchBounds {
                 block: (word(0), word(1), word(2)),
                 min_blocks_per_sm: word(3),
+                cluster: word(4).max(1),
             },
         ));
     }
@@ -312,6 +331,26 @@ $L__sec_end0:
         assert!(!out.contains(LAUNCH_BOUNDS_PREFIX));
         // The entry without a record gets nothing.
         assert!(out.contains(".visible .entry free(\n)\n{\n"));
+    }
+
+    /// A record's fifth word, where it is more than 1, launches the entry in clusters.
+    #[test]
+    fn a_clustered_record_asks_for_its_cluster() {
+        let module = ".version 8.0\n.target sm_90a\n.address_size 64\n\
+            .visible .global .align 4 .b8 __ptxkit_launch_bounds_paired[20] = {128, 1, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 2};\n\
+            .visible .entry paired(\n)\n{\n\tret;\n}\n";
+        let out = finish(module).unwrap();
+        assert!(
+            out.contains(")\n.maxntid 384, 1, 1\n.minnctapersm 1\n.reqnctapercluster 2, 1, 1\n{\n"),
+            "{out}"
+        );
+        let bounds = launch_bounds(module).unwrap();
+        assert_eq!(bounds[0].1.cluster, 2);
+        // A record of one block per cluster asks for none, nor a module older than sm_90.
+        let single = module.replace("0, 0, 0, 2}", "0, 0, 0, 1}");
+        assert!(!finish(&single).unwrap().contains(".reqnctapercluster"));
+        let old = module.replace("sm_90a", "sm_80");
+        assert!(!finish(&old).unwrap().contains(".reqnctapercluster"));
     }
 
     #[test]

@@ -203,13 +203,21 @@ impl Occupancy {
     }
 }
 
+/// The most blocks a cluster holds on every GPU that has clusters (sm_90).
+pub const MAX_PORTABLE_CLUSTER: u32 = 8;
+
 /// CUDA's `__launch_bounds__` of a kernel (`#[launch_bounds(block, blocks_per_sm)]` in
 /// [`kernel!`](crate::kernel)): the block it is launched with, and how many of them ptxas must fit
 /// on one SM, capping registers to get there.
+///
+/// `#[launch_bounds(block, blocks_per_sm, cluster = n)]` also launches the blocks in clusters of
+/// `n` along x (CUDA's `__cluster_dims__(n, 1, 1)`), whose shared memory and barriers each other's
+/// threads reach (`ptxkit::device::cluster`, sm_90a): the grid's x a multiple of `n`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LaunchBounds {
     block: Dim3,
     min_blocks_per_sm: u32,
+    cluster: u32,
 }
 
 impl LaunchBounds {
@@ -217,6 +225,7 @@ impl LaunchBounds {
     pub const NONE: LaunchBounds = LaunchBounds {
         block: Dim3::new(0, 0, 0),
         min_blocks_per_sm: 0,
+        cluster: 1,
     };
 
     /// At least `blocks_per_sm` resident blocks of `block` threads per SM.
@@ -233,7 +242,22 @@ impl LaunchBounds {
         LaunchBounds {
             block,
             min_blocks_per_sm: blocks_per_sm,
+            cluster: 1,
         }
+    }
+
+    /// These bounds, the blocks launched in clusters of `ctas` along x.
+    pub const fn clustered(self, ctas: u32) -> Self {
+        assert!(
+            ctas >= 1 && ctas <= MAX_PORTABLE_CLUSTER,
+            "launch bounds: a cluster of 1 to 8 blocks"
+        );
+        LaunchBounds { cluster: ctas, ..self }
+    }
+
+    /// Blocks per cluster along x: 1 for a kernel launched without clusters.
+    pub const fn cluster(self) -> u32 {
+        self.cluster
     }
 
     /// The blocks per SM, if bounded.
@@ -254,10 +278,17 @@ impl LaunchBounds {
         }
     }
 
-    /// The record `kernel!` leaves in the PTX for the builder: block x, y, z, blocks per SM.
+    /// The record `kernel!` leaves in the PTX for the builder: block x, y, z, blocks per SM,
+    /// blocks per cluster.
     #[doc(hidden)]
-    pub const fn record(self) -> [u32; 4] {
-        [self.block.x, self.block.y, self.block.z, self.min_blocks_per_sm]
+    pub const fn record(self) -> [u32; 5] {
+        [
+            self.block.x,
+            self.block.y,
+            self.block.z,
+            self.min_blocks_per_sm,
+            self.cluster,
+        ]
     }
 }
 

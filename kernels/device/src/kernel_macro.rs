@@ -39,6 +39,8 @@
 /// the attributes asks ptxas to fit `blocks_per_sm` blocks of `block` (a [`Dim3`](crate::Dim3))
 /// on an SM, capping registers to get there; the PTX builder writes them as `.maxntid` and
 /// `.minnctapersm`. A [`Kernel`](crate::Kernel) of this function must launch exactly that block.
+/// `#[launch_bounds(block, blocks_per_sm, cluster = n)]` launches the blocks in clusters of `n`
+/// along x (`.reqnctapercluster`, CUDA's `__cluster_dims__`; sm_90).
 ///
 /// **Generic kernels** take type and const parameters; their instances, listed once beside the
 /// kernel, are the entries (each instance's name is its entry), and the emulator runs every one.
@@ -359,9 +361,12 @@ macro_rules! kernel {
         // Read by the PTX builder, which writes it onto the entry and drops it.
         #[used]
         #[unsafe(export_name = ::core::concat!("__ptxkit_launch_bounds_", ::core::stringify!($name)))]
-        static LAUNCH_BOUNDS: [u32; 4] = $crate::kernel!(@bounds [$($bounds)+]).record();
+        static LAUNCH_BOUNDS: [u32; 5] = $crate::kernel!(@bounds [$($bounds)+]).record();
     };
     (@bounds []) => { $crate::LaunchBounds::NONE };
+    (@bounds [$block:expr, $blocks_per_sm:expr, cluster = $ctas:expr $(,)?]) => {
+        $crate::LaunchBounds::new($block, $blocks_per_sm).clustered($ctas)
+    };
     (@bounds [$block:expr, $blocks_per_sm:expr $(,)?]) => { $crate::LaunchBounds::new($block, $blocks_per_sm) };
     (@flags [] $kernel:expr) => { $kernel };
     (@flags [sm90a] $kernel:expr) => { $kernel.sm90a() };

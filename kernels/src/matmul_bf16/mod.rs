@@ -81,6 +81,8 @@ pub const FAMILY: Family<MatmulBf16> = Family::new(
         specialized::KERNEL_PERSISTENT,
         specialized::KERNEL_PERSISTENT_128X128,
         specialized::KERNEL_PERSISTENT_128X64,
+        specialized::KERNEL_CLUSTERED,
+        specialized::KERNEL_CLUSTERED_128X128,
         small_m::KERNEL_M1,
         small_m::KERNEL_M4,
         small_m::KERNEL_M8,
@@ -94,6 +96,11 @@ pub const FAMILY: Family<MatmulBf16> = Family::new(
 /// persistent rung across its items where C has few tiles ([`specialized::counters`]).
 #[cfg(not(target_arch = "nvptx64"))]
 pub fn arrivals_needed(kernel: &ptxkit::Kernel<MatmulBf16>, problem: &MatmulBf16, grid: ptxkit::Dim3) -> usize {
+    match specialized::clustered_width(kernel.entry()) {
+        Some(specialized::BN) => return specialized::clustered_counters::<{ specialized::BN }>(problem, grid),
+        Some(_) => return specialized::clustered_counters::<{ specialized::BN_NARROW }>(problem, grid),
+        None => {}
+    }
     match specialized::persistent_width(kernel.entry()) {
         Some(specialized::BN) => return specialized::counters::<{ specialized::BN }>(problem, grid),
         Some(specialized::BN_NARROW) => return specialized::counters::<{ specialized::BN_NARROW }>(problem, grid),

@@ -161,6 +161,38 @@ kernel_sm90a! {
 /// [`swapped::KERNEL`]'s launch.
 pub const SWAPPED: Kernel<MatmulBf16Rounded> = launched_as!(matmul_bf16_rounded_swapped, swapped::KERNEL);
 
+kernel_sm90a! {
+    #[launch_bounds(Dim3::x(specialized::THREADS), 1, cluster = specialized::CLUSTER)]
+    /// As `matmul_bf16_clustered` (tiles in pairs sharing B's copies), C rounded to bf16.
+    pub unsafe fn matmul_bf16_rounded_clustered(a: *const Bf16, b: *const Bf16, c: *mut Bf16, m: u32, n: u32, k: u32, maps: *const TensorMaps, arrivals: *mut u32, partials: *mut f32) {
+        // SAFETY: the kernel's contract; launched in clusters of CLUSTER.
+        unsafe {
+            specialized::body::run_in::<true, { specialized::BN }, Bf16, { specialized::CLUSTER }, { specialized::CLUSTER_ROWS }>(a, b, c, (m, n, k), maps, (arrivals, partials))
+        }
+    }
+}
+
+kernel_sm90a! {
+    #[launch_bounds(Dim3::x(specialized::THREADS), 1, cluster = specialized::CLUSTER)]
+    /// As `matmul_bf16_clustered_128x128`, C rounded to bf16.
+    pub unsafe fn matmul_bf16_rounded_clustered_128x128(a: *const Bf16, b: *const Bf16, c: *mut Bf16, m: u32, n: u32, k: u32, maps: *const TensorMaps, arrivals: *mut u32, partials: *mut f32) {
+        // SAFETY: as above.
+        unsafe {
+            specialized::body::run_in::<true, { specialized::BN_NARROW }, Bf16, { specialized::CLUSTER }, { specialized::CLUSTER_ROWS }>(a, b, c, (m, n, k), maps, (arrivals, partials))
+        }
+    }
+}
+
+/// [`specialized::KERNEL_CLUSTERED`]'s launch.
+pub const CLUSTERED: Kernel<MatmulBf16Rounded> =
+    launched_as!(matmul_bf16_rounded_clustered, specialized::KERNEL_CLUSTERED);
+
+/// [`specialized::KERNEL_CLUSTERED_128X128`]'s launch.
+pub const CLUSTERED_128X128: Kernel<MatmulBf16Rounded> = launched_as!(
+    matmul_bf16_rounded_clustered_128x128,
+    specialized::KERNEL_CLUSTERED_128X128
+);
+
 /// [`pipelined::KERNEL`]'s launch.
 pub const PIPELINED: Kernel<MatmulBf16Rounded> = launched_as!(matmul_bf16_rounded_pipelined, pipelined::KERNEL);
 
@@ -188,6 +220,8 @@ pub const FAMILY: Family<MatmulBf16Rounded> = Family::new(
         PERSISTENT,
         PERSISTENT_128X128,
         PERSISTENT_128X64,
+        CLUSTERED,
+        CLUSTERED_128X128,
         SMALL_M1,
         SMALL_M4,
         SMALL_M8,
@@ -195,6 +229,18 @@ pub const FAMILY: Family<MatmulBf16Rounded> = Family::new(
         SWAPPED,
     ],
 );
+
+/// The tile width of a clustered rung of this family, `None` for the others.
+#[cfg(not(target_arch = "nvptx64"))]
+fn clustered_width(kernel: &Kernel<MatmulBf16Rounded>) -> Option<u32> {
+    [
+        (CLUSTERED, specialized::BN),
+        (CLUSTERED_128X128, specialized::BN_NARROW),
+    ]
+    .into_iter()
+    .find(|(clustered, _)| clustered.entry() == kernel.entry())
+    .map(|(_, width)| width)
+}
 
 /// The tile width of a persistent rung of this family, `None` for the others.
 #[cfg(not(target_arch = "nvptx64"))]
@@ -221,6 +267,13 @@ pub fn arrivals_needed(kernel: &Kernel<MatmulBf16Rounded>, problem: &MatmulBf16R
     if kernel.entry() == SWAPPED.entry() {
         return crate::matmul::k_runs::warp_counters(grid, swapped::WARPS);
     }
+    match clustered_width(kernel) {
+        Some(specialized::BN) => {
+            return specialized::clustered_counters::<{ specialized::BN }>(&problem.summed(), grid);
+        }
+        Some(_) => return specialized::clustered_counters::<{ specialized::BN_NARROW }>(&problem.summed(), grid),
+        None => {}
+    }
     match persistent_width(kernel) {
         Some(specialized::BN) => specialized::counters::<{ specialized::BN }>(&problem.summed(), grid),
         Some(specialized::BN_NARROW) => specialized::counters::<{ specialized::BN_NARROW }>(&problem.summed(), grid),
@@ -234,7 +287,7 @@ pub fn arrivals_needed(kernel: &Kernel<MatmulBf16Rounded>, problem: &MatmulBf16R
 pub fn partials_needed(kernel: &Kernel<MatmulBf16Rounded>, problem: &MatmulBf16Rounded, grid: Dim3) -> usize {
     let per_counter = match (
         SMALL_M.iter().position(|small| small.entry() == kernel.entry()),
-        persistent_width(kernel),
+        persistent_width(kernel).or(clustered_width(kernel)),
     ) {
         (Some(i), _) => partials_per_block(crate::matmul::small_m::ROWS[i] as usize, 8),
         (None, Some(width)) => partials_per_counter(width),

@@ -18,6 +18,11 @@
 //! B's four 64×64 boxes, by the tensor maps the host made, the copy engine swizzling and
 //! zero-filling past the edges), announcing the slot's bytes on its *full* barrier; shapes that TMA
 //! cannot take (rows not 16-byte multiples: the host passes no maps) fall back to the copies.
+//!
+//! [`matmul_bf16_clustered`] and [`matmul_bf16_clustered_128x128`] run the persistent body in
+//! clusters of two blocks that take two tiles one above the other: each copies its own rows of A
+//! and half of B's atoms, these into both blocks at once (TMA multicast), so the L2 serves B's part
+//! of a step once for two tiles; a slot is refilled once both blocks' consumers are done with it.
 
 use super::MatmulBf16;
 use super::swizzled::ROW_BYTES;
@@ -93,7 +98,7 @@ pub(super) mod body {
     /// together at most the launch's 3 × 168.
     const CONSUMER_REGISTERS: u32 = 224;
     use ptxkit::device::{block_idx, grid_dim, shfl_idx, sync_threads, thread_idx, trap, unrolled};
-    use ptxkit::device::{mbarrier, tma};
+    use ptxkit::device::{cluster, mbarrier, tma};
 
     /// The kernel's body (see the module): with `TMA` and tensor maps, one producer thread copies
     /// by TMA from `maps` (the host always gives the TMA rungs maps; without them the kernel
@@ -120,11 +125,38 @@ pub(super) mod body {
         maps: *const TensorMaps,
         (arrivals, partials): (*mut u32, *mut f32),
     ) {
+        // SAFETY: forwarded.
+        unsafe { run_in::<TMA, BN, O, 1, BM>(a, b, c, (m, n, k), maps, (arrivals, partials)) }
+    }
+
+    /// As [`run`] for blocks in clusters of `CTAS` along x, each cluster taking items of
+    /// `UNIT` = `CTAS`·[`BM`] rows (a tile per block, one above the other) and sharing B's part
+    /// of every step: each block copies its own rows of A and `1 / CTAS` of B's atoms, these into
+    /// every block of the cluster at once (TMA's multicast). A slot is refilled only when the
+    /// consumers of every block of the cluster are done with it: each consumer warp arrives on
+    /// the slot's *empty* barrier in each block. TMA only.
+    ///
+    /// # Safety
+    /// As for [`run`]; the kernel is launched in clusters of `CTAS` (its launch bounds).
+    #[inline(always)]
+    pub unsafe fn run_in<const TMA: bool, const BN: u32, O: Out, const CTAS: u32, const UNIT: u32>(
+        a: *const Bf16,
+        b: *const Bf16,
+        c: *mut O,
+        (m, n, k): (u32, u32, u32),
+        maps: *const TensorMaps,
+        (arrivals, partials): (*mut u32, *mut f32),
+    ) {
         const {
             assert!(
                 BN == super::BN || BN == BN_NARROW || BN == BN_NARROWEST,
                 "the wgmma's N: 256, 128 or 64"
-            )
+            );
+            assert!(UNIT == CTAS * BM, "a cluster's rows: a tile per block");
+            assert!(
+                CTAS == 1 || (TMA && (BN / 64) % CTAS == 0),
+                "clusters share B's atoms by TMA"
+            );
         };
         let stages = stages(BN);
         let slot_rows = slot_rows(BN);
@@ -143,8 +175,13 @@ pub(super) mod body {
         // waves' tiles where the last would be part-empty.
         // Worked out by each warpgroup where it starts on its items, so that none of it is held
         // across the register hand-over (where ptxas would spill it).
-        let work = || Work::<BM, BN, true>::new((m, n), k.div_ceil(BK), grid_dim().x);
-        let block = block_idx().x;
+        let work = || Work::<UNIT, BN, true>::new((m, n), k.div_ceil(BK), grid_dim().x / CTAS);
+        // The walk's index is the cluster's; the block's rows of its items are the rank's.
+        let (block, rank) = if CTAS > 1 {
+            (block_idx().x / CTAS, cluster::block_rank())
+        } else {
+            (block_idx().x, 0)
+        };
         let base = shared_address(ring.element_ptr(0, 0));
         let skew = (1024 - base % 1024) % 1024 / ROW_BYTES;
         let first_row = |slot: u32| skew + slot * slot_rows;
@@ -157,12 +194,25 @@ pub(super) mod body {
                     // One arrival per fill by TMA (its bytes complete the phase), else every
                     // producer thread's...
                     mbarrier::init(full(slot), if TMA { 1 } else { WARPGROUP });
-                    // ...and every consumer thread once per use.
-                    mbarrier::init(empty(slot), 2 * WARPGROUP);
+                    // ...and every consumer thread once per use, or in clusters every consumer warp
+                    // of every block of the cluster.
+                    mbarrier::init(
+                        empty(slot),
+                        if CTAS > 1 { CTAS * CONSUMER_WARPS } else { 2 * WARPGROUP },
+                    );
                 }
             }
+            if CTAS > 1 {
+                cluster::fence_barrier_init();
+            }
         }
-        sync_threads();
+        if CTAS > 1 {
+            // The other blocks' copies and arrivals reach this block's barriers only once they are
+            // initialised.
+            cluster::sync();
+        } else {
+            sync_threads();
+        }
         // Fills of the ring so far, counted across items: fill g goes to slot g % stages, in
         // that slot's phase g / stages.
         let slot_of = |fill: u32| (fill % stages, (fill / stages) & 1);
@@ -187,10 +237,17 @@ pub(super) mod body {
                             mbarrier::wait(empty(slot), phase ^ 1);
                             mbarrier::arrive_expect_tx(full(slot), slot_rows * ROW_BYTES);
                             let first = base + first_row(slot) * ROW_BYTES;
-                            tma::load_2d(first, a_map, (step * BK, row0), full(slot));
+                            tma::load_2d(first, a_map, (step * BK, row0 + BM * rank), full(slot));
                             for atom in 0..BN / 64 {
                                 let dst = first + (BM + BK * atom) * ROW_BYTES;
-                                tma::load_2d(dst, b_map, (col0 + 64 * atom, step * BK), full(slot));
+                                let at = (col0 + 64 * atom, step * BK);
+                                if CTAS == 1 {
+                                    tma::load_2d(dst, b_map, at, full(slot));
+                                } else if atom % CTAS == rank {
+                                    // Into the same slot of every block of the cluster, each
+                                    // counting the bytes on its own barrier.
+                                    tma::load_2d_multicast(dst, b_map, at, full(slot), ((1 << CTAS) - 1) as u16);
+                                }
                             }
                         }
                         fill += 1;
@@ -233,6 +290,22 @@ pub(super) mod body {
             registers_claim::<CONSUMER_REGISTERS>();
         }
         let consumer = group - 1;
+        // A slot goes back to the producers once this thread's (or in clusters, this warp's)
+        // wgmmas are done with it: in clusters lane r arrives on block r's barrier.
+        let release = |slot: u32| {
+            if CTAS == 1 {
+                // SAFETY: initialised above.
+                unsafe { mbarrier::arrive(empty(slot)) };
+            } else {
+                let lane = tid % WARP_SIZE;
+                if lane < CTAS {
+                    let peer = cluster::peer_address(shared_address(empty(slot)), lane);
+                    // SAFETY: initialised before the cluster's barrier above; every block of
+                    // the cluster waits for the others' consumers before it exits.
+                    unsafe { mbarrier::arrive_in_peer(peer) };
+                }
+            }
+        };
         // This warp's counter within a tile's, where the runs of k meet in C.
         let warp = 4 * consumer + (tid / WARP_SIZE) % 4;
         let mut fill = 0;
@@ -240,7 +313,7 @@ pub(super) mod body {
         let mut walk = work.walk(block);
         while !work.done(&walk) {
             let this = work.item(&walk);
-            let (row0, col0) = this.corner;
+            let (row0, col0) = (this.corner.0 + BM * rank, this.corner.1);
             let (mut low, mut high) = ([0.0f32; 64], [0.0f32; 64]);
             for step in this.steps.0..this.steps.1 {
                 let (slot, phase) = slot_of(fill);
@@ -272,14 +345,14 @@ pub(super) mod body {
                 // The previous step's group is done: its slot goes back to the producer.
                 wgmma_wait::<1>();
                 if step > this.steps.0 {
-                    unsafe { mbarrier::arrive(empty(slot_of(fill - 1).0)) };
+                    release(slot_of(fill - 1).0);
                 }
                 fill += 1;
             }
             // The tile's last group, and its slot: then the accumulators are final, while the
             // producer already fills the ring for the next tile.
             wgmma_wait::<0>();
-            unsafe { mbarrier::arrive(empty(slot_of(fill - 1).0)) };
+            release(slot_of(fill - 1).0);
             let value = #[inline(always)]
             |i: u32| {
                 if i < 64 {
@@ -289,7 +362,7 @@ pub(super) mod body {
                 }
             };
             let (corner, at) = ((row0 + 64 * consumer, col0), (m, n));
-            let counter = work.counter(&this, arrivals, CONSUMER_WARPS, warp);
+            let counter = work.counter(&this, arrivals, CTAS * CONSUMER_WARPS, CONSUMER_WARPS * rank + warp);
             if O::ADDS || this.runs == 1 {
                 // SAFETY: the kernel's contract (C holds m·n; `arrivals` the zeroed
                 // [`counters`]), every lane of the warpgroup is here; no block takes a run 0
@@ -329,6 +402,11 @@ pub(super) mod body {
                 }
             }
             work.advance(&mut walk);
+        }
+        if CTAS > 1 {
+            // The other blocks' consumers may still arrive on this block's barriers, and their
+            // producers' copies land in its ring, until they are done: no block exits before.
+            cluster::sync();
         }
     }
 }
@@ -380,6 +458,25 @@ kernel_sm90a! {
     }
 }
 
+kernel_sm90a! {
+    #[launch_bounds(Dim3::x(THREADS), 1, cluster = CLUSTER)]
+    /// As [`matmul_bf16_persistent`], the blocks in pairs (clusters of two) that take two tiles
+    /// one above the other and copy B's part of each step once for both.
+    pub unsafe fn matmul_bf16_clustered(a: *const ptxkit::device::mma::Bf16, b: *const ptxkit::device::mma::Bf16, c: *mut f32, m: u32, n: u32, k: u32, maps: *const super::TensorMaps, arrivals: *mut u32) {
+        // SAFETY: the kernel's contract; launched in clusters of CLUSTER.
+        unsafe { body::run_in::<true, BN, f32, CLUSTER, CLUSTER_ROWS>(a, b, c, (m, n, k), maps, (arrivals, core::ptr::null_mut())) }
+    }
+}
+
+kernel_sm90a! {
+    #[launch_bounds(Dim3::x(THREADS), 1, cluster = CLUSTER)]
+    /// As [`matmul_bf16_clustered`] on 128×128 tiles.
+    pub unsafe fn matmul_bf16_clustered_128x128(a: *const ptxkit::device::mma::Bf16, b: *const ptxkit::device::mma::Bf16, c: *mut f32, m: u32, n: u32, k: u32, maps: *const super::TensorMaps, arrivals: *mut u32) {
+        // SAFETY: as above.
+        unsafe { body::run_in::<true, BN_NARROW, f32, CLUSTER, CLUSTER_ROWS>(a, b, c, (m, n, k), maps, (arrivals, core::ptr::null_mut())) }
+    }
+}
+
 /// [`THREADS`] threads per block (a producer warpgroup and two consumers), one block per 128×256
 /// tile of C; a 193 KiB ring, one block per SM.
 pub const KERNEL: Kernel<MatmulBf16> = Kernel {
@@ -421,6 +518,54 @@ pub const KERNEL_PERSISTENT_128X64: Kernel<MatmulBf16> = Kernel {
     grid: persistent_grid::<BN_NARROWEST>,
     ..KERNEL
 };
+
+/// As [`KERNEL_PERSISTENT`] in clusters of [`CLUSTER`] blocks: the blocks of a cluster take
+/// tiles one above the other (items of [`CLUSTER_ROWS`] rows), each copying its own rows of A and
+/// half of B's atoms into both, so the L2 serves B's part of a step once for two tiles.
+pub const KERNEL_CLUSTERED: Kernel<MatmulBf16> = Kernel {
+    code: matmul_bf16_clustered,
+    grid: clustered_grid::<BN>,
+    ..KERNEL
+};
+
+/// As [`KERNEL_CLUSTERED`] on 128×128 tiles.
+pub const KERNEL_CLUSTERED_128X128: Kernel<MatmulBf16> = Kernel {
+    code: matmul_bf16_clustered_128x128,
+    grid: clustered_grid::<BN_NARROW>,
+    ..KERNEL
+};
+
+/// Blocks per cluster of the clustered rungs.
+pub const CLUSTER: u32 = 2;
+/// Rows of C a cluster's item covers: a tile per block.
+pub const CLUSTER_ROWS: u32 = CLUSTER * BM;
+
+/// The clustered rungs' grid for tiles `BN` wide: [`persistent_grid`]'s over items of
+/// [`CLUSTER_ROWS`] rows, a cluster per item or run of k, at most the clusters the device holds at
+/// once ([`CLUSTER`] blocks each).
+fn clustered_grid<const BN: u32>(p: &MatmulBf16, device: ptxkit::Occupancy) -> Dim3 {
+    let items = p.m.div_ceil(CLUSTER_ROWS) * p.n.div_ceil(BN);
+    let places = (device.resident_blocks / CLUSTER).max(1);
+    let runs = splits(items, places, p.k, MIN_RUN);
+    Dim3::x(CLUSTER * (items * runs).min(places))
+}
+
+/// The tile width of a clustered kernel of this module (`entry`): [`BN`] or [`BN_NARROW`];
+/// `None` for the others.
+#[cfg(not(target_arch = "nvptx64"))]
+pub fn clustered_width(entry: &str) -> Option<u32> {
+    [(KERNEL_CLUSTERED, BN), (KERNEL_CLUSTERED_128X128, BN_NARROW)]
+        .into_iter()
+        .find(|(kernel, _)| kernel.entry() == entry)
+        .map(|(_, width)| width)
+}
+
+/// The zeroed counters a launch of the clustered kernels (tiles `BN` wide) on `grid` needs: one
+/// per consumer warp of each block of a cluster's item where the grid cuts k into runs.
+pub const fn clustered_counters<const BN: u32>(p: &MatmulBf16, grid: Dim3) -> usize {
+    Work::<CLUSTER_ROWS, BN, true>::new((p.m, p.n), p.k.div_ceil(BK), grid.x / CLUSTER)
+        .counters(CLUSTER * CONSUMER_WARPS)
+}
 
 /// The persistent grid for tiles `BN` wide: a block per tile, or per run of k of each where the
 /// tiles are fewer than the device's places, at most the device's resident blocks.
@@ -631,5 +776,61 @@ mod tests {
         };
         assert_eq!(grid(&KERNEL_PERSISTENT, (512, 10240, 8192)), Dim3::x(132));
         assert_eq!(counters::<BN>(&cut, Dim3::x(132)), 28 * 8);
+    }
+
+    /// The clustered rungs launch whole clusters of two, never more than the device holds at
+    /// once (every block of a run of k must be resident for the runs to meet), a cluster per item
+    /// of two tiles or per run of k of one; their counters are a warp's of each block's tile.
+    #[test]
+    fn clustered_grids_are_whole_pairs_within_the_device() {
+        assert_eq!(matmul_bf16_clustered.bounds().cluster(), CLUSTER);
+        assert_eq!(matmul_bf16_clustered_128x128.bounds().cluster(), CLUSTER);
+        assert_eq!(matmul_bf16_persistent.bounds().cluster(), 1);
+        for resident_blocks in [1, 2, 8, 130, 132, u32::MAX - 1] {
+            let device = Occupancy { resident_blocks };
+            for (m, n, k) in [
+                (1, 1, 1),
+                (512, 4096, 4096),
+                (8192, 8192, 8192),
+                (129, 300, 70000),
+                (16, 4096, 11008),
+            ] {
+                let p = MatmulBf16 { m, n, k };
+                for (kernel, width) in [(KERNEL_CLUSTERED, BN), (KERNEL_CLUSTERED_128X128, BN_NARROW)] {
+                    let g = kernel.launch_shape(&p, device).grid;
+                    assert!(
+                        g.x.is_multiple_of(CLUSTER) && g.x >= CLUSTER,
+                        "{m}×{n}×{k} on {resident_blocks}: {g:?}"
+                    );
+                    assert!(
+                        g.x <= resident_blocks.max(CLUSTER),
+                        "{m}×{n}×{k} on {resident_blocks}: {g:?}"
+                    );
+                    let items = m.div_ceil(CLUSTER_ROWS) * n.div_ceil(width);
+                    assert!(g.x / CLUSTER <= items * k.div_ceil(MIN_RUN), "{m}×{n}×{k}: {g:?}");
+                }
+            }
+        }
+        // 512 × 4096 × 4096 on 132 places: 2 × 32 items of 256 × 128 on 64 clusters, k whole.
+        let h100 = Occupancy { resident_blocks: 132 };
+        let p = MatmulBf16 {
+            m: 512,
+            n: 4096,
+            k: 4096,
+        };
+        let g = KERNEL_CLUSTERED_128X128.launch_shape(&p, h100).grid;
+        assert_eq!(g, Dim3::x(128));
+        assert_eq!(clustered_counters::<BN_NARROW>(&p, g), 0);
+        // 16 rows: one item per 128 columns, k cut into runs that meet on a counter per warp of
+        // both blocks.
+        let p = MatmulBf16 {
+            m: 16,
+            n: 4096,
+            k: 11008,
+        };
+        let g = KERNEL_CLUSTERED_128X128.launch_shape(&p, h100).grid;
+        let runs = g.x / CLUSTER / 32;
+        assert!(runs > 1 && g.x <= 132, "{g:?}");
+        assert_eq!(clustered_counters::<BN_NARROW>(&p, g), 32 * 16);
     }
 }

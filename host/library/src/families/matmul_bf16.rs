@@ -73,9 +73,13 @@ pub(super) fn boxes(entry: &str) -> Option<TmaBoxes> {
         specialized::KERNEL_PERSISTENT.entry(),
         specialized::KERNEL_PERSISTENT_128X128.entry(),
         specialized::KERNEL_PERSISTENT_128X64.entry(),
+        specialized::KERNEL_CLUSTERED.entry(),
+        specialized::KERNEL_CLUSTERED_128X128.entry(),
         rounded::PERSISTENT.entry(),
         rounded::PERSISTENT_128X128.entry(),
         rounded::PERSISTENT_128X64.entry(),
+        rounded::CLUSTERED.entry(),
+        rounded::CLUSTERED_128X128.entry(),
     ];
     if swapped_rung.contains(&entry) {
         Some((swapped::A_BOX, swapped::B_BOX))
@@ -448,7 +452,7 @@ mod tests {
         for entry in entries.chain(rounded_entries) {
             let expected = if entry.contains("swapped") {
                 Some((swapped::A_BOX, swapped::B_BOX))
-            } else if entry.contains("persistent") || entry.ends_with("_tma") {
+            } else if entry.contains("persistent") || entry.contains("clustered") || entry.ends_with("_tma") {
                 Some((specialized::A_BOX, specialized::B_BOX))
             } else {
                 None

@@ -88,3 +88,17 @@ pub unsafe fn wait(barrier: *const u64, parity: u32) {
         )
     };
 }
+
+/// `mbarrier.arrive` on a barrier of another block of the cluster, at `peer` in the
+/// `.shared::cluster` window ([`super::cluster::peer_address`]): this thread's arrival, with the
+/// default release at the block's scope, as CUTLASS's cluster pipelines arrive: the reads it must
+/// order before a refill (the `wgmma`s it waited for) are done at the arrival; a release at the
+/// cluster's scope fences every arrival.
+///
+/// # Safety
+/// `peer` is an initialised barrier of a block of this cluster that has not exited.
+#[inline(always)]
+pub unsafe fn arrive_in_peer(peer: u32) {
+    // SAFETY: the caller's promise.
+    unsafe { asm!("mbarrier.arrive.shared::cluster.b64 _, [{a}];", a = in(reg32) peer, options(nostack)) };
+}

@@ -6,6 +6,8 @@
 
 mod async_copy;
 mod atomic;
+#[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
+pub mod cluster;
 mod global;
 mod ldmatrix;
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]

@@ -27,6 +27,24 @@ pub unsafe fn load_2d(dst: u32, map: *const u8, (x, y): (u32, u32), barrier: *co
     };
 }
 
+/// As [`load_2d`], the box landing at `dst` in every block of the cluster whose rank's bit is set
+/// in `ctas`, each completing its bytes on its own barrier at `barrier`'s offset (`.multicast`).
+///
+/// # Safety
+/// As for [`load_2d`], in each of those blocks, none of which has exited.
+#[inline(always)]
+pub unsafe fn load_2d_multicast(dst: u32, map: *const u8, (x, y): (u32, u32), barrier: *const u64, ctas: u16) {
+    let barrier = super::wgmma::shared_address(barrier);
+    // SAFETY: the caller's promise.
+    unsafe {
+        asm!(
+            "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [{d}], [{m}, {{{x}, {y}}}], [{b}], {c};",
+            d = in(reg32) dst, m = in(reg64) map, x = in(reg32) x, y = in(reg32) y, b = in(reg32) barrier, c = in(reg16) ctas,
+            options(nostack),
+        )
+    };
+}
+
 /// As [`load_2d`] for a 3-D tensor (a stack of matrices): the box at column `x`, row `y` of matrix
 /// `z`.
 ///
