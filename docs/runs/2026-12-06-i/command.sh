@@ -11,13 +11,14 @@
 #   4: run h's part 3: SM clock and power during 8192 x 8192 x 28672 and 8192^3;
 #   5: run h's part 2: racecheck on the swapped rung through the extension (no cuBLAS in the
 #      process), and the swapped rung's runs of k cut shorter (gpud/host_a.gz).
-# Part 2, a build with two changes: the clustered rungs' consumers arrive on the other block's
-#   barrier with the default release at the block's scope, as CUTLASS does (the release at the
-#   cluster's scope put a MEMBAR.ALL.GPU before every arrival, each step of each warp); and the
-#   TMA rungs' consumers no longer fence the proxies after each slot's barrier (TMA's copies land
-#   in the async proxy the wgmmas read). The rungs beside the persistent ones; both bf16
-#   families' GPU suite and compute-sanitizer on the clustered rungs again; Nsight Compute's warp
-#   states of both.
+# Part 2 (not run: the session's device time ran out; for the next session): the clustered rungs
+#   as committed (consumers arrive on the other block's barrier with the default release at the
+#   block's scope, as CUTLASS does: the release at the cluster's scope put a MEMBAR.ALL.GPU
+#   before every arrival, each step of each warp) beside the persistent ones; gpud/host_b.gz,
+#   the same tree with no-fence.patch (the TMA rungs' consumers no longer fence the proxies after
+#   each slot's barrier: TMA's copies land in the async proxy the wgmmas read), timed against
+#   host_now; both bf16 families' GPU suite and compute-sanitizer on the clustered rungs again;
+#   Nsight Compute's warp states of both.
 # Bundles: `cargo build --release -p host`, stripped and gzipped to gpud/host_now.gz;
 # `cargo xtask gpu-bundle --for tests --tests host-gpu-test,host-special_values-test --out gpud/t`;
 # gpud/bt (the wheel) and gpud/host_a.gz as run h built them.
@@ -26,7 +27,9 @@ part=${1:-1}
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-} PATH=/usr/local/cuda/bin:$PATH
 exec > >(tee -a "$OUT/part-$part.txt") 2>&1
 x=/tmp/r; mkdir -p $x
-for side in now a; do [ -f gpud/host_$side.gz ] && { [ -x $x/host_$side ] || { gunzip -c gpud/host_$side.gz > $x/host_$side && chmod +x $x/host_$side; }; }; done
+# (Its own loop variable: part 1 as called used `side`, left at `a`, so its steps 3 and 4 ran
+# host_a, run h's build, which has no clustered rungs.)
+for build in now a b; do [ -f gpud/host_$build.gz ] && { [ -x $x/host_$build ] || { gunzip -c gpud/host_$build.gz > $x/host_$build && chmod +x $x/host_$build; }; }; done
 rows() { grep -E "^\| " | grep -vE "^\| demo|^\|-"; }
 timed() { # family m n k variant...
   local f=$1 m=$2 n=$3 k=$4 v; shift 4
@@ -42,6 +45,7 @@ if [ "$part" = 2 ]; then
   for shape in "512 4096 4096" "8192 8192 8192" "2048 4096 4096" "512 4096 11008"; do
     set -- $shape; echo "-- m=$1 n=$2 k=$3"
     timed matmul-bf16-rounded $1 $2 $3 persistent clustered persistent_128x128 clustered_128x128
+    [ -x $x/host_b ] && (for side in b now b; do timed matmul-bf16-rounded $1 $2 $3 persistent persistent_128x128 | sed "s/^/$side /"; done)
   done
   step suite
   [ -d gpud/t/tests ] || gpud/t/run.sh $OUT unpack > /dev/null

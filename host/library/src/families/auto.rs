@@ -189,7 +189,7 @@ mod tests {
     }
 
     #[test]
-    fn bf16_on_hopper_takes_the_swapped_rung_from_2_to_16_rows() {
+    fn bf16_on_hopper_takes_the_swapped_rung_from_2_to_32_rows() {
         for (family, swapped) in [
             ("matmul_bf16", "matmul_bf16_swapped"),
             ("matmul_bf16_rounded", "matmul_bf16_rounded_swapped"),
@@ -209,13 +209,15 @@ mod tests {
                 [8, 4096, 4100],
                 [13, 11008, 4096],
                 [16, 4096, 4096],
+                [17, 4096, 4096],
+                [32, 28672, 4096],
             ] {
                 assert_eq!(rung(Target::hopper(132), size), Some(swapped), "{family} at {size:?}");
                 // Elsewhere (no sm_90a, or the emulator), no wgmma.
                 assert_ne!(rung(Target::ELSEWHERE, size), Some(swapped), "{family} at {size:?}");
             }
-            // Past 16 rows, the tiles (configurations: no rung named).
-            assert_eq!(rung(Target::hopper(132), [17, 4096, 4096]), None, "{family} at m = 17");
+            // Past 32 rows, the tiles (configurations: no rung named).
+            assert_eq!(rung(Target::hopper(132), [33, 4096, 4096]), None, "{family} at m = 33");
         }
     }
 

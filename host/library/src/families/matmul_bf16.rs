@@ -250,18 +250,23 @@ impl KernelChoice for MatmulBf16Demo {
     }
 }
 
+/// The most rows of A the swapped-role rung takes in `auto`: two row groups, whose blocks of a
+/// strip run side by side and read its B once from memory (the second from the L2). At 32 rows it
+/// took 0.68–0.70 of the 128×128 tile's time (docs/perf-log.md, change 154).
+pub(super) const SWAPPED_MAX_ROWS: usize = 2 * swapped::ROWS as usize;
+
 /// The swapped-role rung (`entry`, of either bf16 family) on sm_90a for A of 2 to
-/// [`swapped::ROWS`] rows: past the small-m rungs' bound (a 128-row tile copies and multiplies
+/// [`SWAPPED_MAX_ROWS`] rows: past the small-m rungs' bound (a 128-row tile copies and multiplies
 /// eight times the rows there are), and below it where A's and B's rows are whole 16-byte chunks
 /// (TMA reads them in place; else the small-m rungs, which need no row-padded copy). One row stays
 /// on the small-m rung, as fast there (docs/perf-log.md, change 153).
 pub(super) fn swapped_rung(target: Target, size: Size, entry: &'static str) -> Option<Rung> {
     let [m, n, k] = size.0;
     let rows_in_place = n.is_multiple_of(8) && k.is_multiple_of(8);
-    let takes = m <= swapped::ROWS as usize && (m > small_m::MAX_ROWS as usize || (m > 1 && rows_in_place));
+    let takes = m <= SWAPPED_MAX_ROWS && (m > small_m::MAX_ROWS as usize || (m > 1 && rows_in_place));
     (target.sm90a && takes).then_some(Rung {
         entry,
-        why: "A of 2 to 16 rows on sm_90a: Cᵀ = Bᵀ·Aᵀ on wgmma's 64×16, B streamed once by TMA in strips of columns and runs of k",
+        why: "A of 2 to 32 rows on sm_90a: Cᵀ = Bᵀ·Aᵀ on wgmma's 64×16 (16 rows a block), B streamed once by TMA in strips of columns and runs of k",
     })
 }
 
