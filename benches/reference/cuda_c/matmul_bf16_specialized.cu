@@ -12,6 +12,12 @@
 // persistent grid the host launches (each block taking every gridDim.x-th item: tile_order.cuh,
 // tiles in rows, or in bands where C is wide; where C has few tiles, runs of k, and where the last
 // wave would be part-empty, runs of its tiles; runs meet in C by k_runs.cuh).
+//
+// matmul_bf16_clustered_cuda (kernels::matmul_bf16::specialized, KERNEL_CLUSTERED): the persistent
+// body in clusters of two blocks (__cluster_dims__) that take two tiles one above the other (items
+// of 256 rows): each copies its own rows of A and half of B's atoms, these by TMA multicast into
+// both blocks; each consumer warp, done with a slot, arrives on the slot's empty barrier in both
+// (lane r on block r's, through mapa), so a slot is refilled once both blocks are done with it.
 #define BM 128
 #define BN 256
 #define BK 64
@@ -33,7 +39,7 @@ __device__ __forceinline__ void wgmma256(float (&d)[128], unsigned long long a, 
         : "l"(a), "l"(b), "r"(1));
 }
 
-template <bool TMA>
+template <bool TMA, unsigned CTAS = 1>
 __device__ __forceinline__ void specialized(const bf16* a, const bf16* b, float* c, unsigned m, unsigned n,
                                             unsigned k, const void* maps, unsigned* arrivals) {
     if (TMA && maps == nullptr) __trap();  // the host always gives the TMA rungs maps
@@ -50,17 +56,26 @@ __device__ __forceinline__ void specialized(const bf16* a, const bf16* b, float*
     // blocks than C has tiles, or of the last wave's tiles where it would be part-empty.
     // Worked out by each warpgroup where it starts on its items, so that none of it is held across
     // the register hand-over (where ptxas would spill it).
-    auto work_of = [&] { return Work<BM, BN, true>(m, n, (k + BK - 1) / BK, gridDim.x); };
+    auto work_of = [&] { return Work<BM * CTAS, BN, true>(m, n, (k + BK - 1) / BK, gridDim.x / CTAS); };
+    // The walk's index is the cluster's; the block's rows of its items are the rank's.
+    unsigned rank = 0;
+    if (CTAS > 1) asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
+    unsigned walker = blockIdx.x / CTAS;
     unsigned base = (unsigned)__cvta_generic_to_shared(shared);
     unsigned skew = (1024 - base % 1024) % 1024 / ROW_BYTES;
     unsigned full0 = (unsigned)__cvta_generic_to_shared(barriers), empty0 = full0 + 8 * STAGES;
     if (tid == 0) {
         for (unsigned s = 0; s < STAGES; ++s) {
             asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(full0 + 8 * s), "r"(by_tma ? 1 : WARPGROUP));
-            asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(empty0 + 8 * s), "r"(2 * WARPGROUP));
+            asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(empty0 + 8 * s),
+                         "r"(CTAS > 1 ? CTAS * 8 : 2 * WARPGROUP));
         }
+        if (CTAS > 1) asm volatile("fence.mbarrier_init.release.cluster;");
     }
-    __syncthreads();
+    if (CTAS > 1)
+        asm volatile("barrier.cluster.arrive.release;\n\tbarrier.cluster.wait.acquire;");
+    else
+        __syncthreads();
     // Fills of the ring counted across items: fill g goes to slot g % STAGES, phase g / STAGES.
     unsigned fill = 0;
     // With TMA the producer's registers go to the consumers, whose regrouped stores need more
@@ -70,9 +85,9 @@ __device__ __forceinline__ void specialized(const bf16* a, const bf16* b, float*
         if (tid == 0) {
             const char* b_map = (const char*)maps + 128;
             const auto work = work_of();
-            for (unsigned i = blockIdx.x; i < work.items(); i += gridDim.x) {
+            for (unsigned i = walker; i < work.items(); i += gridDim.x / CTAS) {
                 Item item = work.item(i);
-                unsigned row0 = item.row0, col0 = item.col0;
+                unsigned row0 = item.row0 + BM * rank, col0 = item.col0;
                 for (unsigned step = item.begin; step < item.end; ++step, ++fill) {
                     unsigned slot = fill % STAGES, full = full0 + 8 * slot;
                     barrier_wait(empty0 + 8 * slot, ((fill / STAGES) & 1) ^ 1);
@@ -81,8 +96,18 @@ __device__ __forceinline__ void specialized(const bf16* a, const bf16* b, float*
                         "r"(SLOT_ROWS * ROW_BYTES));
                     unsigned first = base + (skew + slot * SLOT_ROWS) * ROW_BYTES;
                     tma_load(first, maps, step * BK, row0, full);
-                    for (unsigned atom = 0; atom < BN / 64; ++atom)
-                        tma_load(first + (BM + BK * atom) * ROW_BYTES, b_map, col0 + 64 * atom, step * BK, full);
+                    for (unsigned atom = 0; atom < BN / 64; ++atom) {
+                        unsigned dst = first + (BM + BK * atom) * ROW_BYTES;
+                        if (CTAS == 1)
+                            tma_load(dst, b_map, col0 + 64 * atom, step * BK, full);
+                        else if (atom % CTAS == rank)
+                            asm volatile(
+                                "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+                                " [%0], [%1, {%2, %3}], [%4], %5;" ::"r"(dst),
+                                "l"(b_map), "r"(col0 + 64 * atom), "r"(step * BK), "r"(full),
+                                "h"((unsigned short)((1u << CTAS) - 1))
+                                : "memory");
+                    }
                 }
             }
         }
@@ -112,10 +137,21 @@ __device__ __forceinline__ void specialized(const bf16* a, const bf16* b, float*
     if (TMA) asm volatile("setmaxnreg.inc.sync.aligned.u32 224;");
     unsigned consumer = group - 1;
     unsigned lane = tid % 32, warp_in_group = (tid / 32) % 4;
+    // A slot goes back to the producers: each consumer thread's arrival, or in clusters each
+    // consumer warp's on every block's barrier (lane r on block r's).
+    auto release = [&](unsigned slot) {
+        if (CTAS == 1) {
+            barrier_arrive(empty0 + 8 * slot);
+        } else if (lane < CTAS) {
+            unsigned peer;
+            asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(peer) : "r"(empty0 + 8 * slot), "r"(lane));
+            asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" ::"r"(peer) : "memory");
+        }
+    };
     const auto work = work_of();
-    for (unsigned i = blockIdx.x; i < work.items(); i += gridDim.x) {
+    for (unsigned i = walker; i < work.items(); i += gridDim.x / CTAS) {
         Item item = work.item(i);
-        unsigned row0 = item.row0, col0 = item.col0;
+        unsigned row0 = item.row0 + BM * rank, col0 = item.col0;
         float acc[128] = {};
         for (unsigned step = item.begin; step < item.end; ++step, ++fill) {
             unsigned slot = fill % STAGES;
@@ -130,15 +166,16 @@ __device__ __forceinline__ void specialized(const bf16* a, const bf16* b, float*
                          descriptor(b_rows + 16 * ROW_BYTES * kk, BK * ROW_BYTES, 1024));
             asm volatile("wgmma.commit_group.sync.aligned;");
             asm volatile("wgmma.wait_group.sync.aligned 1;");
-            if (step > item.begin) barrier_arrive(empty0 + 8 * ((fill - 1) % STAGES));
+            if (step > item.begin) release((fill - 1) % STAGES);
         }
         // The tile's last group and its slot, while the producer fills the ring for the next tile.
         asm volatile("wgmma.wait_group.sync.aligned 0;");
-        barrier_arrive(empty0 + 8 * ((fill - 1) % STAGES));
+        release((fill - 1) % STAGES);
         // Where the tiles' k is cut into runs, each warp's part meets the other runs' in C on its
         // own counter.
         unsigned row = row0 + 64 * consumer + 16 * warp_in_group + lane / 4;
-        meet_in_c_warp(arrivals + work.counter(item, 8) + tid / 32 - 4, item.run, item.runs, [&](bool adding) {
+        meet_in_c_warp(arrivals + work.counter(item, 8 * CTAS) + 8 * rank + tid / 32 - 4, item.run, item.runs,
+                       [&](bool adding) {
             if (n % 4 == 0 && (reinterpret_cast<unsigned long long>(c) % 16) == 0) {
                 // Over each pair of 8-column blocks, lanes 2q and 2q + 1 of a quad swap one pair
                 // of sums so that each holds four consecutive columns: one 16-byte store (or
@@ -257,6 +294,9 @@ __device__ __forceinline__ void specialized(const bf16* a, const bf16* b, float*
             }
         });
     }
+    // The other block's consumers may still arrive on this block's barriers, and its producer's
+    // copies land in this ring, until they are done: neither block exits before.
+    if (CTAS > 1) asm volatile("barrier.cluster.arrive.release;\n\tbarrier.cluster.wait.acquire;");
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
@@ -278,4 +318,10 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1)
                                 const void* maps,
     unsigned* arrivals) {
     specialized<true>(a, b, c, m, n, k, maps, arrivals);
+}
+
+extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(THREADS, 1)
+    matmul_bf16_clustered_cuda(const bf16* a, const bf16* b, float* c, unsigned m, unsigned n, unsigned k,
+                               const void* maps, unsigned* arrivals) {
+    specialized<true, 2>(a, b, c, m, n, k, maps, arrivals);
 }
