@@ -233,26 +233,22 @@ pub const FAMILY: Family<MatmulBf16Rounded> = Family::new(
 /// The tile width of a clustered rung of this family, `None` for the others.
 #[cfg(not(target_arch = "nvptx64"))]
 fn clustered_width(kernel: &Kernel<MatmulBf16Rounded>) -> Option<u32> {
-    [
+    let tiles = [
         (CLUSTERED, specialized::BN),
         (CLUSTERED_128X128, specialized::BN_NARROW),
-    ]
-    .into_iter()
-    .find(|(clustered, _)| clustered.entry() == kernel.entry())
-    .map(|(_, width)| width)
+    ];
+    specialized::width_among(&tiles, kernel.entry())
 }
 
 /// The tile width of a persistent rung of this family, `None` for the others.
 #[cfg(not(target_arch = "nvptx64"))]
 fn persistent_width(kernel: &Kernel<MatmulBf16Rounded>) -> Option<u32> {
-    [
+    let tiles = [
         (PERSISTENT, specialized::BN),
         (PERSISTENT_128X128, specialized::BN_NARROW),
         (PERSISTENT_128X64, specialized::BN_NARROWEST),
-    ]
-    .into_iter()
-    .find(|(persistent, _)| persistent.entry() == kernel.entry())
-    .map(|(_, width)| width)
+    ];
+    specialized::width_among(&tiles, kernel.entry())
 }
 
 /// The zeroed counters `arrivals` must hold for a launch of `kernel` on `grid`: the persistent

@@ -554,10 +554,17 @@ fn clustered_grid<const BN: u32>(p: &MatmulBf16, device: ptxkit::Occupancy) -> D
 /// `None` for the others.
 #[cfg(not(target_arch = "nvptx64"))]
 pub fn clustered_width(entry: &str) -> Option<u32> {
-    [(KERNEL_CLUSTERED, BN), (KERNEL_CLUSTERED_128X128, BN_NARROW)]
-        .into_iter()
+    width_among(&[(KERNEL_CLUSTERED, BN), (KERNEL_CLUSTERED_128X128, BN_NARROW)], entry)
+}
+
+/// The width paired with kernel `entry` among `tiles` (a family's tile kernels, each with its
+/// tile's width); `None` where it is none of them.
+#[cfg(not(target_arch = "nvptx64"))]
+pub fn width_among<P: ptxkit::Problem>(tiles: &[(Kernel<P>, u32)], entry: &str) -> Option<u32> {
+    tiles
+        .iter()
         .find(|(kernel, _)| kernel.entry() == entry)
-        .map(|(_, width)| width)
+        .map(|&(_, width)| width)
 }
 
 /// The zeroed counters a launch of the clustered kernels (tiles `BN` wide) on `grid` needs: one
@@ -611,14 +618,12 @@ pub fn predicted_twentieths(p: &MatmulBf16, places: u32) -> [u64; 3] {
 /// [`BN_NARROWEST`]; `None` for the others.
 #[cfg(not(target_arch = "nvptx64"))]
 pub fn persistent_width(entry: &str) -> Option<u32> {
-    [
+    let tiles = [
         (KERNEL_PERSISTENT, BN),
         (KERNEL_PERSISTENT_128X128, BN_NARROW),
         (KERNEL_PERSISTENT_128X64, BN_NARROWEST),
-    ]
-    .into_iter()
-    .find(|(kernel, _)| kernel.entry() == entry)
-    .map(|(_, width)| width)
+    ];
+    width_among(&tiles, entry)
 }
 
 /// The shortest run of k a tile is cut into: eight steps, twice the ring.
