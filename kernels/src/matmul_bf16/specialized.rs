@@ -614,6 +614,24 @@ pub fn predicted_twentieths(p: &MatmulBf16, places: u32) -> [u64; 3] {
     ]
 }
 
+/// Steps of k from which the 128×256 tiles go in clusters ([`clusters_pay`]): 128, a k of 8192.
+pub const CLUSTERED_MIN_STEPS: u32 = 128;
+
+/// Waves of 128×256 tiles from which they go in clusters ([`clusters_pay`]).
+pub const CLUSTERED_MIN_WAVES: u32 = 8;
+
+/// Whether `p`'s 128×256 tiles are predicted to run faster in clusters ([`KERNEL_CLUSTERED`])
+/// than alone ([`KERNEL_PERSISTENT`]) on a device of `places` resident blocks: where k is long
+/// and the tiles fill many waves. There the blocks of a wave drift apart in k, and the L2 no longer
+/// holds what the tiles of a wave share; a cluster's two blocks stay in step and read B's part of
+/// each step once. On shorter k or fewer waves the clustered tiles ran no faster, at times slower
+/// (docs/perf-log.md, change 155).
+#[cfg(not(target_arch = "nvptx64"))]
+pub fn clusters_pay(p: &MatmulBf16, places: u32) -> bool {
+    p.k.div_ceil(BK) >= CLUSTERED_MIN_STEPS
+        && u64::from(tiles::<BN>(p)) >= u64::from(CLUSTERED_MIN_WAVES) * u64::from(places)
+}
+
 /// The tile width of a persistent kernel of this module (`entry`): [`BN`], [`BN_NARROW`] or
 /// [`BN_NARROWEST`]; `None` for the others.
 #[cfg(not(target_arch = "nvptx64"))]
@@ -722,6 +740,37 @@ mod tests {
             ),
             [28 * 20, 28 * 13, 28 * 11]
         );
+    }
+
+    /// Clusters where k is long and the wide tiles fill many waves (8192 × 8192 × 28672 ran
+    /// 1.2–1.5× faster in them, 8192³ up to 1.1×), not where either is short (2048 × 4096 × 4096
+    /// and 12608 × 768 × 3072 ran slower in them: run 2026-12-07 j).
+    #[test]
+    fn clusters_pay_where_k_is_long_over_many_waves() {
+        let pays = |(m, n, k)| clusters_pay(&MatmulBf16 { m, n, k }, 132);
+        for shape in [(8192, 8192, 28672), (8192, 8192, 8192), (8192, 10240, 8192)] {
+            assert!(pays(shape), "{shape:?}");
+        }
+        for shape in [
+            (2048, 4096, 4096),
+            (12608, 768, 3072),
+            (12608, 4096, 1024),
+            (512, 4096, 11008),
+            (8192, 4096, 14336),
+            (8192, 8192, 8192 - BK),
+            (1, 1, 1),
+        ] {
+            assert!(!pays(shape), "{shape:?}");
+        }
+        // No overflow where the device's places are many.
+        assert!(!clusters_pay(
+            &MatmulBf16 {
+                m: 8192,
+                n: 8192,
+                k: 8192
+            },
+            u32::MAX
+        ));
     }
 
     /// On an H200's 132 places: C of few tiles gets one block per run of k, and counters for its

@@ -237,10 +237,11 @@ impl KernelChoice for MatmulBf16Demo {
     }
 
     fn configurations(&self) -> &'static [&'static str] {
-        const TILES: [&str; 3] = [
+        const TILES: [&str; 4] = [
             specialized::KERNEL_PERSISTENT_128X64.entry(),
             specialized::KERNEL_PERSISTENT_128X128.entry(),
             specialized::KERNEL_PERSISTENT.entry(),
+            specialized::KERNEL_CLUSTERED.entry(),
         ];
         &TILES
     }
@@ -270,30 +271,44 @@ pub(super) fn swapped_rung(target: Target, size: Size, entry: &'static str) -> O
     })
 }
 
-/// The persistent rung's tile (`family`'s configurations: 128×64, 128×128, then 128×256)
-/// predicted to finish `size` sooner on `gpu` ([`specialized::predicted_twentieths`], one block
-/// per SM); of equals, the wider.
+/// The persistent rung's tile (`family`'s configurations: 128×64, 128×128, 128×256, then
+/// 128×256 in clusters of two) predicted to finish `size` sooner on `gpu`
+/// ([`specialized::predicted_twentieths`], one block per SM); of equals, the wider. The 128×256
+/// tiles go in clusters where k is long over many waves of them ([`specialized::clusters_pay`]).
 pub(super) fn persistent_tile(family: &dyn FamilyDemo, gpu: &Gpu, size: Size) -> Option<Choice> {
     let [m, n, k] = size.0;
     let problem = MatmulBf16::new(m, n, k).ok()?;
-    let [wide, narrow, narrowest] = specialized::predicted_twentieths(&problem, gpu.info().sm_count);
-    let &[narrowest_entry, narrow_entry, wide_entry] = family.choice().configurations() else {
+    let sms = gpu.info().sm_count;
+    let [wide, narrow, narrowest] = specialized::predicted_twentieths(&problem, sms);
+    let &[narrowest_entry, narrow_entry, wide_entry, clustered_entry] = family.choice().configurations() else {
         return None;
     };
     let (entry, _) = [(wide_entry, wide), (narrow_entry, narrow), (narrowest_entry, narrowest)]
         .into_iter()
         .min_by_key(|&(_, time)| time)?;
     let steps = |twentieths: u64| twentieths as f64 / 20.0;
+    let predicted = format!(
+        "the busiest SM predicted at {:.1} steps of a 128×256 tile on 128×64 tiles, {:.1} on 128×128, {:.1} on 128×256 (its steps of k and its items' fills and stores, on {sms} SMs)",
+        steps(narrowest),
+        steps(narrow),
+        steps(wide),
+    );
+    let (entry, why) = if entry == wide_entry && specialized::clusters_pay(&problem, sms) {
+        (
+            clustered_entry,
+            format!(
+                "{predicted}; k of at least {} steps over at least {} waves of them: in clusters of two that copy B once for both",
+                specialized::CLUSTERED_MIN_STEPS,
+                specialized::CLUSTERED_MIN_WAVES
+            ),
+        )
+    } else {
+        (entry, predicted)
+    };
     Some(Choice {
         kernel: kernel_index(family, entry)?,
         entry,
-        why: format!(
-            "the busiest SM predicted at {:.1} steps of a 128×256 tile on 128×64 tiles, {:.1} on 128×128, {:.1} on 128×256 (its steps of k and its items' fills and stores, on {} SMs)",
-            steps(narrowest),
-            steps(narrow),
-            steps(wide),
-            gpu.info().sm_count
-        ),
+        why,
     })
 }
 

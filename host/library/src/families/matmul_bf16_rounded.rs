@@ -13,8 +13,8 @@ use super::{Bound, Case, Cli, FamilyDemo, GUARD, KernelChoice, Plan, Size, Sizes
 use crate::cublas::Precision;
 use kernels::Source;
 use kernels::matmul_bf16::rounded::{
-    FAMILY, MatmulBf16Rounded, PERSISTENT, PERSISTENT_128X64, PERSISTENT_128X128, SMALL_M, SWAPPED, arrivals_needed,
-    partials_needed,
+    CLUSTERED, FAMILY, MatmulBf16Rounded, PERSISTENT, PERSISTENT_128X64, PERSISTENT_128X128, SMALL_M, SWAPPED,
+    arrivals_needed, partials_needed,
 };
 use kernels::matmul_bf16::small_m;
 use ptxkit::device::mma::Bf16;
@@ -182,10 +182,11 @@ impl KernelChoice for MatmulBf16RoundedDemo {
     }
 
     fn configurations(&self) -> &'static [&'static str] {
-        const TILES: [&str; 3] = [
+        const TILES: [&str; 4] = [
             PERSISTENT_128X64.entry(),
             PERSISTENT_128X128.entry(),
             PERSISTENT.entry(),
+            CLUSTERED.entry(),
         ];
         &TILES
     }
