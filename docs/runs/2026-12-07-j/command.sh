@@ -12,6 +12,14 @@
 #   2: the model-shape suite's bf16 products against PyTorch (bf16 and f32 C);
 #   3: Nsight Compute: cuBLAS's kernels (launch shape, cluster, registers, warp states) beside
 #      ours at 8192^3, 2048 x 4096 x 4096 and 512 x 4096 x 11008.
+# Part 4 (`... command.sh 4`, same bundle): where the warps of the 128×128 tile and cuBLAS's stall
+# at 512 x 4096 x 11008 (the same tile, ring and block on both sides; one tile per block, k whole):
+# Nsight Compute's stall reasons by PC sampling, and the SASS lines most sampled; then f32 and
+# TF32 at 8192^3 against cuBLAS (the issue's targets, not measured since 2026-12-02); the swapped
+# rung at 48 and 64 rows beside `auto`'s tiles. First, where
+# gpud/host_c.gz is there (the commit with warp-arrivals.patch: the unclustered TMA tiles'
+# consumers arrive on a slot's empty barrier once per warp, not once per thread), it against the
+# commit.
 set -u
 part=${1:-3}
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-} PATH=/usr/local/cuda/bin:$PATH
@@ -36,10 +44,28 @@ if [ "$part" = 2 ]; then
   exit 0
 fi
 if [ "$part" = 4 ]; then
-  for v in persistent_128x128 persistent; do
+  if [ -f gpud/host_c.gz ]; then
+    gunzip -c gpud/host_c.gz > $x/host_c && chmod +x $x/host_c
+    echo "-- warp-arrivals.patch (c) against the commit (now), alternated c, now, c"
+    for shape in "512 4096 11008" "2048 4096 4096" "8192 8192 8192"; do
+      set -- $shape; echo "-- m=$1 n=$2 k=$3"
+      for side in c now c; do
+        for v in persistent_128x128 persistent; do
+          timeout 60 $x/host_$side --backend gpu --warmup 3 --runs 20 matmul-bf16-rounded --m $1 --n $2 --k $3 --variant $v 2>&1 | rows | sed "s/^/$side /"
+        done
+      done
+    done
+  fi
+  for v in persistent_128x128; do
     timeout 150 ncu --clock-control none --section WarpStateStats --section SourceCounters --print-details all --metrics regex:smsp__pcsamp_warps_issue_stalled_[a-z_]+$ -k regex:"matmul_bf16_rounded_$v\$|nvjet" $x/host_now --backend gpu --warmup 0 --runs 1 matmul-bf16-rounded --m 512 --n 4096 --k 11008 --variant $v > $OUT/ncu-stalls-$v.txt 2>&1
     echo "-- ncu stalls $v rc $?"
     grep -E "^  [a-zA-Z_0-9]+.*\(|smsp__pcsamp_warps_issue_stalled" $OUT/ncu-stalls-$v.txt | awk '$NF+0 > 0 || /\(/' | head -70
+  done
+  echo "-- 8192^3: f32 and TF32 (auto) against cuBLAS, twice"
+  for f in matmul matmul-tc matmul matmul-tc; do timed $f 8192 8192 8192 auto; done
+  echo "-- 33-64 rows: the swapped rung in row groups beside auto's tile"
+  for shape in "48 4096 4096" "64 12288 4096" "64 4096 11008" "64 2304 768"; do
+    set -- $shape; timed matmul-bf16-rounded $1 $2 $3 swapped auto
   done
   exit 0
 fi
@@ -63,6 +89,3 @@ for shape in "8192 8192 8192 clustered" "2048 4096 4096 persistent" "512 4096 11
   grep -E "^  [a-zA-Z_0-9]+.*\(|Duration|Compute \(SM\) Throughput|L2 Cache Throughput|DRAM Throughput|Grid Size|Block Size|Cluster Size|Registers Per|Shared Memory Configuration Size|Dynamic Shared|Warp Cycles Per Issued|Stall" $OUT/ncu-$1x$2x$3.txt | head -60
 done
 step end
-# Part 4 (`... command.sh 4`, same bundle): where the warps of the 128×128 tile and cuBLAS's stall
-# at 512 x 4096 x 11008 (the same tile, ring and block on both sides; one tile per block, k whole):
-# Nsight Compute's stall reasons by PC sampling, and the SASS lines most sampled.
