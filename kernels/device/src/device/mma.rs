@@ -89,7 +89,7 @@ impl F16 {
 
 /// `value / 2^shift` rounded to the nearest integer, ties to even (`0 < shift < 32`).
 #[inline]
-const fn round_shift(value: u32, shift: u32) -> u32 {
+pub(super) const fn round_shift(value: u32, shift: u32) -> u32 {
     let (kept, rest, half) = (value >> shift, value & ((1 << shift) - 1), 1 << (shift - 1));
     kept + (rest > half || (rest == half && kept & 1 == 1)) as u32
 }

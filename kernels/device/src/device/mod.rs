@@ -8,6 +8,7 @@ mod async_copy;
 mod atomic;
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
 pub mod cluster;
+pub mod fp8;
 mod global;
 mod ldmatrix;
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
