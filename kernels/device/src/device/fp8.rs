@@ -6,11 +6,13 @@
 //! * [`E5M2`]: 5 exponent bits (bias 15), 2 mantissa bits, infinities and NaNs as IEEE's: PyTorch's
 //!   `float8_e5m2`, largest finite 57344, smallest subnormal 2^-16.
 //!
-//! `from_f32` is PyTorch's cast (`tensor.to(torch.float8_e4m3fn)` and `float8_e5m2`): round to
-//! nearest, ties to even, and what rounds past the largest finite value is NaN (E4M3, which has no
-//! infinity) or infinity (E5M2). `from_f32_saturating` is what quantisation wants and the PTX
-//! conversion's `.satfinite` does: past the largest finite value (infinities included) it clamps
-//! to it; NaN stays NaN.
+//! `from_f32` is c10's conversion (`c10::Float8_e4m3fn(float)` and `Float8_e5m2(float)`, what
+//! PyTorch's cast does on the CPU): round to nearest, ties to even, and what rounds past the
+//! largest finite value is NaN (E4M3, which has no infinity) or infinity (E5M2).
+//! `from_f32_saturating` is the PTX conversion's `.satfinite` (CUDA's `__nv_cvt_float_to_fp8` with
+//! `__NV_SATFINITE`, which recent PyTorch calls to cast f32 to e4m3 on the GPU), and what
+//! quantisation wants: past the largest finite value (infinities included) it clamps to it; NaN
+//! stays NaN.
 
 use super::mma::round_shift;
 
@@ -86,10 +88,10 @@ const fn sign_of(x: f32) -> u8 {
 impl E4M3 {
     /// The largest finite value, 448.
     pub const MAX: E4M3 = E4M3(0x7e);
-    /// The NaN PyTorch's cast gives (`0x7f`; with the sign bit, `0xff`, NaN too).
+    /// The NaN c10's conversion gives (`0x7f`; with the sign bit, `0xff`, NaN too).
     pub const NAN: E4M3 = E4M3(0x7f);
 
-    /// PyTorch's cast: `x` to the nearest e4m3, ties to even; NaN, infinities and what rounds
+    /// c10's conversion: `x` to the nearest e4m3, ties to even; NaN, infinities and what rounds
     /// past 448 (from 464 up, 464 itself a tie to 448) to NaN, keeping the sign.
     #[inline]
     pub fn from_f32(x: f32) -> E4M3 {
@@ -141,10 +143,10 @@ impl E5M2 {
     pub const MAX: E5M2 = E5M2(0x7b);
     /// Infinity (`0x7c`; with the sign bit, `0xfc`, minus infinity).
     pub const INFINITY: E5M2 = E5M2(0x7c);
-    /// The NaN PyTorch's cast gives (`0x7f`; `0x7d`–`0x7f` with either sign are NaNs).
+    /// The NaN c10's conversion gives (`0x7f`; `0x7d`–`0x7f` with either sign are NaNs).
     pub const NAN: E5M2 = E5M2(0x7f);
 
-    /// PyTorch's cast: `x` to the nearest e5m2, ties to even; what rounds past 57344 (from 61440
+    /// c10's conversion: `x` to the nearest e5m2, ties to even; what rounds past 57344 (from 61440
     /// up, a tie that goes to the even infinity) and the infinities to infinity; NaN to
     /// [`E5M2::NAN`]; the sign kept.
     #[inline]
@@ -318,8 +320,8 @@ mod tests {
 
     /// Against the nearest value found by search (ties to the even code), over every value, every
     /// midpoint and their f32 neighbours, powers of two and a stride of every f32 bit pattern, with
-    /// both signs: rounding past the largest finite value gives NaN (PyTorch's cast) or the largest
-    /// finite value (saturating).
+    /// both signs: rounding past the largest finite value gives NaN (c10's conversion) or the
+    /// largest finite value (saturating).
     #[test]
     fn e4m3_rounds_to_nearest_even_and_past_448_to_nan_or_448() {
         let values = values(3, 7, 0x7f);
@@ -352,7 +354,7 @@ mod tests {
         assert_eq!(E4M3::from_f32(2f32.powi(-10).next_up()), E4M3(1));
     }
 
-    /// As the e4m3 test: past 57344 to infinity (PyTorch's cast) or 57344 (saturating).
+    /// As the e4m3 test: past 57344 to infinity (c10's conversion) or 57344 (saturating).
     #[test]
     fn e5m2_rounds_to_nearest_even_and_past_57344_to_infinity_or_57344() {
         let values = values(2, 15, 0x7c);
