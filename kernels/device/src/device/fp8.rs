@@ -30,18 +30,50 @@ pub struct E5M2(pub u8);
 struct Layout {
     mantissa_bits: u32,
     bias: u32,
+    /// The largest finite value's magnitude bits.
+    largest: u32,
+    /// The magnitude bits of the NaN conversions give.
+    nan: u32,
+    /// Whether the magnitude bits past the largest finite value's are infinity (the others above
+    /// them NaN), or all NaN.
+    infinity: bool,
 }
 
 const E4M3_LAYOUT: Layout = Layout {
     mantissa_bits: 3,
     bias: 7,
+    largest: 0x7e,
+    nan: 0x7f,
+    infinity: false,
 };
 const E5M2_LAYOUT: Layout = Layout {
     mantissa_bits: 2,
     bias: 15,
+    largest: 0x7b,
+    nan: 0x7f,
+    infinity: true,
 };
 
 impl Layout {
+    /// `x`'s bits in this format: the nearest value, ties to even, with `x`'s sign; NaN to
+    /// [`Layout::nan`]; an infinity, or what rounds past the largest finite value, to the
+    /// magnitude bits `overflow`.
+    #[inline]
+    fn encode(&self, x: f32, overflow: u32) -> u8 {
+        let magnitude = x.to_bits() & 0x7fff_ffff;
+        let code = if x.is_nan() {
+            self.nan
+        } else if magnitude >= 0x7f80_0000 {
+            overflow
+        } else {
+            match self.round_magnitude(magnitude) {
+                code if code > self.largest => overflow,
+                code => code,
+            }
+        };
+        sign_of(x) | code as u8
+    }
+
     /// The magnitude bits nearest `|x|` (finite), ties to even, as if the format's exponent had no
     /// top: a value past the largest finite one comes out as the next code up (or above).
     #[inline]
@@ -66,7 +98,28 @@ impl Layout {
         }
     }
 
-    /// The value of magnitude bits `code` below the format's top exponent, exactly.
+    /// Whether `bits` (of this format) are NaN.
+    #[inline]
+    const fn is_nan(&self, bits: u8) -> bool {
+        let code = (bits & 0x7f) as u32;
+        code > self.largest && !(self.infinity && code == self.largest + 1)
+    }
+
+    /// The value of `bits` (of this format), exactly.
+    #[inline]
+    fn decode(&self, bits: u8) -> f32 {
+        let code = (bits & 0x7f) as u32;
+        let magnitude = if code <= self.largest {
+            self.magnitude(code)
+        } else if self.is_nan(bits) {
+            f32::NAN
+        } else {
+            f32::INFINITY
+        };
+        f32::from_bits(((bits as u32 & 0x80) << 24) | magnitude.to_bits())
+    }
+
+    /// The value of finite magnitude bits `code`, exactly.
     #[inline]
     fn magnitude(&self, code: u32) -> f32 {
         let (exponent, mantissa) = (code >> self.mantissa_bits, code & ((1 << self.mantissa_bits) - 1));
@@ -95,46 +148,26 @@ impl E4M3 {
     /// past 448 (from 464 up, 464 itself a tie to 448) to NaN, keeping the sign.
     #[inline]
     pub fn from_f32(x: f32) -> E4M3 {
-        let magnitude = x.to_bits() & 0x7fff_ffff;
-        let code = if magnitude >= 0x7f80_0000 {
-            Self::NAN.0 as u32
-        } else {
-            E4M3_LAYOUT.round_magnitude(magnitude).min(Self::NAN.0 as u32)
-        };
-        E4M3(sign_of(x) | code as u8)
+        E4M3(E4M3_LAYOUT.encode(x, Self::NAN.0 as u32))
     }
 
     /// As [`E4M3::from_f32`], but what rounds past 448 (infinities included) is ±448; NaN stays
     /// NaN (PTX's `cvt.rn.satfinite.e4m3x2.f32`).
     #[inline]
     pub fn from_f32_saturating(x: f32) -> E4M3 {
-        if x.is_nan() {
-            return E4M3(sign_of(x) | Self::NAN.0);
-        }
-        let magnitude = x.to_bits() & 0x7fff_ffff;
-        let code = if magnitude >= 0x7f80_0000 {
-            Self::MAX.0 as u32
-        } else {
-            E4M3_LAYOUT.round_magnitude(magnitude).min(Self::MAX.0 as u32)
-        };
-        E4M3(sign_of(x) | code as u8)
+        E4M3(E4M3_LAYOUT.encode(x, Self::MAX.0 as u32))
     }
 
     /// Whether it is NaN (`S.1111.111`).
     #[inline]
     pub const fn is_nan(self) -> bool {
-        self.0 & 0x7f == 0x7f
+        E4M3_LAYOUT.is_nan(self.0)
     }
 
     /// The value, exactly.
     #[inline]
     pub fn to_f32(self) -> f32 {
-        let magnitude = if self.is_nan() {
-            f32::NAN
-        } else {
-            E4M3_LAYOUT.magnitude((self.0 & 0x7f) as u32)
-        };
-        f32::from_bits(((self.0 as u32 & 0x80) << 24) | magnitude.to_bits())
+        E4M3_LAYOUT.decode(self.0)
     }
 }
 
@@ -151,50 +184,26 @@ impl E5M2 {
     /// [`E5M2::NAN`]; the sign kept.
     #[inline]
     pub fn from_f32(x: f32) -> E5M2 {
-        if x.is_nan() {
-            return E5M2(sign_of(x) | Self::NAN.0);
-        }
-        let magnitude = x.to_bits() & 0x7fff_ffff;
-        let code = if magnitude >= 0x7f80_0000 {
-            Self::INFINITY.0 as u32
-        } else {
-            E5M2_LAYOUT.round_magnitude(magnitude).min(Self::INFINITY.0 as u32)
-        };
-        E5M2(sign_of(x) | code as u8)
+        E5M2(E5M2_LAYOUT.encode(x, Self::INFINITY.0 as u32))
     }
 
     /// As [`E5M2::from_f32`], but what rounds past 57344 (infinities included) is ±57344; NaN
     /// stays NaN (PTX's `cvt.rn.satfinite.e5m2x2.f32`).
     #[inline]
     pub fn from_f32_saturating(x: f32) -> E5M2 {
-        if x.is_nan() {
-            return E5M2(sign_of(x) | Self::NAN.0);
-        }
-        let magnitude = x.to_bits() & 0x7fff_ffff;
-        let code = if magnitude >= 0x7f80_0000 {
-            Self::MAX.0 as u32
-        } else {
-            E5M2_LAYOUT.round_magnitude(magnitude).min(Self::MAX.0 as u32)
-        };
-        E5M2(sign_of(x) | code as u8)
+        E5M2(E5M2_LAYOUT.encode(x, Self::MAX.0 as u32))
     }
 
     /// Whether it is NaN (exponent all ones, mantissa not zero).
     #[inline]
     pub const fn is_nan(self) -> bool {
-        self.0 & 0x7f > 0x7c
+        E5M2_LAYOUT.is_nan(self.0)
     }
 
     /// The value, exactly.
     #[inline]
     pub fn to_f32(self) -> f32 {
-        let code = (self.0 & 0x7f) as u32;
-        let magnitude = match code {
-            0x7c => f32::INFINITY,
-            0x7d..=0x7f => f32::NAN,
-            _ => E5M2_LAYOUT.magnitude(code),
-        };
-        f32::from_bits(((self.0 as u32 & 0x80) << 24) | magnitude.to_bits())
+        E5M2_LAYOUT.decode(self.0)
     }
 }
 
