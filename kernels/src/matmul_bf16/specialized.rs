@@ -622,10 +622,10 @@ pub const CLUSTERED_MIN_WAVES: u32 = 8;
 
 /// Whether `p`'s 128×256 tiles are predicted to run faster in clusters ([`KERNEL_CLUSTERED`])
 /// than alone ([`KERNEL_PERSISTENT`]) on a device of `places` resident blocks: where k is long
-/// and the tiles fill many waves. There the blocks of a wave drift apart in k, and the L2 no longer
-/// holds what the tiles of a wave share; a cluster's two blocks stay in step and read B's part of
-/// each step once. On shorter k or fewer waves the clustered tiles ran no faster, at times slower
-/// (docs/perf-log.md, change 155).
+/// and the tiles fill many waves, where the tiles alone ran slowest against cuBLAS (perhaps the
+/// blocks of a wave drift apart in k and the L2 no longer holds what they share; not measured); a
+/// cluster's two blocks go in step and read B's part of each step once. On shorter k or fewer
+/// waves the clustered tiles ran no faster, at times slower (docs/perf-log.md, change 155).
 #[cfg(not(target_arch = "nvptx64"))]
 pub fn clusters_pay(p: &MatmulBf16, places: u32) -> bool {
     p.k.div_ceil(BK) >= CLUSTERED_MIN_STEPS
