@@ -31,6 +31,7 @@ pub mod histogram_f32;
 mod inlined;
 pub mod matmul;
 pub mod matmul_bf16;
+pub mod matmul_fp8;
 pub mod matmul_tc;
 pub mod mma_probe;
 pub mod norm;

@@ -1,7 +1,7 @@
 """The project's Rust GPU kernels as PyTorch operators.
 
 ``rust_kernels.transpose``, ``softmax``, ``layer_norm``, ``rms_norm``, ``add_layer_norm`` and ``add_rms_norm`` (also bfloat16), ``cross_entropy``, ``row_sum``, ``row_max``, ``matmul``, ``matmul_tf32`` (on the tensor cores), ``conv2d``, ``sum``, ``cumsum``, ``add`` and ``shared_mem_add`` take CUDA float32
-tensors and return new ones (``matmul_bf16`` takes bfloat16 ones and returns float32; ``attention`` takes and returns bfloat16, ``histogram`` counts uint8 values, ``histogram_f32`` float32 ones in 256 bins), computed by kernels written in Rust (compiled to PTX) and queued on
+tensors and return new ones (``matmul_bf16`` takes bfloat16 ones and returns float32; ``matmul_fp8`` float8_e4m3fn ones and a float32 scale for each, and returns bfloat16, as ``torch._scaled_mm``; ``attention`` takes and returns bfloat16, ``histogram`` counts uint8 values, ``histogram_f32`` float32 ones in 256 bins), computed by kernels written in Rust (compiled to PTX) and queued on
 PyTorch's current stream of the tensors' device, in the device's primary context. They are
 registered as ``torch.ops.rust_kernels.*`` custom operators (with fake implementations, so
 ``torch.compile`` traces them without graph breaks, and autograd where the backward is simple).
@@ -23,7 +23,7 @@ ALIGNMENT = native.ALIGNMENT
 def variants(op):
     """The kernels ``op`` (add, attention, attention_causal, attention_any_dim, attention_any_dim_causal,
     conv2d, cumsum, histogram, histogram_f32, layer_norm, matmul, matmul_bf16, matmul_bf16_rounded
-    (``matmul_bf16`` with ``out_dtype=torch.bfloat16``), matmul_tf32, rms_norm, row_max, row_sum,
+    (``matmul_bf16`` with ``out_dtype=torch.bfloat16``), matmul_fp8, matmul_tf32, rms_norm, row_max, row_sum,
     softmax, sum, transpose) can be asked for by name."""
     return native.variants(op)
 
@@ -47,6 +47,7 @@ if _torch is not None:
         layer_norm,
         matmul,
         matmul_bf16,
+        matmul_fp8,
         matmul_tf32,
         rms_norm,
         row_max,
@@ -65,6 +66,7 @@ else:
         )
 
     add = add_layer_norm = add_rms_norm = attention = conv2d = cross_entropy = histogram = histogram_f32 = cumsum = matmul = matmul_bf16 = matmul_tf32 = _needs_torch
+    matmul_fp8 = _needs_torch
     layer_norm = rms_norm = row_max = row_sum = _needs_torch
     shared_mem_add = softmax = sum = transpose = _needs_torch
 
@@ -82,6 +84,7 @@ __all__ = [
     "layer_norm",
     "matmul",
     "matmul_bf16",
+    "matmul_fp8",
     "matmul_tf32",
     "native",
     "rms_norm",

@@ -966,6 +966,56 @@ def matmul_tf32(a, b, variant="auto"):
     return _matmul_tf32_impl(a, b, variant) if _eager(a, b) else _matmul_tf32(a, b, variant)
 
 
+# matmul_fp8 --------------------------------------------------------------------------------------
+
+
+def _matmul_fp8_impl(
+    a: torch.Tensor, b: torch.Tensor, scale_a: torch.Tensor, scale_b: torch.Tensor, variant: str
+) -> torch.Tensor:
+    if not isinstance(b, torch.Tensor) or b.dim() != 2:
+        raise ValueError("b: expected a 2-D tensor (k, n)")
+    # The kernels read b as its transpose, row-major: the column-major b _scaled_mm takes as it is.
+    a, bt = _ready("a", a, torch.float8_e4m3fn), _ready("b", b.t(), torch.float8_e4m3fn)
+    scale_a, scale_b = _ready("scale_a", scale_a), _ready("scale_b", scale_b)
+    _same_device(a, bt, scale_a, scale_b)
+    if a.dim() != 2 or a.shape[1] != bt.shape[1]:
+        raise ValueError(f"a {tuple(a.shape)} and b {tuple(b.shape)}: expected (m, k) and (k, n)")
+    if scale_a.numel() != 1 or scale_b.numel() != 1:
+        raise ValueError(
+            f"scale_a {tuple(scale_a.shape)} and scale_b {tuple(scale_b.shape)}: one float32 each "
+            "(per-tensor scales; row-wise scales are not supported yet)"
+        )
+    c = torch.empty((a.shape[0], bt.shape[0]), device=a.device, dtype=torch.bfloat16)
+    if c.numel():
+        if a.shape[1] == 0:
+            c.zero_()
+        else:
+            _native.matmul_fp8(a, bt, c, scale_a, scale_b, variant=variant, **_launch_args(a))
+    return c
+
+
+_matmul_fp8 = _Operator("matmul_fp8", _matmul_fp8_impl)
+
+
+@_matmul_fp8.register_fake
+def _(a, b, scale_a, scale_b, variant):
+    return a.new_empty((a.shape[0], b.shape[1]), dtype=torch.bfloat16)
+
+
+def matmul_fp8(a, b, scale_a, scale_b, out_dtype=torch.bfloat16, variant="auto"):
+    """``torch._scaled_mm(a, b, scale_a, scale_b, out_dtype=torch.bfloat16)`` with per-tensor
+    scales: a (m × k) and b (k × n) float8_e4m3fn CUDA tensors (b column-major, as ``_scaled_mm``
+    takes it, is read in place; any other b is copied), scale_a and scale_b one float32 each. The
+    exact products are summed on the FP8 tensor cores (``wgmma`` with TMA on a persistent grid on
+    an H100 or H200; 32×32 tiles on the CUDA cores elsewhere), multiplied by
+    ``scale_a · scale_b`` and rounded once to bfloat16. The FP8 tensor cores keep fewer bits in
+    their sums than float32's, as ``_scaled_mm`` with ``use_fast_accum=True``. No autograd."""
+    if out_dtype != torch.bfloat16:
+        raise TypeError(f"out_dtype: {out_dtype} given; torch.bfloat16 expected (the only one yet)")
+    args = (a, b, scale_a, scale_b, variant)
+    return _matmul_fp8_impl(*args) if _eager(a, b, scale_a, scale_b) else _matmul_fp8(*args)
+
+
 # attention ---------------------------------------------------------------------------------------
 
 

@@ -20,6 +20,8 @@ pub enum Dtype {
     /// bfloat16, as its 16 bits (torch tensors only: the array interface has no type string
     /// for it).
     Bf16,
+    /// float8_e4m3fn, as its 8 bits (torch tensors only, as bfloat16).
+    E4m3,
 }
 
 impl Dtype {
@@ -30,7 +32,7 @@ impl Dtype {
             Dtype::U32 => &["<i4", "<u4"],
             Dtype::U8 => &["|u1", "<u1"],
             Dtype::I64 => &["<i8"],
-            Dtype::Bf16 => &[],
+            Dtype::Bf16 | Dtype::E4m3 => &[],
         }
     }
 
@@ -39,7 +41,7 @@ impl Dtype {
             Dtype::I64 => 8,
             Dtype::F32 | Dtype::U32 => 4,
             Dtype::Bf16 => 2,
-            Dtype::U8 => 1,
+            Dtype::U8 | Dtype::E4m3 => 1,
         }
     }
 
@@ -51,6 +53,7 @@ impl Dtype {
             Dtype::U8 => &["torch.uint8"],
             Dtype::I64 => &["torch.int64"],
             Dtype::Bf16 => &["torch.bfloat16"],
+            Dtype::E4m3 => &["torch.float8_e4m3fn"],
         }
     }
 }
@@ -122,6 +125,19 @@ impl Tensor {
             return Err(PyValueError::new_err(format!("{}: the array is read-only", self.name)));
         }
         Ok(self)
+    }
+
+    /// An error unless the tensor holds `expected` elements (any shape: a scalar's is `[]`).
+    pub fn expect_len(&self, expected: usize) -> PyResult<()> {
+        if self.len() != expected {
+            return Err(PyValueError::new_err(format!(
+                "{}: {} elements (shape {:?}) given, {expected} expected",
+                self.name,
+                self.len(),
+                self.shape
+            )));
+        }
+        Ok(())
     }
 
     /// An error unless the shape is `expected`.
@@ -207,13 +223,14 @@ fn torch_tensor_type(py: Python<'_>) -> PyResult<Option<&Bound<'_, PyAny>>> {
 /// a tensor's dtype is checked by identity rather than by formatting its name (a few hundred ns per
 /// tensor per call).
 fn torch_dtypes(py: Python<'_>, dtype: Dtype) -> PyResult<&'static [Py<PyAny>]> {
-    static OBJECTS: [PyOnceLock<Vec<Py<PyAny>>>; 5] = [const { PyOnceLock::new() }; 5];
+    static OBJECTS: [PyOnceLock<Vec<Py<PyAny>>>; 6] = [const { PyOnceLock::new() }; 6];
     let cell = &OBJECTS[match dtype {
         Dtype::F32 => 0,
         Dtype::U32 => 1,
         Dtype::U8 => 2,
         Dtype::Bf16 => 3,
         Dtype::I64 => 4,
+        Dtype::E4m3 => 5,
     }];
     let objects = cell.get_or_try_init(py, || -> PyResult<Vec<Py<PyAny>>> {
         // Without torch (an object that only looks like a tensor) the names decide.

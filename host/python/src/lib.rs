@@ -225,6 +225,54 @@ fn matmul_bf16_rounded(
     families::matmul_bf16_rounded::launch(&backend, kernel, Source::Rust, &problem, &a, &b, &mut c).map_err(to_python)
 }
 
+/// `c = scale_a · scale_b · (a · b)` for e4m3 a (m × k) and b given as its transpose `bt`
+/// (n × k: the column-major b of `torch._scaled_mm`), row-major, into bf16 c (m × n): f32 sums
+/// of exact products, scaled and rounded once; `scale_a` and `scale_b` one f32 each.
+#[pyfunction]
+#[pyo3(signature = (a, bt, c, scale_a, scale_b, stream, device, variant = "auto"))]
+#[allow(clippy::too_many_arguments)]
+fn matmul_fp8(
+    a: &Bound<PyAny>,
+    bt: &Bound<PyAny>,
+    c: &Bound<PyAny>,
+    scale_a: &Bound<PyAny>,
+    scale_b: &Bound<PyAny>,
+    stream: usize,
+    device: usize,
+    variant: &str,
+) -> PyResult<()> {
+    let a = Tensor::read("a", a, Dtype::E4m3, 2)?;
+    let bt = Tensor::read("b (as its transpose)", bt, Dtype::E4m3, 2)?;
+    let c = Tensor::read("c", c, Dtype::Bf16, 2)?.writable()?;
+    let scales = [
+        Tensor::read("scale_a", scale_a, Dtype::F32, 0)?,
+        Tensor::read("scale_b", scale_b, Dtype::F32, 0)?,
+    ];
+    for scale in &scales {
+        scale.expect_len(1)?;
+    }
+    let [m, k] = [a.shape[0], a.shape[1]];
+    let n = bt.shape[0];
+    bt.expect_shape(&[n, k])?;
+    c.expect_shape(&[m, n])?;
+    let problem = kernels::matmul_fp8::MatmulFp8::new(m, n, k).map_err(size_error)?;
+    let backend = backend(device, stream)?;
+    let kernel = &kernels::matmul_fp8::FAMILY.kernels[variant::resolve(Op::MatmulFp8, &backend, variant, [m, n, k])?];
+    let (a, bt, mut c) = (array(&backend, &a)?, array(&backend, &bt)?, array(&backend, &c)?);
+    let [scale_a, scale_b] = [array(&backend, &scales[0])?, array(&backend, &scales[1])?];
+    families::matmul_fp8::launch(
+        &backend,
+        kernel,
+        Source::Rust,
+        &problem,
+        &a,
+        &bt,
+        &mut c,
+        (&scale_a, &scale_b),
+    )
+    .map_err(to_python)
+}
+
 /// `c = a · b` for f32 matrices a (m × k) and b (k × n), row-major, on the tensor cores: each
 /// operand read as TF32 (10 mantissa bits), f32 sums (PyTorch's `a @ b` with TF32 allowed).
 #[pyfunction]
@@ -1690,6 +1738,7 @@ fn _native(module: &Bound<PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(matmul, module)?)?;
     module.add_function(wrap_pyfunction!(matmul_bf16, module)?)?;
     module.add_function(wrap_pyfunction!(matmul_bf16_rounded, module)?)?;
+    module.add_function(wrap_pyfunction!(matmul_fp8, module)?)?;
     module.add_function(wrap_pyfunction!(matmul_tf32, module)?)?;
     module.add_function(wrap_pyfunction!(histogram_f32, module)?)?;
     module.add_function(wrap_pyfunction!(row_reduce_scratch_len, module)?)?;

@@ -7,7 +7,7 @@ use kernels::elementwise::Elementwise;
 use kernels::vec_add;
 use kernels_host::families::{
     FamilyDemo, Size, attention, auto, conv2d, histogram, histogram_f32, kernel_index, matmul, matmul_bf16,
-    matmul_bf16_rounded, norm, reduce, rows, scan, softmax, transpose,
+    matmul_bf16_rounded, matmul_fp8, norm, reduce, rows, scan, softmax, transpose,
 };
 use ptxkit::Kernel;
 use ptxkit_runtime::Backend;
@@ -25,6 +25,7 @@ pub enum Op {
     MatmulBf16,
     MatmulBf16Rounded,
     MatmulTf32,
+    MatmulFp8,
     Attention,
     AttentionCausal,
     AttentionAnyDim,
@@ -49,6 +50,7 @@ impl Op {
             Op::MatmulBf16 => &matmul_bf16::MatmulBf16Demo,
             Op::MatmulBf16Rounded => &matmul_bf16_rounded::MatmulBf16RoundedDemo,
             Op::MatmulTf32 => &matmul::MATMUL_TC,
+            Op::MatmulFp8 => &matmul_fp8::MatmulFp8Demo,
             Op::Attention => &attention::ATTENTION,
             Op::AttentionCausal => &attention::ATTENTION_CAUSAL,
             Op::AttentionAnyDim => &attention::ATTENTION_ANY_DIM,
@@ -83,6 +85,7 @@ impl Op {
             Op::MatmulBf16,
             Op::MatmulBf16Rounded,
             Op::MatmulTf32,
+            Op::MatmulFp8,
             Op::Attention,
             Op::AttentionCausal,
             Op::AttentionAnyDim,

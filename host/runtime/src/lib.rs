@@ -69,6 +69,6 @@ pub use peer::{CopyBy, PeerView, copy_between, exchange};
 pub use scratch::{PartialSums, ScratchHold};
 pub use tensor_map::{
     TensorMap, TensorMapCache, bf16_swizzled, bf16_swizzled_pitched, bf16_swizzled_stack, f32_swizzled,
-    f32_swizzled_pitched,
+    f32_swizzled_pitched, fp8_swizzled_pitched,
 };
 pub use timing::{MIN_WARMUP_MS, Timing, time_gpu, time_gpu_interleaved, time_once};

@@ -59,6 +59,17 @@ pub fn f32_swizzled_pitched(
     encode_swizzled(Element::F32, address, &[cols, rows], Some(pitch), (box_cols, box_rows))
 }
 
+/// As [`bf16_swizzled_pitched`] for a row-major matrix of 8-bit floats (e4m3 or e5m2: the bits are
+/// copied as they are): boxes of at most 128 columns (one 128-byte swizzled row).
+pub fn fp8_swizzled_pitched(
+    address: u64,
+    (rows, cols): (u32, u32),
+    pitch: u64,
+    (box_cols, box_rows): (u32, u32),
+) -> Result<TensorMap> {
+    encode_swizzled(Element::Fp8, address, &[cols, rows], Some(pitch), (box_cols, box_rows))
+}
+
 /// `heads` row-major bf16 matrices of `rows × cols` one after another (attention's
 /// `[heads][seq][dim]`), copied as [`bf16_swizzled`] copies one, a box never crossing from one
 /// matrix into the next: zeros past a matrix's last row.
@@ -75,11 +86,13 @@ pub fn bf16_swizzled_stack(
 enum Element {
     Bf16,
     F32,
+    Fp8,
 }
 
 impl Element {
     fn bytes(self) -> u32 {
         match self {
+            Element::Fp8 => 1,
             Element::Bf16 => 2,
             Element::F32 => 4,
         }
@@ -87,6 +100,7 @@ impl Element {
 
     fn name(self) -> &'static str {
         match self {
+            Element::Fp8 => "fp8",
             Element::Bf16 => "bf16",
             Element::F32 => "f32",
         }
@@ -96,6 +110,7 @@ impl Element {
         match self {
             Element::Bf16 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
             Element::F32 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
+            Element::Fp8 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT8,
         }
     }
 }

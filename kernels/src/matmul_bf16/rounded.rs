@@ -167,7 +167,7 @@ kernel_sm90a! {
     pub unsafe fn matmul_bf16_rounded_clustered(a: *const Bf16, b: *const Bf16, c: *mut Bf16, m: u32, n: u32, k: u32, maps: *const TensorMaps, arrivals: *mut u32, partials: *mut f32) {
         // SAFETY: the kernel's contract; launched in clusters of CLUSTER.
         unsafe {
-            specialized::body::run_in::<true, { specialized::BN }, Bf16, { specialized::CLUSTER }, { specialized::CLUSTER_ROWS }>(a, b, c, (m, n, k), maps, (arrivals, partials))
+            specialized::body::run_in::<specialized::Bf16Tiles, true, { specialized::BN }, Bf16, { specialized::CLUSTER }, { specialized::CLUSTER_ROWS }>((a, b, 1.0), c, (m, n, k), maps, (arrivals, partials))
         }
     }
 }
@@ -178,7 +178,7 @@ kernel_sm90a! {
     pub unsafe fn matmul_bf16_rounded_clustered_128x128(a: *const Bf16, b: *const Bf16, c: *mut Bf16, m: u32, n: u32, k: u32, maps: *const TensorMaps, arrivals: *mut u32, partials: *mut f32) {
         // SAFETY: as above.
         unsafe {
-            specialized::body::run_in::<true, { specialized::BN_NARROW }, Bf16, { specialized::CLUSTER }, { specialized::CLUSTER_ROWS }>(a, b, c, (m, n, k), maps, (arrivals, partials))
+            specialized::body::run_in::<specialized::Bf16Tiles, true, { specialized::BN_NARROW }, Bf16, { specialized::CLUSTER }, { specialized::CLUSTER_ROWS }>((a, b, 1.0), c, (m, n, k), maps, (arrivals, partials))
         }
     }
 }

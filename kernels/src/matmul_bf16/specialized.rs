@@ -66,6 +66,29 @@ const SLACK_ROWS: u32 = 1024 / ROW_BYTES;
 pub const A_BOX: (u32, u32) = (BK, BM);
 pub const B_BOX: (u32, u32) = (64, BK);
 
+/// What the tiles' operands are, for the body they share: bf16 with B row-major ([`Bf16Tiles`],
+/// this ladder's), or FP8 with B given as its transpose ([`crate::matmul_fp8`]'s). A slot's
+/// bytes are the same for both: each 128-byte row holds one step's k of A's rows, and B's part
+/// is `BN / 64` boxes of 64 rows.
+pub trait TileFormat {
+    /// One element of A and B.
+    type Element;
+    /// Elements of k in one step: one 128-byte swizzled row of them.
+    const STEP_K: u32;
+    /// Whether B comes as its transpose (n × k row-major, k-major in the slot: FP8's `wgmma` has
+    /// no transpose for B), else row-major (k × n, MN-major in the slot).
+    const B_TRANSPOSED: bool;
+}
+
+/// bf16 operands, B row-major: 64 of k a step.
+pub struct Bf16Tiles;
+
+impl TileFormat for Bf16Tiles {
+    type Element = ptxkit::device::mma::Bf16;
+    const STEP_K: u32 = BK;
+    const B_TRANSPOSED: bool = false;
+}
+
 shared_memory! {
     /// The ring, in 128-byte rows of 32 words, and each slot's *full* and *empty* barriers.
     pub struct Ring {
@@ -75,7 +98,7 @@ shared_memory! {
 }
 
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
-pub(super) mod body {
+pub(crate) mod body {
     use super::*;
     use crate::matmul::k_runs::{meet_in_c_warp, meet_in_partials_warp};
     use crate::matmul::output::Out;
@@ -87,8 +110,44 @@ pub(super) mod body {
     use ptxkit::device::mma::Bf16;
     use ptxkit::device::wgmma::{
         Descriptor, fence_proxy_async, registers_claim, registers_release, shared_address, wgmma_commit, wgmma_fence,
-        wgmma_m64n64k16_bf16, wgmma_m64n128k16_bf16, wgmma_m64n256k16_bf16, wgmma_wait,
+        wgmma_m64n64k16_bf16, wgmma_m64n64k32_e4m3, wgmma_m64n128k16_bf16, wgmma_m64n128k32_e4m3,
+        wgmma_m64n256k16_bf16, wgmma_m64n256k32_e4m3, wgmma_wait,
     };
+
+    /// A format's product of one 32-byte column of a slot: `acc += A·B` for the warpgroup by the
+    /// `wgmma` of N = `BN` (256 into both halves, 128 into `low`, 64 into `low`'s first half).
+    pub trait Multiply: TileFormat {
+        fn multiply<const BN: u32>(acc: (&mut [f32; 64], &mut [f32; 64]), a: Descriptor, b: Descriptor);
+    }
+
+    /// The 64×`BN` part of `acc` the `wgmma`s of N = `BN` accumulate in: `low`'s first 32 for 64.
+    #[inline(always)]
+    fn first_half(low: &mut [f32; 64]) -> &mut [f32; 32] {
+        // SAFETY: the first 32 of `low`'s 64, as an array of their own.
+        unsafe { &mut *low.as_mut_ptr().cast::<[f32; 32]>() }
+    }
+
+    impl Multiply for Bf16Tiles {
+        #[inline(always)]
+        fn multiply<const BN: u32>((low, high): (&mut [f32; 64], &mut [f32; 64]), a: Descriptor, b: Descriptor) {
+            match BN {
+                super::BN => wgmma_m64n256k16_bf16((low, high), a, b),
+                BN_NARROW => wgmma_m64n128k16_bf16(low, a, b),
+                _ => wgmma_m64n64k16_bf16(first_half(low), a, b),
+            }
+        }
+    }
+
+    impl Multiply for crate::matmul_fp8::E4m3Tiles {
+        #[inline(always)]
+        fn multiply<const BN: u32>((low, high): (&mut [f32; 64], &mut [f32; 64]), a: Descriptor, b: Descriptor) {
+            match BN {
+                super::BN => wgmma_m64n256k32_e4m3((low, high), a, b),
+                BN_NARROW => wgmma_m64n128k32_e4m3(low, a, b),
+                _ => wgmma_m64n64k32_e4m3(first_half(low), a, b),
+            }
+        }
+    }
 
     /// Registers per thread of the TMA rungs' producer warpgroup, one thread of which issues the
     /// copies...
@@ -126,7 +185,7 @@ pub(super) mod body {
         (arrivals, partials): (*mut u32, *mut f32),
     ) {
         // SAFETY: forwarded.
-        unsafe { run_in::<TMA, BN, O, 1, BM>(a, b, c, (m, n, k), maps, (arrivals, partials)) }
+        unsafe { run_in::<Bf16Tiles, TMA, BN, O, 1, BM>((a, b, 1.0), c, (m, n, k), maps, (arrivals, partials)) }
     }
 
     /// As [`run`] for blocks in clusters of `CTAS` along x, each cluster taking items of
@@ -136,12 +195,15 @@ pub(super) mod body {
     /// consumers of every block of the cluster are done with it: each consumer warp arrives on
     /// the slot's *empty* barrier in each block. TMA only.
     ///
+    /// The operands are `F`'s (TMA only for other formats than [`Bf16Tiles`]); each sum is
+    /// multiplied by `scale` on its way out (1 for bf16: the multiply folds away).
+    ///
     /// # Safety
-    /// As for [`run`]; the kernel is launched in clusters of `CTAS` (its launch bounds).
+    /// As for [`run`]; the kernel is launched in clusters of `CTAS` (its launch bounds); `a` and
+    /// `b` hold `F`'s elements, B transposed where `F` says.
     #[inline(always)]
-    pub unsafe fn run_in<const TMA: bool, const BN: u32, O: Out, const CTAS: u32, const UNIT: u32>(
-        a: *const Bf16,
-        b: *const Bf16,
+    pub unsafe fn run_in<F: Multiply, const TMA: bool, const BN: u32, O: Out, const CTAS: u32, const UNIT: u32>(
+        (a, b, scale): (*const F::Element, *const F::Element, f32),
         c: *mut O,
         (m, n, k): (u32, u32, u32),
         maps: *const TensorMaps,
@@ -156,6 +218,10 @@ pub(super) mod body {
             assert!(
                 CTAS == 1 || (TMA && (BN / 64) % CTAS == 0),
                 "clusters share B's atoms by TMA"
+            );
+            assert!(
+                TMA || (F::STEP_K == BK && !F::B_TRANSPOSED),
+                "the cp.async copies stage bf16 only"
             );
         };
         let stages = stages(BN);
@@ -175,7 +241,7 @@ pub(super) mod body {
         // waves' tiles where the last would be part-empty.
         // Worked out by each warpgroup where it starts on its items, so that none of it is held
         // across the register hand-over (where ptxas would spill it).
-        let work = || Work::<UNIT, BN, true>::new((m, n), k.div_ceil(BK), grid_dim().x / CTAS);
+        let work = || Work::<UNIT, BN, true>::new((m, n), k.div_ceil(F::STEP_K), grid_dim().x / CTAS);
         // The walk's index is the cluster's; the block's rows of its items are the rank's.
         let (block, rank) = if CTAS > 1 {
             (block_idx().x / CTAS, cluster::block_rank())
@@ -237,10 +303,16 @@ pub(super) mod body {
                             mbarrier::wait(empty(slot), phase ^ 1);
                             mbarrier::arrive_expect_tx(full(slot), slot_rows * ROW_BYTES);
                             let first = base + first_row(slot) * ROW_BYTES;
-                            tma::load_2d(first, a_map, (step * BK, row0 + BM * rank), full(slot));
+                            let k0 = step * F::STEP_K;
+                            tma::load_2d(first, a_map, (k0, row0 + BM * rank), full(slot));
                             for atom in 0..BN / 64 {
-                                let dst = first + (BM + BK * atom) * ROW_BYTES;
-                                let at = (col0 + 64 * atom, step * BK);
+                                // 64 rows of the slot each: k-rows of 64 columns, or (B
+                                // transposed) 64 columns' rows of k.
+                                let dst = first + (BM + 64 * atom) * ROW_BYTES;
+                                let at = match F::B_TRANSPOSED {
+                                    true => (k0, col0 + 64 * atom),
+                                    false => (col0 + 64 * atom, k0),
+                                };
                                 if CTAS == 1 {
                                     tma::load_2d(dst, b_map, at, full(slot));
                                 } else if atom % CTAS == rank {
@@ -264,7 +336,8 @@ pub(super) mod body {
             let mut walk = work.walk(block);
             while !work.done(&walk) {
                 let Item { corner, steps, .. } = work.item(&walk);
-                let ops = Operands::new(a, b, (m, n, k), corner);
+                // Bf16 (the const assertion above): the casts change nothing.
+                let ops = Operands::new(a.cast(), b.cast(), (m, n, k), corner);
                 for step in steps.0..steps.1 {
                     let (slot, phase) = slot_of(fill);
                     // Wait until the consumers are done with the slot's last use (a fresh
@@ -326,19 +399,15 @@ pub(super) mod body {
                 unrolled::<{ BK / 16 }>(
                     #[inline(always)]
                     |kk| {
+                        // 32 bytes of k a chunk: 16 bf16 or 32 FP8.
                         let da = Descriptor::swizzle_128(a_rows + 32 * kk, 16, 1024);
-                        let db = Descriptor::swizzle_128(b_rows + 16 * ROW_BYTES * kk, BK * ROW_BYTES, 1024);
-                        if BN == super::BN {
-                            wgmma_m64n256k16_bf16((&mut low, &mut high), da, db);
-                        } else if BN == BN_NARROW {
-                            // The 64×128 product in `low`; `high` stays unused.
-                            wgmma_m64n128k16_bf16(&mut low, da, db);
-                        } else {
-                            // The 64×64 product in `low`'s first half.
-                            // SAFETY: the first 32 of `low`'s 64, as an array of their own.
-                            let first = unsafe { &mut *low.as_mut_ptr().cast::<[f32; 32]>() };
-                            wgmma_m64n64k16_bf16(first, da, db);
-                        }
+                        let db = match F::B_TRANSPOSED {
+                            // K-major, as A.
+                            true => Descriptor::swizzle_128(b_rows + 32 * kk, 16, 1024),
+                            // 16 k-rows a chunk, 64-column atoms 64 rows apart.
+                            false => Descriptor::swizzle_128(b_rows + 16 * ROW_BYTES * kk, 64 * ROW_BYTES, 1024),
+                        };
+                        F::multiply::<BN>((&mut low, &mut high), da, db);
                     },
                 );
                 wgmma_commit();
@@ -355,11 +424,12 @@ pub(super) mod body {
             release(slot_of(fill - 1).0);
             let value = #[inline(always)]
             |i: u32| {
-                if i < 64 {
-                    low[i as usize]
-                } else {
-                    high[(i - 64) as usize]
-                }
+                scale
+                    * if i < 64 {
+                        low[i as usize]
+                    } else {
+                        high[(i - 64) as usize]
+                    }
             };
             let (corner, at) = ((row0 + 64 * consumer, col0), (m, n));
             let counter = work.counter(&this, arrivals, CTAS * CONSUMER_WARPS, CONSUMER_WARPS * rank + warp);
@@ -464,7 +534,7 @@ kernel_sm90a! {
     /// one above the other and copy B's part of each step once for both.
     pub unsafe fn matmul_bf16_clustered(a: *const ptxkit::device::mma::Bf16, b: *const ptxkit::device::mma::Bf16, c: *mut f32, m: u32, n: u32, k: u32, maps: *const super::TensorMaps, arrivals: *mut u32) {
         // SAFETY: the kernel's contract; launched in clusters of CLUSTER.
-        unsafe { body::run_in::<true, BN, f32, CLUSTER, CLUSTER_ROWS>(a, b, c, (m, n, k), maps, (arrivals, core::ptr::null_mut())) }
+        unsafe { body::run_in::<Bf16Tiles, true, BN, f32, CLUSTER, CLUSTER_ROWS>((a, b, 1.0), c, (m, n, k), maps, (arrivals, core::ptr::null_mut())) }
     }
 }
 
@@ -473,7 +543,7 @@ kernel_sm90a! {
     /// As [`matmul_bf16_clustered`] on 128×128 tiles.
     pub unsafe fn matmul_bf16_clustered_128x128(a: *const ptxkit::device::mma::Bf16, b: *const ptxkit::device::mma::Bf16, c: *mut f32, m: u32, n: u32, k: u32, maps: *const super::TensorMaps, arrivals: *mut u32) {
         // SAFETY: as above.
-        unsafe { body::run_in::<true, BN_NARROW, f32, CLUSTER, CLUSTER_ROWS>(a, b, c, (m, n, k), maps, (arrivals, core::ptr::null_mut())) }
+        unsafe { body::run_in::<Bf16Tiles, true, BN_NARROW, f32, CLUSTER, CLUSTER_ROWS>((a, b, 1.0), c, (m, n, k), maps, (arrivals, core::ptr::null_mut())) }
     }
 }
 

@@ -95,9 +95,9 @@ impl MatmulDemo {
 }
 
 /// Above this many multiply-adds the f64 reference checks sampled elements instead of all of them.
-const FULL_CHECK_MAX_MACS: u64 = 1 << 28;
+pub(super) const FULL_CHECK_MAX_MACS: u64 = 1 << 28;
 /// Elements checked when sampling, besides the four corners.
-const SAMPLES: usize = 4096;
+pub(super) const SAMPLES: usize = 4096;
 
 /// Single elements, one below, at and above the 32-wide tile, K = 1, long and thin in each
 /// dimension, rectangular shapes, and a grid of 144 blocks with no side a multiple of any tile.

@@ -26,6 +26,7 @@ pub mod histogram_f32;
 pub mod matmul;
 pub mod matmul_bf16;
 pub mod matmul_bf16_rounded;
+pub mod matmul_fp8;
 pub mod matmul_tc;
 pub mod mma_probe;
 pub mod norm;
@@ -58,6 +59,7 @@ pub static FAMILIES: &[&dyn FamilyDemo] = &[
     &matmul::MATMUL_TC,
     &matmul_bf16::MatmulBf16Demo,
     &matmul_bf16_rounded::MatmulBf16RoundedDemo,
+    &matmul_fp8::MatmulFp8Demo,
     &pad_rows::PadRowsDemo,
     &attention::ATTENTION,
     &attention::ATTENTION_CAUSAL,

@@ -16,16 +16,29 @@ pub type Encode = fn(u64, (u32, u32), u64, (u32, u32)) -> Result<TensorMap>;
 /// (`backend`'s), in boxes `a_box` and `b_box`, with the copies they describe where the operands
 /// could not be read in place: keep the copies until the launch reading them is enqueued.
 pub fn operand_maps<'g>(
-    (backend, gpu): (&'g Backend, &'g Gpu),
+    gpu: (&'g Backend, &'g Gpu),
     encode: Encode,
     element_bytes: u64,
     (m, n, k): (u32, u32, u32),
+    operands: (u64, u64),
+    boxes: ((u32, u32), (u32, u32)),
+) -> Result<(*const TensorMaps, Option<PaddedCopies<'g>>)> {
+    matrix_maps(gpu, encode, element_bytes, ((m, k), (k, n)), operands, boxes)
+}
+
+/// As [`operand_maps`] for any two row-major matrices of (rows, columns) `a_shape` and
+/// `b_shape`: the FP8 products' A and Bᵀ, both k wide.
+pub fn matrix_maps<'g>(
+    (backend, gpu): (&'g Backend, &'g Gpu),
+    encode: Encode,
+    element_bytes: u64,
+    (a_shape, b_shape): ((u32, u32), (u32, u32)),
     (a, b): (u64, u64),
     (a_box, b_box): ((u32, u32), (u32, u32)),
 ) -> Result<(*const TensorMaps, Option<PaddedCopies<'g>>)> {
     let given = [
-        Pitched::dense(a, m.into(), element_bytes * u64::from(k)),
-        Pitched::dense(b, k.into(), element_bytes * u64::from(n)),
+        Pitched::dense(a, a_shape.0.into(), element_bytes * u64::from(a_shape.1)),
+        Pitched::dense(b, b_shape.0.into(), element_bytes * u64::from(b_shape.1)),
     ];
     let unready: Vec<Pitched> = given.iter().copied().filter(|p| !p.tma_ready()).collect();
     let copies = match unready.is_empty() {
@@ -41,8 +54,8 @@ pub fn operand_maps<'g>(
     let (Some(a_read), Some(b_read)) = (a_read, b_read) else {
         unreachable!("one copy per operand TMA cannot read in place");
     };
-    let a_map = encode(a_read.address, (m, k), a_read.pitch, a_box)?;
-    let b_map = encode(b_read.address, (k, n), b_read.pitch, b_box)?;
+    let a_map = encode(a_read.address, a_shape, a_read.pitch, a_box)?;
+    let b_map = encode(b_read.address, b_shape, b_read.pitch, b_box)?;
     let maps = gpu.tensor_maps(&[a_map, b_map])? as *const TensorMaps;
     Ok((maps, copies))
 }

@@ -440,6 +440,39 @@ wgmma_one_array!(
     "1, 1, 1"
 );
 
+wgmma_m64n256!(
+    /// `acc += A·B` for the warpgroup in FP8: A 64×32 e4m3 (K-major, descriptor `a`), B 32×256
+    /// e4m3 given as its 256×32 transpose, rows of k (K-major, descriptor `b`: FP8's B has no
+    /// transpose, as TF32's); `low` and `high` this lane's f32 of columns 0–127 and 128–255
+    /// (`wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3`). A 128-byte swizzled row holds
+    /// 128 of k, so a row's step of 32 is 32 bytes, as bf16's 16. Asynchronous, as
+    /// [`wgmma_m64n256k16_bf16`].
+    wgmma_m64n256k32_e4m3,
+    "wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3",
+    descriptor,
+    "1, 1"
+);
+
+wgmma_one_array!(
+    /// As [`wgmma_m64n256k32_e4m3`] with B 32×128 (its 128×32 transpose by descriptor `b`),
+    /// `acc` this lane's 64 f32 of the 64×128 product.
+    wgmma_m64n128k32_e4m3,
+    n128,
+    "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3",
+    descriptor,
+    "1, 1"
+);
+
+wgmma_one_array!(
+    /// As [`wgmma_m64n256k32_e4m3`] with B 32×64 (its 64×32 transpose by descriptor `b`), `acc`
+    /// this lane's 32 f32 of the 64×64 product.
+    wgmma_m64n64k32_e4m3,
+    n64,
+    "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3",
+    descriptor,
+    "1, 1"
+);
+
 /// `setmaxnreg.inc.sync.aligned.u32 N`: this warpgroup's threads may use up to `N` registers
 /// from here on, taken from what other warpgroups gave back with [`registers_release`] (the
 /// block's total stays within what it was launched with). Every warp of the warpgroup executes it.

@@ -1,0 +1,51 @@
+"""PyTorch's FP8 product beside the project's at the shapes given (m x n x k): torch._scaled_mm with
+per-tensor scales, e4m3 A (m x k) and B (k x n, column-major), bf16 out, with and without fast
+accumulation, and rust_kernels.matmul_fp8 (auto) on the same operands where the extension imports;
+CUDA events, median of 20 after 5 warm-ups, in one process."""
+import sys
+import torch
+
+try:
+    import rust_kernels
+except ImportError:
+    rust_kernels = None
+
+
+def median_ms(run):
+    for _ in range(5):
+        run()
+    times = []
+    for _ in range(20):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        run()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    return sorted(times)[len(times) // 2]
+
+
+print(torch.__version__, torch.version.cuda, torch.cuda.get_device_name())
+for shape in sys.argv[1:]:
+    m, n, k = (int(x) for x in shape.split("x"))
+    a = torch.randn(m, k, device="cuda").to(torch.float8_e4m3fn)
+    b = torch.randn(n, k, device="cuda").to(torch.float8_e4m3fn).t()
+    sa, sb = torch.tensor(0.5, device="cuda"), torch.tensor(2.0, device="cuda")
+    tflops = lambda ms: 2 * m * n * k / ms / 1e9
+    timed = {}
+    for fast in (False, True):
+        timed[f"scaled_mm fast={fast}"] = median_ms(
+            lambda: torch._scaled_mm(a, b, scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16, use_fast_accum=fast)
+        )
+    if rust_kernels is not None:
+        timed["rust matmul_fp8"] = median_ms(lambda: rust_kernels.matmul_fp8(a, b, sa, sb))
+        ours = rust_kernels.matmul_fp8(a, b, sa, sb).double()
+        theirs = torch._scaled_mm(a, b, scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16, use_fast_accum=True).double()
+        exact = a.double() @ b.double()
+        print(f"  {shape}: largest |ours - exact| / |exact|max {((ours - exact).abs().max() / exact.abs().max()).item():.2e}, "
+              f"theirs {((theirs - exact).abs().max() / exact.abs().max()).item():.2e}")
+    line = ", ".join(f"{name} {ms:.4f} ms {tflops(ms):.0f} TFLOP/s" for name, ms in timed.items())
+    if "rust matmul_fp8" in timed:
+        ours = timed["rust matmul_fp8"]
+        line += f"; ours / scaled_mm: {timed['scaled_mm fast=False'] / ours:.3f}x (fast=False), {timed['scaled_mm fast=True'] / ours:.3f}x (fast=True)"
+    print(f"{shape}: {line}", flush=True)

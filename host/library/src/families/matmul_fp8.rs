@@ -1,0 +1,460 @@
+//! The host side of the FP8 matmul family: its safe launch (A and Bᵀ of e4m3 bits, C of bf16
+//! bits, the two scales), random e4m3 operands over every finite code and random scales, and the
+//! f64 check, whose bound allows for the FP8 tensor cores' narrower sums. No library baseline yet:
+//! cuBLASLt's FP8 GEMM is not in the host's bindings; the Python suite times PyTorch's
+//! `torch._scaled_mm` beside the operator.
+
+use super::auto::{Rung, Target};
+use super::choice::Choice;
+use super::elementwise::check_shape;
+use super::matmul::{FULL_CHECK_MAX_MACS, SAMPLES};
+use super::matmul_bf16::persistent_tile;
+use super::tma_operands::matrix_maps;
+use super::{
+    Bound, Case, Cli, FamilyDemo, GUARD, KernelChoice, Outputs, Plan, Size, Sizes, Work, check_guard, check_len,
+    substream,
+};
+use kernels::Source;
+use kernels::matmul_bf16::TensorMaps;
+use kernels::matmul_fp8::{
+    A_BOX, B_BOX, FAMILY, MatmulFp8, arrivals_needed, partials_needed, scaled, tile_width, tiled,
+};
+use kernels::reference::{self, Expected};
+use ptxkit::device::fp8::E4M3;
+use ptxkit::device::mma::Bf16;
+use ptxkit::{AnyFamily, Kernel};
+use ptxkit_runtime::array::{Array, Buffer};
+use ptxkit_runtime::{Backend, Gpu, PaddedCopies, Result, fp8_swizzled_pitched};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+/// `C = scale_a · scale_b · (A·B)` with `kernel`: checks that A holds m·k e4m3, Bᵀ n·k, C m·n
+/// bf16 (each as bits) and each scale one f32, and that they live where `backend` can reach them,
+/// then launches.
+#[allow(clippy::too_many_arguments)]
+pub fn launch(
+    backend: &Backend,
+    kernel: &Kernel<MatmulFp8>,
+    source: Source,
+    problem: &MatmulFp8,
+    a: &impl Array<u8>,
+    bt: &impl Array<u8>,
+    c: &mut impl Array<u16>,
+    (scale_a, scale_b): (&impl Array<f32>, &impl Array<f32>),
+) -> Result<()> {
+    let (a_len, bt_len, c_len) = problem.lengths();
+    check_len("A", a.len(), a_len)?;
+    check_len("Bᵀ", bt.len(), bt_len)?;
+    check_len("C", c.len(), c_len)?;
+    check_len("scale_a", scale_a.len(), 1)?;
+    check_len("scale_b", scale_b.len(), 1)?;
+    let (a_address, bt_address) = (a.address(backend)?, bt.address(backend)?);
+    // The copies and the partial sums stay held until the launch is enqueued.
+    let (maps, _copies) = tensor_maps(backend, kernel, problem, (a_address, bt_address))?;
+    let shape = backend.launch_shape_from(source.module(), kernel, problem)?;
+    let arrivals = backend.zeroed_counters(arrivals_needed(kernel, problem, shape.grid))?;
+    let partials = backend.partial_sums(partials_needed(kernel, problem, shape.grid))?;
+    let args = (
+        a_address as *const E4M3,
+        bt_address as *const E4M3,
+        c.address_mut(backend)? as *mut Bf16,
+        problem.m,
+        problem.n,
+        problem.k,
+        maps,
+        arrivals.as_ptr(),
+        partials.as_ptr(),
+        scale_a.address(backend)? as *const f32,
+        scale_b.address(backend)? as *const f32,
+    );
+    // SAFETY: each pointer is its array's address on this backend; A, Bᵀ and C hold the m·k, n·k
+    // and m·n elements the kernels read or write for this problem (e4m3 is a byte, bf16 a u16),
+    // each scale one f32; `maps`, where not null, describes A and Bᵀ; `arrivals` and `partials`
+    // hold the zeroed counters and partial sums the TMA rungs need for `shape`, the launch shape
+    // `launch_from` would compute.
+    unsafe {
+        backend.launch_fn(
+            source.module(),
+            &kernel.code,
+            &shape,
+            args,
+            &[a, bt, scale_a, scale_b, &*c],
+        )
+    }
+}
+
+/// The tensor maps of A (m × k) and Bᵀ (n × k) for a TMA rung on a GPU (of row-padded copies where
+/// TMA cannot read them in place: k not a multiple of 16), with the copies; null otherwise.
+fn tensor_maps<'g>(
+    backend: &'g Backend,
+    kernel: &Kernel<MatmulFp8>,
+    problem: &MatmulFp8,
+    operands: (u64, u64),
+) -> Result<(*const TensorMaps, Option<PaddedCopies<'g>>)> {
+    let MatmulFp8 { m, n, k } = *problem;
+    match (backend, tile_width(kernel)) {
+        (Backend::Gpu(gpu), Some(_)) => matrix_maps(
+            (backend, gpu),
+            fp8_swizzled_pitched,
+            1,
+            ((m, k), (n, k)),
+            operands,
+            (A_BOX, B_BOX),
+        ),
+        _ => Ok((std::ptr::null(), None)),
+    }
+}
+
+/// The host side of the FP8 matmul family.
+pub struct MatmulFp8Demo;
+
+/// The bound's unit for the FP8 tensor cores' sums, relative to each sum it applies to: they are
+/// kept with 13 mantissa bits, truncated (published measurements of Hopper's FP8 `wgmma`, whose
+/// f32 results have their 10 lowest bits zero), so within 2^-13 of the sum at each addition; the
+/// bound allows twice that.
+const TENSOR_CORE_UNIT: f64 = 1.0 / 4096.0;
+
+/// The k of one FP8 `wgmma`: the sums the bound takes as one addition into the accumulators.
+const WGMMA_K: usize = 32;
+
+/// f32's unit roundoff.
+const F32_UNIT_ROUNDOFF: f64 = 1.0 / 16_777_216.0;
+
+/// C's poison: a bf16 NaN, which an element never written stays.
+const POISON: u16 = 0x7fc1;
+
+/// bf16's unit roundoff.
+const BF16_UNIT_ROUNDOFF: f64 = 1.0 / 256.0;
+
+/// The bf16 ladder's edge shapes, with k around the FP8 tiles' 128-deep steps and runs of k that
+/// meet in the partial sums (n of 515: C's rows not 8-byte aligned).
+const EDGE_SHAPES: [[usize; 3]; 10] = [
+    [1, 1, 1],
+    [31, 33, 17],
+    [33, 31, 130],
+    [64, 136, 200],
+    [130, 72, 256],
+    [129, 255, 9],
+    [17, 65, 131],
+    [1, 1027, 515],
+    [33, 515, 2051],
+    [130, 1030, 1100],
+];
+
+/// Element `(row, col)` of `scale_a · scale_b · (A·B)` in f64 from A (m×k) and Bᵀ (n×k) as f32,
+/// and its tolerance: within each `wgmma`'s 32 products and at each addition of their sum to the
+/// running one, [`TENSOR_CORE_UNIT`] of the sums, plus an f32 sum's `k + 2` unit roundoffs (the
+/// tiled rung's), the scale's product and multiply, and C's rounding to bf16.
+fn expected_at(
+    a: &[f32],
+    bt: &[f32],
+    k: usize,
+    (scale_a, scale_b): (f32, f32),
+    (row, col): (usize, usize),
+) -> (f64, f64) {
+    let (a_row, bt_row) = (&a[row * k..(row + 1) * k], &bt[col * k..(col + 1) * k]);
+    let (mut sum, mut running, mut magnitude) = (0.0f64, 0.0f64, 0.0f64);
+    for (a_chunk, bt_chunk) in a_row.chunks(WGMMA_K).zip(bt_row.chunks(WGMMA_K)) {
+        for (&x, &y) in a_chunk.iter().zip(bt_chunk) {
+            let product = x as f64 * y as f64;
+            sum += product;
+            magnitude += product.abs();
+        }
+        running += sum.abs();
+    }
+    let scale = scale_a as f64 * scale_b as f64;
+    let value = scale * sum;
+    let sums = TENSOR_CORE_UNIT * (running + magnitude) + (k as f64 + 2.0) * F32_UNIT_ROUNDOFF * magnitude;
+    let tolerance = scale.abs() * sums + 2.0 * F32_UNIT_ROUNDOFF * value.abs();
+    (value, tolerance + BF16_UNIT_ROUNDOFF * (value.abs() + tolerance))
+}
+
+/// The f64 reference: every element for small shapes, sampled elements (and a scan for unwritten
+/// NaNs everywhere) for large ones.
+struct Reference {
+    n: usize,
+    positions: Option<Vec<(usize, usize)>>,
+    expected: Expected,
+}
+
+impl Reference {
+    fn new(a: &[f32], bt: &[f32], (m, n, k): (usize, usize, usize), scales: (f32, f32), rng: u64) -> Reference {
+        let positions = ((m * n * k) as u64 > FULL_CHECK_MAX_MACS).then(|| {
+            let mut rng = StdRng::seed_from_u64(rng);
+            let mut positions = vec![(0, 0), (0, n - 1), (m - 1, 0), (m - 1, n - 1)];
+            positions.extend((0..SAMPLES).map(|_| (rng.random_range(0..m), rng.random_range(0..n))));
+            positions
+        });
+        let all: Vec<(usize, usize)>;
+        let at = match &positions {
+            Some(sampled) => sampled,
+            None => {
+                all = (0..m * n).map(|i| (i / n, i % n)).collect();
+                &all
+            }
+        };
+        let (values, tolerance) = at.iter().map(|&p| expected_at(a, bt, k, scales, p)).unzip();
+        Reference {
+            n,
+            positions,
+            expected: Expected { values, tolerance },
+        }
+    }
+
+    fn check(&self, c: &[f32]) -> std::result::Result<String, String> {
+        let Some(positions) = &self.positions else {
+            reference::check(c, &self.expected).map_err(|m| m.to_string())?;
+            return Ok(format!("{} elements within tolerance of the f64 reference", c.len()));
+        };
+        if let Some(i) = c.iter().position(|v| v.is_nan()) {
+            return Err(format!(
+                "element ({}, {}) is NaN: never written",
+                i / self.n,
+                i % self.n
+            ));
+        }
+        let sampled: Vec<f32> = positions.iter().map(|&(row, col)| c[row * self.n + col]).collect();
+        reference::check(&sampled, &self.expected).map_err(|m| m.to_string())?;
+        Ok(format!(
+            "{} sampled elements within tolerance of the f64 reference, none NaN",
+            positions.len()
+        ))
+    }
+}
+
+/// `len` random e4m3 codes, every finite one as likely (both signs, zeros, subnormals, up to
+/// ±448: each code's decoding is exercised), then [`GUARD`] NaN codes.
+fn random_codes(rng: u64, len: usize) -> Vec<u8> {
+    let mut rng = StdRng::seed_from_u64(rng);
+    let mut codes: Vec<u8> = (0..len)
+        .map(|_| {
+            loop {
+                let code: u8 = rng.random();
+                if !E4M3(code).is_nan() {
+                    break code;
+                }
+            }
+        })
+        .collect();
+    codes.resize(len + GUARD, E4M3::NAN.0);
+    codes
+}
+
+/// One input set: A and Bᵀ (e4m3 bits), the two scales.
+struct InputSet {
+    a: Buffer<u8>,
+    bt: Buffer<u8>,
+    scale_a: Buffer<f32>,
+    scale_b: Buffer<f32>,
+}
+
+/// An FP8 product's case: random e4m3 A (m×k) and Bᵀ (n×k) with NaN guards past them and random
+/// scales, `sets` times; C of bf16 poisoned; the f64 reference of the operands as given.
+struct Fp8Case<'a> {
+    backend: &'a Backend,
+    problem: MatmulFp8,
+    reference: Reference,
+    inputs: Vec<InputSet>,
+    outputs: Outputs<u16>,
+}
+
+impl<'a> Fp8Case<'a> {
+    fn new(backend: &'a Backend, problem: MatmulFp8, rng: u64, sets: usize) -> Result<Self> {
+        let (a_len, bt_len, c_len) = problem.lengths();
+        let a = random_codes(substream(rng, 4), a_len);
+        let bt = random_codes(substream(rng, 5), bt_len);
+        let mut scale_rng = StdRng::seed_from_u64(substream(rng, 7));
+        let scales: (f32, f32) = (scale_rng.random_range(0.25..4.0), scale_rng.random_range(0.25..4.0));
+        let widen = |codes: &[u8]| codes.iter().map(|&c| E4M3(c).to_f32()).collect::<Vec<f32>>();
+        let (m, n, k) = (problem.m as usize, problem.n as usize, problem.k as usize);
+        let reference = Reference::new(
+            &widen(&a[..a_len]),
+            &widen(&bt[..bt_len]),
+            (m, n, k),
+            scales,
+            substream(rng, 6),
+        );
+        let inputs = (0..sets.max(1))
+            .map(|_| {
+                Ok(InputSet {
+                    a: Buffer::upload(backend, &a)?,
+                    bt: Buffer::upload(backend, &bt)?,
+                    scale_a: Buffer::upload(backend, &[scales.0])?,
+                    scale_b: Buffer::upload(backend, &[scales.1])?,
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Fp8Case {
+            backend,
+            problem,
+            reference,
+            inputs,
+            outputs: Outputs::new(backend, c_len, GUARD, POISON, sets)?,
+        })
+    }
+}
+
+impl Case for Fp8Case<'_> {
+    fn launch(&mut self, kernel: usize, source: Source, set: usize) -> Result<()> {
+        let InputSet {
+            a,
+            bt,
+            scale_a,
+            scale_b,
+        } = &self.inputs[set];
+        launch(
+            self.backend,
+            &FAMILY.kernels[kernel],
+            source,
+            &self.problem,
+            a,
+            bt,
+            self.outputs.get_mut(set),
+            (scale_a, scale_b),
+        )
+    }
+
+    fn poison(&mut self) -> Result<()> {
+        self.outputs.poison(self.backend)
+    }
+
+    fn check(&self, set: usize) -> std::result::Result<String, String> {
+        let c_len = self.problem.lengths().2;
+        let c: Vec<f32> = self
+            .outputs
+            .read(self.backend, set)?
+            .into_iter()
+            .map(|bits| Bf16(bits).to_f32())
+            .collect();
+        let summary = self.reference.check(&c[..c_len])?;
+        check_guard(&c, c_len)?;
+        Ok(summary)
+    }
+}
+
+impl FamilyDemo for MatmulFp8Demo {
+    fn family(&self) -> &'static dyn AnyFamily {
+        &FAMILY
+    }
+
+    fn extents(&self) -> &'static [&'static str] {
+        &["m", "n", "k"]
+    }
+
+    fn plan(&self, size: Size) -> Result<Plan> {
+        let [m, n, k] = size.0;
+        let problem = MatmulFp8::new(m, n, k)?;
+        for kernel in FAMILY.kernels {
+            check_shape(kernel, &problem)?;
+        }
+        let (a_len, bt_len, c_len) = problem.lengths();
+        let operands = (a_len + bt_len + 2 * GUARD) as u64;
+        let output = 2 * (c_len + GUARD) as u64;
+        Ok(Plan {
+            work: Work {
+                bytes: (a_len + bt_len + 2 * c_len) as f64,
+                flops: problem.flops(),
+                bound: Bound::Compute,
+            },
+            x: m as f64,
+            // The codes and their f32 values, the read-back C, its poison and widened copy, the
+            // reference.
+            host_bytes: 5 * operands + 4 * output + 16 * c_len as u64,
+            device_bytes: operands + output + 8,
+        })
+    }
+
+    fn prepare<'a>(&self, backend: &'a Backend, size: Size, rng: u64, sets: usize) -> Result<Box<dyn Case + 'a>> {
+        let [m, n, k] = size.0;
+        Ok(Box::new(Fp8Case::new(backend, MatmulFp8::new(m, n, k)?, rng, sets)?))
+    }
+
+    fn cli(&self) -> Cli {
+        Cli {
+            about: "C = scale_a·scale_b·(A·B) on the FP8 tensor cores: e4m3 A (m×k) and Bᵀ (n×k), f32 sums, C rounded to bf16 (torch._scaled_mm with per-tensor scales)",
+            default: Size([8192, 8192, 8192]),
+            emulator_cap: Size([256, 256, 256]),
+        }
+    }
+
+    fn sizes(&self) -> Sizes {
+        Sizes {
+            edge: EDGE_SHAPES.iter().map(|&s| Size(s)).collect(),
+            // 4096³ whole waves of tiles; 4096 × 1000 × 333 and 128 × 4096 × 4096 runs of k;
+            // 2100 × 4100 a last wave part-empty on 132 SMs.
+            large: vec![
+                Size([4096, 4096, 4096]),
+                Size([4096, 1000, 333]),
+                Size([128, 4096, 4096]),
+                Size([2100, 4100, 1000]),
+            ],
+            bench: {
+                let square = [1024, 4096, 8192].map(|s| Size([s, s, s]));
+                let other = [[2048, 11008, 4096], [12608, 4096, 1024], [128, 4096, 4096]];
+                square.into_iter().chain(other.map(Size)).collect()
+            },
+            smoke: Size([70, 136, 200]),
+        }
+    }
+
+    fn choice(&self) -> &dyn KernelChoice {
+        self
+    }
+}
+
+impl KernelChoice for MatmulFp8Demo {
+    fn fastest_rung(&self, target: Target, _size: Size) -> Option<Rung> {
+        // On sm_90a the TMA rung's tiles are configurations.
+        (!target.sm90a).then_some(Rung {
+            entry: tiled::KERNEL.entry(),
+            why: "the CUDA cores' tiles: FP8's tensor-core rungs need sm_90a's PTX",
+        })
+    }
+
+    fn configurations(&self) -> &'static [&'static str] {
+        const TILES: [&str; 4] = [
+            scaled::PERSISTENT_128X64.entry(),
+            scaled::PERSISTENT_128X128.entry(),
+            scaled::PERSISTENT.entry(),
+            scaled::CLUSTERED.entry(),
+        ];
+        &TILES
+    }
+
+    /// The bf16 tiles' prediction for the product of the same steps (half the k).
+    fn predicted(&self, gpu: &Gpu, size: Size) -> Option<Choice> {
+        let [m, n, k] = size.0;
+        persistent_tile(self, gpu, Size([m, n, k.div_ceil(2)]))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The reference of a small product by hand: the value, scaled, and a tolerance that grows
+    /// with the sums' magnitudes and is at least C's rounding.
+    #[test]
+    fn the_reference_scales_the_exact_sum() {
+        // A = [1, 2], Bᵀ rows [3, 4] and [-0.5, 0.25]: C = [11, 0] before the scales.
+        let (a, bt) = ([1.0, 2.0], [3.0, 4.0, -0.5, 0.25]);
+        let (value, tolerance) = expected_at(&a, &bt, 2, (0.5, 3.0), (0, 0));
+        assert_eq!(value, 16.5);
+        assert!((BF16_UNIT_ROUNDOFF * 16.5..0.1).contains(&tolerance), "{tolerance}");
+        let (value, tolerance) = expected_at(&a, &bt, 2, (0.5, 3.0), (0, 1));
+        assert_eq!(value, 0.0);
+        assert!(tolerance > 0.0 && tolerance < 1e-3, "{tolerance}");
+    }
+
+    /// Every code drawn is finite, the guard is NaN, and every finite code turns up.
+    #[test]
+    fn random_codes_cover_the_finite_codes_and_end_in_nan() {
+        let codes = random_codes(9, 100_000);
+        let (drawn, guard) = codes.split_at(100_000);
+        assert!(drawn.iter().all(|&c| !E4M3(c).is_nan()));
+        assert!(guard.iter().all(|&c| E4M3(c).is_nan()));
+        let mut seen = [false; 256];
+        drawn.iter().for_each(|&c| seen[c as usize] = true);
+        assert_eq!(seen.iter().filter(|&&s| s).count(), 254);
+    }
+}

@@ -1,0 +1,175 @@
+//! `C = scale_a · scale_b · (A·B)` with FP8 operands, as PyTorch's `torch._scaled_mm` computes it
+//! with per-tensor scales: A (m×k) row-major e4m3, B (k×n) given as its transpose Bᵀ (n×k
+//! row-major, the column-major B that `_scaled_mm` takes), `scale_a` and `scale_b` one f32 each in
+//! global memory, f32 sums, C (m×n) rounded once to bf16.
+//!
+//! * [`tiled`]: 32×32 shared-memory tiles on the CUDA cores, each FP8 widened to f32 as it is
+//!   staged: the rung that runs anywhere (the emulator, GPUs without FP8 tensor cores).
+//! * [`scaled`]: the warp-specialised, persistent TMA tiles of the bf16 ladder
+//!   ([`crate::matmul_bf16::specialized`]) on FP8's `wgmma` (sm_90a): 128 of k a step in the same
+//!   slots, the sums scaled on their way out.
+//!
+//! Hopper's FP8 `wgmma` adds into its accumulators with fewer mantissa bits than f32's (published
+//! measurements: 13); the check's bound allows for that (the host's `matmul_fp8` family).
+//!
+//! A new rung is a file here and its line in [`FAMILY`].
+
+pub mod scaled;
+pub mod tiled;
+
+use crate::matmul_bf16::specialized::{self, TileFormat};
+use crate::matmul_bf16::{MatmulBf16, TensorMaps};
+use ptxkit::device::fp8::E4M3;
+use ptxkit::device::mma::Bf16;
+use ptxkit::{Dim3, Family, Kernel, Problem};
+
+/// The sizes of one product: A is m×k, B k×n (given as n×k), C m×n.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MatmulFp8 {
+    pub m: u32,
+    pub n: u32,
+    pub k: u32,
+}
+
+impl MatmulFp8 {
+    /// The bf16 product whose rows of A and B are as many bytes: the same tiles, steps of k and
+    /// grids (a 128-byte row holds 128 FP8 or 64 bf16).
+    pub const fn same_steps(&self) -> MatmulBf16 {
+        MatmulBf16 {
+            m: self.m,
+            n: self.n,
+            k: self.k.div_ceil(2),
+        }
+    }
+}
+
+impl Problem for MatmulFp8 {
+    /// `(a, bt, c, m, n, k, maps, arrivals, partials, scale_a, scale_b)`: A and Bᵀ of e4m3, C of
+    /// bf16; `maps` the tensor maps of A and Bᵀ for the TMA rungs (null elsewhere); `arrivals`
+    /// and `partials` the zeroed counters and f32 partial sums where a rung cuts k into runs
+    /// ([`arrivals_needed`], [`partials_needed`]; null elsewhere); `scale_a` and `scale_b` one
+    /// f32 each.
+    type Args = (
+        *const E4M3,
+        *const E4M3,
+        *mut Bf16,
+        u32,
+        u32,
+        u32,
+        *const TensorMaps,
+        *mut u32,
+        *mut f32,
+        *const f32,
+        *const f32,
+    );
+}
+
+/// e4m3 operands for the bf16 ladder's tile body: 128 of k a step, B transposed (FP8's `wgmma`
+/// reads B k-major only).
+pub struct E4m3Tiles;
+
+impl TileFormat for E4m3Tiles {
+    type Element = E4M3;
+    const STEP_K: u32 = 2 * specialized::BK;
+    const B_TRANSPOSED: bool = true;
+}
+
+/// The TMA boxes (columns, rows) of A and of Bᵀ: a step's 128 of k by the tile's 128 rows of A,
+/// and by 64 of Bᵀ's rows (a tile's columns of C), the bytes of the bf16 tiles' boxes.
+pub const A_BOX: (u32, u32) = (E4m3Tiles::STEP_K, specialized::BM);
+pub const B_BOX: (u32, u32) = (E4m3Tiles::STEP_K, 64);
+
+/// The FP8 matmul kernels, in ladder order: the registry's list.
+pub const FAMILY: Family<MatmulFp8> = Family::new(
+    "matmul_fp8",
+    &[
+        tiled::KERNEL,
+        scaled::PERSISTENT,
+        scaled::PERSISTENT_128X128,
+        scaled::PERSISTENT_128X64,
+        scaled::CLUSTERED,
+    ],
+);
+
+/// The tile width of a TMA rung of this family (persistent or clustered), `None` for the others.
+#[cfg(not(target_arch = "nvptx64"))]
+pub fn tile_width(kernel: &Kernel<MatmulFp8>) -> Option<u32> {
+    let tiles = [
+        (scaled::PERSISTENT, specialized::BN),
+        (scaled::PERSISTENT_128X128, specialized::BN_NARROW),
+        (scaled::PERSISTENT_128X64, specialized::BN_NARROWEST),
+        (scaled::CLUSTERED, specialized::BN),
+    ];
+    specialized::width_among(&tiles, kernel.entry())
+}
+
+/// The zeroed counters `arrivals` must hold for a launch of `kernel` on `grid`: the TMA rungs'
+/// where they cut k into runs (those of the bf16 product of the same steps), none for the tiled
+/// rung.
+#[cfg(not(target_arch = "nvptx64"))]
+pub fn arrivals_needed(kernel: &Kernel<MatmulFp8>, problem: &MatmulFp8, grid: Dim3) -> usize {
+    let same = problem.same_steps();
+    if kernel.entry() == scaled::CLUSTERED.entry() {
+        return specialized::clustered_counters::<{ specialized::BN }>(&same, grid);
+    }
+    match tile_width(kernel) {
+        Some(specialized::BN) => specialized::counters::<{ specialized::BN }>(&same, grid),
+        Some(specialized::BN_NARROW) => specialized::counters::<{ specialized::BN_NARROW }>(&same, grid),
+        Some(_) => specialized::counters::<{ specialized::BN_NARROWEST }>(&same, grid),
+        None => 0,
+    }
+}
+
+/// The f32 partial sums `partials` must hold for such a launch: a block per counter.
+#[cfg(not(target_arch = "nvptx64"))]
+pub fn partials_needed(kernel: &Kernel<MatmulFp8>, problem: &MatmulFp8, grid: Dim3) -> usize {
+    let per_counter = tile_width(kernel).map_or(0, specialized::partials_per_counter);
+    arrivals_needed(kernel, problem, grid) * per_counter as usize
+}
+
+#[cfg(not(target_arch = "nvptx64"))]
+impl MatmulFp8 {
+    /// m, n, k at least 1, and each matrix within the kernels' 32-bit index range (the f32
+    /// ladder's rule).
+    pub fn new(m: usize, n: usize, k: usize) -> Result<Self, ptxkit::InvalidSize> {
+        let sizes = crate::matmul::Matmul::new(m, n, k).map_err(|e| ptxkit::InvalidSize {
+            problem: "matmul_fp8",
+            ..e
+        })?;
+        Ok(MatmulFp8 {
+            m: sizes.m,
+            n: sizes.n,
+            k: sizes.k,
+        })
+    }
+
+    /// Elements of A, Bᵀ and C.
+    pub fn lengths(&self) -> (usize, usize, usize) {
+        let (m, n, k) = (self.m as usize, self.n as usize, self.k as usize);
+        (m * k, n * k, m * n)
+    }
+
+    /// Floating-point operations of the product: one multiply and one add per term.
+    pub fn flops(&self) -> f64 {
+        2.0 * self.m as f64 * self.n as f64 * self.k as f64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// FP8's steps of k are the bf16 product's of half the k, rounded up: the grids and counters
+    /// the host computes from that product are the kernels' own.
+    #[test]
+    fn the_same_steps_are_the_bf16_products_of_the_same_bytes() {
+        for k in [1, 2, 127, 128, 129, 255, 256, 257, 4095, 4096, 4097, 11008] {
+            let p = MatmulFp8 { m: 1, n: 1, k };
+            assert_eq!(
+                k.div_ceil(E4m3Tiles::STEP_K),
+                p.same_steps().k.div_ceil(specialized::BK),
+                "k = {k}"
+            );
+        }
+    }
+}
