@@ -36,6 +36,7 @@ pub mod matmul_tc;
 pub mod mma_probe;
 pub mod norm;
 pub mod probe;
+pub mod quantize_fp8;
 pub mod reduce;
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod reference;

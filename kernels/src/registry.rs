@@ -6,7 +6,8 @@
 
 use crate::{
     atomic_probe, attention, banks, conv2d, cross_entropy, gather, histogram, histogram_f32, matmul, matmul_bf16,
-    matmul_fp8, matmul_tc, mma_probe, norm, probe, reduce, rows, scan, shared_mem_add, softmax, transpose, vec_add,
+    matmul_fp8, matmul_tc, mma_probe, norm, probe, quantize_fp8, reduce, rows, scan, shared_mem_add, softmax,
+    transpose, vec_add,
 };
 use ptxkit::{AnyFamily, KernelInfo};
 
@@ -19,6 +20,7 @@ pub static FAMILIES: &[&dyn AnyFamily] = &[
     &matmul_bf16::FAMILY,
     &matmul_bf16::rounded::FAMILY,
     &matmul_fp8::FAMILY,
+    &quantize_fp8::FAMILY,
     &matmul::pad_rows::FAMILY,
     &attention::FAMILY,
     &attention::CAUSAL_FAMILY,

@@ -3,7 +3,8 @@
 # (`cargo build --release -p host`, stripped, from the tree with `matmul_fp8`). Steps, most
 # important first:
 #   1: every FP8 kernel checked at the family's edge shapes and a few large ones (the host demo's
-#      check column: the f64 reference with the bound for FP8 tensor-core sums);
+#      check column: the f64 reference with the bound for FP8 tensor-core sums), and the
+#      quantisation family's (codes and scales exact);
 #   2: the FP8 tiles timed at the bench shapes; the extension's matmul_fp8 beside PyTorch's
 #      torch._scaled_mm in one process (scaled_mm.py, fast accumulation and not; gpud/bt the wheel,
 #      `cargo xtask gpu-bundle --for torch --out gpud/bt`), and its test against PyTorch;
@@ -24,7 +25,17 @@ for shape in "1 1 1" "31 33 17" "33 31 130" "64 136 200" "130 72 256" "129 255 9
   set -- $shape
   timeout 60 $x/host_fp8 --backend gpu --warmup 0 --runs 1 matmul-fp8 --m $1 --n $2 --k $3 2>&1 | rows | awk -F'|' '{print $3, $4, $8}'
 done
+echo "-- quantize_fp8: every kernel checked (codes and scales exact) at edge and large shapes"
+for shape in "1 1 1" "7 300 128" "9 1000 1000" "2 4099 4099" "33 515 128" "4096 7168 128" "8192 4096 4096" "16384 2048 128"; do
+  set -- $shape
+  timeout 60 $x/host_fp8 --backend gpu --warmup 0 --runs 1 quantize-fp8 --rows $1 --cols $2 --group $3 2>&1 | rows | awk -F'|' '{print $3, $4, $8}'
+done
 step 2
+echo "-- quantize_fp8 at its bench sizes (GB/s against the device's copy)"
+for shape in "8192 7168 128" "8192 4096 4096" "32768 4096 128"; do
+  set -- $shape
+  timeout 60 $x/host_fp8 --backend gpu --warmup 3 --runs 20 quantize-fp8 --rows $1 --cols $2 --group $3 2>&1 | rows | awk -F'|' '{print $3, $4, $5, $6, $7, $8}'
+done
 for shape in "8192 8192 8192" "4096 4096 4096" "2048 11008 4096" "12608 4096 1024" "128 4096 4096"; do
   set -- $shape
   timeout 90 $x/host_fp8 --backend gpu --warmup 3 --runs 20 matmul-fp8 --m $1 --n $2 --k $3 2>&1 | rows | awk -F'|' '{print $3, $4, $5, $6, $8}'

@@ -35,6 +35,7 @@ pub mod norm_backward_fused;
 pub mod norm_residual;
 pub mod pad_rows;
 pub mod profile;
+pub mod quantize_fp8;
 pub mod reduce;
 pub mod reduce_max;
 pub mod rows;
@@ -60,6 +61,7 @@ pub static FAMILIES: &[&dyn FamilyDemo] = &[
     &matmul_bf16::MatmulBf16Demo,
     &matmul_bf16_rounded::MatmulBf16RoundedDemo,
     &matmul_fp8::MatmulFp8Demo,
+    &quantize_fp8::QuantizeFp8Demo,
     &pad_rows::PadRowsDemo,
     &attention::ATTENTION,
     &attention::ATTENTION_CAUSAL,
