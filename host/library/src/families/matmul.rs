@@ -95,9 +95,9 @@ impl MatmulDemo {
 }
 
 /// Above this many multiply-adds the f64 reference checks sampled elements instead of all of them.
-pub(super) const FULL_CHECK_MAX_MACS: u64 = 1 << 28;
+const FULL_CHECK_MAX_MACS: u64 = 1 << 28;
 /// Elements checked when sampling, besides the four corners.
-pub(super) const SAMPLES: usize = 4096;
+const SAMPLES: usize = 4096;
 
 /// Single elements, one below, at and above the 32-wide tile, K = 1, long and thin in each
 /// dimension, rectangular shapes, and a grid of 144 blocks with no side a multiple of any tile.
@@ -435,6 +435,19 @@ impl Case for MatmulCase<'_> {
     }
 }
 
+/// The elements an m × n × k product's reference checks: `None` (every one) up to
+/// [`FULL_CHECK_MAX_MACS`] multiply-adds, else the four corners and [`SAMPLES`] drawn from stream
+/// `rng`.
+pub(super) fn sampled_positions((m, n, k): (usize, usize, usize), rng: u64) -> Option<Vec<(usize, usize)>> {
+    if (m * n * k) as u64 <= FULL_CHECK_MAX_MACS {
+        return None;
+    }
+    let mut rng = StdRng::seed_from_u64(rng);
+    let mut positions = vec![(0, 0), (0, n - 1), (m - 1, 0), (m - 1, n - 1)];
+    positions.extend((0..SAMPLES).map(|_| (rng.random_range(0..m), rng.random_range(0..n))));
+    Some(positions)
+}
+
 /// The f64 reference: every element for small shapes, sampled elements (and a scan for unwritten
 /// NaNs everywhere) for large ones.
 pub struct Oracle {
@@ -447,22 +460,17 @@ impl Oracle {
     /// The reference for the m×k by k×n product of `a` and `b` as `operands` reads them; samples
     /// drawn from stream `rng`.
     pub fn new(a: &[f32], b: &[f32], (m, n, k): (usize, usize, usize), rng: u64, operands: Operands) -> Oracle {
-        if (m * n * k) as u64 <= FULL_CHECK_MAX_MACS {
-            return Oracle {
-                n,
-                positions: None,
-                expected: reference::matmul_of(a, b, (m, n, k), operands),
-            };
-        }
-        let mut rng = StdRng::seed_from_u64(rng);
-        let mut positions = vec![(0, 0), (0, n - 1), (m - 1, 0), (m - 1, n - 1)];
-        positions.extend((0..SAMPLES).map(|_| (rng.random_range(0..m), rng.random_range(0..n))));
+        let Some(positions) = sampled_positions((m, n, k), rng) else {
+            return Oracle::of(n, None, reference::matmul_of(a, b, (m, n, k), operands));
+        };
         let expected = reference::matmul_at_of(a, b, (n, k), &positions, operands);
-        Oracle {
-            n,
-            positions: Some(positions),
-            expected,
-        }
+        Oracle::of(n, Some(positions), expected)
+    }
+
+    /// The reference `expected` of a product n wide at `positions` (row, column), or at every
+    /// element in order where `None`.
+    pub(super) fn of(n: usize, positions: Option<Vec<(usize, usize)>>, expected: Expected) -> Oracle {
+        Oracle { n, positions, expected }
     }
 
     /// The same reference for a C rounded once more, to a type whose unit roundoff is `u` (bf16's):

@@ -7,7 +7,7 @@
 use super::auto::{Rung, Target};
 use super::choice::Choice;
 use super::elementwise::check_shape;
-use super::matmul::{FULL_CHECK_MAX_MACS, SAMPLES};
+use super::matmul::{Oracle, sampled_positions};
 use super::matmul_bf16::persistent_tile;
 use super::tma_operands::matrix_maps;
 use super::{
@@ -19,7 +19,7 @@ use kernels::matmul_bf16::TensorMaps;
 use kernels::matmul_fp8::{
     A_BOX, B_BOX, FAMILY, MatmulFp8, arrivals_needed, partials_needed, scaled, tile_width, tiled,
 };
-use kernels::reference::{self, Expected};
+use kernels::reference::Expected;
 use ptxkit::device::fp8::E4M3;
 use ptxkit::device::mma::Bf16;
 use ptxkit::{AnyFamily, Kernel};
@@ -169,57 +169,20 @@ fn expected_at(
     (value, tolerance + BF16_UNIT_ROUNDOFF * (value.abs() + tolerance))
 }
 
-/// The f64 reference: every element for small shapes, sampled elements (and a scan for unwritten
-/// NaNs everywhere) for large ones.
-struct Reference {
-    n: usize,
-    positions: Option<Vec<(usize, usize)>>,
-    expected: Expected,
-}
-
-impl Reference {
-    fn new(a: &[f32], bt: &[f32], (m, n, k): (usize, usize, usize), scales: (f32, f32), rng: u64) -> Reference {
-        let positions = ((m * n * k) as u64 > FULL_CHECK_MAX_MACS).then(|| {
-            let mut rng = StdRng::seed_from_u64(rng);
-            let mut positions = vec![(0, 0), (0, n - 1), (m - 1, 0), (m - 1, n - 1)];
-            positions.extend((0..SAMPLES).map(|_| (rng.random_range(0..m), rng.random_range(0..n))));
-            positions
-        });
-        let all: Vec<(usize, usize)>;
-        let at = match &positions {
-            Some(sampled) => sampled,
-            None => {
-                all = (0..m * n).map(|i| (i / n, i % n)).collect();
-                &all
-            }
-        };
-        let (values, tolerance) = at.iter().map(|&p| expected_at(a, bt, k, scales, p)).unzip();
-        Reference {
-            n,
-            positions,
-            expected: Expected { values, tolerance },
+/// The f64 reference of `scale_a · scale_b · (A·B)` ([`expected_at`]) at the elements
+/// [`sampled_positions`] names.
+fn reference(a: &[f32], bt: &[f32], (m, n, k): (usize, usize, usize), scales: (f32, f32), rng: u64) -> Oracle {
+    let positions = sampled_positions((m, n, k), rng);
+    let every: Vec<(usize, usize)>;
+    let at = match &positions {
+        Some(sampled) => sampled,
+        None => {
+            every = (0..m * n).map(|i| (i / n, i % n)).collect();
+            &every
         }
-    }
-
-    fn check(&self, c: &[f32]) -> std::result::Result<String, String> {
-        let Some(positions) = &self.positions else {
-            reference::check(c, &self.expected).map_err(|m| m.to_string())?;
-            return Ok(format!("{} elements within tolerance of the f64 reference", c.len()));
-        };
-        if let Some(i) = c.iter().position(|v| v.is_nan()) {
-            return Err(format!(
-                "element ({}, {}) is NaN: never written",
-                i / self.n,
-                i % self.n
-            ));
-        }
-        let sampled: Vec<f32> = positions.iter().map(|&(row, col)| c[row * self.n + col]).collect();
-        reference::check(&sampled, &self.expected).map_err(|m| m.to_string())?;
-        Ok(format!(
-            "{} sampled elements within tolerance of the f64 reference, none NaN",
-            positions.len()
-        ))
-    }
+    };
+    let (values, tolerance) = at.iter().map(|&p| expected_at(a, bt, k, scales, p)).unzip();
+    Oracle::of(n, positions, Expected { values, tolerance })
 }
 
 /// `len` random e4m3 codes, every finite one as likely (both signs, zeros, subnormals, up to
@@ -253,7 +216,7 @@ struct InputSet {
 struct Fp8Case<'a> {
     backend: &'a Backend,
     problem: MatmulFp8,
-    reference: Reference,
+    reference: Oracle,
     inputs: Vec<InputSet>,
     outputs: Outputs<u16>,
 }
@@ -267,7 +230,7 @@ impl<'a> Fp8Case<'a> {
         let scales: (f32, f32) = (scale_rng.random_range(0.25..4.0), scale_rng.random_range(0.25..4.0));
         let widen = |codes: &[u8]| codes.iter().map(|&c| E4M3(c).to_f32()).collect::<Vec<f32>>();
         let (m, n, k) = (problem.m as usize, problem.n as usize, problem.k as usize);
-        let reference = Reference::new(
+        let reference = reference(
             &widen(&a[..a_len]),
             &widen(&bt[..bt_len]),
             (m, n, k),
