@@ -1,7 +1,8 @@
 """PyTorch's FP8 product beside the project's at the shapes given (m x n x k): torch._scaled_mm with
-per-tensor scales, e4m3 A (m x k) and B (k x n, column-major), bf16 out, with and without fast
-accumulation, and rust_kernels.matmul_fp8 (auto) on the same operands where the extension imports;
-CUDA events, median of 20 after 5 warm-ups, in one process."""
+per-tensor scales and with row-wise ones ((m, 1) and (1, n)), e4m3 A (m x k) and B (k x n,
+column-major), bf16 out, with and without fast accumulation, and rust_kernels.matmul_fp8 (auto) on
+the same operands where the extension imports; CUDA events, median of 20 after 5 warm-ups, in one
+process."""
 import sys
 import torch
 
@@ -30,22 +31,35 @@ for shape in sys.argv[1:]:
     m, n, k = (int(x) for x in shape.split("x"))
     a = torch.randn(m, k, device="cuda").to(torch.float8_e4m3fn)
     b = torch.randn(n, k, device="cuda").to(torch.float8_e4m3fn).t()
-    sa, sb = torch.tensor(0.5, device="cuda"), torch.tensor(2.0, device="cuda")
+    scales = {
+        "per-tensor": (torch.tensor(0.5, device="cuda"), torch.tensor(2.0, device="cuda")),
+        "row-wise": (torch.rand(m, 1, device="cuda") + 0.5, torch.rand(1, n, device="cuda") + 0.5),
+    }
     tflops = lambda ms: 2 * m * n * k / ms / 1e9
-    timed = {}
-    for fast in (False, True):
-        timed[f"scaled_mm fast={fast}"] = median_ms(
-            lambda: torch._scaled_mm(a, b, scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16, use_fast_accum=fast)
-        )
-    if rust_kernels is not None:
-        timed["rust matmul_fp8"] = median_ms(lambda: rust_kernels.matmul_fp8(a, b, sa, sb))
-        ours = rust_kernels.matmul_fp8(a, b, sa, sb).double()
-        theirs = torch._scaled_mm(a, b, scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16, use_fast_accum=True).double()
-        exact = a.double() @ b.double()
-        print(f"  {shape}: largest |ours - exact| / |exact|max {((ours - exact).abs().max() / exact.abs().max()).item():.2e}, "
-              f"theirs {((theirs - exact).abs().max() / exact.abs().max()).item():.2e}")
-    line = ", ".join(f"{name} {ms:.4f} ms {tflops(ms):.0f} TFLOP/s" for name, ms in timed.items())
-    if "rust matmul_fp8" in timed:
-        ours = timed["rust matmul_fp8"]
-        line += f"; ours / scaled_mm: {timed['scaled_mm fast=False'] / ours:.3f}x (fast=False), {timed['scaled_mm fast=True'] / ours:.3f}x (fast=True)"
-    print(f"{shape}: {line}", flush=True)
+    for kind, (sa, sb) in scales.items():
+        timed = {}
+        for fast in (False, True):
+            try:
+                timed[f"scaled_mm fast={fast}"] = median_ms(
+                    lambda: torch._scaled_mm(a, b, scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16, use_fast_accum=fast)
+                )
+            except RuntimeError as e:
+                print(f"  {shape} {kind}: scaled_mm fast={fast} refused: {str(e).splitlines()[0]}")
+        if rust_kernels is not None:
+            timed["rust matmul_fp8"] = median_ms(lambda: rust_kernels.matmul_fp8(a, b, sa, sb))
+            ours = rust_kernels.matmul_fp8(a, b, sa, sb).double()
+            exact = sa.double() * sb.double() * (a.double() @ b.double())
+            line = f"  {shape} {kind}: largest |ours - exact| / |exact|max {((ours - exact).abs().max() / exact.abs().max()).item():.2e}"
+            for fast in (False, True):
+                if f"scaled_mm fast={fast}" in timed:
+                    theirs = torch._scaled_mm(a, b, scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16, use_fast_accum=fast).double()
+                    line += f", theirs (fast={fast}) {((theirs - exact).abs().max() / exact.abs().max()).item():.2e}"
+            print(line)
+        line = ", ".join(f"{name} {ms:.4f} ms {tflops(ms):.0f} TFLOP/s" for name, ms in timed.items())
+        if "rust matmul_fp8" in timed:
+            ours = timed["rust matmul_fp8"]
+            line += "; ours / scaled_mm: " + ", ".join(
+                f"{timed[f'scaled_mm fast={fast}'] / ours:.3f}x (fast={fast})"
+                for fast in (False, True) if f"scaled_mm fast={fast}" in timed
+            )
+        print(f"{shape} {kind}: {line}", flush=True)

@@ -980,10 +980,13 @@ def _matmul_fp8_impl(
     _same_device(a, bt, scale_a, scale_b)
     if a.dim() != 2 or a.shape[1] != bt.shape[1]:
         raise ValueError(f"a {tuple(a.shape)} and b {tuple(b.shape)}: expected (m, k) and (k, n)")
-    if scale_a.numel() != 1 or scale_b.numel() != 1:
+    per_tensor = scale_a.numel() == 1 and scale_b.numel() == 1
+    row_wise = tuple(scale_a.shape) == (a.shape[0], 1) and tuple(scale_b.shape) == (1, bt.shape[0])
+    if not (per_tensor or row_wise):
         raise ValueError(
-            f"scale_a {tuple(scale_a.shape)} and scale_b {tuple(scale_b.shape)}: one float32 each "
-            "(per-tensor scales; row-wise scales are not supported yet)"
+            f"scale_a {tuple(scale_a.shape)} and scale_b {tuple(scale_b.shape)}: one float32 each (per-tensor "
+            f"scales), or ({a.shape[0]}, 1) and (1, {bt.shape[0]}) (row-wise: a factor per row of a and one per "
+            "column of b)"
         )
     c = torch.empty((a.shape[0], bt.shape[0]), device=a.device, dtype=torch.bfloat16)
     if c.numel():
@@ -1003,13 +1006,14 @@ def _(a, b, scale_a, scale_b, variant):
 
 
 def matmul_fp8(a, b, scale_a, scale_b, out_dtype=torch.bfloat16, variant="auto"):
-    """``torch._scaled_mm(a, b, scale_a, scale_b, out_dtype=torch.bfloat16)`` with per-tensor
-    scales: a (m × k) and b (k × n) float8_e4m3fn CUDA tensors (b column-major, as ``_scaled_mm``
-    takes it, is read in place; any other b is copied), scale_a and scale_b one float32 each. The
-    exact products are summed on the FP8 tensor cores (``wgmma`` with TMA on a persistent grid on
-    an H100 or H200; 32×32 tiles on the CUDA cores elsewhere), multiplied by
-    ``scale_a · scale_b`` and rounded once to bfloat16. The FP8 tensor cores keep fewer bits in
-    their sums than float32's, as ``_scaled_mm`` with ``use_fast_accum=True``. No autograd."""
+    """``torch._scaled_mm(a, b, scale_a, scale_b, out_dtype=torch.bfloat16)``: a (m × k) and b
+    (k × n) float8_e4m3fn CUDA tensors (b column-major, as ``_scaled_mm`` takes it, is read in
+    place; any other b is copied); scale_a and scale_b float32, one each (per-tensor scales) or of
+    shapes (m, 1) and (1, n) (row-wise scales: element (i, j) scaled by
+    ``scale_a[i] · scale_b[j]``). The exact products are summed on the FP8 tensor cores (``wgmma``
+    with TMA on a persistent grid on an H100 or H200; 32×32 tiles on the CUDA cores elsewhere),
+    multiplied by the scales and rounded once to bfloat16. The FP8 tensor cores keep fewer bits
+    in their sums than float32's, as ``_scaled_mm`` with ``use_fast_accum=True``. No autograd."""
     if out_dtype != torch.bfloat16:
         raise TypeError(f"out_dtype: {out_dtype} given; torch.bfloat16 expected (the only one yet)")
     args = (a, b, scale_a, scale_b, variant)

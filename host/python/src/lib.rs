@@ -227,7 +227,8 @@ fn matmul_bf16_rounded(
 
 /// `c = scale_a · scale_b · (a · b)` for e4m3 a (m × k) and b given as its transpose `bt`
 /// (n × k: the column-major b of `torch._scaled_mm`), row-major, into bf16 c (m × n): f32 sums
-/// of exact products, scaled and rounded once; `scale_a` and `scale_b` one f32 each.
+/// of exact products, scaled and rounded once. `scale_a` and `scale_b` are one f32 each
+/// (per-tensor), or m and n f32 (row-wise: c's element (i, j) scaled by `scale_a[i] · scale_b[j]`).
 #[pyfunction]
 #[pyo3(signature = (a, bt, c, scale_a, scale_b, stream, device, variant = "auto"))]
 #[allow(clippy::too_many_arguments)]
@@ -248,16 +249,21 @@ fn matmul_fp8(
         Tensor::read("scale_a", scale_a, Dtype::F32, 0)?,
         Tensor::read("scale_b", scale_b, Dtype::F32, 0)?,
     ];
-    for scale in &scales {
-        scale.expect_len(1)?;
-    }
     let [m, k] = [a.shape[0], a.shape[1]];
     let n = bt.shape[0];
     bt.expect_shape(&[n, k])?;
     c.expect_shape(&[m, n])?;
+    // One factor each, else a factor per row of a and one per column of b.
+    let (op, family) = if scales.iter().all(|scale| scale.len() == 1) {
+        (Op::MatmulFp8, &kernels::matmul_fp8::FAMILY)
+    } else {
+        scales[0].expect_len(m)?;
+        scales[1].expect_len(n)?;
+        (Op::MatmulFp8Rowwise, &kernels::matmul_fp8::rowwise::FAMILY)
+    };
     let problem = kernels::matmul_fp8::MatmulFp8::new(m, n, k).map_err(size_error)?;
     let backend = backend(device, stream)?;
-    let kernel = &kernels::matmul_fp8::FAMILY.kernels[variant::resolve(Op::MatmulFp8, &backend, variant, [m, n, k])?];
+    let kernel = &family.kernels[variant::resolve(op, &backend, variant, [m, n, k])?];
     let (a, bt, mut c) = (array(&backend, &a)?, array(&backend, &bt)?, array(&backend, &c)?);
     let [scale_a, scale_b] = [array(&backend, &scales[0])?, array(&backend, &scales[1])?];
     families::matmul_fp8::launch(

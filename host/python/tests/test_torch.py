@@ -106,34 +106,50 @@ class AgainstPyTorch(unittest.TestCase):
                 self.assertTrue(bool(((got.double() - want).abs() <= bound).all()), f"{variant} {m}x{n}x{k}")
 
     def test_matmul_fp8_within_its_bound(self):
-        # torch._scaled_mm's contract (per-tensor scales, bf16 out): the host's bound
-        # (host/library/src/families/matmul_fp8.rs): 2^-12 of the sums at each wgmma's 32 products
-        # and of their magnitudes (the FP8 tensor cores' narrower sums), an f32 sum's k + 2 unit
-        # roundoffs, then bf16's rounding. b column-major (read in place) and row-major (copied).
+        # torch._scaled_mm's contract (bf16 out), per-tensor scales and row-wise ((m, 1) and
+        # (1, n)): the host's bound (host/library/src/families/matmul_fp8.rs): 2^-12 of the sums at
+        # each wgmma's 32 products and of their magnitudes (the FP8 tensor cores' narrower sums), an
+        # f32 sum's k + 2 unit roundoffs, the scales' two roundings, then bf16's rounding. b
+        # column-major (read in place) and row-major (copied).
         shapes = [(1, 1, 1), (31, 33, 17), (64, 136, 200), (129, 65, 257), (33, 515, 2051), (130, 1030, 1100),
                   (256, 512, 4096)]
-        for variant in ["auto"] + rust_kernels.variants("matmul_fp8"):
-            for m, n, k in shapes:
-                a = (rand(m, k, seed=m) * 300).to(torch.float8_e4m3fn)
-                b = (rand(n, k, seed=n) * 300).to(torch.float8_e4m3fn).t()
-                scale_a = torch.tensor(0.75, device="cuda")
-                scale_b = torch.tensor(1.5, device="cuda")
-                for b_given in (b, b.contiguous()):
-                    try:
-                        got = rust_kernels.matmul_fp8(a, b_given, scale_a, scale_b, variant=variant)
-                    except RuntimeError as e:
-                        self.assertIn("sm_90a", str(e))
-                        self.assertNotEqual(torch.cuda.get_device_capability(), (9, 0), f"{variant} refused on sm_90")
-                        break
-                    self.assertEqual(got.dtype, torch.bfloat16)
-                    a64, b64 = a.double(), b.double()
-                    chunks = [a64[:, i:i + 32] @ b64[i:i + 32, :] for i in range(0, k, 32)]
-                    running = torch.stack(chunks).cumsum(0).abs().sum(0)
-                    magnitude = a64.abs() @ b64.abs()
-                    want = 0.75 * 1.5 * (a64 @ b64)
-                    sums = 0.75 * 1.5 * (2.0**-12 * (running + magnitude) + (k + 2) * U * magnitude) + 2 * U * want.abs()
-                    bound = sums + 2.0**-8 * (want.abs() + sums)
-                    self.assertTrue(bool(((got.double() - want).abs() <= bound).all()), f"{variant} {m}x{n}x{k}")
+        for op, row_wise in (("matmul_fp8", False), ("matmul_fp8_rowwise", True)):
+            for variant in ["auto"] + rust_kernels.variants(op):
+                for m, n, k in shapes:
+                    a = (rand(m, k, seed=m) * 300).to(torch.float8_e4m3fn)
+                    b = (rand(n, k, seed=n) * 300).to(torch.float8_e4m3fn).t()
+                    if row_wise:
+                        scale_a = rand(m, 1, seed=m + 1).abs() + 0.25
+                        scale_b = rand(1, n, seed=n + 1).abs() + 0.25
+                    else:
+                        scale_a = torch.tensor(0.75, device="cuda")
+                        scale_b = torch.tensor(1.5, device="cuda")
+                    for b_given in (b, b.contiguous()):
+                        try:
+                            got = rust_kernels.matmul_fp8(a, b_given, scale_a, scale_b, variant=variant)
+                        except RuntimeError as e:
+                            self.assertIn("sm_90a", str(e))
+                            self.assertNotEqual(torch.cuda.get_device_capability(), (9, 0), f"{variant} refused on sm_90")
+                            break
+                        self.assertEqual(got.dtype, torch.bfloat16)
+                        a64, b64 = a.double(), b.double()
+                        chunks = [a64[:, i:i + 32] @ b64[i:i + 32, :] for i in range(0, k, 32)]
+                        running = torch.stack(chunks).cumsum(0).abs().sum(0)
+                        magnitude = a64.abs() @ b64.abs()
+                        scale = scale_a.double() * scale_b.double()
+                        want = scale * (a64 @ b64)
+                        sums = scale * (2.0**-12 * (running + magnitude) + (k + 2) * U * magnitude) + 2 * U * want.abs()
+                        bound = sums + 2.0**-8 * (want.abs() + sums)
+                        self.assertTrue(bool(((got.double() - want).abs() <= bound).all()), f"{variant} {m}x{n}x{k}")
+
+    def test_matmul_fp8_refuses_scales_of_other_shapes(self):
+        a = (rand(4, 32, seed=1) * 300).to(torch.float8_e4m3fn)
+        b = (rand(8, 32, seed=2) * 300).to(torch.float8_e4m3fn).t()
+        one = torch.tensor(1.0, device="cuda")
+        for scale_a, scale_b in ((rand(4, 1, seed=3), one), (rand(4, seed=3), rand(8, seed=4)),
+                                 (rand(1, 4, seed=3), rand(8, 1, seed=4))):
+            with self.assertRaisesRegex(ValueError, "row-wise"):
+                rust_kernels.matmul_fp8(a, b, scale_a, scale_b)
 
     def test_matmul_products_take_views_and_empty_sides_and_refuse_bad_operands(self):
         # The products' fast path hands its operands to the native layer as they are; whatever it

@@ -24,8 +24,9 @@
 //! [`small_m_mma`] is [`small_m`] on the tensor cores for up to 16 rows, the TF32 and bf16 ladders'
 //! rung (no f32 kernel: the tensor cores do not multiply f32 exactly).
 //!
-//! [`k_runs`] and [`tile_order`] are shared with the tensor-core ladders: how runs of k meet in C,
-//! and the order a persistent grid takes the tiles in.
+//! [`k_runs`], [`tile_order`] and [`scale`] are shared with the tensor-core ladders: how runs of
+//! k meet in C, the order a persistent grid takes the tiles in, and what the sums are multiplied
+//! by on their way to C.
 //!
 //! A new variant is a file here, its line in [`FAMILY`], and its CUDA C twin in `benches/reference/cuda_c/`.
 
@@ -38,6 +39,7 @@ pub mod pad_rows;
 pub mod padded;
 pub mod register_1d;
 pub mod register_2d;
+pub mod scale;
 pub mod small_m;
 pub mod small_m16;
 pub mod small_m_mma;

@@ -102,6 +102,7 @@ pub(crate) mod body {
     use super::*;
     use crate::matmul::k_runs::{meet_in_c_warp, meet_in_partials_warp};
     use crate::matmul::output::Out;
+    use crate::matmul::scale::Scale;
     use crate::matmul::tile_order::Item;
     use crate::matmul_bf16::TensorMaps;
     use crate::matmul_bf16::rounded::round_partials;
@@ -156,7 +157,9 @@ pub(crate) mod body {
     /// ([`crate::matmul_bf16::store`], which spilled at the launch's 168). The three warpgroups'
     /// together at most the launch's 3 × 168.
     const CONSUMER_REGISTERS: u32 = 224;
-    use ptxkit::device::{block_idx, grid_dim, shfl_idx, sync_threads, thread_idx, trap, unrolled};
+    use ptxkit::device::{
+        block_idx, compiler_barrier, grid_dim, lane_id, shfl_idx, sync_threads, thread_idx, trap, unrolled, unrolled_to,
+    };
     use ptxkit::device::{cluster, mbarrier, tma};
 
     /// The kernel's body (see the module): with `TMA` and tensor maps, one producer thread copies
@@ -196,14 +199,15 @@ pub(crate) mod body {
     /// the slot's *empty* barrier in each block. TMA only.
     ///
     /// The operands are `F`'s (TMA only for other formats than [`Bf16Tiles`]); each sum is
-    /// multiplied by `scale` on its way out (1 for bf16: the multiply folds away).
+    /// multiplied by `scale`'s factor for its place on its way out (1 for bf16: the multiply
+    /// folds away).
     ///
     /// # Safety
     /// As for [`run`]; the kernel is launched in clusters of `CTAS` (its launch bounds); `a` and
     /// `b` hold `F`'s elements, B transposed where `F` says.
     #[inline(always)]
     pub unsafe fn run_in<F: Multiply, const TMA: bool, const BN: u32, O: Out, const CTAS: u32, const UNIT: u32>(
-        (a, b, scale): (*const F::Element, *const F::Element, f32),
+        (a, b, scale): (*const F::Element, *const F::Element, impl Scale),
         c: *mut O,
         (m, n, k): (u32, u32, u32),
         maps: *const TensorMaps,
@@ -422,16 +426,41 @@ pub(crate) mod body {
             // producer already fills the ring for the next tile.
             wgmma_wait::<0>();
             release(slot_of(fill - 1).0);
+            let (corner, at) = ((row0 + 64 * consumer, col0), (m, n));
+            // Each sum times its factor, in place (factors read as the stores need them held
+            // too many registers): register i's place in C is the `wgmma` accumulators' layout's.
+            let (first_row, first_col) = (
+                corner.0 + 16 * (warp % 4) + lane_id() / 4,
+                corner.1 + 2 * (lane_id() % 4),
+            );
+            unrolled_to(
+                BN / 8,
+                #[inline(always)]
+                |block| {
+                    // Registers 4·block + r: two rows, eight apart, of two neighbouring columns
+                    // (fewer than 32 blocks: written out whole, constant indices). Each block's
+                    // factors read where they are used: hoisted, they spill.
+                    compiler_barrier();
+                    unrolled::<4>(|r| {
+                        let (i, factor) = (
+                            4 * block + r,
+                            scale.at(first_row + 8 * (r / 2), first_col + 8 * block + r % 2),
+                        );
+                        match i < 64 {
+                            true => low[i as usize] *= factor,
+                            false => high[(i - 64) as usize] *= factor,
+                        }
+                    })
+                },
+            );
             let value = #[inline(always)]
             |i: u32| {
-                scale
-                    * if i < 64 {
-                        low[i as usize]
-                    } else {
-                        high[(i - 64) as usize]
-                    }
+                if i < 64 {
+                    low[i as usize]
+                } else {
+                    high[(i - 64) as usize]
+                }
             };
-            let (corner, at) = ((row0 + 64 * consumer, col0), (m, n));
             let counter = work.counter(&this, arrivals, CTAS * CONSUMER_WARPS, CONSUMER_WARPS * rank + warp);
             if O::ADDS || this.runs == 1 {
                 // SAFETY: the kernel's contract (C holds m·n; `arrivals` the zeroed

@@ -9,14 +9,19 @@
 //!   ([`crate::matmul_bf16::specialized`]) on FP8's `wgmma` (sm_90a): 128 of k a step in the same
 //!   slots, the sums scaled on their way out.
 //!
+//! [`rowwise`] is the same rungs with row-wise scales (a factor per row of A and one per column of
+//! B, [`RowScales`]), a family of its own: its scales are m and n f32, not one each.
+//!
 //! Hopper's FP8 `wgmma` adds into its accumulators with fewer mantissa bits than f32's (published
 //! measurements: 13); the check's bound allows for that (the host's `matmul_fp8` family).
 //!
 //! A new rung is a file here and its line in [`FAMILY`].
 
+pub mod rowwise;
 pub mod scaled;
 pub mod tiled;
 
+use crate::matmul::scale::Scale;
 use crate::matmul_bf16::specialized::{self, TileFormat};
 use crate::matmul_bf16::{MatmulBf16, TensorMaps};
 use ptxkit::device::fp8::E4M3;
@@ -64,6 +69,45 @@ impl Problem for MatmulFp8 {
     );
 }
 
+/// The per-tensor factor, `scale_a · scale_b`, for every element of C.
+///
+/// # Safety
+/// `scale_a` and `scale_b` point at an f32 each.
+#[inline(always)]
+pub unsafe fn per_tensor(scale_a: *const f32, scale_b: *const f32, _c: (u32, u32)) -> f32 {
+    // SAFETY: the caller's promise.
+    unsafe { *scale_a * *scale_b }
+}
+
+/// Row-wise scales: C's element (i, j) is multiplied by `a[i] · b[j]`, a factor per row of A and
+/// one per column of B (`torch._scaled_mm`'s (m, 1) and (1, n) scales).
+#[derive(Clone, Copy)]
+pub struct RowScales {
+    a: *const f32,
+    b: *const f32,
+    c: (u32, u32),
+}
+
+impl RowScales {
+    /// The factors of an m × n C.
+    ///
+    /// # Safety
+    /// m and n are at least 1; `a` holds m f32 and `b` n, readable while the value is used.
+    #[inline(always)]
+    pub unsafe fn new(a: *const f32, b: *const f32, c: (u32, u32)) -> Self {
+        RowScales { a, b, c }
+    }
+}
+
+impl Scale for RowScales {
+    #[inline(always)]
+    fn at(self, row: u32, col: u32) -> f32 {
+        // SAFETY: clamped to the last row and column, within the m and n factors `new` was
+        // promised.
+        unsafe { *self.a.add(row.min(self.c.0 - 1) as usize) * *self.b.add(col.min(self.c.1 - 1) as usize) }
+    }
+}
+
 /// e4m3 operands for the bf16 ladder's tile body: 128 of k a step, B transposed (FP8's `wgmma`
 /// reads B k-major only).
 pub struct E4m3Tiles;
@@ -91,32 +135,63 @@ pub const FAMILY: Family<MatmulFp8> = Family::new(
     ],
 );
 
-/// The tile width of a TMA rung of this family (persistent or clustered), `None` for the others.
+/// The TMA rungs of both families (per-tensor and row-wise scales): entry, tile width, and
+/// whether its blocks come in clusters.
+#[cfg(not(target_arch = "nvptx64"))]
+const TMA_RUNGS: [(Kernel<MatmulFp8>, u32, bool); 7] = [
+    (scaled::PERSISTENT, specialized::BN, false),
+    (scaled::PERSISTENT_128X128, specialized::BN_NARROW, false),
+    (scaled::PERSISTENT_128X64, specialized::BN_NARROWEST, false),
+    (scaled::CLUSTERED, specialized::BN, true),
+    (rowwise::PERSISTENT, specialized::BN, false),
+    (rowwise::PERSISTENT_128X128, specialized::BN_NARROW, false),
+    (rowwise::PERSISTENT_128X64, specialized::BN_NARROWEST, false),
+];
+
+/// The tile width of `kernel` and whether it runs in clusters, for a TMA rung of either family;
+/// `None` for the others.
+#[cfg(not(target_arch = "nvptx64"))]
+fn tma_rung(kernel: &Kernel<MatmulFp8>) -> Option<(u32, bool)> {
+    TMA_RUNGS
+        .iter()
+        .find(|(rung, ..)| rung.entry() == kernel.entry())
+        .map(|&(_, width, clustered)| (width, clustered))
+}
+
+/// The tile width of a TMA rung of either family (persistent or clustered), `None` for the
+/// others.
 #[cfg(not(target_arch = "nvptx64"))]
 pub fn tile_width(kernel: &Kernel<MatmulFp8>) -> Option<u32> {
-    let tiles = [
-        (scaled::PERSISTENT, specialized::BN),
-        (scaled::PERSISTENT_128X128, specialized::BN_NARROW),
-        (scaled::PERSISTENT_128X64, specialized::BN_NARROWEST),
-        (scaled::CLUSTERED, specialized::BN),
-    ];
-    specialized::width_among(&tiles, kernel.entry())
+    tma_rung(kernel).map(|(width, _)| width)
 }
 
 /// The zeroed counters `arrivals` must hold for a launch of `kernel` on `grid`: the TMA rungs'
 /// where they cut k into runs (those of the bf16 product of the same steps), none for the tiled
-/// rung.
+/// rungs.
 #[cfg(not(target_arch = "nvptx64"))]
 pub fn arrivals_needed(kernel: &Kernel<MatmulFp8>, problem: &MatmulFp8, grid: Dim3) -> usize {
     let same = problem.same_steps();
-    if kernel.entry() == scaled::CLUSTERED.entry() {
-        return specialized::clustered_counters::<{ specialized::BN }>(&same, grid);
-    }
-    match tile_width(kernel) {
-        Some(specialized::BN) => specialized::counters::<{ specialized::BN }>(&same, grid),
-        Some(specialized::BN_NARROW) => specialized::counters::<{ specialized::BN_NARROW }>(&same, grid),
+    match tma_rung(kernel) {
+        Some((_, true)) => specialized::clustered_counters::<{ specialized::BN }>(&same, grid),
+        Some((specialized::BN, _)) => specialized::counters::<{ specialized::BN }>(&same, grid),
+        Some((specialized::BN_NARROW, _)) => specialized::counters::<{ specialized::BN_NARROW }>(&same, grid),
         Some(_) => specialized::counters::<{ specialized::BN_NARROWEST }>(&same, grid),
         None => 0,
+    }
+}
+
+/// The f32 factors `scale_a` and `scale_b` hold for a launch of `kernel` on `problem`: m and n
+/// for a rung of [`rowwise::FAMILY`], one each for the others.
+#[cfg(not(target_arch = "nvptx64"))]
+pub fn scale_lengths(kernel: &Kernel<MatmulFp8>, problem: &MatmulFp8) -> (usize, usize) {
+    if rowwise::FAMILY
+        .kernels
+        .iter()
+        .any(|rung| rung.entry() == kernel.entry())
+    {
+        (problem.m as usize, problem.n as usize)
+    } else {
+        (1, 1)
     }
 }
 

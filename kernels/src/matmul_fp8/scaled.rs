@@ -5,64 +5,65 @@
 //! are multiplied by `scale_a · scale_b` on their way to C. 128×256, 128×128 and 128×64 tiles, and
 //! 128×256 in clusters of two that copy Bᵀ's part of each step once for both. GPU-only (sm_90a).
 
-use super::{MatmulFp8, TensorMaps};
-use crate::matmul_bf16::specialized::{self, CLUSTER, THREADS};
-use ptxkit::device::fp8::E4M3;
-use ptxkit::device::mma::Bf16;
-use ptxkit::{Dim3, Kernel, kernel_sm90a};
+use super::MatmulFp8;
+use crate::matmul_bf16::specialized::{self, CLUSTER};
+use ptxkit::Kernel;
 
 /// Defines `$name`, the TMA tile body on tiles `$bn` wide in clusters of `$ctas` (items of
-/// `$unit` rows).
+/// `$unit` rows), each sum multiplied by the factor for its place of `$scales(scale_a, scale_b,
+/// (m, n))` (an unsafe constructor of a [`crate::matmul::scale::Scale`] whose promise is the
+/// kernel's contract).
 macro_rules! scaled_tiles {
-    ($(#[$meta:meta])* $name:ident, $bn:expr, $ctas:expr, $unit:expr) => {
-        kernel_sm90a! {
-            #[launch_bounds(Dim3::x(THREADS), 1, cluster = $ctas)]
+    ($(#[$meta:meta])* $name:ident, $bn:expr, $ctas:expr, $unit:expr, $scales:path) => {
+        ptxkit::kernel_sm90a! {
+            #[launch_bounds(ptxkit::Dim3::x($crate::matmul_bf16::specialized::THREADS), 1, cluster = $ctas)]
             $(#[$meta])*
-            pub unsafe fn $name(a: *const E4M3, bt: *const E4M3, c: *mut Bf16, m: u32, n: u32, k: u32, maps: *const TensorMaps, arrivals: *mut u32, partials: *mut f32, scale_a: *const f32, scale_b: *const f32) {
-                // SAFETY: the kernel's contract: the scales are one f32 each, the maps describe A
-                // and Bᵀ, the counters and partial sums are the launch's.
+            pub unsafe fn $name(a: *const ptxkit::device::fp8::E4M3, bt: *const ptxkit::device::fp8::E4M3, c: *mut ptxkit::device::mma::Bf16, m: u32, n: u32, k: u32, maps: *const $crate::matmul_bf16::TensorMaps, arrivals: *mut u32, partials: *mut f32, scale_a: *const f32, scale_b: *const f32) {
+                // SAFETY: the kernel's contract: the scales hold the factors `$scales` reads, the
+                // maps describe A and Bᵀ, the counters and partial sums are the launch's.
                 unsafe {
-                    let scale = *scale_a * *scale_b;
-                    specialized::body::run_in::<super::E4m3Tiles, true, { $bn }, Bf16, { $ctas }, { $unit }>(
-                        (a, bt, scale), c, (m, n, k), maps, (arrivals, partials),
+                    $crate::matmul_bf16::specialized::body::run_in::<$crate::matmul_fp8::E4m3Tiles, true, { $bn }, ptxkit::device::mma::Bf16, { $ctas }, { $unit }>(
+                        (a, bt, $scales(scale_a, scale_b, (m, n))), c, (m, n, k), maps, (arrivals, partials),
                     )
                 }
             }
         }
     };
 }
+pub(crate) use scaled_tiles;
 
 scaled_tiles!(
     /// `C = scale_a · scale_b · (A·B)` by warp-specialised FP8 `wgmma` (e4m3, f32 sums, C rounded
     /// to bf16) on a persistent grid, 128×256 per tile.
-    matmul_fp8_persistent, specialized::BN, 1, specialized::BM
+    matmul_fp8_persistent, specialized::BN, 1, specialized::BM, super::per_tensor
 );
 scaled_tiles!(
     /// As [`matmul_fp8_persistent`] on 128×128 tiles, six slots in the ring.
-    matmul_fp8_persistent_128x128, specialized::BN_NARROW, 1, specialized::BM
+    matmul_fp8_persistent_128x128, specialized::BN_NARROW, 1, specialized::BM, super::per_tensor
 );
 scaled_tiles!(
     /// As [`matmul_fp8_persistent`] on 128×64 tiles, eight slots in the ring.
-    matmul_fp8_persistent_128x64, specialized::BN_NARROWEST, 1, specialized::BM
+    matmul_fp8_persistent_128x64, specialized::BN_NARROWEST, 1, specialized::BM, super::per_tensor
 );
 scaled_tiles!(
     /// As [`matmul_fp8_persistent`], the blocks in pairs (clusters of two) that take two tiles
     /// one above the other and copy Bᵀ's part of each step once for both.
-    matmul_fp8_clustered, specialized::BN, CLUSTER, specialized::CLUSTER_ROWS
+    matmul_fp8_clustered, specialized::BN, CLUSTER, specialized::CLUSTER_ROWS, super::per_tensor
 );
 
 /// `$code` launched as the bf16 kernel `$same` is for the bf16 product of the same steps: the
 /// same block, shared memory and grid.
 macro_rules! launched_as {
     ($code:ident, $same:expr) => {
-        Kernel {
+        ptxkit::Kernel {
             code: $code,
             block: $same.block,
             shared: $same.shared,
-            grid: |p, device| ($same.grid)(&p.same_steps(), device),
+            grid: |p: &$crate::matmul_fp8::MatmulFp8, device| ($same.grid)(&p.same_steps(), device),
         }
     };
 }
+pub(crate) use launched_as;
 
 /// [`specialized::KERNEL_PERSISTENT`]'s launch.
 pub const PERSISTENT: Kernel<MatmulFp8> = launched_as!(matmul_fp8_persistent, specialized::KERNEL_PERSISTENT);

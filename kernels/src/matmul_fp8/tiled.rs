@@ -3,8 +3,9 @@
 //! (exact: every e4m3 is an f32), then each thread takes its dot-product slice. Bᵀ's tile is
 //! padded by a column: a warp reads down its columns. Elements outside A or Bᵀ stage as zeros.
 
-use super::{MatmulFp8, TensorMaps};
+use super::{MatmulFp8, TensorMaps, per_tensor};
 use crate::matmul::output::Out;
+use crate::matmul::scale::Scale;
 use ptxkit::device::fp8::E4M3;
 use ptxkit::device::mma::Bf16;
 use ptxkit::device::{MatrixLayout, SharedMatrix, block_idx, fma, sync_threads, thread_idx, unrolled};
@@ -36,40 +37,52 @@ unsafe fn widened(matrix: *const E4M3, (rows, cols): (u32, u32), (row, col): (u3
     }
 }
 
+/// The rung's body: C's tile of this block, each sum multiplied by `scale`'s factor for its
+/// place.
+///
+/// # Safety
+/// The kernel's contract: A holds m×k, Bᵀ n×k and C m×n elements; launched as [`KERNEL`].
+#[inline(always)]
+pub unsafe fn run(a: *const E4M3, bt: *const E4M3, c: *mut Bf16, (m, n, k): (u32, u32, u32), scale: impl Scale) {
+    let Tiles { a: a_tile, bt: bt_tile } = Tiles::carve();
+    let (tx, ty) = (thread_idx().x, thread_idx().y);
+    let (row0, col0) = (block_idx().y * TILE, block_idx().x * TILE);
+    let mut sum = 0.0f32;
+    for step in 0..k.div_ceil(TILE) {
+        let kk = step * TILE + tx;
+        // SAFETY (loads): A holds m×k and Bᵀ n×k, by the caller's promise; (tiles) tx, ty and i
+        // are below TILE, the tiles' sides.
+        unsafe {
+            a_tile.set_unchecked(ty, tx, widened(a, (m, k), (row0 + ty, kk)));
+            bt_tile.set_unchecked(ty, tx, widened(bt, (n, k), (col0 + ty, kk)));
+        }
+        // The tiles are complete before anyone reads them...
+        sync_threads();
+        unrolled::<TILE>(|i| {
+            sum = fma(
+                unsafe { a_tile.get_unchecked(ty, i) },
+                unsafe { bt_tile.get_unchecked(tx, i) },
+                sum,
+            )
+        });
+        // ...and everyone has read them before the next step overwrites them.
+        sync_threads();
+    }
+    let (row, col) = (row0 + ty, col0 + tx);
+    if row < m && col < n {
+        // SAFETY: C holds m×n, by the caller's promise.
+        unsafe { Bf16::put(c.add((row * n + col) as usize), scale.at(row, col) * sum, false) };
+    }
+}
+
 kernel! {
     /// `C = scale_a · scale_b · (A·B)` (e4m3 A and Bᵀ, f32 sums, C rounded to bf16) with 32×32
     /// shared-memory tiles.
     pub unsafe fn matmul_fp8_tiled(a: *const E4M3, bt: *const E4M3, c: *mut Bf16, m: u32, n: u32, k: u32, maps: *const TensorMaps, arrivals: *mut u32, partials: *mut f32, scale_a: *const f32, scale_b: *const f32) {
         // Plain loads, k in one run: no maps, counters or partials.
         let _ = (maps, arrivals, partials);
-        let Tiles { a: a_tile, bt: bt_tile } = Tiles::carve();
-        let (tx, ty) = (thread_idx().x, thread_idx().y);
-        let (row0, col0) = (block_idx().y * TILE, block_idx().x * TILE);
-        let mut sum = 0.0f32;
-        for step in 0..k.div_ceil(TILE) {
-            let kk = step * TILE + tx;
-            // SAFETY (loads): A holds m×k and Bᵀ n×k, by the kernel's contract; (tiles) tx, ty
-            // and i are below TILE, the tiles' sides.
-            unsafe {
-                a_tile.set_unchecked(ty, tx, widened(a, (m, k), (row0 + ty, kk)));
-                bt_tile.set_unchecked(ty, tx, widened(bt, (n, k), (col0 + ty, kk)));
-            }
-            // The tiles are complete before anyone reads them...
-            sync_threads();
-            unrolled::<TILE>(|i| {
-                sum = fma(unsafe { a_tile.get_unchecked(ty, i) }, unsafe { bt_tile.get_unchecked(tx, i) }, sum)
-            });
-            // ...and everyone has read them before the next step overwrites them.
-            sync_threads();
-        }
-        let (row, col) = (row0 + ty, col0 + tx);
-        if row < m && col < n {
-            // SAFETY: the scales are one f32 each and C holds m×n, by the kernel's contract.
-            unsafe {
-                let scale = *scale_a * *scale_b;
-                Bf16::put(c.add((row * n + col) as usize), scale * sum, false);
-            }
-        }
+        // SAFETY: the kernel's contract (the scales one f32 each).
+        unsafe { run(a, bt, c, (m, n, k), per_tensor(scale_a, scale_b, (m, n))) }
     }
 }
 

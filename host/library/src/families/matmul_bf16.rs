@@ -271,8 +271,8 @@ pub(super) fn swapped_rung(target: Target, size: Size, entry: &'static str) -> O
     })
 }
 
-/// The persistent rung's tile (`family`'s configurations: 128×64, 128×128, 128×256, then
-/// 128×256 in clusters of two) predicted to finish `size` sooner on `gpu`
+/// The persistent rung's tile (`family`'s configurations: 128×64, 128×128, 128×256, then where
+/// the family has it 128×256 in clusters of two) predicted to finish `size` sooner on `gpu`
 /// ([`specialized::predicted_twentieths`], one block per SM); of equals, the wider. The 128×256
 /// tiles go in clusters where k is long over many waves of them ([`specialized::clusters_pay`]).
 pub(super) fn persistent_tile(family: &dyn FamilyDemo, gpu: &Gpu, size: Size) -> Option<Choice> {
@@ -280,8 +280,10 @@ pub(super) fn persistent_tile(family: &dyn FamilyDemo, gpu: &Gpu, size: Size) ->
     let problem = MatmulBf16::new(m, n, k).ok()?;
     let sms = gpu.info().sm_count;
     let [wide, narrow, narrowest] = specialized::predicted_twentieths(&problem, sms);
-    let &[narrowest_entry, narrow_entry, wide_entry, clustered_entry] = family.choice().configurations() else {
-        return None;
+    let (narrowest_entry, narrow_entry, wide_entry, clustered_entry) = match *family.choice().configurations() {
+        [narrowest, narrow, wide, clustered] => (narrowest, narrow, wide, Some(clustered)),
+        [narrowest, narrow, wide] => (narrowest, narrow, wide, None),
+        _ => return None,
     };
     let (entry, _) = [(wide_entry, wide), (narrow_entry, narrow), (narrowest_entry, narrowest)]
         .into_iter()
@@ -293,7 +295,8 @@ pub(super) fn persistent_tile(family: &dyn FamilyDemo, gpu: &Gpu, size: Size) ->
         steps(narrow),
         steps(wide),
     );
-    let (entry, why) = if entry == wide_entry && specialized::clusters_pay(&problem, sms) {
+    let clustered = clustered_entry.filter(|_| entry == wide_entry && specialized::clusters_pay(&problem, sms));
+    let (entry, why) = if let Some(clustered_entry) = clustered {
         (
             clustered_entry,
             format!(

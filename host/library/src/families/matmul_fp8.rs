@@ -1,6 +1,7 @@
-//! The host side of the FP8 matmul family: its safe launch (A and Bᵀ of e4m3 bits, C of bf16
-//! bits, the two scales), random e4m3 operands over every finite code and random scales, and the
-//! f64 check, whose bound allows for the FP8 tensor cores' narrower sums. No library baseline yet:
+//! The host side of the FP8 matmul families, with per-tensor scales ([`PER_TENSOR`]) and row-wise
+//! ones ([`ROW_WISE`]): their safe launch (A and Bᵀ of e4m3 bits, C of bf16 bits, the scales),
+//! random e4m3 operands over every finite code and random scales, and the f64 check, whose bound
+//! allows for the FP8 tensor cores' narrower sums. No library baseline yet:
 //! cuBLASLt's FP8 GEMM is not in the host's bindings; the Python suite times PyTorch's
 //! `torch._scaled_mm` beside the operator.
 
@@ -17,7 +18,7 @@ use super::{
 use kernels::Source;
 use kernels::matmul_bf16::TensorMaps;
 use kernels::matmul_fp8::{
-    A_BOX, B_BOX, FAMILY, MatmulFp8, arrivals_needed, partials_needed, scaled, tile_width, tiled,
+    A_BOX, B_BOX, FAMILY, MatmulFp8, arrivals_needed, partials_needed, rowwise, scale_lengths, scaled, tile_width,
 };
 use kernels::reference::Expected;
 use ptxkit::device::fp8::E4M3;
@@ -28,9 +29,10 @@ use ptxkit_runtime::{Backend, Gpu, PaddedCopies, Result, fp8_swizzled_pitched};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-/// `C = scale_a · scale_b · (A·B)` with `kernel`: checks that A holds m·k e4m3, Bᵀ n·k, C m·n
-/// bf16 (each as bits) and each scale one f32, and that they live where `backend` can reach them,
-/// then launches.
+/// `C = scale_a · scale_b · (A·B)` with `kernel`, a rung of either family: checks that A holds
+/// m·k e4m3, Bᵀ n·k, C m·n bf16 (each as bits) and the scales the f32 factors `kernel` reads (one
+/// each, or m and n for the row-wise rungs: [`scale_lengths`]), and that they live where
+/// `backend` can reach them, then launches.
 #[allow(clippy::too_many_arguments)]
 pub fn launch(
     backend: &Backend,
@@ -46,8 +48,9 @@ pub fn launch(
     check_len("A", a.len(), a_len)?;
     check_len("Bᵀ", bt.len(), bt_len)?;
     check_len("C", c.len(), c_len)?;
-    check_len("scale_a", scale_a.len(), 1)?;
-    check_len("scale_b", scale_b.len(), 1)?;
+    let (scale_a_len, scale_b_len) = scale_lengths(kernel, problem);
+    check_len("scale_a", scale_a.len(), scale_a_len)?;
+    check_len("scale_b", scale_b.len(), scale_b_len)?;
     let (a_address, bt_address) = (a.address(backend)?, bt.address(backend)?);
     // The copies and the partial sums stay held until the launch is enqueued.
     let (maps, _copies) = tensor_maps(backend, kernel, problem, (a_address, bt_address))?;
@@ -69,7 +72,7 @@ pub fn launch(
     );
     // SAFETY: each pointer is its array's address on this backend; A, Bᵀ and C hold the m·k, n·k
     // and m·n elements the kernels read or write for this problem (e4m3 is a byte, bf16 a u16),
-    // each scale one f32; `maps`, where not null, describes A and Bᵀ; `arrivals` and `partials`
+    // the scales the factors `kernel` reads; `maps`, where not null, describes A and Bᵀ; `arrivals` and `partials`
     // hold the zeroed counters and partial sums the TMA rungs need for `shape`, the launch shape
     // `launch_from` would compute.
     unsafe {
@@ -105,8 +108,38 @@ fn tensor_maps<'g>(
     }
 }
 
-/// The host side of the FP8 matmul family.
-pub struct MatmulFp8Demo;
+/// How the sums are scaled: one factor for the whole of C, or one per row of A and one per
+/// column of B.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scales {
+    PerTensor,
+    RowWise,
+}
+
+/// The host side of an FP8 matmul family.
+pub struct MatmulFp8Demo {
+    scales: Scales,
+}
+
+/// `torch._scaled_mm` with per-tensor scales: [`FAMILY`].
+pub const PER_TENSOR: MatmulFp8Demo = MatmulFp8Demo {
+    scales: Scales::PerTensor,
+};
+
+/// `torch._scaled_mm` with row-wise scales: [`rowwise::FAMILY`].
+pub const ROW_WISE: MatmulFp8Demo = MatmulFp8Demo {
+    scales: Scales::RowWise,
+};
+
+impl MatmulFp8Demo {
+    /// This family's kernels.
+    pub fn kernels(&self) -> &'static ptxkit::Family<MatmulFp8> {
+        match self.scales {
+            Scales::PerTensor => &FAMILY,
+            Scales::RowWise => &rowwise::FAMILY,
+        }
+    }
+}
 
 /// The bound's unit for the FP8 tensor cores' sums, relative to each sum it applies to: they are
 /// kept with 13 mantissa bits, truncated (published measurements of Hopper's FP8 `wgmma`, whose
@@ -141,17 +174,19 @@ const EDGE_SHAPES: [[usize; 3]; 10] = [
     [130, 1030, 1100],
 ];
 
-/// Element `(row, col)` of `scale_a · scale_b · (A·B)` in f64 from A (m×k) and Bᵀ (n×k) as f32,
-/// and its tolerance: within each `wgmma`'s 32 products and at each addition of their sum to the
+/// Element `(row, col)` of `scale_a · scale_b · (A·B)` in f64 from A (m×k) and Bᵀ (n×k) as f32
+/// (the scales one each, or `scale_a[row]` and `scale_b[col]`), and its tolerance: within each `wgmma`'s 32 products and at each addition of their sum to the
 /// running one, [`TENSOR_CORE_UNIT`] of the sums, plus an f32 sum's `k + 2` unit roundoffs (the
 /// tiled rung's), the scale's product and multiply, and C's rounding to bf16.
 fn expected_at(
     a: &[f32],
     bt: &[f32],
     k: usize,
-    (scale_a, scale_b): (f32, f32),
+    (scale_a, scale_b): (&[f32], &[f32]),
     (row, col): (usize, usize),
 ) -> (f64, f64) {
+    let factor = |scales: &[f32], i: usize| scales[if scales.len() == 1 { 0 } else { i }];
+    let (scale_a, scale_b) = (factor(scale_a, row), factor(scale_b, col));
     let (a_row, bt_row) = (&a[row * k..(row + 1) * k], &bt[col * k..(col + 1) * k]);
     let (mut sum, mut running, mut magnitude) = (0.0f64, 0.0f64, 0.0f64);
     for (a_chunk, bt_chunk) in a_row.chunks(WGMMA_K).zip(bt_row.chunks(WGMMA_K)) {
@@ -171,7 +206,7 @@ fn expected_at(
 
 /// The f64 reference of `scale_a · scale_b · (A·B)` ([`expected_at`]) at the elements
 /// [`sampled_positions`] names.
-fn reference(a: &[f32], bt: &[f32], (m, n, k): (usize, usize, usize), scales: (f32, f32), rng: u64) -> Oracle {
+fn reference(a: &[f32], bt: &[f32], (m, n, k): (usize, usize, usize), scales: (&[f32], &[f32]), rng: u64) -> Oracle {
     let positions = sampled_positions((m, n, k), rng);
     let every: Vec<(usize, usize)>;
     let at = match &positions {
@@ -212,9 +247,11 @@ struct InputSet {
 }
 
 /// An FP8 product's case: random e4m3 A (m×k) and Bᵀ (n×k) with NaN guards past them and random
-/// scales, `sets` times; C of bf16 poisoned; the f64 reference of the operands as given.
+/// scales (one each, or m and n), `sets` times; C of bf16 poisoned; the f64 reference of the
+/// operands as given.
 struct Fp8Case<'a> {
     backend: &'a Backend,
+    family: &'static ptxkit::Family<MatmulFp8>,
     problem: MatmulFp8,
     reference: Oracle,
     inputs: Vec<InputSet>,
@@ -222,19 +259,31 @@ struct Fp8Case<'a> {
 }
 
 impl<'a> Fp8Case<'a> {
-    fn new(backend: &'a Backend, problem: MatmulFp8, rng: u64, sets: usize) -> Result<Self> {
+    fn new(
+        backend: &'a Backend,
+        family: &'static ptxkit::Family<MatmulFp8>,
+        problem: MatmulFp8,
+        rng: u64,
+        sets: usize,
+    ) -> Result<Self> {
         let (a_len, bt_len, c_len) = problem.lengths();
         let a = random_codes(substream(rng, 4), a_len);
         let bt = random_codes(substream(rng, 5), bt_len);
         let mut scale_rng = StdRng::seed_from_u64(substream(rng, 7));
-        let scales: (f32, f32) = (scale_rng.random_range(0.25..4.0), scale_rng.random_range(0.25..4.0));
+        let (scale_a_len, scale_b_len) = scale_lengths(&family.kernels[0], &problem);
+        let mut factors = |len: usize| {
+            (0..len)
+                .map(|_| scale_rng.random_range(0.25..4.0))
+                .collect::<Vec<f32>>()
+        };
+        let scales = (factors(scale_a_len), factors(scale_b_len));
         let widen = |codes: &[u8]| codes.iter().map(|&c| E4M3(c).to_f32()).collect::<Vec<f32>>();
         let (m, n, k) = (problem.m as usize, problem.n as usize, problem.k as usize);
         let reference = reference(
             &widen(&a[..a_len]),
             &widen(&bt[..bt_len]),
             (m, n, k),
-            scales,
+            (&scales.0, &scales.1),
             substream(rng, 6),
         );
         let inputs = (0..sets.max(1))
@@ -242,13 +291,14 @@ impl<'a> Fp8Case<'a> {
                 Ok(InputSet {
                     a: Buffer::upload(backend, &a)?,
                     bt: Buffer::upload(backend, &bt)?,
-                    scale_a: Buffer::upload(backend, &[scales.0])?,
-                    scale_b: Buffer::upload(backend, &[scales.1])?,
+                    scale_a: Buffer::upload(backend, &scales.0)?,
+                    scale_b: Buffer::upload(backend, &scales.1)?,
                 })
             })
             .collect::<Result<Vec<_>>>()?;
         Ok(Fp8Case {
             backend,
+            family,
             problem,
             reference,
             inputs,
@@ -267,7 +317,7 @@ impl Case for Fp8Case<'_> {
         } = &self.inputs[set];
         launch(
             self.backend,
-            &FAMILY.kernels[kernel],
+            &self.family.kernels[kernel],
             source,
             &self.problem,
             a,
@@ -297,7 +347,7 @@ impl Case for Fp8Case<'_> {
 
 impl FamilyDemo for MatmulFp8Demo {
     fn family(&self) -> &'static dyn AnyFamily {
-        &FAMILY
+        self.kernels()
     }
 
     fn extents(&self) -> &'static [&'static str] {
@@ -307,10 +357,12 @@ impl FamilyDemo for MatmulFp8Demo {
     fn plan(&self, size: Size) -> Result<Plan> {
         let [m, n, k] = size.0;
         let problem = MatmulFp8::new(m, n, k)?;
-        for kernel in FAMILY.kernels {
+        for kernel in self.kernels().kernels {
             check_shape(kernel, &problem)?;
         }
         let (a_len, bt_len, c_len) = problem.lengths();
+        let (scale_a_len, scale_b_len) = scale_lengths(&self.kernels().kernels[0], &problem);
+        let scales = 4 * (scale_a_len + scale_b_len) as u64;
         let operands = (a_len + bt_len + 2 * GUARD) as u64;
         let output = 2 * (c_len + GUARD) as u64;
         Ok(Plan {
@@ -322,19 +374,32 @@ impl FamilyDemo for MatmulFp8Demo {
             x: m as f64,
             // The codes and their f32 values, the read-back C, its poison and widened copy, the
             // reference.
-            host_bytes: 5 * operands + 4 * output + 16 * c_len as u64,
-            device_bytes: operands + output + 8,
+            host_bytes: 5 * operands + 4 * output + 16 * c_len as u64 + 2 * scales,
+            device_bytes: operands + output + scales,
         })
     }
 
     fn prepare<'a>(&self, backend: &'a Backend, size: Size, rng: u64, sets: usize) -> Result<Box<dyn Case + 'a>> {
         let [m, n, k] = size.0;
-        Ok(Box::new(Fp8Case::new(backend, MatmulFp8::new(m, n, k)?, rng, sets)?))
+        Ok(Box::new(Fp8Case::new(
+            backend,
+            self.kernels(),
+            MatmulFp8::new(m, n, k)?,
+            rng,
+            sets,
+        )?))
     }
 
     fn cli(&self) -> Cli {
         Cli {
-            about: "C = scale_a·scale_b·(A·B) on the FP8 tensor cores: e4m3 A (m×k) and Bᵀ (n×k), f32 sums, C rounded to bf16 (torch._scaled_mm with per-tensor scales)",
+            about: match self.scales {
+                Scales::PerTensor => {
+                    "C = scale_a·scale_b·(A·B) on the FP8 tensor cores: e4m3 A (m×k) and Bᵀ (n×k), f32 sums, C rounded to bf16 (torch._scaled_mm with per-tensor scales)"
+                }
+                Scales::RowWise => {
+                    "C[i][j] = scale_a[i]·scale_b[j]·(A·B)[i][j] on the FP8 tensor cores: e4m3 A (m×k) and Bᵀ (n×k), f32 sums, C rounded to bf16 (torch._scaled_mm with row-wise scales)"
+                }
+            },
             default: Size([8192, 8192, 8192]),
             emulator_cap: Size([256, 256, 256]),
         }
@@ -369,7 +434,7 @@ impl KernelChoice for MatmulFp8Demo {
     fn fastest_rung(&self, target: Target, _size: Size) -> Option<Rung> {
         // On sm_90a the TMA rung's tiles are configurations.
         (!target.sm90a).then_some(Rung {
-            entry: tiled::KERNEL.entry(),
+            entry: self.kernels().kernels[0].entry(),
             why: "the CUDA cores' tiles: FP8's tensor-core rungs need sm_90a's PTX",
         })
     }
@@ -381,7 +446,16 @@ impl KernelChoice for MatmulFp8Demo {
             scaled::PERSISTENT.entry(),
             scaled::CLUSTERED.entry(),
         ];
-        &TILES
+        // No clustered tile with row-wise scales (kernels::matmul_fp8::rowwise).
+        const ROW_WISE_TILES: [&str; 3] = [
+            rowwise::PERSISTENT_128X64.entry(),
+            rowwise::PERSISTENT_128X128.entry(),
+            rowwise::PERSISTENT.entry(),
+        ];
+        match self.scales {
+            Scales::PerTensor => &TILES,
+            Scales::RowWise => &ROW_WISE_TILES,
+        }
     }
 
     /// The bf16 tiles' prediction for the product of the same steps (half the k).
@@ -401,12 +475,23 @@ mod tests {
     fn the_reference_scales_the_exact_sum() {
         // A = [1, 2], Bᵀ rows [3, 4] and [-0.5, 0.25]: C = [11, 0] before the scales.
         let (a, bt) = ([1.0, 2.0], [3.0, 4.0, -0.5, 0.25]);
-        let (value, tolerance) = expected_at(&a, &bt, 2, (0.5, 3.0), (0, 0));
+        let (value, tolerance) = expected_at(&a, &bt, 2, (&[0.5], &[3.0]), (0, 0));
         assert_eq!(value, 16.5);
         assert!((BF16_UNIT_ROUNDOFF * 16.5..0.1).contains(&tolerance), "{tolerance}");
-        let (value, tolerance) = expected_at(&a, &bt, 2, (0.5, 3.0), (0, 1));
+        let (value, tolerance) = expected_at(&a, &bt, 2, (&[0.5], &[3.0]), (0, 1));
         assert_eq!(value, 0.0);
         assert!(tolerance > 0.0 && tolerance < 1e-3, "{tolerance}");
+    }
+
+    /// Row-wise scales: each element takes its row's factor of A and its column's of B.
+    #[test]
+    fn the_reference_takes_each_rows_and_columns_factor() {
+        // A rows [1, 2] and [3, 0], Bᵀ rows [3, 4] and [1, 1]: A·B = [[11, 3], [9, 3]].
+        let (a, bt) = ([1.0, 2.0, 3.0, 0.0], [3.0, 4.0, 1.0, 1.0]);
+        let scales: (&[f32], &[f32]) = (&[0.5, 2.0], &[3.0, 0.25]);
+        for ((row, col), want) in [((0, 0), 16.5), ((0, 1), 0.375), ((1, 0), 54.0), ((1, 1), 1.5)] {
+            assert_eq!(expected_at(&a, &bt, 2, scales, (row, col)).0, want, "({row}, {col})");
+        }
     }
 
     /// Every code drawn is finite, the guard is NaN, and every finite code turns up.
