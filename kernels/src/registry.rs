@@ -21,6 +21,7 @@ pub static FAMILIES: &[&dyn AnyFamily] = &[
     &matmul_bf16::rounded::FAMILY,
     &matmul_fp8::FAMILY,
     &matmul_fp8::rowwise::FAMILY,
+    &matmul_fp8::blockwise::FAMILY,
     &quantize_fp8::FAMILY,
     &matmul::pad_rows::FAMILY,
     &attention::FAMILY,

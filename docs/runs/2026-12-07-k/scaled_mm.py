@@ -1,5 +1,5 @@
 """PyTorch's FP8 product beside the project's at the shapes given (m x n x k): torch._scaled_mm with
-per-tensor scales and with row-wise ones ((m, 1) and (1, n)), e4m3 A (m x k) and B (k x n,
+per-tensor scales, row-wise ones ((m, 1) and (1, n)) and 1x128/128x128 block ones, e4m3 A (m x k) and B (k x n,
 column-major), bf16 out, with and without fast accumulation, and rust_kernels.matmul_fp8 (auto) on
 the same operands where the extension imports; CUDA events, median of 20 after 5 warm-ups, in one
 process."""
@@ -34,6 +34,11 @@ for shape in sys.argv[1:]:
     scales = {
         "per-tensor": (torch.tensor(0.5, device="cuda"), torch.tensor(2.0, device="cuda")),
         "row-wise": (torch.rand(m, 1, device="cuda") + 0.5, torch.rand(1, n, device="cuda") + 0.5),
+        # _scaled_mm's layouts for 1x128 and 128x128 blocks: a's factors block-major, b's by block of columns.
+        "block": (
+            torch.rand(-(-k // 128), m, device="cuda").t() + 0.5,
+            torch.rand(-(-n // 128), -(-k // 128), device="cuda").t() + 0.5,
+        ),
     }
     tflops = lambda ms: 2 * m * n * k / ms / 1e9
     for kind, (sa, sb) in scales.items():
@@ -48,7 +53,14 @@ for shape in sys.argv[1:]:
         if rust_kernels is not None:
             timed["rust matmul_fp8"] = median_ms(lambda: rust_kernels.matmul_fp8(a, b, sa, sb))
             ours = rust_kernels.matmul_fp8(a, b, sa, sb).double()
-            exact = sa.double() * sb.double() * (a.double() @ b.double())
+            if kind == "block":
+                columns = torch.arange(n, device="cuda") // 128
+                exact = sum(
+                    sa[:, i:i + 1].double() * sb[i, columns].double() * (a[:, i * 128:(i + 1) * 128].double() @ b[i * 128:(i + 1) * 128, :].double())
+                    for i in range(-(-k // 128))
+                )
+            else:
+                exact = sa.double() * sb.double() * (a.double() @ b.double())
             line = f"  {shape} {kind}: largest |ours - exact| / |exact|max {((ours - exact).abs().max() / exact.abs().max()).item():.2e}"
             for fast in (False, True):
                 if f"scaled_mm fast={fast}" in timed:

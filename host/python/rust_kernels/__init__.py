@@ -1,7 +1,7 @@
 """The project's Rust GPU kernels as PyTorch operators.
 
 ``rust_kernels.transpose``, ``softmax``, ``layer_norm``, ``rms_norm``, ``add_layer_norm`` and ``add_rms_norm`` (also bfloat16), ``cross_entropy``, ``row_sum``, ``row_max``, ``matmul``, ``matmul_tf32`` (on the tensor cores), ``conv2d``, ``sum``, ``cumsum``, ``add`` and ``shared_mem_add`` take CUDA float32
-tensors and return new ones (``matmul_bf16`` takes bfloat16 ones and returns float32; ``matmul_fp8`` float8_e4m3fn ones and float32 scales (one each, or row-wise), and returns bfloat16, as ``torch._scaled_mm``; ``attention`` takes and returns bfloat16, ``histogram`` counts uint8 values, ``histogram_f32`` float32 ones in 256 bins), computed by kernels written in Rust (compiled to PTX) and queued on
+tensors and return new ones (``matmul_bf16`` takes bfloat16 ones and returns float32; ``matmul_fp8`` float8_e4m3fn ones and float32 scales (one each, row-wise or per block), and returns bfloat16, as ``torch._scaled_mm``; ``attention`` takes and returns bfloat16, ``histogram`` counts uint8 values, ``histogram_f32`` float32 ones in 256 bins), computed by kernels written in Rust (compiled to PTX) and queued on
 PyTorch's current stream of the tensors' device, in the device's primary context. They are
 registered as ``torch.ops.rust_kernels.*`` custom operators (with fake implementations, so
 ``torch.compile`` traces them without graph breaks, and autograd where the backward is simple).

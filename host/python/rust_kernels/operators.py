@@ -980,20 +980,29 @@ def _matmul_fp8_impl(
     _same_device(a, bt, scale_a, scale_b)
     if a.dim() != 2 or a.shape[1] != bt.shape[1]:
         raise ValueError(f"a {tuple(a.shape)} and b {tuple(b.shape)}: expected (m, k) and (k, n)")
-    per_tensor = scale_a.numel() == 1 and scale_b.numel() == 1
-    row_wise = tuple(scale_a.shape) == (a.shape[0], 1) and tuple(scale_b.shape) == (1, bt.shape[0])
-    if not (per_tensor or row_wise):
+    m, n, blocks = a.shape[0], bt.shape[0], -(-a.shape[1] // 128)
+    if scale_a.numel() == 1 and scale_b.numel() == 1:
+        scaling = "tensor"
+    elif tuple(scale_a.shape) == (m, 1) and tuple(scale_b.shape) == (1, n):
+        scaling = "row"
+    elif tuple(scale_a.shape) == (m, blocks) and tuple(scale_b.shape) == (blocks, -(-n // 128)):
+        # The kernels read a's factors block by block and b's by block of columns: the layouts
+        # _scaled_mm asks for, where these transposes are views of contiguous tensors.
+        scaling = "block"
+        scale_a, scale_b = scale_a.t().contiguous(), scale_b.t().contiguous()
+    else:
         raise ValueError(
             f"scale_a {tuple(scale_a.shape)} and scale_b {tuple(scale_b.shape)}: one float32 each (per-tensor "
-            f"scales), or ({a.shape[0]}, 1) and (1, {bt.shape[0]}) (row-wise: a factor per row of a and one per "
-            "column of b)"
+            f"scales), or ({m}, 1) and (1, {n}) (row-wise: a factor per row of a and one per column of b), or "
+            f"({m}, {blocks}) and ({blocks}, {-(-n // 128)}) (block scales: a's per row and block of 128 of k, b's "
+            "per block of 128 of k and of 128 columns)"
         )
     c = torch.empty((a.shape[0], bt.shape[0]), device=a.device, dtype=torch.bfloat16)
     if c.numel():
         if a.shape[1] == 0:
             c.zero_()
         else:
-            _native.matmul_fp8(a, bt, c, scale_a, scale_b, variant=variant, **_launch_args(a))
+            _native.matmul_fp8(a, bt, c, scale_a, scale_b, variant=variant, scaling=scaling, **_launch_args(a))
     return c
 
 
@@ -1008,11 +1017,14 @@ def _(a, b, scale_a, scale_b, variant):
 def matmul_fp8(a, b, scale_a, scale_b, out_dtype=torch.bfloat16, variant="auto"):
     """``torch._scaled_mm(a, b, scale_a, scale_b, out_dtype=torch.bfloat16)``: a (m × k) and b
     (k × n) float8_e4m3fn CUDA tensors (b column-major, as ``_scaled_mm`` takes it, is read in
-    place; any other b is copied); scale_a and scale_b float32, one each (per-tensor scales) or of
+    place; any other b is copied); scale_a and scale_b float32, one each (per-tensor scales), of
     shapes (m, 1) and (1, n) (row-wise scales: element (i, j) scaled by
-    ``scale_a[i] · scale_b[j]``). The exact products are summed on the FP8 tensor cores (``wgmma``
-    with TMA on a persistent grid on an H100 or H200; 32×32 tiles on the CUDA cores elsewhere),
-    multiplied by the scales and rounded once to bfloat16. The FP8 tensor cores keep fewer bits
+    ``scale_a[i] · scale_b[j]``), or of shapes (m, ⌈k/128⌉) and (⌈k/128⌉, ⌈n/128⌉) (block scales,
+    DeepSeek-V3's 1×128 and 128×128: each block of 128 of k's sums scaled by
+    ``scale_a[i, block] · scale_b[block, j // 128]`` into float32 totals). The exact products are
+    summed on the FP8 tensor cores (``wgmma`` with TMA on a persistent grid on an H100 or H200;
+    32×32 tiles on the CUDA cores elsewhere), multiplied by the scales and rounded once to
+    bfloat16. The FP8 tensor cores keep fewer bits
     in their sums than float32's, as ``_scaled_mm`` with ``use_fast_accum=True``. No autograd."""
     if out_dtype != torch.bfloat16:
         raise TypeError(f"out_dtype: {out_dtype} given; torch.bfloat16 expected (the only one yet)")

@@ -127,19 +127,6 @@ impl Tensor {
         Ok(self)
     }
 
-    /// An error unless the tensor holds `expected` elements (any shape: a scalar's is `[]`).
-    pub fn expect_len(&self, expected: usize) -> PyResult<()> {
-        if self.len() != expected {
-            return Err(PyValueError::new_err(format!(
-                "{}: {} elements (shape {:?}) given, {expected} expected",
-                self.name,
-                self.len(),
-                self.shape
-            )));
-        }
-        Ok(())
-    }
-
     /// An error unless the shape is `expected`.
     pub fn expect_shape(&self, expected: &[usize]) -> PyResult<()> {
         if self.shape != expected {

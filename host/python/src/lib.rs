@@ -227,10 +227,12 @@ fn matmul_bf16_rounded(
 
 /// `c = scale_a · scale_b · (a · b)` for e4m3 a (m × k) and b given as its transpose `bt`
 /// (n × k: the column-major b of `torch._scaled_mm`), row-major, into bf16 c (m × n): f32 sums
-/// of exact products, scaled and rounded once. `scale_a` and `scale_b` are one f32 each
-/// (per-tensor), or m and n f32 (row-wise: c's element (i, j) scaled by `scale_a[i] · scale_b[j]`).
+/// of exact products, scaled and rounded once. `scaling` says what the scales hold: `"tensor"`,
+/// one f32 each; `"row"`, m and n f32 (c's element (i, j) scaled by `scale_a[i] · scale_b[j]`);
+/// `"block"`, a's factors per block of 128 of k and row (⌈k/128⌉ × m, row-major) and b's per
+/// block of 128 columns and of k (⌈n/128⌉ × ⌈k/128⌉), each block's sums scaled into f32 totals.
 #[pyfunction]
-#[pyo3(signature = (a, bt, c, scale_a, scale_b, stream, device, variant = "auto"))]
+#[pyo3(signature = (a, bt, c, scale_a, scale_b, stream, device, variant = "auto", scaling = "tensor"))]
 #[allow(clippy::too_many_arguments)]
 fn matmul_fp8(
     a: &Bound<PyAny>,
@@ -241,7 +243,9 @@ fn matmul_fp8(
     stream: usize,
     device: usize,
     variant: &str,
+    scaling: &str,
 ) -> PyResult<()> {
+    use kernels_host::families::matmul_fp8::Scales;
     let a = Tensor::read("a", a, Dtype::E4m3, 2)?;
     let bt = Tensor::read("b (as its transpose)", bt, Dtype::E4m3, 2)?;
     let c = Tensor::read("c", c, Dtype::Bf16, 2)?.writable()?;
@@ -253,14 +257,17 @@ fn matmul_fp8(
     let n = bt.shape[0];
     bt.expect_shape(&[n, k])?;
     c.expect_shape(&[m, n])?;
-    // One factor each, else a factor per row of a and one per column of b.
-    let (op, family) = if scales.iter().all(|scale| scale.len() == 1) {
-        (Op::MatmulFp8, &kernels::matmul_fp8::FAMILY)
-    } else {
-        scales[0].expect_len(m)?;
-        scales[1].expect_len(n)?;
-        (Op::MatmulFp8Rowwise, &kernels::matmul_fp8::rowwise::FAMILY)
+    let (op, kind) = match scaling {
+        "tensor" => (Op::MatmulFp8, Scales::PerTensor),
+        "row" => (Op::MatmulFp8Rowwise, Scales::RowWise),
+        "block" => (Op::MatmulFp8Blockwise, Scales::BlockWise),
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "scaling: {other:?} given; \"tensor\", \"row\" or \"block\" expected"
+            )));
+        }
     };
+    let family = kind.family();
     let problem = kernels::matmul_fp8::MatmulFp8::new(m, n, k).map_err(size_error)?;
     let backend = backend(device, stream)?;
     let kernel = &family.kernels[variant::resolve(op, &backend, variant, [m, n, k])?];

@@ -106,24 +106,36 @@ class AgainstPyTorch(unittest.TestCase):
                 self.assertTrue(bool(((got.double() - want).abs() <= bound).all()), f"{variant} {m}x{n}x{k}")
 
     def test_matmul_fp8_within_its_bound(self):
-        # torch._scaled_mm's contract (bf16 out), per-tensor scales and row-wise ((m, 1) and
-        # (1, n)): the host's bound (host/library/src/families/matmul_fp8.rs): 2^-12 of the sums at
-        # each wgmma's 32 products and of their magnitudes (the FP8 tensor cores' narrower sums), an
-        # f32 sum's k + 2 unit roundoffs, the scales' two roundings, then bf16's rounding. b
-        # column-major (read in place) and row-major (copied).
+        # torch._scaled_mm's contract (bf16 out), per-tensor scales, row-wise ((m, 1) and (1, n))
+        # and block scales ((m, ⌈k/128⌉) and (⌈k/128⌉, ⌈n/128⌉)): the host's bound
+        # (host/library/src/families/matmul_fp8.rs). Per block of k (all of k but for block scales):
+        # 2^-12 of the sums at each wgmma's 32 products and of their magnitudes (the FP8 tensor cores'
+        # narrower sums), an f32 sum's len + 2 unit roundoffs, the factor's two roundings; with
+        # blocks, the f32 totals' additions; then bf16's rounding. b column-major (read in place)
+        # and row-major (copied).
         shapes = [(1, 1, 1), (31, 33, 17), (64, 136, 200), (129, 65, 257), (33, 515, 2051), (130, 1030, 1100),
                   (256, 512, 4096)]
-        for op, row_wise in (("matmul_fp8", False), ("matmul_fp8_rowwise", True)):
+        for op, kind in (("matmul_fp8", "tensor"), ("matmul_fp8_rowwise", "row"), ("matmul_fp8_blockwise", "block")):
             for variant in ["auto"] + rust_kernels.variants(op):
                 for m, n, k in shapes:
                     a = (rand(m, k, seed=m) * 300).to(torch.float8_e4m3fn)
                     b = (rand(n, k, seed=n) * 300).to(torch.float8_e4m3fn).t()
-                    if row_wise:
-                        scale_a = rand(m, 1, seed=m + 1).abs() + 0.25
-                        scale_b = rand(1, n, seed=n + 1).abs() + 0.25
+                    blocks, column_blocks = -(-k // 128), -(-n // 128)
+                    if kind == "block":
+                        scale_a = rand(m, blocks, seed=m + 2).abs() + 0.25
+                        scale_b = rand(blocks, column_blocks, seed=n + 2).abs() + 0.25
+                        # Block i's factors for every element of c.
+                        columns = torch.arange(n, device="cuda") // 128
+                        factors = [scale_a[:, i:i + 1].double() * scale_b[i, columns].double() for i in range(blocks)]
+                        block_k = 128
                     else:
-                        scale_a = torch.tensor(0.75, device="cuda")
-                        scale_b = torch.tensor(1.5, device="cuda")
+                        if kind == "row":
+                            scale_a = rand(m, 1, seed=m + 1).abs() + 0.25
+                            scale_b = rand(1, n, seed=n + 1).abs() + 0.25
+                        else:
+                            scale_a = torch.tensor(0.75, device="cuda")
+                            scale_b = torch.tensor(1.5, device="cuda")
+                        factors, block_k = [scale_a.double() * scale_b.double()], k
                     for b_given in (b, b.contiguous()):
                         try:
                             got = rust_kernels.matmul_fp8(a, b_given, scale_a, scale_b, variant=variant)
@@ -133,13 +145,20 @@ class AgainstPyTorch(unittest.TestCase):
                             break
                         self.assertEqual(got.dtype, torch.bfloat16)
                         a64, b64 = a.double(), b.double()
-                        chunks = [a64[:, i:i + 32] @ b64[i:i + 32, :] for i in range(0, k, 32)]
-                        running = torch.stack(chunks).cumsum(0).abs().sum(0)
-                        magnitude = a64.abs() @ b64.abs()
-                        scale = scale_a.double() * scale_b.double()
-                        want = scale * (a64 @ b64)
-                        sums = scale * (2.0**-12 * (running + magnitude) + (k + 2) * U * magnitude) + 2 * U * want.abs()
-                        bound = sums + 2.0**-8 * (want.abs() + sums)
+                        want, tolerance, totals = 0.0, 0.0, 0.0
+                        for i, factor in enumerate(factors):
+                            lo, hi = i * block_k, min(k, (i + 1) * block_k)
+                            chunks = [a64[:, j:min(j + 32, hi)] @ b64[j:min(j + 32, hi), :] for j in range(lo, hi, 32)]
+                            sum_ = sum(chunks)
+                            running = torch.stack(chunks).cumsum(0).abs().sum(0)
+                            magnitude = a64[:, lo:hi].abs() @ b64[lo:hi, :].abs()
+                            sums = 2.0**-12 * (running + magnitude) + (hi - lo + 2) * U * magnitude
+                            want = want + factor * sum_
+                            tolerance = tolerance + factor.abs() * sums + 2 * U * (factor * sum_).abs()
+                            totals = totals + factor.abs() * (sum_.abs() + sums)
+                        if len(factors) > 1:
+                            tolerance = tolerance + (len(factors) + 1) * U * totals
+                        bound = tolerance + 2.0**-8 * (want.abs() + tolerance)
                         self.assertTrue(bool(((got.double() - want).abs() <= bound).all()), f"{variant} {m}x{n}x{k}")
 
     def test_matmul_fp8_refuses_scales_of_other_shapes(self):
@@ -147,8 +166,8 @@ class AgainstPyTorch(unittest.TestCase):
         b = (rand(8, 32, seed=2) * 300).to(torch.float8_e4m3fn).t()
         one = torch.tensor(1.0, device="cuda")
         for scale_a, scale_b in ((rand(4, 1, seed=3), one), (rand(4, seed=3), rand(8, seed=4)),
-                                 (rand(1, 4, seed=3), rand(8, 1, seed=4))):
-            with self.assertRaisesRegex(ValueError, "row-wise"):
+                                 (rand(1, 4, seed=3), rand(8, 1, seed=4)), (rand(4, 1, seed=3), rand(1, 2, seed=4))):
+            with self.assertRaisesRegex(ValueError, "row-wise.*block scales"):
                 rust_kernels.matmul_fp8(a, b, scale_a, scale_b)
 
     def test_matmul_products_take_views_and_empty_sides_and_refuse_bad_operands(self):

@@ -102,7 +102,7 @@ pub(crate) mod body {
     use super::*;
     use crate::matmul::k_runs::{meet_in_c_warp, meet_in_partials_warp};
     use crate::matmul::output::Out;
-    use crate::matmul::scale::Scale;
+    use crate::matmul::scale::{Scale, per_block};
     use crate::matmul::tile_order::Item;
     use crate::matmul_bf16::TensorMaps;
     use crate::matmul_bf16::rounded::round_partials;
@@ -119,6 +119,19 @@ pub(crate) mod body {
     /// `wgmma` of N = `BN` (256 into both halves, 128 into `low`, 64 into `low`'s first half).
     pub trait Multiply: TileFormat {
         fn multiply<const BN: u32>(acc: (&mut [f32; 64], &mut [f32; 64]), a: Descriptor, b: Descriptor);
+    }
+
+    /// Per-block factors need the step's sums and the totals in 64 registers each (`low` and
+    /// `high`), and a tile's columns inside one block of B's factors: tiles of at most 128
+    /// columns.
+    #[inline(always)]
+    fn narrow_enough_for<const BN: u32, S: Scale>(_scale: &S) {
+        const {
+            assert!(
+                !S::PER_BLOCK || BN <= BN_NARROW,
+                "per-block factors: tiles of at most 128 columns"
+            )
+        }
     }
 
     /// The 64×`BN` part of `acc` the `wgmma`s of N = `BN` accumulate in: `low`'s first 32 for 64.
@@ -158,7 +171,8 @@ pub(crate) mod body {
     /// together at most the launch's 3 × 168.
     const CONSUMER_REGISTERS: u32 = 224;
     use ptxkit::device::{
-        block_idx, compiler_barrier, grid_dim, lane_id, shfl_idx, sync_threads, thread_idx, trap, unrolled, unrolled_to,
+        block_idx, compiler_barrier, fma, grid_dim, lane_id, shfl_idx, sync_threads, thread_idx, trap, unrolled,
+        unrolled_to,
     };
     use ptxkit::device::{cluster, mbarrier, tma};
 
@@ -228,6 +242,7 @@ pub(crate) mod body {
                 "the cp.async copies stage bf16 only"
             );
         };
+        narrow_enough_for::<BN, _>(&scale);
         let stages = stages(BN);
         let slot_rows = slot_rows(BN);
         if TMA && maps.is_null() {
@@ -391,6 +406,15 @@ pub(crate) mod body {
         while !work.done(&walk) {
             let this = work.item(&walk);
             let (row0, col0) = (this.corner.0 + BM * rank, this.corner.1);
+            let (corner, at) = ((row0 + 64 * consumer, col0), (m, n));
+            // This lane's first register's place in C (the `wgmma` accumulators' layout: register
+            // 4·block + r is row `place_row + 8·(r / 2)`, column `place_col + 8·block + r % 2`).
+            let (place_row, place_col) = (
+                corner.0 + 16 * (warp % 4) + lane_id() / 4,
+                corner.1 + 2 * (lane_id() % 4),
+            );
+            // Per-block factors: each step's sums land in `low`, and go, times their factors,
+            // into the totals in `high`.
             let (mut low, mut high) = ([0.0f32; 64], [0.0f32; 64]);
             for step in this.steps.0..this.steps.1 {
                 let (slot, phase) = slot_of(fill);
@@ -399,6 +423,9 @@ pub(crate) mod body {
                 fence_proxy_async();
                 let first = base + first_row(slot) * ROW_BYTES;
                 let (a_rows, b_rows) = (first + 64 * consumer * ROW_BYTES, first + BM * ROW_BYTES);
+                if per_block(&scale) {
+                    low = [0.0; 64];
+                }
                 wgmma_fence();
                 unrolled::<{ BK / 16 }>(
                     #[inline(always)]
@@ -415,24 +442,45 @@ pub(crate) mod body {
                     },
                 );
                 wgmma_commit();
-                // The previous step's group is done: its slot goes back to the producer.
-                wgmma_wait::<1>();
-                if step > this.steps.0 {
-                    release(slot_of(fill - 1).0);
+                if per_block(&scale) {
+                    // The step's factors (a step is a block of k; the tile's columns share their
+                    // block's), read while the wgmmas run; then the step's sums into the totals,
+                    // and its slot back to the producer.
+                    let factors = [
+                        scale.at_block(step, place_row, col0),
+                        scale.at_block(step, place_row + 8, col0),
+                    ];
+                    wgmma_wait::<0>();
+                    release(slot);
+                    unrolled_to(
+                        BN / 8,
+                        #[inline(always)]
+                        |block| {
+                            unrolled::<4>(|r| {
+                                let i = (4 * block + r) as usize;
+                                high[i] = fma(low[i], factors[(r / 2) as usize], high[i]);
+                            })
+                        },
+                    );
+                } else {
+                    // The previous step's group is done: its slot goes back to the producer.
+                    wgmma_wait::<1>();
+                    if step > this.steps.0 {
+                        release(slot_of(fill - 1).0);
+                    }
                 }
                 fill += 1;
             }
-            // The tile's last group, and its slot: then the accumulators are final, while the
-            // producer already fills the ring for the next tile.
-            wgmma_wait::<0>();
-            release(slot_of(fill - 1).0);
-            let (corner, at) = ((row0 + 64 * consumer, col0), (m, n));
+            if per_block(&scale) {
+                low = high;
+            } else {
+                // The tile's last group, and its slot: then the accumulators are final, while the
+                // producer already fills the ring for the next tile.
+                wgmma_wait::<0>();
+                release(slot_of(fill - 1).0);
+            }
             // Each sum times its factor, in place (factors read as the stores need them held
-            // too many registers): register i's place in C is the `wgmma` accumulators' layout's.
-            let (first_row, first_col) = (
-                corner.0 + 16 * (warp % 4) + lane_id() / 4,
-                corner.1 + 2 * (lane_id() % 4),
-            );
+            // too many registers).
             unrolled_to(
                 BN / 8,
                 #[inline(always)]
@@ -444,7 +492,7 @@ pub(crate) mod body {
                     unrolled::<4>(|r| {
                         let (i, factor) = (
                             4 * block + r,
-                            scale.at(first_row + 8 * (r / 2), first_col + 8 * block + r % 2),
+                            scale.at(place_row + 8 * (r / 2), place_col + 8 * block + r % 2),
                         );
                         match i < 64 {
                             true => low[i as usize] *= factor,

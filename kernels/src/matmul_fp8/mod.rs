@@ -10,18 +10,21 @@
 //!   slots, the sums scaled on their way out.
 //!
 //! [`rowwise`] is the same rungs with row-wise scales (a factor per row of A and one per column of
-//! B, [`RowScales`]), a family of its own: its scales are m and n f32, not one each.
+//! B, [`RowScales`]), a family of its own: its scales are m and n f32, not one each; [`blockwise`]
+//! with block scales (1×128 for A, 128×128 for B, [`BlockScales`]), each block of k's sums scaled
+//! on their own into f32 totals.
 //!
 //! Hopper's FP8 `wgmma` adds into its accumulators with fewer mantissa bits than f32's (published
 //! measurements: 13); the check's bound allows for that (the host's `matmul_fp8` family).
 //!
 //! A new rung is a file here and its line in [`FAMILY`].
 
+pub mod blockwise;
 pub mod rowwise;
 pub mod scaled;
 pub mod tiled;
 
-use crate::matmul::scale::Scale;
+use crate::matmul::scale::{SCALE_BLOCK_K, Scale};
 use crate::matmul_bf16::specialized::{self, TileFormat};
 use crate::matmul_bf16::{MatmulBf16, TensorMaps};
 use ptxkit::device::fp8::E4M3;
@@ -74,7 +77,7 @@ impl Problem for MatmulFp8 {
 /// # Safety
 /// `scale_a` and `scale_b` point at an f32 each.
 #[inline(always)]
-pub unsafe fn per_tensor(scale_a: *const f32, scale_b: *const f32, _c: (u32, u32)) -> f32 {
+pub unsafe fn per_tensor(scale_a: *const f32, scale_b: *const f32, _sizes: (u32, u32, u32)) -> f32 {
     // SAFETY: the caller's promise.
     unsafe { *scale_a * *scale_b }
 }
@@ -89,13 +92,13 @@ pub struct RowScales {
 }
 
 impl RowScales {
-    /// The factors of an m × n C.
+    /// The factors of the product of an m × k A and a k × n B.
     ///
     /// # Safety
     /// m and n are at least 1; `a` holds m f32 and `b` n, readable while the value is used.
     #[inline(always)]
-    pub unsafe fn new(a: *const f32, b: *const f32, c: (u32, u32)) -> Self {
-        RowScales { a, b, c }
+    pub unsafe fn new(a: *const f32, b: *const f32, (m, n, _k): (u32, u32, u32)) -> Self {
+        RowScales { a, b, c: (m, n) }
     }
 }
 
@@ -105,6 +108,56 @@ impl Scale for RowScales {
         // SAFETY: clamped to the last row and column, within the m and n factors `new` was
         // promised.
         unsafe { *self.a.add(row.min(self.c.0 - 1) as usize) * *self.b.add(col.min(self.c.1 - 1) as usize) }
+    }
+}
+
+/// Block scales (DeepSeek-V3's): A's factors per row and block of 128 of k (1×128), B's per block
+/// of 128 of k and of 128 columns (128×128). The sums of each block of k are scaled on their own,
+/// by `a[block][i] · b[j / 128][block]`, and added into f32 totals. `a` lies block by block (a
+/// block's m factors together), `b` by blocks of columns (each one's factors for every block of k
+/// together), as PyTorch lays them out for `_scaled_mm`.
+#[derive(Clone, Copy)]
+pub struct BlockScales {
+    a: *const f32,
+    b: *const f32,
+    c: (u32, u32),
+    blocks: u32,
+}
+
+impl BlockScales {
+    /// The factors of the product of an m × k A and a k × n B.
+    ///
+    /// # Safety
+    /// m, n and k are at least 1; `a` holds `m · ⌈k/128⌉` f32 and `b` `⌈n/128⌉ · ⌈k/128⌉`,
+    /// readable while the value is used.
+    #[inline(always)]
+    pub unsafe fn new(a: *const f32, b: *const f32, (m, n, k): (u32, u32, u32)) -> Self {
+        BlockScales {
+            a,
+            b,
+            c: (m, n),
+            blocks: k.div_ceil(SCALE_BLOCK_K),
+        }
+    }
+}
+
+impl Scale for BlockScales {
+    const PER_BLOCK: bool = true;
+
+    #[inline(always)]
+    fn at(self, _row: u32, _col: u32) -> f32 {
+        1.0
+    }
+
+    #[inline(always)]
+    fn at_block(self, block: u32, row: u32, col: u32) -> f32 {
+        let (row, col) = (row.min(self.c.0 - 1), col.min(self.c.1 - 1));
+        let block = block.min(self.blocks - 1);
+        // SAFETY: each index clamped inside the factors `new` was promised.
+        unsafe {
+            *self.a.add((block * self.c.0 + row) as usize)
+                * *self.b.add(((col / SCALE_BLOCK_K) * self.blocks + block) as usize)
+        }
     }
 }
 
@@ -135,10 +188,10 @@ pub const FAMILY: Family<MatmulFp8> = Family::new(
     ],
 );
 
-/// The TMA rungs of both families (per-tensor and row-wise scales): entry, tile width, and
+/// The TMA rungs of the three families (per-tensor, row-wise and block scales): entry, tile width, and
 /// whether its blocks come in clusters.
 #[cfg(not(target_arch = "nvptx64"))]
-const TMA_RUNGS: [(Kernel<MatmulFp8>, u32, bool); 7] = [
+const TMA_RUNGS: [(Kernel<MatmulFp8>, u32, bool); 9] = [
     (scaled::PERSISTENT, specialized::BN, false),
     (scaled::PERSISTENT_128X128, specialized::BN_NARROW, false),
     (scaled::PERSISTENT_128X64, specialized::BN_NARROWEST, false),
@@ -146,9 +199,11 @@ const TMA_RUNGS: [(Kernel<MatmulFp8>, u32, bool); 7] = [
     (rowwise::PERSISTENT, specialized::BN, false),
     (rowwise::PERSISTENT_128X128, specialized::BN_NARROW, false),
     (rowwise::PERSISTENT_128X64, specialized::BN_NARROWEST, false),
+    (blockwise::PERSISTENT_128X128, specialized::BN_NARROW, false),
+    (blockwise::PERSISTENT_128X64, specialized::BN_NARROWEST, false),
 ];
 
-/// The tile width of `kernel` and whether it runs in clusters, for a TMA rung of either family;
+/// The tile width of `kernel` and whether it runs in clusters, for a TMA rung of any family;
 /// `None` for the others.
 #[cfg(not(target_arch = "nvptx64"))]
 fn tma_rung(kernel: &Kernel<MatmulFp8>) -> Option<(u32, bool)> {
@@ -158,7 +213,7 @@ fn tma_rung(kernel: &Kernel<MatmulFp8>) -> Option<(u32, bool)> {
         .map(|&(_, width, clustered)| (width, clustered))
 }
 
-/// The tile width of a TMA rung of either family (persistent or clustered), `None` for the
+/// The tile width of a TMA rung of any of the families (persistent or clustered), `None` for the
 /// others.
 #[cfg(not(target_arch = "nvptx64"))]
 pub fn tile_width(kernel: &Kernel<MatmulFp8>) -> Option<u32> {
@@ -181,15 +236,17 @@ pub fn arrivals_needed(kernel: &Kernel<MatmulFp8>, problem: &MatmulFp8, grid: Di
 }
 
 /// The f32 factors `scale_a` and `scale_b` hold for a launch of `kernel` on `problem`: m and n
-/// for a rung of [`rowwise::FAMILY`], one each for the others.
+/// for a rung of [`rowwise::FAMILY`], `m·⌈k/128⌉` and `⌈n/128⌉·⌈k/128⌉` for one of
+/// [`blockwise::FAMILY`], one each for the others.
 #[cfg(not(target_arch = "nvptx64"))]
 pub fn scale_lengths(kernel: &Kernel<MatmulFp8>, problem: &MatmulFp8) -> (usize, usize) {
-    if rowwise::FAMILY
-        .kernels
-        .iter()
-        .any(|rung| rung.entry() == kernel.entry())
-    {
-        (problem.m as usize, problem.n as usize)
+    let of = |family: &Family<MatmulFp8>| family.kernels.iter().any(|rung| rung.entry() == kernel.entry());
+    let (m, n) = (problem.m as usize, problem.n as usize);
+    let blocks = problem.k.div_ceil(SCALE_BLOCK_K) as usize;
+    if of(&rowwise::FAMILY) {
+        (m, n)
+    } else if of(&blockwise::FAMILY) {
+        (m * blocks, n.div_ceil(SCALE_BLOCK_K as usize) * blocks)
     } else {
         (1, 1)
     }

@@ -17,7 +17,7 @@ kernel! {
         // Plain loads, k in one run: no maps, counters or partials.
         let _ = (maps, arrivals, partials);
         // SAFETY: the kernel's contract (scale_a holds m factors, scale_b n).
-        unsafe { tiled::run(a, bt, c, (m, n, k), RowScales::new(scale_a, scale_b, (m, n))) }
+        unsafe { tiled::run(a, bt, c, (m, n, k), RowScales::new(scale_a, scale_b, (m, n, k))) }
     }
 }
 

@@ -11,7 +11,7 @@ use ptxkit::Kernel;
 
 /// Defines `$name`, the TMA tile body on tiles `$bn` wide in clusters of `$ctas` (items of
 /// `$unit` rows), each sum multiplied by the factor for its place of `$scales(scale_a, scale_b,
-/// (m, n))` (an unsafe constructor of a [`crate::matmul::scale::Scale`] whose promise is the
+/// (m, n, k))` (an unsafe constructor of a [`crate::matmul::scale::Scale`] whose promise is the
 /// kernel's contract).
 macro_rules! scaled_tiles {
     ($(#[$meta:meta])* $name:ident, $bn:expr, $ctas:expr, $unit:expr, $scales:path) => {
@@ -23,7 +23,7 @@ macro_rules! scaled_tiles {
                 // maps describe A and Bᵀ, the counters and partial sums are the launch's.
                 unsafe {
                     $crate::matmul_bf16::specialized::body::run_in::<$crate::matmul_fp8::E4m3Tiles, true, { $bn }, ptxkit::device::mma::Bf16, { $ctas }, { $unit }>(
-                        (a, bt, $scales(scale_a, scale_b, (m, n))), c, (m, n, k), maps, (arrivals, partials),
+                        (a, bt, $scales(scale_a, scale_b, (m, n, k))), c, (m, n, k), maps, (arrivals, partials),
                     )
                 }
             }

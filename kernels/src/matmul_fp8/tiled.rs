@@ -2,10 +2,12 @@
 //! tile of A and one of Bᵀ in shared memory, each FP8 widened to f32 once as it is staged
 //! (exact: every e4m3 is an f32), then each thread takes its dot-product slice. Bᵀ's tile is
 //! padded by a column: a warp reads down its columns. Elements outside A or Bᵀ stage as zeros.
+//! With block scales each block of 128 of k (four steps) is summed on its own and added, times its
+//! factor, into an f32 total.
 
 use super::{MatmulFp8, TensorMaps, per_tensor};
 use crate::matmul::output::Out;
-use crate::matmul::scale::Scale;
+use crate::matmul::scale::{SCALE_BLOCK_K, Scale, per_block};
 use ptxkit::device::fp8::E4M3;
 use ptxkit::device::mma::Bf16;
 use ptxkit::device::{MatrixLayout, SharedMatrix, block_idx, fma, sync_threads, thread_idx, unrolled};
@@ -38,7 +40,7 @@ unsafe fn widened(matrix: *const E4M3, (rows, cols): (u32, u32), (row, col): (u3
 }
 
 /// The rung's body: C's tile of this block, each sum multiplied by `scale`'s factor for its
-/// place.
+/// place (or, per block of k, each block's sum by its factor, into an f32 total).
 ///
 /// # Safety
 /// The kernel's contract: A holds m×k, Bᵀ n×k and C m×n elements; launched as [`KERNEL`].
@@ -47,8 +49,11 @@ pub unsafe fn run(a: *const E4M3, bt: *const E4M3, c: *mut Bf16, (m, n, k): (u32
     let Tiles { a: a_tile, bt: bt_tile } = Tiles::carve();
     let (tx, ty) = (thread_idx().x, thread_idx().y);
     let (row0, col0) = (block_idx().y * TILE, block_idx().x * TILE);
-    let mut sum = 0.0f32;
-    for step in 0..k.div_ceil(TILE) {
+    let (row, col) = (row0 + ty, col0 + tx);
+    // The sum of this block of k (per-block factors), or of all of k.
+    let (mut sum, mut total) = (0.0f32, 0.0f32);
+    let steps = k.div_ceil(TILE);
+    for step in 0..steps {
         let kk = step * TILE + tx;
         // SAFETY (loads): A holds m×k and Bᵀ n×k, by the caller's promise; (tiles) tx, ty and i
         // are below TILE, the tiles' sides.
@@ -67,8 +72,15 @@ pub unsafe fn run(a: *const E4M3, bt: *const E4M3, c: *mut Bf16, (m, n, k): (u32
         });
         // ...and everyone has read them before the next step overwrites them.
         sync_threads();
+        let block = step * TILE / SCALE_BLOCK_K;
+        if per_block(&scale) && (step + 1 == steps || (step + 1) * TILE / SCALE_BLOCK_K != block) {
+            total = fma(sum, scale.at_block(block, row, col), total);
+            sum = 0.0;
+        }
     }
-    let (row, col) = (row0 + ty, col0 + tx);
+    if per_block(&scale) {
+        sum = total;
+    }
     if row < m && col < n {
         // SAFETY: C holds m×n, by the caller's promise.
         unsafe { Bf16::put(c.add((row * n + col) as usize), scale.at(row, col) * sum, false) };
@@ -82,7 +94,7 @@ kernel! {
         // Plain loads, k in one run: no maps, counters or partials.
         let _ = (maps, arrivals, partials);
         // SAFETY: the kernel's contract (the scales one f32 each).
-        unsafe { run(a, bt, c, (m, n, k), per_tensor(scale_a, scale_b, (m, n))) }
+        unsafe { run(a, bt, c, (m, n, k), per_tensor(scale_a, scale_b, (m, n, k))) }
     }
 }
 

@@ -281,13 +281,20 @@ pub(super) fn persistent_tile(family: &dyn FamilyDemo, gpu: &Gpu, size: Size) ->
     let sms = gpu.info().sm_count;
     let [wide, narrow, narrowest] = specialized::predicted_twentieths(&problem, sms);
     let (narrowest_entry, narrow_entry, wide_entry, clustered_entry) = match *family.choice().configurations() {
-        [narrowest, narrow, wide, clustered] => (narrowest, narrow, wide, Some(clustered)),
-        [narrowest, narrow, wide] => (narrowest, narrow, wide, None),
+        [narrowest, narrow, wide, clustered] => (narrowest, narrow, Some(wide), Some(clustered)),
+        [narrowest, narrow, wide] => (narrowest, narrow, Some(wide), None),
+        [narrowest, narrow] => (narrowest, narrow, None, None),
         _ => return None,
     };
-    let (entry, _) = [(wide_entry, wide), (narrow_entry, narrow), (narrowest_entry, narrowest)]
-        .into_iter()
-        .min_by_key(|&(_, time)| time)?;
+    // Of equals the first, the wider; a family without the 128×256 tile chooses among the others.
+    let (entry, _) = [
+        (wide_entry, wide),
+        (Some(narrow_entry), narrow),
+        (Some(narrowest_entry), narrowest),
+    ]
+    .into_iter()
+    .filter_map(|(entry, time)| Some((entry?, time)))
+    .min_by_key(|&(_, time)| time)?;
     let steps = |twentieths: u64| twentieths as f64 / 20.0;
     let predicted = format!(
         "the busiest SM predicted at {:.1} steps of a 128×256 tile on 128×64 tiles, {:.1} on 128×128, {:.1} on 128×256 (its steps of k and its items' fills and stores, on {sms} SMs)",
@@ -295,7 +302,7 @@ pub(super) fn persistent_tile(family: &dyn FamilyDemo, gpu: &Gpu, size: Size) ->
         steps(narrow),
         steps(wide),
     );
-    let clustered = clustered_entry.filter(|_| entry == wide_entry && specialized::clusters_pay(&problem, sms));
+    let clustered = clustered_entry.filter(|_| Some(entry) == wide_entry && specialized::clusters_pay(&problem, sms));
     let (entry, why) = if let Some(clustered_entry) = clustered {
         (
             clustered_entry,

@@ -1,8 +1,8 @@
-//! The host side of the FP8 matmul families, with per-tensor scales ([`PER_TENSOR`]) and row-wise
-//! ones ([`ROW_WISE`]): their safe launch (A and Bᵀ of e4m3 bits, C of bf16 bits, the scales),
-//! random e4m3 operands over every finite code and random scales, and the f64 check, whose bound
-//! allows for the FP8 tensor cores' narrower sums. No library baseline yet:
-//! cuBLASLt's FP8 GEMM is not in the host's bindings; the Python suite times PyTorch's
+//! The host side of the FP8 matmul families, with per-tensor scales ([`PER_TENSOR`]), row-wise
+//! ones ([`ROW_WISE`]) and block ones ([`BLOCK_WISE`]): their safe launch (A and Bᵀ of e4m3 bits,
+//! C of bf16 bits, the scales), random e4m3 operands over every finite code and random scales, and
+//! the f64 check, whose bound allows for the FP8 tensor cores' narrower sums. No library baseline
+//! yet: cuBLASLt's FP8 GEMM is not in the host's bindings; the Python suite times PyTorch's
 //! `torch._scaled_mm` beside the operator.
 
 use super::auto::{Rung, Target};
@@ -16,9 +16,11 @@ use super::{
     substream,
 };
 use kernels::Source;
+use kernels::matmul::scale::SCALE_BLOCK_K;
 use kernels::matmul_bf16::TensorMaps;
 use kernels::matmul_fp8::{
-    A_BOX, B_BOX, FAMILY, MatmulFp8, arrivals_needed, partials_needed, rowwise, scale_lengths, scaled, tile_width,
+    A_BOX, B_BOX, FAMILY, MatmulFp8, arrivals_needed, blockwise, partials_needed, rowwise, scale_lengths, scaled,
+    tile_width,
 };
 use kernels::reference::Expected;
 use ptxkit::device::fp8::E4M3;
@@ -108,12 +110,24 @@ fn tensor_maps<'g>(
     }
 }
 
-/// How the sums are scaled: one factor for the whole of C, or one per row of A and one per
-/// column of B.
+/// How the sums are scaled: one factor for the whole of C, one per row of A and one per column
+/// of B, or per blocks (1×128 of A, 128×128 of B).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Scales {
     PerTensor,
     RowWise,
+    BlockWise,
+}
+
+impl Scales {
+    /// The family of kernels that take these scales.
+    pub fn family(self) -> &'static ptxkit::Family<MatmulFp8> {
+        match self {
+            Scales::PerTensor => &FAMILY,
+            Scales::RowWise => &rowwise::FAMILY,
+            Scales::BlockWise => &blockwise::FAMILY,
+        }
+    }
 }
 
 /// The host side of an FP8 matmul family.
@@ -131,13 +145,15 @@ pub const ROW_WISE: MatmulFp8Demo = MatmulFp8Demo {
     scales: Scales::RowWise,
 };
 
+/// `torch._scaled_mm` with block scales (1×128 for A, 128×128 for B): [`blockwise::FAMILY`].
+pub const BLOCK_WISE: MatmulFp8Demo = MatmulFp8Demo {
+    scales: Scales::BlockWise,
+};
+
 impl MatmulFp8Demo {
     /// This family's kernels.
     pub fn kernels(&self) -> &'static ptxkit::Family<MatmulFp8> {
-        match self.scales {
-            Scales::PerTensor => &FAMILY,
-            Scales::RowWise => &rowwise::FAMILY,
-        }
+        self.scales.family()
     }
 }
 
@@ -174,39 +190,69 @@ const EDGE_SHAPES: [[usize; 3]; 10] = [
     [130, 1030, 1100],
 ];
 
-/// Element `(row, col)` of `scale_a · scale_b · (A·B)` in f64 from A (m×k) and Bᵀ (n×k) as f32
-/// (the scales one each, or `scale_a[row]` and `scale_b[col]`), and its tolerance: within each `wgmma`'s 32 products and at each addition of their sum to the
-/// running one, [`TENSOR_CORE_UNIT`] of the sums, plus an f32 sum's `k + 2` unit roundoffs (the
-/// tiled rung's), the scale's product and multiply, and C's rounding to bf16.
-fn expected_at(
-    a: &[f32],
-    bt: &[f32],
-    k: usize,
+/// The factors of C's element `(row, col)` as the kernels read them from `scales` (one each,
+/// m and n, or block scales laid out as [`kernels::matmul_fp8::BlockScales`] says), in f64: one,
+/// or one per block of [`SCALE_BLOCK_K`] of k.
+fn factors_at(
+    kind: Scales,
     (scale_a, scale_b): (&[f32], &[f32]),
+    (m, k): (usize, usize),
     (row, col): (usize, usize),
-) -> (f64, f64) {
-    let factor = |scales: &[f32], i: usize| scales[if scales.len() == 1 { 0 } else { i }];
-    let (scale_a, scale_b) = (factor(scale_a, row), factor(scale_b, col));
-    let (a_row, bt_row) = (&a[row * k..(row + 1) * k], &bt[col * k..(col + 1) * k]);
-    let (mut sum, mut running, mut magnitude) = (0.0f64, 0.0f64, 0.0f64);
-    for (a_chunk, bt_chunk) in a_row.chunks(WGMMA_K).zip(bt_row.chunks(WGMMA_K)) {
-        for (&x, &y) in a_chunk.iter().zip(bt_chunk) {
-            let product = x as f64 * y as f64;
-            sum += product;
-            magnitude += product.abs();
+) -> Vec<f64> {
+    let product = |x: f32, y: f32| x as f64 * y as f64;
+    match kind {
+        Scales::PerTensor => vec![product(scale_a[0], scale_b[0])],
+        Scales::RowWise => vec![product(scale_a[row], scale_b[col])],
+        Scales::BlockWise => {
+            let (blocks, block_k) = (k.div_ceil(SCALE_BLOCK_K as usize), SCALE_BLOCK_K as usize);
+            (0..blocks)
+                .map(|block| product(scale_a[block * m + row], scale_b[col / block_k * blocks + block]))
+                .collect()
         }
-        running += sum.abs();
     }
-    let scale = scale_a as f64 * scale_b as f64;
-    let value = scale * sum;
-    let sums = TENSOR_CORE_UNIT * (running + magnitude) + (k as f64 + 2.0) * F32_UNIT_ROUNDOFF * magnitude;
-    let tolerance = scale.abs() * sums + 2.0 * F32_UNIT_ROUNDOFF * value.abs();
+}
+
+/// Element `(row, col)` of the scaled product in f64 from A (m×k) and Bᵀ (n×k) as f32, with
+/// `factors` its one factor or its factor per block of [`SCALE_BLOCK_K`] of k, and its tolerance.
+/// For each block's sum (all of k where one factor): within each `wgmma`'s 32 products and at each
+/// addition of their sum to the running one, [`TENSOR_CORE_UNIT`] of the sums, plus an f32 sum's
+/// `len + 2` unit roundoffs (the tiled rung's), then its factor's product and multiply; with
+/// blocks, the f32 totals' additions; then C's rounding to bf16.
+fn expected_at(a: &[f32], bt: &[f32], k: usize, factors: &[f64], (row, col): (usize, usize)) -> (f64, f64) {
+    let block_k = if factors.len() == 1 { k } else { SCALE_BLOCK_K as usize };
+    let (a_row, bt_row) = (&a[row * k..(row + 1) * k], &bt[col * k..(col + 1) * k]);
+    let (mut value, mut tolerance, mut totals) = (0.0f64, 0.0f64, 0.0f64);
+    for ((a_block, bt_block), &factor) in a_row.chunks(block_k).zip(bt_row.chunks(block_k)).zip(factors) {
+        let (mut sum, mut running, mut magnitude) = (0.0f64, 0.0f64, 0.0f64);
+        for (a_chunk, bt_chunk) in a_block.chunks(WGMMA_K).zip(bt_block.chunks(WGMMA_K)) {
+            for (&x, &y) in a_chunk.iter().zip(bt_chunk) {
+                let product = x as f64 * y as f64;
+                sum += product;
+                magnitude += product.abs();
+            }
+            running += sum.abs();
+        }
+        let sums =
+            TENSOR_CORE_UNIT * (running + magnitude) + (a_block.len() as f64 + 2.0) * F32_UNIT_ROUNDOFF * magnitude;
+        value += factor * sum;
+        tolerance += factor.abs() * sums + 2.0 * F32_UNIT_ROUNDOFF * (factor * sum).abs();
+        totals += factor.abs() * (sum.abs() + sums);
+    }
+    if factors.len() > 1 {
+        tolerance += (factors.len() as f64 + 1.0) * F32_UNIT_ROUNDOFF * totals;
+    }
     (value, tolerance + BF16_UNIT_ROUNDOFF * (value.abs() + tolerance))
 }
 
-/// The f64 reference of `scale_a · scale_b · (A·B)` ([`expected_at`]) at the elements
-/// [`sampled_positions`] names.
-fn reference(a: &[f32], bt: &[f32], (m, n, k): (usize, usize, usize), scales: (&[f32], &[f32]), rng: u64) -> Oracle {
+/// The f64 reference of the scaled product ([`expected_at`], `factors` giving each element's) at
+/// the elements [`sampled_positions`] names.
+fn reference(
+    a: &[f32],
+    bt: &[f32],
+    (m, n, k): (usize, usize, usize),
+    factors: impl Fn((usize, usize)) -> Vec<f64>,
+    rng: u64,
+) -> Oracle {
     let positions = sampled_positions((m, n, k), rng);
     let every: Vec<(usize, usize)>;
     let at = match &positions {
@@ -216,7 +262,7 @@ fn reference(a: &[f32], bt: &[f32], (m, n, k): (usize, usize, usize), scales: (&
             &every
         }
     };
-    let (values, tolerance) = at.iter().map(|&p| expected_at(a, bt, k, scales, p)).unzip();
+    let (values, tolerance) = at.iter().map(|&p| expected_at(a, bt, k, &factors(p), p)).unzip();
     Oracle::of(n, positions, Expected { values, tolerance })
 }
 
@@ -259,17 +305,12 @@ struct Fp8Case<'a> {
 }
 
 impl<'a> Fp8Case<'a> {
-    fn new(
-        backend: &'a Backend,
-        family: &'static ptxkit::Family<MatmulFp8>,
-        problem: MatmulFp8,
-        rng: u64,
-        sets: usize,
-    ) -> Result<Self> {
+    fn new(backend: &'a Backend, kind: Scales, problem: MatmulFp8, rng: u64, sets: usize) -> Result<Self> {
         let (a_len, bt_len, c_len) = problem.lengths();
         let a = random_codes(substream(rng, 4), a_len);
         let bt = random_codes(substream(rng, 5), bt_len);
         let mut scale_rng = StdRng::seed_from_u64(substream(rng, 7));
+        let family = kind.family();
         let (scale_a_len, scale_b_len) = scale_lengths(&family.kernels[0], &problem);
         let mut factors = |len: usize| {
             (0..len)
@@ -283,7 +324,7 @@ impl<'a> Fp8Case<'a> {
             &widen(&a[..a_len]),
             &widen(&bt[..bt_len]),
             (m, n, k),
-            (&scales.0, &scales.1),
+            |p| factors_at(kind, (&scales.0, &scales.1), (m, k), p),
             substream(rng, 6),
         );
         let inputs = (0..sets.max(1))
@@ -383,7 +424,7 @@ impl FamilyDemo for MatmulFp8Demo {
         let [m, n, k] = size.0;
         Ok(Box::new(Fp8Case::new(
             backend,
-            self.kernels(),
+            self.scales,
             MatmulFp8::new(m, n, k)?,
             rng,
             sets,
@@ -398,6 +439,9 @@ impl FamilyDemo for MatmulFp8Demo {
                 }
                 Scales::RowWise => {
                     "C[i][j] = scale_a[i]·scale_b[j]·(A·B)[i][j] on the FP8 tensor cores: e4m3 A (m×k) and Bᵀ (n×k), f32 sums, C rounded to bf16 (torch._scaled_mm with row-wise scales)"
+                }
+                Scales::BlockWise => {
+                    "C = Σ over blocks of 128 of k of (scale_a[row, block]·scale_b[block, column / 128])·(the block's A·B) on the FP8 tensor cores: e4m3 A (m×k) and Bᵀ (n×k), each block's sums scaled into f32 totals, C rounded to bf16 (1×128 and 128×128 block scales, as DeepSeek-V3's)"
                 }
             },
             default: Size([8192, 8192, 8192]),
@@ -452,9 +496,15 @@ impl KernelChoice for MatmulFp8Demo {
             rowwise::PERSISTENT_128X128.entry(),
             rowwise::PERSISTENT.entry(),
         ];
+        // Tiles of at most 128 columns with block scales (kernels::matmul_fp8::blockwise).
+        const BLOCK_WISE_TILES: [&str; 2] = [
+            blockwise::PERSISTENT_128X64.entry(),
+            blockwise::PERSISTENT_128X128.entry(),
+        ];
         match self.scales {
             Scales::PerTensor => &TILES,
             Scales::RowWise => &ROW_WISE_TILES,
+            Scales::BlockWise => &BLOCK_WISE_TILES,
         }
     }
 
@@ -475,10 +525,10 @@ mod tests {
     fn the_reference_scales_the_exact_sum() {
         // A = [1, 2], Bᵀ rows [3, 4] and [-0.5, 0.25]: C = [11, 0] before the scales.
         let (a, bt) = ([1.0, 2.0], [3.0, 4.0, -0.5, 0.25]);
-        let (value, tolerance) = expected_at(&a, &bt, 2, (&[0.5], &[3.0]), (0, 0));
+        let (value, tolerance) = expected_at(&a, &bt, 2, &[1.5], (0, 0));
         assert_eq!(value, 16.5);
         assert!((BF16_UNIT_ROUNDOFF * 16.5..0.1).contains(&tolerance), "{tolerance}");
-        let (value, tolerance) = expected_at(&a, &bt, 2, (&[0.5], &[3.0]), (0, 1));
+        let (value, tolerance) = expected_at(&a, &bt, 2, &[1.5], (0, 1));
         assert_eq!(value, 0.0);
         assert!(tolerance > 0.0 && tolerance < 1e-3, "{tolerance}");
     }
@@ -490,8 +540,35 @@ mod tests {
         let (a, bt) = ([1.0, 2.0, 3.0, 0.0], [3.0, 4.0, 1.0, 1.0]);
         let scales: (&[f32], &[f32]) = (&[0.5, 2.0], &[3.0, 0.25]);
         for ((row, col), want) in [((0, 0), 16.5), ((0, 1), 0.375), ((1, 0), 54.0), ((1, 1), 1.5)] {
-            assert_eq!(expected_at(&a, &bt, 2, scales, (row, col)).0, want, "({row}, {col})");
+            let factors = factors_at(Scales::RowWise, scales, (2, 2), (row, col));
+            assert_eq!(expected_at(&a, &bt, 2, &factors, (row, col)).0, want, "({row}, {col})");
         }
+    }
+
+    /// Block scales: each block of 128 of k's sum takes its own factor, A's by row and block, B's
+    /// by block of 128 columns and block; the tolerance grows with the blocks' scaled sums.
+    #[test]
+    fn the_reference_scales_each_block_of_k_on_its_own() {
+        // A: 2 rows, k = 130 (two blocks: 128 and 2); Bᵀ: 130 rows (columns of C), k = 130.
+        let (m, n, k) = (2, 130, 130);
+        let a: Vec<f32> = (0..m * k).map(|i| if i % k < 128 { 1.0 } else { 2.0 }).collect();
+        let bt: Vec<f32> = (0..n * k).map(|i| if i / k == 129 { 0.5 } else { 1.0 }).collect();
+        // A's factors block by block (m each), B's by block of columns (2 blocks of k each).
+        let scale_a = [1.0, 2.0, 0.5, 0.25];
+        let scale_b = [3.0, 4.0, 5.0, 6.0];
+        let at = |row, col| {
+            let factors = factors_at(Scales::BlockWise, (&scale_a, &scale_b), (m, k), (row, col));
+            expected_at(&a, &bt, k, &factors, (row, col))
+        };
+        // Row 0, column 0: block 0 sums 128 at 1·3, block 1 sums 4 at 0.5·4.
+        assert_eq!(at(0, 0).0, 128.0 * 3.0 + 4.0 * 2.0);
+        // Row 1, column 129 (B's second block of columns): 64 at 2·5, then 2 at 0.25·6.
+        assert_eq!(at(1, 129).0, 64.0 * 10.0 + 2.0 * 1.5);
+        let (value, tolerance) = at(0, 0);
+        assert!(
+            (BF16_UNIT_ROUNDOFF * value..0.1 * value).contains(&tolerance),
+            "{tolerance}"
+        );
     }
 
     /// Every code drawn is finite, the guard is NaN, and every finite code turns up.

@@ -62,6 +62,7 @@ pub static FAMILIES: &[&dyn FamilyDemo] = &[
     &matmul_bf16_rounded::MatmulBf16RoundedDemo,
     &matmul_fp8::PER_TENSOR,
     &matmul_fp8::ROW_WISE,
+    &matmul_fp8::BLOCK_WISE,
     &quantize_fp8::QuantizeFp8Demo,
     &pad_rows::PadRowsDemo,
     &attention::ATTENTION,
