@@ -1032,6 +1032,48 @@ def matmul_fp8(a, b, scale_a, scale_b, out_dtype=torch.bfloat16, variant="auto")
     return _matmul_fp8_impl(*args) if _eager(a, b, scale_a, scale_b) else _matmul_fp8(*args)
 
 
+# quantize_fp8 ------------------------------------------------------------------------------------
+
+
+def _quantize_fp8_impl(x: torch.Tensor, group_size: int, variant: str) -> tuple[torch.Tensor, torch.Tensor]:
+    x = _ready("x", x)
+    if x.dim() != 2:
+        raise ValueError(f"x: shape {tuple(x.shape)}; a 2-D tensor (rows, cols) expected")
+    if isinstance(group_size, bool) or not isinstance(group_size, int) or group_size < 1:
+        raise ValueError(f"group_size: {group_size!r} given; a whole number of at least 1 expected (128 for 1x128 blocks)")
+    rows, cols = x.shape
+    group = min(group_size, max(cols, 1))
+    codes = torch.empty((rows, cols), device=x.device, dtype=torch.float8_e4m3fn)
+    scales = torch.empty((rows, -(-cols // group)), device=x.device, dtype=torch.float32)
+    if x.numel():
+        _native.quantize_fp8(x, codes, scales, group, variant=variant, **_launch_args(x))
+    return codes, scales
+
+
+_quantize_fp8 = _Operator("quantize_fp8", _quantize_fp8_impl)
+
+
+@_quantize_fp8.register_fake
+def _(x, group_size, variant):
+    group = min(group_size, max(x.shape[1], 1))
+    return (
+        x.new_empty(x.shape, dtype=torch.float8_e4m3fn),
+        x.new_empty((x.shape[0], -(-x.shape[1] // group)), dtype=torch.float32),
+    )
+
+
+def quantize_fp8(x, group_size=128, variant="auto"):
+    """FP8 quantisation of a 2-D float32 CUDA tensor x (rows × cols) in groups of ``group_size``
+    consecutive elements of a row (128: DeepSeek-V3's 1×128 activation blocks; cols or more: one
+    scale per row). Returns ``(codes, scales)``: codes float8_e4m3fn of x's shape, scales float32
+    (rows × ⌈cols / group_size⌉), each group's ``amax / 448`` (amax at least 1e-12), its codes
+    ``x · 448 / amax`` to the nearest e4m3, clamped to ±448, so that ``codes · scale`` approximates
+    the group. A NaN in a group makes its scale and codes NaN. The scales are those
+    ``matmul_fp8`` takes for a (1×128 blocks, as ``scales``) or per row. No autograd."""
+    args = (x, group_size, variant)
+    return _quantize_fp8_impl(*args) if _eager(x) else _quantize_fp8(*args)
+
+
 # attention ---------------------------------------------------------------------------------------
 
 

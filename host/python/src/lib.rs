@@ -286,6 +286,50 @@ fn matmul_fp8(
     .map_err(to_python)
 }
 
+/// FP8 quantisation of an f32 matrix (rows × cols, row-major) into e4m3 `codes` (as many) and
+/// f32 `scales` (rows × ⌈cols/group⌉): each group of `group` consecutive elements of a row (the
+/// last may be shorter) gets the scale `amax / 448` (amax at least 1e-12) and codes
+/// `x · 448 / amax` to the nearest e4m3, clamped to ±448; the group's values are its codes times
+/// its scale.
+#[pyfunction]
+#[pyo3(signature = (input, codes, scales, group, stream, device, variant = "auto"))]
+#[allow(clippy::too_many_arguments)]
+fn quantize_fp8(
+    input: &Bound<PyAny>,
+    codes: &Bound<PyAny>,
+    scales: &Bound<PyAny>,
+    group: usize,
+    stream: usize,
+    device: usize,
+    variant: &str,
+) -> PyResult<()> {
+    let input = Tensor::read("input", input, Dtype::F32, 2)?;
+    let codes = Tensor::read("codes", codes, Dtype::E4m3, 2)?.writable()?;
+    let scales = Tensor::read("scales", scales, Dtype::F32, 2)?.writable()?;
+    let [rows, cols] = [input.shape[0], input.shape[1]];
+    let problem = kernels::quantize_fp8::QuantizeFp8::new(rows, cols, group).map_err(size_error)?;
+    codes.expect_shape(&[rows, cols])?;
+    scales.expect_shape(&[rows, problem.groups_per_row() as usize])?;
+    let backend = backend(device, stream)?;
+    let size = [rows, cols, problem.group as usize];
+    let kernel = &kernels::quantize_fp8::FAMILY.kernels[variant::resolve(Op::QuantizeFp8, &backend, variant, size)?];
+    let (input, mut codes, mut scales) = (
+        array(&backend, &input)?,
+        array(&backend, &codes)?,
+        array(&backend, &scales)?,
+    );
+    families::quantize_fp8::launch(
+        &backend,
+        kernel,
+        Source::Rust,
+        &problem,
+        &input,
+        &mut codes,
+        &mut scales,
+    )
+    .map_err(to_python)
+}
+
 /// `c = a · b` for f32 matrices a (m × k) and b (k × n), row-major, on the tensor cores: each
 /// operand read as TF32 (10 mantissa bits), f32 sums (PyTorch's `a @ b` with TF32 allowed).
 #[pyfunction]
@@ -1752,6 +1796,7 @@ fn _native(module: &Bound<PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(matmul_bf16, module)?)?;
     module.add_function(wrap_pyfunction!(matmul_bf16_rounded, module)?)?;
     module.add_function(wrap_pyfunction!(matmul_fp8, module)?)?;
+    module.add_function(wrap_pyfunction!(quantize_fp8, module)?)?;
     module.add_function(wrap_pyfunction!(matmul_tf32, module)?)?;
     module.add_function(wrap_pyfunction!(histogram_f32, module)?)?;
     module.add_function(wrap_pyfunction!(row_reduce_scratch_len, module)?)?;

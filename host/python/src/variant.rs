@@ -7,7 +7,7 @@ use kernels::elementwise::Elementwise;
 use kernels::vec_add;
 use kernels_host::families::{
     FamilyDemo, Size, attention, auto, conv2d, histogram, histogram_f32, kernel_index, matmul, matmul_bf16,
-    matmul_bf16_rounded, matmul_fp8, norm, reduce, rows, scan, softmax, transpose,
+    matmul_bf16_rounded, matmul_fp8, norm, quantize_fp8, reduce, rows, scan, softmax, transpose,
 };
 use ptxkit::Kernel;
 use ptxkit_runtime::Backend;
@@ -28,6 +28,7 @@ pub enum Op {
     MatmulFp8,
     MatmulFp8Rowwise,
     MatmulFp8Blockwise,
+    QuantizeFp8,
     Attention,
     AttentionCausal,
     AttentionAnyDim,
@@ -55,6 +56,7 @@ impl Op {
             Op::MatmulFp8 => &matmul_fp8::PER_TENSOR,
             Op::MatmulFp8Rowwise => &matmul_fp8::ROW_WISE,
             Op::MatmulFp8Blockwise => &matmul_fp8::BLOCK_WISE,
+            Op::QuantizeFp8 => &quantize_fp8::QuantizeFp8Demo,
             Op::Attention => &attention::ATTENTION,
             Op::AttentionCausal => &attention::ATTENTION_CAUSAL,
             Op::AttentionAnyDim => &attention::ATTENTION_ANY_DIM,
@@ -92,6 +94,7 @@ impl Op {
             Op::MatmulFp8,
             Op::MatmulFp8Rowwise,
             Op::MatmulFp8Blockwise,
+            Op::QuantizeFp8,
             Op::Attention,
             Op::AttentionCausal,
             Op::AttentionAnyDim,

@@ -161,6 +161,32 @@ class AgainstPyTorch(unittest.TestCase):
                         bound = tolerance + 2.0**-8 * (want.abs() + tolerance)
                         self.assertTrue(bool(((got.double() - want).abs() <= bound).all()), f"{variant} {m}x{n}x{k}")
 
+    def test_quantize_fp8_matches_its_definition_exactly(self):
+        # Each group's scale max(amax, 1e-12) / 448 and codes x * (448 / max(amax, 1e-12)) to the
+        # nearest e4m3, clamped to +-448 (PyTorch's cast after the clamp is the same rounding),
+        # bit for bit, special values included: a NaN spoils its group, an infinity its finite
+        # neighbours (their factor is 0: codes 0, the infinity's NaN), zeros get the floor's scale.
+        for rows, cols, group in [(1, 1, 128), (7, 300, 128), (9, 1000, 1000), (33, 515, 128), (4, 4099, 4099),
+                                  (2, 256, 5000), (64, 7168, 128)]:
+            x = rand(rows, cols, seed=cols) * torch.logspace(-30, 30, rows, device="cuda").unsqueeze(1)
+            if rows > 3 and cols > 2:
+                x[1, 0], x[2, 1], x[3, :] = float("nan"), float("inf"), 0.0
+                x[0, 0] = -0.0
+            for variant in ["auto"] + rust_kernels.variants("quantize_fp8"):
+                codes, scales = rust_kernels.quantize_fp8(x, group_size=group, variant=variant)
+                g = min(group, cols)
+                groups = -(-cols // g)
+                padded = torch.nn.functional.pad(x, (0, groups * g - cols)).view(rows, groups, g)
+                amax = padded.abs().amax(dim=2).clamp(min=1e-12)
+                want_scales = amax / 448
+                factor = (448 / amax).repeat_interleave(g, dim=1)[:, :cols]
+                want_codes = (x * factor).clamp(-448, 448).to(torch.float8_e4m3fn)
+                self.assertEqual(codes.dtype, torch.float8_e4m3fn)
+                self.assertEqual(tuple(scales.shape), (rows, groups))
+                same = lambda got, want: bool(((got.float() == want.float()) | (got.float().isnan() & want.float().isnan())).all())
+                self.assertTrue(same(scales, want_scales), f"scales {variant} {rows}x{cols}/{group}")
+                self.assertTrue(same(codes, want_codes), f"codes {variant} {rows}x{cols}/{group}")
+
     def test_matmul_fp8_refuses_scales_of_other_shapes(self):
         a = (rand(4, 32, seed=1) * 300).to(torch.float8_e4m3fn)
         b = (rand(8, 32, seed=2) * 300).to(torch.float8_e4m3fn).t()
