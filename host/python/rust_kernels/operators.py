@@ -970,7 +970,7 @@ def matmul_tf32(a, b, variant="auto"):
 
 
 def _matmul_fp8_impl(
-    a: torch.Tensor, b: torch.Tensor, scale_a: torch.Tensor, scale_b: torch.Tensor, variant: str
+    a: torch.Tensor, b: torch.Tensor, scale_a: torch.Tensor, scale_b: torch.Tensor, use_fast_accum: bool, variant: str
 ) -> torch.Tensor:
     if not isinstance(b, torch.Tensor) or b.dim() != 2:
         raise ValueError("b: expected a 2-D tensor (k, n)")
@@ -983,7 +983,17 @@ def _matmul_fp8_impl(
     m, n, blocks = a.shape[0], bt.shape[0], -(-a.shape[1] // 128)
     if scale_a.numel() == 1 and scale_b.numel() == 1:
         scaling = "tensor"
+        if not use_fast_accum:
+            # Sums in float32 every 128 of k: the block-scaled tiles, every block's factors the same.
+            scaling = "block"
+            scale_a = scale_a.reshape(()).expand(blocks, m).contiguous()
+            scale_b = scale_b.reshape(()).expand(-(-n // 128), blocks).contiguous()
     elif tuple(scale_a.shape) == (m, 1) and tuple(scale_b.shape) == (1, n):
+        if not use_fast_accum:
+            raise ValueError(
+                "use_fast_accum=False with row-wise scales: not supported yet (the row-wise tiles keep the FP8 "
+                "tensor cores' sums); pass use_fast_accum=True, or per-tensor or block scales"
+            )
         scaling = "row"
     elif tuple(scale_a.shape) == (m, blocks) and tuple(scale_b.shape) == (blocks, -(-n // 128)):
         # The kernels read a's factors block by block and b's by block of columns: the layouts
@@ -1010,11 +1020,11 @@ _matmul_fp8 = _Operator("matmul_fp8", _matmul_fp8_impl)
 
 
 @_matmul_fp8.register_fake
-def _(a, b, scale_a, scale_b, variant):
+def _(a, b, scale_a, scale_b, use_fast_accum, variant):
     return a.new_empty((a.shape[0], b.shape[1]), dtype=torch.bfloat16)
 
 
-def matmul_fp8(a, b, scale_a, scale_b, out_dtype=torch.bfloat16, variant="auto"):
+def matmul_fp8(a, b, scale_a, scale_b, out_dtype=torch.bfloat16, use_fast_accum=False, variant="auto"):
     """``torch._scaled_mm(a, b, scale_a, scale_b, out_dtype=torch.bfloat16)``: a (m × k) and b
     (k × n) float8_e4m3fn CUDA tensors (b column-major, as ``_scaled_mm`` takes it, is read in
     place; any other b is copied); scale_a and scale_b float32, one each (per-tensor scales), of
@@ -1024,11 +1034,17 @@ def matmul_fp8(a, b, scale_a, scale_b, out_dtype=torch.bfloat16, variant="auto")
     ``scale_a[i, block] · scale_b[block, j // 128]`` into float32 totals). The exact products are
     summed on the FP8 tensor cores (``wgmma`` with TMA on a persistent grid on an H100 or H200;
     32×32 tiles on the CUDA cores elsewhere), multiplied by the scales and rounded once to
-    bfloat16. The FP8 tensor cores keep fewer bits
-    in their sums than float32's, as ``_scaled_mm`` with ``use_fast_accum=True``. No autograd."""
+    bfloat16. The FP8 tensor cores keep fewer bits in their sums than float32's: with
+    ``use_fast_accum=True`` they sum all of k (per-tensor scales: ``matmul_fp8``'s tiles, named
+    by ``variant``; row-wise: ``matmul_fp8_rowwise``'s); with ``use_fast_accum=False``
+    (``_scaled_mm``'s default) each 128 of k's sums go into float32 totals (per-tensor scales: the
+    block-scaled tiles, ``matmul_fp8_blockwise``'s; row-wise scales refused, not supported yet).
+    Block scales always sum so. No autograd."""
     if out_dtype != torch.bfloat16:
         raise TypeError(f"out_dtype: {out_dtype} given; torch.bfloat16 expected (the only one yet)")
-    args = (a, b, scale_a, scale_b, variant)
+    if not isinstance(use_fast_accum, bool):
+        raise TypeError(f"use_fast_accum: {use_fast_accum!r} given; True or False expected")
+    args = (a, b, scale_a, scale_b, use_fast_accum, variant)
     return _matmul_fp8_impl(*args) if _eager(a, b, scale_a, scale_b) else _matmul_fp8(*args)
 
 

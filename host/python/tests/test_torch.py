@@ -115,7 +115,11 @@ class AgainstPyTorch(unittest.TestCase):
         # and row-major (copied).
         shapes = [(1, 1, 1), (31, 33, 17), (64, 136, 200), (129, 65, 257), (33, 515, 2051), (130, 1030, 1100),
                   (256, 512, 4096)]
-        for op, kind in (("matmul_fp8", "tensor"), ("matmul_fp8_rowwise", "row"), ("matmul_fp8_blockwise", "block")):
+        # Per-tensor scales with use_fast_accum=False run the block-scaled tiles, every block's
+        # factors the same.
+        kinds = (("matmul_fp8", "tensor", True), ("matmul_fp8_blockwise", "tensor", False),
+                 ("matmul_fp8_rowwise", "row", True), ("matmul_fp8_blockwise", "block", False))
+        for op, kind, fast in kinds:
             for variant in ["auto"] + rust_kernels.variants(op):
                 for m, n, k in shapes:
                     a = (rand(m, k, seed=m) * 300).to(torch.float8_e4m3fn)
@@ -136,9 +140,12 @@ class AgainstPyTorch(unittest.TestCase):
                             scale_a = torch.tensor(0.75, device="cuda")
                             scale_b = torch.tensor(1.5, device="cuda")
                         factors, block_k = [scale_a.double() * scale_b.double()], k
+                        if not fast:
+                            factors, block_k = factors * blocks, 128
                     for b_given in (b, b.contiguous()):
                         try:
-                            got = rust_kernels.matmul_fp8(a, b_given, scale_a, scale_b, variant=variant)
+                            got = rust_kernels.matmul_fp8(a, b_given, scale_a, scale_b, use_fast_accum=fast,
+                                                          variant=variant)
                         except RuntimeError as e:
                             self.assertIn("sm_90a", str(e))
                             self.assertNotEqual(torch.cuda.get_device_capability(), (9, 0), f"{variant} refused on sm_90")
@@ -159,7 +166,8 @@ class AgainstPyTorch(unittest.TestCase):
                         if len(factors) > 1:
                             tolerance = tolerance + (len(factors) + 1) * U * totals
                         bound = tolerance + 2.0**-8 * (want.abs() + tolerance)
-                        self.assertTrue(bool(((got.double() - want).abs() <= bound).all()), f"{variant} {m}x{n}x{k}")
+                        self.assertTrue(bool(((got.double() - want).abs() <= bound).all()),
+                                        f"{variant} {kind} fast={fast} {m}x{n}x{k}")
 
     def test_quantize_fp8_matches_its_definition_exactly(self):
         # Each group's scale max(amax, 1e-12) / 448 and codes x * (448 / max(amax, 1e-12)) to the
@@ -195,6 +203,9 @@ class AgainstPyTorch(unittest.TestCase):
                                  (rand(1, 4, seed=3), rand(8, 1, seed=4)), (rand(4, 1, seed=3), rand(1, 2, seed=4))):
             with self.assertRaisesRegex(ValueError, "row-wise.*block scales"):
                 rust_kernels.matmul_fp8(a, b, scale_a, scale_b)
+        # Row-wise scales sum on the tensor cores only: float32 sums asked for are refused.
+        with self.assertRaisesRegex(ValueError, "use_fast_accum=False with row-wise scales"):
+            rust_kernels.matmul_fp8(a, b, rand(4, 1, seed=3), rand(1, 8, seed=4), use_fast_accum=False)
 
     def test_matmul_products_take_views_and_empty_sides_and_refuse_bad_operands(self):
         # The products' fast path hands its operands to the native layer as they are; whatever it
