@@ -22,6 +22,7 @@ pub static FAMILIES: &[&dyn AnyFamily] = &[
     &matmul_fp8::FAMILY,
     &matmul_fp8::rowwise::FAMILY,
     &matmul_fp8::blockwise::FAMILY,
+    &matmul_fp8::promoted::FAMILY,
     &quantize_fp8::FAMILY,
     &matmul::pad_rows::FAMILY,
     &attention::FAMILY,

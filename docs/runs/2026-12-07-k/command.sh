@@ -36,6 +36,11 @@ for shape in "1 1 1" "31 33 17" "33 31 130" "130 72 256" "17 65 131" "33 515 205
   set -- $shape
   timeout 60 $x/host_fp8 --backend gpu --warmup 0 --runs 1 matmul-fp8-blockwise --m $1 --n $2 --k $3 2>&1 | rows | awk -F'|' '{print $3, $4, $8}'
 done
+echo "-- matmul_fp8_rowwise_promoted: every kernel checked (row-wise scales over f32 totals)"
+for shape in "1 1 1" "31 33 17" "130 72 256" "33 515 2051" "130 1030 1100" "128 4096 4096" "2100 4100 1000"; do
+  set -- $shape
+  timeout 60 $x/host_fp8 --backend gpu --warmup 0 --runs 1 matmul-fp8-rowwise-promoted --m $1 --n $2 --k $3 2>&1 | rows | awk -F'|' '{print $3, $4, $8}'
+done
 echo "-- quantize_fp8: every kernel checked (codes and scales exact) at edge and large shapes"
 for shape in "1 1 1" "7 300 128" "9 1000 1000" "2 4099 4099" "33 515 128" "4096 7168 128" "8192 4096 4096" "16384 2048 128"; do
   set -- $shape

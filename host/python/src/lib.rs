@@ -230,7 +230,8 @@ fn matmul_bf16_rounded(
 /// of exact products, scaled and rounded once. `scaling` says what the scales hold: `"tensor"`,
 /// one f32 each; `"row"`, m and n f32 (c's element (i, j) scaled by `scale_a[i] · scale_b[j]`);
 /// `"block"`, a's factors per block of 128 of k and row (⌈k/128⌉ × m, row-major) and b's per
-/// block of 128 columns and of k (⌈n/128⌉ × ⌈k/128⌉), each block's sums scaled into f32 totals.
+/// block of 128 columns and of k (⌈n/128⌉ × ⌈k/128⌉), each block's sums scaled into f32 totals;
+/// `"row_promoted"`, as `"row"` over f32 totals of each block of 128 of k.
 #[pyfunction]
 #[pyo3(signature = (a, bt, c, scale_a, scale_b, stream, device, variant = "auto", scaling = "tensor"))]
 #[allow(clippy::too_many_arguments)]
@@ -261,9 +262,10 @@ fn matmul_fp8(
         "tensor" => (Op::MatmulFp8, Scales::PerTensor),
         "row" => (Op::MatmulFp8Rowwise, Scales::RowWise),
         "block" => (Op::MatmulFp8Blockwise, Scales::BlockWise),
+        "row_promoted" => (Op::MatmulFp8RowwisePromoted, Scales::RowWisePromoted),
         other => {
             return Err(PyValueError::new_err(format!(
-                "scaling: {other:?} given; \"tensor\", \"row\" or \"block\" expected"
+                "scaling: {other:?} given; \"tensor\", \"row\", \"block\" or \"row_promoted\" expected"
             )));
         }
     };

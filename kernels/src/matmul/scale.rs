@@ -8,8 +8,8 @@
 /// The factor the sums at `(row, col)` of C are multiplied by: once, on the way to C, or per
 /// block of k ([`Scale::PER_BLOCK`]).
 pub trait Scale: Copy {
-    /// Whether each block of [`SCALE_BLOCK_K`] of k has its own factors: its sums are scaled on
-    /// their own and added into f32 totals ([`Scale::at_block`]), and [`Scale::at`] is 1.
+    /// Whether each block of [`SCALE_BLOCK_K`] of k's sums are added into f32 totals on their own,
+    /// times their factors ([`Scale::at_block`]); [`Scale::at`] then multiplies the totals.
     const PER_BLOCK: bool = false;
 
     /// The factor for C's element `(row, col)`. A place past C's last row or column (a tile's
@@ -33,6 +33,21 @@ pub const SCALE_BLOCK_K: u32 = 128;
 #[inline(always)]
 pub const fn per_block<S: Scale>(_scale: &S) -> bool {
     S::PER_BLOCK
+}
+
+/// `S`'s factors with every block of k's sums added into f32 totals first ([`Scale::PER_BLOCK`],
+/// each block's factor 1): the FP8 tensor cores' narrow sums kept to a block of k, as PyTorch's
+/// `_scaled_mm` without `use_fast_accum`.
+#[derive(Clone, Copy)]
+pub struct Promoted<S>(pub S);
+
+impl<S: Scale> Scale for Promoted<S> {
+    const PER_BLOCK: bool = true;
+
+    #[inline(always)]
+    fn at(self, row: u32, col: u32) -> f32 {
+        self.0.at(row, col)
+    }
 }
 
 /// One factor for every element (per-tensor scales, or 1).

@@ -12,7 +12,8 @@
 //! [`rowwise`] is the same rungs with row-wise scales (a factor per row of A and one per column of
 //! B, [`RowScales`]), a family of its own: its scales are m and n f32, not one each; [`blockwise`]
 //! with block scales (1×128 for A, 128×128 for B, [`BlockScales`]), each block of k's sums scaled
-//! on their own into f32 totals.
+//! on their own into f32 totals; [`promoted`] row-wise scales over such totals (PyTorch's
+//! `_scaled_mm` without `use_fast_accum`).
 //!
 //! Hopper's FP8 `wgmma` adds into its accumulators with fewer mantissa bits than f32's (published
 //! measurements: 13); the check's bound allows for that (the host's `matmul_fp8` family).
@@ -20,6 +21,7 @@
 //! A new rung is a file here and its line in [`FAMILY`].
 
 pub mod blockwise;
+pub mod promoted;
 pub mod rowwise;
 pub mod scaled;
 pub mod tiled;
@@ -188,10 +190,10 @@ pub const FAMILY: Family<MatmulFp8> = Family::new(
     ],
 );
 
-/// The TMA rungs of the three families (per-tensor, row-wise and block scales): entry, tile width, and
+/// The TMA rungs of the families (per-tensor, row-wise, block scales, row-wise over f32 totals): entry, tile width, and
 /// whether its blocks come in clusters.
 #[cfg(not(target_arch = "nvptx64"))]
-const TMA_RUNGS: [(Kernel<MatmulFp8>, u32, bool); 9] = [
+const TMA_RUNGS: [(Kernel<MatmulFp8>, u32, bool); 11] = [
     (scaled::PERSISTENT, specialized::BN, false),
     (scaled::PERSISTENT_128X128, specialized::BN_NARROW, false),
     (scaled::PERSISTENT_128X64, specialized::BN_NARROWEST, false),
@@ -201,6 +203,8 @@ const TMA_RUNGS: [(Kernel<MatmulFp8>, u32, bool); 9] = [
     (rowwise::PERSISTENT_128X64, specialized::BN_NARROWEST, false),
     (blockwise::PERSISTENT_128X128, specialized::BN_NARROW, false),
     (blockwise::PERSISTENT_128X64, specialized::BN_NARROWEST, false),
+    (promoted::PERSISTENT_128X128, specialized::BN_NARROW, false),
+    (promoted::PERSISTENT_128X64, specialized::BN_NARROWEST, false),
 ];
 
 /// The tile width of `kernel` and whether it runs in clusters, for a TMA rung of any family;
@@ -236,14 +240,14 @@ pub fn arrivals_needed(kernel: &Kernel<MatmulFp8>, problem: &MatmulFp8, grid: Di
 }
 
 /// The f32 factors `scale_a` and `scale_b` hold for a launch of `kernel` on `problem`: m and n
-/// for a rung of [`rowwise::FAMILY`], `m·⌈k/128⌉` and `⌈n/128⌉·⌈k/128⌉` for one of
-/// [`blockwise::FAMILY`], one each for the others.
+/// for a rung of [`rowwise::FAMILY`] or [`promoted::FAMILY`], `m·⌈k/128⌉` and
+/// `⌈n/128⌉·⌈k/128⌉` for one of [`blockwise::FAMILY`], one each for the others.
 #[cfg(not(target_arch = "nvptx64"))]
 pub fn scale_lengths(kernel: &Kernel<MatmulFp8>, problem: &MatmulFp8) -> (usize, usize) {
     let of = |family: &Family<MatmulFp8>| family.kernels.iter().any(|rung| rung.entry() == kernel.entry());
     let (m, n) = (problem.m as usize, problem.n as usize);
     let blocks = problem.k.div_ceil(SCALE_BLOCK_K) as usize;
-    if of(&rowwise::FAMILY) {
+    if of(&rowwise::FAMILY) || of(&promoted::FAMILY) {
         (m, n)
     } else if of(&blockwise::FAMILY) {
         (m * blocks, n.div_ceil(SCALE_BLOCK_K as usize) * blocks)

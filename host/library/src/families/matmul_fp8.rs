@@ -1,5 +1,6 @@
 //! The host side of the FP8 matmul families, with per-tensor scales ([`PER_TENSOR`]), row-wise
-//! ones ([`ROW_WISE`]) and block ones ([`BLOCK_WISE`]): their safe launch (A and Bᵀ of e4m3 bits,
+//! ones ([`ROW_WISE`], and over f32 totals [`ROW_WISE_PROMOTED`]) and block ones ([`BLOCK_WISE`]):
+//! their safe launch (A and Bᵀ of e4m3 bits,
 //! C of bf16 bits, the scales), random e4m3 operands over every finite code and random scales, and
 //! the f64 check, whose bound allows for the FP8 tensor cores' narrower sums. No library baseline
 //! yet: cuBLASLt's FP8 GEMM is not in the host's bindings; the Python suite times PyTorch's
@@ -19,8 +20,8 @@ use kernels::Source;
 use kernels::matmul::scale::SCALE_BLOCK_K;
 use kernels::matmul_bf16::TensorMaps;
 use kernels::matmul_fp8::{
-    A_BOX, B_BOX, FAMILY, MatmulFp8, arrivals_needed, blockwise, partials_needed, rowwise, scale_lengths, scaled,
-    tile_width,
+    A_BOX, B_BOX, FAMILY, MatmulFp8, arrivals_needed, blockwise, partials_needed, promoted, rowwise, scale_lengths,
+    scaled, tile_width,
 };
 use kernels::reference::Expected;
 use ptxkit::device::fp8::E4M3;
@@ -117,6 +118,8 @@ pub enum Scales {
     PerTensor,
     RowWise,
     BlockWise,
+    /// Row-wise factors over f32 totals of each block of 128 of k.
+    RowWisePromoted,
 }
 
 impl Scales {
@@ -126,6 +129,7 @@ impl Scales {
             Scales::PerTensor => &FAMILY,
             Scales::RowWise => &rowwise::FAMILY,
             Scales::BlockWise => &blockwise::FAMILY,
+            Scales::RowWisePromoted => &promoted::FAMILY,
         }
     }
 }
@@ -148,6 +152,11 @@ pub const ROW_WISE: MatmulFp8Demo = MatmulFp8Demo {
 /// `torch._scaled_mm` with block scales (1×128 for A, 128×128 for B): [`blockwise::FAMILY`].
 pub const BLOCK_WISE: MatmulFp8Demo = MatmulFp8Demo {
     scales: Scales::BlockWise,
+};
+
+/// `torch._scaled_mm` with row-wise scales, without `use_fast_accum`: [`promoted::FAMILY`].
+pub const ROW_WISE_PROMOTED: MatmulFp8Demo = MatmulFp8Demo {
+    scales: Scales::RowWisePromoted,
 };
 
 impl MatmulFp8Demo {
@@ -192,7 +201,8 @@ const EDGE_SHAPES: [[usize; 3]; 10] = [
 
 /// The factors of C's element `(row, col)` as the kernels read them from `scales` (one each,
 /// m and n, or block scales laid out as [`kernels::matmul_fp8::BlockScales`] says), in f64: one,
-/// or one per block of [`SCALE_BLOCK_K`] of k.
+/// or one per block of [`SCALE_BLOCK_K`] of k (block scales, and row-wise ones over f32 totals of
+/// each block: the same factor for every block).
 fn factors_at(
     kind: Scales,
     (scale_a, scale_b): (&[f32], &[f32]),
@@ -203,6 +213,8 @@ fn factors_at(
     match kind {
         Scales::PerTensor => vec![product(scale_a[0], scale_b[0])],
         Scales::RowWise => vec![product(scale_a[row], scale_b[col])],
+        // One factor times the blocks' totals: the bound of each block's sum times it.
+        Scales::RowWisePromoted => vec![product(scale_a[row], scale_b[col]); k.div_ceil(SCALE_BLOCK_K as usize)],
         Scales::BlockWise => {
             let (blocks, block_k) = (k.div_ceil(SCALE_BLOCK_K as usize), SCALE_BLOCK_K as usize);
             (0..blocks)
@@ -440,6 +452,9 @@ impl FamilyDemo for MatmulFp8Demo {
                 Scales::RowWise => {
                     "C[i][j] = scale_a[i]·scale_b[j]·(A·B)[i][j] on the FP8 tensor cores: e4m3 A (m×k) and Bᵀ (n×k), f32 sums, C rounded to bf16 (torch._scaled_mm with row-wise scales)"
                 }
+                Scales::RowWisePromoted => {
+                    "C[i][j] = scale_a[i]·scale_b[j]·(A·B)[i][j] on the FP8 tensor cores, each block of 128 of k's sums added into f32 totals: e4m3 A (m×k) and Bᵀ (n×k), C rounded to bf16 (torch._scaled_mm with row-wise scales, without use_fast_accum)"
+                }
                 Scales::BlockWise => {
                     "C = Σ over blocks of 128 of k of (scale_a[row, block]·scale_b[block, column / 128])·(the block's A·B) on the FP8 tensor cores: e4m3 A (m×k) and Bᵀ (n×k), each block's sums scaled into f32 totals, C rounded to bf16 (1×128 and 128×128 block scales, as DeepSeek-V3's)"
                 }
@@ -501,10 +516,15 @@ impl KernelChoice for MatmulFp8Demo {
             blockwise::PERSISTENT_128X64.entry(),
             blockwise::PERSISTENT_128X128.entry(),
         ];
+        const ROW_WISE_PROMOTED_TILES: [&str; 2] = [
+            promoted::PERSISTENT_128X64.entry(),
+            promoted::PERSISTENT_128X128.entry(),
+        ];
         match self.scales {
             Scales::PerTensor => &TILES,
             Scales::RowWise => &ROW_WISE_TILES,
             Scales::BlockWise => &BLOCK_WISE_TILES,
+            Scales::RowWisePromoted => &ROW_WISE_PROMOTED_TILES,
         }
     }
 

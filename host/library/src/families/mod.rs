@@ -63,6 +63,7 @@ pub static FAMILIES: &[&dyn FamilyDemo] = &[
     &matmul_fp8::PER_TENSOR,
     &matmul_fp8::ROW_WISE,
     &matmul_fp8::BLOCK_WISE,
+    &matmul_fp8::ROW_WISE_PROMOTED,
     &quantize_fp8::QuantizeFp8Demo,
     &pad_rows::PadRowsDemo,
     &attention::ATTENTION,
