@@ -5,9 +5,7 @@
 //! are multiplied by `scale_a · scale_b` on their way to C. 128×256, 128×128 and 128×64 tiles, and
 //! 128×256 in clusters of two that copy Bᵀ's part of each step once for both. GPU-only (sm_90a).
 
-use super::MatmulFp8;
 use crate::matmul_bf16::specialized::{self, CLUSTER};
-use ptxkit::Kernel;
 
 /// Defines `$name`, the TMA tile body on tiles `$bn` wide in clusters of `$ctas` (items of
 /// `$unit` rows), each sum multiplied by the factor for its place of `$scales(scale_a, scale_b,
@@ -32,25 +30,6 @@ macro_rules! scaled_tiles {
 }
 pub(crate) use scaled_tiles;
 
-scaled_tiles!(
-    /// `C = scale_a · scale_b · (A·B)` by warp-specialised FP8 `wgmma` (e4m3, f32 sums, C rounded
-    /// to bf16) on a persistent grid, 128×256 per tile.
-    matmul_fp8_persistent, specialized::BN, 1, specialized::BM, super::per_tensor
-);
-scaled_tiles!(
-    /// As [`matmul_fp8_persistent`] on 128×128 tiles, six slots in the ring.
-    matmul_fp8_persistent_128x128, specialized::BN_NARROW, 1, specialized::BM, super::per_tensor
-);
-scaled_tiles!(
-    /// As [`matmul_fp8_persistent`] on 128×64 tiles, eight slots in the ring.
-    matmul_fp8_persistent_128x64, specialized::BN_NARROWEST, 1, specialized::BM, super::per_tensor
-);
-scaled_tiles!(
-    /// As [`matmul_fp8_persistent`], the blocks in pairs (clusters of two) that take two tiles
-    /// one above the other and copy Bᵀ's part of each step once for both.
-    matmul_fp8_clustered, specialized::BN, CLUSTER, specialized::CLUSTER_ROWS, super::per_tensor
-);
-
 /// `$code` launched as the bf16 kernel `$same` is for the bf16 product of the same steps: the
 /// same block, shared memory and grid.
 macro_rules! launched_as {
@@ -65,16 +44,39 @@ macro_rules! launched_as {
 }
 pub(crate) use launched_as;
 
-/// [`specialized::KERNEL_PERSISTENT`]'s launch.
-pub const PERSISTENT: Kernel<MatmulFp8> = launched_as!(matmul_fp8_persistent, specialized::KERNEL_PERSISTENT);
+/// Defines the TMA rung `$code` ([`scaled_tiles`]: tiles `$bn` wide in clusters of `$ctas`, items
+/// of `$unit` rows, each sum times `$scales`'s factor) and `$constant`, its launch as the bf16
+/// kernel `$same`'s ([`launched_as`]).
+macro_rules! tma_rung {
+    ($(#[$meta:meta])* $constant:ident = $code:ident($scales:path) as $same:path, $bn:expr, $ctas:expr, $unit:expr) => {
+        $crate::matmul_fp8::scaled::scaled_tiles!($(#[$meta])* $code, $bn, $ctas, $unit, $scales);
 
-/// [`specialized::KERNEL_PERSISTENT_128X128`]'s launch.
-pub const PERSISTENT_128X128: Kernel<MatmulFp8> =
-    launched_as!(matmul_fp8_persistent_128x128, specialized::KERNEL_PERSISTENT_128X128);
+        #[doc = concat!("`", stringify!($code), "`, launched as `", stringify!($same), "` is.")]
+        pub const $constant: ptxkit::Kernel<$crate::matmul_fp8::MatmulFp8> =
+            $crate::matmul_fp8::scaled::launched_as!($code, $same);
+    };
+}
+pub(crate) use tma_rung;
 
-/// [`specialized::KERNEL_PERSISTENT_128X64`]'s launch.
-pub const PERSISTENT_128X64: Kernel<MatmulFp8> =
-    launched_as!(matmul_fp8_persistent_128x64, specialized::KERNEL_PERSISTENT_128X64);
-
-/// [`specialized::KERNEL_CLUSTERED`]'s launch.
-pub const CLUSTERED: Kernel<MatmulFp8> = launched_as!(matmul_fp8_clustered, specialized::KERNEL_CLUSTERED);
+tma_rung!(
+    /// `C = scale_a · scale_b · (A·B)` by warp-specialised FP8 `wgmma` (e4m3, f32 sums, C rounded
+    /// to bf16) on a persistent grid, 128×256 per tile.
+    PERSISTENT = matmul_fp8_persistent(super::per_tensor) as specialized::KERNEL_PERSISTENT,
+    specialized::BN, 1, specialized::BM
+);
+tma_rung!(
+    /// As [`matmul_fp8_persistent`] on 128×128 tiles, six slots in the ring.
+    PERSISTENT_128X128 = matmul_fp8_persistent_128x128(super::per_tensor) as specialized::KERNEL_PERSISTENT_128X128,
+    specialized::BN_NARROW, 1, specialized::BM
+);
+tma_rung!(
+    /// As [`matmul_fp8_persistent`] on 128×64 tiles, eight slots in the ring.
+    PERSISTENT_128X64 = matmul_fp8_persistent_128x64(super::per_tensor) as specialized::KERNEL_PERSISTENT_128X64,
+    specialized::BN_NARROWEST, 1, specialized::BM
+);
+tma_rung!(
+    /// As [`matmul_fp8_persistent`], the blocks in pairs (clusters of two) that take two tiles
+    /// one above the other and copy Bᵀ's part of each step once for both.
+    CLUSTERED = matmul_fp8_clustered(super::per_tensor) as specialized::KERNEL_CLUSTERED,
+    specialized::BN, CLUSTER, specialized::CLUSTER_ROWS
+);

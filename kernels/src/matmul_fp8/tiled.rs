@@ -98,6 +98,28 @@ kernel! {
     }
 }
 
+/// Defines `$code`, this rung's kernel with each sum times `$scales(scale_a, scale_b, (m, n, k))`'s
+/// factor (an unsafe constructor of a [`Scale`] whose promise is the kernel's contract), and
+/// `$constant`, its launch as [`KERNEL`]'s.
+macro_rules! tiled_rung {
+    ($(#[$meta:meta])* $constant:ident = $code:ident($scales:path)) => {
+        ptxkit::kernel! {
+            $(#[$meta])*
+            pub unsafe fn $code(a: *const ptxkit::device::fp8::E4M3, bt: *const ptxkit::device::fp8::E4M3, c: *mut ptxkit::device::mma::Bf16, m: u32, n: u32, k: u32, maps: *const $crate::matmul_bf16::TensorMaps, arrivals: *mut u32, partials: *mut f32, scale_a: *const f32, scale_b: *const f32) {
+                // Plain loads, k in one run: no maps, counters or partials.
+                let _ = (maps, arrivals, partials);
+                // SAFETY: the kernel's contract (the scales hold the factors `$scales` reads).
+                unsafe { $crate::matmul_fp8::tiled::run(a, bt, c, (m, n, k), $scales(scale_a, scale_b, (m, n, k))) }
+            }
+        }
+
+        #[doc = concat!("`", stringify!($code), "`, launched as the tiled rung's `KERNEL` is.")]
+        pub const $constant: ptxkit::Kernel<$crate::matmul_fp8::MatmulFp8> =
+            ptxkit::Kernel { code: $code, ..$crate::matmul_fp8::tiled::KERNEL };
+    };
+}
+pub(crate) use tiled_rung;
+
 /// One block per 32×32 tile of C.
 const fn grid(p: &MatmulFp8, _: Occupancy) -> Dim3 {
     Dim3::xy(p.n.div_ceil(TILE), p.m.div_ceil(TILE))
