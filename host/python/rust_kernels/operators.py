@@ -981,32 +981,36 @@ def _matmul_fp8_impl(
     if a.dim() != 2 or a.shape[1] != bt.shape[1]:
         raise ValueError(f"a {tuple(a.shape)} and b {tuple(b.shape)}: expected (m, k) and (k, n)")
     m, n, blocks = a.shape[0], bt.shape[0], -(-a.shape[1] // 128)
+    column_blocks = -(-n // 128)
+    # The kinds of scales the shapes fit (several only where they mean the same product, as a
+    # 1 × 1 c's (1, 1) scales), each with the family that computes it; the variant named, if any,
+    # picks among them.
+    kinds = []
+    if tuple(scale_a.shape) == (m, 1) and tuple(scale_b.shape) == (1, n):
+        # Without fast accumulation, float32 totals every 128 of k.
+        kinds.append(("row", "matmul_fp8_rowwise") if use_fast_accum else ("row_promoted", "matmul_fp8_rowwise_promoted"))
     if scale_a.numel() == 1 and scale_b.numel() == 1:
-        scaling = "tensor"
-        if not use_fast_accum:
-            # Sums in float32 every 128 of k: the block-scaled tiles, every block's factors the same.
-            scaling = "block"
-            scale_a = scale_a.reshape(()).expand(blocks, m).contiguous()
-            scale_b = scale_b.reshape(()).expand(-(-n // 128), blocks).contiguous()
-    elif tuple(scale_a.shape) == (m, 1) and tuple(scale_b.shape) == (1, n):
-        if not use_fast_accum:
-            raise ValueError(
-                "use_fast_accum=False with row-wise scales: not supported yet (the row-wise tiles keep the FP8 "
-                "tensor cores' sums); pass use_fast_accum=True, or per-tensor or block scales"
-            )
-        scaling = "row"
-    elif tuple(scale_a.shape) == (m, blocks) and tuple(scale_b.shape) == (blocks, -(-n // 128)):
-        # The kernels read a's factors block by block and b's by block of columns: the layouts
-        # _scaled_mm asks for, where these transposes are views of contiguous tensors.
-        scaling = "block"
-        scale_a, scale_b = scale_a.t().contiguous(), scale_b.t().contiguous()
-    else:
+        # Without fast accumulation, the block-scaled tiles, every block's factors the same.
+        kinds.append(("tensor", "matmul_fp8") if use_fast_accum else ("tensor_blocks", "matmul_fp8_blockwise"))
+    if tuple(scale_a.shape) == (m, blocks) and tuple(scale_b.shape) == (blocks, column_blocks):
+        kinds.append(("block", "matmul_fp8_blockwise"))
+    if not kinds:
         raise ValueError(
             f"scale_a {tuple(scale_a.shape)} and scale_b {tuple(scale_b.shape)}: one float32 each (per-tensor "
             f"scales), or ({m}, 1) and (1, {n}) (row-wise: a factor per row of a and one per column of b), or "
-            f"({m}, {blocks}) and ({blocks}, {-(-n // 128)}) (block scales: a's per row and block of 128 of k, b's "
+            f"({m}, {blocks}) and ({blocks}, {column_blocks}) (block scales: a's per row and block of 128 of k, b's "
             "per block of 128 of k and of 128 columns)"
         )
+    named = [kind for kind in kinds if variant in _native.variants(kind[1]) or f"{kind[1]}_{variant}" in _native.variants(kind[1])]
+    scaling = (named or kinds)[0][0]
+    if scaling == "tensor_blocks":
+        scaling = "block"
+        scale_a = scale_a.reshape(()).expand(blocks, m).contiguous()
+        scale_b = scale_b.reshape(()).expand(column_blocks, blocks).contiguous()
+    elif scaling == "block":
+        # The kernels read a's factors block by block and b's by block of columns: the layouts
+        # _scaled_mm asks for, where these transposes are views of contiguous tensors.
+        scale_a, scale_b = scale_a.t().contiguous(), scale_b.t().contiguous()
     c = torch.empty((a.shape[0], bt.shape[0]), device=a.device, dtype=torch.bfloat16)
     if c.numel():
         if a.shape[1] == 0:
@@ -1038,7 +1042,7 @@ def matmul_fp8(a, b, scale_a, scale_b, out_dtype=torch.bfloat16, use_fast_accum=
     ``use_fast_accum=True`` they sum all of k (per-tensor scales: ``matmul_fp8``'s tiles, named
     by ``variant``; row-wise: ``matmul_fp8_rowwise``'s); with ``use_fast_accum=False``
     (``_scaled_mm``'s default) each 128 of k's sums go into float32 totals (per-tensor scales: the
-    block-scaled tiles, ``matmul_fp8_blockwise``'s; row-wise scales refused, not supported yet).
+    block-scaled tiles, ``matmul_fp8_blockwise``'s; row-wise: ``matmul_fp8_rowwise_promoted``'s).
     Block scales always sum so. No autograd."""
     if out_dtype != torch.bfloat16:
         raise TypeError(f"out_dtype: {out_dtype} given; torch.bfloat16 expected (the only one yet)")

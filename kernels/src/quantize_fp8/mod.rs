@@ -54,11 +54,18 @@ pub fn factor_of(amax: f32) -> f32 {
 }
 
 /// `x`'s code in a group whose [`factor_of`] is `factor`: `x · factor` to the nearest e4m3,
-/// clamped to ±448 ([`E4M3::from_f32_saturating`]). A NaN in the group makes every code NaN (the
+/// clamped to ±448 ([`E4M3::from_f32_saturating`]); NaN is e4m3's one NaN code, 0x7f, whatever the
+/// NaN's sign. A NaN in the group makes every code NaN (the
 /// factor is NaN); an infinity, NaN for itself and 0 for the finite values (the factor is 0).
 #[inline(always)]
 pub fn code_of(x: f32, factor: f32) -> u8 {
-    E4M3::from_f32_saturating(x * factor).0
+    let scaled = x * factor;
+    // One NaN code whatever the NaN's sign: the GPU's `inf · 0` is +NaN, x86's -NaN.
+    if scaled.is_nan() {
+        E4M3::NAN.0
+    } else {
+        E4M3::from_f32_saturating(scaled).0
+    }
 }
 
 /// The larger magnitude, NaN where either is: the groups' reduction (any order gives the same).
