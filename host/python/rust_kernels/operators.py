@@ -990,8 +990,9 @@ def _matmul_fp8_impl(
         # Without fast accumulation, float32 totals every 128 of k.
         kinds.append(("row", "matmul_fp8_rowwise") if use_fast_accum else ("row_promoted", "matmul_fp8_rowwise_promoted"))
     if scale_a.numel() == 1 and scale_b.numel() == 1:
-        # Without fast accumulation, the block-scaled tiles, every block's factors the same.
-        kinds.append(("tensor", "matmul_fp8") if use_fast_accum else ("tensor_blocks", "matmul_fp8_blockwise"))
+        # Without fast accumulation, the row-wise tiles over float32 totals, every row's and
+        # column's factor the same.
+        kinds.append(("tensor", "matmul_fp8") if use_fast_accum else ("tensor_rows", "matmul_fp8_rowwise_promoted"))
     if tuple(scale_a.shape) == (m, blocks) and tuple(scale_b.shape) == (blocks, column_blocks):
         kinds.append(("block", "matmul_fp8_blockwise"))
     if not kinds:
@@ -1003,10 +1004,10 @@ def _matmul_fp8_impl(
         )
     named = [kind for kind in kinds if variant in _native.variants(kind[1]) or f"{kind[1]}_{variant}" in _native.variants(kind[1])]
     scaling = (named or kinds)[0][0]
-    if scaling == "tensor_blocks":
-        scaling = "block"
-        scale_a = scale_a.reshape(()).expand(blocks, m).contiguous()
-        scale_b = scale_b.reshape(()).expand(column_blocks, blocks).contiguous()
+    if scaling == "tensor_rows":
+        scaling = "row_promoted"
+        scale_a = scale_a.reshape(()).expand(m).contiguous()
+        scale_b = scale_b.reshape(()).expand(n).contiguous()
     elif scaling == "block":
         # The kernels read a's factors block by block and b's by block of columns: the layouts
         # _scaled_mm asks for, where these transposes are views of contiguous tensors.
@@ -1041,8 +1042,8 @@ def matmul_fp8(a, b, scale_a, scale_b, out_dtype=torch.bfloat16, use_fast_accum=
     bfloat16. The FP8 tensor cores keep fewer bits in their sums than float32's: with
     ``use_fast_accum=True`` they sum all of k (per-tensor scales: ``matmul_fp8``'s tiles, named
     by ``variant``; row-wise: ``matmul_fp8_rowwise``'s); with ``use_fast_accum=False``
-    (``_scaled_mm``'s default) each 128 of k's sums go into float32 totals (per-tensor scales: the
-    block-scaled tiles, ``matmul_fp8_blockwise``'s; row-wise: ``matmul_fp8_rowwise_promoted``'s).
+    (``_scaled_mm``'s default) each 128 of k's sums go into float32 totals (per-tensor or row-wise
+    scales: ``matmul_fp8_rowwise_promoted``'s tiles, per-tensor scales given to them per row).
     Block scales always sum so. No autograd."""
     if out_dtype != torch.bfloat16:
         raise TypeError(f"out_dtype: {out_dtype} given; torch.bfloat16 expected (the only one yet)")

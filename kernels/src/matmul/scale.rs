@@ -18,7 +18,8 @@ pub trait Scale: Copy {
     fn at(self, row: u32, col: u32) -> f32;
 
     /// The factor for the sums of block `block` of k at C's `(row, col)`, where
-    /// [`Scale::PER_BLOCK`]; places past C as for [`Scale::at`].
+    /// [`Scale::PER_BLOCK`]; places past C as for [`Scale::at`], and a block past k's last (the
+    /// tiles read a step ahead) gets some factor read from inside the scales.
     #[inline(always)]
     fn at_block(self, _block: u32, _row: u32, _col: u32) -> f32 {
         1.0

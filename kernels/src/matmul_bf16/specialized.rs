@@ -416,11 +416,29 @@ pub(crate) mod body {
             // Per-block factors: each step's sums land in `low`, and go, times their factors,
             // into the totals in `high`.
             let (mut low, mut high) = ([0.0f32; 64], [0.0f32; 64]);
+            // Per-block factors are read a step before their step: a load from the L2 takes
+            // longer than one step's wgmmas.
+            let factors_of = #[inline(always)]
+            |step: u32| {
+                [
+                    scale.at_block(step, place_row, col0),
+                    scale.at_block(step, place_row + 8, col0),
+                ]
+            };
+            let mut next_factors = factors_of(this.steps.0);
             for step in this.steps.0..this.steps.1 {
+                let factors = next_factors;
+                if per_block(&scale) {
+                    next_factors = factors_of(step + 1);
+                }
                 let (slot, phase) = slot_of(fill);
                 unsafe { mbarrier::wait(full(slot), phase) };
-                // The copies landed in the generic proxy; the wgmmas read through the async one.
-                fence_proxy_async();
+                if !TMA {
+                    // The copies landed in the generic proxy; the wgmmas read through the async
+                    // one. TMA's land in the async proxy: the barrier's phase is enough. (The
+                    // fence waits for this thread's loads in flight: the next step's factors.)
+                    fence_proxy_async();
+                }
                 let first = base + first_row(slot) * ROW_BYTES;
                 let (a_rows, b_rows) = (first + 64 * consumer * ROW_BYTES, first + BM * ROW_BYTES);
                 if per_block(&scale) {
@@ -443,13 +461,8 @@ pub(crate) mod body {
                 );
                 wgmma_commit();
                 if per_block(&scale) {
-                    // The step's factors (a step is a block of k; the tile's columns share their
-                    // block's), read while the wgmmas run; then the step's sums into the totals,
-                    // and its slot back to the producer.
-                    let factors = [
-                        scale.at_block(step, place_row, col0),
-                        scale.at_block(step, place_row + 8, col0),
-                    ];
+                    // The step's sums (a step is a block of k; the tile's columns share their
+                    // block's factors) into the totals, and its slot back to the producer.
                     wgmma_wait::<0>();
                     release(slot);
                     unrolled_to(
@@ -728,55 +741,80 @@ fn persistent_grid<const BN: u32>(p: &MatmulBf16, device: ptxkit::Occupancy) -> 
     Dim3::x(device.at_most_resident(tiles::<BN>(p) * runs))
 }
 
-/// A step of the 128×128 tile's time over the 128×256 tile's, in twentieths: half the products,
-/// but more of the copies' bytes and of the fixed costs for each (fitted with
-/// [`Work::busiest_steps`]'s costs to the model-shape suite: docs/perf-log.md, change 147).
-const NARROW_STEP_TWENTIETHS: u32 = 13;
-
-/// A step of the 128×64 tile's time over the 128×256 tile's, in twentieths: a quarter of the
-/// products, but half the copies' bytes and the same fixed costs (fitted as
-/// [`NARROW_STEP_TWENTIETHS`] was: docs/perf-log.md, change 148).
-const NARROWEST_STEP_TWENTIETHS: u32 = 11;
-
-/// The busiest block's predicted time for `p` on a device of `places` resident blocks (one per
-/// SM), on 128×256 tiles ([`KERNEL_PERSISTENT`]), 128×128 ones ([`KERNEL_PERSISTENT_128X128`])
-/// and 128×64 ones ([`KERNEL_PERSISTENT_128X64`]), in twentieths of a 128×256 tile's step: its
-/// steps and items ([`Work::busiest_steps`]), a narrower step costing [`NARROW_STEP_TWENTIETHS`]
-/// or [`NARROWEST_STEP_TWENTIETHS`]. More tiles fill more of the SMs where the wide tiles are few,
-/// and need fewer runs of k (whose meeting costs a round trip through the L2).
-#[cfg(not(target_arch = "nvptx64"))]
-pub fn predicted_twentieths(p: &MatmulBf16, places: u32) -> [u64; 3] {
-    let device = ptxkit::Occupancy {
-        resident_blocks: places,
-    };
-    let steps = p.k.div_ceil(BK);
-    let wide = Work::<BM, BN, true>::new((p.m, p.n), steps, persistent_grid::<BN>(p, device).x);
-    let narrow = Work::<BM, BN_NARROW, true>::new((p.m, p.n), steps, persistent_grid::<BN_NARROW>(p, device).x);
-    let narrowest =
-        Work::<BM, BN_NARROWEST, true>::new((p.m, p.n), steps, persistent_grid::<BN_NARROWEST>(p, device).x);
-    [
-        u64::from(wide.busiest_steps()) * 20,
-        u64::from(narrow.busiest_steps()) * u64::from(NARROW_STEP_TWENTIETHS),
-        u64::from(narrowest.busiest_steps()) * u64::from(NARROWEST_STEP_TWENTIETHS),
-    ]
+/// How `auto` chooses among a product's persistent tiles: what a step of the narrower tiles
+/// costs against the 128×256 tile's ([`TileRule::predicted_twentieths`]), and where the 128×256
+/// tiles go in clusters ([`KERNEL_CLUSTERED`]) rather than alone ([`TileRule::clusters_pay`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TileRule {
+    /// A step of the 128×128 tile's time over the 128×256 tile's, in twentieths.
+    pub narrow_step_twentieths: u32,
+    /// A step of the 128×64 tile's time over the 128×256 tile's, in twentieths.
+    pub narrowest_step_twentieths: u32,
+    /// Steps of k ([`BK`] of the bf16 product of the same steps) from which clusters pay.
+    pub clusters_min_steps: u32,
+    /// Waves of 128×256 tiles (one per place) from which clusters pay.
+    pub clusters_min_waves: u32,
 }
 
-/// Steps of k from which the 128×256 tiles go in clusters ([`clusters_pay`]): 128, a k of 8192.
-pub const CLUSTERED_MIN_STEPS: u32 = 128;
+impl TileRule {
+    /// The busiest block's predicted time for `p` on a device of `places` resident blocks (one
+    /// per SM), on 128×256 tiles ([`KERNEL_PERSISTENT`]), 128×128 ones
+    /// ([`KERNEL_PERSISTENT_128X128`]) and 128×64 ones ([`KERNEL_PERSISTENT_128X64`]), in
+    /// twentieths of a 128×256 tile's step: its steps and items ([`Work::busiest_steps`]), a
+    /// narrower step costing what the rule says. More tiles fill more of the SMs where the wide
+    /// tiles are few, and need fewer runs of k (whose meeting costs a round trip through the L2).
+    #[cfg(not(target_arch = "nvptx64"))]
+    pub fn predicted_twentieths(&self, p: &MatmulBf16, places: u32) -> [u64; 3] {
+        let device = ptxkit::Occupancy {
+            resident_blocks: places,
+        };
+        let steps = p.k.div_ceil(BK);
+        let wide = Work::<BM, BN, true>::new((p.m, p.n), steps, persistent_grid::<BN>(p, device).x);
+        let narrow = Work::<BM, BN_NARROW, true>::new((p.m, p.n), steps, persistent_grid::<BN_NARROW>(p, device).x);
+        let narrowest =
+            Work::<BM, BN_NARROWEST, true>::new((p.m, p.n), steps, persistent_grid::<BN_NARROWEST>(p, device).x);
+        [
+            u64::from(wide.busiest_steps()) * 20,
+            u64::from(narrow.busiest_steps()) * u64::from(self.narrow_step_twentieths),
+            u64::from(narrowest.busiest_steps()) * u64::from(self.narrowest_step_twentieths),
+        ]
+    }
 
-/// Waves of 128×256 tiles from which they go in clusters ([`clusters_pay`]).
-pub const CLUSTERED_MIN_WAVES: u32 = 8;
+    /// Whether `p`'s 128×256 tiles are predicted to run faster in clusters than alone on a
+    /// device of `places` resident blocks: k long over many waves of them. A cluster's two
+    /// blocks go in step and read B's part of each step once; where k or the waves are few the
+    /// clustered tiles ran no faster, at times slower.
+    #[cfg(not(target_arch = "nvptx64"))]
+    pub fn clusters_pay(&self, p: &MatmulBf16, places: u32) -> bool {
+        p.k.div_ceil(BK) >= self.clusters_min_steps
+            && u64::from(tiles::<BN>(p)) >= u64::from(self.clusters_min_waves) * u64::from(places)
+    }
+}
 
-/// Whether `p`'s 128×256 tiles are predicted to run faster in clusters ([`KERNEL_CLUSTERED`])
-/// than alone ([`KERNEL_PERSISTENT`]) on a device of `places` resident blocks: where k is long
-/// and the tiles fill many waves, where the tiles alone ran slowest against cuBLAS (perhaps the
-/// blocks of a wave drift apart in k and the L2 no longer holds what they share; not measured); a
-/// cluster's two blocks go in step and read B's part of each step once. On shorter k or fewer
-/// waves the clustered tiles ran no faster, at times slower (docs/perf-log.md, change 155).
+/// The bf16 products' rule. A 128×128 step costs 13 twentieths of a 128×256 one (half the
+/// products, but more of the copies' bytes and of the fixed costs for each) and a 128×64 step 11
+/// (a quarter of the products, half the copies' bytes, the same fixed costs), fitted with
+/// [`Work::busiest_steps`]'s costs to the model-shape suite (docs/perf-log.md, changes 147 and
+/// 148). Clusters from 128 steps (a k of 8192) over 8 waves, where the tiles alone ran slowest
+/// against cuBLAS (perhaps the blocks of a wave drift apart in k and the L2 no longer holds what
+/// they share; not measured) (change 155).
+pub const TILE_RULE: TileRule = TileRule {
+    narrow_step_twentieths: 13,
+    narrowest_step_twentieths: 11,
+    clusters_min_steps: 128,
+    clusters_min_waves: 8,
+};
+
+/// [`TILE_RULE`]'s predicted times for a bf16 product ([`TileRule::predicted_twentieths`]).
+#[cfg(not(target_arch = "nvptx64"))]
+pub fn predicted_twentieths(p: &MatmulBf16, places: u32) -> [u64; 3] {
+    TILE_RULE.predicted_twentieths(p, places)
+}
+
+/// Whether a bf16 product's 128×256 tiles go in clusters ([`TILE_RULE`]).
 #[cfg(not(target_arch = "nvptx64"))]
 pub fn clusters_pay(p: &MatmulBf16, places: u32) -> bool {
-    p.k.div_ceil(BK) >= CLUSTERED_MIN_STEPS
-        && u64::from(tiles::<BN>(p)) >= u64::from(CLUSTERED_MIN_WAVES) * u64::from(places)
+    TILE_RULE.clusters_pay(p, places)
 }
 
 /// The tile width of a persistent kernel of this module (`entry`): [`BN`], [`BN_NARROW`] or

@@ -74,6 +74,21 @@ impl Problem for MatmulFp8 {
     );
 }
 
+/// How `auto` chooses among the FP8 tiles (the bf16 product of the same steps'
+/// [`specialized::TileRule`]). A 128×128 step costs 12 twentieths of a 128×256 one and a 128×64
+/// step 8: the tiles' rates at large products (about 1000, 745 and 1225 TFLOP/s on an H100, run
+/// 2026-12-07 l), narrower tiles cheaper than bf16's as an FP8 step's products take half the
+/// time of its copies'. Clusters from 32 steps (a k of 4096) over 3 waves: an FP8 step does the
+/// same copies in half the tensor-core time, so halving B's copies pays at shorter k (8192³,
+/// 4096³, 2048 × 11008 × 4096 and 4096 × 28672 × 8192 ran 1.04–1.17× faster in clusters,
+/// 12608 × 4096 × 1024, of 8 steps, slower: runs k and l).
+pub const TILE_RULE: specialized::TileRule = specialized::TileRule {
+    narrow_step_twentieths: 12,
+    narrowest_step_twentieths: 8,
+    clusters_min_steps: 32,
+    clusters_min_waves: 3,
+};
+
 /// The per-tensor factor, `scale_a · scale_b`, for every element of C.
 ///
 /// # Safety
@@ -294,6 +309,52 @@ impl MatmulFp8 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The tile the rule predicts fastest at each of run l's model shapes is the one that ran
+    /// fastest there, or within 3 % of it (H100, run 2026-12-07 l).
+    #[test]
+    fn the_fp8_rule_predicts_the_tiles_that_ran_fastest() {
+        // 0: 128×256, 1: 128×128, 2: 128×64; of equals the wider, as the host chooses.
+        let fastest = |(m, n, k): (u32, u32, u32)| {
+            let times = TILE_RULE.predicted_twentieths(&MatmulFp8 { m, n, k }.same_steps(), 132);
+            (0..3).min_by_key(|&i| times[i]).unwrap()
+        };
+        for (shape, tile) in [
+            ((128, 4096, 4096), 2),
+            ((128, 4096, 11008), 2),
+            ((128, 11008, 4096), 1),
+            ((512, 4096, 4096), 1),
+            ((512, 4096, 11008), 1),
+            ((1024, 4096, 4096), 0),
+            ((2048, 4096, 4096), 0),
+            ((2048, 4096, 11008), 0),
+            ((4096, 11008, 4096), 0),
+            ((8192, 8192, 2048), 0),
+            ((12608, 4096, 1024), 0),
+            ((16384, 4096, 4096), 0),
+        ] {
+            assert_eq!(fastest(shape), tile, "{shape:?}");
+        }
+    }
+
+    /// Clusters from a k of 4096 over three waves of 128×256 tiles: 8192³, 4096³ and
+    /// 2048 × 11008 × 4096 in them, 12608 × 4096 × 1024 and few rows not.
+    #[test]
+    fn fp8_clusters_pay_from_a_shorter_k_than_bf16s() {
+        let pays = |(m, n, k): (u32, u32, u32)| TILE_RULE.clusters_pay(&MatmulFp8 { m, n, k }.same_steps(), 132);
+        for shape in [(8192, 8192, 8192), (4096, 4096, 4096), (2048, 11008, 4096)] {
+            assert!(pays(shape), "{shape:?}");
+        }
+        for shape in [
+            (12608, 4096, 1024),
+            (128, 4096, 4096),
+            (512, 4096, 11008),
+            (4096, 4096, 4095 - 128),
+            (1, 1, 1),
+        ] {
+            assert!(!pays(shape), "{shape:?}");
+        }
+    }
 
     /// FP8's steps of k are the bf16 product's of half the k, rounded up: the grids and counters
     /// the host computes from that product are the kernels' own.

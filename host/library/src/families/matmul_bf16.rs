@@ -247,7 +247,7 @@ impl KernelChoice for MatmulBf16Demo {
     }
 
     fn predicted(&self, gpu: &Gpu, size: Size) -> Option<Choice> {
-        persistent_tile(self, gpu, size)
+        persistent_tile(self, gpu, size, specialized::TILE_RULE)
     }
 }
 
@@ -272,14 +272,19 @@ pub(super) fn swapped_rung(target: Target, size: Size, entry: &'static str) -> O
 }
 
 /// The persistent rung's tile (`family`'s configurations: 128×64, 128×128, 128×256, then where
-/// the family has it 128×256 in clusters of two) predicted to finish `size` sooner on `gpu`
-/// ([`specialized::predicted_twentieths`], one block per SM); of equals, the wider. The 128×256
-/// tiles go in clusters where k is long over many waves of them ([`specialized::clusters_pay`]).
-pub(super) fn persistent_tile(family: &dyn FamilyDemo, gpu: &Gpu, size: Size) -> Option<Choice> {
+/// the family has it 128×256 in clusters of two) predicted by `rule` to finish `size` sooner on
+/// `gpu` ([`specialized::TileRule::predicted_twentieths`], one block per SM); of equals, the
+/// wider. The 128×256 tiles go in clusters where the rule says they pay (k long over many waves).
+pub(super) fn persistent_tile(
+    family: &dyn FamilyDemo,
+    gpu: &Gpu,
+    size: Size,
+    rule: specialized::TileRule,
+) -> Option<Choice> {
     let [m, n, k] = size.0;
     let problem = MatmulBf16::new(m, n, k).ok()?;
     let sms = gpu.info().sm_count;
-    let [wide, narrow, narrowest] = specialized::predicted_twentieths(&problem, sms);
+    let [wide, narrow, narrowest] = rule.predicted_twentieths(&problem, sms);
     let (narrowest_entry, narrow_entry, wide_entry, clustered_entry) = match *family.choice().configurations() {
         [narrowest, narrow, wide, clustered] => (narrowest, narrow, Some(wide), Some(clustered)),
         [narrowest, narrow, wide] => (narrowest, narrow, Some(wide), None),
@@ -302,14 +307,13 @@ pub(super) fn persistent_tile(family: &dyn FamilyDemo, gpu: &Gpu, size: Size) ->
         steps(narrow),
         steps(wide),
     );
-    let clustered = clustered_entry.filter(|_| Some(entry) == wide_entry && specialized::clusters_pay(&problem, sms));
+    let clustered = clustered_entry.filter(|_| Some(entry) == wide_entry && rule.clusters_pay(&problem, sms));
     let (entry, why) = if let Some(clustered_entry) = clustered {
         (
             clustered_entry,
             format!(
                 "{predicted}; k of at least {} steps over at least {} waves of them: in clusters of two that copy B once for both",
-                specialized::CLUSTERED_MIN_STEPS,
-                specialized::CLUSTERED_MIN_WAVES
+                rule.clusters_min_steps, rule.clusters_min_waves
             ),
         )
     } else {

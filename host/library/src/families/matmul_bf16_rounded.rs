@@ -192,7 +192,7 @@ impl KernelChoice for MatmulBf16RoundedDemo {
     }
 
     fn predicted(&self, gpu: &Gpu, size: Size) -> Option<Choice> {
-        persistent_tile(self, gpu, size)
+        persistent_tile(self, gpu, size, kernels::matmul_bf16::specialized::TILE_RULE)
     }
 }
 

@@ -546,7 +546,7 @@ impl KernelChoice for MatmulFp8Demo {
     /// The bf16 tiles' prediction for the product of the same steps (half the k).
     fn predicted(&self, gpu: &Gpu, size: Size) -> Option<Choice> {
         let [m, n, k] = size.0;
-        persistent_tile(self, gpu, Size([m, n, k.div_ceil(2)]))
+        persistent_tile(self, gpu, Size([m, n, k.div_ceil(2)]), kernels::matmul_fp8::TILE_RULE)
     }
 }
 
