@@ -400,7 +400,9 @@ pub(crate) mod body {
         };
         // This warp's counter within a tile's, where the runs of k meet in C.
         let warp = 4 * consumer + (tid / WARP_SIZE) % 4;
-        let mut fill = 0;
+        // The slot and phase of the next fill this warpgroup takes, and the slot of the one
+        // before, counted along (a division by the ring's length a step otherwise).
+        let (mut slot, mut phase, mut previous) = (0, 0, 0);
         let work = work();
         let mut walk = work.walk(block);
         while !work.done(&walk) {
@@ -431,7 +433,6 @@ pub(crate) mod body {
                 if per_block(&scale) {
                     next_factors = factors_of(step + 1);
                 }
-                let (slot, phase) = slot_of(fill);
                 unsafe { mbarrier::wait(full(slot), phase) };
                 if !TMA {
                     // The copies landed in the generic proxy; the wgmmas read through the async
@@ -444,19 +445,23 @@ pub(crate) mod body {
                 if per_block(&scale) {
                     low = [0.0; 64];
                 }
+                // The step's first chunk; the others are a constant number of bytes on (the
+                // addresses stay within the descriptors' 14-bit field: shared memory is under
+                // 256 KiB).
+                let da = Descriptor::swizzle_128(a_rows, 16, 1024);
+                let db = match F::B_TRANSPOSED {
+                    // K-major, as A.
+                    true => Descriptor::swizzle_128(b_rows, 16, 1024),
+                    // 16 k-rows a chunk, 64-column atoms 64 rows apart.
+                    false => Descriptor::swizzle_128(b_rows, 64 * ROW_BYTES, 1024),
+                };
                 wgmma_fence();
                 unrolled::<{ BK / 16 }>(
                     #[inline(always)]
                     |kk| {
                         // 32 bytes of k a chunk: 16 bf16 or 32 FP8.
-                        let da = Descriptor::swizzle_128(a_rows + 32 * kk, 16, 1024);
-                        let db = match F::B_TRANSPOSED {
-                            // K-major, as A.
-                            true => Descriptor::swizzle_128(b_rows + 32 * kk, 16, 1024),
-                            // 16 k-rows a chunk, 64-column atoms 64 rows apart.
-                            false => Descriptor::swizzle_128(b_rows + 16 * ROW_BYTES * kk, 64 * ROW_BYTES, 1024),
-                        };
-                        F::multiply::<BN>((&mut low, &mut high), da, db);
+                        let b_chunk = if F::B_TRANSPOSED { 32 } else { 16 * ROW_BYTES };
+                        F::multiply::<BN>((&mut low, &mut high), da.offset(32 * kk), db.offset(b_chunk * kk));
                     },
                 );
                 wgmma_commit();
@@ -479,10 +484,15 @@ pub(crate) mod body {
                     // The previous step's group is done: its slot goes back to the producer.
                     wgmma_wait::<1>();
                     if step > this.steps.0 {
-                        release(slot_of(fill - 1).0);
+                        release(previous);
                     }
                 }
-                fill += 1;
+                previous = slot;
+                (slot, phase) = if slot + 1 == stages {
+                    (0, phase ^ 1)
+                } else {
+                    (slot + 1, phase)
+                };
             }
             if per_block(&scale) {
                 low = high;
@@ -490,7 +500,7 @@ pub(crate) mod body {
                 // The tile's last group, and its slot: then the accumulators are final, while the
                 // producer already fills the ring for the next tile.
                 wgmma_wait::<0>();
-                release(slot_of(fill - 1).0);
+                release(previous);
             }
             // Each sum times its factor, in place (factors read as the stores need them held
             // too many registers).
