@@ -418,8 +418,8 @@ pub(crate) mod body {
             // Per-block factors: each step's sums land in `low`, and go, times their factors,
             // into the totals in `high`.
             let (mut low, mut high) = ([0.0f32; 64], [0.0f32; 64]);
-            // Per-block factors are read a step before their step: a load from the L2 takes
-            // longer than one step's wgmmas.
+            // Per-block factors are read a step before their step, their loads in flight while
+            // that step's wgmmas run (two steps ahead ran slower: docs/perf-log.md, change 166).
             let factors_of = #[inline(always)]
             |step: u32| {
                 [
