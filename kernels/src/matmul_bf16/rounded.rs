@@ -154,7 +154,7 @@ kernel_sm90a! {
         // The operands are read through the maps.
         let _ = (a, b);
         // SAFETY: the kernel's contract; SWAPPED launches the block and grid.
-        unsafe { swapped::body::run::<Bf16>(c, (m, n, k), maps, (arrivals, partials)) }
+        unsafe { swapped::body::run::<super::specialized::Bf16Tiles, Bf16>(c, (m, n, k), maps, (arrivals, partials), 1.0) }
     }
 }
 

@@ -19,6 +19,11 @@
 //! Rows of A past 16 go to further blocks beside the same strip (grid x, the row group fastest),
 //! each reading B again. GPU-only (sm_90a); the host gives tensor maps of A and B in the boxes
 //! [`A_BOX`] and [`B_BOX`].
+//!
+//! The body serves FP8 too ([`crate::matmul_fp8::swapped`]): a step is then 128 of k in the same
+//! bytes, Bᵀ's rows lie K-major in the atoms as A's do, and the sums are multiplied by the
+//! scales' factors on their way out (or, for factors per block of k, each step's sums on their
+//! own into f32 totals).
 
 use super::MatmulBf16;
 use super::swizzled::ROW_BYTES;
@@ -70,43 +75,79 @@ shared_memory! {
 }
 
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
-pub(super) mod body {
+pub(crate) mod body {
     use super::*;
     use crate::matmul::k_runs::{meet_in_c_warp, meet_in_partials_warp, run_of_k};
     use crate::matmul::output::Out;
+    use crate::matmul::scale::{Scale, per_block};
     use crate::matmul_bf16::TensorMaps;
-    use ptxkit::device::mma::Bf16;
+    use crate::matmul_bf16::specialized::{Bf16Tiles, TileFormat};
     use ptxkit::device::wgmma::{
         Descriptor, fence_proxy_async, shared_address, wgmma_commit, wgmma_fence, wgmma_m64n16k16_bf16_transposed_a,
-        wgmma_wait,
+        wgmma_m64n16k32_e4m3, wgmma_wait,
     };
-    use ptxkit::device::{block_idx, grid_dim, lane_id, load4_l2, shfl_idx, sync_threads, thread_idx, trap, unrolled};
+    use ptxkit::device::{
+        block_idx, fma, grid_dim, lane_id, load4_l2, shfl_idx, sync_threads, thread_idx, trap, unrolled,
+    };
     use ptxkit::device::{mbarrier, tma};
+
+    /// A format's product of one 32-byte column of k of a slot: `sums += ` one atom's 64 columns
+    /// of C (the atom's rows from shared address `atom`) times A's 16 rows (from `a_rows`), chunk
+    /// `kk` of the step's four.
+    pub trait Multiply: TileFormat {
+        fn multiply(sums: &mut [f32; 8], atom: u32, a_rows: u32, kk: u32);
+    }
+
+    impl Multiply for Bf16Tiles {
+        #[inline(always)]
+        fn multiply(sums: &mut [f32; 8], atom: u32, a_rows: u32, kk: u32) {
+            // A's 16 rows, K-major (the instruction's B): the k16 slice `kk` is 32 bytes along
+            // each swizzled row.
+            let rows_of_a = Descriptor::swizzle_128(a_rows + 32 * kk, 16, 1024);
+            // The atom's 16 rows of k, MN-major (the instruction's A, transposed).
+            let strip_of_b = Descriptor::swizzle_128(atom + 16 * kk * ROW_BYTES, BK * ROW_BYTES, 1024);
+            wgmma_m64n16k16_bf16_transposed_a(sums, strip_of_b, rows_of_a);
+        }
+    }
+
+    impl Multiply for crate::matmul_fp8::E4m3Tiles {
+        #[inline(always)]
+        fn multiply(sums: &mut [f32; 8], atom: u32, a_rows: u32, kk: u32) {
+            // Both K-major: 32 of k are 32 bytes along each swizzled row of either.
+            let rows_of_a = Descriptor::swizzle_128(a_rows + 32 * kk, 16, 1024);
+            let rows_of_bt = Descriptor::swizzle_128(atom + 32 * kk, 16, 1024);
+            wgmma_m64n16k32_e4m3(sums, rows_of_bt, rows_of_a);
+        }
+    }
 
     /// The lane's sums: per atom, the `wgmma`'s eight (register `4·j + r` at column
     /// `16·warp + lane / 4 + 8·(r / 2)` of the atom, row `8·j + 2·(lane % 4) + r % 2` of A's
     /// group).
     type Sums = [[f32; 8]; ATOMS as usize];
 
-    /// The kernel's body (see the module); C holds f32, or bf16 ([`Out`]), whose runs of k meet
-    /// in `partials`.
+    /// The kernel's body (see the module) on `F`'s operands; C holds f32, or bf16 ([`Out`]),
+    /// whose runs of k meet in `partials`; each sum times `scale`'s factor for its place.
     ///
     /// # Safety
-    /// The kernel's contract: A, B, C hold m·k, k·n, m·n elements; `maps` describes A and B in
-    /// [`A_BOX`] and [`B_BOX`] (the 128-byte swizzle); where the grid is more than one deep,
-    /// `arrivals` holds [`counters`] zeroed counters and, for a bf16 C, `partials`
-    /// [`PARTIALS_PER_COUNTER`] f32 per counter; the block and grid are [`KERNEL`]'s.
+    /// The kernel's contract: A, B (for FP8 Bᵀ), C hold m·k, k·n, m·n elements; `maps` describes
+    /// A and B in [`A_BOX`] and [`B_BOX`] (the 128-byte swizzle; for FP8 its boxes of the same
+    /// bytes); where the grid is more than one deep, `arrivals` holds [`counters`] zeroed counters
+    /// and, for a bf16 C, `partials` [`PARTIALS_PER_COUNTER`] f32 per counter; the block and grid
+    /// are [`KERNEL`]'s for the bf16 product of the same steps.
     #[inline(always)]
-    pub unsafe fn run<O: Out>(
+    pub unsafe fn run<F: Multiply, O: Out>(
         c: *mut O,
         (m, n, k): (u32, u32, u32),
         maps: *const TensorMaps,
         (arrivals, partials): (*mut u32, *mut f32),
+        scale: impl Scale,
     ) {
         if maps.is_null() {
             trap();
         }
-        let (begin, end, runs) = run_of_k::<BK>(k);
+        // Runs and steps counted on the bf16 product of the same bytes (an FP8 step is 128 of k
+        // in a bf16 step's 128 bytes), as the host's grid and counters are.
+        let (begin, end, runs) = run_of_k::<BK>(k.div_ceil(F::STEP_K / BK));
         if begin == end {
             // Past k: not one of the runs (the whole block leaves).
             return;
@@ -148,53 +189,87 @@ pub(super) mod body {
                         mbarrier::wait(empty(slot), phase ^ 1);
                         mbarrier::arrive_expect_tx(full(slot), SLOT_ROWS * ROW_BYTES);
                         let first = slot_address(slot);
-                        tma::load_2d(first, a_map, (step * BK, row0), full(slot));
+                        let k0 = step * F::STEP_K;
+                        tma::load_2d(first, a_map, (k0, row0), full(slot));
                         for atom in 0..ATOMS {
                             let dst = first + (ROWS + BK * atom) * ROW_BYTES;
-                            tma::load_2d(dst, b_map, (col0 + 64 * atom, step * BK), full(slot));
+                            // 64 k-rows of 64 columns, or (Bᵀ) 64 columns' rows of k.
+                            let at = match F::B_TRANSPOSED {
+                                true => (k0, col0 + 64 * atom),
+                                false => (col0 + 64 * atom, k0),
+                            };
+                            tma::load_2d(dst, b_map, at, full(slot));
                         }
                     }
                 }
             }
             return;
         }
+        let (lane, group, member) = (lane_id(), lane_id() / 4, lane_id() % 4);
         let mut sums: Sums = [[0.0; 8]; ATOMS as usize];
+        // Per-block factors: each step's sums land in `sums` and go, times their factors, into
+        // the totals.
+        let mut totals: Sums = [[0.0; 8]; ATOMS as usize];
         for step in first_step..steps {
             let fill = step - first_step;
             let (slot, phase) = slot_of(fill);
+            // The step's factors for the lane's four rows of A (`8·j + 2·member + h`; the strip's
+            // columns lie in one block of B's: strips are 128 columns, at multiples of 128),
+            // their loads in flight while the step's wgmmas run.
+            let factors: [[f32; 2]; 2] = core::array::from_fn(|j| {
+                core::array::from_fn(|h| match per_block(&scale) {
+                    true => scale.at_block(step, row0 + 8 * j as u32 + 2 * member + h as u32, col0),
+                    false => 1.0,
+                })
+            });
             // SAFETY: initialised above.
             unsafe { mbarrier::wait(full(slot), phase) };
             fence_proxy_async();
             let first = slot_address(slot);
+            if per_block(&scale) {
+                sums = [[0.0; 8]; ATOMS as usize];
+            }
             wgmma_fence();
-            unrolled::<{ BK / 16 }>(
+            unrolled::<4>(
                 #[inline(always)]
                 |kk| {
-                    // A's 16 rows, K-major (the instruction's B): the k16 slice `kk` is 32 bytes
-                    // along each swizzled row.
-                    let rows_of_a = Descriptor::swizzle_128(first + 32 * kk, 16, 1024);
                     unrolled::<ATOMS>(
                         #[inline(always)]
                         |atom| {
-                            // The atom's 16 rows of k, MN-major (the instruction's A, transposed).
-                            let rows = first + (ROWS + BK * atom + 16 * kk) * ROW_BYTES;
-                            let strip_of_b = Descriptor::swizzle_128(rows, BK * ROW_BYTES, 1024);
-                            wgmma_m64n16k16_bf16_transposed_a(&mut sums[atom as usize], strip_of_b, rows_of_a);
+                            let atom_rows = first + (ROWS + BK * atom) * ROW_BYTES;
+                            F::multiply(&mut sums[atom as usize], atom_rows, first, kk);
                         },
                     );
                 },
             );
             wgmma_commit();
-            // The previous step's group is done: its slot goes back to the producer.
-            wgmma_wait::<1>();
-            if fill > 0 {
+            if per_block(&scale) {
+                // The step's sums into the totals, and its slot back to the producer.
+                wgmma_wait::<0>();
                 // SAFETY: initialised above.
-                unsafe { mbarrier::arrive(empty(slot_of(fill - 1).0)) };
+                unsafe { mbarrier::arrive(empty(slot)) };
+                unrolled::<ATOMS>(|atom| {
+                    unrolled::<8>(|i| {
+                        let (a, i) = (atom as usize, i as usize);
+                        let factor = factors[i / 4][i % 2];
+                        totals[a][i] = fma(sums[a][i], factor, totals[a][i]);
+                    })
+                });
+            } else {
+                // The previous step's group is done: its slot goes back to the producer.
+                wgmma_wait::<1>();
+                if fill > 0 {
+                    // SAFETY: initialised above.
+                    unsafe { mbarrier::arrive(empty(slot_of(fill - 1).0)) };
+                }
             }
         }
-        wgmma_wait::<0>();
+        if per_block(&scale) {
+            sums = totals;
+        } else {
+            wgmma_wait::<0>();
+        }
 
-        let (lane, group, member) = (lane_id(), lane_id() / 4, lane_id() % 4);
         // The lane's sums into C (stored, or added where `adding`).
         let write_c = #[inline(always)]
         |sums: &Sums, adding: bool| {
@@ -209,8 +284,9 @@ pub(super) mod body {
                             let row = row0 + 8 * j + 2 * member + r % 2;
                             if row < m && col < n {
                                 let at = c.wrapping_add(row as usize * n as usize + col as usize);
+                                let value = sums[atom as usize][i as usize] * scale.at(row, col);
                                 // SAFETY: inside C (row < m, col < n).
-                                unsafe { O::put(at, sums[atom as usize][i as usize], adding) };
+                                unsafe { O::put(at, value, adding) };
                             }
                         },
                     );
@@ -271,7 +347,7 @@ kernel_sm90a! {
         // The operands are read through the maps.
         let _ = (a, b);
         // SAFETY: the kernel's contract; an f32 C's runs meet in C itself.
-        unsafe { body::run::<f32>(c, (m, n, k), maps, (arrivals, core::ptr::null_mut())) }
+        unsafe { body::run::<super::specialized::Bf16Tiles, f32>(c, (m, n, k), maps, (arrivals, core::ptr::null_mut()), 1.0) }
     }
 }
 

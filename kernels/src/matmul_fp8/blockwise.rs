@@ -7,6 +7,7 @@
 
 use super::BlockScales;
 use super::scaled::tma_rung;
+use super::swapped::swapped_rung;
 use super::tiled::tiled_rung;
 use crate::matmul_bf16::specialized;
 use ptxkit::Family;
@@ -26,7 +27,14 @@ tma_rung!(
     PERSISTENT_128X64 = matmul_fp8_blockwise_persistent_128x64(BlockScales::new) as specialized::KERNEL_PERSISTENT_128X64,
     specialized::BN_NARROWEST, 1, specialized::BM
 );
+swapped_rung!(
+    /// As [`super::swapped::matmul_fp8_swapped`], with block scales: each step's sums into f32
+    /// totals (a strip's 128 columns lie in one block of B's).
+    SWAPPED = matmul_fp8_blockwise_swapped(BlockScales::new)
+);
 
 /// The block-scaled FP8 matmul kernels, in ladder order.
-pub const FAMILY: Family<super::MatmulFp8> =
-    Family::new("matmul_fp8_blockwise", &[TILED, PERSISTENT_128X128, PERSISTENT_128X64]);
+pub const FAMILY: Family<super::MatmulFp8> = Family::new(
+    "matmul_fp8_blockwise",
+    &[TILED, PERSISTENT_128X128, PERSISTENT_128X64, SWAPPED],
+);

@@ -9,6 +9,9 @@
 //!   ([`crate::matmul_bf16::specialized`]) on FP8's `wgmma` (sm_90a): 128 of k a step in the same
 //!   slots, the sums scaled on their way out.
 //!
+//! * [`swapped`]: for A of few rows, the roles swapped (Cᵀ = Bᵀ·Aᵀ on `wgmma.m64n16k32`), Bᵀ
+//!   streamed once in strips and runs of k (sm_90a).
+//!
 //! [`rowwise`] is the same rungs with row-wise scales (a factor per row of A and one per column of
 //! B, [`RowScales`]), a family of its own: its scales are m and n f32, not one each; [`blockwise`]
 //! with block scales (1×128 for A, 128×128 for B, [`BlockScales`]), each block of k's sums scaled
@@ -24,6 +27,7 @@ pub mod blockwise;
 pub mod promoted;
 pub mod rowwise;
 pub mod scaled;
+pub mod swapped;
 pub mod tiled;
 
 use crate::matmul::scale::{SCALE_BLOCK_K, Scale};
@@ -202,6 +206,7 @@ pub const FAMILY: Family<MatmulFp8> = Family::new(
         scaled::PERSISTENT_128X128,
         scaled::PERSISTENT_128X64,
         scaled::CLUSTERED,
+        swapped::SWAPPED,
     ],
 );
 
@@ -222,6 +227,22 @@ const TMA_RUNGS: [(Kernel<MatmulFp8>, u32, bool); 11] = [
     (promoted::PERSISTENT_128X64, specialized::BN_NARROWEST, false),
 ];
 
+/// The swapped-role rungs of the families (per-tensor, row-wise, block scales, row-wise over f32
+/// totals).
+#[cfg(not(target_arch = "nvptx64"))]
+const SWAPPED_RUNGS: [Kernel<MatmulFp8>; 4] = [
+    swapped::SWAPPED,
+    rowwise::SWAPPED,
+    blockwise::SWAPPED,
+    promoted::SWAPPED,
+];
+
+/// Whether `kernel` is the swapped-role rung of one of the families.
+#[cfg(not(target_arch = "nvptx64"))]
+pub fn is_swapped(kernel: &Kernel<MatmulFp8>) -> bool {
+    SWAPPED_RUNGS.iter().any(|rung| rung.entry() == kernel.entry())
+}
+
 /// The tile width of `kernel` and whether it runs in clusters, for a TMA rung of any family;
 /// `None` for the others.
 #[cfg(not(target_arch = "nvptx64"))]
@@ -239,11 +260,14 @@ pub fn tile_width(kernel: &Kernel<MatmulFp8>) -> Option<u32> {
     tma_rung(kernel).map(|(width, _)| width)
 }
 
-/// The zeroed counters `arrivals` must hold for a launch of `kernel` on `grid`: the TMA rungs'
-/// where they cut k into runs (those of the bf16 product of the same steps), none for the tiled
-/// rungs.
+/// The zeroed counters `arrivals` must hold for a launch of `kernel` on `grid`: the TMA and
+/// swapped rungs' where they cut k into runs (those of the bf16 product of the same steps), none
+/// for the tiled rungs.
 #[cfg(not(target_arch = "nvptx64"))]
 pub fn arrivals_needed(kernel: &Kernel<MatmulFp8>, problem: &MatmulFp8, grid: Dim3) -> usize {
+    if is_swapped(kernel) {
+        return crate::matmul::k_runs::warp_counters(grid, crate::matmul_bf16::swapped::WARPS);
+    }
     let same = problem.same_steps();
     match tma_rung(kernel) {
         Some((_, true)) => specialized::clustered_counters::<{ specialized::BN }>(&same, grid),
@@ -274,7 +298,10 @@ pub fn scale_lengths(kernel: &Kernel<MatmulFp8>, problem: &MatmulFp8) -> (usize,
 /// The f32 partial sums `partials` must hold for such a launch: a block per counter.
 #[cfg(not(target_arch = "nvptx64"))]
 pub fn partials_needed(kernel: &Kernel<MatmulFp8>, problem: &MatmulFp8, grid: Dim3) -> usize {
-    let per_counter = tile_width(kernel).map_or(0, specialized::partials_per_counter);
+    let per_counter = match is_swapped(kernel) {
+        true => crate::matmul_bf16::swapped::PARTIALS_PER_COUNTER,
+        false => tile_width(kernel).map_or(0, specialized::partials_per_counter),
+    };
     arrivals_needed(kernel, problem, grid) * per_counter as usize
 }
 

@@ -6,6 +6,7 @@
 
 use super::RowScales;
 use super::scaled::tma_rung;
+use super::swapped::swapped_rung;
 use super::tiled::tiled_rung;
 use crate::matmul::scale::Promoted;
 use crate::matmul_bf16::specialized;
@@ -38,9 +39,14 @@ tma_rung!(
     PERSISTENT_128X64 = matmul_fp8_rowwise_promoted_128x64(promoted_rows) as specialized::KERNEL_PERSISTENT_128X64,
     specialized::BN_NARROWEST, 1, specialized::BM
 );
+swapped_rung!(
+    /// As [`super::swapped::matmul_fp8_swapped`], with row-wise scales over f32 totals of each
+    /// block of k.
+    SWAPPED = matmul_fp8_rowwise_promoted_swapped(promoted_rows)
+);
 
 /// The row-wise FP8 matmul kernels with f32 totals of each block of k, in ladder order.
 pub const FAMILY: Family<super::MatmulFp8> = Family::new(
     "matmul_fp8_rowwise_promoted",
-    &[TILED, PERSISTENT_128X128, PERSISTENT_128X64],
+    &[TILED, PERSISTENT_128X128, PERSISTENT_128X64, SWAPPED],
 );

@@ -5,6 +5,7 @@
 
 use super::RowScales;
 use super::scaled::tma_rung;
+use super::swapped::swapped_rung;
 use super::tiled::tiled_rung;
 use crate::matmul_bf16::specialized;
 use ptxkit::Family;
@@ -29,10 +30,14 @@ tma_rung!(
     PERSISTENT_128X64 = matmul_fp8_rowwise_persistent_128x64(RowScales::new) as specialized::KERNEL_PERSISTENT_128X64,
     specialized::BN_NARROWEST, 1, specialized::BM
 );
+swapped_rung!(
+    /// As [`super::swapped::matmul_fp8_swapped`], with row-wise scales.
+    SWAPPED = matmul_fp8_rowwise_swapped(RowScales::new)
+);
 
 /// The row-wise FP8 matmul kernels, in ladder order: the per-tensor family's rungs but the
 /// clustered tile (whose consumers, holding the scales' addresses too, spill).
 pub const FAMILY: Family<super::MatmulFp8> = Family::new(
     "matmul_fp8_rowwise",
-    &[TILED, PERSISTENT, PERSISTENT_128X128, PERSISTENT_128X64],
+    &[TILED, PERSISTENT, PERSISTENT_128X128, PERSISTENT_128X64, SWAPPED],
 );

@@ -222,6 +222,46 @@ mod tests {
     }
 
     #[test]
+    fn fp8_on_hopper_takes_the_swapped_rung_up_to_32_rows() {
+        for family in [
+            "matmul_fp8",
+            "matmul_fp8_rowwise",
+            "matmul_fp8_blockwise",
+            "matmul_fp8_rowwise_promoted",
+        ] {
+            let demo = crate::families::find(family).unwrap();
+            let swapped = format!("{family}_swapped");
+            let rung = |target, [m, n, k]: [usize; 3]| {
+                demo.choice()
+                    .fastest_rung(target, Size([m, n, k]))
+                    .map(|r| r.entry.to_string())
+            };
+            // One row too (FP8 has no CUDA-core rung for few rows), and rows TMA reads from
+            // row-padded copies.
+            for size in [
+                [1, 128256, 4096],
+                [1, 1, 1],
+                [7, 4096, 4100],
+                [16, 4096, 4096],
+                [32, 28672, 4096],
+            ] {
+                assert_eq!(
+                    rung(Target::hopper(132), size),
+                    Some(swapped.clone()),
+                    "{family} at {size:?}"
+                );
+                assert_ne!(
+                    rung(Target::ELSEWHERE, size),
+                    Some(swapped.clone()),
+                    "{family} at {size:?}"
+                );
+            }
+            // Past 32 rows, the tiles (configurations: no rung named).
+            assert_eq!(rung(Target::hopper(132), [33, 4096, 4096]), None, "{family} at m = 33");
+        }
+    }
+
+    #[test]
     fn tf32_on_hopper_takes_128_row_tiles_up_to_128_rows() {
         let demo = crate::families::find("matmul_tc").unwrap();
         for (m, entry) in [

@@ -10,7 +10,7 @@ use super::auto::{Rung, Target};
 use super::choice::Choice;
 use super::elementwise::check_shape;
 use super::matmul::{Oracle, sampled_positions};
-use super::matmul_bf16::persistent_tile;
+use super::matmul_bf16::{SWAPPED_MAX_ROWS, persistent_tile};
 use super::tma_operands::matrix_maps;
 use super::{
     Bound, Case, Cli, FamilyDemo, GUARD, KernelChoice, Outputs, Plan, Size, Sizes, Work, check_guard, check_len,
@@ -20,8 +20,8 @@ use kernels::Source;
 use kernels::matmul::scale::SCALE_BLOCK_K;
 use kernels::matmul_bf16::TensorMaps;
 use kernels::matmul_fp8::{
-    A_BOX, B_BOX, FAMILY, MatmulFp8, arrivals_needed, blockwise, partials_needed, promoted, rowwise, scale_lengths,
-    scaled, tile_width,
+    A_BOX, B_BOX, FAMILY, MatmulFp8, arrivals_needed, blockwise, is_swapped, partials_needed, promoted, rowwise,
+    scale_lengths, scaled, swapped, tile_width,
 };
 use kernels::reference::Expected;
 use ptxkit::device::fp8::E4M3;
@@ -89,8 +89,9 @@ pub fn launch(
     }
 }
 
-/// The tensor maps of A (m × k) and Bᵀ (n × k) for a TMA rung on a GPU (of row-padded copies where
-/// TMA cannot read them in place: k not a multiple of 16), with the copies; null otherwise.
+/// The tensor maps of A (m × k) and Bᵀ (n × k) for a TMA or swapped rung on a GPU (of row-padded
+/// copies where TMA cannot read them in place: k not a multiple of 16), in the rung's boxes, with
+/// the copies; null otherwise.
 fn tensor_maps<'g>(
     backend: &'g Backend,
     kernel: &Kernel<MatmulFp8>,
@@ -98,14 +99,18 @@ fn tensor_maps<'g>(
     operands: (u64, u64),
 ) -> Result<(*const TensorMaps, Option<PaddedCopies<'g>>)> {
     let MatmulFp8 { m, n, k } = *problem;
-    match (backend, tile_width(kernel)) {
-        (Backend::Gpu(gpu), Some(_)) => matrix_maps(
+    let boxes = match is_swapped(kernel) {
+        true => Some((swapped::A_BOX, swapped::B_BOX)),
+        false => tile_width(kernel).map(|_| (A_BOX, B_BOX)),
+    };
+    match (backend, boxes) {
+        (Backend::Gpu(gpu), Some(boxes)) => matrix_maps(
             (backend, gpu),
             fp8_swizzled_pitched,
             1,
             ((m, k), (n, k)),
             operands,
-            (A_BOX, B_BOX),
+            boxes,
         ),
         _ => Ok((std::ptr::null(), None)),
     }
@@ -163,6 +168,16 @@ impl MatmulFp8Demo {
     /// This family's kernels.
     pub fn kernels(&self) -> &'static ptxkit::Family<MatmulFp8> {
         self.scales.family()
+    }
+
+    /// This family's swapped-role rung.
+    fn swapped(&self) -> &'static Kernel<MatmulFp8> {
+        match self.scales {
+            Scales::PerTensor => &swapped::SWAPPED,
+            Scales::RowWise => &rowwise::SWAPPED,
+            Scales::BlockWise => &blockwise::SWAPPED,
+            Scales::RowWisePromoted => &promoted::SWAPPED,
+        }
     }
 }
 
@@ -505,11 +520,17 @@ impl FamilyDemo for MatmulFp8Demo {
 }
 
 impl KernelChoice for MatmulFp8Demo {
-    fn fastest_rung(&self, target: Target, _size: Size) -> Option<Rung> {
-        // On sm_90a the TMA rung's tiles are configurations.
-        (!target.sm90a).then_some(Rung {
-            entry: self.kernels().kernels[0].entry(),
-            why: "the CUDA cores' tiles: FP8's tensor-core rungs need sm_90a's PTX",
+    fn fastest_rung(&self, target: Target, size: Size) -> Option<Rung> {
+        if !target.sm90a {
+            return Some(Rung {
+                entry: self.kernels().kernels[0].entry(),
+                why: "the CUDA cores' tiles: FP8's tensor-core rungs need sm_90a's PTX",
+            });
+        }
+        // Else the TMA rung's tiles are configurations, but for A of few rows.
+        (size.0[0] <= SWAPPED_MAX_ROWS).then_some(Rung {
+            entry: self.swapped().entry(),
+            why: "A of at most 32 rows on sm_90a: Cᵀ = Bᵀ·Aᵀ on wgmma's 64×16 (16 rows a block), Bᵀ streamed once by TMA in strips of columns and runs of k",
         })
     }
 

@@ -473,6 +473,17 @@ wgmma_one_array!(
     "1, 1"
 );
 
+wgmma_one_array!(
+    /// As [`wgmma_m64n256k32_e4m3`] with B 32×16 (its 16×32 transpose by descriptor `b`), `acc`
+    /// this lane's 8 f32 of the 64×16 product. With Bᵀ's rows as A and A's rows as B, the product
+    /// is a 64-column strip of Cᵀ: decoding's few rows of A as the instruction's narrow N.
+    wgmma_m64n16k32_e4m3,
+    n16,
+    "wgmma.mma_async.sync.aligned.m64n16k32.f32.e4m3.e4m3",
+    descriptor,
+    "1, 1"
+);
+
 /// `setmaxnreg.inc.sync.aligned.u32 N`: this warpgroup's threads may use up to `N` registers
 /// from here on, taken from what other warpgroups gave back with [`registers_release`] (the
 /// block's total stays within what it was launched with). Every warp of the warpgroup executes it.
