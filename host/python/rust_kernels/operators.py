@@ -1154,7 +1154,9 @@ def _attention_backward_impl(
     o, grad = _ready("o", o, torch.bfloat16), _ready("grad", grad, torch.bfloat16)
     dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
     if q.numel() and k.numel():
-        stats = q.new_empty(2 * q.shape[0] * q.shape[1] * q.shape[2], dtype=torch.float32)
+        # Each row's lse and Δ (at a multiple of four floats), then the wgmma pass's f32 sums of dQ.
+        rows = q.shape[0] * q.shape[1] * q.shape[2]
+        stats = q.new_empty(-(-2 * rows // 4) * 4 + q.numel(), dtype=torch.float32)
         _native.attention_backward(q, k, v, o, grad, dq, dk, dv, stats, causal=causal, **_launch_args(q))
     else:
         for gradient in (dq, dk, dv):
@@ -1202,8 +1204,10 @@ def attention(q, k, v, causal=False, variant="auto", enable_gqa=False):
     ``"attention_causal"``). Fewer or more queries (decoding a few tokens against a KV cache):
     flash-decoding, the keys in runs on their own warps and a second launch weighing the runs. The
     causal mask is SDPA's: query i attends to keys 0..=i (top-left where queries and keys differ in
-    number). With autograd for q, k and v where the queries and keys are as many (two launches:
-    dQ, then dK and dV summed over each KV head's query heads; ``mma.sync``); decoding has none.
+    number). With autograd for q, k and v where the queries and keys are as many (on an H100 or
+    H200 at head dims 64 and 128 three launches on ``wgmma``: each row's lse and Δ, then dK, dV and
+    dQ's f32 sums a block of 128 keys, then dQ; elsewhere two on ``mma.sync``: dQ, then dK and
+    dV summed over each KV head's query heads); decoding has none.
     """
     if _eager(q, k, v):
         return _attention_impl(q, k, v, causal, variant, enable_gqa)

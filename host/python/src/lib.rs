@@ -405,8 +405,10 @@ fn attention(
 
 /// dQ, dK and dV of `o = attention(q, k, v)` (bf16, q, o, dO and dQ `(batch, heads, seq, dim)`, k,
 /// v, dK and dV `(batch, heads_kv, seq, dim)`, heads_kv dividing heads) from the output's gradient
-/// `d_o`: two launches (dQ with each row's lse and Δ into `stats`, 2·batch·heads·seq floats; then
-/// dK and dV summed over each KV head's query heads), every key or (`causal`) the forward's mask.
+/// `d_o`, every key or (`causal`) the forward's mask: on sm_90a at head dimensions 64 and 128 the
+/// `wgmma` pass's three launches, else `mma.sync`'s two (`families::attention_backward::pass_for`).
+/// `stats` holds `AttentionBackward::stats_len` floats (each row's lse and Δ, then f32 sums of dQ:
+/// the pass's scratch).
 #[pyfunction]
 #[pyo3(signature = (q, k, v, o, d_o, dq, dk, dv, stats, *, stream, device, causal = false))]
 #[allow(clippy::too_many_arguments)]
@@ -466,8 +468,8 @@ fn attention_backward(
         dv: &mut dv,
         stats: &mut stats,
     };
-    let kernels = families::attention_backward::kernels_for(causal);
-    families::attention_backward::launch(&backend, kernels, Source::Rust, &problem, gradients).map_err(to_python)
+    let pass = families::attention_backward::pass_for(&backend, &problem, causal, Source::Rust);
+    families::attention_backward::launch(&backend, &pass, Source::Rust, &problem, gradients).map_err(to_python)
 }
 
 /// K's heads, where K is `(batch, heads_kv, seq, dim)` with Q's batch, sequence and dimension and

@@ -5,7 +5,7 @@
 use crate::prelude::*;
 use kernels::attention::Attention;
 use kernels::attention::backward::AttentionBackward;
-use kernels_host::families::attention_backward::{self, BackwardArrays, kernels_for};
+use kernels_host::families::attention_backward::{self, BackwardArrays, pass_for};
 use kernels_host::families::attention_backward_oracle::{BackwardOracle, Inputs};
 use ptxkit::device::mma::Bf16;
 
@@ -66,8 +66,8 @@ pub(crate) fn attention_backward_meets_grouped_heads(backend: &Backend) {
                     dv: &mut dv,
                     stats: &mut stats,
                 };
-                let (first, second) = kernels_for(causal);
-                if let Err(e) = attention_backward::launch(backend, (first, second), Source::Rust, &problem, arrays) {
+                let pass = pass_for(backend, &problem, causal, Source::Rust);
+                if let Err(e) = attention_backward::launch(backend, &pass, Source::Rust, &problem, arrays) {
                     failures.push(format!("{label}: {e}"));
                     continue;
                 }

@@ -126,12 +126,28 @@ mod body {
     /// `matrix` holds the head's seq·D elements, 16-byte aligned; the tile lies in `tiles`.
     #[inline(always)]
     pub unsafe fn stage<const D: u32>(tiles: &SharedMatrix<u32>, matrix: *const Bf16, seq: u32, first: u32, at: u32) {
+        // SAFETY: forwarded.
+        unsafe { stage_rows::<D, KEYS>(tiles, matrix, seq, first, at) }
+    }
+
+    /// [`stage`] for a tile of `R` rows (its atoms `R` rows apart): a multiple of 32 rows.
+    ///
+    /// # Safety
+    /// As [`stage`]'s.
+    #[inline(always)]
+    pub unsafe fn stage_rows<const D: u32, const R: u32>(
+        tiles: &SharedMatrix<u32>,
+        matrix: *const Bf16,
+        seq: u32,
+        first: u32,
+        at: u32,
+    ) {
         let tid = thread_idx().x;
-        unrolled_to(KEYS * D / CHUNK / THREADS, |i| {
+        unrolled_to(R * D / CHUNK / THREADS, |i| {
             let e = tid + i * THREADS;
             let (r, c) = (e / (D / CHUNK), e % (D / CHUNK));
             let inside = first + r < seq;
-            let row = at + KEYS * (c / 8) + r;
+            let row = at + R * (c / 8) + r;
             // SAFETY: the source inside the head where read, 16-byte aligned; the row inside the
             // tiles, the word + 4 inside it.
             unsafe {

@@ -1,8 +1,12 @@
-//! Attention's backward pass, host side: the two launches ([`launch`]), random Q, K, V, O and dO
-//! in bf16 checked against the f64 reference of [`super::attention_backward_oracle`]. Four
-//! families: each launch, every key and causal; a family's case runs both launches (the other
-//! one's kernel fixed), so that each kernel is tested and timed under its own name. The library to
-//! beat is PyTorch's `scaled_dot_product_attention` backward, timed by the Python bench.
+//! Attention's backward pass, host side: the launches ([`launch`]: `mma.sync`'s two, or on sm_90a
+//! the `wgmma` pass's three, [`pass_for`] choosing), random Q, K, V, O and dO in bf16 checked
+//! against the f64 reference of [`super::attention_backward_oracle`]. A family per launch, every
+//! key and causal; a family's case runs its whole pass (the other launches' kernels fixed), so that
+//! each kernel is tested and timed under its own name. Where the `wgmma` launch cannot run (the
+//! emulator, sm_80, head dimensions other than 64 and 128), the statistics' and the finish's cases
+//! run `mma.sync`'s dK and dV launch between them: dK and dV checked against the reference, dQ
+//! against the zeros of its sums. The library to beat is PyTorch's
+//! `scaled_dot_product_attention` backward, timed by the Python bench.
 
 use super::attention::{bf16_inputs, check_aligned};
 use super::attention_backward_oracle::{BackwardOracle, Inputs};
@@ -13,7 +17,9 @@ use super::{
 use kernels::Source;
 use kernels::attention::Attention;
 use kernels::attention::backward::{
-    AttentionBackward, KEYS_CAUSAL_FAMILY, KEYS_FAMILY, QUERY_CAUSAL_FAMILY, QUERY_FAMILY, keys, query,
+    AttentionBackward, FINISH_FAMILY, KEYS_CAUSAL_FAMILY, KEYS_FAMILY, QUERY_CAUSAL_FAMILY, QUERY_FAMILY,
+    STATISTICS_CAUSAL_FAMILY, STATISTICS_FAMILY, WGMMA_CAUSAL_FAMILY, WGMMA_FAMILY, finish, keys, query, statistics,
+    wgmma,
 };
 use ptxkit::device::mma::Bf16;
 use ptxkit::{AnyFamily, Family, Kernel};
@@ -21,7 +27,7 @@ use ptxkit_runtime::array::{Array, Buffer};
 use ptxkit_runtime::{Backend, Error, Result};
 
 /// The arrays of one backward pass: Q, K, V, O and dO read, dQ, dK and dV written, and `stats`
-/// ([`AttentionBackward::stats_len`] floats) written by the first launch and read by the second.
+/// ([`AttentionBackward::stats_len`] floats) written by the first launch and read by the others.
 pub struct BackwardArrays<'a, B, F> {
     pub q: &'a B,
     pub k: &'a B,
@@ -50,25 +56,70 @@ impl<B, F> BackwardArrays<'_, B, F> {
     }
 }
 
-/// dQ, dK and dV: `first` (a kernel of [`QUERY_FAMILY`] or [`QUERY_CAUSAL_FAMILY`]), then
-/// `second` (of [`KEYS_FAMILY`] or [`KEYS_CAUSAL_FAMILY`], the same mask). Checks every array as
-/// [`launch_pass`] does.
+/// dQ, dK and dV by `pass`'s launches in order ([`pass_for`]'s, or one of its kernels swapped for
+/// another of the same family). Checks that the masked launches agree on the mask, that the
+/// `wgmma` launch has a head dimension of 64 or 128, and every array as [`launch_pass`] does.
 pub fn launch<B: Array<u16>, F: Array<f32>>(
     backend: &Backend,
-    (first, second): (&Kernel<AttentionBackward>, &Kernel<AttentionBackward>),
+    pass: &[&Kernel<AttentionBackward>],
     source: Source,
     problem: &AttentionBackward,
     mut arrays: BackwardArrays<'_, B, F>,
 ) -> Result<()> {
     let causal = |kernel: &Kernel<AttentionBackward>| kernel.entry().ends_with("_causal");
-    if causal(first) != causal(second) {
+    let masked: Vec<_> = pass.iter().filter(|k| k.entry() != finish::KERNEL.entry()).collect();
+    if let Some(other) = masked.iter().find(|k| causal(k) != causal(masked[0])) {
         return Err(Error::InvalidInput {
             what: "kernels".into(),
-            reason: format!("{} and {} differ in the causal mask", first.entry(), second.entry()),
+            reason: format!("{} and {} differ in the causal mask", masked[0].entry(), other.entry()),
         });
     }
-    launch_pass(backend, first, source, problem, arrays.reborrow())?;
-    launch_pass(backend, second, source, problem, arrays)
+    let wgmma_entries = [wgmma::KERNEL.entry(), wgmma::KERNEL_CAUSAL.entry()];
+    if !WGMMA_DIMS.contains(&problem.0.dim) && pass.iter().any(|k| wgmma_entries.contains(&k.entry())) {
+        return Err(Error::InvalidInput {
+            what: "dim".into(),
+            reason: format!(
+                "{} takes head dimensions 64 and 128, not {}: the mma.sync launches take the others",
+                wgmma::KERNEL.entry(),
+                problem.0.dim
+            ),
+        });
+    }
+    for kernel in pass {
+        launch_pass(backend, kernel, source, problem, arrays.reborrow())?;
+    }
+    Ok(())
+}
+
+/// The head dimensions of the `wgmma` launch.
+pub const WGMMA_DIMS: [u32; 2] = [64, 128];
+
+/// The `wgmma` pass for a mask: statistics, dK and dV with the sums of dQ, dQ.
+pub fn wgmma_pass(causal: bool) -> [&'static Kernel<AttentionBackward>; 3] {
+    if causal {
+        [&statistics::KERNEL_CAUSAL, &wgmma::KERNEL_CAUSAL, &finish::KERNEL]
+    } else {
+        [&statistics::KERNEL, &wgmma::KERNEL, &finish::KERNEL]
+    }
+}
+
+/// The fastest pass `backend` runs for `problem`: the `wgmma` pass where it runs (sm_90a, head
+/// dimensions 64 and 128), else `mma.sync`'s two launches.
+pub fn pass_for(
+    backend: &Backend,
+    problem: &AttentionBackward,
+    causal: bool,
+    source: Source,
+) -> Vec<&'static Kernel<AttentionBackward>> {
+    let wgmma = wgmma_pass(causal);
+    if WGMMA_DIMS.contains(&problem.0.dim)
+        && super::runs_here(backend, &wgmma[1].info("attention_backward_wgmma"), source)
+    {
+        wgmma.to_vec()
+    } else {
+        let (first, second) = kernels_for(causal);
+        vec![first, second]
+    }
 }
 
 /// One launch of either kernel on `arrays`: checks their lengths, that the bf16 arrays are
@@ -147,28 +198,62 @@ pub fn launch_pass<B: Array<u16>, F: Array<f32>>(
     }
 }
 
+/// Which launch of which pass a family is.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Stage {
+    /// `mma.sync`'s first launch (dQ, lse, Δ).
+    Query,
+    /// `mma.sync`'s second launch (dK, dV).
+    Keys,
+    /// The `wgmma` pass's first launch (lse, Δ, the sums zeroed).
+    Statistics,
+    /// The `wgmma` pass's second launch (dK, dV, the sums of dQ).
+    Wgmma,
+    /// The `wgmma` pass's last launch (dQ from its sums).
+    Finish,
+}
+
 /// Which launch a family is, and its mask.
 pub struct BackwardDemo {
     pub causal: bool,
-    /// The second launch (dK and dV); else the first (dQ).
-    pub keys: bool,
+    pub stage: Stage,
 }
 
 pub const ATTENTION_BACKWARD: BackwardDemo = BackwardDemo {
     causal: false,
-    keys: false,
+    stage: Stage::Query,
 };
 pub const ATTENTION_BACKWARD_CAUSAL: BackwardDemo = BackwardDemo {
     causal: true,
-    keys: false,
+    stage: Stage::Query,
 };
 pub const ATTENTION_BACKWARD_KEYS: BackwardDemo = BackwardDemo {
     causal: false,
-    keys: true,
+    stage: Stage::Keys,
 };
 pub const ATTENTION_BACKWARD_KEYS_CAUSAL: BackwardDemo = BackwardDemo {
     causal: true,
-    keys: true,
+    stage: Stage::Keys,
+};
+pub const ATTENTION_BACKWARD_STATISTICS: BackwardDemo = BackwardDemo {
+    causal: false,
+    stage: Stage::Statistics,
+};
+pub const ATTENTION_BACKWARD_STATISTICS_CAUSAL: BackwardDemo = BackwardDemo {
+    causal: true,
+    stage: Stage::Statistics,
+};
+pub const ATTENTION_BACKWARD_WGMMA: BackwardDemo = BackwardDemo {
+    causal: false,
+    stage: Stage::Wgmma,
+};
+pub const ATTENTION_BACKWARD_WGMMA_CAUSAL: BackwardDemo = BackwardDemo {
+    causal: true,
+    stage: Stage::Wgmma,
+};
+pub const ATTENTION_BACKWARD_FINISH: BackwardDemo = BackwardDemo {
+    causal: false,
+    stage: Stage::Finish,
 };
 
 /// The first and second launch's kernels for a mask.
@@ -185,11 +270,16 @@ const POISON: u16 = 0x7fc0;
 
 impl BackwardDemo {
     fn kernels_family(&self) -> &'static Family<AttentionBackward> {
-        match (self.keys, self.causal) {
-            (false, false) => &QUERY_FAMILY,
-            (false, true) => &QUERY_CAUSAL_FAMILY,
-            (true, false) => &KEYS_FAMILY,
-            (true, true) => &KEYS_CAUSAL_FAMILY,
+        match (self.stage, self.causal) {
+            (Stage::Query, false) => &QUERY_FAMILY,
+            (Stage::Query, true) => &QUERY_CAUSAL_FAMILY,
+            (Stage::Keys, false) => &KEYS_FAMILY,
+            (Stage::Keys, true) => &KEYS_CAUSAL_FAMILY,
+            (Stage::Statistics, false) => &STATISTICS_FAMILY,
+            (Stage::Statistics, true) => &STATISTICS_CAUSAL_FAMILY,
+            (Stage::Wgmma, false) => &WGMMA_FAMILY,
+            (Stage::Wgmma, true) => &WGMMA_CAUSAL_FAMILY,
+            (Stage::Finish, _) => &FINISH_FAMILY,
         }
     }
 }
@@ -205,6 +295,12 @@ impl FamilyDemo for BackwardDemo {
 
     fn plan(&self, size: Size) -> Result<Plan> {
         let [heads, seq, dim] = size.0;
+        if self.stage == Stage::Wgmma && !WGMMA_DIMS.contains(&(dim as u32)) {
+            return Err(Error::InvalidInput {
+                what: "dim".into(),
+                reason: format!("{} takes head dimensions 64 and 128 (got {dim})", wgmma::KERNEL.entry()),
+            });
+        }
         let problem = AttentionBackward::new(Attention::any_dim(heads, 1, seq, dim)?)?;
         let len = problem.0.len() as u64;
         let tensor = 2 * (len + GUARD as u64);
@@ -260,10 +356,13 @@ impl FamilyDemo for BackwardDemo {
         let gradients = (0..3)
             .map(|_| Outputs::new(backend, len, GUARD, POISON, sets))
             .collect::<Result<Vec<_>>>()?;
+        let wgmma_here = WGMMA_DIMS.contains(&problem.0.dim)
+            && super::runs_here(backend, &wgmma::KERNEL.info("attention_backward_wgmma"), Source::Rust);
         Ok(Box::new(BackwardCase {
             backend,
             causal: self.causal,
-            keys: self.keys,
+            stage: self.stage,
+            wgmma_here,
             family: self.kernels_family(),
             problem,
             oracle,
@@ -274,15 +373,32 @@ impl FamilyDemo for BackwardDemo {
     }
 
     fn cli(&self) -> Cli {
-        let about = match (self.keys, self.causal) {
-            (false, false) => {
+        let about = match (self.stage, self.causal) {
+            (Stage::Query, false) => {
                 "attention's backward, first launch (dQ, each row's lse and Δ), with the second for dK and dV: bf16, f32 sums, mma.sync"
             }
-            (false, true) => "attention's backward with the causal mask, first launch (dQ), with the second (dK, dV)",
-            (true, false) => {
+            (Stage::Query, true) => {
+                "attention's backward with the causal mask, first launch (dQ), with the second (dK, dV)"
+            }
+            (Stage::Keys, false) => {
                 "attention's backward, second launch (dK and dV from the rows' lse and Δ), after the first"
             }
-            (true, true) => "attention's backward with the causal mask, second launch (dK, dV), after the first",
+            (Stage::Keys, true) => "attention's backward with the causal mask, second launch (dK, dV), after the first",
+            (Stage::Statistics, false) => {
+                "attention's backward on wgmma, first launch (each row's lse and Δ, the sums of dQ zeroed), with the other two"
+            }
+            (Stage::Statistics, true) => {
+                "attention's backward on wgmma with the causal mask, first launch (lse, Δ), with the other two"
+            }
+            (Stage::Wgmma, false) => {
+                "attention's backward on wgmma (sm_90a; head dims 64, 128): dK, dV and dQ's sums a block of 128 keys, between the statistics and the finish"
+            }
+            (Stage::Wgmma, true) => {
+                "attention's backward on wgmma with the causal mask: dK, dV and dQ's sums, between the other two"
+            }
+            (Stage::Finish, _) => {
+                "attention's backward on wgmma, last launch: dQ from its f32 sums, after the other two"
+            }
         };
         Cli {
             about,
@@ -292,6 +408,25 @@ impl FamilyDemo for BackwardDemo {
     }
 
     fn sizes(&self) -> Sizes {
+        if self.stage == Stage::Wgmma {
+            return Sizes {
+                edge: vec![
+                    Size([1, 1, 64]),
+                    Size([1, 1, 128]),
+                    Size([2, 2, 128]),
+                    Size([2, 31, 128]),
+                    Size([3, 33, 64]),
+                    Size([1, 63, 128]),
+                    Size([1, 65, 128]),
+                    Size([2, 129, 64]),
+                    Size([1, 131, 128]),
+                    Size([2, 257, 128]),
+                ],
+                large: vec![Size([8, 1024, 128]), Size([4, 2049, 64]), Size([3, 1000, 128])],
+                bench: vec![Size([128, 4096, 128]), Size([32, 8192, 128]), Size([256, 2048, 64])],
+                smoke: Size([2, 100, 128]),
+            };
+        }
         Sizes {
             edge: vec![
                 Size([1, 1, 64]),
@@ -321,8 +456,10 @@ impl KernelChoice for BackwardDemo {}
 struct BackwardCase<'a> {
     backend: &'a Backend,
     causal: bool,
-    /// Whether the family's kernel is the second launch.
-    keys: bool,
+    stage: Stage,
+    /// Whether the `wgmma` launch runs on this backend at this head dimension; where it does not,
+    /// the statistics' and the finish's cases run `mma.sync`'s dK and dV between them.
+    wgmma_here: bool,
     family: &'static Family<AttentionBackward>,
     problem: AttentionBackward,
     oracle: BackwardOracle,
@@ -336,8 +473,16 @@ struct BackwardCase<'a> {
 impl Case for BackwardCase<'_> {
     fn launch(&mut self, kernel: usize, source: Source, set: usize) -> Result<()> {
         let (first, second) = kernels_for(self.causal);
+        let [statistics, wgmma, finish] = wgmma_pass(self.causal);
+        let middle = if self.wgmma_here { wgmma } else { second };
         let chosen = &self.family.kernels[kernel];
-        let pair = if self.keys { (first, chosen) } else { (chosen, second) };
+        let pass = match self.stage {
+            Stage::Query => [chosen, second].to_vec(),
+            Stage::Keys => [first, chosen].to_vec(),
+            Stage::Statistics => [chosen, middle, finish].to_vec(),
+            Stage::Wgmma => [statistics, chosen, finish].to_vec(),
+            Stage::Finish => [statistics, middle, chosen].to_vec(),
+        };
         let [dq, dk, dv] = &mut self.gradients[..] else {
             unreachable!("three gradients")
         };
@@ -353,7 +498,7 @@ impl Case for BackwardCase<'_> {
             dv: dv.get_mut(set),
             stats: self.stats.get_mut(set),
         };
-        launch(self.backend, pair, source, &self.problem, arrays)
+        launch(self.backend, &pass, source, &self.problem, arrays)
     }
 
     fn poison(&mut self) -> Result<()> {
@@ -372,6 +517,20 @@ impl Case for BackwardCase<'_> {
                 return Err(format!("wrote past the end of {name}, at index {}", len + i));
             }
         }
-        self.oracle.check(&dq[..len], &dk[..len], &dv[..len])
+        let mma_between = matches!(self.stage, Stage::Statistics | Stage::Finish) && !self.wgmma_here;
+        if !mma_between {
+            return self.oracle.check(&dq[..len], &dk[..len], &dv[..len]);
+        }
+        // mma.sync's dK and dV between the two: dQ is its zeroed sums, finished.
+        if let Some(i) = dq[..len].iter().position(|&bits| bits != 0) {
+            return Err(format!(
+                "dQ[{i}] = {:#06x} where the statistics zeroed its sums and nothing added to them",
+                dq[i]
+            ));
+        }
+        let summary = self.oracle.check_keys(&dk[..len], &dv[..len])?;
+        Ok(format!(
+            "{summary}; dQ's {len} sums zeroed and finished (mma.sync's dK and dV between)"
+        ))
     }
 }

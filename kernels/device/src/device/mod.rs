@@ -50,7 +50,7 @@ pub use global::{
 };
 pub use shared::{DynamicShared, MatrixLayout, SharedMatrix, SharedSlice, region};
 pub use unroll::{unrolled, unrolled_to};
-pub use vector::{Float4, is_aligned4, load4, load4_l2, red_add4, store4};
+pub use vector::{Float4, is_aligned4, load4, load4_l2, red_add2, red_add4, store4};
 pub use word::{SharedWord, WarpWord, Word32};
 
 /// `threadIdx`: this thread's index within its block.

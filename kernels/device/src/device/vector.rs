@@ -100,3 +100,37 @@ pub unsafe fn red_add4(ptr: *mut f32, value: Float4) {
         }
     }
 }
+
+/// Adds two f32 into the two at `ptr` as one reduction (`red.global.add.v2.f32`: sm_90 and PTX
+/// ISA 8.1 on), as [`red_add4`] does four.
+///
+/// # Safety
+/// `ptr` is 8-byte aligned and two f32 of global memory, valid for reads and writes; on the GPU,
+/// only in code built for sm_90 or later.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub unsafe fn red_add2(ptr: *mut f32, (x, y): (f32, f32)) {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        // SAFETY: the caller passes two aligned f32 of global memory.
+        unsafe {
+            core::arch::asm!(
+                "{{ .reg .u64 a; cvta.to.global.u64 a, {p}; red.global.add.v2.f32 [a], {{{x}, {y}}}; }}",
+                p = in(reg64) ptr, x = in(reg32) x, y = in(reg32) y,
+                options(nostack),
+            )
+        };
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        assert!(
+            (ptr as usize).is_multiple_of(8),
+            "red_add2: {ptr:p} is not 8-byte aligned"
+        );
+        // SAFETY: inside the two the caller passes.
+        unsafe {
+            super::red_add(ptr, x);
+            super::red_add(ptr.wrapping_add(1), y);
+        }
+    }
+}

@@ -440,6 +440,31 @@ wgmma_one_array!(
     "1, 1, 1"
 );
 
+wgmma_one_array!(
+    /// `acc += A·Bᵀ` for the warpgroup with both operands K-major: A 64×16 bf16 (descriptor `a`),
+    /// B given as its 64×16 transpose, rows of k (descriptor `b`); `acc` this lane's 32 f32 of the
+    /// 64×64 product (`wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16`, neither
+    /// transposed). Asynchronous, as [`wgmma_m64n128k16_bf16`].
+    wgmma_m64n64k16_bf16_k_major,
+    n64,
+    "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16",
+    descriptor,
+    "1, 1, 0, 0"
+);
+
+wgmma_one_array!(
+    /// `acc += A·B` for the warpgroup with both operands MN-major: A 64×16 bf16 given as 16 rows of
+    /// k, its 64 rows side by side in one atom (descriptor `a`), B 16×64 bf16 as rows of k (one
+    /// atom, descriptor `b`); `acc` this lane's 32 f32 of the 64×64 product
+    /// (`wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16`, both transposed). Asynchronous, as
+    /// [`wgmma_m64n128k16_bf16`].
+    wgmma_m64n64k16_bf16_mn_major,
+    n64,
+    "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16",
+    descriptor,
+    "1, 1, 1, 1"
+);
+
 wgmma_m64n256!(
     /// `acc += A·B` for the warpgroup in FP8: A 64×32 e4m3 (K-major, descriptor `a`), B 32×256
     /// e4m3 given as its 256×32 transpose, rows of k (K-major, descriptor `b`: FP8's B has no

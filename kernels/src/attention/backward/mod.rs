@@ -7,13 +7,25 @@
 //! * [`keys`]: a block per 64 keys of one KV head, over every query row of the query heads that
 //!   share it: dV = Pᵀ·dO and dK = dSᵀ·Q/√d, from the rows' lse and Δ.
 //!
-//! Q, dO and dQ are `[heads][seq][dim]`, K, V, dK and dV `[heads / kv_group][seq][dim]`, and the
-//! statistics `stats` 2·heads·seq floats: the lse of each query row (log2 units of the scaled
-//! scores, as the forward kernels keep them), then its Δ. The causal mask is the forward's.
-//! `mma.sync` throughout (sm_80 and later, and the emulator).
+//! On sm_90a the pass is three launches on `wgmma` instead, FlashAttention-3's formulation:
+//!
+//! * [`statistics`]: [`query`]'s block without dQ: each row's lse and Δ, and its f32 sums of dQ
+//!   zeroed;
+//! * [`wgmma`]: a block per 128 keys of one KV head: dK and dV, and its share of dQ = dS·K/√d
+//!   added into the sums (`red.global.add`), so the scores are computed once;
+//! * [`finish`]: dQ from the sums.
+//!
+//! Q, dO and dQ are `[heads][seq][dim]`, K, V, dK and dV `[heads / kv_group][seq][dim]`, and
+//! `stats` [`AttentionBackward::stats_len`] floats: the lse of each query row (log2 units of the
+//! scaled scores, as the forward kernels keep them), then its Δ, then (from [`sums_at`]) the
+//! `wgmma` launches' f32 sums of dQ, `[heads][seq][dim]`. The causal mask is the forward's.
+//! The two-launch pass is `mma.sync` throughout (sm_80 and later, and the emulator).
 
+pub mod finish;
 pub mod keys;
 pub mod query;
+pub mod statistics;
+pub mod wgmma;
 
 use super::Attention;
 use ptxkit::device::mma::{Bf16, mma_bf16_m16n8k16, round_pack_bf16x2};
@@ -43,10 +55,17 @@ impl Problem for AttentionBackward {
 }
 
 impl AttentionBackward {
-    /// Floats of `stats`: each query row's lse and Δ.
+    /// Floats of `stats`: each query row's lse and Δ, then the f32 sums of dQ.
     pub fn stats_len(&self) -> usize {
-        2 * self.0.heads as usize * self.0.seq as usize
+        sums_at(self.0.heads, self.0.seq) + self.0.heads as usize * self.0.seq as usize * self.0.dim as usize
     }
+}
+
+/// Where the sums of dQ start in `stats`: after every row's lse and Δ, at a multiple of four
+/// floats (16 bytes).
+#[inline(always)]
+pub const fn sums_at(heads: u32, seq: u32) -> usize {
+    (2 * heads as usize * seq as usize).next_multiple_of(4)
 }
 
 /// The first launch: dQ, and each row's lse and Δ.
@@ -62,6 +81,24 @@ pub const KEYS_FAMILY: Family<AttentionBackward> = Family::new("attention_backwa
 /// [`KEYS_FAMILY`] with the causal mask.
 pub const KEYS_CAUSAL_FAMILY: Family<AttentionBackward> =
     Family::new("attention_backward_keys_causal", &[keys::KERNEL_CAUSAL]);
+
+/// The `wgmma` pass's first launch: each row's lse and Δ, the sums of dQ zeroed.
+pub const STATISTICS_FAMILY: Family<AttentionBackward> =
+    Family::new("attention_backward_statistics", &[statistics::KERNEL]);
+
+/// [`STATISTICS_FAMILY`] with the causal mask.
+pub const STATISTICS_CAUSAL_FAMILY: Family<AttentionBackward> =
+    Family::new("attention_backward_statistics_causal", &[statistics::KERNEL_CAUSAL]);
+
+/// The `wgmma` pass's second launch: dK, dV and the sums of dQ (head dimensions 64 and 128).
+pub const WGMMA_FAMILY: Family<AttentionBackward> = Family::new("attention_backward_wgmma", &[wgmma::KERNEL]);
+
+/// [`WGMMA_FAMILY`] with the causal mask.
+pub const WGMMA_CAUSAL_FAMILY: Family<AttentionBackward> =
+    Family::new("attention_backward_wgmma_causal", &[wgmma::KERNEL_CAUSAL]);
+
+/// The `wgmma` pass's last launch: dQ from its sums.
+pub const FINISH_FAMILY: Family<AttentionBackward> = Family::new("attention_backward_finish", &[finish::KERNEL]);
 
 /// Rows (queries or keys) a block owns, 16 per warp.
 pub const ROWS: u32 = 64;

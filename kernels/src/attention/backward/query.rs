@@ -60,6 +60,22 @@ fn masked<const CAUSAL: bool>(key: u32, row: u32, seq: u32) -> bool {
 /// aligned; the grid is [`KERNEL`]'s.
 #[inline(always)]
 pub(crate) unsafe fn run<const D: u32, const CAUSAL: bool>(arrays: Arrays, kv_group: u32, seq: u32, dim: u32) {
+    // SAFETY: forwarded.
+    unsafe { run_with::<D, CAUSAL, true>(arrays, kv_group, seq, dim) }
+}
+
+/// [`run`], or with `DQ` false [`super::statistics`]: the rows' lse and Δ, and their sums of dQ
+/// zeroed in place of dQ.
+///
+/// # Safety
+/// As [`run`]; without `DQ`, `stats` holds [`super::AttentionBackward::stats_len`] floats.
+#[inline(always)]
+pub(crate) unsafe fn run_with<const D: u32, const CAUSAL: bool, const DQ: bool>(
+    arrays: Arrays,
+    kv_group: u32,
+    seq: u32,
+    dim: u32,
+) {
     let Tiles { rows: tiles, delta } = Tiles::carve();
     let (tid, lane, warp) = (thread_idx().x, lane_id(), thread_idx().x / WARP_SIZE);
     let (group, member) = (lane / 4, lane % 4);
@@ -182,6 +198,16 @@ pub(crate) unsafe fn run<const D: u32, const CAUSAL: bool>(arrays: Arrays, kv_gr
             unsafe { global_store(arrays.stats.add((head * seq + row) as usize), lse[h as usize]) };
         }
     });
+    if !DQ {
+        // The block's rows of the sums of dQ, zeroed for the `wgmma` launch's additions.
+        let rows = ROWS.min(seq - first);
+        let sums = super::sums_at(heads, seq) + ((head * seq + first) * dim) as usize;
+        for i in (tid..rows * dim).step_by(THREADS as usize) {
+            // SAFETY: rows first..first + rows of the head's sums, inside `stats`.
+            unsafe { global_store(arrays.stats.add(sums + i as usize), 0.0) };
+        }
+        return;
+    }
     let mut row_delta = [0.0f32; 2];
     unrolled::<2>(|h| row_delta[h as usize] = delta.get(16 * warp + group + 8 * h));
     // Pass 2: dQ.
