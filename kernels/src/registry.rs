@@ -35,6 +35,8 @@ pub static FAMILIES: &[&dyn AnyFamily] = &[
     &attention::backward::KEYS_CAUSAL_FAMILY,
     &attention::backward::STATISTICS_FAMILY,
     &attention::backward::STATISTICS_CAUSAL_FAMILY,
+    &attention::backward::STATISTICS_WGMMA_FAMILY,
+    &attention::backward::STATISTICS_WGMMA_CAUSAL_FAMILY,
     &attention::backward::WGMMA_FAMILY,
     &attention::backward::WGMMA_CAUSAL_FAMILY,
     &attention::backward::FINISH_FAMILY,

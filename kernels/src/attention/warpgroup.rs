@@ -39,7 +39,7 @@ mod body {
     use ptxkit::device::wgmma::{
         Descriptor, wgmma_m64n64k16_bf16_registers, wgmma_m64n128k16_bf16_k_major, wgmma_m64n128k16_bf16_registers,
     };
-    use ptxkit::device::{SharedMatrix, exp2, fma, global_store, shfl_xor, thread_idx, unrolled, unrolled_to};
+    use ptxkit::device::{SharedMatrix, exp2, fma, global_store, log2, shfl_xor, thread_idx, unrolled, unrolled_to};
     use ptxkit::device::{block_idx, grid_dim, lane_id, shfl_idx};
 
     /// bf16 per 16-byte chunk.
@@ -269,6 +269,17 @@ mod body {
             exponentials(&s.0, 0);
             exponentials(&s.1, 4);
             (alpha, p)
+        }
+
+        /// The log-sum-exp of this lane's two rows in log2 units of the scaled scores
+        /// (max·scale + log2 Σ 2^(s·scale − max·scale)), the row's four lanes' sums added.
+        #[inline(always)]
+        pub fn lse(&self, scale: f32) -> [f32; 2] {
+            core::array::from_fn(|h| {
+                let total = self.sum[h] + shfl_xor(self.sum[h], 1);
+                let total = total + shfl_xor(total, 2);
+                self.max[h] * scale + log2(total)
+            })
         }
 
         /// Stores rows `rows` (those below `seq`) of the head's O: `acc` divided by the rows' sums,

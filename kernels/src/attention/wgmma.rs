@@ -73,21 +73,21 @@ mod body {
         let mut running = Running::EMPTY;
         for t in 0..tiles_n {
             let slot = t % 2;
+            // Tile t has landed (its group is the only one open); this thread's copies seen by
+            // the tensor cores, then everyone's. Past the barrier every warpgroup is done with
+            // tile t − 1, so its slot takes tile t + 1 (copied before the barrier, it could be
+            // overwritten while the other warpgroup's products still read it).
+            async_copy_wait::<0>();
+            fence_proxy_async();
+            sync_threads();
             if t + 1 < tiles_n {
-                // SAFETY: as above; the other slot's products were waited for before the barrier
-                // that ended tile t - 1.
+                // SAFETY: as above.
                 unsafe {
                     stage::<D>(&tiles, k, seq, (t + 1) * KEYS, skew + K_ROWS + (1 - slot) * TILE_ROWS);
                     stage::<D>(&tiles, v, seq, (t + 1) * KEYS, skew + V_ROWS + (1 - slot) * TILE_ROWS);
                 }
                 async_copy_commit();
-                async_copy_wait::<1>();
-            } else {
-                async_copy_wait::<0>();
             }
-            // This thread's copies seen by the tensor cores, then everyone's.
-            fence_proxy_async();
-            sync_threads();
             let mut s: Halves = ([0.0; 32], [0.0; 32]);
             wgmma_fence();
             issue_scores::<D>(&mut s, q_rows, address(K_ROWS + slot * TILE_ROWS));

@@ -18,8 +18,8 @@ use kernels::Source;
 use kernels::attention::Attention;
 use kernels::attention::backward::{
     AttentionBackward, FINISH_FAMILY, KEYS_CAUSAL_FAMILY, KEYS_FAMILY, QUERY_CAUSAL_FAMILY, QUERY_FAMILY,
-    STATISTICS_CAUSAL_FAMILY, STATISTICS_FAMILY, WGMMA_CAUSAL_FAMILY, WGMMA_FAMILY, finish, keys, query, statistics,
-    wgmma,
+    STATISTICS_CAUSAL_FAMILY, STATISTICS_FAMILY, STATISTICS_WGMMA_CAUSAL_FAMILY, STATISTICS_WGMMA_FAMILY,
+    WGMMA_CAUSAL_FAMILY, WGMMA_FAMILY, finish, keys, query, statistics, statistics_wgmma, wgmma,
 };
 use ptxkit::device::mma::Bf16;
 use ptxkit::{AnyFamily, Family, Kernel};
@@ -74,13 +74,17 @@ pub fn launch<B: Array<u16>, F: Array<f32>>(
             reason: format!("{} and {} differ in the causal mask", masked[0].entry(), other.entry()),
         });
     }
-    let wgmma_entries = [wgmma::KERNEL.entry(), wgmma::KERNEL_CAUSAL.entry()];
+    let wgmma_entries = [
+        wgmma::KERNEL.entry(),
+        wgmma::KERNEL_CAUSAL.entry(),
+        statistics_wgmma::KERNEL.entry(),
+        statistics_wgmma::KERNEL_CAUSAL.entry(),
+    ];
     if !WGMMA_DIMS.contains(&problem.0.dim) && pass.iter().any(|k| wgmma_entries.contains(&k.entry())) {
         return Err(Error::InvalidInput {
             what: "dim".into(),
             reason: format!(
-                "{} takes head dimensions 64 and 128, not {}: the mma.sync launches take the others",
-                wgmma::KERNEL.entry(),
+                "the wgmma launches take head dimensions 64 and 128, not {}: the mma.sync launches take the others",
                 problem.0.dim
             ),
         });
@@ -97,9 +101,9 @@ pub const WGMMA_DIMS: [u32; 2] = [64, 128];
 /// The `wgmma` pass for a mask: statistics, dK and dV with the sums of dQ, dQ.
 pub fn wgmma_pass(causal: bool) -> [&'static Kernel<AttentionBackward>; 3] {
     if causal {
-        [&statistics::KERNEL_CAUSAL, &wgmma::KERNEL_CAUSAL, &finish::KERNEL]
+        [&statistics_wgmma::KERNEL_CAUSAL, &wgmma::KERNEL_CAUSAL, &finish::KERNEL]
     } else {
-        [&statistics::KERNEL, &wgmma::KERNEL, &finish::KERNEL]
+        [&statistics_wgmma::KERNEL, &wgmma::KERNEL, &finish::KERNEL]
     }
 }
 
@@ -205,8 +209,10 @@ pub enum Stage {
     Query,
     /// `mma.sync`'s second launch (dK, dV).
     Keys,
-    /// The `wgmma` pass's first launch (lse, Δ, the sums zeroed).
+    /// The `mma.sync` form of the `wgmma` pass's first launch (lse, Δ, the sums zeroed).
     Statistics,
+    /// The `wgmma` pass's first launch, on `wgmma`.
+    StatisticsWgmma,
     /// The `wgmma` pass's second launch (dK, dV, the sums of dQ).
     Wgmma,
     /// The `wgmma` pass's last launch (dQ from its sums).
@@ -243,6 +249,14 @@ pub const ATTENTION_BACKWARD_STATISTICS_CAUSAL: BackwardDemo = BackwardDemo {
     causal: true,
     stage: Stage::Statistics,
 };
+pub const ATTENTION_BACKWARD_STATISTICS_WGMMA: BackwardDemo = BackwardDemo {
+    causal: false,
+    stage: Stage::StatisticsWgmma,
+};
+pub const ATTENTION_BACKWARD_STATISTICS_WGMMA_CAUSAL: BackwardDemo = BackwardDemo {
+    causal: true,
+    stage: Stage::StatisticsWgmma,
+};
 pub const ATTENTION_BACKWARD_WGMMA: BackwardDemo = BackwardDemo {
     causal: false,
     stage: Stage::Wgmma,
@@ -277,6 +291,8 @@ impl BackwardDemo {
             (Stage::Keys, true) => &KEYS_CAUSAL_FAMILY,
             (Stage::Statistics, false) => &STATISTICS_FAMILY,
             (Stage::Statistics, true) => &STATISTICS_CAUSAL_FAMILY,
+            (Stage::StatisticsWgmma, false) => &STATISTICS_WGMMA_FAMILY,
+            (Stage::StatisticsWgmma, true) => &STATISTICS_WGMMA_CAUSAL_FAMILY,
             (Stage::Wgmma, false) => &WGMMA_FAMILY,
             (Stage::Wgmma, true) => &WGMMA_CAUSAL_FAMILY,
             (Stage::Finish, _) => &FINISH_FAMILY,
@@ -295,10 +311,13 @@ impl FamilyDemo for BackwardDemo {
 
     fn plan(&self, size: Size) -> Result<Plan> {
         let [heads, seq, dim] = size.0;
-        if self.stage == Stage::Wgmma && !WGMMA_DIMS.contains(&(dim as u32)) {
+        if matches!(self.stage, Stage::Wgmma | Stage::StatisticsWgmma) && !WGMMA_DIMS.contains(&(dim as u32)) {
             return Err(Error::InvalidInput {
                 what: "dim".into(),
-                reason: format!("{} takes head dimensions 64 and 128 (got {dim})", wgmma::KERNEL.entry()),
+                reason: format!(
+                    "{} takes head dimensions 64 and 128 (got {dim})",
+                    self.kernels_family().kernels[0].entry()
+                ),
             });
         }
         let problem = AttentionBackward::new(Attention::any_dim(heads, 1, seq, dim)?)?;
@@ -390,6 +409,12 @@ impl FamilyDemo for BackwardDemo {
             (Stage::Statistics, true) => {
                 "attention's backward on wgmma with the causal mask, first launch (lse, Δ), with the other two"
             }
+            (Stage::StatisticsWgmma, false) => {
+                "attention's backward on wgmma, first launch on wgmma (sm_90a; head dims 64, 128): lse from the forward's first product, Δ, the sums zeroed"
+            }
+            (Stage::StatisticsWgmma, true) => {
+                "attention's backward on wgmma with the causal mask, first launch on wgmma (lse, Δ), with the other two"
+            }
             (Stage::Wgmma, false) => {
                 "attention's backward on wgmma (sm_90a; head dims 64, 128): dK, dV and dQ's sums a block of 128 keys, between the statistics and the finish"
             }
@@ -408,7 +433,7 @@ impl FamilyDemo for BackwardDemo {
     }
 
     fn sizes(&self) -> Sizes {
-        if self.stage == Stage::Wgmma {
+        if matches!(self.stage, Stage::Wgmma | Stage::StatisticsWgmma) {
             return Sizes {
                 edge: vec![
                     Size([1, 1, 64]),
@@ -475,11 +500,19 @@ impl Case for BackwardCase<'_> {
         let (first, second) = kernels_for(self.causal);
         let [statistics, wgmma, finish] = wgmma_pass(self.causal);
         let middle = if self.wgmma_here { wgmma } else { second };
+        // The statistics' mma.sync form before mma.sync's dK and dV where wgmma does not run.
+        let statistics = if self.wgmma_here {
+            statistics
+        } else if self.causal {
+            &statistics::KERNEL_CAUSAL
+        } else {
+            &statistics::KERNEL
+        };
         let chosen = &self.family.kernels[kernel];
         let pass = match self.stage {
             Stage::Query => [chosen, second].to_vec(),
             Stage::Keys => [first, chosen].to_vec(),
-            Stage::Statistics => [chosen, middle, finish].to_vec(),
+            Stage::Statistics | Stage::StatisticsWgmma => [chosen, middle, finish].to_vec(),
             Stage::Wgmma => [statistics, chosen, finish].to_vec(),
             Stage::Finish => [statistics, middle, chosen].to_vec(),
         };

@@ -76,6 +76,8 @@ pub static FAMILIES: &[&dyn FamilyDemo] = &[
     &attention_backward::ATTENTION_BACKWARD_KEYS_CAUSAL,
     &attention_backward::ATTENTION_BACKWARD_STATISTICS,
     &attention_backward::ATTENTION_BACKWARD_STATISTICS_CAUSAL,
+    &attention_backward::ATTENTION_BACKWARD_STATISTICS_WGMMA,
+    &attention_backward::ATTENTION_BACKWARD_STATISTICS_WGMMA_CAUSAL,
     &attention_backward::ATTENTION_BACKWARD_WGMMA,
     &attention_backward::ATTENTION_BACKWARD_WGMMA_CAUSAL,
     &attention_backward::ATTENTION_BACKWARD_FINISH,

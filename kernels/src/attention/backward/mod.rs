@@ -9,8 +9,9 @@
 //!
 //! On sm_90a the pass is three launches on `wgmma` instead, FlashAttention-3's formulation:
 //!
-//! * [`statistics`]: [`query`]'s block without dQ: each row's lse and Δ, and its f32 sums of dQ
-//!   zeroed;
+//! * [`statistics_wgmma`]: each row's lse from a pass over the keys with the forward's first
+//!   product, its Δ, its f32 sums of dQ zeroed ([`statistics`]: the same from [`query`]'s block
+//!   without dQ, on `mma.sync`);
 //! * [`wgmma`]: a block per 128 keys of one KV head: dK and dV, and its share of dQ = dS·K/√d
 //!   added into the sums (`red.global.add`), so the scores are computed once;
 //! * [`finish`]: dQ from the sums.
@@ -25,6 +26,7 @@ pub mod finish;
 pub mod keys;
 pub mod query;
 pub mod statistics;
+pub mod statistics_wgmma;
 pub mod wgmma;
 
 use super::Attention;
@@ -89,6 +91,17 @@ pub const STATISTICS_FAMILY: Family<AttentionBackward> =
 /// [`STATISTICS_FAMILY`] with the causal mask.
 pub const STATISTICS_CAUSAL_FAMILY: Family<AttentionBackward> =
     Family::new("attention_backward_statistics_causal", &[statistics::KERNEL_CAUSAL]);
+
+/// [`STATISTICS_FAMILY`] on `wgmma` (sm_90a; head dimensions 64 and 128): the `wgmma` pass's
+/// first launch there.
+pub const STATISTICS_WGMMA_FAMILY: Family<AttentionBackward> =
+    Family::new("attention_backward_statistics_wgmma", &[statistics_wgmma::KERNEL]);
+
+/// [`STATISTICS_WGMMA_FAMILY`] with the causal mask.
+pub const STATISTICS_WGMMA_CAUSAL_FAMILY: Family<AttentionBackward> = Family::new(
+    "attention_backward_statistics_wgmma_causal",
+    &[statistics_wgmma::KERNEL_CAUSAL],
+);
 
 /// The `wgmma` pass's second launch: dK, dV and the sums of dQ (head dimensions 64 and 128).
 pub const WGMMA_FAMILY: Family<AttentionBackward> = Family::new("attention_backward_wgmma", &[wgmma::KERNEL]);

@@ -394,9 +394,10 @@ mod body {
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90a"))]
 use body::run;
 
-/// The two PTX entries, every key and causal, at head dimensions 64 and 128.
+/// A PTX entry of a `wgmma` launch of the pass, every key or (`$flag`) causal, running
+/// `$run::<D, $flag>` at head dimension D = 64 or 128.
 macro_rules! wgmma_entries {
-    ($flag:literal, $(#[$doc:meta])* $name:ident) => {
+    ($flag:literal, $run:ident, $(#[$doc:meta])* $name:ident) => {
         ptxkit::kernel_sm90a! {
             #[launch_bounds(ptxkit::Dim3::x(THREADS), 1)]
             $(#[$doc])*
@@ -412,9 +413,9 @@ macro_rules! wgmma_entries {
                 // SAFETY: the kernel's contract (dim 64 or 128).
                 unsafe {
                     if dim == 64 {
-                        run::<64, $flag>(arrays, kv_group, seq, 64)
+                        $run::<64, $flag>(arrays, kv_group, seq, 64)
                     } else {
-                        run::<128, $flag>(arrays, kv_group, seq, 128)
+                        $run::<128, $flag>(arrays, kv_group, seq, 128)
                     }
                 }
             }
@@ -422,13 +423,17 @@ macro_rules! wgmma_entries {
     };
 }
 
+pub(crate) use wgmma_entries;
+
 wgmma_entries!(
     false,
+    run,
     /// Attention's backward on `wgmma`: dK, dV and the sums of dQ.
     attention_backward_wgmma
 );
 wgmma_entries!(
     true,
+    run,
     /// As `attention_backward_wgmma`, with the causal mask.
     attention_backward_wgmma_causal
 );
