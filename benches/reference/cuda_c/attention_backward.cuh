@@ -122,7 +122,7 @@ __device__ __forceinline__ void fragment(const float (&x)[2][4], unsigned (&f)[4
     f[3] = pack_bf16x2(x[1][2], x[1][3]);
 }
 
-template <unsigned D, bool CAUSAL>
+template <unsigned D, bool CAUSAL, bool SAVED = false>
 __device__ __forceinline__ void attention_backward_query(const bf16* q, const bf16* k, const bf16* v, const bf16* o,
                                                          const bf16* d_o, bf16* dq, float* stats, unsigned kv_group,
                                                          unsigned seq, unsigned dim = D) {
@@ -143,7 +143,7 @@ __device__ __forceinline__ void attention_backward_query(const bf16* q, const bf
     if (CAUSAL) tiles_n = min(tiles_n, (first + ROWS + TILE - 1) / TILE);
     stage<D>(tiles, q, seq, first, 0, dim);
     stage<D>(tiles, d_o, seq, first, DO_ROWS, dim);
-    stage<D>(tiles, k, seq, 0, K_ROWS, dim);
+    if (!SAVED) stage<D>(tiles, k, seq, 0, K_ROWS, dim);
     asm volatile("cp.async.commit_group;");
     {
         unsigned row = first + tid / 2;
@@ -169,7 +169,8 @@ __device__ __forceinline__ void attention_backward_query(const bf16* q, const bf
     const float scale = 1.4426950408889634f / sqrtf((float)dim), plain_scale = 1.f / sqrtf((float)dim);
     unsigned my_row0 = first + 16 * warp + group;
     float max[2] = {-INFINITY, -INFINITY}, sum[2] = {0.f, 0.f};
-    for (unsigned t = 0; t < tiles_n; ++t) {
+    // SAVED: each row's lse as the forward saved it; no first pass.
+    for (unsigned t = 0; !SAVED && t < tiles_n; ++t) {
         unsigned slot = t % 2;
         if (t + 1 < tiles_n) {
             stage<D>(tiles, k, seq, (t + 1) * TILE, K_ROWS + (1 - slot) * TILE, dim);
@@ -218,11 +219,25 @@ __device__ __forceinline__ void attention_backward_query(const bf16* q, const bf
     float lse[2];
 #pragma unroll
     for (unsigned h = 0; h < 2; ++h) {
+        unsigned row = my_row0 + 8 * h;
+        if (SAVED) {
+            lse[h] = row < seq ? stats[head * seq + row] : 0.f;
+            continue;
+        }
         float total = sum[h] + __shfl_xor_sync(0xffffffff, sum[h], 1);
         total += __shfl_xor_sync(0xffffffff, total, 2);
         lse[h] = max[h] + log2_approx(total);
-        unsigned row = my_row0 + 8 * h;
         if (member == 0 && row < seq) stats[head * seq + row] = lse[h];
+    }
+    if (SAVED) {
+        // Q's and dO's tiles landed and every row's delta written before either is read.
+        asm volatile("cp.async.wait_group 0;");
+        __syncthreads();
+#pragma unroll
+        for (unsigned kk = 0; kk < D / 16; ++kk) {
+            ldmatrix_x4(fq[kk], tiles + (16 * warp + a_row) * PITCH + 8 * kk + a_word, false);
+            ldmatrix_x4(fdo[kk], tiles + (DO_ROWS + 16 * warp + a_row) * PITCH + 8 * kk + a_word, false);
+        }
     }
     float row_delta[2] = {delta[16 * warp + group], delta[16 * warp + group + 8]};
     stage<D>(tiles, k, seq, 0, K_ROWS, dim);

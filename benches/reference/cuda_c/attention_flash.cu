@@ -2,10 +2,10 @@
 #include "attention_flash.cuh"
 
 extern "C" __global__ void __launch_bounds__(THREADS, 2)
-    attention_flash_cuda(const bf16* q, const bf16* k, const bf16* v, bf16* o, unsigned kv_group, unsigned seq,
+    attention_flash_cuda(const bf16* q, const bf16* k, const bf16* v, bf16* o, float* lse, unsigned kv_group, unsigned seq,
                          unsigned dim, const void* maps /* the TMA rungs'; unused here */) {
     if (dim == 64)
-        attention_flash<64, false>(q, k, v, o, seq, kv_group);
+        attention_flash<64, false>(q, k, v, o, lse, seq, kv_group);
     else
-        attention_flash<128, false>(q, k, v, o, seq, kv_group);
+        attention_flash<128, false>(q, k, v, o, lse, seq, kv_group);
 }

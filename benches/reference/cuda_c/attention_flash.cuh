@@ -24,6 +24,12 @@ __device__ __forceinline__ float exp2_approx(float x) {
     return y;
 }
 
+__device__ __forceinline__ float log2_approx(float x) {
+    float y;
+    asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+}
+
 __device__ __forceinline__ unsigned pack_bf16x2(float low, float high) {
     unsigned packed;
     asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(packed) : "f"(high), "f"(low));
@@ -47,7 +53,7 @@ __device__ __forceinline__ void stage(unsigned* tiles, const bf16* matrix, unsig
 }
 
 template <unsigned D, bool CAUSAL>
-__device__ __forceinline__ void attention_flash(const bf16* q, const bf16* k, const bf16* v, bf16* o, unsigned seq,
+__device__ __forceinline__ void attention_flash(const bf16* q, const bf16* k, const bf16* v, bf16* o, float* lse, unsigned seq,
                                                 unsigned kv_group, unsigned dim = D) {
     extern __shared__ __align__(16) unsigned tiles[];
     unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32, group = lane / 4, member = lane % 4;
@@ -149,6 +155,8 @@ __device__ __forceinline__ void attention_flash(const bf16* q, const bf16* k, co
         float total = sum[h] + __shfl_xor_sync(0xffffffff, sum[h], 1);
         total += __shfl_xor_sync(0xffffffff, total, 2);
         unsigned row = row_of[h];
+        // The row's log-sum-exp in log2 units of the scaled scores, where asked for.
+        if (lse && member == 0 && row < seq) lse[blockIdx.y * seq + row] = max[h] + log2_approx(total);
         if (row < seq) {
 #pragma unroll
             for (unsigned j = 0; j < D / 8; ++j) {

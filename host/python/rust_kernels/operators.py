@@ -1100,7 +1100,10 @@ def quantize_fp8(x, group_size=128, variant="auto"):
 
 def _attention_impl(
     q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, variant: str, enable_gqa: bool
-) -> torch.Tensor:
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """O, and each query row's log-sum-exp (float32 (batch, heads, queries), log2 units of the scaled
+    scores: what the backward pass reads) where the queries and keys are as many, else an empty
+    tensor (decoding has no gradient)."""
     q, k, v = _ready("q", q, torch.bfloat16), _ready("k", k, torch.bfloat16), _ready("v", v, torch.bfloat16)
     _same_device(q, k, v)
     if q.dim() != 4 or k.dim() != 4 or v.shape != k.shape or k.shape[0] != q.shape[0] or k.shape[3] != q.shape[3]:
@@ -1118,19 +1121,25 @@ def _attention_impl(
         if heads_kv == 0 or heads % heads_kv:
             raise ValueError(f"q's {heads} heads must be a multiple of k's and v's {heads_kv} (enable_gqa)")
     o = torch.empty_like(q)
+    lse = q.new_empty(_lse_shape(q.shape, k.shape), dtype=torch.float32)
     if o.numel() == 0:
-        return o
+        return o, lse
     if keys == 0:
         # No key: each row a softmax over nothing times an empty V, as PyTorch's math backend.
-        return o.zero_()
+        return o.zero_(), lse
     launch = _launch_args(q)
     if queries == keys:
-        _native.attention(q, k, v, o, causal=causal, variant=variant, **launch)
-        return o
+        _native.attention(q, k, v, o, lse=lse, causal=causal, variant=variant, **launch)
+        return o, lse
     length = _decode_partial_len(tuple(q.shape), tuple(k.shape), launch["device"], causal)
     partial = torch.empty(max(length, 1), device=q.device, dtype=torch.float32)
     _native.attention_decode(q, k, v, o, partial, causal=causal, variant=variant, **launch)
-    return o
+    return o, lse
+
+
+def _lse_shape(q_shape, k_shape):
+    """The saved log-sum-exps' shape: a row each where the queries and keys are as many, else none."""
+    return tuple(q_shape[:3]) if q_shape[2] == k_shape[2] else (0,)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -1143,13 +1152,20 @@ _attention = _Operator("attention", _attention_impl)
 
 @_attention.register_fake
 def _(q, k, v, causal, variant, enable_gqa):
-    return torch.empty_like(q)
+    return torch.empty_like(q), q.new_empty(_lse_shape(q.shape, k.shape), dtype=torch.float32)
 
 
 def _attention_backward_impl(
-    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o: torch.Tensor, grad: torch.Tensor, causal: bool
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    o: torch.Tensor,
+    lse: torch.Tensor,
+    grad: torch.Tensor,
+    causal: bool,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """dQ, dK and dV of ``o = attention(q, k, v, causal)`` (as many queries as keys) from ``grad``."""
+    """dQ, dK and dV of ``o, lse = attention(q, k, v, causal)`` (as many queries as keys) from
+    ``grad``, the forward's lse saving the scores' first pass."""
     q, k, v = _ready("q", q, torch.bfloat16), _ready("k", k, torch.bfloat16), _ready("v", v, torch.bfloat16)
     o, grad = _ready("o", o, torch.bfloat16), _ready("grad", grad, torch.bfloat16)
     dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
@@ -1157,7 +1173,12 @@ def _attention_backward_impl(
         # Each row's lse and Δ (at a multiple of four floats), then the wgmma pass's f32 sums of dQ.
         rows = q.shape[0] * q.shape[1] * q.shape[2]
         stats = q.new_empty(-(-2 * rows // 4) * 4 + q.numel(), dtype=torch.float32)
-        _native.attention_backward(q, k, v, o, grad, dq, dk, dv, stats, causal=causal, **_launch_args(q))
+        saved = lse.numel() == rows
+        if saved:
+            stats[:rows].copy_(lse.reshape(-1))
+        _native.attention_backward(
+            q, k, v, o, grad, dq, dk, dv, stats, causal=causal, saved_lse=saved, **_launch_args(q)
+        )
     else:
         for gradient in (dq, dk, dv):
             gradient.zero_()
@@ -1168,7 +1189,7 @@ _attention_backward = _Operator("attention_backward", _attention_backward_impl)
 
 
 @_attention_backward.register_fake
-def _(q, k, v, o, grad, causal):
+def _(q, k, v, o, lse, grad, causal):
     return torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
 
 
@@ -1179,13 +1200,15 @@ def _attention_setup(ctx, inputs, output):
             "rust_kernels.attention: no gradient where the queries and keys differ in number (decoding); "
             "call it under torch.no_grad(), or detach q, k and v"
         )
-    ctx.save_for_backward(q, k, v, output)
+    o, lse = output
+    ctx.mark_non_differentiable(lse)
+    ctx.save_for_backward(q, k, v, o, lse)
     ctx.causal = causal
 
 
-def _attention_gradient(ctx, grad):
-    q, k, v, o = ctx.saved_tensors
-    dq, dk, dv = _attention_backward(q, k, v, o, grad.contiguous(), ctx.causal)
+def _attention_gradient(ctx, grad, _grad_lse):
+    q, k, v, o, lse = ctx.saved_tensors
+    dq, dk, dv = _attention_backward(q, k, v, o, lse, grad.contiguous(), ctx.causal)
     return dq, dk, dv, None, None, None
 
 
@@ -1205,13 +1228,13 @@ def attention(q, k, v, causal=False, variant="auto", enable_gqa=False):
     flash-decoding, the keys in runs on their own warps and a second launch weighing the runs. The
     causal mask is SDPA's: query i attends to keys 0..=i (top-left where queries and keys differ in
     number). With autograd for q, k and v where the queries and keys are as many (on an H100 or
-    H200 at head dims 64 and 128 three launches on ``wgmma``: each row's lse and Δ, then dK, dV and
-    dQ's f32 sums a block of 128 keys, then dQ; elsewhere two on ``mma.sync``: dQ, then dK and
+    H200 at head dims 64 and 128 three launches on ``wgmma``: each row's Δ (its lse saved by the
+    forward), then dK, dV and dQ's f32 sums a block of 128 keys, then dQ; elsewhere two on ``mma.sync``: dQ, then dK and
     dV summed over each KV head's query heads); decoding has none.
     """
     if _eager(q, k, v):
-        return _attention_impl(q, k, v, causal, variant, enable_gqa)
-    return _attention(q, k, v, causal, variant, enable_gqa)
+        return _attention_impl(q, k, v, causal, variant, enable_gqa)[0]
+    return _attention(q, k, v, causal, variant, enable_gqa)[0]
 
 
 # conv2d ------------------------------------------------------------------------------------------

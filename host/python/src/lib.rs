@@ -358,14 +358,17 @@ fn matmul_tf32(
 /// heads_kv consecutive query heads), over every key or (`causal`) the keys up to each query's
 /// position; one fused kernel: dim 64 or 128 from the attention families, any other multiple of 8
 /// up to 128 from the any-dimension ones (`variant` names a kernel of the family the dim goes to).
+/// `lse`, where given, takes each query row's log-sum-exp (float32, batch·heads·seq elements, log2
+/// units of the scaled scores: what [`attention_backward`] reads with `saved_lse`).
 #[pyfunction]
-#[pyo3(signature = (q, k, v, o, *, stream, device, causal = false, variant = "auto"))]
+#[pyo3(signature = (q, k, v, o, *, lse = None, stream, device, causal = false, variant = "auto"))]
 #[allow(clippy::too_many_arguments)]
 fn attention(
     q: &Bound<PyAny>,
     k: &Bound<PyAny>,
     v: &Bound<PyAny>,
     o: &Bound<PyAny>,
+    lse: Option<&Bound<PyAny>>,
     stream: usize,
     device: usize,
     causal: bool,
@@ -378,6 +381,14 @@ fn attention(
     o.expect_shape(&q.shape)?;
     v.expect_shape(&k.shape)?;
     let [batch, heads, seq, dim] = [q.shape[0], q.shape[1], q.shape[2], q.shape[3]];
+    let lse = match lse {
+        Some(lse) => {
+            let lse = Tensor::read("lse", lse, Dtype::F32, 3)?.writable()?;
+            lse.expect_shape(&[batch, heads, seq])?;
+            Some(lse)
+        }
+        None => None,
+    };
     let heads_kv = grouped_heads(&q, &k)?;
     let built = kernels::attention::DIMS.contains(&(dim as u32));
     let problem = if built {
@@ -400,7 +411,21 @@ fn attention(
         array(&backend, &v)?,
         array(&backend, &o)?,
     );
-    families::attention::launch(&backend, kernel, Source::Rust, &problem, (&q, &k, &v), &mut o).map_err(to_python)
+    match lse {
+        Some(lse) => {
+            let mut lse = array::<f32>(&backend, &lse)?;
+            families::attention::launch_with_lse(
+                &backend,
+                kernel,
+                Source::Rust,
+                &problem,
+                (&q, &k, &v),
+                (&mut o, &mut lse),
+            )
+        }
+        None => families::attention::launch(&backend, kernel, Source::Rust, &problem, (&q, &k, &v), &mut o),
+    }
+    .map_err(to_python)
 }
 
 /// dQ, dK and dV of `o = attention(q, k, v)` (bf16, q, o, dO and dQ `(batch, heads, seq, dim)`, k,
@@ -408,9 +433,10 @@ fn attention(
 /// `d_o`, every key or (`causal`) the forward's mask: on sm_90a at head dimensions 64 and 128 the
 /// `wgmma` pass's three launches, else `mma.sync`'s two (`families::attention_backward::pass_for`).
 /// `stats` holds `AttentionBackward::stats_len` floats (each row's lse and Δ, then f32 sums of dQ:
-/// the pass's scratch).
+/// the pass's scratch); with `saved_lse` its first batch·heads·seq floats hold the forward's lse
+/// (`attention`'s `lse`), which the `wgmma` pass then reads instead of recomputing.
 #[pyfunction]
-#[pyo3(signature = (q, k, v, o, d_o, dq, dk, dv, stats, *, stream, device, causal = false))]
+#[pyo3(signature = (q, k, v, o, d_o, dq, dk, dv, stats, *, stream, device, causal = false, saved_lse = false))]
 #[allow(clippy::too_many_arguments)]
 fn attention_backward(
     q: &Bound<PyAny>,
@@ -425,6 +451,7 @@ fn attention_backward(
     stream: usize,
     device: usize,
     causal: bool,
+    saved_lse: bool,
 ) -> PyResult<()> {
     let read = |name, t| Tensor::read(name, t, Dtype::Bf16, 4);
     let (q, k, v, o, d_o) = (
@@ -468,7 +495,7 @@ fn attention_backward(
         dv: &mut dv,
         stats: &mut stats,
     };
-    let pass = families::attention_backward::pass_for(&backend, &problem, causal, Source::Rust);
+    let pass = families::attention_backward::pass_for(&backend, &problem, causal, saved_lse, Source::Rust);
     families::attention_backward::launch(&backend, &pass, Source::Rust, &problem, gradients).map_err(to_python)
 }
 

@@ -1,10 +1,12 @@
 //! Attention's backward pass with grouped heads: one KV head per query head and one per three,
 //! every key and causal, at sequences across a tile and past it, both head dimensions; random
-//! inputs and large scores (a query row 16 times larger: a nearly one-hot softmax).
+//! inputs and large scores (a query row 16 times larger: a nearly one-hot softmax); each pass
+//! from its own statistics and after a forward that saved each row's lse.
 
 use crate::prelude::*;
-use kernels::attention::Attention;
 use kernels::attention::backward::AttentionBackward;
+use kernels::attention::{Attention, flash};
+use kernels_host::families::attention;
 use kernels_host::families::attention_backward::{self, BackwardArrays, pass_for};
 use kernels_host::families::attention_backward_oracle::{BackwardOracle, Inputs};
 use ptxkit::device::mma::Bf16;
@@ -42,7 +44,7 @@ pub(crate) fn attention_backward_meets_grouped_heads(backend: &Backend) {
             let bits = |values: &[f32]| -> Vec<u16> { values.iter().map(|&x| Bf16::from_f32(x).0).collect() };
             let up = |values: &[f32]| Buffer::upload(backend, &bits(values)).unwrap();
             let (qb, kb, vb, ob, gb) = (up(&q), up(&k), up(&v), up(&o), up(&d_o));
-            for causal in [false, true] {
+            for (causal, saved_lse) in [(false, false), (true, false), (false, true), (true, true)] {
                 let inputs = Inputs {
                     q: &q,
                     k: &k,
@@ -51,10 +53,33 @@ pub(crate) fn attention_backward_meets_grouped_heads(backend: &Backend) {
                     d_o: &d_o,
                 };
                 let oracle = BackwardOracle::new(forward, causal, inputs, stream);
-                let label = format!("seq {seq}, dim {dim}, {kv_group} query heads per KV head, causal {causal}");
+                let label = format!(
+                    "seq {seq}, dim {dim}, {kv_group} query heads per KV head, causal {causal}, lse saved {saved_lse}"
+                );
                 let poison = |n: usize| Buffer::upload(backend, &vec![0x7fc0u16; n]).unwrap();
                 let (mut dq, mut dk, mut dv) = (poison(len), poison(kv_len), poison(kv_len));
                 let mut stats = Buffer::upload(backend, &vec![f32::NAN; problem.stats_len()]).unwrap();
+                if saved_lse {
+                    // The forward saves each row's lse into the stats (its O unused).
+                    let kernel = if causal {
+                        &flash::KERNEL_ANY_DIM_CAUSAL
+                    } else {
+                        &flash::KERNEL_ANY_DIM
+                    };
+                    let mut forward_o = poison(len);
+                    let saved = attention::launch_with_lse(
+                        backend,
+                        kernel,
+                        Source::Rust,
+                        &forward,
+                        (&qb, &kb, &vb),
+                        (&mut forward_o, &mut stats),
+                    );
+                    if let Err(e) = saved {
+                        failures.push(format!("{label}: the forward: {e}"));
+                        continue;
+                    }
+                }
                 let arrays = BackwardArrays {
                     q: &qb,
                     k: &kb,
@@ -66,7 +91,7 @@ pub(crate) fn attention_backward_meets_grouped_heads(backend: &Backend) {
                     dv: &mut dv,
                     stats: &mut stats,
                 };
-                let pass = pass_for(backend, &problem, causal, Source::Rust);
+                let pass = pass_for(backend, &problem, causal, saved_lse, Source::Rust);
                 if let Err(e) = attention_backward::launch(backend, &pass, Source::Rust, &problem, arrays) {
                     failures.push(format!("{label}: {e}"));
                     continue;

@@ -15,7 +15,7 @@ use super::{Attention, key_tiles, log2_scale_of, query_block};
 use ptxkit::device::mma::{Bf16, mma_bf16_m16n8k16, round_pack_bf16x2};
 use ptxkit::device::{
     MatrixLayout, SharedMatrix, WARP_SIZE, async_copy_commit, async_copy_wait, block_idx, exp2, global_store, grid_dim,
-    lane_id, shfl_xor, sync_threads, thread_idx, unrolled, unrolled_to,
+    lane_id, log2, shfl_xor, sync_threads, thread_idx, unrolled, unrolled_to,
 };
 use ptxkit::{Dim3, Kernel, Occupancy, SharedMemory, shared_memory};
 
@@ -100,14 +100,16 @@ pub(crate) unsafe fn stage_narrower<const D: u32>(
 /// The kernel's body for head dimension `D` (see the module).
 ///
 /// # Safety
-/// Q and O hold heads·seq·D elements, K and V heads / kv_group · seq·D, 16-byte aligned; the grid
-/// is [`KERNEL`]'s.
+/// Q and O hold heads·seq·D elements, K and V heads / kv_group · seq·D, 16-byte aligned; `lse`
+/// is null or holds heads·seq floats; the grid is [`KERNEL`]'s.
 #[inline(always)]
+#[allow(clippy::too_many_arguments)] // the kernel's own arguments, as every rung takes them
 unsafe fn run<const D: u32, const CAUSAL: bool>(
     q: *const Bf16,
     k: *const Bf16,
     v: *const Bf16,
     o: *mut Bf16,
+    lse: *mut f32,
     seq: u32,
     kv_group: u32,
     maps: *const super::TensorMaps,
@@ -115,7 +117,7 @@ unsafe fn run<const D: u32, const CAUSAL: bool>(
     // Copies by cp.async: no tensor maps.
     let _ = maps;
     // SAFETY: forwarded; dim = D.
-    unsafe { run_padded::<D, CAUSAL>((q, k, v, o), seq, kv_group, D) }
+    unsafe { run_padded::<D, CAUSAL>((q, k, v, o, lse), seq, kv_group, D) }
 }
 
 /// The kernel's body for head dimension `dim` (a multiple of 8, at most `D`), staged and
@@ -123,11 +125,11 @@ unsafe fn run<const D: u32, const CAUSAL: bool>(
 /// and nothing to the outputs, which are not stored there).
 ///
 /// # Safety
-/// Q and O hold heads·seq·dim elements, K and V heads / kv_group · seq·dim, 16-byte aligned; the
-/// grid is [`KERNEL`]'s.
+/// Q and O hold heads·seq·dim elements, K and V heads / kv_group · seq·dim, 16-byte aligned, `lse`
+/// null or heads·seq floats; the grid is [`KERNEL`]'s.
 #[inline(always)]
 unsafe fn run_padded<const D: u32, const CAUSAL: bool>(
-    (q, k, v, o): (*const Bf16, *const Bf16, *const Bf16, *mut Bf16),
+    (q, k, v, o, lse): (*const Bf16, *const Bf16, *const Bf16, *mut Bf16, *mut f32),
     seq: u32,
     kv_group: u32,
     dim: u32,
@@ -250,6 +252,16 @@ unsafe fn run_padded<const D: u32, const CAUSAL: bool>(
         let total = sum[h as usize] + shfl_xor(sum[h as usize], 1);
         let total = total + shfl_xor(total, 2);
         let row = row_of(h);
+        if !lse.is_null() && member == 0 && row < seq {
+            // The row's log-sum-exp in log2 units of the scaled scores (the maximum is kept so).
+            // SAFETY: the head's row below seq: inside `lse`'s heads·seq floats.
+            unsafe {
+                global_store(
+                    lse.add((block_idx().y * seq + row) as usize),
+                    max[h as usize] + log2(total),
+                )
+            };
+        }
         if row < seq {
             unrolled_to(D / 8, |j| {
                 // The padding's columns are not stored (a test that folds away where dim is D).
@@ -284,15 +296,15 @@ ptxkit::kernel! {
     #[launch_bounds(ptxkit::Dim3::x(THREADS), 2)]
     /// Attention over every key, `mma.sync`, for any head dimension that is a multiple of 8 up to
     /// 128: staged 64 or 128 wide.
-    pub unsafe fn attention_flash_any_dim(q: *const Bf16, k: *const Bf16, v: *const Bf16, o: *mut Bf16, kv_group: u32, seq: u32, dim: u32, maps: *const super::TensorMaps) {
+    pub unsafe fn attention_flash_any_dim(q: *const Bf16, k: *const Bf16, v: *const Bf16, o: *mut Bf16, lse: *mut f32, kv_group: u32, seq: u32, dim: u32, maps: *const super::TensorMaps) {
         // Copies by cp.async: no tensor maps.
         let _ = maps;
         // SAFETY: the kernel's contract (dim a multiple of 8 up to 128: Attention::any_dim).
         unsafe {
             if dim <= 64 {
-                run_padded::<64, false>((q, k, v, o), seq, kv_group, dim)
+                run_padded::<64, false>((q, k, v, o, lse), seq, kv_group, dim)
             } else {
-                run_padded::<128, false>((q, k, v, o), seq, kv_group, dim)
+                run_padded::<128, false>((q, k, v, o, lse), seq, kv_group, dim)
             }
         }
     }
@@ -302,14 +314,14 @@ ptxkit::kernel! {
     #[launch_bounds(ptxkit::Dim3::x(THREADS), 2)]
     /// Attention over the keys up to each query, `mma.sync`, for any head dimension that is a
     /// multiple of 8 up to 128.
-    pub unsafe fn attention_causal_flash_any_dim(q: *const Bf16, k: *const Bf16, v: *const Bf16, o: *mut Bf16, kv_group: u32, seq: u32, dim: u32, maps: *const super::TensorMaps) {
+    pub unsafe fn attention_causal_flash_any_dim(q: *const Bf16, k: *const Bf16, v: *const Bf16, o: *mut Bf16, lse: *mut f32, kv_group: u32, seq: u32, dim: u32, maps: *const super::TensorMaps) {
         let _ = maps;
         // SAFETY: as above.
         unsafe {
             if dim <= 64 {
-                run_padded::<64, true>((q, k, v, o), seq, kv_group, dim)
+                run_padded::<64, true>((q, k, v, o, lse), seq, kv_group, dim)
             } else {
-                run_padded::<128, true>((q, k, v, o), seq, kv_group, dim)
+                run_padded::<128, true>((q, k, v, o, lse), seq, kv_group, dim)
             }
         }
     }

@@ -55,13 +55,16 @@ pub struct Attention {
 }
 
 impl Problem for Attention {
-    /// `(q, k, v, o, kv_group, seq, dim, maps)`: `maps` the tensor maps of Q, K and V for the TMA
-    /// rung (null where there are none; the other rungs ignore it).
+    /// `(q, k, v, o, lse, kv_group, seq, dim, maps)`: `lse` null, or `[heads][seq]` floats for
+    /// each query row's log-sum-exp (log2 units of the scaled scores: what the backward pass
+    /// reads); `maps` the tensor maps of Q, K and V for the TMA rung (null where there are none;
+    /// the other rungs ignore it).
     type Args = (
         *const Bf16,
         *const Bf16,
         *const Bf16,
         *mut Bf16,
+        *mut f32,
         u32,
         u32,
         u32,
@@ -256,7 +259,7 @@ pub(crate) unsafe fn stage_padded<const D: u32, const GROUP: u32>(
 }
 
 /// The two PTX entries of a rung, every key and causal, with the rung's launch bounds, each running the rung's
-/// `run::<D, CAUSAL>(q, k, v, o, seq, kv_group, maps)` for the head dimension it is given (64 or 128: the
+/// `run::<D, CAUSAL>(q, k, v, o, lse, seq, kv_group, maps)` for the head dimension it is given (64 or 128: the
 /// host checks it). `$kernel` is `kernel` or `kernel_sm90a`. The query heads are the grid's y;
 /// `kv_group` of them share one head of K and V.
 macro_rules! entries {
@@ -264,13 +267,13 @@ macro_rules! entries {
         ptxkit::$kernel! {
             #[launch_bounds($($bounds)*)]
             $(#[$all])*
-            pub unsafe fn $name(q: *const ptxkit::device::mma::Bf16, k: *const ptxkit::device::mma::Bf16, v: *const ptxkit::device::mma::Bf16, o: *mut ptxkit::device::mma::Bf16, kv_group: u32, seq: u32, dim: u32, maps: *const $crate::attention::TensorMaps) {
+            pub unsafe fn $name(q: *const ptxkit::device::mma::Bf16, k: *const ptxkit::device::mma::Bf16, v: *const ptxkit::device::mma::Bf16, o: *mut ptxkit::device::mma::Bf16, lse: *mut f32, kv_group: u32, seq: u32, dim: u32, maps: *const $crate::attention::TensorMaps) {
                 // SAFETY: the kernel's contract.
                 unsafe {
                     if dim == 64 {
-                        $($run)::+::<64, false>(q, k, v, o, seq, kv_group, maps)
+                        $($run)::+::<64, false>(q, k, v, o, lse, seq, kv_group, maps)
                     } else {
-                        $($run)::+::<128, false>(q, k, v, o, seq, kv_group, maps)
+                        $($run)::+::<128, false>(q, k, v, o, lse, seq, kv_group, maps)
                     }
                 }
             }
@@ -279,13 +282,13 @@ macro_rules! entries {
         ptxkit::$kernel! {
             #[launch_bounds($($bounds)*)]
             $(#[$masked])*
-            pub unsafe fn $causal(q: *const ptxkit::device::mma::Bf16, k: *const ptxkit::device::mma::Bf16, v: *const ptxkit::device::mma::Bf16, o: *mut ptxkit::device::mma::Bf16, kv_group: u32, seq: u32, dim: u32, maps: *const $crate::attention::TensorMaps) {
+            pub unsafe fn $causal(q: *const ptxkit::device::mma::Bf16, k: *const ptxkit::device::mma::Bf16, v: *const ptxkit::device::mma::Bf16, o: *mut ptxkit::device::mma::Bf16, lse: *mut f32, kv_group: u32, seq: u32, dim: u32, maps: *const $crate::attention::TensorMaps) {
                 // SAFETY: the kernel's contract.
                 unsafe {
                     if dim == 64 {
-                        $($run)::+::<64, true>(q, k, v, o, seq, kv_group, maps)
+                        $($run)::+::<64, true>(q, k, v, o, lse, seq, kv_group, maps)
                     } else {
-                        $($run)::+::<128, true>(q, k, v, o, seq, kv_group, maps)
+                        $($run)::+::<128, true>(q, k, v, o, lse, seq, kv_group, maps)
                     }
                 }
             }

@@ -75,12 +75,13 @@ mod body {
         k: *const Bf16,
         v: *const Bf16,
         o: *mut Bf16,
+        lse: *mut f32,
         seq: u32,
         kv_group: u32,
         maps: *const TensorMaps,
     ) {
         // SAFETY: forwarded.
-        unsafe { work::<D, CAUSAL, false>(q, k, v, o, seq, kv_group, maps) }
+        unsafe { work::<D, CAUSAL, false>(q, k, v, o, lse, seq, kv_group, maps) }
     }
 
     /// Rung 5's body (see the module).
@@ -93,12 +94,13 @@ mod body {
         k: *const Bf16,
         v: *const Bf16,
         o: *mut Bf16,
+        lse: *mut f32,
         seq: u32,
         kv_group: u32,
         maps: *const TensorMaps,
     ) {
         // SAFETY: forwarded.
-        unsafe { work::<D, CAUSAL, true>(q, k, v, o, seq, kv_group, maps) }
+        unsafe { work::<D, CAUSAL, true>(q, k, v, o, lse, seq, kv_group, maps) }
     }
 
     /// Both rungs: `REBALANCED` with a producer warpgroup and the overlapped consumers.
@@ -111,6 +113,7 @@ mod body {
         k: *const Bf16,
         v: *const Bf16,
         o: *mut Bf16,
+        lse: *mut f32,
         seq: u32,
         kv_group: u32,
         maps: *const TensorMaps,
@@ -284,8 +287,8 @@ mod body {
                 unsafe { mbarrier::arrive(empty(slot)) };
             }
         }
-        // SAFETY: the kernel's contract (O holds heads·seq·D elements).
-        unsafe { running.store::<D>(&acc, o.add(head_offset::<D>(seq)), seq, rows) };
+        // SAFETY: the kernel's contract (O holds heads·seq·D elements, lse null or heads·seq).
+        unsafe { running.store::<D, CAUSAL>(&acc, (o.add(head_offset::<D>(seq)), lse), (seq, rows, scale)) };
     }
 }
 

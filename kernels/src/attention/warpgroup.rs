@@ -40,7 +40,7 @@ mod body {
         Descriptor, wgmma_m64n64k16_bf16_registers, wgmma_m64n128k16_bf16_k_major, wgmma_m64n128k16_bf16_registers,
     };
     use ptxkit::device::{SharedMatrix, exp2, fma, global_store, log2, shfl_xor, thread_idx, unrolled, unrolled_to};
-    use ptxkit::device::{block_idx, grid_dim, lane_id, shfl_idx};
+    use ptxkit::device::{block_idx, grid_dim, indices_again, lane_id, shfl_idx};
 
     /// bf16 per 16-byte chunk.
     const CHUNK: u32 = 8;
@@ -282,18 +282,52 @@ mod body {
             })
         }
 
-        /// Stores rows `rows` (those below `seq`) of the head's O: `acc` divided by the rows' sums,
-        /// rounded to bf16.
+        /// Stores rows `rows` (those below `seq`) of query head `block_idx().y`'s log-sum-exp
+        /// ([`Running::lse`]) into `lse`, `[heads][seq]` floats.
         ///
         /// # Safety
-        /// `o` holds the head's seq·D elements.
+        /// `lse` holds heads·seq floats.
         #[inline(always)]
-        pub unsafe fn store<const D: u32>(&self, acc: &Halves, o: *mut Bf16, seq: u32, rows: [u32; 2]) {
-            let member = thread_idx().x % 4;
+        pub unsafe fn store_lse(&self, lse: *mut f32, scale: f32, seq: u32, rows: [u32; 2]) {
+            let values = self.lse(scale);
+            if thread_idx().x % 4 == 0 {
+                unrolled::<2>(|h| {
+                    let row = rows[h as usize];
+                    if row < seq {
+                        // SAFETY: the head's row below seq: inside `lse`.
+                        unsafe { global_store(lse.add((block_idx().y * seq + row) as usize), values[h as usize]) };
+                    }
+                });
+            }
+        }
+
+        /// Stores this lane's rows `rows` (those below `seq`) of the head's O: `acc` divided by
+        /// the rows' sums, rounded to bf16; and, where `lse` is not null, the rows' log-sum-exps
+        /// (as [`Running::store_lse`]; `scale` the scores' as [`Running::fold`] took it). Without
+        /// the causal mask the rows, the lane's member and the head are computed again here
+        /// ([`Lane::again`]) rather than held through the loop, and each row's lse is stored
+        /// beside its O: rung 4 spilled otherwise.
+        ///
+        /// # Safety
+        /// `o` holds the head's seq·D elements; `lse` is null or holds heads·seq floats.
+        #[inline(always)]
+        pub unsafe fn store<const D: u32, const CAUSAL: bool>(
+            &self,
+            acc: &Halves,
+            (o, lse): (*mut Bf16, *mut f32),
+            (seq, rows, scale): (u32, [u32; 2], f32),
+        ) {
+            let again = Lane::again::<CAUSAL>();
+            let (member, head) = (again.member, again.head);
+            // The causal mask needs the rows through the loop anyway.
+            let rows = if CAUSAL { rows } else { again.rows };
+            // Each row's sum, its four lanes' added: O's divisor and the lse's argument.
+            let totals: [f32; 2] = core::array::from_fn(|h| {
+                let total = self.sum[h] + shfl_xor(self.sum[h], 1);
+                total + shfl_xor(total, 2)
+            });
             unrolled::<2>(|h| {
-                let total = self.sum[h as usize] + shfl_xor(self.sum[h as usize], 1);
-                let total = total + shfl_xor(total, 2);
-                let row = rows[h as usize];
+                let (total, row) = (totals[h as usize], rows[h as usize]);
                 if row < seq {
                     unrolled_to(D / 8, |j| {
                         let r = (4 * (j % 8) + 2 * h) as usize;
@@ -302,8 +336,38 @@ mod body {
                         // SAFETY: row < seq, the column pair inside D: inside the head's O, aligned.
                         unsafe { global_store(o.add((row * D + 8 * j + 2 * member) as usize).cast::<u32>(), pair) };
                     });
+                    if !lse.is_null() && member == 0 {
+                        let value = fma(self.max[h as usize], scale, log2(total));
+                        // SAFETY: the head's row below seq: inside `lse` (the caller's).
+                        unsafe { global_store(lse.add((head * seq + row) as usize), value) };
+                    }
                 }
             });
+        }
+    }
+
+    /// A lane's place for the stores after the loop: its member of the row's four lanes, its two
+    /// rows, its query head.
+    struct Lane {
+        member: u32,
+        rows: [u32; 2],
+        head: u32,
+    }
+
+    impl Lane {
+        /// The place from the special registers read again ([`indices_again`]): recomputed here
+        /// rather than held through the loop.
+        #[inline(always)]
+        fn again<const CAUSAL: bool>() -> Lane {
+            let (thread, block, grid) = indices_again();
+            let (tid, head) = (thread.x, block.y);
+            let first = query_block(CAUSAL, block.x, grid.x) * ROWS;
+            let row0 = first + 64 * (tid / 128) + 16 * ((tid / WARP_SIZE) % 4) + (tid % WARP_SIZE) / 4;
+            Lane {
+                member: tid % 4,
+                rows: [row0, row0 + 8],
+                head,
+            }
         }
     }
 

@@ -38,14 +38,15 @@ mod body {
     /// The kernel's body for head dimension `D` (see the module).
     ///
     /// # Safety
-    /// Q and O hold heads·seq·D elements, K and V heads / kv_group · seq·D, 16-byte aligned; the
-    /// grid is [`KERNEL`]'s.
+    /// Q and O hold heads·seq·D elements, K and V heads / kv_group · seq·D, 16-byte aligned; `lse`
+    /// is null or holds heads·seq floats; the grid is [`KERNEL`]'s.
     #[inline(always)]
     pub unsafe fn run<const D: u32, const CAUSAL: bool>(
         q: *const Bf16,
         k: *const Bf16,
         v: *const Bf16,
         o: *mut Bf16,
+        lse: *mut f32,
         seq: u32,
         kv_group: u32,
         maps: *const crate::attention::TensorMaps,
@@ -102,7 +103,7 @@ mod body {
             wgmma_wait::<0>();
         }
         // SAFETY: the kernel's contract.
-        unsafe { running.store::<D>(&acc, o, seq, rows) };
+        unsafe { running.store::<D, CAUSAL>(&acc, (o, lse), (seq, rows, log2_scale(D))) };
     }
 }
 

@@ -28,10 +28,41 @@ pub fn launch(
     kernel: &Kernel<Attention>,
     source: Source,
     problem: &Attention,
-    (q, k, v): (&impl Array<u16>, &impl Array<u16>, &impl Array<u16>),
+    inputs: (&impl Array<u16>, &impl Array<u16>, &impl Array<u16>),
     o: &mut impl Array<u16>,
 ) -> Result<()> {
+    launch_inner(backend, (kernel, source), problem, inputs, o, None::<&mut Buffer<f32>>)
+}
+
+/// [`launch`], also writing each query row's log-sum-exp into the first heads·seq floats of `lse`
+/// (`[heads][seq]`, log2 units of the scaled scores: what the backward pass reads in `stats`).
+pub fn launch_with_lse(
+    backend: &Backend,
+    kernel: &Kernel<Attention>,
+    source: Source,
+    problem: &Attention,
+    inputs: (&impl Array<u16>, &impl Array<u16>, &impl Array<u16>),
+    (o, lse): (&mut impl Array<u16>, &mut impl Array<f32>),
+) -> Result<()> {
+    launch_inner(backend, (kernel, source), problem, inputs, o, Some(lse))
+}
+
+fn launch_inner(
+    backend: &Backend,
+    (kernel, source): (&Kernel<Attention>, Source),
+    problem: &Attention,
+    (q, k, v): (&impl Array<u16>, &impl Array<u16>, &impl Array<u16>),
+    o: &mut impl Array<u16>,
+    mut lse: Option<&mut impl Array<f32>>,
+) -> Result<()> {
     let (len, kv_len) = (problem.len(), problem.kv_len());
+    let lse_address = match lse {
+        Some(ref mut lse) => {
+            check_len("lse", lse.len(), problem.heads as usize * problem.seq as usize)?;
+            lse.address_mut(backend)?
+        }
+        None => 0,
+    };
     for (name, array_len, needed) in [
         ("Q", q.len(), len),
         ("K", k.len(), kv_len),
@@ -54,6 +85,7 @@ pub fn launch(
         k_address as *const Bf16,
         v_address as *const Bf16,
         o_address as *mut Bf16,
+        lse_address as *mut f32,
         problem.kv_group,
         problem.seq,
         problem.dim,
@@ -63,8 +95,14 @@ pub fn launch(
     // elements the kernels read or write (heads·seq·dim of Q and O, heads / kv_group of that of K
     // and V; bf16 is u16's size); dim is one the kernel takes and kv_group divides heads
     // (Attention::new, ::grouped and ::any_dim checked them; the families' kernels take their
-    // problems' dims); the TMA kernels get the maps of Q, K and V.
-    unsafe { backend.launch_from(source.module(), kernel, problem, args, &[q, k, v, &*o]) }
+    // problems' dims); the TMA kernels get the maps of Q, K and V; lse is null or holds
+    // heads·seq floats.
+    unsafe {
+        match lse {
+            Some(lse) => backend.launch_from(source.module(), kernel, problem, args, &[q, k, v, &*o, &*lse]),
+            None => backend.launch_from(source.module(), kernel, problem, args, &[q, k, v, &*o]),
+        }
+    }
 }
 
 /// `values` times `gain` rounded to bf16: the values as f32 (what the reference gets: exactly what
@@ -216,7 +254,8 @@ impl FamilyDemo for AttentionDemo {
             x: seq as f64,
             // The inputs as f32 and as bf16, the read-back O and its poison; the reference rows.
             host_bytes: 3 * (4 + 2) * (len + GUARD as u64) + 2 * tensor + 16 * len.min(1 << 22),
-            device_bytes: 4 * tensor,
+            // Q, K, V and O; each row's lse.
+            device_bytes: 4 * tensor + 4 * (size.0[0] * seq + GUARD) as u64,
         })
     }
 
@@ -243,6 +282,8 @@ impl FamilyDemo for AttentionDemo {
             })
             .collect::<Result<Vec<_>>>()?;
         let outputs = Outputs::new(backend, len, GUARD, POISON, sets)?;
+        let rows = problem.heads as usize * problem.seq as usize;
+        let lse = Outputs::new(backend, rows, GUARD, f32::NAN, sets)?;
         Ok(Box::new(AttentionCase {
             backend,
             family: self.kernels_family(),
@@ -250,6 +291,7 @@ impl FamilyDemo for AttentionDemo {
             oracle,
             inputs,
             outputs,
+            lse,
         }))
     }
 
@@ -337,32 +379,41 @@ struct AttentionCase<'a> {
     oracle: AttentionOracle,
     inputs: Vec<[Buffer<u16>; 3]>,
     outputs: Outputs<u16>,
+    /// Each row's log-sum-exp, which every kernel writes where asked.
+    lse: Outputs<f32>,
 }
 
 impl Case for AttentionCase<'_> {
     fn launch(&mut self, kernel: usize, source: Source, set: usize) -> Result<()> {
         let [q, k, v] = &self.inputs[set];
-        launch(
+        launch_with_lse(
             self.backend,
             &self.family.kernels[kernel],
             source,
             &self.problem,
             (q, k, v),
-            self.outputs.get_mut(set),
+            (self.outputs.get_mut(set), self.lse.get_mut(set)),
         )
     }
 
     fn poison(&mut self) -> Result<()> {
-        self.outputs.poison(self.backend)
+        self.outputs.poison(self.backend)?;
+        self.lse.poison(self.backend)
     }
 
     fn check(&self, set: usize) -> std::result::Result<String, String> {
         let len = self.problem.len();
         let o = self.outputs.read(self.backend, set)?;
         let summary = self.oracle.check(&o[..len])?;
-        match o[len..].iter().position(|&bits| bits != POISON) {
-            None => Ok(summary),
-            Some(i) => Err(format!("wrote past the end of O, at index {}", len + i)),
+        if let Some(i) = o[len..].iter().position(|&bits| bits != POISON) {
+            return Err(format!("wrote past the end of O, at index {}", len + i));
+        }
+        let rows = self.problem.heads as usize * self.problem.seq as usize;
+        let lse = self.lse.read(self.backend, set)?;
+        let lse_summary = self.oracle.check_lse(&lse[..rows])?;
+        match lse[rows..].iter().position(|x| !x.is_nan()) {
+            None => Ok(format!("{summary}; {lse_summary}")),
+            Some(i) => Err(format!("wrote past the end of lse, at index {}", rows + i)),
         }
     }
 }

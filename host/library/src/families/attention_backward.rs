@@ -3,10 +3,12 @@
 //! against the f64 reference of [`super::attention_backward_oracle`]. A family per launch, every
 //! key and causal; a family's case runs its whole pass (the other launches' kernels fixed), so that
 //! each kernel is tested and timed under its own name. Where the `wgmma` launch cannot run (the
-//! emulator, sm_80, head dimensions other than 64 and 128), the statistics' and the finish's cases
-//! run `mma.sync`'s dK and dV launch between them: dK and dV checked against the reference, dQ
-//! against the zeros of its sums. The library to beat is PyTorch's
-//! `scaled_dot_product_attention` backward, timed by the Python bench.
+//! emulator, sm_80, head dimensions other than 64 and 128), the statistics', the delta's and the
+//! finish's cases run `mma.sync`'s dK and dV launch between them: dK and dV checked against the
+//! reference, dQ against the zeros of its sums. The saved-lse cases (the delta's, the saved first
+//! launch's) first run the forward (`mma.sync`, untimed, with the inputs' upload) to save each
+//! row's lse into `stats`. The library to beat is PyTorch's `scaled_dot_product_attention`
+//! backward, timed by the Python bench.
 
 use super::attention::{bf16_inputs, check_aligned};
 use super::attention_backward_oracle::{BackwardOracle, Inputs};
@@ -15,12 +17,13 @@ use super::{
     substream,
 };
 use kernels::Source;
-use kernels::attention::Attention;
 use kernels::attention::backward::{
-    AttentionBackward, FINISH_FAMILY, KEYS_CAUSAL_FAMILY, KEYS_FAMILY, QUERY_CAUSAL_FAMILY, QUERY_FAMILY,
-    STATISTICS_CAUSAL_FAMILY, STATISTICS_FAMILY, STATISTICS_WGMMA_CAUSAL_FAMILY, STATISTICS_WGMMA_FAMILY,
-    WGMMA_CAUSAL_FAMILY, WGMMA_FAMILY, finish, keys, query, statistics, statistics_wgmma, wgmma,
+    AttentionBackward, DELTA_FAMILY, FINISH_FAMILY, KEYS_CAUSAL_FAMILY, KEYS_FAMILY, QUERY_CAUSAL_FAMILY, QUERY_FAMILY,
+    QUERY_SAVED_CAUSAL_FAMILY, QUERY_SAVED_FAMILY, STATISTICS_CAUSAL_FAMILY, STATISTICS_FAMILY,
+    STATISTICS_WGMMA_CAUSAL_FAMILY, STATISTICS_WGMMA_FAMILY, WGMMA_CAUSAL_FAMILY, WGMMA_FAMILY, delta, finish, keys,
+    query, statistics, statistics_wgmma, wgmma,
 };
+use kernels::attention::{Attention, flash};
 use ptxkit::device::mma::Bf16;
 use ptxkit::{AnyFamily, Family, Kernel};
 use ptxkit_runtime::array::{Array, Buffer};
@@ -67,7 +70,8 @@ pub fn launch<B: Array<u16>, F: Array<f32>>(
     mut arrays: BackwardArrays<'_, B, F>,
 ) -> Result<()> {
     let causal = |kernel: &Kernel<AttentionBackward>| kernel.entry().ends_with("_causal");
-    let masked: Vec<_> = pass.iter().filter(|k| k.entry() != finish::KERNEL.entry()).collect();
+    let unmasked = [finish::KERNEL.entry(), delta::KERNEL.entry()];
+    let masked: Vec<_> = pass.iter().filter(|k| !unmasked.contains(&k.entry())).collect();
     if let Some(other) = masked.iter().find(|k| causal(k) != causal(masked[0])) {
         return Err(Error::InvalidInput {
             what: "kernels".into(),
@@ -107,21 +111,36 @@ pub fn wgmma_pass(causal: bool) -> [&'static Kernel<AttentionBackward>; 3] {
     }
 }
 
+/// The `wgmma` pass after a forward that saved each row's lse in `stats`: Δ with the sums
+/// zeroed, dK and dV with the sums of dQ, dQ.
+pub fn saved_lse_pass(causal: bool) -> [&'static Kernel<AttentionBackward>; 3] {
+    let [_, middle, finish] = wgmma_pass(causal);
+    [&delta::KERNEL, middle, finish]
+}
+
 /// The fastest pass `backend` runs for `problem`: the `wgmma` pass where it runs (sm_90a, head
-/// dimensions 64 and 128), else `mma.sync`'s two launches.
+/// dimensions 64 and 128; with `saved_lse`, the forward's lse already in `stats`, its first launch
+/// [`delta`]), else `mma.sync`'s two launches (with `saved_lse`, the first launch's saved form:
+/// no first pass over the keys).
 pub fn pass_for(
     backend: &Backend,
     problem: &AttentionBackward,
     causal: bool,
+    saved_lse: bool,
     source: Source,
 ) -> Vec<&'static Kernel<AttentionBackward>> {
     let wgmma = wgmma_pass(causal);
     if WGMMA_DIMS.contains(&problem.0.dim)
         && super::runs_here(backend, &wgmma[1].info("attention_backward_wgmma"), source)
     {
-        wgmma.to_vec()
+        if saved_lse { saved_lse_pass(causal) } else { wgmma }.to_vec()
     } else {
         let (first, second) = kernels_for(causal);
+        let first = match (saved_lse, causal) {
+            (false, _) => first,
+            (true, false) => &query::KERNEL_SAVED,
+            (true, true) => &query::KERNEL_SAVED_CAUSAL,
+        };
         vec![first, second]
     }
 }
@@ -207,6 +226,8 @@ pub fn launch_pass<B: Array<u16>, F: Array<f32>>(
 pub enum Stage {
     /// `mma.sync`'s first launch (dQ, lse, Δ).
     Query,
+    /// `mma.sync`'s first launch after a forward that saved each row's lse (dQ, Δ).
+    QuerySaved,
     /// `mma.sync`'s second launch (dK, dV).
     Keys,
     /// The `mma.sync` form of the `wgmma` pass's first launch (lse, Δ, the sums zeroed).
@@ -217,6 +238,9 @@ pub enum Stage {
     Wgmma,
     /// The `wgmma` pass's last launch (dQ from its sums).
     Finish,
+    /// The `wgmma` pass's first launch after a forward that saved each row's lse (Δ, the sums
+    /// zeroed).
+    Delta,
 }
 
 /// Which launch a family is, and its mask.
@@ -232,6 +256,14 @@ pub const ATTENTION_BACKWARD: BackwardDemo = BackwardDemo {
 pub const ATTENTION_BACKWARD_CAUSAL: BackwardDemo = BackwardDemo {
     causal: true,
     stage: Stage::Query,
+};
+pub const ATTENTION_BACKWARD_QUERY_SAVED: BackwardDemo = BackwardDemo {
+    causal: false,
+    stage: Stage::QuerySaved,
+};
+pub const ATTENTION_BACKWARD_QUERY_SAVED_CAUSAL: BackwardDemo = BackwardDemo {
+    causal: true,
+    stage: Stage::QuerySaved,
 };
 pub const ATTENTION_BACKWARD_KEYS: BackwardDemo = BackwardDemo {
     causal: false,
@@ -269,6 +301,10 @@ pub const ATTENTION_BACKWARD_FINISH: BackwardDemo = BackwardDemo {
     causal: false,
     stage: Stage::Finish,
 };
+pub const ATTENTION_BACKWARD_DELTA: BackwardDemo = BackwardDemo {
+    causal: false,
+    stage: Stage::Delta,
+};
 
 /// The first and second launch's kernels for a mask.
 pub fn kernels_for(causal: bool) -> (&'static Kernel<AttentionBackward>, &'static Kernel<AttentionBackward>) {
@@ -287,6 +323,8 @@ impl BackwardDemo {
         match (self.stage, self.causal) {
             (Stage::Query, false) => &QUERY_FAMILY,
             (Stage::Query, true) => &QUERY_CAUSAL_FAMILY,
+            (Stage::QuerySaved, false) => &QUERY_SAVED_FAMILY,
+            (Stage::QuerySaved, true) => &QUERY_SAVED_CAUSAL_FAMILY,
             (Stage::Keys, false) => &KEYS_FAMILY,
             (Stage::Keys, true) => &KEYS_CAUSAL_FAMILY,
             (Stage::Statistics, false) => &STATISTICS_FAMILY,
@@ -296,6 +334,7 @@ impl BackwardDemo {
             (Stage::Wgmma, false) => &WGMMA_FAMILY,
             (Stage::Wgmma, true) => &WGMMA_CAUSAL_FAMILY,
             (Stage::Finish, _) => &FINISH_FAMILY,
+            (Stage::Delta, _) => &DELTA_FAMILY,
         }
     }
 }
@@ -377,6 +416,12 @@ impl FamilyDemo for BackwardDemo {
             .collect::<Result<Vec<_>>>()?;
         let wgmma_here = WGMMA_DIMS.contains(&problem.0.dim)
             && super::runs_here(backend, &wgmma::KERNEL.info("attention_backward_wgmma"), Source::Rust);
+        // The forward's O, which only the saved-lse stages' forward writes (its lse is what counts).
+        let forward_o = if matches!(self.stage, Stage::Delta | Stage::QuerySaved) {
+            Some(Buffer::upload(backend, &vec![0u16; len])?)
+        } else {
+            None
+        };
         Ok(Box::new(BackwardCase {
             backend,
             causal: self.causal,
@@ -388,6 +433,7 @@ impl FamilyDemo for BackwardDemo {
             inputs: buffers,
             gradients,
             stats: Outputs::new(backend, problem.stats_len(), GUARD, f32::NAN, sets)?,
+            forward_o,
         }))
     }
 
@@ -398,6 +444,12 @@ impl FamilyDemo for BackwardDemo {
             }
             (Stage::Query, true) => {
                 "attention's backward with the causal mask, first launch (dQ), with the second (dK, dV)"
+            }
+            (Stage::QuerySaved, false) => {
+                "attention's backward after a forward that saved each row's lse (run first, untimed): the first launch without its pass over the keys for the lse (dQ, Δ), with the second for dK and dV; mma.sync"
+            }
+            (Stage::QuerySaved, true) => {
+                "attention's backward with the causal mask after a forward that saved each row's lse, first launch (dQ, Δ), with the second"
             }
             (Stage::Keys, false) => {
                 "attention's backward, second launch (dK and dV from the rows' lse and Δ), after the first"
@@ -423,6 +475,9 @@ impl FamilyDemo for BackwardDemo {
             }
             (Stage::Finish, _) => {
                 "attention's backward on wgmma, last launch: dQ from its f32 sums, after the other two"
+            }
+            (Stage::Delta, _) => {
+                "attention's backward on wgmma after a forward that saved each row's lse (run first, untimed): Δ and the sums zeroed, with the other two"
             }
         };
         Cli {
@@ -493,6 +548,9 @@ struct BackwardCase<'a> {
     /// dQ, dK, dV.
     gradients: Vec<Outputs<u16>>,
     stats: Outputs<f32>,
+    /// [`Stage::Delta`]'s and [`Stage::QuerySaved`]'s: the O its forward writes while saving each
+    /// row's lse into `stats`.
+    forward_o: Option<Buffer<u16>>,
 }
 
 impl Case for BackwardCase<'_> {
@@ -510,11 +568,12 @@ impl Case for BackwardCase<'_> {
         };
         let chosen = &self.family.kernels[kernel];
         let pass = match self.stage {
-            Stage::Query => [chosen, second].to_vec(),
+            Stage::Query | Stage::QuerySaved => [chosen, second].to_vec(),
             Stage::Keys => [first, chosen].to_vec(),
             Stage::Statistics | Stage::StatisticsWgmma => [chosen, middle, finish].to_vec(),
             Stage::Wgmma => [statistics, chosen, finish].to_vec(),
             Stage::Finish => [statistics, middle, chosen].to_vec(),
+            Stage::Delta => [chosen, middle, finish].to_vec(),
         };
         let [dq, dk, dv] = &mut self.gradients[..] else {
             unreachable!("three gradients")
@@ -538,7 +597,34 @@ impl Case for BackwardCase<'_> {
         for gradient in &mut self.gradients {
             gradient.poison(self.backend)?;
         }
-        self.stats.poison(self.backend)
+        self.stats.poison(self.backend)?;
+        if let Some(o) = &mut self.forward_o {
+            // The forward (mma.sync, any head dimension) saves each row's lse into the stats,
+            // as a training step's forward would before this pass: untimed, as the inputs are.
+            let forward = Attention::any_dim(
+                self.problem.0.heads as usize,
+                1,
+                self.problem.0.seq as usize,
+                self.problem.0.dim as usize,
+            )?;
+            let kernel = if self.causal {
+                &flash::KERNEL_ANY_DIM_CAUSAL
+            } else {
+                &flash::KERNEL_ANY_DIM
+            };
+            for set in 0..self.inputs.len() {
+                let inputs = &self.inputs[set];
+                super::attention::launch_with_lse(
+                    self.backend,
+                    kernel,
+                    Source::Rust,
+                    &forward,
+                    (&inputs[0], &inputs[1], &inputs[2]),
+                    (&mut *o, self.stats.get_mut(set)),
+                )?;
+            }
+        }
+        Ok(())
     }
 
     fn check(&self, set: usize) -> std::result::Result<String, String> {
@@ -550,7 +636,7 @@ impl Case for BackwardCase<'_> {
                 return Err(format!("wrote past the end of {name}, at index {}", len + i));
             }
         }
-        let mma_between = matches!(self.stage, Stage::Statistics | Stage::Finish) && !self.wgmma_here;
+        let mma_between = matches!(self.stage, Stage::Statistics | Stage::Finish | Stage::Delta) && !self.wgmma_here;
         if !mma_between {
             return self.oracle.check(&dq[..len], &dk[..len], &dv[..len]);
         }

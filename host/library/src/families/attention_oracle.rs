@@ -113,13 +113,17 @@ impl Geometry {
 }
 
 /// One query row's reference, per column: the output (NaN or an infinity where it must be
-/// that), its allowed error, and whether it may be non-finite instead (see the module).
+/// that), its allowed error, and whether it may be non-finite instead (see the module); and the
+/// row's log-sum-exp in log2 units of the scaled scores with its bound (NaN where the row is NaN:
+/// then any non-finite value).
 struct Row {
     head: usize,
     row: usize,
     expected: Vec<f64>,
     bound: Vec<f64>,
     may_be_non_finite: Vec<bool>,
+    lse: f64,
+    lse_bound: f64,
 }
 
 /// The reference rows of one problem: every row for small problems, a sample (with each head's
@@ -174,6 +178,34 @@ impl AttentionOracle {
         }
     }
 
+    /// Checks `lse` (`[heads][queries]`, log2 units of the scaled scores, as the forward kernels
+    /// write it): a summary, or the first row outside its bound.
+    pub fn check_lse(&self, lse: &[f32]) -> Result<String, String> {
+        let seq = self.geometry.queries;
+        let mut worst = 0.0f64;
+        for row in &self.rows {
+            let got = lse[row.head * seq + row.row] as f64;
+            let (head, at) = (row.head, row.row);
+            if row.lse.is_nan() {
+                if got.is_finite() {
+                    return Err(format!(
+                        "lse[head {head}][row {at}] = {got}, expected a non-finite value (a NaN row)"
+                    ));
+                }
+                continue;
+            }
+            let error = (got - row.lse).abs();
+            if error.is_nan() || error > row.lse_bound {
+                return Err(format!(
+                    "lse[head {head}][row {at}] = {got}, expected {} (error {error:.3e} > bound {:.3e})",
+                    row.lse, row.lse_bound
+                ));
+            }
+            worst = worst.max(error / row.lse_bound);
+        }
+        Ok(format!("lse within its bound (worst at {:.0} %)", 100.0 * worst))
+    }
+
     /// Checks `o` (bf16 bits, `[heads][queries][dim]`): a summary, or the first element outside
     /// its bound.
     pub fn check(&self, o: &[u16]) -> Result<String, String> {
@@ -195,6 +227,7 @@ impl AttentionOracle {
             expected,
             bound,
             may_be_non_finite,
+            ..
         } in &self.rows
         {
             let at = (head * seq + row) * dim;
@@ -234,7 +267,7 @@ impl AttentionOracle {
     }
 }
 
-/// Row `row` of head `head`: the f64 output and its bound (see the module).
+/// Row `row` of head `head`: the f64 output, its log-sum-exp and their bounds (see the module).
 fn reference_row(geometry: Geometry, (q, k, v): (&[f32], &[f32], &[f32]), head: usize, row: usize) -> Row {
     let (seq, dim) = (geometry.keys, geometry.dim);
     let base = geometry.key_base(head);
@@ -262,6 +295,8 @@ fn reference_row(geometry: Geometry, (q, k, v): (&[f32], &[f32], &[f32]), head: 
             expected: vec![f64::NAN; dim],
             bound: vec![0.0; dim],
             may_be_non_finite: vec![false; dim],
+            lse: f64::NAN,
+            lse_bound: 0.0,
         };
     }
     let p: Vec<f64> = scores.iter().map(|s| (s - max).exp()).collect();
@@ -275,6 +310,12 @@ fn reference_row(geometry: Geometry, (q, k, v): (&[f32], &[f32], &[f32]), head: 
         0.0
     };
     let relative = 2.0 * epsilon_p + 2.0 * epsilon_w + U_BF16 + sums;
+    // The kernels' lse: the largest scaled score's rounding, log2 of the f32 sum (whose relative
+    // error is that of the p_j and of the sums) by `lg2.approx`, and the addition's rounding.
+    let lse = (max + l.ln()) * std::f64::consts::LOG2_E;
+    let lse_bound = std::f64::consts::LOG2_E * (epsilon_p + sums)
+        + (1.0 + l.log2().abs()) / (1u64 << 22) as f64
+        + 4.0 * U * (lse.abs() + (keys as f64).log2() + 1.0);
     // A masked key of the tile a kernel reads meets its weight, zero, in the product; and the
     // kernels sum the weights e^(s − running max) ≤ 1 times V before dividing by their sum, which
     // overflows f32 where the attended finite |V| add up past its largest value (PyTorch's math
@@ -317,6 +358,8 @@ fn reference_row(geometry: Geometry, (q, k, v): (&[f32], &[f32], &[f32]), head: 
         expected,
         bound,
         may_be_non_finite,
+        lse,
+        lse_bound,
     }
 }
 
@@ -363,6 +406,41 @@ mod tests {
         let mut unwritten = rounded(&oracle);
         unwritten[100] = 0x7fc0;
         assert!(oracle.check(&unwritten).unwrap_err().contains("NaN"));
+    }
+
+    #[test]
+    fn the_lse_check_accepts_the_reference_in_f32_and_rejects_the_other_mask_a_natural_log_or_a_slip() {
+        use rand::Rng;
+        let problem = Attention::new(2, 9, 64).unwrap();
+        let mut rng = StdRng::seed_from_u64(6);
+        let mut values = |gain: f32| -> Vec<f32> {
+            (0..problem.len())
+                .map(|_| Bf16::from_f32(gain * rng.random_range(-1.0..1.0f32)).to_f32())
+                .collect()
+        };
+        let (q, k, v) = (values(4.0), values(1.0), values(1.0));
+        let lse_of = |oracle: &AttentionOracle| -> Vec<f32> {
+            let mut lse = vec![f32::NAN; 2 * 9];
+            for row in &oracle.rows {
+                lse[row.head * 9 + row.row] = row.lse as f32;
+            }
+            lse
+        };
+        let oracle = AttentionOracle::new(Geometry::of_attention(problem, true), (&q, &k, &v), 1);
+        let lse = lse_of(&oracle);
+        oracle.check_lse(&lse).unwrap();
+        // Every key instead of the causal mask moves all rows but the last.
+        let other = AttentionOracle::new(Geometry::of_attention(problem, false), (&q, &k, &v), 1);
+        assert!(oracle.check_lse(&lse_of(&other)).is_err());
+        // Natural-log units, or a slip of 2^-12 in one row, or a row never written.
+        let natural: Vec<f32> = lse.iter().map(|x| x * std::f32::consts::LN_2).collect();
+        assert!(oracle.check_lse(&natural).is_err());
+        let mut slipped = lse.clone();
+        slipped[3] += 1.0 / 4096.0;
+        assert!(oracle.check_lse(&slipped).unwrap_err().contains("row 3"));
+        let mut unwritten = lse;
+        unwritten[10] = f32::NAN;
+        assert!(oracle.check_lse(&unwritten).is_err());
     }
 
     /// A NaN in one query makes that row NaN and no other; an infinity in V is that column's

@@ -27,6 +27,10 @@ pub fn block_dim() -> Dim3 {
     current().block_dim
 }
 
+pub fn indices_again() -> (Dim3, Dim3, Dim3) {
+    (thread_idx(), block_idx(), grid_dim())
+}
+
 pub fn grid_dim() -> Dim3 {
     current().grid_dim
 }

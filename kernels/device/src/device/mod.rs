@@ -65,6 +65,15 @@ pub fn block_idx() -> Dim3 {
     backend::block_idx()
 }
 
+/// [`thread_idx`], [`block_idx`] and [`grid_dim`] read again, by reads the compiler may not merge
+/// with earlier ones nor move: what a kernel derives from them after a long loop is computed
+/// there rather than held in registers through the loop (for kernels at their register limit).
+/// (x and y so; z as the plain reads. On the emulator: the plain reads.)
+#[inline(always)]
+pub fn indices_again() -> (Dim3, Dim3, Dim3) {
+    backend::indices_again()
+}
+
 /// `blockDim`: threads per block.
 #[inline(always)]
 pub fn block_dim() -> Dim3 {

@@ -19,6 +19,31 @@ pub fn block_idx() -> Dim3 {
 }
 
 #[inline(always)]
+pub fn indices_again() -> (Dim3, Dim3, Dim3) {
+    let (tx, ty, bx, by, gx, gy): (u32, u32, u32, u32, u32, u32);
+    // SAFETY: reads of special registers; not `pure`, so that LLVM keeps them where written.
+    unsafe {
+        asm!(
+            "mov.u32 {0}, %tid.x;",
+            "mov.u32 {1}, %tid.y;",
+            "mov.u32 {2}, %ctaid.x;",
+            "mov.u32 {3}, %ctaid.y;",
+            "mov.u32 {4}, %nctaid.x;",
+            "mov.u32 {5}, %nctaid.y;",
+            out(reg32) tx,
+            out(reg32) ty,
+            out(reg32) bx,
+            out(reg32) by,
+            out(reg32) gx,
+            out(reg32) gy,
+            options(nomem, nostack)
+        )
+    };
+    let (t, b, g) = (thread_idx(), block_idx(), grid_dim());
+    (Dim3::new(tx, ty, t.z), Dim3::new(bx, by, b.z), Dim3::new(gx, gy, g.z))
+}
+
+#[inline(always)]
 pub fn block_dim() -> Dim3 {
     // SAFETY: as above.
     unsafe { Dim3::new(_block_dim_x(), _block_dim_y(), _block_dim_z()) }

@@ -7,6 +7,8 @@
 //! * [`keys`]: a block per 64 keys of one KV head, over every query row of the query heads that
 //!   share it: dV = Pᵀ·dO and dK = dSᵀ·Q/√d, from the rows' lse and Δ.
 //!
+//! Where the forward saved each row's lse in `stats`, [`query`]'s saved form skips the first pass.
+//!
 //! On sm_90a the pass is three launches on `wgmma` instead, FlashAttention-3's formulation:
 //!
 //! * [`statistics_wgmma`]: each row's lse from a pass over the keys with the forward's first
@@ -16,12 +18,17 @@
 //!   added into the sums (`red.global.add`), so the scores are computed once;
 //! * [`finish`]: dQ from the sums.
 //!
+//! Where the forward saved each row's lse (its kernels' `lse` output, written into `stats` ahead
+//! of the pass), [`delta`] takes the statistics' place: Δ and the sums zeroed, no score
+//! recomputed.
+//!
 //! Q, dO and dQ are `[heads][seq][dim]`, K, V, dK and dV `[heads / kv_group][seq][dim]`, and
 //! `stats` [`AttentionBackward::stats_len`] floats: the lse of each query row (log2 units of the
 //! scaled scores, as the forward kernels keep them), then its Δ, then (from [`sums_at`]) the
 //! `wgmma` launches' f32 sums of dQ, `[heads][seq][dim]`. The causal mask is the forward's.
 //! The two-launch pass is `mma.sync` throughout (sm_80 and later, and the emulator).
 
+pub mod delta;
 pub mod finish;
 pub mod keys;
 pub mod query;
@@ -77,6 +84,14 @@ pub const QUERY_FAMILY: Family<AttentionBackward> = Family::new("attention_backw
 pub const QUERY_CAUSAL_FAMILY: Family<AttentionBackward> =
     Family::new("attention_backward_causal", &[query::KERNEL_CAUSAL]);
 
+/// [`QUERY_FAMILY`] after a forward that saved each row's lse in `stats`: dQ and each row's Δ.
+pub const QUERY_SAVED_FAMILY: Family<AttentionBackward> =
+    Family::new("attention_backward_query_saved", &[query::KERNEL_SAVED]);
+
+/// [`QUERY_SAVED_FAMILY`] with the causal mask.
+pub const QUERY_SAVED_CAUSAL_FAMILY: Family<AttentionBackward> =
+    Family::new("attention_backward_query_saved_causal", &[query::KERNEL_SAVED_CAUSAL]);
+
 /// The second launch: dK and dV.
 pub const KEYS_FAMILY: Family<AttentionBackward> = Family::new("attention_backward_keys", &[keys::KERNEL]);
 
@@ -109,6 +124,10 @@ pub const WGMMA_FAMILY: Family<AttentionBackward> = Family::new("attention_backw
 /// [`WGMMA_FAMILY`] with the causal mask.
 pub const WGMMA_CAUSAL_FAMILY: Family<AttentionBackward> =
     Family::new("attention_backward_wgmma_causal", &[wgmma::KERNEL_CAUSAL]);
+
+/// The `wgmma` pass's first launch after a forward that saved each row's lse in `stats`: Δ, the
+/// sums of dQ zeroed (any head dimension).
+pub const DELTA_FAMILY: Family<AttentionBackward> = Family::new("attention_backward_delta", &[delta::KERNEL]);
 
 /// The `wgmma` pass's last launch: dQ from its sums.
 pub const FINISH_FAMILY: Family<AttentionBackward> = Family::new("attention_backward_finish", &[finish::KERNEL]);

@@ -61,16 +61,28 @@ fn masked<const CAUSAL: bool>(key: u32, row: u32, seq: u32) -> bool {
 #[inline(always)]
 pub(crate) unsafe fn run<const D: u32, const CAUSAL: bool>(arrays: Arrays, kv_group: u32, seq: u32, dim: u32) {
     // SAFETY: forwarded.
-    unsafe { run_with::<D, CAUSAL, true>(arrays, kv_group, seq, dim) }
+    unsafe { run_with::<D, CAUSAL, true, false>(arrays, kv_group, seq, dim) }
+}
+
+/// [`run`] with each row's lse read from `stats`, where the forward saved it.
+///
+/// # Safety
+/// As [`run`]; the first heads·seq floats of `stats` hold the rows' lse.
+#[inline(always)]
+unsafe fn run_saved<const D: u32, const CAUSAL: bool>(arrays: Arrays, kv_group: u32, seq: u32, dim: u32) {
+    // SAFETY: forwarded.
+    unsafe { run_with::<D, CAUSAL, true, true>(arrays, kv_group, seq, dim) }
 }
 
 /// [`run`], or with `DQ` false [`super::statistics`]: the rows' lse and Δ, and their sums of dQ
-/// zeroed in place of dQ.
+/// zeroed in place of dQ; with `SAVED` (and `DQ`) the rows' lse read from `stats` instead of
+/// computed by the first pass.
 ///
 /// # Safety
-/// As [`run`]; without `DQ`, `stats` holds [`super::AttentionBackward::stats_len`] floats.
+/// As [`run`]; without `DQ`, `stats` holds [`super::AttentionBackward::stats_len`] floats; with
+/// `SAVED`, its first heads·seq floats hold the rows' lse.
 #[inline(always)]
-pub(crate) unsafe fn run_with<const D: u32, const CAUSAL: bool, const DQ: bool>(
+pub(crate) unsafe fn run_with<const D: u32, const CAUSAL: bool, const DQ: bool, const SAVED: bool>(
     arrays: Arrays,
     kv_group: u32,
     seq: u32,
@@ -98,7 +110,9 @@ pub(crate) unsafe fn run_with<const D: u32, const CAUSAL: bool, const DQ: bool>(
     unsafe {
         stage::<D>(&tiles, (q, dim), seq, first, 0);
         stage::<D>(&tiles, (d_o, dim), seq, first, DO_ROWS);
-        stage::<D>(&tiles, (k, dim), seq, 0, K_ROWS);
+        if !SAVED {
+            stage::<D>(&tiles, (k, dim), seq, 0, K_ROWS);
+        }
     }
     async_copy_commit();
     // Δ of row first + tid / 2: two threads a row, half the (staged) columns each.
@@ -135,69 +149,88 @@ pub(crate) unsafe fn run_with<const D: u32, const CAUSAL: bool, const DQ: bool>(
     let mut fdo = [[0u32; 4]; (super::MAX_DIM / 16) as usize];
     let (scale, plain_scale) = scales::<D>(dim);
     let my_row0 = first + 16 * warp + group;
-    // Pass 1: each row's maximum and sum, so its lse.
-    let mut max = [f32::NEG_INFINITY; 2];
-    let mut sum = [0.0f32; 2];
-    for t in 0..tiles_n {
-        let slot = t % 2;
-        if t + 1 < tiles_n {
-            // SAFETY: as above; the other slot was released by the barrier ending tile t - 1.
-            unsafe { stage::<D>(&tiles, (k, dim), seq, (t + 1) * TILE, K_ROWS + (1 - slot) * TILE) };
-            async_copy_commit();
-            async_copy_wait::<1>();
-        } else {
-            async_copy_wait::<0>();
-        }
-        sync_threads();
-        if t == 0 {
-            // SAFETY (ldmatrix): Q's and dO's staged rows.
-            unsafe {
-                fq = fragments::<D>(&tiles, 16 * warp);
-                fdo = fragments::<D>(&tiles, DO_ROWS + 16 * warp);
-            }
-        }
-        for half in 0..2 {
-            let key0 = t * TILE + 32 * half;
-            // SAFETY: K's slot rows.
-            let mut s = unsafe { products::<D>(&tiles, fq, K_ROWS + slot * TILE + 32 * half) };
-            let mut tile_max = [f32::NEG_INFINITY; 2];
-            unrolled::<4>(|j| {
-                unrolled::<4>(|r| {
-                    let key = key0 + 8 * j + 2 * member + r % 2;
-                    let x = &mut s[j as usize][r as usize];
-                    *x = if masked::<CAUSAL>(key, my_row0 + 8 * (r / 2), seq) {
-                        f32::NEG_INFINITY
-                    } else {
-                        *x * scale
-                    };
-                    tile_max[(r / 2) as usize] = tile_max[(r / 2) as usize].max(*x);
-                });
-            });
-            unrolled::<2>(|h| {
-                let h = h as usize;
-                let m = tile_max[h].max(shfl_xor(tile_max[h], 1));
-                let m = m.max(shfl_xor(m, 2)).max(max[h]);
-                let base = if m == f32::NEG_INFINITY { 0.0 } else { m };
-                sum[h] *= exp2(max[h] - base);
-                max[h] = m;
-                unrolled::<4>(|j| {
-                    sum[h] += exp2(s[j as usize][2 * h] - base) + exp2(s[j as usize][2 * h + 1] - base);
-                });
-            });
-        }
-        sync_threads();
-    }
     let mut lse = [0.0f32; 2];
-    unrolled::<2>(|h| {
-        let total = sum[h as usize] + shfl_xor(sum[h as usize], 1);
-        let total = total + shfl_xor(total, 2);
-        lse[h as usize] = max[h as usize] + log2(total);
-        let row = my_row0 + 8 * h;
-        if member == 0 && row < seq {
-            // SAFETY: the row's lse inside `stats`.
-            unsafe { global_store(arrays.stats.add((head * seq + row) as usize), lse[h as usize]) };
+    if SAVED {
+        unrolled::<2>(|h| {
+            let row = my_row0 + 8 * h;
+            if row < seq {
+                // SAFETY: the row's lse inside `stats` (the kernel's contract).
+                lse[h as usize] = unsafe { arrays.stats.add((head * seq + row) as usize).read() };
+            }
+        });
+        // Q's and dO's tiles landed (their group is the only one), and every row's Δ in `delta`,
+        // before either is read.
+        async_copy_wait::<0>();
+        sync_threads();
+        // SAFETY (ldmatrix): Q's and dO's staged rows.
+        unsafe {
+            fq = fragments::<D>(&tiles, 16 * warp);
+            fdo = fragments::<D>(&tiles, DO_ROWS + 16 * warp);
         }
-    });
+    } else {
+        // Pass 1: each row's maximum and sum, so its lse.
+        let mut max = [f32::NEG_INFINITY; 2];
+        let mut sum = [0.0f32; 2];
+        for t in 0..tiles_n {
+            let slot = t % 2;
+            if t + 1 < tiles_n {
+                // SAFETY: as above; the other slot was released by the barrier ending tile t - 1.
+                unsafe { stage::<D>(&tiles, (k, dim), seq, (t + 1) * TILE, K_ROWS + (1 - slot) * TILE) };
+                async_copy_commit();
+                async_copy_wait::<1>();
+            } else {
+                async_copy_wait::<0>();
+            }
+            sync_threads();
+            if t == 0 {
+                // SAFETY (ldmatrix): Q's and dO's staged rows.
+                unsafe {
+                    fq = fragments::<D>(&tiles, 16 * warp);
+                    fdo = fragments::<D>(&tiles, DO_ROWS + 16 * warp);
+                }
+            }
+            for half in 0..2 {
+                let key0 = t * TILE + 32 * half;
+                // SAFETY: K's slot rows.
+                let mut s = unsafe { products::<D>(&tiles, fq, K_ROWS + slot * TILE + 32 * half) };
+                let mut tile_max = [f32::NEG_INFINITY; 2];
+                unrolled::<4>(|j| {
+                    unrolled::<4>(|r| {
+                        let key = key0 + 8 * j + 2 * member + r % 2;
+                        let x = &mut s[j as usize][r as usize];
+                        *x = if masked::<CAUSAL>(key, my_row0 + 8 * (r / 2), seq) {
+                            f32::NEG_INFINITY
+                        } else {
+                            *x * scale
+                        };
+                        tile_max[(r / 2) as usize] = tile_max[(r / 2) as usize].max(*x);
+                    });
+                });
+                unrolled::<2>(|h| {
+                    let h = h as usize;
+                    let m = tile_max[h].max(shfl_xor(tile_max[h], 1));
+                    let m = m.max(shfl_xor(m, 2)).max(max[h]);
+                    let base = if m == f32::NEG_INFINITY { 0.0 } else { m };
+                    sum[h] *= exp2(max[h] - base);
+                    max[h] = m;
+                    unrolled::<4>(|j| {
+                        sum[h] += exp2(s[j as usize][2 * h] - base) + exp2(s[j as usize][2 * h + 1] - base);
+                    });
+                });
+            }
+            sync_threads();
+        }
+        unrolled::<2>(|h| {
+            let total = sum[h as usize] + shfl_xor(sum[h as usize], 1);
+            let total = total + shfl_xor(total, 2);
+            lse[h as usize] = max[h as usize] + log2(total);
+            let row = my_row0 + 8 * h;
+            if member == 0 && row < seq {
+                // SAFETY: the row's lse inside `stats`.
+                unsafe { global_store(arrays.stats.add((head * seq + row) as usize), lse[h as usize]) };
+            }
+        });
+    }
     if !DQ {
         // The block's rows of the sums of dQ, zeroed for the `wgmma` launch's additions.
         let rows = ROWS.min(seq - first);
@@ -291,6 +324,15 @@ super::backward_entries!(
     attention_backward_query_causal
 );
 
+super::backward_entries!(
+    run_saved,
+    /// Attention's backward, first launch after a forward that saved each row's lse: dQ and each
+    /// row's Δ.
+    attention_backward_query_saved,
+    /// As `attention_backward_query_saved`, with the causal mask.
+    attention_backward_query_saved_causal
+);
+
 /// One block per 64 query rows of each head.
 fn grid(p: &AttentionBackward, _: Occupancy) -> Dim3 {
     Dim3::xy(p.0.seq.div_ceil(ROWS), p.0.heads)
@@ -307,5 +349,17 @@ pub const KERNEL: Kernel<AttentionBackward> = Kernel {
 /// As [`KERNEL`], with the causal mask.
 pub const KERNEL_CAUSAL: Kernel<AttentionBackward> = Kernel {
     code: attention_backward_query_causal,
+    ..KERNEL
+};
+
+/// As [`KERNEL`], each row's lse read from `stats` (saved there by the forward).
+pub const KERNEL_SAVED: Kernel<AttentionBackward> = Kernel {
+    code: attention_backward_query_saved,
+    ..KERNEL
+};
+
+/// As [`KERNEL_SAVED`], with the causal mask.
+pub const KERNEL_SAVED_CAUSAL: Kernel<AttentionBackward> = Kernel {
+    code: attention_backward_query_saved_causal,
     ..KERNEL
 };

@@ -15,7 +15,7 @@ use ptxkit::{Dim3, Kernel, Occupancy, SharedMemory};
 #[inline(always)]
 unsafe fn run<const D: u32, const CAUSAL: bool>(arrays: super::Arrays, kv_group: u32, seq: u32, dim: u32) {
     // SAFETY: forwarded.
-    unsafe { run_with::<D, CAUSAL, false>(arrays, kv_group, seq, dim) }
+    unsafe { run_with::<D, CAUSAL, false, false>(arrays, kv_group, seq, dim) }
 }
 
 super::backward_entries!(

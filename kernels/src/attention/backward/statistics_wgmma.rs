@@ -132,16 +132,8 @@ mod body {
             // Every warpgroup is done with this slot before the next tile's copies refill it.
             sync_threads();
         }
-        let lse = running.lse(log2_scale(D));
-        if tid % 4 == 0 {
-            unrolled_to(2, |h| {
-                let row = rows[h as usize];
-                if row < seq {
-                    // SAFETY: the row's lse inside `stats`.
-                    unsafe { global_store(arrays.stats.add((head * seq + row) as usize), lse[h as usize]) };
-                }
-            });
-        }
+        // SAFETY: the rows' lse inside `stats` (its first heads·seq floats).
+        unsafe { running.store_lse(arrays.stats, log2_scale(D), seq, rows) };
     }
 }
 
