@@ -1002,7 +1002,10 @@ def _matmul_fp8_impl(
             f"({m}, {blocks}) and ({blocks}, {column_blocks}) (block scales: a's per row and block of 128 of k, b's "
             "per block of 128 of k and of 128 columns)"
         )
-    named = [kind for kind in kinds if variant in _native.variants(kind[1]) or f"{kind[1]}_{variant}" in _native.variants(kind[1])]
+    # `auto` names no kernel: the first kind; a name is looked up once a kind.
+    named = []
+    if variant != "auto":
+        named = [kind for kind in kinds if {variant, f"{kind[1]}_{variant}"} & set(_native.variants(kind[1]))]
     scaling = (named or kinds)[0][0]
     if scaling == "tensor_rows":
         scaling = "row_promoted"
