@@ -211,6 +211,58 @@ def attentions():
         del inputs
 
 
+# The backward families by mask: each family's bench case times a whole pass (its own launch with
+# the others of its pass), so SDPA's backward is every one's library baseline.
+BACKWARD_FAMILIES = {
+    False: [
+        "attention_backward",
+        "attention_backward_query_saved",
+        "attention_backward_keys",
+        "attention_backward_statistics",
+        "attention_backward_statistics_wgmma",
+        "attention_backward_wgmma",
+        "attention_backward_delta",
+        "attention_backward_finish",
+    ],
+    True: [
+        "attention_backward_causal",
+        "attention_backward_query_saved_causal",
+        "attention_backward_keys_causal",
+        "attention_backward_statistics_causal",
+        "attention_backward_statistics_wgmma_causal",
+        "attention_backward_wgmma_causal",
+    ],
+}
+
+
+def attention_backwards():
+    """`scaled_dot_product_attention`'s backward in bf16 (dQ, dK and dV from a kept graph by
+    `torch.autograd.grad`) at the backward families' bench sizes (heads = batch × heads, seq, dim),
+    with and without the causal mask; TFLOP/s by FlashAttention's count, 2.5× the forward's (causal
+    half), and bytes as the Rust side counts them (eight bf16 tensors)."""
+    for heads, seq, dim in [(128, 4096, 128), (32, 8192, 128), (256, 2048, 64)]:
+        shape = (heads // 16, 16, seq, dim)
+        tensor = 2 * heads * seq * dim
+        sets = input_sets(5 * tensor)
+        for causal in (False, True):
+            inputs = []
+            for _ in range(sets):
+                q, k, v = (
+                    torch.randn(shape, device="cuda", dtype=torch.bfloat16, requires_grad=True) for _ in range(3)
+                )
+                o = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+                inputs.append((o, (q, k, v), torch.randn_like(o)))
+            ms = median_ms(
+                lambda i: torch.autograd.grad(inputs[i][0], inputs[i][1], inputs[i][2], retain_graph=True), sets
+            )
+            flops = 2.5 * 4 * heads * seq * seq * dim / (2 if causal else 1)
+            for family in BACKWARD_FAMILIES[causal]:
+                c = case(family, "torch_sdpa_backward", f"{heads}x{seq}x{dim}", seq, 8 * tensor, flops, ms, sets)
+                c.update(bound="compute", rate=flops / (ms * 1e-3) / 1e12)
+                yield c
+            del inputs
+
+
 # Each generator with the families it times, so that BENCH_FAMILIES (as the Rust benches read it)
 # limits the anchors too.
 GENERATORS = [
@@ -224,6 +276,7 @@ GENERATORS = [
     (softmaxes, {"softmax"}),
     (row_reductions, {"row_sum", "row_max"}),
     (attentions, {"attention", "attention_causal"}),
+    (attention_backwards, set(BACKWARD_FAMILIES[False] + BACKWARD_FAMILIES[True])),
 ]
 
 
