@@ -1173,9 +1173,9 @@ def _attention_backward_impl(
     o, grad = _ready("o", o, torch.bfloat16), _ready("grad", grad, torch.bfloat16)
     dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
     if q.numel() and k.numel():
-        # Each row's lse and Δ (at a multiple of four floats), then the wgmma pass's f32 sums of dQ.
+        # Each row's lse and Δ, then the wgmma pass's f32 sums of dQ.
         rows = q.shape[0] * q.shape[1] * q.shape[2]
-        stats = q.new_empty(-(-2 * rows // 4) * 4 + q.numel(), dtype=torch.float32)
+        stats = q.new_empty(_backward_stats_len(tuple(q.shape)), dtype=torch.float32)
         saved = lse.numel() == rows
         if saved:
             stats[:rows].copy_(lse.reshape(-1))
@@ -1186,6 +1186,11 @@ def _attention_backward_impl(
         for gradient in (dq, dk, dv):
             gradient.zero_()
     return dq, dk, dv
+
+
+@functools.lru_cache(maxsize=1024)
+def _backward_stats_len(q_shape):
+    return _native.attention_backward_stats_len(q_shape)
 
 
 _attention_backward = _Operator("attention_backward", _attention_backward_impl)

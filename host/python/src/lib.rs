@@ -525,6 +525,16 @@ fn decode_problem(
     kernels::attention::Decode::new((batch, heads, heads_kv), queries, keys, dim, causal, warps).map_err(size_error)
 }
 
+/// Floats of `stats` that [`attention_backward`] takes for q of shape `q_shape` `(batch, heads,
+/// seq, dim)`: each row's lse and Δ, then the f32 sums of dQ.
+#[pyfunction]
+fn attention_backward_stats_len(q_shape: [usize; 4]) -> PyResult<usize> {
+    let [batch, heads, seq, dim] = q_shape;
+    let forward = kernels::attention::Attention::any_dim(batch * heads, 1, seq, dim).map_err(size_error)?;
+    let problem = kernels::attention::backward::AttentionBackward::new(forward).map_err(size_error)?;
+    Ok(problem.stats_len())
+}
+
 /// Floats of the partial sums [`attention_decode`] needs for these shapes on `device` (0 where
 /// the keys take one run).
 #[pyfunction]
@@ -1836,6 +1846,7 @@ fn _native(module: &Bound<PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(attention, module)?)?;
     module.add_function(wrap_pyfunction!(attention_decode, module)?)?;
     module.add_function(wrap_pyfunction!(attention_backward, module)?)?;
+    module.add_function(wrap_pyfunction!(attention_backward_stats_len, module)?)?;
     module.add_function(wrap_pyfunction!(attention_decode_partial_len, module)?)?;
     module.add_function(wrap_pyfunction!(histogram, module)?)?;
     module.add_function(wrap_pyfunction!(conv2d, module)?)?;
